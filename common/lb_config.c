@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lb_config.h"
+#include "lb_err.h"
+#include "lb_hdr.h"
+#include "lb_maglev.h"
+
+/* Path of a setting from the root: "flow_table.services[2].backends[0]". */
+static void
+setting_path(const config_setting_t *s, char *buf, size_t len)
+{
+	const config_setting_t *chain[32];
+	int n = 0;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (; s != NULL && !config_setting_is_root(s) && n < 32; s = config_setting_parent(s))
+		chain[n++] = s;
+	while (n-- > 0 && off < len) {
+		const config_setting_t *c = chain[n];
+		const char *name = config_setting_name(c);
+
+		if (name != NULL)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "." : "", name);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "[%d]", config_setting_index(c));
+	}
+}
+
+int
+lb_cfg_error(struct lb_cfg_err *err, const config_setting_t *s, const char *field,
+	const char *fmt, ...)
+{
+	char path[256], what[200]; /* fits msg with the path: no -Wformat-truncation */
+	const char *file = s ? config_setting_source_file(s) : NULL;
+	unsigned line = s ? config_setting_source_line(s) : 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	setting_path(s, path, sizeof(path));
+	if (field != NULL && field[0] != '\0') {
+		size_t l = strlen(path);
+
+		snprintf(path + l, sizeof(path) - l, "%s%s", l ? "." : "", field);
+	}
+	snprintf(err->msg, sizeof(err->msg), "%s:%u: %s: %s", file ? file : "<config>", line,
+		path[0] ? path : "<top>", what);
+	return -LB_ECONFIG;
+}
+
+int
+lb_cfg_read_file(config_t *cfg, const char *path, struct lb_cfg_err *err)
+{
+	config_init(cfg);
+	if (config_read_file(cfg, path) == CONFIG_TRUE)
+		return 0;
+	if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
+		snprintf(err->msg, sizeof(err->msg), "%s: cannot read file", path);
+	else
+		snprintf(err->msg, sizeof(err->msg), "%s:%d: %s",
+			config_error_file(cfg) ? config_error_file(cfg) : path,
+			config_error_line(cfg), config_error_text(cfg));
+	config_destroy(cfg);
+	return -LB_ECONFIG;
+}
+
+int
+lb_cfg_check_fields(const config_setting_t *group, const char *const *allowed,
+	struct lb_cfg_err *err)
+{
+	int i, n = config_setting_length(group);
+
+	for (i = 0; i < n; i++) {
+		const config_setting_t *m = config_setting_get_elem(group, (unsigned)i);
+		const char *name = config_setting_name(m);
+		const char *const *a;
+
+		if (name == NULL)
+			continue;
+		for (a = allowed; *a != NULL; a++)
+			if (strcmp(*a, name) == 0)
+				break;
+		if (*a == NULL)
+			return lb_cfg_error(err, m, NULL, "unknown field");
+	}
+	return 0;
+}
+
+static config_setting_t *
+member(const config_setting_t *group, const char *name)
+{
+	return config_setting_get_member(group, name);
+}
+
+int
+lb_cfg_get_int(const config_setting_t *group, const char *name, bool required, long long min,
+	long long max, long long def, long long *out, struct lb_cfg_err *err)
+{
+	config_setting_t *m = member(group, name);
+	long long v;
+
+	if (m == NULL) {
+		if (required)
+			return lb_cfg_error(err, group, name, "missing required field");
+		*out = def;
+		return 0;
+	}
+	switch (config_setting_type(m)) {
+	case CONFIG_TYPE_INT:
+	case CONFIG_TYPE_INT64:
+		v = config_setting_get_int64(m);
+		break;
+	default:
+		return lb_cfg_error(err, m, NULL, "expected an integer");
+	}
+	if (v < min || v > max)
+		return lb_cfg_error(err, m, NULL, "%lld is out of range %lld..%lld", v, min, max);
+	*out = v;
+	return 0;
+}
+
+int
+lb_cfg_get_bool(const config_setting_t *group, const char *name, bool def, bool *out,
+	struct lb_cfg_err *err)
+{
+	config_setting_t *m = member(group, name);
+
+	if (m == NULL) {
+		*out = def;
+		return 0;
+	}
+	if (config_setting_type(m) != CONFIG_TYPE_BOOL)
+		return lb_cfg_error(err, m, NULL, "expected true or false");
+	*out = config_setting_get_bool(m) != 0;
+	return 0;
+}
+
+int
+lb_cfg_get_string(const config_setting_t *group, const char *name, bool required,
+	const char *def, const char **out, struct lb_cfg_err *err)
+{
+	config_setting_t *m = member(group, name);
+
+	if (m == NULL) {
+		if (required)
+			return lb_cfg_error(err, group, name, "missing required field");
+		*out = def;
+		return 0;
+	}
+	if (config_setting_type(m) != CONFIG_TYPE_STRING)
+		return lb_cfg_error(err, m, NULL, "expected a string");
+	*out = config_setting_get_string(m);
+	return 0;
+}
+
+int
+lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required,
+	rte_be32_t *out, struct lb_cfg_err *err)
+{
+	const char *s = NULL;
+	struct in_addr a;
+	int rc;
+
+	rc = lb_cfg_get_string(group, name, required, NULL, &s, err);
+	if (rc != 0)
+		return rc;
+	if (s == NULL) {
+		*out = 0;
+		return 0;
+	}
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return lb_cfg_error(err, member(group, name), NULL,
+			"\"%s\" is not an IPv4 address", s);
+	*out = a.s_addr;
+	return 0;
+}
+
+int
+lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, uint8_t out[6],
+	struct lb_cfg_err *err)
+{
+	const char *s = NULL;
+	unsigned b[6];
+	char tail;
+	int rc, i;
+
+	rc = lb_cfg_get_string(group, name, required, NULL, &s, err);
+	if (rc != 0)
+		return rc;
+	if (s == NULL)
+		return 0;
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		    &tail) != 6 ||
+		strlen(s) != 17)
+		return lb_cfg_error(err, member(group, name), NULL,
+			"\"%s\" is not a MAC address (aa:bb:cc:dd:ee:ff)", s);
+	for (i = 0; i < 6; i++)
+		out[i] = (uint8_t)b[i];
+	return 0;
+}
+
+const char *
+lb_addr_str(const struct lb_addr *a, char *buf, size_t len)
+{
+	inet_ntop(AF_INET, &a->a32[0], buf, (socklen_t)len);
+	return buf;
+}
+
+static int
+load_backend(const config_setting_t *s, struct lb_backend_cfg *b, struct lb_cfg_err *err)
+{
+	static const char *const fields[] = {"dip", "port", "weight", "host", NULL};
+	rte_be32_t dip, host;
+	long long port, weight;
+	int rc;
+
+	if (!config_setting_is_group(s))
+		return lb_cfg_error(err, s, NULL, "a backend is a group { dip = ...; port = ...; }");
+	if ((rc = lb_cfg_check_fields(s, fields, err)) != 0 ||
+		(rc = lb_cfg_get_ipv4(s, "dip", true, &dip, err)) != 0 ||
+		(rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0 ||
+		(rc = lb_cfg_get_int(s, "weight", false, 0, LB_MAGLEV_MAX_WEIGHT, 1, &weight,
+			 err)) != 0 ||
+		(rc = lb_cfg_get_ipv4(s, "host", true, &host, err)) != 0)
+		return rc;
+	lb_addr_v4(&b->dip, dip);
+	lb_addr_v4(&b->host, host);
+	b->port = (uint16_t)port;
+	b->weight = (uint32_t)weight;
+	return 0;
+}
+
+static int
+load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cfg_err *err)
+{
+	static const char *const fields[] = {"vip", "protocol", "port", "backends", NULL};
+	const config_setting_t *list;
+	const char *proto = NULL;
+	rte_be32_t vip;
+	long long port;
+	uint32_t i, j, n;
+	int rc;
+
+	if (!config_setting_is_group(s))
+		return lb_cfg_error(err, s, NULL, "a service is a group { vip = ...; ... }");
+	if ((rc = lb_cfg_check_fields(s, fields, err)) != 0 ||
+		(rc = lb_cfg_get_ipv4(s, "vip", true, &vip, err)) != 0 ||
+		(rc = lb_cfg_get_string(s, "protocol", false, "tcp", &proto, err)) != 0 ||
+		(rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0)
+		return rc;
+	if (strcmp(proto, "tcp") == 0)
+		svc->proto = LB_IPPROTO_TCP;
+	else if (strcmp(proto, "udp") == 0)
+		svc->proto = LB_IPPROTO_UDP;
+	else
+		return lb_cfg_error(err, member(s, "protocol"), NULL,
+			"\"%s\" is not a protocol (tcp or udp)", proto);
+	lb_addr_v4(&svc->vip, vip);
+	svc->af = LB_AF_INET;
+	svc->port = (uint16_t)port;
+
+	list = member(s, "backends");
+	if (list == NULL)
+		return lb_cfg_error(err, s, "backends", "missing required field");
+	if (!config_setting_is_list(list))
+		return lb_cfg_error(err, list, NULL, "expected a list ( {...}, {...} )");
+	n = (uint32_t)config_setting_length(list);
+	if (n > LB_MAGLEV_MAX_BACKENDS)
+		return lb_cfg_error(err, list, NULL, "%u backends; at most %u per service", n,
+			LB_MAGLEV_MAX_BACKENDS);
+	svc->backends = calloc(n ? n : 1, sizeof(*svc->backends));
+	if (svc->backends == NULL)
+		return -LB_ENOMEM;
+	for (i = 0; i < n; i++) {
+		const config_setting_t *bs = config_setting_get_elem(list, i);
+
+		rc = load_backend(bs, &svc->backends[i], err);
+		if (rc != 0)
+			return rc;
+		for (j = 0; j < i; j++)
+			if (memcmp(&svc->backends[j].dip, &svc->backends[i].dip,
+				    sizeof(struct lb_addr)) == 0 &&
+				svc->backends[j].port == svc->backends[i].port)
+				return lb_cfg_error(err, bs, NULL,
+					"duplicate backend (same dip and port as backends[%u])", j);
+		svc->n_backends = i + 1;
+	}
+	return 0;
+}
+
+static int
+ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_err *err)
+{
+	static const char *const fields[] = {"hash_seed", "maglev_size", "services", NULL};
+	const config_setting_t *list;
+	const char *seed = NULL;
+	long long msize;
+	uint32_t i, j, n;
+	int rc;
+
+	memset(ft, 0, sizeof(*ft));
+	if (!config_setting_is_group(group))
+		return lb_cfg_error(err, group, NULL, "expected a group { ... }");
+	if ((rc = lb_cfg_check_fields(group, fields, err)) != 0 ||
+		(rc = lb_cfg_get_string(group, "hash_seed", true, NULL, &seed, err)) != 0 ||
+		(rc = lb_cfg_get_int(group, "maglev_size", false, LB_MAGLEV_MIN_SIZE,
+			 LB_MAGLEV_MAX_SIZE, LB_MAGLEV_DEFAULT_SIZE, &msize, err)) != 0)
+		return rc;
+	if (lb_hash_seed_parse(&ft->seed, seed) != 0)
+		return lb_cfg_error(err, member(group, "hash_seed"), NULL,
+			"expected 32 hexadecimal digits (a 128-bit secret)");
+	if (!lb_is_prime((uint32_t)msize))
+		return lb_cfg_error(err, member(group, "maglev_size"), NULL,
+			"%lld is not prime (65537 is the default)", msize);
+	ft->maglev_size = (uint32_t)msize;
+
+	list = member(group, "services");
+	if (list == NULL)
+		return 0;
+	if (!config_setting_is_list(list))
+		return lb_cfg_error(err, list, NULL, "expected a list ( {...}, {...} )");
+	n = (uint32_t)config_setting_length(list);
+	ft->services = calloc(n ? n : 1, sizeof(*ft->services));
+	if (ft->services == NULL)
+		return -LB_ENOMEM;
+	for (i = 0; i < n; i++) {
+		const config_setting_t *ss = config_setting_get_elem(list, i);
+		struct lb_service_cfg *svc = &ft->services[i];
+
+		ft->n_services = i + 1;
+		rc = load_service(ss, svc, err);
+		if (rc != 0)
+			goto fail;
+		for (j = 0; j < i; j++) {
+			const struct lb_service_cfg *o = &ft->services[j];
+
+			if (memcmp(&o->vip, &svc->vip, sizeof(o->vip)) == 0 &&
+				o->port == svc->port && o->proto == svc->proto) {
+				rc = lb_cfg_error(err, ss, NULL,
+					"duplicate service (same vip, protocol and port as "
+					"services[%u])",
+					j);
+				goto fail;
+			}
+		}
+	}
+	return 0;
+fail:
+	return rc;
+}
+
+int
+lb_ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_err *err)
+{
+	int rc = ftable_load(group, ft, err);
+
+	/* Nothing of a rejected table survives, not even its seed. */
+	if (rc != 0)
+		lb_ftable_free(ft);
+	return rc;
+}
+
+void
+lb_ftable_free(struct lb_ftable *ft)
+{
+	uint32_t i;
+
+	for (i = 0; i < ft->n_services; i++)
+		free(ft->services[i].backends);
+	free(ft->services);
+	memset(ft, 0, sizeof(*ft));
+}
+
+uint32_t
+lb_ftable_backend_count(const struct lb_ftable *ft)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < ft->n_services; i++)
+		n += ft->services[i].n_backends;
+	return n;
+}

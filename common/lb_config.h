@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Configuration loading over libconfig, and the flow table as plain C.
+ *
+ * Every error names the file, the line and the field, as
+ * "mux.cfg:14: flow_table.services[0].backends[1].weight: 70000 is out of
+ * range 0..65535", so an operator can go straight to it. Unknown fields are
+ * errors too: a misspelt option must not be silently ignored.
+ *
+ * struct lb_ftable is the content of a flow table: what a standalone mux
+ * reads from its file and what the manager will push. It holds no DPDK
+ * objects; each data plane builds its own lookup structures from it.
+ */
+#ifndef LB_CONFIG_H
+#define LB_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libconfig.h>
+
+#include "lb_flow.h"
+
+#define LB_CFG_ERR_LEN 512
+
+struct lb_cfg_err {
+	char msg[LB_CFG_ERR_LEN];
+};
+
+struct lb_backend_cfg {
+	struct lb_addr dip;
+	struct lb_addr host; /* PA of the server whose agent owns the DIP */
+	uint16_t port;       /* host order */
+	uint32_t weight;
+};
+
+struct lb_service_cfg {
+	struct lb_addr vip;
+	uint16_t port; /* host order */
+	uint8_t proto; /* LB_IPPROTO_TCP or LB_IPPROTO_UDP */
+	uint8_t af;
+	uint32_t n_backends;
+	struct lb_backend_cfg *backends;
+};
+
+struct lb_ftable {
+	struct lb_hash_seed seed;
+	uint32_t maglev_size;
+	uint32_t n_services;
+	struct lb_service_cfg *services;
+};
+
+/* Read and parse a file; syntax errors come back as "file:line: message". */
+int
+lb_cfg_read_file(config_t *cfg, const char *path, struct lb_cfg_err *err);
+
+/* Format an error located at setting s (field path and line). Returns -LB_ECONFIG. */
+int
+lb_cfg_error(struct lb_cfg_err *err, const config_setting_t *s, const char *field,
+	const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Fail on any member of group whose name is not in the NULL-terminated list. */
+int
+lb_cfg_check_fields(const config_setting_t *group, const char *const *allowed,
+	struct lb_cfg_err *err);
+
+/* Integer member in [min, max]; def is used when absent and !required. */
+int
+lb_cfg_get_int(const config_setting_t *group, const char *name, bool required, long long min,
+	long long max, long long def, long long *out, struct lb_cfg_err *err);
+
+int
+lb_cfg_get_bool(const config_setting_t *group, const char *name, bool def, bool *out,
+	struct lb_cfg_err *err);
+
+/* String member; *out points into the config and lives as long as it. */
+int
+lb_cfg_get_string(const config_setting_t *group, const char *name, bool required,
+	const char *def, const char **out, struct lb_cfg_err *err);
+
+/* Dotted-quad IPv4 address member. */
+int
+lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required,
+	rte_be32_t *out, struct lb_cfg_err *err);
+
+/* "aa:bb:cc:dd:ee:ff" member. */
+int
+lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, uint8_t out[6],
+	struct lb_cfg_err *err);
+
+/*
+ * Load the flow_table group: hash_seed, maglev_size and the services list.
+ * Validates ranges, duplicates and that maglev_size is prime. On error *ft is
+ * left empty. Returns 0 or -LB_ECONFIG / -LB_ENOMEM.
+ */
+int
+lb_ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_err *err);
+
+void
+lb_ftable_free(struct lb_ftable *ft);
+
+/* Total backends over all services. */
+uint32_t
+lb_ftable_backend_count(const struct lb_ftable *ft);
+
+/* Format an IPv4 lb_addr into buf (at least 16 bytes). */
+const char *
+lb_addr_str(const struct lb_addr *a, char *buf, size_t len);
+
+#endif /* LB_CONFIG_H */

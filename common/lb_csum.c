@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <string.h>
+
+#include "lb_csum.h"
+
+uint32_t
+lb_csum_partial(const void *buf, size_t len, uint32_t sum)
+{
+	const uint8_t *p = buf;
+	uint64_t acc = sum;
+
+	/* Sum 16-bit words as they lie in memory; the result is in memory order. */
+	while (len >= 2) {
+		uint16_t w;
+
+		memcpy(&w, p, 2);
+		acc += w;
+		p += 2;
+		len -= 2;
+	}
+	if (len) {
+		uint16_t w = 0;
+
+		memcpy(&w, p, 1);
+		acc += w;
+	}
+	while (acc >> 32)
+		acc = (acc & 0xffffffff) + (acc >> 32);
+	return lb_csum_fold((uint32_t)acc);
+}
+
+rte_be16_t
+lb_ipv4_hdr_csum(const void *ip, size_t hdr_len)
+{
+	uint32_t sum;
+	uint16_t zero = 0;
+
+	/* Bytes 10-11 hold the checksum itself: sum around them. */
+	sum = lb_csum_partial(ip, 10, 0);
+	sum = lb_csum_partial(&zero, 2, sum);
+	sum = lb_csum_partial((const uint8_t *)ip + 12, hdr_len - 12, sum);
+	return (rte_be16_t)~lb_csum_fold(sum);
+}
+
+rte_be16_t
+lb_ipv4_l4_csum(rte_be32_t src, rte_be32_t dst, uint8_t proto, const void *l4, size_t l4_len)
+{
+	struct {
+		rte_be32_t src;
+		rte_be32_t dst;
+		uint8_t zero;
+		uint8_t proto;
+		rte_be16_t len;
+	} __attribute__((packed)) ph = {src, dst, 0, proto, rte_cpu_to_be_16((uint16_t)l4_len)};
+	uint32_t sum;
+	rte_be16_t r;
+
+	sum = lb_csum_partial(&ph, sizeof(ph), 0);
+	sum = lb_csum_partial(l4, l4_len, sum);
+	r = (rte_be16_t)~lb_csum_fold(sum);
+	/* UDP transmits an all-zero result as all ones (RFC 768). */
+	if (proto == 17 && r == 0)
+		r = 0xffff;
+	return r;
+}
+
+rte_be16_t
+lb_icmp_csum(const void *icmp, size_t len)
+{
+	return (rte_be16_t)~lb_csum_fold(lb_csum_partial(icmp, len, 0));
+}

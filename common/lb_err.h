@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Sluice error codes.
+ *
+ * One X-macro list generates the enum, the short names and the messages, so
+ * the three can never drift apart. Functions return 0 on success or a
+ * negative enum lb_err value; lb_strerror() accepts either sign.
+ */
+#ifndef LB_ERR_H
+#define LB_ERR_H
+
+#define LB_ERR_MAP(X)                                                          \
+	X(OK, "success")                                                       \
+	X(NOMEM, "out of memory")                                              \
+	X(INVAL, "invalid argument")                                           \
+	X(RANGE, "value out of range")                                         \
+	X(PARSE, "malformed value")                                            \
+	X(EXIST, "already exists")                                             \
+	X(NOENT, "no such entry")                                              \
+	X(FULL, "table full")                                                  \
+	X(IO, "input/output error")                                            \
+	X(CONFIG, "configuration error")                                       \
+	X(DPDK, "DPDK call failed")                                            \
+	X(UNSUPPORTED, "not supported")
+
+enum lb_err {
+#define LB_ERR_ENUM(name, msg) LB_E##name,
+	LB_ERR_MAP(LB_ERR_ENUM)
+#undef LB_ERR_ENUM
+	LB_E_MAX
+};
+
+/* Message for an error code; accepts LB_E* or -LB_E*. Never NULL. */
+const char *
+lb_strerror(int err);
+
+/* Short upper-case name ("NOMEM") for an error code; never NULL. */
+const char *
+lb_errname(int err);
+
+#endif /* LB_ERR_H */

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Flow keys, service keys and the symmetric flow hash.
+ *
+ * Addresses are 16 bytes for both families: an IPv4 address sits in the
+ * first four bytes and the rest stays zero, so one key layout serves IPv4
+ * today and IPv6 later, and keys can be compared and hashed as raw bytes.
+ *
+ * The flow key is canonical: of the two endpoints, the lower (address, port)
+ * pair comes first. Both directions of a connection, and an ICMP error
+ * quoting it, therefore produce the same key and the same hash.
+ *
+ * The hash is SipHash-1-3 keyed with a 128-bit secret every mux shares. It is
+ * computed once per packet: its low 32 bits are the connection table's
+ * precomputed signature and its high 32 bits index the Maglev table. Keyed,
+ * so nobody outside can aim flows at one backend; 64 bits wide, so unlike the
+ * symmetric Toeplitz RSS hash it does not fold tuples into 16 bits.
+ */
+#ifndef LB_FLOW_H
+#define LB_FLOW_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+
+enum lb_af { LB_AF_NONE = 0, LB_AF_INET = 4, LB_AF_INET6 = 6 };
+
+struct lb_addr {
+	union {
+		uint8_t a8[16];
+		rte_be32_t a32[4];
+		uint64_t a64[2];
+	};
+};
+static_assert(sizeof(struct lb_addr) == 16, "addresses are 16 bytes");
+
+/* Connection-table key; zero-padded so it hashes and compares as bytes. */
+struct lb_flow_key {
+	struct lb_addr lo_addr;
+	struct lb_addr hi_addr;
+	rte_be16_t lo_port;
+	rte_be16_t hi_port;
+	uint8_t proto;
+	uint8_t af;
+	uint8_t pad[2];
+};
+static_assert(sizeof(struct lb_flow_key) == 40, "flow key is 40 bytes");
+
+/* Service-table key: (VIP, protocol, port). */
+struct lb_svc_key {
+	struct lb_addr vip;
+	rte_be16_t port;
+	uint8_t proto;
+	uint8_t af;
+	uint8_t pad[4];
+};
+static_assert(sizeof(struct lb_svc_key) == 24, "service key is 24 bytes");
+
+struct lb_hash_seed {
+	uint64_t k0;
+	uint64_t k1;
+};
+
+static inline void
+lb_addr_v4(struct lb_addr *a, rte_be32_t v4)
+{
+	a->a64[0] = 0;
+	a->a64[1] = 0;
+	a->a32[0] = v4;
+}
+
+/*
+ * Canonical IPv4 flow key from one direction's tuple. Ports are zero for
+ * protocols without them; ICMP echo uses the identifier on both sides.
+ */
+static inline void
+lb_flow_key_v4(struct lb_flow_key *k, rte_be32_t src, rte_be16_t sport, rte_be32_t dst,
+	rte_be16_t dport, uint8_t proto)
+{
+	uint64_t s = ((uint64_t)rte_be_to_cpu_32(src) << 16) | rte_be_to_cpu_16(sport);
+	uint64_t d = ((uint64_t)rte_be_to_cpu_32(dst) << 16) | rte_be_to_cpu_16(dport);
+
+	memset(k, 0, sizeof(*k));
+	if (s <= d) {
+		k->lo_addr.a32[0] = src;
+		k->lo_port = sport;
+		k->hi_addr.a32[0] = dst;
+		k->hi_port = dport;
+	} else {
+		k->lo_addr.a32[0] = dst;
+		k->lo_port = dport;
+		k->hi_addr.a32[0] = src;
+		k->hi_port = sport;
+	}
+	k->proto = proto;
+	k->af = LB_AF_INET;
+}
+
+static inline void
+lb_svc_key_v4(struct lb_svc_key *k, rte_be32_t vip, rte_be16_t port, uint8_t proto)
+{
+	memset(k, 0, sizeof(*k));
+	k->vip.a32[0] = vip;
+	k->port = port;
+	k->proto = proto;
+	k->af = LB_AF_INET;
+}
+
+/* SipHash-1-3 of an arbitrary buffer (used for keys, seeds and tests). */
+uint64_t
+lb_siphash13(const struct lb_hash_seed *seed, const void *data, size_t len);
+
+/*
+ * The flow hash of a canonical key. IPv4 keys hash only their 13 meaningful
+ * bytes, so the common case costs two SipHash compressions.
+ */
+uint64_t
+lb_flow_hash(const struct lb_hash_seed *seed, const struct lb_flow_key *k);
+
+/* Signature for the connection table and index source for Maglev. */
+static inline uint32_t
+lb_flow_sig(uint64_t h)
+{
+	return (uint32_t)h;
+}
+
+/* Map a flow hash onto [0, n) without a division (Lemire's multiply-shift). */
+static inline uint32_t
+lb_flow_slot(uint64_t h, uint32_t n)
+{
+	return (uint32_t)(((h >> 32) * (uint64_t)n) >> 32);
+}
+
+/*
+ * Parse a seed written as 32 hex digits. Returns 0 or -LB_EPARSE.
+ */
+int
+lb_hash_seed_parse(struct lb_hash_seed *seed, const char *hex);
+
+#endif /* LB_FLOW_H */

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Every wire format Sluice reads or writes, in one header.
+ *
+ * Fields are in network byte order and typed rte_be16_t / rte_be32_t so a
+ * missing conversion is visible at the use site. Each struct carries a
+ * static_assert on its size: a padding mistake fails the build, not a packet.
+ * The structs are packed and may sit at any alignment inside a frame.
+ */
+#ifndef LB_HDR_H
+#define LB_HDR_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#include <rte_byteorder.h>
+
+#define LB_ETH_ALEN 6
+
+#define LB_ETHERTYPE_IPV4 0x0800
+#define LB_ETHERTYPE_ARP 0x0806
+#define LB_ETHERTYPE_VLAN 0x8100
+#define LB_ETHERTYPE_QINQ 0x88a8
+#define LB_ETHERTYPE_IPV6 0x86dd
+
+#define LB_IPPROTO_ICMP 1
+#define LB_IPPROTO_IPIP 4
+#define LB_IPPROTO_TCP 6
+#define LB_IPPROTO_UDP 17
+#define LB_IPPROTO_IPV6 41
+#define LB_IPPROTO_ICMPV6 58
+
+struct lb_eth_hdr {
+	uint8_t dst[LB_ETH_ALEN];
+	uint8_t src[LB_ETH_ALEN];
+	rte_be16_t type;
+} __attribute__((packed));
+static_assert(sizeof(struct lb_eth_hdr) == 14, "ethernet header is 14 bytes");
+
+/* The 802.1Q tag as it follows the source MAC: TCI, then the inner type. */
+struct lb_vlan_hdr {
+	rte_be16_t tci;
+	rte_be16_t type;
+} __attribute__((packed));
+static_assert(sizeof(struct lb_vlan_hdr) == 4, "802.1Q tag is 4 bytes");
+
+#define LB_ARP_HRD_ETHER 1
+#define LB_ARP_OP_REQUEST 1
+#define LB_ARP_OP_REPLY 2
+
+struct lb_arp_hdr {
+	rte_be16_t hrd;
+	rte_be16_t pro;
+	uint8_t hln;
+	uint8_t pln;
+	rte_be16_t op;
+	uint8_t sha[LB_ETH_ALEN];
+	rte_be32_t spa;
+	uint8_t tha[LB_ETH_ALEN];
+	rte_be32_t tpa;
+} __attribute__((packed));
+static_assert(sizeof(struct lb_arp_hdr) == 28, "ARP for IPv4 over Ethernet is 28 bytes");
+
+#define LB_IPV4_DF 0x4000
+#define LB_IPV4_MF 0x2000
+#define LB_IPV4_OFFMASK 0x1fff
+#define LB_IPV4_MIN_IHL 5
+#define LB_IPV4_ECN_MASK 0x03
+
+struct lb_ipv4_hdr {
+	uint8_t ver_ihl;
+	uint8_t tos; /* DSCP (6 bits) and ECN (2 bits) */
+	rte_be16_t total_len;
+	rte_be16_t id;
+	rte_be16_t frag_off; /* flags (3 bits) and fragment offset */
+	uint8_t ttl;
+	uint8_t proto;
+	rte_be16_t csum;
+	rte_be32_t src;
+	rte_be32_t dst;
+} __attribute__((packed));
+static_assert(sizeof(struct lb_ipv4_hdr) == 20, "IPv4 header without options is 20 bytes");
+
+struct lb_ipv6_hdr {
+	rte_be32_t vtc_flow; /* version, traffic class, flow label */
+	rte_be16_t payload_len;
+	uint8_t next_hdr;
+	uint8_t hop_limit;
+	uint8_t src[16];
+	uint8_t dst[16];
+} __attribute__((packed));
+static_assert(sizeof(struct lb_ipv6_hdr) == 40, "IPv6 fixed header is 40 bytes");
+
+#define LB_TCP_FIN 0x01
+#define LB_TCP_SYN 0x02
+#define LB_TCP_RST 0x04
+#define LB_TCP_ACK 0x10
+
+struct lb_tcp_hdr {
+	rte_be16_t sport;
+	rte_be16_t dport;
+	rte_be32_t seq;
+	rte_be32_t ack;
+	uint8_t data_off; /* upper 4 bits: header length in words */
+	uint8_t flags;
+	rte_be16_t window;
+	rte_be16_t csum;
+	rte_be16_t urg;
+} __attribute__((packed));
+static_assert(sizeof(struct lb_tcp_hdr) == 20, "TCP header without options is 20 bytes");
+
+struct lb_udp_hdr {
+	rte_be16_t sport;
+	rte_be16_t dport;
+	rte_be16_t len;
+	rte_be16_t csum;
+} __attribute__((packed));
+static_assert(sizeof(struct lb_udp_hdr) == 8, "UDP header is 8 bytes");
+
+#define LB_ICMP_ECHO_REPLY 0
+#define LB_ICMP_UNREACH 3
+#define LB_ICMP_UNREACH_NEEDFRAG 4
+#define LB_ICMP_ECHO 8
+#define LB_ICMP_TIME_EXCEEDED 11
+#define LB_ICMP_PARAM_PROBLEM 12
+
+struct lb_icmp_hdr {
+	uint8_t type;
+	uint8_t code;
+	rte_be16_t csum;
+	union {
+		struct {
+			rte_be16_t id;
+			rte_be16_t seq;
+		} echo;
+		struct {
+			rte_be16_t unused;
+			rte_be16_t mtu; /* next-hop MTU, RFC 1191 */
+		} frag;
+		rte_be32_t rest;
+	};
+} __attribute__((packed));
+static_assert(sizeof(struct lb_icmp_hdr) == 8, "ICMP header is 8 bytes");
+
+/* Outer header Sluice prepends between Ethernet and the client's packet. */
+#define LB_ENCAP_LEN sizeof(struct lb_ipv4_hdr)
+
+static inline uint8_t
+lb_ipv4_ihl(const struct lb_ipv4_hdr *ip)
+{
+	return ip->ver_ihl & 0x0f;
+}
+
+static inline uint8_t
+lb_ipv4_version(const struct lb_ipv4_hdr *ip)
+{
+	return ip->ver_ihl >> 4;
+}
+
+#endif /* LB_HDR_H */

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <string.h>
+
+#include "lb_csum.h"
+#include "lb_hdr.h"
+#include "lb_parse.h"
+
+static const char *const lb_drop_names[] = {
+	[LB_DROP_NONE] = "none",
+#define LB_DROP_NAME(name, str) [LB_DROP_##name] = str,
+	LB_DROP_MAP(LB_DROP_NAME)
+#undef LB_DROP_NAME
+};
+
+const char *
+lb_drop_name(enum lb_drop reason)
+{
+	if ((unsigned)reason >= LB_DROP_MAX)
+		return "unknown";
+	return lb_drop_names[reason];
+}
+
+static int
+parse_arp(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
+{
+	const struct lb_arp_hdr *arp = (const struct lb_arp_hdr *)(p + pkt->l2_len);
+
+	/* Frame too short for Ethernet/IPv4 ARP. */
+	if (len < pkt->l2_len + sizeof(*arp))
+		return LB_DROP_TRUNCATED;
+	/* Some other hardware or protocol family: not ours to answer. */
+	if (arp->hrd != rte_cpu_to_be_16(LB_ARP_HRD_ETHER) ||
+		arp->pro != rte_cpu_to_be_16(LB_ETHERTYPE_IPV4) || arp->hln != LB_ETH_ALEN ||
+		arp->pln != 4)
+		return LB_DROP_ARP_MALFORMED;
+	pkt->kind = LB_PKT_ARP;
+	pkt->arp_op = rte_be_to_cpu_16(arp->op);
+	memcpy(&pkt->arp_spa, &arp->spa, 4);
+	memcpy(&pkt->arp_tpa, &arp->tpa, 4);
+	return 0;
+}
+
+/*
+ * The quoted header of an ICMP error: at least the IP header and the eight
+ * bytes of L4 that hold the ports (RFC 792), from a TCP or UDP first fragment.
+ */
+static int
+parse_quote(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
+{
+	const struct lb_ipv4_hdr *q;
+	uint32_t off = pkt->l4_off + sizeof(struct lb_icmp_hdr);
+	uint32_t qhl;
+	rte_be16_t ports[2];
+
+	/* Quote shorter than an IPv4 header. */
+	if (end < off + sizeof(*q))
+		return LB_DROP_ICMP_QUOTE;
+	q = (const struct lb_ipv4_hdr *)(p + off);
+	qhl = (uint32_t)lb_ipv4_ihl(q) * 4;
+	/* Quoted header is not IPv4, or claims a length below the minimum. */
+	if (lb_ipv4_version(q) != 4 || qhl < 20)
+		return LB_DROP_ICMP_QUOTE;
+	/* Quote ends before the ports. */
+	if (end < off + qhl + 4)
+		return LB_DROP_ICMP_QUOTE;
+	/* A later fragment carries no ports; only TCP and UDP are balanced. */
+	if ((rte_be_to_cpu_16(q->frag_off) & LB_IPV4_OFFMASK) != 0 ||
+		(q->proto != LB_IPPROTO_TCP && q->proto != LB_IPPROTO_UDP))
+		return LB_DROP_ICMP_QUOTE;
+	memcpy(ports, p + off + qhl, 4);
+	pkt->quote_off = (uint16_t)off;
+	pkt->proto = q->proto;
+	/* The quote travelled VIP -> client: turn it around. */
+	memcpy(&pkt->src, &q->dst, 4);
+	memcpy(&pkt->dst, &q->src, 4);
+	pkt->sport = ports[1];
+	pkt->dport = ports[0];
+	pkt->kind = LB_PKT_ICMP_ERR;
+	return 0;
+}
+
+static int
+parse_icmp(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
+{
+	const struct lb_icmp_hdr *icmp;
+
+	/* Not even the fixed ICMP header. */
+	if (end < pkt->l4_off + sizeof(*icmp))
+		return LB_DROP_L4_TRUNCATED;
+	icmp = (const struct lb_icmp_hdr *)(p + pkt->l4_off);
+	switch (icmp->type) {
+	case LB_ICMP_ECHO:
+		pkt->kind = LB_PKT_ICMP_ECHO;
+		pkt->sport = icmp->echo.id;
+		pkt->dport = icmp->echo.id;
+		return 0;
+	case LB_ICMP_UNREACH:
+	case LB_ICMP_TIME_EXCEEDED:
+	case LB_ICMP_PARAM_PROBLEM:
+		return parse_quote(p, end, pkt);
+	default:
+		return LB_DROP_ICMP_TYPE;
+	}
+}
+
+static int
+parse_l4(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
+{
+	uint32_t avail = end - pkt->l4_off;
+
+	if (pkt->proto == LB_IPPROTO_TCP) {
+		const struct lb_tcp_hdr *tcp = (const struct lb_tcp_hdr *)(p + pkt->l4_off);
+		uint32_t doff;
+
+		/* Segment shorter than a TCP header. */
+		if (avail < sizeof(*tcp))
+			return LB_DROP_L4_TRUNCATED;
+		doff = (uint32_t)(tcp->data_off >> 4) * 4;
+		/* Data offset below the header or past the datagram. */
+		if (doff < sizeof(*tcp) || doff > avail)
+			return LB_DROP_L4_LEN;
+		pkt->sport = tcp->sport;
+		pkt->dport = tcp->dport;
+		pkt->tcp_flags = tcp->flags;
+	} else {
+		const struct lb_udp_hdr *udp = (const struct lb_udp_hdr *)(p + pkt->l4_off);
+		uint32_t ulen;
+
+		/* Datagram shorter than a UDP header. */
+		if (avail < sizeof(*udp))
+			return LB_DROP_L4_TRUNCATED;
+		ulen = rte_be_to_cpu_16(udp->len);
+		/* UDP length below its header or beyond the IP payload. */
+		if (ulen < sizeof(*udp) || ulen > avail)
+			return LB_DROP_L4_LEN;
+		pkt->sport = udp->sport;
+		pkt->dport = udp->dport;
+	}
+	pkt->kind = LB_PKT_L4;
+	return 0;
+}
+
+static int
+parse_ipv4(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
+{
+	const struct lb_ipv4_hdr *ip;
+	uint32_t off = pkt->l2_len;
+	uint32_t ihl, tot;
+	uint16_t frag;
+
+	/* Frame ends inside the fixed IPv4 header. */
+	if (len < off + sizeof(*ip))
+		return LB_DROP_TRUNCATED;
+	ip = (const struct lb_ipv4_hdr *)(p + off);
+	/* Ethertype says IPv4, the header says otherwise. */
+	if (lb_ipv4_version(ip) != 4)
+		return LB_DROP_IP_VERSION;
+	ihl = (uint32_t)lb_ipv4_ihl(ip) * 4;
+	/* IHL below five words, or options running past the frame. */
+	if (ihl < 20 || len < off + ihl)
+		return LB_DROP_IP_IHL;
+	tot = rte_be_to_cpu_16(ip->total_len);
+	/* Total length shorter than the header or longer than the frame. */
+	if (tot < ihl || len < off + tot)
+		return LB_DROP_IP_LEN;
+	if (lb_ipv4_hdr_csum(ip, ihl) != ip->csum)
+		return LB_DROP_IP_CSUM;
+	frag = rte_be_to_cpu_16(ip->frag_off);
+	/* Fragments: later ones have no ports, first ones are incomplete. */
+	if (frag & (LB_IPV4_MF | LB_IPV4_OFFMASK))
+		return LB_DROP_FRAGMENT;
+
+	pkt->l3_len = (uint16_t)tot;
+	pkt->l4_off = (uint16_t)(off + ihl);
+	pkt->ttl = ip->ttl;
+	pkt->df = (frag & LB_IPV4_DF) != 0;
+	pkt->proto = ip->proto;
+	memcpy(&pkt->src, &ip->src, 4);
+	memcpy(&pkt->dst, &ip->dst, 4);
+
+	switch (ip->proto) {
+	case LB_IPPROTO_TCP:
+	case LB_IPPROTO_UDP:
+		return parse_l4(p, off + tot, pkt);
+	case LB_IPPROTO_ICMP:
+		return parse_icmp(p, off + tot, pkt);
+	case LB_IPPROTO_IPIP:
+	case LB_IPPROTO_IPV6:
+		return LB_DROP_TUNNEL;
+	default:
+		return LB_DROP_PROTO;
+	}
+}
+
+int
+lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
+{
+	const struct lb_eth_hdr *eth = (const struct lb_eth_hdr *)p;
+	uint16_t type;
+
+	memset(pkt, 0, sizeof(*pkt));
+	/* Runt: not even an Ethernet header. */
+	if (len < sizeof(*eth))
+		return LB_DROP_TRUNCATED;
+	type = rte_be_to_cpu_16(eth->type);
+	pkt->l2_len = sizeof(*eth);
+	if (type == LB_ETHERTYPE_VLAN) {
+		const struct lb_vlan_hdr *vlan = (const struct lb_vlan_hdr *)(p + sizeof(*eth));
+
+		/* Tag announced, frame ends before it. */
+		if (len < sizeof(*eth) + sizeof(*vlan))
+			return LB_DROP_TRUNCATED;
+		pkt->has_vlan = 1;
+		pkt->vlan_tci = rte_be_to_cpu_16(vlan->tci);
+		type = rte_be_to_cpu_16(vlan->type);
+		pkt->l2_len += sizeof(*vlan);
+	}
+	switch (type) {
+	case LB_ETHERTYPE_IPV4:
+		return parse_ipv4(p, len, pkt);
+	case LB_ETHERTYPE_ARP:
+		return parse_arp(p, len, pkt);
+	case LB_ETHERTYPE_IPV6:
+		return LB_DROP_IPV6;
+	case LB_ETHERTYPE_VLAN:
+	case LB_ETHERTYPE_QINQ:
+		return LB_DROP_VLAN_STACKED;
+	default:
+		return LB_DROP_ETHERTYPE;
+	}
+}

@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sluice-mux: wires the modules together. Load the configuration, start
+ * EAL, the ports and the first generation, launch the workers, wait for a
+ * signal (or for pcap input to run out), then print what happened.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_pdump.h>
+#include <rte_rcu_qsbr.h>
+
+#include "lb_err.h"
+#include "lb_log.h"
+#include "mux_app.h"
+#include "mux_conn.h"
+#include "mux_gen.h"
+
+struct mux_opts {
+	const char *config;
+	const char *pcap_in;
+	const char *pcap_out;
+	const char *stats_json;
+	int exit_on_eof;
+	int busy_poll;
+	int workers;
+	int quiet;
+};
+
+static struct mux_ctx *signal_ctx;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	if (signal_ctx != NULL)
+		signal_ctx->quit = true;
+}
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sluice-mux -c FILE [options]\n"
+		"  -c, --config FILE      mux configuration (libconfig; docs/configuration.md)\n"
+		"  --pcap IN:OUT          read IN, write OUT through one net_pcap port, exit at\n"
+		"                         the end of IN (implies --exit-on-eof, one worker)\n"
+		"  --exit-on-eof          exit once every rx_pcap input has been processed\n"
+		"  --stats-json FILE      write the final summary as JSON to FILE\n"
+		"  --workers N            override mux.workers\n"
+		"  --busy-poll            never nap when idle (benchmarks)\n"
+		"  -q, --quiet            no summary on stdout\n"
+		"  -h, --help             this text\n");
+}
+
+static int
+parse_opts(int argc, char **argv, struct mux_opts *o)
+{
+	static const struct option lo[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"pcap", required_argument, NULL, 'p'},
+		{"exit-on-eof", no_argument, NULL, 'e'},
+		{"stats-json", required_argument, NULL, 'j'},
+		{"workers", required_argument, NULL, 'w'},
+		{"busy-poll", no_argument, NULL, 'b'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	char *colon, *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	while ((c = getopt_long(argc, argv, "c:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'p':
+			colon = strrchr(optarg, ':');
+			if (colon == NULL || colon == optarg || colon[1] == '\0') {
+				fprintf(stderr, "sluice-mux: --pcap wants IN:OUT, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			*colon = '\0';
+			o->pcap_in = optarg;
+			o->pcap_out = colon + 1;
+			o->exit_on_eof = 1;
+			break;
+		case 'e':
+			o->exit_on_eof = 1;
+			break;
+		case 'j':
+			o->stats_json = optarg;
+			break;
+		case 'w':
+			o->workers = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || o->workers < 1 || o->workers > MUX_MAX_WORKERS) {
+				fprintf(stderr, "sluice-mux: --workers wants 1..%d, got \"%s\"\n",
+					MUX_MAX_WORKERS, optarg);
+				return -1;
+			}
+			break;
+		case 'b':
+			o->busy_poll = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (o->config == NULL || optind != argc) {
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+has_arg(const struct mux_config *cfg, const char *prefix)
+{
+	int i;
+
+	for (i = 0; i < cfg->n_eal_args; i++)
+		if (strncmp(cfg->eal_args[i], prefix, strlen(prefix)) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * EAL arguments: the configured ones, plus an lcore map (main lcore and one
+ * per worker, all allowed on every CPU this process may use, so more workers
+ * than cores still start) and a file prefix unique to this process.
+ */
+static int
+eal_argv(const struct mux_config *cfg, char **argv, char *lcores, size_t ll, char *prefix,
+	size_t pl)
+{
+	char cpus[256] = "";
+	cpu_set_t set;
+	size_t off = 0;
+	int argc = 0, i, c;
+
+	argv[argc++] = (char *)"sluice-mux";
+	for (i = 0; i < cfg->n_eal_args; i++)
+		argv[argc++] = (char *)cfg->eal_args[i];
+	if (!has_arg(cfg, "-l") && !has_arg(cfg, "--lcores") && !has_arg(cfg, "-c")) {
+		CPU_ZERO(&set);
+		sched_getaffinity(0, sizeof(set), &set);
+		for (c = 0; c < CPU_SETSIZE && off < sizeof(cpus) - 8; c++)
+			if (CPU_ISSET(c, &set))
+				off += (size_t)snprintf(cpus + off, sizeof(cpus) - off, "%s%d",
+					off ? "," : "", c);
+		off = (size_t)snprintf(lcores, ll, "--lcores=");
+		for (i = 0; i <= cfg->workers && off < ll; i++)
+			off += (size_t)snprintf(lcores + off, ll - off, "%s%d@(%s)", i ? "," : "",
+				i, cpus);
+		argv[argc++] = lcores;
+	}
+	if (!has_arg(cfg, "--file-prefix")) {
+		snprintf(prefix, pl, "--file-prefix=sluice-mux-%d", (int)getpid());
+		argv[argc++] = prefix;
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
+static int
+workers_create(struct mux_app *app)
+{
+	const struct mux_gen *g = app->ctx.gen;
+	const uint32_t timeout[3] = {app->cfg.tcp_timeout, app->cfg.tcp_fin_timeout,
+		app->cfg.udp_timeout};
+	unsigned lcore;
+	uint16_t w = 0, p;
+	char name[32];
+
+	app->workers = rte_zmalloc("mux_workers", sizeof(*app->workers) * app->n_workers,
+		RTE_CACHE_LINE_SIZE);
+	if (app->workers == NULL)
+		return -LB_ENOMEM;
+	RTE_LCORE_FOREACH_WORKER(lcore)
+	{
+		struct mux_worker *wk = &app->workers[w];
+		int socket = (int)rte_lcore_to_socket_id(lcore);
+
+		if (w == app->n_workers)
+			break;
+		wk->ctx = &app->ctx;
+		wk->lcore = lcore;
+		wk->idx = w;
+		wk->ip_id = (uint16_t)(w << 12);
+		for (p = 0; p < app->cfg.n_ports; p++)
+			if (w < app->ports[p].nb_rxq) {
+				wk->rxq[wk->n_rxq].port = app->ports[p].id;
+				wk->rxq[wk->n_rxq++].queue = w;
+			}
+		snprintf(name, sizeof(name), "conn_%u", w);
+		wk->conn = mux_conn_create(name, app->cfg.conn_entries, socket, timeout, &g->seed);
+		wk->svc_cnt = rte_zmalloc_socket("svc_cnt",
+			sizeof(*wk->svc_cnt) * (g->n_services + 1), RTE_CACHE_LINE_SIZE, socket);
+		wk->be_cnt = rte_zmalloc_socket("be_cnt",
+			sizeof(*wk->be_cnt) * (g->n_backends + 1), RTE_CACHE_LINE_SIZE, socket);
+		if (wk->conn == NULL || wk->svc_cnt == NULL || wk->be_cnt == NULL)
+			return -LB_ENOMEM;
+		w++;
+	}
+	return w == app->n_workers ? 0 : -LB_EINVAL;
+}
+
+/* Every rx_pcap input read to the end (or counted as a port error). */
+static int
+inputs_done(const struct mux_app *app, uint64_t expected)
+{
+	struct mux_counters t;
+	struct rte_eth_stats st;
+	uint64_t seen;
+	uint16_t p;
+
+	mux_stats_total(app, &t);
+	seen = t.rx_pkts;
+	for (p = 0; p < app->cfg.n_ports; p++)
+		if (rte_eth_stats_get(app->ports[p].id, &st) == 0)
+			seen += st.ierrors + st.imissed + st.rx_nombuf;
+	return seen >= expected;
+}
+
+static void
+remove_runtime_dir(const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static void
+nap_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct mux_app app;
+	struct mux_opts o;
+	struct lb_cfg_err cerr;
+	char *eargv[MUX_MAX_EAL_ARGS + 4], lcores[1024], prefix[64], errbuf[512], rundir[PATH_MAX];
+	uint64_t expected = 0;
+	size_t qsz;
+	uint16_t p;
+	int eargc, rc, ret = 1;
+	FILE *jf;
+
+	lb_log_init("sluice-mux", LB_LOG_INFO);
+	if (parse_opts(argc, argv, &o) != 0)
+		return 2;
+	if (mux_config_load(&app.cfg, o.config, &cerr) != 0) {
+		fprintf(stderr, "sluice-mux: %s\n", cerr.msg);
+		return 1;
+	}
+	if (o.workers)
+		app.cfg.workers = (uint16_t)o.workers;
+	if (o.busy_poll)
+		app.cfg.busy_poll = true;
+	if (o.pcap_in != NULL) {
+		snprintf(app.cfg.ports[0].name, sizeof(app.cfg.ports[0].name), "pcap");
+		snprintf(app.cfg.ports[0].devargs, sizeof(app.cfg.ports[0].devargs),
+			"net_pcap_sluice0,rx_pcap=%s,tx_pcap=%s", o.pcap_in, o.pcap_out);
+		app.cfg.n_ports = 1;
+		if (app.cfg.workers != 1)
+			LB_INFO("--pcap uses one worker (one input file, one output file)");
+		app.cfg.workers = 1;
+	}
+	if (app.cfg.n_ports == 0) {
+		fprintf(stderr, "sluice-mux: %s: no ports configured (add ports = (...) or use "
+				"--pcap IN:OUT)\n",
+			o.config);
+		return 1;
+	}
+	app.n_workers = app.cfg.workers;
+
+	eargc = eal_argv(&app.cfg, eargv, lcores, sizeof(lcores), prefix, sizeof(prefix));
+	if (rte_eal_init(eargc, eargv) < 0) {
+		fprintf(stderr, "sluice-mux: EAL init failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
+	if (rte_lcore_count() < (unsigned)app.n_workers + 1) {
+		snprintf(errbuf, sizeof(errbuf), "%u workers need %u lcores, EAL has %u",
+			app.n_workers, app.n_workers + 1, rte_lcore_count());
+		goto fail;
+	}
+	if (rte_pdump_init() != 0)
+		LB_WARN("pdump unavailable: dpdk-dumpcap cannot attach");
+
+	app.pool = rte_pktmbuf_pool_create("mux_pool",
+		(unsigned)(app.cfg.n_ports * app.n_workers * (app.cfg.rx_desc + app.cfg.tx_desc +
+								     2 * MUX_TXBUF) +
+			   4096),
+		256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	if (app.pool == NULL) {
+		snprintf(errbuf, sizeof(errbuf), "mbuf pool: %s", rte_strerror(rte_errno));
+		goto fail;
+	}
+	rc = mux_ports_start(&app.cfg, app.pool, app.n_workers, app.ports, errbuf, sizeof(errbuf));
+	if (rc != 0)
+		goto fail;
+
+	app.ctx.gen = mux_gen_build(&app.cfg.ftable, 1, (int)rte_socket_id(), &cerr);
+	if (app.ctx.gen == NULL) {
+		snprintf(errbuf, sizeof(errbuf), "%s", cerr.msg);
+		goto fail;
+	}
+	qsz = rte_rcu_qsbr_get_memsize(app.n_workers);
+	app.ctx.qsv = rte_zmalloc("mux_qsbr", qsz, RTE_CACHE_LINE_SIZE);
+	if (app.ctx.qsv == NULL || rte_rcu_qsbr_init(app.ctx.qsv, app.n_workers) != 0) {
+		snprintf(errbuf, sizeof(errbuf), "RCU state: out of memory");
+		goto fail;
+	}
+	app.ctx.tunnel_addr = app.cfg.tunnel_addr;
+	memcpy(&app.ctx.next_hop, app.cfg.next_hop_mac, 6);
+	for (p = 0; p < app.cfg.n_ports; p++) {
+		app.ctx.port_mac[app.ports[p].id] = app.ports[p].mac;
+		if (app.ports[p].id + 1 > app.ctx.n_ports)
+			app.ctx.n_ports = (uint16_t)(app.ports[p].id + 1);
+		if (o.exit_on_eof && !app.ports[p].eof_capable) {
+			snprintf(errbuf, sizeof(errbuf),
+				"--exit-on-eof: port %s does not read only rx_pcap files",
+				app.cfg.ports[p].name);
+			goto fail;
+		}
+		expected += app.ports[p].eof_pkts;
+	}
+	app.ctx.mtu = app.cfg.mtu;
+	app.ctx.tunnel_ttl = app.cfg.tunnel_ttl;
+	app.ctx.arp_for_vips = app.cfg.arp_for_vips;
+	app.ctx.busy_poll = app.cfg.busy_poll;
+	app.ctx.idle_sleep_us = app.cfg.idle_sleep_us;
+	app.ctx.tsc_hz = rte_get_tsc_hz();
+	app.ctx.tsc0 = rte_rdtsc();
+	if (workers_create(&app) != 0) {
+		snprintf(errbuf, sizeof(errbuf), "workers: out of memory for connection tables "
+						 "(lower mux.conn_table.entries or raise EAL -m)");
+		goto fail;
+	}
+	if (mux_telemetry_register(&app) != 0)
+		LB_WARN("telemetry commands not registered");
+
+	signal_ctx = &app.ctx;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	LB_INFO("%u services, %u backends, %u workers, %u ports%s", app.ctx.gen->n_services,
+		app.ctx.gen->n_backends, app.n_workers, app.cfg.n_ports,
+		o.exit_on_eof ? ", exiting at end of input" : "");
+	for (p = 0; p < app.n_workers; p++)
+		rte_eal_remote_launch(mux_worker_main, &app.workers[p], app.workers[p].lcore);
+
+	while (!app.ctx.quit) {
+		if (o.exit_on_eof && inputs_done(&app, expected))
+			app.ctx.quit = true;
+		nap_ms(o.exit_on_eof ? 1 : 100);
+	}
+	rte_eal_mp_wait_lcore();
+
+	if (!o.quiet)
+		mux_stats_print(&app, stdout);
+	if (o.stats_json != NULL) {
+		jf = fopen(o.stats_json, "w");
+		if (jf == NULL) {
+			LB_ERR("cannot write %s", o.stats_json);
+		} else {
+			mux_stats_json(&app, jf);
+			fclose(jf);
+		}
+	}
+	ret = 0;
+	goto out;
+fail:
+	LB_ERR("%s", errbuf);
+out:
+	mux_ports_stop(app.ports, app.cfg.n_ports);
+	rte_eal_cleanup();
+	remove_runtime_dir(rundir);
+	return ret;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The running mux as one object, for main, the summary and telemetry.
+ */
+#ifndef MUX_APP_H
+#define MUX_APP_H
+
+#include <stdio.h>
+
+#include "mux_config.h"
+#include "mux_port.h"
+#include "mux_worker.h"
+
+struct mux_app {
+	struct mux_config cfg;
+	struct mux_ctx ctx;
+	struct mux_port ports[MUX_MAX_PORTS];
+	uint16_t n_workers;
+	struct mux_worker *workers; /* [n_workers] */
+	struct rte_mempool *pool;
+};
+
+/* Sum of every worker's counters. */
+void
+mux_stats_total(const struct mux_app *app, struct mux_counters *sum);
+
+/* Live connection-table entries over all workers. */
+uint64_t
+mux_stats_conns(const struct mux_app *app);
+
+/* Human-readable summary: totals, per service and backend, drops by reason. */
+void
+mux_stats_print(const struct mux_app *app, FILE *out);
+
+/* The same as one JSON object. */
+void
+mux_stats_json(const struct mux_app *app, FILE *out);
+
+/* Register the read-only /sluice/... telemetry commands. */
+int
+mux_telemetry_register(struct mux_app *app);
+
+#endif /* MUX_APP_H */

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <string.h>
+
+#include "lb_err.h"
+#include "mux_config.h"
+
+static int
+load_eal(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
+{
+	const config_setting_t *eal = config_setting_get_member(root, "eal");
+	int i, n;
+
+	if (eal == NULL) {
+		/* A lab default: no hugepages, no PCI scan. Real NICs set their own. */
+		static const char *const def[] = {"--no-huge", "-m", "256", "--no-pci"};
+
+		for (i = 0; i < 4; i++)
+			cfg->eal_args[cfg->n_eal_args++] = def[i];
+		return 0;
+	}
+	if (!config_setting_is_array(eal) && !config_setting_is_list(eal))
+		return lb_cfg_error(err, eal, NULL, "expected a list of strings [\"--no-huge\", ...]");
+	n = config_setting_length(eal);
+	if (n > MUX_MAX_EAL_ARGS - 8)
+		return lb_cfg_error(err, eal, NULL, "at most %d EAL arguments", MUX_MAX_EAL_ARGS - 8);
+	for (i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(eal, (unsigned)i);
+
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return lb_cfg_error(err, e, NULL, "expected a string");
+		cfg->eal_args[cfg->n_eal_args++] = config_setting_get_string(e);
+	}
+	return 0;
+}
+
+static int
+load_ports(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
+{
+	static const char *const fields[] = {"name", "devargs", NULL};
+	const config_setting_t *list = config_setting_get_member(root, "ports");
+	int i, n, rc;
+
+	if (list == NULL)
+		return 0; /* --pcap may supply the port */
+	if (!config_setting_is_list(list))
+		return lb_cfg_error(err, list, NULL, "expected a list ( { devargs = ...; } )");
+	n = config_setting_length(list);
+	if (n > MUX_MAX_PORTS)
+		return lb_cfg_error(err, list, NULL, "at most %d ports", MUX_MAX_PORTS);
+	for (i = 0; i < n; i++) {
+		const config_setting_t *p = config_setting_get_elem(list, (unsigned)i);
+		struct mux_port_cfg *pc = &cfg->ports[i];
+		const char *name, *devargs;
+		char def[16];
+
+		if (!config_setting_is_group(p))
+			return lb_cfg_error(err, p, NULL, "a port is a group { devargs = ...; }");
+		snprintf(def, sizeof(def), "port%d", i);
+		if ((rc = lb_cfg_check_fields(p, fields, err)) != 0 ||
+			(rc = lb_cfg_get_string(p, "name", false, def, &name, err)) != 0 ||
+			(rc = lb_cfg_get_string(p, "devargs", true, NULL, &devargs, err)) != 0)
+			return rc;
+		if (strlen(name) >= sizeof(pc->name) || strlen(devargs) >= sizeof(pc->devargs))
+			return lb_cfg_error(err, p, NULL, "name or devargs too long");
+		if (devargs[0] == '\0')
+			return lb_cfg_error(err, p, "devargs", "empty");
+		strcpy(pc->name, name);
+		strcpy(pc->devargs, devargs);
+		cfg->n_ports++;
+	}
+	return 0;
+}
+
+static int
+load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err *err)
+{
+	static const char *const fields[] = {"entries", "tcp_timeout", "tcp_fin_timeout",
+		"udp_timeout", NULL};
+	const config_setting_t *ct = config_setting_get_member(mux, "conn_table");
+	long long entries = 65536, tcp = 300, fin = 15, udp = 30;
+	int rc;
+
+	if (ct != NULL) {
+		if (!config_setting_is_group(ct))
+			return lb_cfg_error(err, ct, NULL, "expected a group { entries = ...; }");
+		if ((rc = lb_cfg_check_fields(ct, fields, err)) != 0 ||
+			(rc = lb_cfg_get_int(ct, "entries", false, 1024, 1 << 26, entries, &entries,
+				 err)) != 0 ||
+			(rc = lb_cfg_get_int(ct, "tcp_timeout", false, 1, 86400, tcp, &tcp, err)) !=
+				0 ||
+			(rc = lb_cfg_get_int(ct, "tcp_fin_timeout", false, 1, 3600, fin, &fin,
+				 err)) != 0 ||
+			(rc = lb_cfg_get_int(ct, "udp_timeout", false, 1, 86400, udp, &udp, err)) != 0)
+			return rc;
+	}
+	cfg->conn_entries = (uint32_t)entries;
+	cfg->tcp_timeout = (uint32_t)tcp;
+	cfg->tcp_fin_timeout = (uint32_t)fin;
+	cfg->udp_timeout = (uint32_t)udp;
+	return 0;
+}
+
+static int
+load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
+{
+	static const char *const fields[] = {"tunnel_address", "next_hop_mac", "mtu", "tunnel_ttl",
+		"arp_for_vips", "workers", "busy_poll", "idle_sleep_us", "rx_desc", "tx_desc",
+		"conn_table", NULL};
+	const config_setting_t *mux = config_setting_get_member(root, "mux");
+	long long mtu, ttl, workers, idle, rxd, txd;
+	int rc;
+
+	if (mux == NULL)
+		return lb_cfg_error(err, root, "mux", "missing required group");
+	if (!config_setting_is_group(mux))
+		return lb_cfg_error(err, mux, NULL, "expected a group { ... }");
+	if ((rc = lb_cfg_check_fields(mux, fields, err)) != 0 ||
+		(rc = lb_cfg_get_ipv4(mux, "tunnel_address", true, &cfg->tunnel_addr, err)) != 0 ||
+		(rc = lb_cfg_get_mac(mux, "next_hop_mac", true, cfg->next_hop_mac, err)) != 0 ||
+		(rc = lb_cfg_get_int(mux, "mtu", false, 576, 9216, 1500, &mtu, err)) != 0 ||
+		(rc = lb_cfg_get_int(mux, "tunnel_ttl", false, 1, 255, 64, &ttl, err)) != 0 ||
+		(rc = lb_cfg_get_bool(mux, "arp_for_vips", false, &cfg->arp_for_vips, err)) != 0 ||
+		(rc = lb_cfg_get_int(mux, "workers", false, 1, MUX_MAX_WORKERS, 1, &workers,
+			 err)) != 0 ||
+		(rc = lb_cfg_get_bool(mux, "busy_poll", false, &cfg->busy_poll, err)) != 0 ||
+		(rc = lb_cfg_get_int(mux, "idle_sleep_us", false, 1, 100000, 200, &idle, err)) !=
+			0 ||
+		(rc = lb_cfg_get_int(mux, "rx_desc", false, 64, 4096, 1024, &rxd, err)) != 0 ||
+		(rc = lb_cfg_get_int(mux, "tx_desc", false, 64, 4096, 1024, &txd, err)) != 0)
+		return rc;
+	cfg->mtu = (uint16_t)mtu;
+	cfg->tunnel_ttl = (uint8_t)ttl;
+	cfg->workers = (uint16_t)workers;
+	cfg->idle_sleep_us = (uint32_t)idle;
+	cfg->rx_desc = (uint16_t)rxd;
+	cfg->tx_desc = (uint16_t)txd;
+	return load_conn(cfg, mux, err);
+}
+
+int
+mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err)
+{
+	static const char *const fields[] = {"eal", "mux", "ports", "flow_table", NULL};
+	const config_setting_t *root, *ft;
+	int rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	rc = lb_cfg_read_file(&cfg->file, path, err);
+	if (rc != 0)
+		return rc;
+	cfg->path = path;
+	root = config_root_setting(&cfg->file);
+	if ((rc = lb_cfg_check_fields(root, fields, err)) != 0 ||
+		(rc = load_eal(cfg, root, err)) != 0 || (rc = load_ports(cfg, root, err)) != 0 ||
+		(rc = load_mux(cfg, root, err)) != 0)
+		goto fail;
+	ft = config_setting_get_member(root, "flow_table");
+	if (ft == NULL) {
+		rc = lb_cfg_error(err, root, "flow_table", "missing required group");
+		goto fail;
+	}
+	rc = lb_ftable_load(ft, &cfg->ftable, err);
+	if (rc != 0)
+		goto fail;
+	return 0;
+fail:
+	config_destroy(&cfg->file);
+	memset(cfg, 0, sizeof(*cfg));
+	return rc;
+}
+
+void
+mux_config_free(struct mux_config *cfg)
+{
+	lb_ftable_free(&cfg->ftable);
+	config_destroy(&cfg->file);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The mux's configuration: EAL options, ports, tunnel and timing settings,
+ * and the static flow table. Loaded once at start from a libconfig file
+ * (see docs/configuration.md); command-line options may override a few
+ * fields. Nothing here changes after the workers start.
+ */
+#ifndef MUX_CONFIG_H
+#define MUX_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libconfig.h>
+
+#include "lb_config.h"
+
+#define MUX_MAX_PORTS 8
+#define MUX_MAX_WORKERS 32
+#define MUX_MAX_EAL_ARGS 64
+
+struct mux_port_cfg {
+	char name[64];
+	char devargs[512];
+};
+
+struct mux_config {
+	config_t file; /* keeps the strings other fields point to */
+	const char *path;
+
+	int n_eal_args;
+	const char *eal_args[MUX_MAX_EAL_ARGS];
+
+	uint16_t n_ports;
+	struct mux_port_cfg ports[MUX_MAX_PORTS];
+
+	rte_be32_t tunnel_addr; /* outer source, and answered for ARP/ping */
+	uint8_t next_hop_mac[6];
+	uint16_t mtu;        /* L3 MTU of the ports, outer header included */
+	uint8_t tunnel_ttl;  /* outer TTL */
+	bool arp_for_vips;   /* answer ARP for VIPs, not only the tunnel address */
+	uint16_t workers;
+	bool busy_poll;
+	uint32_t idle_sleep_us; /* longest nap of an idle worker */
+	uint16_t rx_desc;
+	uint16_t tx_desc;
+
+	uint32_t conn_entries; /* per worker */
+	uint32_t tcp_timeout;
+	uint32_t tcp_fin_timeout;
+	uint32_t udp_timeout;
+
+	struct lb_ftable ftable;
+};
+
+/* Load path into *cfg. On error fills err and leaves *cfg freed. */
+int
+mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err);
+
+void
+mux_config_free(struct mux_config *cfg);
+
+#endif /* MUX_CONFIG_H */

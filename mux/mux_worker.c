@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The worker loop. Poll every owned RX queue, run the burst, flush, report
+ * quiescence to RCU once per loop. When several loops in a row find nothing,
+ * take the worker offline for RCU and nap, doubling the nap up to the
+ * configured ceiling, so an idle lab leaves its cores to others; any packet
+ * resets the back-off. busy_poll keeps the lcore spinning for benchmarks.
+ */
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_rcu_qsbr.h>
+
+#include "mux_conn.h"
+#include "mux_gen.h"
+#include "mux_worker.h"
+
+#define MUX_IDLE_SPINS 64      /* empty loops before the first nap */
+#define MUX_SWEEP_IDLE 256     /* connection-table slots examined per idle loop */
+#define MUX_SWEEP_BUSY 8       /* ... and per busy loop, so a loaded lcore ages too */
+#define MUX_FIRST_NAP_US 8
+
+int
+mux_worker_main(void *arg)
+{
+	struct mux_worker *w = arg;
+	struct mux_ctx *ctx = w->ctx;
+	struct rte_mbuf *pkts[MUX_BURST];
+	uint32_t empty = 0, nap = MUX_FIRST_NAP_US;
+	uint16_t q, n;
+
+	rte_rcu_qsbr_thread_register(ctx->qsv, w->idx);
+	rte_rcu_qsbr_thread_online(ctx->qsv, w->idx);
+	while (!ctx->quit) {
+		const struct mux_gen *g = __atomic_load_n(&ctx->gen, __ATOMIC_ACQUIRE);
+		uint32_t now = mux_now(ctx, rte_rdtsc());
+		uint32_t got = 0;
+
+		for (q = 0; q < w->n_rxq; q++) {
+			n = rte_eth_rx_burst(w->rxq[q].port, w->rxq[q].queue, pkts, MUX_BURST);
+			if (n == 0)
+				continue;
+			got += n;
+			mux_burst(w, g, w->rxq[q].port, pkts, n, now);
+		}
+		mux_flush(w);
+		rte_rcu_qsbr_quiescent(ctx->qsv, w->idx);
+		if (got != 0) {
+			w->cnt.conn_swept += mux_conn_sweep(w->conn, now, MUX_SWEEP_BUSY);
+			empty = 0;
+			nap = MUX_FIRST_NAP_US;
+			continue;
+		}
+		w->cnt.conn_swept += mux_conn_sweep(w->conn, now, MUX_SWEEP_IDLE);
+		if (ctx->busy_poll || ++empty < MUX_IDLE_SPINS)
+			continue;
+		rte_rcu_qsbr_thread_offline(ctx->qsv, w->idx);
+		rte_delay_us_sleep(nap);
+		rte_rcu_qsbr_thread_online(ctx->qsv, w->idx);
+		w->cnt.idle_sleeps++;
+		nap = RTE_MIN(nap * 2, ctx->idle_sleep_us);
+	}
+	mux_flush(w);
+	rte_rcu_qsbr_thread_offline(ctx->qsv, w->idx);
+	rte_rcu_qsbr_thread_unregister(ctx->qsv, w->idx);
+	return 0;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Worker lcores: the run-to-completion loop and the per-burst function.
+ *
+ * Each worker owns its RX queues (one per port, where the port has one for
+ * it), one TX queue on every port, a connection table and its counters. All
+ * of it lives in one cache-aligned struct that only its lcore writes; other
+ * threads read counters as plain words and sum them. Nothing on this path
+ * locks, logs or uses an atomic read-modify-write.
+ *
+ * mux_burst() is the whole per-packet path for one received burst: parse,
+ * service lookup, backend choice, rewrite, encapsulation, and queuing to the
+ * worker's TX buffers. The benchmark drives it directly with pre-built mbufs.
+ */
+#ifndef MUX_WORKER_H
+#define MUX_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_ether.h>
+
+#include "lb_drop.h"
+#include "mux_config.h"
+
+#define MUX_BURST 32
+#define MUX_TXBUF 64
+
+struct rte_mbuf;
+struct rte_rcu_qsbr;
+struct mux_gen;
+struct mux_conn_table;
+
+/* Settings every worker reads and nobody writes once workers run. */
+struct mux_ctx {
+	struct mux_gen *gen; /* current generation; load with acquire */
+	struct rte_rcu_qsbr *qsv;
+	rte_be32_t tunnel_addr;
+	struct rte_ether_addr next_hop;
+	struct rte_ether_addr port_mac[MUX_MAX_PORTS];
+	uint16_t n_ports;
+	uint16_t mtu;
+	uint8_t tunnel_ttl;
+	bool arp_for_vips;
+	bool busy_poll;
+	uint32_t idle_sleep_us;
+	uint64_t tsc_hz;
+	uint64_t tsc0;
+	volatile bool quit;
+};
+
+struct mux_counters {
+	uint64_t rx_pkts;
+	uint64_t rx_bytes;
+	uint64_t fwd_pkts;  /* encapsulated and queued */
+	uint64_t fwd_bytes; /* inner IP bytes */
+	uint64_t icmp_err_fwd;
+	uint64_t echo_replies;
+	uint64_t arp_replies;
+	uint64_t too_big_sent;
+	uint64_t conn_new;
+	uint64_t conn_hit;
+	uint64_t conn_full; /* forwarded by Maglev alone: table full */
+	uint64_t conn_swept;
+	uint64_t tx_pkts;
+	uint64_t idle_sleeps;
+	uint64_t drops[LB_DROP_MAX];
+};
+
+/* Per service and per backend: packets, inner bytes, new connections. */
+struct mux_flow_counters {
+	uint64_t pkts;
+	uint64_t bytes;
+	uint64_t new_conns;
+};
+
+struct mux_txbuf {
+	uint16_t n;
+	struct rte_mbuf *pkts[MUX_TXBUF];
+};
+
+struct mux_rxq {
+	uint16_t port;
+	uint16_t queue;
+};
+
+struct mux_worker {
+	struct mux_ctx *ctx;
+	unsigned lcore;
+	uint16_t idx;    /* worker number: TX queue and RCU thread id */
+	uint16_t ip_id;  /* outer IPv4 id for non-DF packets */
+	uint16_t n_rxq;
+	struct mux_rxq rxq[MUX_MAX_PORTS];
+	struct mux_txbuf tx[MUX_MAX_PORTS];
+	struct mux_conn_table *conn;
+	struct mux_flow_counters *svc_cnt; /* [n_services] */
+	struct mux_flow_counters *be_cnt;  /* [n_backends] */
+	struct mux_counters cnt;
+} __rte_cache_aligned;
+
+/* Process one received burst from port; queues results in w->tx. */
+void
+mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf **pkts,
+	uint16_t n, uint32_t now);
+
+/* Transmit everything queued in w->tx; what a port refuses is counted and freed. */
+void
+mux_flush(struct mux_worker *w);
+
+/* lcore entry point: loops until ctx->quit. */
+int
+mux_worker_main(void *arg);
+
+/* Seconds since start, the connection table's clock. */
+static inline uint32_t
+mux_now(const struct mux_ctx *ctx, uint64_t tsc)
+{
+	return (uint32_t)((tsc - ctx->tsc0) / ctx->tsc_hz);
+}
+
+/* Queue m for transmission on port, flushing first if the buffer is full. */
+void
+mux_enqueue(struct mux_worker *w, uint16_t port, struct rte_mbuf *m);
+
+static inline void
+mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason);
+
+/* Replies the mux originates, built in place of the request (mux_reply.c). */
+struct lb_pkt;
+void
+mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
+	const struct lb_pkt *pi);
+void
+mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
+	const struct lb_pkt *pi);
+void
+mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi);
+
+#include <rte_mbuf.h>
+
+static inline void
+mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason)
+{
+	w->cnt.drops[reason]++;
+	rte_pktmbuf_free(m);
+}
+
+#endif /* MUX_WORKER_H */

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Flow-table configuration: a good file loads field for field, and every bad
+ * file is rejected with a message that leads the operator to the spot:
+ * "file:line: field.path: reason". Each bad file in data/ holds one mistake;
+ * its line number is asserted exactly, so moving the mistake means updating
+ * the table below.
+ *
+ * A failed load must leave the table empty, so a caller that ignores the
+ * error cannot act on half a table.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "lb_config.h"
+#include "lb_err.h"
+#include "lb_hdr.h"
+#include "lb_maglev.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
+
+#ifndef SLUICE_TEST_DATA
+#error "SLUICE_TEST_DATA must name the directory of the test configuration files"
+#endif
+
+static void
+data_path(char *buf, size_t len, const char *file)
+{
+	snprintf(buf, len, "%s/%s", SLUICE_TEST_DATA, file);
+}
+
+/*
+ * Failure paths free half-built tables. LeakSanitizer would only report at
+ * exit, after Criterion has counted the test as passed; ask it now.
+ */
+static void
+expect_no_leaks(const char *test)
+{
+#ifdef __SANITIZE_ADDRESS__
+	cr_expect_eq(
+		__lsan_do_recoverable_leak_check(), 0, "%s leaked memory (report above)", test);
+#else
+	(void)test;
+#endif
+}
+
+/*
+ * Read file and load its flow_table group. The config is destroyed before
+ * returning: a loaded table must not point into it.
+ */
+static int
+load(const char *file, struct lb_ftable *ft, struct lb_cfg_err *err)
+{
+	char path[512];
+	config_t cfg;
+	const config_setting_t *group;
+	int rc;
+
+	data_path(path, sizeof(path), file);
+	memset(err, 0, sizeof(*err));
+	/* Stale contents, as a caller reusing a struct would have. */
+	memset(ft, 0xa5, sizeof(*ft));
+	rc = lb_cfg_read_file(&cfg, path, err);
+	if (rc != 0)
+		return rc;
+	group = config_lookup(&cfg, "flow_table");
+	cr_assert(group != NULL, "%s has no flow_table", file);
+	rc = lb_ftable_load(group, ft, err);
+	config_destroy(&cfg);
+	return rc;
+}
+
+static void
+expect_addr(const struct lb_addr *a, const char *dotted, const char *what)
+{
+	struct in_addr want;
+	char buf[16];
+
+	cr_assert_eq(inet_pton(AF_INET, dotted, &want), 1, "bad test address %s", dotted);
+	cr_expect_eq(
+		a->a32[0], want.s_addr, "%s: %s, want %s", what, lb_addr_str(a, buf, 16), dotted);
+	cr_expect(a->a32[1] == 0 && a->a32[2] == 0 && a->a32[3] == 0,
+		"%s: IPv4 address not zero-padded", what);
+}
+
+static void
+expect_backend(const struct lb_backend_cfg *b, const char *dip, uint16_t port, uint32_t weight,
+	const char *host, const char *what)
+{
+	char w[64];
+
+	snprintf(w, sizeof(w), "%s dip", what);
+	expect_addr(&b->dip, dip, w);
+	snprintf(w, sizeof(w), "%s host", what);
+	expect_addr(&b->host, host, w);
+	cr_expect_eq(b->port, port, "%s: port %u, want %u", what, b->port, port);
+	cr_expect_eq(b->weight, weight, "%s: weight %u, want %u", what, b->weight, weight);
+}
+
+static void
+expect_service(const struct lb_service_cfg *s, const char *vip, uint8_t proto, uint16_t port,
+	uint32_t n_backends, const char *what)
+{
+	char w[64];
+
+	snprintf(w, sizeof(w), "%s vip", what);
+	expect_addr(&s->vip, vip, w);
+	cr_expect_eq(s->proto, proto, "%s: proto %u, want %u", what, s->proto, proto);
+	cr_expect_eq(s->port, port, "%s: port %u, want %u", what, s->port, port);
+	cr_expect_eq(s->af, LB_AF_INET, "%s: af %u", what, s->af);
+	cr_assert_eq(s->n_backends, n_backends, "%s: %u backends, want %u", what, s->n_backends,
+		n_backends);
+}
+
+Test(config, good_file)
+{
+	struct lb_ftable ft;
+	struct lb_cfg_err err;
+	const struct lb_service_cfg *s;
+	int rc;
+
+	rc = load("good.cfg", &ft, &err);
+	cr_assert_eq(rc, 0, "good.cfg: %d (%s)", rc, err.msg);
+	cr_expect_eq(
+		ft.seed.k0, 0x0011223344556677ULL, "seed k0 %#llx", (unsigned long long)ft.seed.k0);
+	cr_expect_eq(
+		ft.seed.k1, 0x8899aabbccddeeffULL, "seed k1 %#llx", (unsigned long long)ft.seed.k1);
+	cr_expect_eq(ft.maglev_size, 65537, "maglev_size %u", ft.maglev_size);
+	cr_assert_eq(ft.n_services, 4, "%u services", ft.n_services);
+
+	s = &ft.services[0];
+	expect_service(s, "192.0.2.10", LB_IPPROTO_TCP, 80, 2, "services[0]");
+	expect_backend(
+		&s->backends[0], "10.1.0.11", 8080, 2, "172.16.0.2", "services[0].backends[0]");
+	expect_backend(
+		&s->backends[1], "10.1.0.12", 8081, 0, "172.16.0.3", "services[0].backends[1]");
+
+	s = &ft.services[1];
+	expect_service(s, "192.0.2.10", LB_IPPROTO_UDP, 80, 1, "services[1]");
+	expect_backend(&s->backends[0], "10.1.0.21", 65535, 65535, "172.16.0.4",
+		"services[1].backends[0]");
+
+	s = &ft.services[2];
+	expect_service(s, "198.51.100.1", LB_IPPROTO_TCP, 443, 1, "services[2] (defaults)");
+	expect_backend(&s->backends[0], "10.2.0.1", 1, 1, "172.16.1.2",
+		"services[2].backends[0] (default weight)");
+
+	s = &ft.services[3];
+	expect_service(s, "198.51.100.2", LB_IPPROTO_TCP, 65535, 0, "services[3] (no backends)");
+
+	cr_expect_eq(
+		lb_ftable_backend_count(&ft), 4, "backend count %u", lb_ftable_backend_count(&ft));
+	lb_ftable_free(&ft);
+	cr_expect(ft.n_services == 0 && ft.services == NULL, "lb_ftable_free leaves it empty");
+	expect_no_leaks("good_file");
+}
+
+Test(config, minimal_file)
+{
+	struct lb_ftable ft;
+	struct lb_cfg_err err;
+	int rc;
+
+	rc = load("minimal.cfg", &ft, &err);
+	cr_assert_eq(rc, 0, "minimal.cfg: %d (%s)", rc, err.msg);
+	/* Upper-case hex is a seed too. */
+	cr_expect_eq(
+		ft.seed.k0, 0xffeeddccbbaa9988ULL, "seed k0 %#llx", (unsigned long long)ft.seed.k0);
+	cr_expect_eq(
+		ft.seed.k1, 0x7766554433221100ULL, "seed k1 %#llx", (unsigned long long)ft.seed.k1);
+	cr_expect_eq(
+		ft.maglev_size, LB_MAGLEV_DEFAULT_SIZE, "default maglev_size %u", ft.maglev_size);
+	cr_expect_eq(ft.n_services, 0, "%u services", ft.n_services);
+	cr_expect_eq(lb_ftable_backend_count(&ft), 0, "backends");
+	lb_ftable_free(&ft);
+}
+
+struct bad_case {
+	const char *file;
+	unsigned line;
+	const char *field;  /* path from the root */
+	const char *reason; /* a substring of what follows the path */
+};
+
+static const struct bad_case bad_cases[] = {
+	{"bad_weight.cfg", 7, "flow_table.services[0].backends[1].weight",
+		"70000 is out of range 0..65535"},
+	{"weight_type.cfg", 6, "flow_table.services[0].backends[0].weight", "expected an integer"},
+	{"bad_dip.cfg", 7, "flow_table.services[0].backends[1].dip",
+		"\"10.1.0.300\" is not an IPv4 address"},
+	/* A missing field is reported at the group that lacks it. */
+	{"missing_host.cfg", 6, "flow_table.services[0].backends[0].host",
+		"missing required field"},
+	{"unknown_field.cfg", 7, "flow_table.services[0].backends[0].wieght", "unknown field"},
+	{"dup_backend.cfg", 8, "flow_table.services[0].backends[2]",
+		"duplicate backend (same dip and port as backends[0])"},
+	{"dup_service.cfg", 6, "flow_table.services[2]", "duplicate service"},
+	{"maglev_not_prime.cfg", 3, "flow_table.maglev_size", "65535 is not prime"},
+	{"maglev_small.cfg", 3, "flow_table.maglev_size", "7 is out of range 251..16777213"},
+	{"bad_seed.cfg", 4, "flow_table.hash_seed", "32 hexadecimal digits"},
+	{"seed_not_hex.cfg", 2, "flow_table.hash_seed", "32 hexadecimal digits"},
+	{"missing_seed.cfg", 1, "flow_table.hash_seed", "missing required field"},
+	{"bad_proto.cfg", 6, "flow_table.services[0].protocol", "\"sctp\" is not a protocol"},
+	{"port_zero.cfg", 5, "flow_table.services[0].port", "0 is out of range 1..65535"},
+	{"backend_port_zero.cfg", 6, "flow_table.services[1].backends[0].port",
+		"0 is out of range 1..65535"},
+	{"missing_backends.cfg", 3, "flow_table.services[0].backends", "missing required field"},
+	{"services_group.cfg", 3, "flow_table.services", "expected a list"},
+	{"not_group.cfg", 1, "flow_table", "expected a group"},
+};
+
+Test(config, bad_files)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *c = &bad_cases[i];
+		char path[512], prefix[1024];
+		struct lb_ftable ft;
+		struct lb_cfg_err err;
+		const char *rest;
+		int rc;
+
+		rc = load(c->file, &ft, &err);
+		cr_expect_eq(rc, -LB_ECONFIG, "%s: returned %d (%s), want -LB_ECONFIG", c->file, rc,
+			lb_errname(rc));
+		data_path(path, sizeof(path), c->file);
+		snprintf(prefix, sizeof(prefix), "%s:%u: %s: ", path, c->line, c->field);
+		cr_expect(strncmp(err.msg, prefix, strlen(prefix)) == 0,
+			"%s: message\n    \"%s\"\ndoes not start with\n    \"%s\"", c->file,
+			err.msg, prefix);
+		rest = strlen(err.msg) >= strlen(prefix) ? err.msg + strlen(prefix) : err.msg;
+		cr_expect(strstr(rest, c->reason) != NULL, "%s: message \"%s\" lacks \"%s\"",
+			c->file, err.msg, c->reason);
+		/* No services to act on. (Seed and size may survive an early error.) */
+		cr_expect(ft.n_services == 0 && ft.services == NULL,
+			"%s: failed load left %u services at %p", c->file, ft.n_services,
+			(void *)ft.services);
+		if (rc == 0)
+			lb_ftable_free(&ft);
+	}
+	expect_no_leaks("bad_files");
+}
+
+/* libconfig's own errors, before lb_ftable_load() sees anything. */
+Test(config, syntax_errors)
+{
+	static const struct {
+		const char *file;
+		unsigned line;
+	} cases[] = {
+		/* Semicolons are optional in libconfig; a missing comma is not. */
+		{"syntax.cfg", 8},
+		{"syntax_no_equals.cfg", 3},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[512], prefix[1024];
+		struct lb_ftable ft;
+		struct lb_cfg_err err;
+		int rc;
+
+		rc = load(cases[i].file, &ft, &err);
+		cr_expect_eq(rc, -LB_ECONFIG, "%s: returned %d", cases[i].file, rc);
+		data_path(path, sizeof(path), cases[i].file);
+		snprintf(prefix, sizeof(prefix), "%s:%u: ", path, cases[i].line);
+		cr_expect(strncmp(err.msg, prefix, strlen(prefix)) == 0,
+			"%s: message \"%s\" does not start with \"%s\"", cases[i].file, err.msg,
+			prefix);
+		cr_expect(strstr(err.msg, "syntax error") != NULL, "%s: message \"%s\"",
+			cases[i].file, err.msg);
+	}
+}
+
+Test(config, missing_file)
+{
+	char path[512], want[600];
+	struct lb_cfg_err err = {{0}};
+	config_t cfg;
+	int rc;
+
+	data_path(path, sizeof(path), "no_such_file.cfg");
+	rc = lb_cfg_read_file(&cfg, path, &err);
+	cr_assert_eq(rc, -LB_ECONFIG, "returned %d", rc);
+	snprintf(want, sizeof(want), "%s: cannot read file", path);
+	cr_expect_str_eq(err.msg, want);
+}
