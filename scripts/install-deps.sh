@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install everything Sluice needs to build, test and run its lab, from
+# Debian 12's archive only. Safe to run again: apt skips what is present.
+set -euo pipefail
+
+PKGS=(
+	build-essential pkg-config meson ninja-build
+	dpdk dpdk-dev libdpdk-dev libpcap-dev
+	libprotobuf-c-dev protobuf-c-compiler libnng-dev libnanomsg-dev
+	libconfig-dev libcriterion-dev
+	python3-scapy iproute2 procps
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "install-deps: all ${#PKGS[@]} packages present"
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: need root to install: ${missing[*]}" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
