@@ -196,6 +196,23 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	mux_enqueue(w, port, m);
 }
 
+/*
+ * Whether packet i's flow already missed the bulk lookup earlier in this
+ * burst: that packet has added it by now, so packet i must find it there
+ * rather than count the same connection as new a second time.
+ */
+static inline int
+missed_earlier(const struct lb_flow_key *key, const hash_sig_t *sig, const int32_t *pos,
+	uint16_t i)
+{
+	uint16_t x;
+
+	for (x = 0; x < i; x++)
+		if (pos[x] < 0 && sig[x] == sig[i] && memcmp(&key[x], &key[i], sizeof(key[i])) == 0)
+			return 1;
+	return 0;
+}
+
 void
 mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf **pkts,
 	uint16_t n, uint32_t now)
@@ -279,6 +296,9 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 	rte_hash_lookup_with_hash_bulk(w->conn->h, kp, sig, j, pos);
 
 	/* 4. Choose, rewrite, encapsulate, queue. */
-	for (i = 0; i < j; i++)
+	for (i = 0; i < j; i++) {
+		if (pos[i] < 0 && missed_earlier(fkey, sig, pos, i))
+			pos[i] = rte_hash_lookup_with_hash(w->conn->h, &fkey[i], sig[i]);
 		forward(w, g, port, fw[i], &info[i], svc[i], &fkey[i], fh[i], pos[i], now);
+	}
 }

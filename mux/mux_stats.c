@@ -181,6 +181,16 @@ static struct mux_app *tel_app;
 
 #define TEL_PAGE 64
 
+/* Telemetry names allow only [A-Za-z0-9_/]: 192.0.2.10 is written 192_0_2_10. */
+static const char *
+tel_ip4(rte_be32_t a, char *buf)
+{
+	const uint8_t *b = (const uint8_t *)&a;
+
+	sprintf(buf, "%u_%u_%u_%u", b[0], b[1], b[2], b[3]);
+	return buf;
+}
+
 static int
 tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -245,14 +255,15 @@ tel_services(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		if (c == NULL)
 			return -ENOMEM;
+		/* 22.11 nests arrays only: [pkts, bytes, new_conns, backends, index]. */
 		flow_total(tel_app, 0, s, &fc);
-		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_u64(c, "index", s);
-		rte_tel_data_add_dict_u64(c, "backends", sv->n_backends);
-		rte_tel_data_add_dict_u64(c, "pkts", fc.pkts);
-		rte_tel_data_add_dict_u64(c, "bytes", fc.bytes);
-		rte_tel_data_add_dict_u64(c, "new_conns", fc.new_conns);
-		snprintf(key, sizeof(key), "%s:%u/%s", ip4(sv->key.vip.a32[0], a),
+		rte_tel_data_start_array(c, RTE_TEL_U64_VAL);
+		rte_tel_data_add_array_u64(c, fc.pkts);
+		rte_tel_data_add_array_u64(c, fc.bytes);
+		rte_tel_data_add_array_u64(c, fc.new_conns);
+		rte_tel_data_add_array_u64(c, sv->n_backends);
+		rte_tel_data_add_array_u64(c, s);
+		snprintf(key, sizeof(key), "%s_%u_%s", tel_ip4(sv->key.vip.a32[0], a),
 			rte_be_to_cpu_16(sv->key.port), proto_name(sv->key.proto));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
@@ -266,7 +277,7 @@ tel_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 	const struct mux_gen *g = tel_app->ctx.gen;
 	struct mux_flow_counters fc;
 	unsigned long s = params && *params ? strtoul(params, NULL, 10) : 0;
-	char a[16], b[16], key[48];
+	char a[16], key[48];
 	uint32_t i;
 
 	RTE_SET_USED(cmd);
@@ -280,14 +291,15 @@ tel_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		if (c == NULL)
 			return -ENOMEM;
+		/* [pkts, bytes, new_conns, host PA (host order), weight is zero] */
 		flow_total(tel_app, 1, id, &fc);
-		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_string(c, "host", ip4(be->host, b));
-		rte_tel_data_add_dict_u64(c, "weight_zero", be->weight_zero);
-		rte_tel_data_add_dict_u64(c, "pkts", fc.pkts);
-		rte_tel_data_add_dict_u64(c, "bytes", fc.bytes);
-		rte_tel_data_add_dict_u64(c, "new_conns", fc.new_conns);
-		snprintf(key, sizeof(key), "%s:%u", ip4(be->dip, a), rte_be_to_cpu_16(be->port));
+		rte_tel_data_start_array(c, RTE_TEL_U64_VAL);
+		rte_tel_data_add_array_u64(c, fc.pkts);
+		rte_tel_data_add_array_u64(c, fc.bytes);
+		rte_tel_data_add_array_u64(c, fc.new_conns);
+		rte_tel_data_add_array_u64(c, rte_be_to_cpu_32(be->host));
+		rte_tel_data_add_array_u64(c, be->weight_zero);
+		snprintf(key, sizeof(key), "%s_%u", tel_ip4(be->dip, a), rte_be_to_cpu_16(be->port));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
 	return 0;
@@ -317,9 +329,9 @@ mux_telemetry_register(struct mux_app *app)
 		rte_telemetry_register_cmd("/sluice/drops", tel_drops,
 			"Dropped packets by reason. No parameters.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/services", tel_services,
-			"Services with counters, 64 per page. Parameter: page (default 0).") != 0 ||
+			"Services, 64 per page: {VIP_PORT_PROTO: [pkts, bytes, new_conns, backends, index]}. Parameter: page.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/backends", tel_backends,
-			"Backends of one service. Parameter: service index.") != 0 ||
+			"Backends of a service: {DIP_PORT: [pkts, bytes, new_conns, host, weight_zero]}. Parameter: service index.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/flow_table", tel_flow_table,
 			"Flow table version and sizes. No parameters.") != 0)
 		return -1;

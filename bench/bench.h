@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sluice-bench: measures the mux's real per-burst function (micro mode) and
+ * the whole sluice-mux process next to dpdk-testpmd (process mode).
+ *
+ * Traffic is synthetic and deterministic: a flow number picks the client
+ * address and port and the service, so a packet can be rebuilt from its
+ * number at any time. The micro mode rewrites pre-allocated mbufs from a
+ * pristine template before every batch (timed apart from mux_burst), so the
+ * timed region is exactly what a worker lcore runs between rx_burst and
+ * tx_burst. See docs/performance.md for the method and the figures.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_byteorder.h>
+
+#include "lb_config.h"
+
+#define BENCH_FRAME_LEN 60	    /* minimum Ethernet frame without FCS */
+#define BENCH_VIP_BASE 0xc6120000u  /* 198.18.0.0/15, RFC 2544 benchmarking */
+#define BENCH_DIP_BASE 0x0a000000u  /* 10.0.0.0/8 */
+#define BENCH_HOST_BASE 0x64400000u /* 100.64.0.0/10 */
+#define BENCH_SVC_PORT 80
+#define BENCH_BE_PORT 8080
+
+enum bench_dist { BENCH_UNIFORM, BENCH_ZIPF, BENCH_SEQ };
+
+/* One flow: the client side of the tuple and the service it talks to. */
+struct bench_flow {
+	rte_be32_t src;
+	rte_be32_t dst;
+	rte_be16_t sport;
+	rte_be16_t dport;
+};
+
+/* Flow number f -> tuple; f may exceed n_flows (ever-new flows). */
+void bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl);
+
+/*
+ * Build the 60-byte Ethernet/IPv4/TCP frame of fl into buf, with valid IPv4
+ * and TCP checksums, DF set, TTL 64 and the given TCP flags.
+ */
+void bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags);
+
+/*
+ * A flow table of n_services TCP services (VIP 198.18.x.y:80), each with
+ * n_backends backends of weight 1. Free with lb_ftable_free(). Returns 0 or -1.
+ */
+int bench_ftable(
+	struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uint32_t maglev_size);
+
+/*
+ * A sequence of len flow numbers in [0, n_flows): uniform, Zipf with
+ * exponent s, or sequential. Ranks are scattered over flow numbers so the
+ * popular flows are not neighbours. malloc'd; NULL on failure.
+ */
+uint32_t *bench_sequence(
+	enum bench_dist dist, double s, uint32_t n_flows, uint32_t len, uint64_t seed);
+
+/* Write n frames of flows 0..n-1 (tcp_flags) to a pcap file. Returns 0 or -1. */
+int bench_write_pcap(const char *path, uint32_t n, uint32_t n_services, uint8_t tcp_flags);
+
+/* Options shared by the modes. */
+struct bench_opts {
+	bool smoke;
+	bool hugepages;
+	bool process;
+	bool micro;
+	const char *only;     /* run only the scenario of this name */
+	double seconds;	      /* per micro scenario, or per process run */
+	int repeat;	      /* process mode: rounds of (testpmd io, macswap, sluice) */
+	const char *mux_path; /* sluice-mux binary */
+	const char *testpmd;  /* dpdk-testpmd binary */
+	const char *csv;      /* append micro results as CSV */
+	const char *workdir;  /* process mode scratch directory */
+};
+
+int bench_micro(const struct bench_opts *o, const char *argv0);
+
+int bench_process(const struct bench_opts *o);
+
+#endif /* BENCH_H */

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sluice-bench: command line. See docs/performance.md.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#ifndef SLUICE_MUX_PATH
+#define SLUICE_MUX_PATH "sluice-mux"
+#endif
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sluice-bench [--micro] [--process] [options]\n"
+		"  --micro            drive mux_burst() with pre-built mbufs (the default)\n"
+		"  --process          run sluice-mux and dpdk-testpmd io/macswap on net_pcap\n"
+		"  --smoke            a short sanity run of the micro mode (no timing verdicts)\n"
+		"  --only NAME        run one micro scenario (e.g. est-1m-zipf)\n"
+		"  --seconds S        timed seconds per micro scenario or per process run (2)\n"
+		"  --repeat N         runs per micro scenario (median kept), process rounds (3)\n"
+		"  --hugepages        micro mode on hugepages (mount /dev/hugepages first)\n"
+		"  --csv FILE         append micro results to FILE\n"
+		"  --mux PATH         sluice-mux binary (%s)\n"
+		"  --testpmd PATH     dpdk-testpmd binary (/usr/bin/dpdk-testpmd)\n"
+		"  --workdir DIR      process mode scratch directory (/tmp/sluice-bench-PID)\n",
+		SLUICE_MUX_PATH);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"micro", no_argument, NULL, 'M'},
+		{"process", no_argument, NULL, 'P'},
+		{"smoke", no_argument, NULL, 'S'},
+		{"only", required_argument, NULL, 'o'},
+		{"seconds", required_argument, NULL, 's'},
+		{"repeat", required_argument, NULL, 'r'},
+		{"hugepages", no_argument, NULL, 'H'},
+		{"csv", required_argument, NULL, 'c'},
+		{"mux", required_argument, NULL, 'm'},
+		{"testpmd", required_argument, NULL, 't'},
+		{"workdir", required_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct bench_opts o = {
+		.seconds = 2.0,
+		.repeat = 3,
+		.mux_path = SLUICE_MUX_PATH,
+		.testpmd = "/usr/bin/dpdk-testpmd",
+	};
+	char workdir[64];
+	char *end;
+	int c, rc = 0;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'M':
+			o.micro = true;
+			break;
+		case 'P':
+			o.process = true;
+			break;
+		case 'S':
+			o.smoke = true;
+			o.micro = true;
+			break;
+		case 'o':
+			o.only = optarg;
+			break;
+		case 's':
+			o.seconds = strtod(optarg, &end);
+			if (*end != '\0' || o.seconds <= 0 || o.seconds > 600) {
+				fprintf(stderr, "sluice-bench: --seconds wants 0..600\n");
+				return 2;
+			}
+			break;
+		case 'r':
+			o.repeat = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || o.repeat < 1 || o.repeat > 16) {
+				fprintf(stderr, "sluice-bench: --repeat wants 1..16\n");
+				return 2;
+			}
+			break;
+		case 'H':
+			o.hugepages = true;
+			break;
+		case 'c':
+			o.csv = optarg;
+			break;
+		case 'm':
+			o.mux_path = optarg;
+			break;
+		case 't':
+			o.testpmd = optarg;
+			break;
+		case 'w':
+			o.workdir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!o.micro && !o.process)
+		o.micro = true;
+	if (o.workdir == NULL) {
+		snprintf(workdir, sizeof(workdir), "/tmp/sluice-bench-%d", (int)getpid());
+		o.workdir = workdir;
+	}
+	/* Process mode first: it forks, and EAL must not be up in the parent yet. */
+	if (o.process)
+		rc |= bench_process(&o);
+	if (o.micro)
+		rc |= bench_micro(&o, argv[0]);
+	return rc;
+}

@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Micro mode: drive the real mux_burst() with pre-built mbufs.
+ *
+ * One worker is set up as mux/main.c's workers_create() does it (context,
+ * connection table, per-service and per-backend counters) on the lcore the
+ * benchmark runs on. Each round allocates a batch of BENCH_BATCH bursts,
+ * writes a frame into every mbuf from the flow sequence ("prep", timed
+ * apart), then runs mux_burst() over the batch and takes the results back
+ * out of w->tx[0] (the timed region). The reclaimed mbufs are freed in
+ * bulk, again outside the timed region. So the timed cycles are exactly
+ * those of the function the worker lcores run between rx_burst and tx_burst.
+ *
+ * A batch is 64 bursts (2048 frames, about 400 KiB of mbufs and data), so the
+ * frames mux_burst reads come from L2 rather than L1, roughly what a NIC's
+ * DMA into the last-level cache gives a real worker.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_hash.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "bench.h"
+#include "lb_csum.h"
+#include "lb_hdr.h"
+#include "mux_conn.h"
+#include "mux_gen.h"
+#include "mux_worker.h"
+
+#define BENCH_BATCH 64 /* bursts per timed batch */
+#define BENCH_BATCH_PKTS (BENCH_BATCH * MUX_BURST)
+#define BENCH_SEQ_LEN (1u << 22)    /* flow picks before the sequence wraps */
+#define BENCH_NOW 1000		    /* the connection table's clock, seconds */
+#define BENCH_NEW_BASE (1ull << 32) /* flow numbers never used by warm-up */
+
+struct scenario {
+	const char *name;
+	const char *what;
+	uint32_t services;
+	uint32_t backends;
+	uint32_t maglev;
+	uint32_t conns; /* established flows, inserted before timing */
+	enum bench_dist dist;
+	bool syn;	   /* every packet a new flow (SYN) */
+	bool fill;	   /* fill the table to the first failed insert first */
+	uint32_t entries;  /* connection-table size */
+	uint32_t reset_at; /* syn: reset the table (untimed) once it holds this many */
+};
+
+struct result {
+	uint64_t pkts;
+	uint64_t mux_cyc;
+	uint64_t prep_cyc;
+	uint64_t fwd, hit, new_conns, full, drops, tx, tx_full;
+	uint64_t live;
+	double build_s;
+	double warm_s;
+};
+
+struct bench_env {
+	struct rte_mempool *pool;
+	struct mux_ctx ctx;
+	uint16_t port;
+	uint64_t hz;
+	int socket;
+};
+
+static const struct scenario full_suite[] = {
+	{"est-1k-uniform", "established, 1k connections, uniform", 10, 100, 65537, 1000,
+		BENCH_UNIFORM, false, false, 1u << 20, 0},
+	{"est-1k-zipf", "established, 1k connections, Zipf s=1", 10, 100, 65537, 1000, BENCH_ZIPF,
+		false, false, 1u << 20, 0},
+	{"est-10k-uniform", "established, 10k connections, uniform", 10, 100, 65537, 10000,
+		BENCH_UNIFORM, false, false, 1u << 20, 0},
+	{"est-10k-zipf", "established, 10k connections, Zipf s=1", 10, 100, 65537, 10000,
+		BENCH_ZIPF, false, false, 1u << 20, 0},
+	{"est-100k-uniform", "established, 100k connections, uniform", 10, 100, 65537, 100000,
+		BENCH_UNIFORM, false, false, 1u << 20, 0},
+	{"est-100k-zipf", "established, 100k connections, Zipf s=1", 10, 100, 65537, 100000,
+		BENCH_ZIPF, false, false, 1u << 20, 0},
+	{"est-1m-uniform", "established, 1M connections, uniform", 10, 100, 65537, 1000000,
+		BENCH_UNIFORM, false, false, 1310720, 0},
+	{"est-1m-zipf", "established, 1M connections, Zipf s=1", 10, 100, 65537, 1000000,
+		BENCH_ZIPF, false, false, 1310720, 0},
+	{"syn-insert", "new connections (SYN), every packet misses and inserts", 10, 100, 65537, 0,
+		BENCH_SEQ, true, false, 1u << 21, 1500000},
+	{"syn-full", "new connections (SYN) into a full table: insert fails", 10, 100, 65537, 0,
+		BENCH_SEQ, true, true, 1u << 16, 0},
+	{"svc10k-est-1m", "10k services x 100 backends, 1M connections, uniform", 10000, 100, 10007,
+		1000000, BENCH_UNIFORM, false, false, 1310720, 0},
+	{"svc10k-syn", "10k services x 100 backends, new connections (SYN)", 10000, 100, 10007, 0,
+		BENCH_SEQ, true, false, 1u << 21, 1500000},
+};
+
+/* The smoke run: tiny, and checks every packet instead of timing anything. */
+static const struct scenario smoke_suite[] = {
+	{"smoke-est", "established, 1k connections", 4, 8, 251, 1000, BENCH_UNIFORM, false, false,
+		4096, 0},
+	{"smoke-syn", "new connections", 4, 8, 251, 0, BENCH_SEQ, true, false, 1u << 14, 12000},
+};
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Set a worker up as workers_create() in mux/main.c does. */
+static int
+worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g, uint32_t entries,
+	const char *name)
+{
+	static const uint32_t timeout[3] = {300, 15, 30};
+
+	memset(w, 0, sizeof(*w));
+	w->ctx = &env->ctx;
+	w->lcore = rte_lcore_id();
+	w->idx = 0;
+	w->ip_id = 0;
+	w->conn = mux_conn_create(name, entries, env->socket, timeout, &g->seed);
+	w->svc_cnt = rte_zmalloc_socket("svc_cnt", sizeof(*w->svc_cnt) * (g->n_services + 1),
+		RTE_CACHE_LINE_SIZE, env->socket);
+	w->be_cnt = rte_zmalloc_socket("be_cnt", sizeof(*w->be_cnt) * (g->n_backends + 1),
+		RTE_CACHE_LINE_SIZE, env->socket);
+	if (w->conn == NULL || w->svc_cnt == NULL || w->be_cnt == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+worker_fini(struct mux_worker *w)
+{
+	mux_conn_free(w->conn);
+	rte_free(w->svc_cnt);
+	rte_free(w->be_cnt);
+	memset(w, 0, sizeof(*w));
+}
+
+static void
+conn_reset(struct mux_conn_table *ct)
+{
+	rte_hash_reset(ct->h);
+	memset(ct->ent, 0, sizeof(*ct->ent) * ct->entries);
+}
+
+/* Fill n mbufs with the frames of flows[0..n). */
+static inline void
+prep(struct rte_mbuf **m, const uint64_t *flows, uint32_t n, uint32_t n_services, uint8_t flags)
+{
+	struct bench_flow fl;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		bench_flow_of(flows[i], n_services, &fl);
+		bench_frame(rte_pktmbuf_mtod(m[i], uint8_t *), &fl, flags);
+		m[i]->data_len = BENCH_FRAME_LEN;
+		m[i]->pkt_len = BENCH_FRAME_LEN;
+	}
+}
+
+/* Run one batch through mux_burst; reclaimed mbufs land in out. Returns the count. */
+static inline uint32_t
+run_batch(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf **m,
+	uint32_t n, struct rte_mbuf **out)
+{
+	struct mux_txbuf *t = &w->tx[port];
+	uint32_t i, got = 0;
+
+	for (i = 0; i < n; i += MUX_BURST) {
+		uint16_t k = (uint16_t)RTE_MIN((uint32_t)MUX_BURST, n - i);
+
+		mux_burst(w, g, port, m + i, k, BENCH_NOW);
+		memcpy(out + got, t->pkts, sizeof(*out) * t->n);
+		got += t->n;
+		t->n = 0;
+	}
+	return got;
+}
+
+/* Push flows through the mux untimed (warm-up); returns forwarded packets. */
+static uint64_t
+push_flows(struct bench_env *env, struct mux_worker *w, const struct mux_gen *g, uint64_t first,
+	uint64_t n, uint32_t n_services, uint8_t flags)
+{
+	struct rte_mbuf *m[BENCH_BATCH_PKTS], *out[BENCH_BATCH_PKTS];
+	uint64_t fl[BENCH_BATCH_PKTS], done = 0, fwd = 0;
+	uint32_t k, i, got;
+
+	while (done < n) {
+		k = (uint32_t)RTE_MIN((uint64_t)BENCH_BATCH_PKTS, n - done);
+		if (rte_pktmbuf_alloc_bulk(env->pool, m, k) != 0)
+			return fwd;
+		for (i = 0; i < k; i++)
+			fl[i] = first + done + i;
+		prep(m, fl, k, n_services, flags);
+		got = run_batch(w, g, env->port, m, k, out);
+		rte_pktmbuf_free_bulk(out, got);
+		fwd += got;
+		done += k;
+	}
+	return fwd;
+}
+
+/* Insert flows until the first one the table refuses; returns live entries. */
+static uint64_t
+fill_table(
+	struct bench_env *env, struct mux_worker *w, const struct mux_gen *g, uint32_t n_services)
+{
+	uint64_t f = 0;
+
+	while (w->cnt.conn_full == 0 && f < (uint64_t)w->conn->entries * 2) {
+		push_flows(env, w, g, f, MUX_BURST, n_services, LB_TCP_SYN);
+		f += MUX_BURST;
+	}
+	return mux_conn_count(w->conn);
+}
+
+/*
+ * The smoke run's checks on every forwarded frame: one outer IPv4 header to
+ * the backend's host with a valid checksum, the inner packet DNATed to a
+ * backend of the flow's own service with TTL - 1 and valid IPv4 and TCP
+ * checksums, Ethernet padding gone.
+ */
+static int
+check_output(const struct bench_env *env, struct rte_mbuf **out, uint32_t got,
+	const uint64_t *flows, uint32_t n, const struct scenario *sc)
+{
+	const uint32_t hl = sizeof(struct lb_ipv4_hdr);
+	uint32_t i;
+
+	if (got != n) {
+		fprintf(stderr, "smoke: %s: %u of %u frames forwarded\n", sc->name, got, n);
+		return -1;
+	}
+	for (i = 0; i < got; i++) {
+		const uint8_t *p = rte_pktmbuf_mtod(out[i], const uint8_t *);
+		const struct lb_eth_hdr *eth = (const struct lb_eth_hdr *)p;
+		const struct lb_ipv4_hdr *o = (const struct lb_ipv4_hdr *)(p + sizeof(*eth));
+		const struct lb_ipv4_hdr *in =
+			(const struct lb_ipv4_hdr *)((const uint8_t *)o + hl);
+		const struct lb_tcp_hdr *tcp =
+			(const struct lb_tcp_hdr *)((const uint8_t *)in + hl);
+		uint32_t id = rte_be_to_cpu_32(in->dst) - BENCH_DIP_BASE - 1;
+		struct bench_flow fl;
+		const char *bad = NULL;
+
+		bench_flow_of(flows[i], sc->services, &fl);
+		if (out[i]->data_len != sizeof(*eth) + 2 * hl + sizeof(*tcp))
+			bad = "frame length (padding not trimmed, or no outer header)";
+		else if (eth->type != rte_cpu_to_be_16(LB_ETHERTYPE_IPV4) ||
+			 memcmp(eth->dst, &env->ctx.next_hop, 6) != 0)
+			bad = "outer Ethernet header";
+		else if (o->ver_ihl != 0x45 || o->proto != LB_IPPROTO_IPIP ||
+			 o->src != env->ctx.tunnel_addr || lb_ipv4_hdr_csum(o, hl) != o->csum ||
+			 rte_be_to_cpu_16(o->total_len) != 2 * hl + sizeof(*tcp))
+			bad = "outer IPv4 header";
+		else if (id >= sc->services * sc->backends ||
+			 id / sc->backends != (uint32_t)(flows[i] % sc->services))
+			bad = "inner destination is not a backend of the flow's service";
+		else if (o->dst != rte_cpu_to_be_32(BENCH_HOST_BASE + (id & 0xffff) + 1))
+			bad = "outer destination is not the backend's host";
+		else if (in->ttl != 63 || in->src != fl.src || lb_ipv4_hdr_csum(in, hl) != in->csum)
+			bad = "inner IPv4 header (TTL, source or checksum)";
+		else if (tcp->dport != rte_cpu_to_be_16(BENCH_BE_PORT) || tcp->sport != fl.sport ||
+			 lb_ipv4_l4_csum(in->src, in->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp)) != 0)
+			bad = "inner TCP header (port or checksum)";
+		if (bad != NULL) {
+			fprintf(stderr, "smoke: %s: frame %u (flow %" PRIu64 "): %s\n", sc->name, i,
+				flows[i], bad);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, bool check,
+	struct result *r)
+{
+	struct rte_mbuf *m[BENCH_BATCH_PKTS], *out[BENCH_BATCH_PKTS];
+	uint64_t fl[BENCH_BATCH_PKTS];
+	struct lb_ftable ft;
+	struct lb_cfg_err err;
+	struct mux_worker *w;
+	struct mux_gen *g;
+	uint32_t *seq = NULL, pos = 0, i, got;
+	uint64_t next_new = BENCH_NEW_BASE, budget, t0, t1, t2, start;
+	uint8_t flags = sc->syn ? LB_TCP_SYN : LB_TCP_ACK;
+	double t;
+	int rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	w = rte_zmalloc_socket("bench_worker", sizeof(*w), RTE_CACHE_LINE_SIZE, env->socket);
+	if (w == NULL || bench_ftable(&ft, sc->services, sc->backends, sc->maglev) != 0) {
+		fprintf(stderr, "sluice-bench: %s: out of memory\n", sc->name);
+		rte_free(w);
+		return -1;
+	}
+	t = now_s();
+	g = mux_gen_build(&ft, 1, env->socket, &err);
+	r->build_s = now_s() - t;
+	lb_ftable_free(&ft);
+	if (g == NULL) {
+		fprintf(stderr, "sluice-bench: %s: %s\n", sc->name, err.msg);
+		rte_free(w);
+		return -1;
+	}
+	if (worker_init(w, env, g, sc->entries, sc->name) != 0) {
+		fprintf(stderr, "sluice-bench: %s: no memory for the connection table (%s)\n",
+			sc->name, rte_strerror(rte_errno));
+		goto out;
+	}
+
+	/* Warm-up: establish every connection once, untimed. */
+	t = now_s();
+	if (sc->conns != 0) {
+		push_flows(env, w, g, 0, sc->conns, sc->services, LB_TCP_SYN);
+		seq = bench_sequence(sc->dist, 1.0, sc->conns, BENCH_SEQ_LEN, 0x5eed);
+		if (seq == NULL)
+			goto out;
+	}
+	if (sc->fill)
+		fill_table(env, w, g, sc->services);
+	r->warm_s = now_s() - t;
+	r->live = mux_conn_count(w->conn);
+	memset(&w->cnt, 0, sizeof(w->cnt));
+
+	budget = (uint64_t)(seconds * (double)env->hz);
+	start = rte_rdtsc();
+	do {
+		if (rte_pktmbuf_alloc_bulk(env->pool, m, BENCH_BATCH_PKTS) != 0) {
+			fprintf(stderr, "sluice-bench: %s: mbuf pool empty\n", sc->name);
+			goto out;
+		}
+		if (sc->syn && sc->reset_at != 0 &&
+			mux_conn_count(w->conn) + BENCH_BATCH_PKTS > sc->reset_at)
+			conn_reset(w->conn);
+		for (i = 0; i < BENCH_BATCH_PKTS; i++) {
+			if (sc->syn) {
+				fl[i] = next_new++;
+			} else {
+				fl[i] = seq[pos];
+				pos = (pos + 1) & (BENCH_SEQ_LEN - 1);
+			}
+		}
+		t0 = rte_rdtsc();
+		prep(m, fl, BENCH_BATCH_PKTS, sc->services, flags);
+		t1 = rte_rdtsc();
+		got = run_batch(w, g, env->port, m, BENCH_BATCH_PKTS, out);
+		t2 = rte_rdtsc();
+		r->prep_cyc += t1 - t0;
+		r->mux_cyc += t2 - t1;
+		r->pkts += BENCH_BATCH_PKTS;
+		if (check && check_output(env, out, got, fl, BENCH_BATCH_PKTS, sc) != 0) {
+			rte_pktmbuf_free_bulk(out, got);
+			goto out;
+		}
+		rte_pktmbuf_free_bulk(out, got);
+	} while (check ? r->pkts < (uint64_t)sc->conns + 20000 : rte_rdtsc() - start < budget);
+
+	if (check) {
+		/* One burst left queued and sent through the port, as mux_flush() does. */
+		if (rte_pktmbuf_alloc_bulk(env->pool, m, MUX_BURST) != 0)
+			goto out;
+		for (i = 0; i < MUX_BURST; i++)
+			fl[i] = sc->syn ? next_new++ : seq[i];
+		prep(m, fl, MUX_BURST, sc->services, flags);
+		mux_burst(w, g, env->port, m, MUX_BURST, BENCH_NOW);
+		mux_flush(w);
+		r->pkts += MUX_BURST;
+	}
+	r->fwd = w->cnt.fwd_pkts;
+	r->hit = w->cnt.conn_hit;
+	r->new_conns = w->cnt.conn_new;
+	r->full = w->cnt.conn_full;
+	for (i = 1; i < LB_DROP_MAX; i++)
+		r->drops += w->cnt.drops[i];
+	r->tx = w->cnt.tx_pkts;
+	r->tx_full = w->cnt.drops[LB_DROP_TX_FULL];
+	rc = 0;
+out:
+	free(seq);
+	worker_fini(w);
+	rte_free(w);
+	mux_gen_free(g);
+	return rc;
+}
+
+static double
+cycles_per_pkt(const struct result *r)
+{
+	return (double)r->mux_cyc / (double)r->pkts;
+}
+
+/*
+ * Run a scenario o->repeat times (once for the smoke run) and keep the run
+ * with the median cycles per packet; lo and hi are the fastest and slowest.
+ * Shared virtual machines drift by tens of percent between runs.
+ */
+static int
+run_repeated(struct bench_env *env, const struct scenario *sc, const struct bench_opts *o,
+	struct result *med, double *lo, double *hi)
+{
+	struct result rs[16], t;
+	int n = o->smoke ? 1 : RTE_MIN(RTE_MAX(o->repeat, 1), 16);
+	int i, j;
+
+	for (i = 0; i < n; i++)
+		if (run_scenario(env, sc, o->seconds, o->smoke, &rs[i]) != 0)
+			return -1;
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && cycles_per_pkt(&rs[j]) < cycles_per_pkt(&rs[j - 1]); j--) {
+			t = rs[j];
+			rs[j] = rs[j - 1];
+			rs[j - 1] = t;
+		}
+	*med = rs[n / 2];
+	*lo = cycles_per_pkt(&rs[0]);
+	*hi = cycles_per_pkt(&rs[n - 1]);
+	return 0;
+}
+
+/* Sanity of a smoke result: everything forwarded, nothing dropped, table used. */
+static int
+smoke_verdict(const struct scenario *sc, const struct result *r)
+{
+	const char *bad = NULL;
+
+	if (r->fwd != r->pkts)
+		bad = "not every packet was forwarded";
+	else if (r->drops != 0)
+		bad = "packets were dropped";
+	else if (r->tx != MUX_BURST)
+		bad = "mux_flush did not transmit the queued burst";
+	else if (!sc->syn && (r->live != sc->conns || r->hit != r->pkts))
+		bad = "established flows missed the connection table";
+	else if (sc->syn && (r->new_conns != r->pkts || r->full != 0))
+		bad = "new connections were not all inserted";
+	if (bad == NULL)
+		return 0;
+	fprintf(stderr,
+		"smoke: %s: %s (pkts %" PRIu64 " fwd %" PRIu64 " drops %" PRIu64 " tx %" PRIu64
+		" hit %" PRIu64 " new %" PRIu64 " full %" PRIu64 " live %" PRIu64 ")\n",
+		sc->name, bad, r->pkts, r->fwd, r->drops, r->tx, r->hit, r->new_conns, r->full,
+		r->live);
+	return -1;
+}
+
+static void
+report_header(FILE *out)
+{
+	fprintf(out, "%-17s %10s %8s %7s %13s %8s %6s %6s %6s %6s %9s %7s\n", "scenario", "packets",
+		"cyc/pkt", "Mpps", "min..max", "prep/pkt", "hit%", "new%", "full%", "drop%", "live",
+		"build");
+}
+
+static void
+report_line(FILE *out, const struct scenario *sc, const struct result *r, uint64_t hz, double lo,
+	double hi)
+{
+	double cpp = (double)r->mux_cyc / (double)r->pkts;
+	double pk = (double)r->pkts / 100.0;
+
+	fprintf(out,
+		"%-17s %10" PRIu64
+		" %8.1f %7.2f %6.0f..%-6.0f %8.1f %6.1f %6.1f %6.1f %6.2f %9" PRIu64 " %6.2fs\n",
+		sc->name, r->pkts, cpp, (double)hz / cpp / 1e6, lo, hi,
+		(double)r->prep_cyc / (double)r->pkts, (double)r->hit / pk,
+		(double)r->new_conns / pk, (double)r->full / pk, (double)r->drops / pk, r->live,
+		r->build_s);
+}
+
+static void
+report_csv(const char *path, const struct scenario *sc, const struct result *r, uint64_t hz,
+	double lo, double hi)
+{
+	double cpp = (double)r->mux_cyc / (double)r->pkts;
+	long sz;
+	FILE *f = fopen(path, "a+");
+
+	if (f == NULL) {
+		fprintf(stderr, "sluice-bench: cannot write %s\n", path);
+		return;
+	}
+	fseek(f, 0, SEEK_END);
+	sz = ftell(f);
+	if (sz == 0)
+		fprintf(f, "scenario,services,backends,maglev_size,conns,dist,syn,packets,"
+			   "cycles_per_pkt,mpps,cycles_min,cycles_max,prep_cycles_per_pkt,hit,new,"
+			   "full,drops,live,tsc_hz\n");
+	fprintf(f,
+		"%s,%u,%u,%u,%u,%s,%d,%" PRIu64 ",%.2f,%.3f,%.2f,%.2f,%.2f,%" PRIu64 ",%" PRIu64
+		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+		sc->name, sc->services, sc->backends, sc->maglev, sc->conns,
+		sc->syn			 ? "new"
+		: sc->dist == BENCH_ZIPF ? "zipf"
+					 : "uniform",
+		sc->syn, r->pkts, cpp, (double)hz / cpp / 1e6, lo, hi,
+		(double)r->prep_cyc / (double)r->pkts, r->hit, r->new_conns, r->full, r->drops,
+		r->live, hz);
+	fclose(f);
+}
+
+/*
+ * Heap bytes one connection table takes, per entry: rte_hash (key store,
+ * buckets, free-slot ring) plus the 8-byte parallel record, as the EAL heap
+ * accounts them.
+ */
+static void
+report_conn_memory(const struct bench_env *env, FILE *out)
+{
+	static const uint32_t sizes[] = {65535, 65536, (1u << 20) - 1, 1u << 20, 1310720};
+	static const uint32_t timeout[3] = {300, 15, 30};
+	struct lb_hash_seed seed = {1, 2};
+	struct rte_malloc_socket_stats a, b;
+	struct mux_conn_table *ct;
+	uint32_t i;
+
+	fprintf(out, "\nconnection table memory (rte_malloc heap, per entry):\n");
+	for (i = 0; i < RTE_DIM(sizes); i++) {
+		rte_malloc_get_socket_stats(env->socket, &a);
+		ct = mux_conn_create("bench_mem", sizes[i], env->socket, timeout, &seed);
+		rte_malloc_get_socket_stats(env->socket, &b);
+		if (ct == NULL) {
+			fprintf(out, "  %8u entries: cannot create (%s)\n", sizes[i],
+				rte_strerror(rte_errno));
+			continue;
+		}
+		fprintf(out,
+			"  %8u entries: %10zu bytes, %.1f bytes/entry (rte_hash %.1f + record "
+			"%.1f)\n",
+			sizes[i], b.heap_allocsz_bytes - a.heap_allocsz_bytes,
+			(double)(b.heap_allocsz_bytes - a.heap_allocsz_bytes) / sizes[i],
+			(double)(b.heap_allocsz_bytes - a.heap_allocsz_bytes -
+				 sizeof(struct mux_conn) * ct->entries) /
+				sizes[i],
+			(double)(sizeof(struct mux_conn) * ct->entries) / sizes[i]);
+		mux_conn_free(ct);
+	}
+}
+
+static int
+port_init(struct bench_env *env)
+{
+	struct rte_eth_conf conf = {0};
+	uint16_t id;
+
+	if (rte_eth_dev_get_port_by_name("net_null0", &id) != 0)
+		return -1;
+	if (rte_eth_dev_configure(id, 1, 1, &conf) != 0 ||
+		rte_eth_rx_queue_setup(id, 0, 64, env->socket, NULL, env->pool) != 0 ||
+		rte_eth_tx_queue_setup(id, 0, 64, env->socket, NULL) != 0 ||
+		rte_eth_dev_start(id) != 0)
+		return -1;
+	env->port = id;
+	env->ctx.n_ports = (uint16_t)(id + 1);
+	rte_eth_macaddr_get(id, &env->ctx.port_mac[id]);
+	return 0;
+}
+
+static void
+remove_runtime_dir(const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/* The highest CPU we may run on: the main lcore, away from CPU 0's chores. */
+static int
+last_cpu(void)
+{
+	cpu_set_t set;
+	int c, last = 0;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			last = c;
+	return last;
+}
+
+int
+bench_micro(const struct bench_opts *o, const char *argv0)
+{
+	const struct scenario *suite = o->smoke ? smoke_suite : full_suite;
+	size_t n = o->smoke ? RTE_DIM(smoke_suite) : RTE_DIM(full_suite);
+	char lcore[16], prefix[64], rundir[PATH_MAX];
+	char *eargv[16];
+	struct bench_env env;
+	struct result r;
+	double lo, hi;
+	int eargc = 0, rc = 0, ran = 0;
+	size_t i;
+
+	memset(&env, 0, sizeof(env));
+	snprintf(lcore, sizeof(lcore), "%d", last_cpu());
+	snprintf(prefix, sizeof(prefix), "--file-prefix=sluice-bench-%d", (int)getpid());
+	eargv[eargc++] = (char *)argv0;
+	eargv[eargc++] = (char *)"-l";
+	eargv[eargc++] = lcore;
+	eargv[eargc++] = (char *)"--no-pci";
+	eargv[eargc++] = prefix;
+	eargv[eargc++] = (char *)"--vdev=net_null0";
+	eargv[eargc++] = (char *)"--log-level=lib.eal:warning";
+	if (!o->hugepages)
+		eargv[eargc++] = (char *)"--no-huge";
+	eargv[eargc++] = (char *)"-m";
+	eargv[eargc++] = (char *)(o->smoke ? "256" : o->hugepages ? "1024" : "2048");
+	eargv[eargc] = NULL;
+	if (rte_eal_init(eargc, eargv) < 0) {
+		fprintf(stderr, "sluice-bench: EAL init failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
+	env.socket = (int)rte_socket_id();
+	env.hz = rte_get_tsc_hz();
+	env.pool = rte_pktmbuf_pool_create("bench_pool", 2 * BENCH_BATCH_PKTS + 1024, 256, 0,
+		RTE_MBUF_DEFAULT_BUF_SIZE, env.socket);
+	env.ctx.tunnel_addr = rte_cpu_to_be_32(0x0aff0001); /* 10.255.0.1 */
+	memcpy(&env.ctx.next_hop, "\x02\x00\x00\x00\x00\xfe", 6);
+	env.ctx.mtu = 1500;
+	env.ctx.tunnel_ttl = 64;
+	env.ctx.busy_poll = true;
+	env.ctx.tsc_hz = env.hz;
+	env.ctx.tsc0 = rte_rdtsc();
+	if (env.pool == NULL || port_init(&env) != 0) {
+		fprintf(stderr, "sluice-bench: mbuf pool or net_null port: %s\n",
+			rte_strerror(rte_errno));
+		rc = 1;
+		goto done;
+	}
+
+	printf("sluice-bench micro: lcore %u, TSC %.3f GHz, %s, batches of %d bursts of %d\n",
+		rte_lcore_id(), (double)env.hz / 1e9, o->hugepages ? "hugepages" : "no hugepages",
+		BENCH_BATCH, MUX_BURST);
+	report_header(stdout);
+	for (i = 0; i < n; i++) {
+		if (o->only != NULL && strcmp(o->only, suite[i].name) != 0)
+			continue;
+		ran++;
+		if (run_repeated(&env, &suite[i], o, &r, &lo, &hi) != 0) {
+			rc = 1;
+			continue;
+		}
+		report_line(stdout, &suite[i], &r, env.hz, lo, hi);
+		fflush(stdout);
+		if (o->csv != NULL && !o->smoke)
+			report_csv(o->csv, &suite[i], &r, env.hz, lo, hi);
+		if (o->smoke && smoke_verdict(&suite[i], &r) != 0)
+			rc = 1;
+	}
+	if (ran == 0) {
+		fprintf(stderr, "sluice-bench: no scenario named %s\n", o->only);
+		rc = 2;
+	}
+	if (!o->smoke && o->only == NULL)
+		report_conn_memory(&env, stdout);
+	if (o->smoke)
+		printf("smoke: %s\n", rc == 0 ? "ok" : "FAILED");
+done:
+	rte_eal_cleanup();
+	remove_runtime_dir(rundir);
+	return rc;
+}

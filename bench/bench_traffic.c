@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Synthetic traffic: flow numbers to tuples, frames, flow tables and the
+ * order in which flows are picked (uniform, Zipf, sequential).
+ */
+#include <math.h>
+#include <pcap/pcap.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "lb_csum.h"
+#include "lb_hdr.h"
+#include "lb_maglev.h"
+
+/* Scatters Zipf ranks over flow numbers; prime, so coprime with any n below it. */
+#define BENCH_SCATTER 1000003u
+
+void
+bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl)
+{
+	/* 4096 ports per client address, 2^24 addresses in 11.0.0.0/8. */
+	fl->src = rte_cpu_to_be_32(0x0b000000u | (uint32_t)((f >> 12) & 0xffffff));
+	fl->sport = rte_cpu_to_be_16((uint16_t)(16384 + (f & 0xfff)));
+	fl->dst = rte_cpu_to_be_32(BENCH_VIP_BASE + (uint32_t)(f % n_services));
+	fl->dport = rte_cpu_to_be_16(BENCH_SVC_PORT);
+}
+
+void
+bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags)
+{
+	static const uint8_t dmac[6] = {0x02, 0, 0, 0, 0, 0x01};
+	static const uint8_t smac[6] = {0x02, 0, 0, 0, 0, 0x02};
+	struct lb_eth_hdr *eth = (struct lb_eth_hdr *)buf;
+	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(buf + sizeof(*eth));
+	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(buf + sizeof(*eth) + sizeof(*ip));
+
+	memset(buf, 0, BENCH_FRAME_LEN);
+	memcpy(eth->dst, dmac, 6);
+	memcpy(eth->src, smac, 6);
+	eth->type = rte_cpu_to_be_16(LB_ETHERTYPE_IPV4);
+	ip->ver_ihl = 0x45;
+	ip->total_len = rte_cpu_to_be_16(sizeof(*ip) + sizeof(*tcp));
+	ip->frag_off = rte_cpu_to_be_16(LB_IPV4_DF);
+	ip->ttl = 64;
+	ip->proto = LB_IPPROTO_TCP;
+	ip->src = fl->src;
+	ip->dst = fl->dst;
+	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
+	tcp->sport = fl->sport;
+	tcp->dport = fl->dport;
+	tcp->seq = rte_cpu_to_be_32(1);
+	tcp->ack = (tcp_flags & LB_TCP_ACK) ? rte_cpu_to_be_32(1) : 0;
+	tcp->data_off = 0x50;
+	tcp->flags = tcp_flags;
+	tcp->window = rte_cpu_to_be_16(65535);
+	tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
+}
+
+int
+bench_ftable(struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uint32_t maglev_size)
+{
+	uint32_t i, j;
+
+	memset(ft, 0, sizeof(*ft));
+	ft->seed.k0 = 0x5a1ce0f10e5eed5aULL;
+	ft->seed.k1 = 0x1ce0f10e5eed0001ULL;
+	ft->maglev_size = maglev_size;
+	ft->services = calloc(n_services, sizeof(*ft->services));
+	if (ft->services == NULL)
+		return -1;
+	for (i = 0; i < n_services; i++) {
+		struct lb_service_cfg *s = &ft->services[i];
+
+		lb_addr_v4(&s->vip, rte_cpu_to_be_32(BENCH_VIP_BASE + i));
+		s->port = BENCH_SVC_PORT;
+		s->proto = LB_IPPROTO_TCP;
+		s->af = LB_AF_INET;
+		s->backends = calloc(n_backends, sizeof(*s->backends));
+		ft->n_services++;
+		if (s->backends == NULL) {
+			lb_ftable_free(ft);
+			return -1;
+		}
+		s->n_backends = n_backends;
+		for (j = 0; j < n_backends; j++) {
+			struct lb_backend_cfg *b = &s->backends[j];
+			uint32_t id = i * n_backends + j;
+
+			lb_addr_v4(&b->dip, rte_cpu_to_be_32(BENCH_DIP_BASE + id + 1));
+			lb_addr_v4(&b->host, rte_cpu_to_be_32(BENCH_HOST_BASE + (id & 0xffff) + 1));
+			b->port = BENCH_BE_PORT;
+			b->weight = 1;
+		}
+	}
+	return 0;
+}
+
+static inline uint64_t
+xorshift64s(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* Uniform double in [0, 1). */
+static inline double
+unit(uint64_t *s)
+{
+	return (double)(xorshift64s(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+uint32_t *
+bench_sequence(enum bench_dist dist, double s, uint32_t n_flows, uint32_t len, uint64_t seed)
+{
+	uint32_t *seq = malloc(sizeof(*seq) * len);
+	double *cdf = NULL;
+	uint64_t st = seed | 1;
+	uint32_t i;
+
+	if (seq == NULL)
+		return NULL;
+	switch (dist) {
+	case BENCH_SEQ:
+		for (i = 0; i < len; i++)
+			seq[i] = i % n_flows;
+		break;
+	case BENCH_UNIFORM:
+		for (i = 0; i < len; i++)
+			seq[i] = (uint32_t)(((xorshift64s(&st) >> 32) * n_flows) >> 32);
+		break;
+	case BENCH_ZIPF:
+		/* Inverse CDF over ranks 1..n with weight 1/k^s. */
+		cdf = malloc(sizeof(*cdf) * n_flows);
+		if (cdf == NULL) {
+			free(seq);
+			return NULL;
+		}
+		cdf[0] = 1.0;
+		for (i = 1; i < n_flows; i++)
+			cdf[i] = cdf[i - 1] + pow((double)i + 1, -s);
+		for (i = 0; i < len; i++) {
+			double u = unit(&st) * cdf[n_flows - 1];
+			uint32_t lo = 0, hi = n_flows - 1;
+
+			while (lo < hi) {
+				uint32_t mid = lo + (hi - lo) / 2;
+
+				if (cdf[mid] < u)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			seq[i] = (uint32_t)(((uint64_t)lo * BENCH_SCATTER) % n_flows);
+		}
+		free(cdf);
+		break;
+	}
+	return seq;
+}
+
+int
+bench_write_pcap(const char *path, uint32_t n, uint32_t n_services, uint8_t tcp_flags)
+{
+	struct pcap_pkthdr h = {.caplen = BENCH_FRAME_LEN, .len = BENCH_FRAME_LEN};
+	uint8_t frame[BENCH_FRAME_LEN];
+	struct bench_flow fl;
+	pcap_dumper_t *d;
+	pcap_t *p;
+	uint32_t i;
+
+	p = pcap_open_dead(DLT_EN10MB, 65535);
+	if (p == NULL)
+		return -1;
+	d = pcap_dump_open(p, path);
+	if (d == NULL) {
+		pcap_close(p);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		bench_flow_of(i, n_services, &fl);
+		bench_frame(frame, &fl, tcp_flags);
+		h.ts.tv_sec = 1;
+		h.ts.tv_usec = (suseconds_t)i;
+		pcap_dump((u_char *)d, &h, frame);
+	}
+	pcap_dump_close(d);
+	pcap_close(p);
+	return 0;
+}

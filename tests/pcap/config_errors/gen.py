@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Input for the config_errors case: a good configuration and a table of
+one-line edits that each break it.
+
+Each row is (description, old text, new text, expected substrings of the
+error). The edit replaces the first occurrence of old with new; the error
+must name the file and the line where new landed ("FILE:LINE:"), plus the
+substrings (the field's path, the bad value).
+
+    /usr/bin/python3 gen.py DIR     writes DIR/good.cfg and DIR/bad_<n>.cfg
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import sluicepcap as sp  # noqa: E402
+
+SERVICES = [
+    sp.Service("192.0.2.80", "tcp", 80, [sp.Backend("10.8.0.1", 8080, "10.0.80.1", weight=1),
+                                         sp.Backend("10.8.0.2", 8080, "10.0.80.2", weight=3)]),
+    sp.Service("192.0.2.80", "udp", 53, [sp.Backend("10.8.0.3", 53, "10.0.80.3")]),
+]
+
+B1 = 'dip = "10.8.0.2"; port = 8080; weight = 3;'
+TABLE = [
+    ("weight out of range", B1, 'dip = "10.8.0.2"; port = 8080; weight = 70000;',
+     ["flow_table.services[0].backends[1].weight", "70000", "out of range"]),
+    ("negative weight", B1, 'dip = "10.8.0.2"; port = 8080; weight = -1;',
+     ["flow_table.services[0].backends[1].weight", "-1"]),
+    ("bad IPv4 address for a DIP", 'dip = "10.8.0.1"', 'dip = "10.8.0.300"',
+     ["flow_table.services[0].backends[0].dip", "10.8.0.300"]),
+    ("bad IPv4 address for the tunnel", 'tunnel_address = "10.255.0.1"',
+     'tunnel_address = "10.255.0"', ["mux.tunnel_address", "10.255.0"]),
+    ("bad MAC address", 'next_hop_mac = "02:00:00:00:00:fe"', 'next_hop_mac = "02:00:00:00:fe"',
+     ["mux.next_hop_mac", "02:00:00:00:fe"]),
+    ("unknown field in mux", 'next_hop_mac = "02:00:00:00:00:fe";',
+     'next_hop_mac = "02:00:00:00:00:fe"; colour = "blue";', ["mux.colour", "unknown field"]),
+    ("unknown field in a backend (misspelt weight)", B1, 'dip = "10.8.0.2"; port = 8080; wieght = 3;',
+     ["flow_table.services[0].backends[1].wieght", "unknown field"]),
+    ("mtu out of range", 'next_hop_mac = "02:00:00:00:00:fe";',
+     'next_hop_mac = "02:00:00:00:00:fe"; mtu = 100;', ["mux.mtu", "100"]),
+    ("unknown protocol", 'protocol = "udp"', 'protocol = "sctp"',
+     ["flow_table.services[1].protocol", "sctp"]),
+    ("port 0", 'port = 53;', 'port = 0;', ["flow_table.services[1].port"]),
+    ("maglev_size not prime", 'hash_seed = "%s";' % sp.DEFAULT_SEED,
+     'hash_seed = "%s"; maglev_size = 65536;' % sp.DEFAULT_SEED,
+     ["flow_table.maglev_size", "65536", "prime"]),
+    ("missing host", ' host = "10.0.80.3";', "", ["flow_table.services[1].backends[0].host",
+                                                  "missing"]),
+    ("syntax error: no '=' after a name", 'tunnel_address = "10.255.0.1";',
+     'tunnel_address "10.255.0.1";', ["syntax error"]),
+]
+
+
+def good():
+    return sp.MuxConfig(SERVICES).render()
+
+
+def bad(row):
+    """(text, line) of the broken configuration for a table row."""
+    _, old, new, _ = row
+    text = good()
+    at = text.index(old)
+    text = text[:at] + new + text[at + len(old):]
+    return text, text[:at].count("\n") + 1
+
+
+if __name__ == "__main__":
+    out = sys.argv[1] if len(sys.argv) > 1 else "."
+    with open(os.path.join(out, "good.cfg"), "w") as f:
+        f.write(good())
+    for i, row in enumerate(TABLE):
+        with open(os.path.join(out, "bad_%d.cfg" % i), "w") as f:
+            f.write(bad(row)[0])
