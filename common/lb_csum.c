@@ -30,19 +30,6 @@ lb_csum_partial(const void *buf, size_t len, uint32_t sum)
 }
 
 rte_be16_t
-lb_ipv4_hdr_csum(const void *ip, size_t hdr_len)
-{
-	uint32_t sum;
-	uint16_t zero = 0;
-
-	/* Bytes 10-11 hold the checksum itself: sum around them. */
-	sum = lb_csum_partial(ip, 10, 0);
-	sum = lb_csum_partial(&zero, 2, sum);
-	sum = lb_csum_partial((const uint8_t *)ip + 12, hdr_len - 12, sum);
-	return (rte_be16_t)~lb_csum_fold(sum);
-}
-
-rte_be16_t
 lb_ipv4_l4_csum(rte_be32_t src, rte_be32_t dst, uint8_t proto, const void *l4, size_t l4_len)
 {
 	struct {

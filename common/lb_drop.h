@@ -25,10 +25,10 @@
 	X(L4_TRUNCATED, "l4_truncated")       /* L4 header past IP end */     \
 	X(L4_LEN, "l4_len")                   /* UDP length or TCP offset */  \
 	X(ICMP_TYPE, "icmp_type")             /* ICMP type not handled */      \
-	X(ICMP_QUOTE, "icmp_quote")           /* error quotes too little */   \
+	X(ICMP_QUOTE, "icmp_quote")           /* quote short or not ours */   \
 	X(NO_SERVICE, "no_service")           /* no VIP:port for the flow */   \
 	X(NO_BACKEND, "no_backend")           /* pool has no usable backend */ \
-	X(TOO_BIG, "too_big")                 /* DF and no room: ICMP sent */  \
+	X(TOO_BIG, "too_big")                 /* DF and no room after encap */ \
 	X(TOO_BIG_NO_DF, "too_big_no_df")     /* no room, fragmenting off */   \
 	X(ARP_IGNORED, "arp_ignored")         /* ARP not for an owned IP */    \
 	X(ARP_MALFORMED, "arp_malformed")     /* not Ethernet/IPv4 ARP */     \

@@ -41,8 +41,9 @@ parse_arp(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 }
 
 /*
- * The quoted header of an ICMP error: at least the IP header and the eight
- * bytes of L4 that hold the ports (RFC 792), from a TCP or UDP first fragment.
+ * The quoted header of an ICMP error: at least the IP header and the four
+ * bytes of L4 that hold the ports (RFC 792 promises eight), from a TCP or UDP
+ * first fragment, sent by the address the error is addressed to.
  */
 static int
 parse_quote(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
@@ -66,6 +67,9 @@ parse_quote(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 	/* A later fragment carries no ports; only TCP and UDP are balanced. */
 	if ((rte_be_to_cpu_16(q->frag_off) & LB_IPV4_OFFMASK) != 0 ||
 		(q->proto != LB_IPPROTO_TCP && q->proto != LB_IPPROTO_UDP))
+		return LB_DROP_ICMP_QUOTE;
+	/* An error about VIP -> client is sent to the VIP; anything else is forged. */
+	if (memcmp(&q->src, &pkt->dst, 4) != 0)
 		return LB_DROP_ICMP_QUOTE;
 	memcpy(ports, p + off + qhl, 4);
 	pkt->quote_off = (uint16_t)off;

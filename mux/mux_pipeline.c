@@ -143,6 +143,17 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 			mux_drop(w, m, pi->df ? LB_DROP_TOO_BIG : LB_DROP_TOO_BIG_NO_DF);
 		return;
 	}
+	/*
+	 * A miss may be a flow that an earlier packet of this burst has just
+	 * added. Adding returns the existing entry then, and a live entry found
+	 * that way is a hit; a fresh slot has expiry 0 (never used, or swept).
+	 * Errors about a flow follow it; they never start one.
+	 */
+	if (pos < 0 && pi->kind == LB_PKT_L4) {
+		pos = rte_hash_add_key_with_hash(ct->h, key, lb_flow_sig(fh));
+		if (unlikely(pos < 0))
+			w->cnt.conn_full++;
+	}
 	if (pos >= 0) {
 		ce = &ct->ent[pos];
 		/* Expired, or pinned to a backend this service no longer has. */
@@ -159,15 +170,7 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 			return;
 		}
 		id = s->first_backend + slot;
-		/* Errors about a flow follow it; they never start one. */
 		if (pi->kind == LB_PKT_L4) {
-			if (ce == NULL) {
-				rc = rte_hash_add_key_with_hash(ct->h, key, lb_flow_sig(fh));
-				if (likely(rc >= 0))
-					ce = &ct->ent[rc];
-				else
-					w->cnt.conn_full++;
-			}
 			w->cnt.conn_new++;
 			w->svc_cnt[svc].new_conns++;
 			w->be_cnt[id].new_conns++;
@@ -194,23 +197,6 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	w->be_cnt[id].pkts++;
 	w->be_cnt[id].bytes += pi->l3_len;
 	mux_enqueue(w, port, m);
-}
-
-/*
- * Whether packet i's flow already missed the bulk lookup earlier in this
- * burst: that packet has added it by now, so packet i must find it there
- * rather than count the same connection as new a second time.
- */
-static inline int
-missed_earlier(const struct lb_flow_key *key, const hash_sig_t *sig, const int32_t *pos,
-	uint16_t i)
-{
-	uint16_t x;
-
-	for (x = 0; x < i; x++)
-		if (pos[x] < 0 && sig[x] == sig[i] && memcmp(&key[x], &key[i], sizeof(key[i])) == 0)
-			return 1;
-	return 0;
 }
 
 void
@@ -294,11 +280,12 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 	if (j == 0)
 		return;
 	rte_hash_lookup_with_hash_bulk(w->conn->h, kp, sig, j, pos);
+	/* The hits' records and backends: one miss each, overlapped across the burst. */
+	for (i = 0; i < j; i++)
+		if (pos[i] >= 0)
+			rte_prefetch0(&w->conn->ent[pos[i]]);
 
 	/* 4. Choose, rewrite, encapsulate, queue. */
-	for (i = 0; i < j; i++) {
-		if (pos[i] < 0 && missed_earlier(fkey, sig, pos, i))
-			pos[i] = rte_hash_lookup_with_hash(w->conn->h, &fkey[i], sig[i]);
+	for (i = 0; i < j; i++)
 		forward(w, g, port, fw[i], &info[i], svc[i], &fkey[i], fh[i], pos[i], now);
-	}
 }

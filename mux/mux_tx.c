@@ -11,16 +11,6 @@
 #include "mux_worker.h"
 
 void
-mux_enqueue(struct mux_worker *w, uint16_t port, struct rte_mbuf *m)
-{
-	struct mux_txbuf *t = &w->tx[port];
-
-	if (unlikely(t->n == MUX_TXBUF))
-		mux_flush(w);
-	t->pkts[t->n++] = m;
-}
-
-void
 mux_flush(struct mux_worker *w)
 {
 	uint16_t port, sent, i;

@@ -120,7 +120,7 @@ mux_now(const struct mux_ctx *ctx, uint64_t tsc)
 }
 
 /* Queue m for transmission on port, flushing first if the buffer is full. */
-void
+static inline void
 mux_enqueue(struct mux_worker *w, uint16_t port, struct rte_mbuf *m);
 
 static inline void
@@ -144,6 +144,16 @@ mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason)
 {
 	w->cnt.drops[reason]++;
 	rte_pktmbuf_free(m);
+}
+
+static inline void
+mux_enqueue(struct mux_worker *w, uint16_t port, struct rte_mbuf *m)
+{
+	struct mux_txbuf *t = &w->tx[port];
+
+	if (unlikely(t->n == MUX_TXBUF))
+		mux_flush(w);
+	t->pkts[t->n++] = m;
 }
 
 #endif /* MUX_WORKER_H */

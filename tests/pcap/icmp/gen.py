@@ -91,10 +91,10 @@ def quoted(client, cport, proto, qlen, src=VIP, sport=None, qproto=None):
     return bytes(ip / l4 / Raw(b"\xab" * 1400))[:qlen]
 
 
-def error(router, kind, quote, ident):
+def error(router, kind, quote, ident, dst=VIP):
     t, c, mtu = kind
     icmp = ICMP(type=t, code=c, nexthopmtu=mtu) if (t, c) == (3, 4) else ICMP(type=t, code=c)
-    return bytes(eth() / IP(src=router, dst=VIP, id=ident, ttl=60) / icmp / Raw(quote))
+    return bytes(eth() / IP(src=router, dst=dst, id=ident, ttl=60) / icmp / Raw(quote))
 
 
 def build():
@@ -119,7 +119,13 @@ def build():
         client, cport, proto = seen[k]
         bad.append(("no_service", error("203.0.113.200", HOST_UNREACH,
                                          quoted(client, cport, proto, 40, src=NOT_VIP),
-                                         next(ident))))
+                                         next(ident), dst=NOT_VIP)))
+    # Forged: sent to the VIP but quoting a packet the VIP did not send.
+    for k in range(3):
+        client, cport, proto = seen[k]
+        bad.append(("icmp_quote", error("203.0.113.204", HOST_UNREACH,
+                                        quoted(client, cport, proto, 40, src=NOT_VIP),
+                                        next(ident))))
     for k in range(2):
         client, cport, proto = seen[k]
         bad.append(("no_service", error("203.0.113.201", FRAG_NEEDED,

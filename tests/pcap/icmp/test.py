@@ -7,7 +7,8 @@ DIP on the same host, with only the outer destination (VIP -> DIP) and TTL
 changed and the quote untouched. Errors about flows never seen are forwarded
 too; run 2, a separate mux, then gets those flows' first packets, which must
 land where the errors went. Errors quoting a non-VIP source or a port with no
-service count as no_service, quotes too short to hold the ports as icmp_quote.
+service count as no_service; quotes too short to hold the ports, and errors
+sent to the VIP quoting a packet the VIP did not send (forged), as icmp_quote.
 """
 import os
 import sys
