@@ -153,13 +153,6 @@ worker_fini(struct mux_worker *w)
 	memset(w, 0, sizeof(*w));
 }
 
-static void
-conn_reset(struct mux_conn_table *ct)
-{
-	rte_hash_reset(ct->h);
-	memset(ct->ent, 0, sizeof(*ct->ent) * ct->entries);
-}
-
 /* Fill n mbufs with the frames of flows[0..n). */
 static inline void
 prep(struct rte_mbuf **m, const uint64_t *flows, uint32_t n, uint32_t n_services, uint8_t flags)
@@ -300,7 +293,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	struct lb_cfg_err err;
 	struct mux_worker *w;
 	struct mux_gen *g;
-	uint32_t *seq = NULL, pos = 0, i, got;
+	uint32_t *seq = NULL, pos = 0, i, got, live, swept;
 	uint64_t next_new = BENCH_NEW_BASE, budget, t0, t1, t2, start;
 	uint8_t flags = sc->syn ? LB_TCP_SYN : LB_TCP_ACK;
 	double t;
@@ -351,7 +344,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		}
 		if (sc->syn && sc->reset_at != 0 &&
 			mux_conn_count(w->conn) + BENCH_BATCH_PKTS > sc->reset_at)
-			conn_reset(w->conn);
+			mux_conn_reset(w->conn);
 		for (i = 0; i < BENCH_BATCH_PKTS; i++) {
 			if (sc->syn) {
 				fl[i] = next_new++;
@@ -385,6 +378,14 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		mux_burst(w, g, env->port, m, MUX_BURST, BENCH_NOW);
 		mux_flush(w);
 		r->pkts += MUX_BURST;
+		/* Long after every timeout, one sweep over the table empties it. */
+		live = mux_conn_count(w->conn);
+		swept = mux_conn_sweep(w->conn, BENCH_NOW + 100000, w->conn->entries);
+		if (live == 0 || swept != live || mux_conn_count(w->conn) != 0) {
+			fprintf(stderr, "smoke: %s: sweep deleted %u of %u entries, %u left\n",
+				sc->name, swept, live, mux_conn_count(w->conn));
+			goto out;
+		}
 	}
 	r->fwd = w->cnt.fwd_pkts;
 	r->hit = w->cnt.conn_hit;
@@ -519,9 +520,10 @@ report_csv(const char *path, const struct scenario *sc, const struct result *r, 
 }
 
 /*
- * Heap bytes one connection table takes, per entry: rte_hash (key store,
- * buckets, free-slot ring) plus the 8-byte parallel record, as the EAL heap
- * accounts them.
+ * Heap bytes one connection table takes, per entry, as the EAL heap accounts
+ * them: rte_hash's key slots (16-byte key and the 8-byte record in the data
+ * word, 32 bytes with alignment), its buckets and its free-slot ring. Sizes
+ * are as asked of mux_conn_create(), which takes 2^k as 2^k - 1.
  */
 static void
 report_conn_memory(const struct bench_env *env, FILE *out)
@@ -543,15 +545,9 @@ report_conn_memory(const struct bench_env *env, FILE *out)
 				rte_strerror(rte_errno));
 			continue;
 		}
-		fprintf(out,
-			"  %8u entries: %10zu bytes, %.1f bytes/entry (rte_hash %.1f + record "
-			"%.1f)\n",
-			sizes[i], b.heap_allocsz_bytes - a.heap_allocsz_bytes,
-			(double)(b.heap_allocsz_bytes - a.heap_allocsz_bytes) / sizes[i],
-			(double)(b.heap_allocsz_bytes - a.heap_allocsz_bytes -
-				 sizeof(struct mux_conn) * ct->entries) /
-				sizes[i],
-			(double)(sizeof(struct mux_conn) * ct->entries) / sizes[i]);
+		fprintf(out, "  %8u entries asked, %8u made: %10zu bytes, %.1f bytes/entry\n",
+			sizes[i], ct->entries, b.heap_allocsz_bytes - a.heap_allocsz_bytes,
+			(double)(b.heap_allocsz_bytes - a.heap_allocsz_bytes) / ct->entries);
 		mux_conn_free(ct);
 	}
 }

@@ -206,6 +206,36 @@ lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, u
 	return 0;
 }
 
+int
+lb_cfg_get_eal(const config_setting_t *root, const char **out, int max, int *n,
+	struct lb_cfg_err *err)
+{
+	/* A lab default: no hugepages, no PCI scan. Real NICs set their own. */
+	static const char *const def[] = {"--no-huge", "-m", "256", "--no-pci"};
+	const config_setting_t *eal = config_setting_get_member(root, "eal");
+	int i, len;
+
+	*n = 0;
+	if (eal == NULL) {
+		for (i = 0; i < 4; i++)
+			out[(*n)++] = def[i];
+		return 0;
+	}
+	if (!config_setting_is_array(eal) && !config_setting_is_list(eal))
+		return lb_cfg_error(err, eal, NULL, "expected a list of strings [\"--no-huge\", ...]");
+	len = config_setting_length(eal);
+	if (len > max)
+		return lb_cfg_error(err, eal, NULL, "at most %d EAL arguments", max);
+	for (i = 0; i < len; i++) {
+		const config_setting_t *e = config_setting_get_elem(eal, (unsigned)i);
+
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return lb_cfg_error(err, e, NULL, "expected a string");
+		out[(*n)++] = config_setting_get_string(e);
+	}
+	return 0;
+}
+
 const char *
 lb_addr_str(const struct lb_addr *a, char *buf, size_t len)
 {

@@ -89,6 +89,14 @@ lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, u
 	struct lb_cfg_err *err);
 
 /*
+ * The top-level "eal" list of strings into out[0..*n) (at most max), or
+ * the lab default (no hugepages, 256 MB, no PCI) when absent.
+ */
+int
+lb_cfg_get_eal(const config_setting_t *root, const char **out, int max, int *n,
+	struct lb_cfg_err *err);
+
+/*
  * Load the flow_table group: hash_seed, maglev_size and the services list.
  * Validates ranges, duplicates and that maglev_size is prime. On error *ft is
  * left empty. Returns 0 or -LB_ECONFIG / -LB_ENOMEM.

@@ -34,7 +34,12 @@
 	X(ARP_MALFORMED, "arp_malformed")     /* not Ethernet/IPv4 ARP */     \
 	X(NO_MBUF, "no_mbuf")                 /* pool empty for a reply */     \
 	X(NO_HEADROOM, "no_headroom")         /* cannot prepend outer hdr */   \
-	X(TX_FULL, "tx_full")                 /* port refused the burst */
+	X(TX_FULL, "tx_full")                 /* port refused the burst */     \
+	X(NOT_OUR_PA, "not_our_pa")           /* agent: tunnel to another PA */ \
+	X(UNKNOWN_MUX, "unknown_mux")         /* agent: tunnel from a stranger */ \
+	X(INNER_MALFORMED, "inner_malformed") /* agent: bad encapsulated packet */ \
+	X(NO_LOCAL_DIP, "no_local_dip")       /* agent: DIP not on this host */ \
+	X(NOT_TUNNEL, "not_tunnel")           /* agent: uplink IPv4 not IP-in-IP */
 
 enum lb_drop {
 	LB_DROP_NONE = 0,

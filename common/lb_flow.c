@@ -86,55 +86,12 @@ lb_siphash13(const struct lb_hash_seed *seed, const void *data, size_t len)
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
-/* SipHash-1-3 of a 13-byte message given as its full block m and its tail b. */
-static inline uint64_t
-siphash13_13(const struct lb_hash_seed *seed, uint64_t m, uint64_t b)
-{
-	uint64_t v0 = 0x736f6d6570736575ULL ^ seed->k0;
-	uint64_t v1 = 0x646f72616e646f6dULL ^ seed->k1;
-	uint64_t v2 = 0x6c7967656e657261ULL ^ seed->k0;
-	uint64_t v3 = 0x7465646279746573ULL ^ seed->k1;
-
-	v3 ^= m;
-	SIPROUND;
-	v0 ^= m;
-	b |= (uint64_t)13 << 56;
-	v3 ^= b;
-	SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
 uint64_t
 lb_flow_hash(const struct lb_hash_seed *seed, const struct lb_flow_key *k)
 {
-	if (k->af == LB_AF_INET) {
-		/*
-		 * lo addr, hi addr, lo port, hi port, proto: 13 bytes, the same
-		 * value lb_siphash13() gives for them, without the byte buffer,
-		 * the block loop and the tail switch.
-		 */
-		uint32_t lo, hi;
-		uint16_t lp, hp;
-
-		memcpy(&lo, &k->lo_addr.a32[0], 4);
-		memcpy(&hi, &k->hi_addr.a32[0], 4);
-		memcpy(&lp, &k->lo_port, 2);
-		memcpy(&hp, &k->hi_port, 2);
-#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
-		return siphash13_13(seed, (uint64_t)lo | (uint64_t)hi << 32,
-			(uint64_t)lp | (uint64_t)hp << 16 | (uint64_t)k->proto << 32);
-#else
-		return siphash13_13(seed,
-			(uint64_t)rte_bswap32(lo) | (uint64_t)rte_bswap32(hi) << 32,
-			(uint64_t)rte_bswap16(lp) | (uint64_t)rte_bswap16(hp) << 16 |
-				(uint64_t)k->proto << 32);
-#endif
-	}
+	if (k->af == LB_AF_INET)
+		return lb_flow_hash_v4(seed, k->lo_addr.a32[0], k->hi_addr.a32[0], k->lo_port,
+			k->hi_port, k->proto);
 	return lb_siphash13(seed, k, offsetof(struct lb_flow_key, pad));
 }
 

@@ -43,7 +43,8 @@ parse_arp(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 /*
  * The quoted header of an ICMP error: at least the IP header and the four
  * bytes of L4 that hold the ports (RFC 792 promises eight), from a TCP or UDP
- * first fragment, sent by the address the error is addressed to.
+ * first fragment. Whether the quote was sent by the address the error is
+ * addressed to is the caller's to judge (pkt->ip_dst keeps that address).
  */
 static int
 parse_quote(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
@@ -67,9 +68,6 @@ parse_quote(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 	/* A later fragment carries no ports; only TCP and UDP are balanced. */
 	if ((rte_be_to_cpu_16(q->frag_off) & LB_IPV4_OFFMASK) != 0 ||
 		(q->proto != LB_IPPROTO_TCP && q->proto != LB_IPPROTO_UDP))
-		return LB_DROP_ICMP_QUOTE;
-	/* An error about VIP -> client is sent to the VIP; anything else is forged. */
-	if (memcmp(&q->src, &pkt->dst, 4) != 0)
 		return LB_DROP_ICMP_QUOTE;
 	memcpy(ports, p + off + qhl, 4);
 	pkt->quote_off = (uint16_t)off;
@@ -181,6 +179,7 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	pkt->proto = ip->proto;
 	memcpy(&pkt->src, &ip->src, 4);
 	memcpy(&pkt->dst, &ip->dst, 4);
+	pkt->ip_dst = pkt->dst;
 
 	switch (ip->proto) {
 	case LB_IPPROTO_TCP:

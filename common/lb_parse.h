@@ -43,6 +43,8 @@ struct lb_pkt {
 	rte_be32_t dst;
 	rte_be16_t sport;
 	rte_be16_t dport;
+	/* Destination of the IPv4 header itself (differs from dst for ICMP errors). */
+	rte_be32_t ip_dst;
 	/* ARP: operation (host order), sender and target addresses. */
 	uint16_t arp_op;
 	rte_be32_t arp_spa;

@@ -4,10 +4,7 @@
  * EAL, the ports and the first generation, launch the workers, wait for a
  * signal (or for pcap input to run out), then print what happened.
  */
-#include <dirent.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +22,7 @@
 #include <rte_pdump.h>
 #include <rte_rcu_qsbr.h>
 
+#include "lb_dpdk.h"
 #include "lb_err.h"
 #include "lb_log.h"
 #include "mux_app.h"
@@ -139,55 +137,6 @@ parse_opts(int argc, char **argv, struct mux_opts *o)
 }
 
 static int
-has_arg(const struct mux_config *cfg, const char *prefix)
-{
-	int i;
-
-	for (i = 0; i < cfg->n_eal_args; i++)
-		if (strncmp(cfg->eal_args[i], prefix, strlen(prefix)) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * EAL arguments: the configured ones, plus an lcore map (main lcore and one
- * per worker, all allowed on every CPU this process may use, so more workers
- * than cores still start) and a file prefix unique to this process.
- */
-static int
-eal_argv(const struct mux_config *cfg, char **argv, char *lcores, size_t ll, char *prefix,
-	size_t pl)
-{
-	char cpus[256] = "";
-	cpu_set_t set;
-	size_t off = 0;
-	int argc = 0, i, c;
-
-	argv[argc++] = (char *)"sluice-mux";
-	for (i = 0; i < cfg->n_eal_args; i++)
-		argv[argc++] = (char *)cfg->eal_args[i];
-	if (!has_arg(cfg, "-l") && !has_arg(cfg, "--lcores") && !has_arg(cfg, "-c")) {
-		CPU_ZERO(&set);
-		sched_getaffinity(0, sizeof(set), &set);
-		for (c = 0; c < CPU_SETSIZE && off < sizeof(cpus) - 8; c++)
-			if (CPU_ISSET(c, &set))
-				off += (size_t)snprintf(cpus + off, sizeof(cpus) - off, "%s%d",
-					off ? "," : "", c);
-		off = (size_t)snprintf(lcores, ll, "--lcores=");
-		for (i = 0; i <= cfg->workers && off < ll; i++)
-			off += (size_t)snprintf(lcores + off, ll - off, "%s%d@(%s)", i ? "," : "",
-				i, cpus);
-		argv[argc++] = lcores;
-	}
-	if (!has_arg(cfg, "--file-prefix")) {
-		snprintf(prefix, pl, "--file-prefix=sluice-mux-%d", (int)getpid());
-		argv[argc++] = prefix;
-	}
-	argv[argc] = NULL;
-	return argc;
-}
-
-static int
 workers_create(struct mux_app *app)
 {
 	const struct mux_gen *g = app->ctx.gen;
@@ -248,23 +197,6 @@ inputs_done(const struct mux_app *app, uint64_t expected)
 }
 
 static void
-remove_runtime_dir(const char *dir)
-{
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		unlinkat(dirfd(d), e->d_name, 0);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
-static void
 nap_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -278,11 +210,12 @@ main(int argc, char **argv)
 	static struct mux_app app;
 	struct mux_opts o;
 	struct lb_cfg_err cerr;
-	char *eargv[MUX_MAX_EAL_ARGS + 4], lcores[1024], prefix[64], errbuf[512], rundir[PATH_MAX];
+	struct lb_eal_argv ea;
+	char errbuf[512], rundir[PATH_MAX];
 	uint64_t expected = 0;
 	size_t qsz;
 	uint16_t p;
-	int eargc, rc, ret = 1;
+	int rc, ret = 1;
 	FILE *jf;
 
 	lb_log_init("sluice-mux", LB_LOG_INFO);
@@ -313,8 +246,8 @@ main(int argc, char **argv)
 	}
 	app.n_workers = app.cfg.workers;
 
-	eargc = eal_argv(&app.cfg, eargv, lcores, sizeof(lcores), prefix, sizeof(prefix));
-	if (rte_eal_init(eargc, eargv) < 0) {
+	lb_eal_argv_build(&ea, "sluice-mux", app.cfg.eal_args, app.cfg.n_eal_args, app.n_workers);
+	if (rte_eal_init(ea.argc, ea.argv) < 0) {
 		fprintf(stderr, "sluice-mux: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
@@ -414,6 +347,6 @@ fail:
 out:
 	mux_ports_stop(app.ports, app.cfg.n_ports);
 	rte_eal_cleanup();
-	remove_runtime_dir(rundir);
+	lb_remove_runtime_dir(rundir);
 	return ret;
 }

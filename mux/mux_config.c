@@ -6,35 +6,6 @@
 #include "mux_config.h"
 
 static int
-load_eal(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
-{
-	const config_setting_t *eal = config_setting_get_member(root, "eal");
-	int i, n;
-
-	if (eal == NULL) {
-		/* A lab default: no hugepages, no PCI scan. Real NICs set their own. */
-		static const char *const def[] = {"--no-huge", "-m", "256", "--no-pci"};
-
-		for (i = 0; i < 4; i++)
-			cfg->eal_args[cfg->n_eal_args++] = def[i];
-		return 0;
-	}
-	if (!config_setting_is_array(eal) && !config_setting_is_list(eal))
-		return lb_cfg_error(err, eal, NULL, "expected a list of strings [\"--no-huge\", ...]");
-	n = config_setting_length(eal);
-	if (n > MUX_MAX_EAL_ARGS - 8)
-		return lb_cfg_error(err, eal, NULL, "at most %d EAL arguments", MUX_MAX_EAL_ARGS - 8);
-	for (i = 0; i < n; i++) {
-		const config_setting_t *e = config_setting_get_elem(eal, (unsigned)i);
-
-		if (config_setting_type(e) != CONFIG_TYPE_STRING)
-			return lb_cfg_error(err, e, NULL, "expected a string");
-		cfg->eal_args[cfg->n_eal_args++] = config_setting_get_string(e);
-	}
-	return 0;
-}
-
-static int
 load_ports(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"name", "devargs", NULL};
@@ -75,8 +46,8 @@ load_ports(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_e
 static int
 load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {"entries", "tcp_timeout", "tcp_fin_timeout",
-		"udp_timeout", NULL};
+	static const char *const fields[] = {
+		"entries", "tcp_timeout", "tcp_fin_timeout", "udp_timeout", NULL};
 	const config_setting_t *ct = config_setting_get_member(mux, "conn_table");
 	long long entries = 65536, tcp = 300, fin = 15, udp = 30;
 	int rc;
@@ -89,9 +60,10 @@ load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err
 				 err)) != 0 ||
 			(rc = lb_cfg_get_int(ct, "tcp_timeout", false, 1, 86400, tcp, &tcp, err)) !=
 				0 ||
-			(rc = lb_cfg_get_int(ct, "tcp_fin_timeout", false, 1, 3600, fin, &fin,
-				 err)) != 0 ||
-			(rc = lb_cfg_get_int(ct, "udp_timeout", false, 1, 86400, udp, &udp, err)) != 0)
+			(rc = lb_cfg_get_int(
+				 ct, "tcp_fin_timeout", false, 1, 3600, fin, &fin, err)) != 0 ||
+			(rc = lb_cfg_get_int(ct, "udp_timeout", false, 1, 86400, udp, &udp, err)) !=
+				0)
 			return rc;
 	}
 	cfg->conn_entries = (uint32_t)entries;
@@ -121,8 +93,8 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 		(rc = lb_cfg_get_int(mux, "mtu", false, 576, 9216, 1500, &mtu, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "tunnel_ttl", false, 1, 255, 64, &ttl, err)) != 0 ||
 		(rc = lb_cfg_get_bool(mux, "arp_for_vips", false, &cfg->arp_for_vips, err)) != 0 ||
-		(rc = lb_cfg_get_int(mux, "workers", false, 1, MUX_MAX_WORKERS, 1, &workers,
-			 err)) != 0 ||
+		(rc = lb_cfg_get_int(
+			 mux, "workers", false, 1, MUX_MAX_WORKERS, 1, &workers, err)) != 0 ||
 		(rc = lb_cfg_get_bool(mux, "busy_poll", false, &cfg->busy_poll, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "idle_sleep_us", false, 1, 100000, 200, &idle, err)) !=
 			0 ||
@@ -152,8 +124,9 @@ mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err
 	cfg->path = path;
 	root = config_root_setting(&cfg->file);
 	if ((rc = lb_cfg_check_fields(root, fields, err)) != 0 ||
-		(rc = load_eal(cfg, root, err)) != 0 || (rc = load_ports(cfg, root, err)) != 0 ||
-		(rc = load_mux(cfg, root, err)) != 0)
+		(rc = lb_cfg_get_eal(
+			 root, cfg->eal_args, MUX_MAX_EAL_ARGS - 8, &cfg->n_eal_args, err)) != 0 ||
+		(rc = load_ports(cfg, root, err)) != 0 || (rc = load_mux(cfg, root, err)) != 0)
 		goto fail;
 	ft = config_setting_get_member(root, "flow_table");
 	if (ft == NULL) {

@@ -3,8 +3,7 @@
 #include <string.h>
 
 #include <rte_errno.h>
-#include <rte_hash.h>
-#include <rte_hash_crc.h>
+#include <rte_common.h>
 #include <rte_malloc.h>
 
 #include "lb_err.h"
@@ -50,19 +49,39 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 	return rc;
 }
 
+/* Add or replace key -> val; the table is sized so that it never fills. */
+static void
+svc_tab_put(struct mux_gen *g, uint64_t key, uint32_t val)
+{
+	uint32_t i = mux_gen_svc_home(g, key);
+	uint32_t n = 0;
+
+	while (g->svc_tab[i].key != 0 && g->svc_tab[i].key != key) {
+		i = (i + 1) & g->svc_mask;
+		n++;
+	}
+	g->svc_tab[i].key = key;
+	g->svc_tab[i].svc = val;
+	if (n > g->svc_probes)
+		g->svc_probes = n;
+}
+
+/* Room for keys at no more than half load, at least 16 slots. */
+static int
+svc_tab_create(struct mux_gen *g, uint32_t keys, int socket)
+{
+	uint32_t size = rte_align32pow2(RTE_MAX(2 * keys, 16u));
+
+	g->svc_mask = size - 1;
+	g->svc_shift = (uint8_t)(64 - rte_bsf32(size));
+	g->svc_tab = rte_zmalloc_socket("mux_svc_tab", sizeof(*g->svc_tab) * size,
+		RTE_CACHE_LINE_SIZE, socket);
+	return g->svc_tab == NULL ? -1 : 0;
+}
+
 struct mux_gen *
 mux_gen_build(const struct lb_ftable *ft, uint64_t version, int socket, struct lb_cfg_err *err)
 {
-	char name[RTE_HASH_NAMESIZE];
-	static unsigned seq;
-	struct rte_hash_parameters hp = {
-		.name = name,
-		/* Services plus one VIP marker each, with room to spare. */
-		.entries = 2 * ft->n_services + 64,
-		.key_len = sizeof(struct lb_svc_key),
-		.hash_func = rte_hash_crc,
-		.socket_id = socket,
-	};
 	struct mux_gen *g;
 	uint32_t i, first = 0;
 	int rc;
@@ -79,13 +98,13 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, int socket, struct l
 		RTE_CACHE_LINE_SIZE, socket);
 	g->backends = rte_zmalloc_socket("mux_be", sizeof(*g->backends) * (g->n_backends + 1),
 		RTE_CACHE_LINE_SIZE, socket);
-	snprintf(name, sizeof(name), "svc_%u", __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	g->svc_hash = rte_hash_create(&hp);
-	if (g->services == NULL || g->backends == NULL || g->svc_hash == NULL)
+	/* Services plus one VIP marker each. */
+	if (g->services == NULL || g->backends == NULL ||
+		svc_tab_create(g, 2 * ft->n_services, socket) != 0)
 		goto nomem;
 
 	for (i = 0; i < ft->n_services; i++) {
-		struct lb_svc_key vipk;
+		const struct lb_service_cfg *sc = &ft->services[i];
 
 		rc = build_service(g, &ft->services[i], i, first, socket, err);
 		if (rc != 0) {
@@ -93,13 +112,11 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, int socket, struct l
 			mux_gen_free(g);
 			return NULL;
 		}
-		first += ft->services[i].n_backends;
-		if (rte_hash_add_key_data(g->svc_hash, &g->services[i].key,
-			    (void *)(uintptr_t)i) < 0)
-			goto nomem;
-		lb_svc_key_v4(&vipk, ft->services[i].vip.a32[0], 0, 0);
-		if (rte_hash_add_key_data(g->svc_hash, &vipk, (void *)(uintptr_t)MUX_GEN_VIP) < 0)
-			goto nomem;
+		first += sc->n_backends;
+		/* A later service with the same key replaces an earlier one, as before. */
+		svc_tab_put(g, mux_gen_svc_key(sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto),
+			i);
+		svc_tab_put(g, mux_gen_svc_key(sc->vip.a32[0], 0, 0), MUX_GEN_VIP);
 	}
 	return g;
 nomem:
@@ -120,7 +137,7 @@ mux_gen_free(struct mux_gen *g)
 	if (g->services != NULL)
 		for (i = 0; i < g->n_services; i++)
 			rte_free(g->services[i].maglev);
-	rte_hash_free(g->svc_hash);
+	rte_free(g->svc_tab);
 	rte_free(g->services);
 	rte_free(g->backends);
 	rte_free(g);
@@ -129,18 +146,18 @@ mux_gen_free(struct mux_gen *g)
 int64_t
 mux_gen_lookup(const struct mux_gen *g, const struct lb_svc_key *key)
 {
-	void *data;
+	uint32_t sv;
 
-	if (rte_hash_lookup_data(g->svc_hash, key, &data) < 0)
+	/* Services are IPv4 only, and keys are zero-padded. */
+	if (key->af != LB_AF_INET || key->vip.a32[1] != 0 || key->vip.a64[1] != 0 ||
+		key->pad[0] != 0 || key->pad[1] != 0 || key->pad[2] != 0 || key->pad[3] != 0)
 		return -1;
-	return (int64_t)(uintptr_t)data;
+	sv = mux_gen_svc_v4(g, key->vip.a32[0], key->port, key->proto);
+	return sv == MUX_GEN_NONE ? -1 : (int64_t)sv;
 }
 
 int
 mux_gen_is_vip(const struct mux_gen *g, rte_be32_t addr)
 {
-	struct lb_svc_key k;
-
-	lb_svc_key_v4(&k, addr, 0, 0);
-	return mux_gen_lookup(g, &k) == MUX_GEN_VIP;
+	return mux_gen_svc_v4(g, addr, 0, 0) == MUX_GEN_VIP;
 }

@@ -2,7 +2,7 @@
 /*
  * A generation: one immutable, compiled version of the flow table.
  *
- * Built off the fast path from a struct lb_ftable (service hash, backend
+ * Built off the fast path from a struct lb_ftable (service table, backend
  * array, one Maglev table per service), then published to the workers with
  * one atomic pointer store. Workers load the pointer once per loop and never
  * write to it; a replaced generation is freed only after every worker has
@@ -22,8 +22,6 @@
 #include "lb_config.h"
 #include "lb_flow.h"
 
-struct rte_hash;
-
 struct mux_backend {
 	rte_be32_t dip;
 	rte_be32_t host;
@@ -39,12 +37,32 @@ struct mux_service {
 	uint16_t *maglev; /* maglev_size slots of offsets from first_backend */
 };
 
+/*
+ * One slot of the service table: an IPv4 (VIP, port, protocol) packed into
+ * 64 bits (mux_gen_svc_key()), and the service index or MUX_GEN_VIP. Key 0
+ * marks an empty slot; packed keys always have their top bit set.
+ */
+struct mux_svc_slot {
+	uint64_t key;
+	uint32_t svc;
+	uint32_t pad;
+};
+
 struct mux_gen {
 	uint64_t version;
 	struct lb_hash_seed seed;
 	uint32_t maglev_size;
-	/* svc key -> service index; VIP markers (port 0, proto 0) -> MUX_GEN_VIP */
-	struct rte_hash *svc_hash;
+	/*
+	 * (VIP, port, proto) -> service index; VIP markers (port 0, proto 0)
+	 * -> MUX_GEN_VIP. Open addressing with linear probing, at most half
+	 * full, and never changed after the build (a generation is
+	 * immutable), so a lookup needs no rte_hash: a few multiplies and
+	 * one 64-bit compare per probe, never more than svc_probes + 1 probes.
+	 */
+	struct mux_svc_slot *svc_tab;
+	uint32_t svc_mask;
+	uint32_t svc_probes; /* longest probe sequence of any key in the table */
+	uint8_t svc_shift;   /* 64 - log2(table size) */
 	uint32_t n_services;
 	struct mux_service *services;
 	uint32_t n_backends;
@@ -52,6 +70,53 @@ struct mux_gen {
 };
 
 #define MUX_GEN_VIP UINT32_MAX
+#define MUX_GEN_NONE (UINT32_MAX - 1) /* mux_gen_svc_v4(): no such key */
+
+static inline uint64_t
+mux_gen_svc_key(rte_be32_t vip, rte_be16_t port, uint8_t proto)
+{
+	return (uint64_t)vip | (uint64_t)port << 32 | (uint64_t)proto << 48 | 1ULL << 63;
+}
+
+/* First slot to probe for key: the key mixed (structured keys cluster otherwise). */
+static inline uint32_t
+mux_gen_svc_home(const struct mux_gen *g, uint64_t key)
+{
+	key ^= key >> 29;
+	key *= 0xbf58476d1ce4e5b9ULL;
+	key ^= key >> 32;
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ULL) >> g->svc_shift);
+}
+
+/* Probe from slot i (mux_gen_svc_home()) for key; see mux_gen_svc_v4(). */
+static inline uint32_t
+mux_gen_svc_find(const struct mux_gen *g, uint64_t key, uint32_t i)
+{
+	uint32_t n;
+
+	for (n = 0; n <= g->svc_probes; n++) {
+		const struct mux_svc_slot *s = &g->svc_tab[i];
+
+		if (s->key == key)
+			return s->svc;
+		if (s->key == 0)
+			break;
+		i = (i + 1) & g->svc_mask;
+	}
+	return MUX_GEN_NONE;
+}
+
+/*
+ * The fast path's service lookup: service index of (vip, port, proto),
+ * MUX_GEN_VIP for a VIP marker, MUX_GEN_NONE if unknown.
+ */
+static inline uint32_t
+mux_gen_svc_v4(const struct mux_gen *g, rte_be32_t vip, rte_be16_t port, uint8_t proto)
+{
+	uint64_t key = mux_gen_svc_key(vip, port, proto);
+
+	return mux_gen_svc_find(g, key, mux_gen_svc_home(g, key));
+}
 
 /*
  * Build a generation from a flow table. Returns NULL with rte_errno set

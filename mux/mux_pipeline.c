@@ -2,12 +2,14 @@
 /*
  * The per-burst packet path, in the order of the packet walk:
  *   1. parse every packet; ARP and pings are answered on the spot;
- *   2. look up the services of the rest in one bulk hash lookup;
+ *   2. look up the service of the rest in the generation's service table;
  *   3. hash each flow once, and look the flows up in the connection table
  *      in bulk with that hash as the precomputed signature;
  *   4. per packet: backend from the table, else from Maglev on the same
- *      hash; DNAT, TTL, encapsulation, and onto the TX buffer.
+ *      hash (and the flow inserted); DNAT, TTL, encapsulation, and onto
+ *      the TX buffer.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include <rte_hash.h>
@@ -122,10 +124,16 @@ encapsulate(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi,
 	return 0;
 }
 
+/*
+ * Choose the backend of one packet and send it there. pos is the flow's
+ * position in the connection table, or negative for a miss; a miss of an L4
+ * packet inserts the flow, and *pos then says where (for later packets of
+ * the same new flow in this burst).
+ */
 static inline void
 forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
-	const struct lb_pkt *pi, uint32_t svc, const struct lb_flow_key *key, uint64_t fh,
-	int32_t pos, uint32_t now)
+	const struct lb_pkt *pi, uint32_t svc, const struct mux_conn_key *key, uint64_t fh,
+	int32_t *pos, uint32_t now)
 {
 	struct mux_conn_table *ct = w->conn;
 	const struct mux_service *s = &g->services[svc];
@@ -143,19 +151,8 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 			mux_drop(w, m, pi->df ? LB_DROP_TOO_BIG : LB_DROP_TOO_BIG_NO_DF);
 		return;
 	}
-	/*
-	 * A miss may be a flow that an earlier packet of this burst has just
-	 * added. Adding returns the existing entry then, and a live entry found
-	 * that way is a hit; a fresh slot has expiry 0 (never used, or swept).
-	 * Errors about a flow follow it; they never start one.
-	 */
-	if (pos < 0 && pi->kind == LB_PKT_L4) {
-		pos = rte_hash_add_key_with_hash(ct->h, key, lb_flow_sig(fh));
-		if (unlikely(pos < 0))
-			w->cnt.conn_full++;
-	}
-	if (pos >= 0) {
-		ce = &ct->ent[pos];
+	if (*pos >= 0) {
+		ce = mux_conn_at(ct, *pos);
 		/* Expired, or pinned to a backend this service no longer has. */
 		if ((int32_t)(ce->expires - now) > 0 && ce->backend < g->n_backends &&
 			g->backends[ce->backend].svc == svc) {
@@ -176,9 +173,26 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 			w->be_cnt[id].new_conns++;
 		}
 	}
-	if (ce != NULL && pi->kind == LB_PKT_L4) {
-		ce->backend = id;
-		ce->expires = conn_expiry(ct, pi, now);
+	/* Errors about a flow follow it; they never start or refresh one. */
+	if (pi->kind == LB_PKT_L4) {
+		uint32_t exp = conn_expiry(ct, pi, now);
+
+		if (ce != NULL) {
+			if (ce->backend != id || ce->expires != exp) {
+				ce->backend = id;
+				ce->expires = exp;
+			}
+		} else {
+			/* Not in the table (nor added earlier in this burst): a new slot. */
+			*pos = rte_hash_add_key_with_hash(ct->h, key, lb_flow_sig(fh));
+			if (likely(*pos >= 0)) {
+				ce = mux_conn_at(ct, *pos);
+				ce->backend = id;
+				ce->expires = exp;
+			} else {
+				w->cnt.conn_full++;
+			}
+		}
 	}
 
 	be = &g->backends[id];
@@ -199,21 +213,42 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	mux_enqueue(w, port, m);
 }
 
+/*
+ * Index of an earlier packet of this burst with the same flow as packet i,
+ * both having missed the table, or -1. The first of them inserts the flow;
+ * the others then use its entry, as they would have found it had they come
+ * in the next burst. Chained per 6 bits of signature, so linear in misses.
+ */
+static inline int
+earlier_miss(uint8_t head[64], uint8_t chain[MUX_BURST], const hash_sig_t *sig,
+	const struct mux_conn_key *key, uint16_t i)
+{
+	uint8_t *b = &head[sig[i] & 63];
+	int j;
+
+	for (j = *b - 1; j >= 0; j = chain[j] - 1)
+		if (sig[j] == sig[i] && memcmp(&key[j], &key[i], sizeof(key[i])) == 0)
+			return j;
+	chain[i] = *b;
+	*b = (uint8_t)(i + 1);
+	return -1;
+}
+
 void
 mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf **pkts,
 	uint16_t n, uint32_t now)
 {
 	struct lb_pkt info[MUX_BURST];
 	struct rte_mbuf *fw[MUX_BURST];
-	struct lb_svc_key skey[MUX_BURST];
-	struct lb_flow_key fkey[MUX_BURST];
+	struct mux_conn_key ckey[MUX_BURST];
 	const void *kp[MUX_BURST];
-	void *sdata[MUX_BURST];
+	uint64_t skey[MUX_BURST];
 	uint32_t svc[MUX_BURST];
 	hash_sig_t sig[MUX_BURST];
 	uint64_t fh[MUX_BURST];
 	int32_t pos[MUX_BURST];
-	uint64_t hits = 0;
+	uint8_t head[64], chain[MUX_BURST];
+	bool misses = false;
 	uint16_t i, k = 0, j = 0;
 	int rc;
 
@@ -243,49 +278,79 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 		default:
 			break;
 		}
-		lb_svc_key_v4(&skey[k], pi->dst, pi->dport, pi->proto);
-		kp[k] = &skey[k];
+		/* An error about VIP -> client is sent to the VIP; anything else is forged. */
+		if (unlikely(pi->kind == LB_PKT_ICMP_ERR && pi->dst != pi->ip_dst)) {
+			mux_drop(w, m, LB_DROP_ICMP_QUOTE);
+			continue;
+		}
+		/* The service table slot, fetched while the rest of the burst parses. */
+		skey[k] = mux_gen_svc_key(pi->dst, pi->dport, pi->proto);
+		svc[k] = mux_gen_svc_home(g, skey[k]);
+		rte_prefetch0(&g->svc_tab[svc[k]]);
 		fw[k++] = m;
 	}
-	if (k == 0)
-		return;
 
-	/* 2. Services, in bulk. */
-	rte_hash_lookup_bulk_data(g->svc_hash, kp, k, &hits, sdata);
+	/* 2. Services; 3. one flow hash per packet. */
 	for (i = 0; i < k; i++) {
-		uint32_t sv = (uint32_t)(uintptr_t)sdata[i];
+		uint32_t sv = mux_gen_svc_find(g, skey[i], svc[i]);
+		struct lb_pkt *pi = &info[i];
 
 		/* Not a VIP:port we balance (a bare VIP hit is the marker). */
-		if (!(hits & (1ULL << i)) || sv == MUX_GEN_VIP) {
+		if (unlikely(sv >= MUX_GEN_NONE)) {
 			mux_drop(w, fw[i], LB_DROP_NO_SERVICE);
 			continue;
 		}
 		/* Forwarding would bring the TTL to zero. */
-		if (unlikely(info[i].ttl <= 1)) {
+		if (unlikely(pi->ttl <= 1)) {
 			mux_drop(w, fw[i], LB_DROP_TTL);
 			continue;
 		}
-		/* 3. One flow hash per packet. */
-		lb_flow_key_v4(&fkey[j], info[i].src, info[i].sport, info[i].dst, info[i].dport,
-			info[i].proto);
-		fh[j] = lb_flow_hash(&g->seed, &fkey[j]);
+		mux_conn_key_v4(&ckey[j], pi->src, pi->sport, pi->dst, pi->dport, pi->proto);
+		fh[j] = mux_conn_hash(&g->seed, &ckey[j]);
 		sig[j] = lb_flow_sig(fh[j]);
-		kp[j] = &fkey[j];
+		kp[j] = &ckey[j];
 		svc[j] = sv;
 		fw[j] = fw[i];
 		if (j != i)
-			info[j] = info[i];
+			info[j] = *pi;
 		j++;
 	}
 	if (j == 0)
 		return;
 	rte_hash_lookup_with_hash_bulk(w->conn->h, kp, sig, j, pos);
-	/* The hits' records and backends: one miss each, overlapped across the burst. */
-	for (i = 0; i < j; i++)
-		if (pos[i] >= 0)
-			rte_prefetch0(&w->conn->ent[pos[i]]);
+	/*
+	 * What forward() will read next, fetched for the whole burst at once:
+	 * a hit's backend and its counters (the record is in the key slot the
+	 * lookup has just read), a miss's Maglev slot, every service's counters.
+	 * With many services and backends each is a miss; this overlaps them.
+	 */
+	for (i = 0; i < j; i++) {
+		if (pos[i] >= 0) {
+			uint32_t id = mux_conn_at(w->conn, pos[i])->backend;
+
+			if (likely(id < g->n_backends)) {
+				rte_prefetch0(&g->backends[id]);
+				rte_prefetch0(&w->be_cnt[id]);
+			}
+		} else {
+			rte_prefetch0(&g->services[svc[i]].maglev[lb_flow_slot(fh[i], g->maglev_size)]);
+		}
+		rte_prefetch0(&w->svc_cnt[svc[i]]);
+	}
 
 	/* 4. Choose, rewrite, encapsulate, queue. */
-	for (i = 0; i < j; i++)
-		forward(w, g, port, fw[i], &info[i], svc[i], &fkey[i], fh[i], pos[i], now);
+	for (i = 0; i < j; i++) {
+		if (pos[i] < 0 && info[i].kind == LB_PKT_L4) {
+			int e;
+
+			if (!misses) {
+				memset(head, 0, sizeof(head));
+				misses = true;
+			}
+			e = earlier_miss(head, chain, sig, ckey, i);
+			if (e >= 0)
+				pos[i] = pos[e];
+		}
+		forward(w, g, port, fw[i], &info[i], svc[i], &ckey[i], fh[i], &pos[i], now);
+	}
 }

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <pcap/pcap.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,57 +6,12 @@
 #include <rte_ethdev.h>
 #include <rte_mempool.h>
 
+#include "lb_dpdk.h"
 #include "lb_err.h"
 #include "mux_port.h"
 
 /* Symmetric Toeplitz: a repeated 0x6d5a makes hash(a,b) == hash(b,a). */
 static uint8_t mux_rss_key[52];
-
-/* Packets in a pcap file, or -1 if it cannot be read. */
-static int64_t
-pcap_count(const char *path)
-{
-	char err[PCAP_ERRBUF_SIZE];
-	struct pcap_pkthdr *h;
-	const u_char *d;
-	pcap_t *pc;
-	int64_t n = 0;
-
-	pc = pcap_open_offline(path, err);
-	if (pc == NULL)
-		return -1;
-	while (pcap_next_ex(pc, &h, &d) == 1)
-		n++;
-	pcap_close(pc);
-	return n;
-}
-
-/* Count rx_pcap= inputs in devargs; sets *files and adds to *pkts. */
-static int
-devargs_pcaps(const char *devargs, unsigned *files, int *others, uint64_t *pkts, char *errbuf,
-	size_t errlen)
-{
-	char buf[512], *save = NULL, *tok;
-
-	*files = 0;
-	*others = 0;
-	snprintf(buf, sizeof(buf), "%s", devargs);
-	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-		if (strncmp(tok, "rx_pcap=", 8) == 0) {
-			int64_t n = pcap_count(tok + 8);
-
-			if (n < 0) {
-				snprintf(errbuf, errlen, "cannot read pcap file %s", tok + 8);
-				return -LB_EIO;
-			}
-			*pkts += (uint64_t)n;
-			(*files)++;
-		} else if (strncmp(tok, "rx_iface", 8) == 0 || strncmp(tok, "iface=", 6) == 0) {
-			(*others)++;
-		}
-	}
-	return 0;
-}
 
 static int
 port_start(const struct mux_port_cfg *pc, struct rte_mempool *mp, uint16_t workers,
@@ -70,7 +24,7 @@ port_start(const struct mux_port_cfg *pc, struct rte_mempool *mp, uint16_t worke
 	unsigned files;
 	int others, rc;
 
-	rc = devargs_pcaps(pc->devargs, &files, &others, &port->eof_pkts, errbuf, errlen);
+	rc = lb_devargs_pcaps(pc->devargs, &files, &others, &port->eof_pkts, errbuf, errlen);
 	if (rc != 0)
 		return rc;
 	if (rte_dev_probe(pc->devargs) != 0) {

@@ -13,20 +13,12 @@
 #include "lb_csum.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
+#include "lb_reply.h"
 #include "mux_gen.h"
 #include "mux_worker.h"
 
 /* RFC 1812 4.3.2.3: an ICMP error should quote as much as fits in 576 bytes. */
 #define MUX_ICMP_ERR_MAX 576
-
-static void
-turn_eth(struct mux_worker *w, uint8_t *p, uint16_t port)
-{
-	struct lb_eth_hdr *eth = (struct lb_eth_hdr *)p;
-
-	memcpy(eth->dst, eth->src, LB_ETH_ALEN);
-	memcpy(eth->src, &w->ctx->port_mac[port], LB_ETH_ALEN);
-}
 
 static void
 trim_to(struct rte_mbuf *m, uint32_t len)
@@ -39,8 +31,6 @@ void
 mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	struct lb_arp_hdr *arp = (struct lb_arp_hdr *)(p + pi->l2_len);
 	const struct mux_ctx *ctx = w->ctx;
 
 	if (pi->arp_op != LB_ARP_OP_REQUEST ||
@@ -49,12 +39,7 @@ mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, stru
 		mux_drop(w, m, LB_DROP_ARP_IGNORED);
 		return;
 	}
-	turn_eth(w, p, port);
-	arp->op = rte_cpu_to_be_16(LB_ARP_OP_REPLY);
-	memcpy(arp->tha, arp->sha, LB_ETH_ALEN);
-	memcpy(arp->sha, &ctx->port_mac[port], LB_ETH_ALEN);
-	memcpy(&arp->tpa, &pi->arp_spa, 4);
-	memcpy(&arp->spa, &pi->arp_tpa, 4);
+	lb_reply_arp(rte_pktmbuf_mtod(m, uint8_t *), pi, &ctx->port_mac[port]);
 	w->cnt.arp_replies++;
 	mux_enqueue(w, port, m);
 }
@@ -63,26 +48,11 @@ void
 mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + pi->l2_len);
-	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(p + pi->l4_off);
-	rte_be16_t old_tc, new_tc;
-
 	if (pi->dst != w->ctx->tunnel_addr && !mux_gen_is_vip(g, pi->dst)) {
 		mux_drop(w, m, LB_DROP_NO_SERVICE);
 		return;
 	}
-	trim_to(m, (uint32_t)pi->l2_len + pi->l3_len);
-	turn_eth(w, p, port);
-	ip->dst = pi->src;
-	ip->src = pi->dst;
-	ip->ttl = 64;
-	ip->csum = 0;
-	ip->csum = lb_ipv4_hdr_csum(ip, (size_t)(pi->l4_off - pi->l2_len));
-	memcpy(&old_tc, &icmp->type, 2);
-	icmp->type = LB_ICMP_ECHO_REPLY;
-	memcpy(&new_tc, &icmp->type, 2);
-	icmp->csum = lb_csum_update16(icmp->csum, old_tc, new_tc);
+	trim_to(m, lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, &w->ctx->port_mac[port]));
 	w->cnt.echo_replies++;
 	mux_enqueue(w, port, m);
 }
@@ -103,7 +73,7 @@ mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const
 	 * long, so the reply fits in the same buffer.
 	 */
 	memmove(l3 + hdrs, l3, quote);
-	turn_eth(w, p, port);
+	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
 	ip->ver_ihl = 0x45;
 	ip->tos = 0;
 	ip->total_len = rte_cpu_to_be_16((uint16_t)(hdrs + quote));

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sluice-agent: the host agent, Ananta's TAP role on each server.
+ *
+ * Two paths, one lcore:
+ *   uplink -> VM  (ha_decap.c): accept IP-in-IP addressed to our PA from a
+ *       known mux, strip the outer header, hand the inner packet to the VM
+ *       port that owns its DIP; translate quoted headers of ICMP errors;
+ *       clamp the MSS of SYNs.
+ *   VM -> uplink  (ha_return.c): direct server return. A packet from a
+ *       load-balanced DIP:port leaves with source VIP:port, straight to the
+ *       router; everything else a VM sends passes through untouched.
+ * The VIP <-> DIP mapping comes from the flow table (config today, the
+ * manager later), never from traffic. Same rules as the mux: no locks,
+ * atomics or logging on the packet path; every drop counted by reason.
+ */
+#ifndef HA_AGENT_H
+#define HA_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "ha_config.h"
+#include "lb_drop.h"
+
+#define HA_BURST 32
+#define HA_TXBUF 64
+#define HA_MAX_PORTS (HA_MAX_VMS + 1)
+
+struct rte_hash;
+
+struct ha_vm {
+	uint16_t port;
+	rte_be32_t dip;
+	struct rte_ether_addr mac;	/* the VM's own interface */
+	struct rte_ether_addr port_mac; /* our side of it */
+};
+
+/* A load-balanced endpoint on this host: DIP:port serves VIP:vport. */
+struct ha_lb {
+	rte_be32_t vip;
+	rte_be16_t vport;
+	rte_be32_t dip;
+	rte_be16_t dport;
+};
+
+/* Compiled mapping; immutable once workers run. */
+struct ha_map {
+	struct rte_hash *by_dip_port; /* (dip, dport, proto) -> ha_lb index (return path) */
+	struct rte_hash *by_vip_dip;  /* (vip, vport, proto, dip) -> ha_lb index (ICMP quotes) */
+	uint32_t n_lb;
+	struct ha_lb *lb;
+};
+
+struct ha_counters {
+	uint64_t uplink_rx;
+	uint64_t decap; /* delivered to a VM */
+	uint64_t vm_rx;
+	uint64_t dsr;	      /* rewritten VIP-sourced replies */
+	uint64_t passthrough; /* other VM traffic */
+	uint64_t icmp_translated;
+	uint64_t mss_clamped;
+	uint64_t arp_replies;
+	uint64_t echo_replies;
+	uint64_t tx;
+	uint64_t drops[LB_DROP_MAX];
+};
+
+struct ha_txbuf {
+	uint16_t n;
+	struct rte_mbuf *pkts[HA_TXBUF];
+};
+
+struct ha_worker {
+	/* read-only settings */
+	const struct ha_map *map;
+	uint16_t uplink;
+	struct rte_ether_addr uplink_mac;
+	struct rte_ether_addr next_hop;
+	rte_be32_t pa;
+	uint16_t n_muxes;
+	rte_be32_t muxes[HA_MAX_MUXES];
+	uint16_t mss_clamp;
+	uint16_t n_vms;
+	struct ha_vm vms[HA_MAX_VMS];
+	int8_t vm_of_port[RTE_MAX_ETHPORTS]; /* port id -> VM index, -1 */
+	bool busy_poll;
+	uint32_t idle_sleep_us;
+	volatile bool quit;
+	/* owned by the lcore */
+	struct ha_txbuf tx[HA_MAX_PORTS];
+	uint64_t vm_rx[HA_MAX_VMS];
+	uint64_t vm_tx[HA_MAX_VMS];
+	struct ha_counters cnt;
+} __rte_cache_aligned;
+
+int ha_map_build(struct ha_map *m, const struct ha_config *cfg, char *errbuf, size_t len);
+
+void ha_map_free(struct ha_map *m);
+
+/* The ha_lb for a VM's (dip, dport, proto), or NULL. */
+const struct ha_lb *ha_map_by_dip(
+	const struct ha_map *m, rte_be32_t dip, rte_be16_t dport, uint8_t proto);
+
+/* The ha_lb for (vip, vport, proto) served by dip, or NULL. */
+const struct ha_lb *ha_map_by_vip(
+	const struct ha_map *m, rte_be32_t vip, rte_be16_t vport, uint8_t proto, rte_be32_t dip);
+
+void ha_uplink_burst(struct ha_worker *w, struct rte_mbuf **pkts, uint16_t n);
+
+void ha_vm_burst(struct ha_worker *w, int vm, struct rte_mbuf **pkts, uint16_t n);
+
+int ha_worker_main(void *arg);
+
+struct lb_pkt;
+/* ARP on port: answer requests for addr, or (proxy) for anything but addr. */
+void ha_arp(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac,
+	struct rte_mbuf *m, const struct lb_pkt *pi, int proxy, rte_be32_t addr);
+
+void ha_flush(struct ha_worker *w);
+
+static inline void
+ha_drop(struct ha_worker *w, struct rte_mbuf *m, int reason)
+{
+	w->cnt.drops[reason]++;
+	rte_pktmbuf_free(m);
+}
+
+static inline void
+ha_enqueue(struct ha_worker *w, uint16_t port, struct rte_mbuf *m)
+{
+	struct ha_txbuf *t = &w->tx[port];
+
+	if (unlikely(t->n == HA_TXBUF))
+		ha_flush(w);
+	t->pkts[t->n++] = m;
+}
+
+/* Replace the frame's L2 header (l2_len bytes) with a plain Ethernet header. */
+static inline uint8_t *
+ha_set_eth(struct rte_mbuf *m, uint16_t l2_len, const struct rte_ether_addr *dst,
+	const struct rte_ether_addr *src)
+{
+	struct rte_ether_hdr *eth;
+
+	if (l2_len > sizeof(*eth))
+		rte_pktmbuf_adj(m, (uint16_t)(l2_len - sizeof(*eth)));
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	eth->dst_addr = *dst;
+	eth->src_addr = *src;
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	return (uint8_t *)eth;
+}
+
+#endif /* HA_AGENT_H */

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The host agent's configuration: its physical address, the muxes it
+ * accepts tunnels from, the uplink, one port per local VM, and the flow
+ * table (the same group a mux reads), of which it keeps the backends whose
+ * host is its own PA.
+ */
+#ifndef HA_CONFIG_H
+#define HA_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libconfig.h>
+
+#include "lb_config.h"
+
+#define HA_MAX_VMS 16
+#define HA_MAX_MUXES 64
+#define HA_MAX_EAL_ARGS 64
+
+struct ha_vm_cfg {
+	char name[32];
+	char devargs[512];
+	rte_be32_t dip;
+	uint8_t mac[6];
+};
+
+struct ha_config {
+	config_t file;
+	int n_eal_args;
+	const char *eal_args[HA_MAX_EAL_ARGS];
+
+	rte_be32_t pa;
+	uint16_t n_muxes;
+	rte_be32_t muxes[HA_MAX_MUXES];
+	uint8_t next_hop_mac[6];
+	uint16_t mss_clamp; /* 0 = off */
+	bool busy_poll;
+	uint32_t idle_sleep_us;
+
+	char uplink_devargs[512];
+	uint16_t n_vms;
+	struct ha_vm_cfg vms[HA_MAX_VMS];
+
+	struct lb_ftable ftable;
+};
+
+/* Load path; on error err says file, line and field, and *cfg is freed. */
+int ha_config_load(struct ha_config *cfg, const char *path, struct lb_cfg_err *err);
+
+void ha_config_free(struct ha_config *cfg);
+
+#endif /* HA_CONFIG_H */

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Uplink -> VM. What arrives on the uplink is either for the agent itself
+ * (ARP and ping for its PA) or IP-in-IP from a mux. A tunnel packet is
+ * accepted only if it is addressed to our PA and sent by a listed mux, its
+ * outer header is sound, and its inner packet parses and is addressed to a
+ * DIP of a local VM. The outer header is stripped by writing the VM's
+ * Ethernet header over its last 14 bytes: no copy of the payload.
+ */
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "ha_agent.h"
+#include "ha_icmp.h"
+#include "lb_csum.h"
+#include "lb_hdr.h"
+#include "lb_parse.h"
+#include "lb_reply.h"
+#include "lb_tcp.h"
+
+/* ARP on a port: answer requests for `owned` (or for anything but `not`). */
+void
+ha_arp(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac, struct rte_mbuf *m,
+	const struct lb_pkt *pi, int proxy, rte_be32_t addr)
+{
+	int ours = proxy ? pi->arp_tpa != addr : pi->arp_tpa == addr;
+
+	if (pi->arp_op != LB_ARP_OP_REQUEST || !ours) {
+		ha_drop(w, m, LB_DROP_ARP_IGNORED);
+		return;
+	}
+	lb_reply_arp(rte_pktmbuf_mtod(m, uint8_t *), pi, mac);
+	w->cnt.arp_replies++;
+	ha_enqueue(w, port, m);
+}
+
+static void
+reply_echo(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi)
+{
+	uint32_t len = lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, &w->uplink_mac);
+
+	if (m->data_len > len)
+		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - len));
+	w->cnt.echo_replies++;
+	ha_enqueue(w, w->uplink, m);
+}
+
+static int
+is_mux(const struct ha_worker *w, rte_be32_t a)
+{
+	uint16_t i;
+
+	for (i = 0; i < w->n_muxes; i++)
+		if (w->muxes[i] == a)
+			return 1;
+	return 0;
+}
+
+static int
+vm_of_dip(const struct ha_worker *w, rte_be32_t dip)
+{
+	uint16_t i;
+
+	for (i = 0; i < w->n_vms; i++)
+		if (w->vms[i].dip == dip)
+			return i;
+	return -1;
+}
+
+/* Outer header checks; returns 0 or a drop reason, and the outer IHL. */
+static int
+check_outer(struct ha_worker *w, const uint8_t *p, uint32_t len, uint32_t l2, uint32_t *ihl)
+{
+	const struct lb_ipv4_hdr *ip = (const struct lb_ipv4_hdr *)(p + l2);
+	uint32_t tot;
+
+	*ihl = (uint32_t)lb_ipv4_ihl(ip) * 4;
+	/* IPv6-in-IPv4 is not a Sluice tunnel. */
+	if (ip->proto != LB_IPPROTO_IPIP)
+		return LB_DROP_NOT_TUNNEL;
+	/* Addressed elsewhere, or not from a mux we know: not ours to open. */
+	if (ip->dst != w->pa)
+		return LB_DROP_NOT_OUR_PA;
+	if (!is_mux(w, ip->src))
+		return LB_DROP_UNKNOWN_MUX;
+	tot = rte_be_to_cpu_16(ip->total_len);
+	/* Room for at least an inner IPv4 header after the outer one. */
+	if (tot < *ihl + sizeof(struct lb_ipv4_hdr) || len < l2 + tot)
+		return LB_DROP_INNER_MALFORMED;
+	return 0;
+}
+
+static void
+deliver(struct ha_worker *w, struct rte_mbuf *m)
+{
+	const uint8_t *p0 = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct lb_pkt outer, pi;
+	uint32_t ihl, len = m->data_len;
+	uint8_t *p;
+	int rc, vm;
+
+	rc = lb_parse(p0, len, &outer);
+	/* The outer frame must itself be sound; lb_parse stops at proto 4. */
+	if (rc == 0) {
+		if (outer.kind == LB_PKT_ARP) {
+			ha_arp(w, w->uplink, &w->uplink_mac, m, &outer, 0, w->pa);
+			return;
+		}
+		if (outer.kind == LB_PKT_ICMP_ECHO && outer.dst == w->pa) {
+			reply_echo(w, m, &outer);
+			return;
+		}
+		ha_drop(w, m, LB_DROP_NOT_TUNNEL);
+		return;
+	}
+	if (rc != LB_DROP_TUNNEL) {
+		ha_drop(w, m, rc);
+		return;
+	}
+	rc = check_outer(w, p0, len, outer.l2_len, &ihl);
+	if (rc != 0) {
+		ha_drop(w, m, rc);
+		return;
+	}
+	if (m->data_len >
+		outer.l2_len +
+			rte_be_to_cpu_16(
+				((const struct lb_ipv4_hdr *)(p0 + outer.l2_len))->total_len))
+		rte_pktmbuf_trim(
+			m, (uint16_t)(m->data_len - outer.l2_len -
+				      rte_be_to_cpu_16(
+					      ((const struct lb_ipv4_hdr *)(p0 + outer.l2_len))
+						      ->total_len)));
+	/* Drop the outer header; the Ethernet header goes over its tail. */
+	p = (uint8_t *)rte_pktmbuf_adj(
+		m, (uint16_t)(outer.l2_len + ihl - sizeof(struct lb_eth_hdr)));
+	((struct lb_eth_hdr *)p)->type = rte_cpu_to_be_16(LB_ETHERTYPE_IPV4);
+	rc = lb_parse(p, m->data_len, &pi);
+	if (rc != 0 || (pi.kind != LB_PKT_L4 && pi.kind != LB_PKT_ICMP_ERR &&
+			       pi.kind != LB_PKT_ICMP_ECHO)) {
+		ha_drop(w, m, LB_DROP_INNER_MALFORMED);
+		return;
+	}
+	/* Bytes past the inner datagram are not the VM's to see. */
+	if (m->data_len > pi.l2_len + pi.l3_len)
+		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - pi.l2_len - pi.l3_len));
+	vm = vm_of_dip(w, pi.ip_dst);
+	if (vm < 0) {
+		ha_drop(w, m, LB_DROP_NO_LOCAL_DIP);
+		return;
+	}
+	if (pi.kind == LB_PKT_ICMP_ERR) {
+		/* The quote shows VIP:vport -> client; the VM sent DIP:dport -> client. */
+		const struct ha_lb *lb =
+			ha_map_by_vip(w->map, pi.dst, pi.dport, pi.proto, pi.ip_dst);
+
+		if (lb != NULL) {
+			ha_quote_rewrite(p, &pi, 1, lb->dip, lb->dport);
+			w->cnt.icmp_translated++;
+		}
+	} else if (pi.kind == LB_PKT_L4 && pi.proto == LB_IPPROTO_TCP &&
+		   (pi.tcp_flags & LB_TCP_SYN) && w->mss_clamp != 0) {
+		struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(p + pi.l4_off);
+
+		w->cnt.mss_clamped +=
+			lb_tcp_mss_clamp(tcp, (uint32_t)(tcp->data_off >> 4) * 4, w->mss_clamp);
+	}
+	ha_set_eth(m, sizeof(struct lb_eth_hdr), &w->vms[vm].mac, &w->vms[vm].port_mac);
+	w->cnt.decap++;
+	w->vm_tx[vm]++;
+	ha_enqueue(w, w->vms[vm].port, m);
+}
+
+void
+ha_uplink_burst(struct ha_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		w->cnt.uplink_rx++;
+		if (unlikely(pkts[i]->nb_segs != 1)) {
+			ha_drop(w, pkts[i], LB_DROP_OVERSIZE);
+			continue;
+		}
+		deliver(w, pkts[i]);
+	}
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Translating the header an ICMP error quotes, so each side understands
+ * errors about its own view of a flow: the VM knows DIP:dport, the client
+ * knows VIP:vport. Only the quoted address, port and IP checksum change;
+ * the ICMP checksum follows incrementally. The quoted TCP/UDP checksum is
+ * left alone: quotes are usually truncated and nobody verifies it.
+ */
+#ifndef HA_ICMP_H
+#define HA_ICMP_H
+
+#include <string.h>
+
+#include "lb_csum.h"
+#include "lb_hdr.h"
+#include "lb_parse.h"
+
+/*
+ * In the ICMP error at frame p (parsed into pi), set the quoted source
+ * (src_side) or destination address and port to addr/port.
+ */
+static inline void
+ha_quote_rewrite(
+	uint8_t *p, const struct lb_pkt *pi, int src_side, rte_be32_t addr, rte_be16_t port)
+{
+	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(p + pi->l4_off);
+	struct lb_ipv4_hdr *q = (struct lb_ipv4_hdr *)(p + pi->quote_off);
+	uint8_t *ports = p + pi->quote_off + lb_ipv4_ihl(q) * 4;
+	uint8_t *pa = (uint8_t *)(src_side ? &q->src : &q->dst);
+	uint8_t *pp = ports + (src_side ? 0 : 2);
+	rte_be32_t old_a;
+	rte_be16_t old_p, old_c, new_c;
+
+	memcpy(&old_a, pa, 4);
+	memcpy(&old_p, pp, 2);
+	memcpy(&old_c, &q->csum, 2);
+	new_c = lb_csum_update32(old_c, old_a, addr);
+	memcpy(pa, &addr, 4);
+	memcpy(&q->csum, &new_c, 2);
+	memcpy(pp, &port, 2);
+	icmp->csum = lb_csum_update32(icmp->csum, old_a, addr);
+	icmp->csum = lb_csum_update16(icmp->csum, old_c, new_c);
+	icmp->csum = lb_csum_update16(icmp->csum, old_p, port);
+}
+
+#endif /* HA_ICMP_H */

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The agent's lcore loop: poll the uplink and every VM port, flush, and nap
+ * with a doubling back-off when nothing arrives (busy_poll spins instead).
+ */
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "ha_agent.h"
+
+#define HA_IDLE_SPINS 64
+#define HA_FIRST_NAP_US 8
+
+void
+ha_flush(struct ha_worker *w)
+{
+	uint16_t port, sent, i;
+
+	for (port = 0; port < HA_MAX_PORTS; port++) {
+		struct ha_txbuf *t = &w->tx[port];
+
+		if (t->n == 0)
+			continue;
+		sent = rte_eth_tx_burst(port, 0, t->pkts, t->n);
+		w->cnt.tx += sent;
+		for (i = sent; i < t->n; i++)
+			ha_drop(w, t->pkts[i], LB_DROP_TX_FULL);
+		t->n = 0;
+	}
+}
+
+int
+ha_worker_main(void *arg)
+{
+	struct ha_worker *w = arg;
+	struct rte_mbuf *pkts[HA_BURST];
+	uint32_t empty = 0, nap = HA_FIRST_NAP_US;
+	uint16_t n, got;
+	int v;
+
+	while (!w->quit) {
+		got = 0;
+		n = rte_eth_rx_burst(w->uplink, 0, pkts, HA_BURST);
+		if (n != 0) {
+			got += n;
+			ha_uplink_burst(w, pkts, n);
+		}
+		for (v = 0; v < w->n_vms; v++) {
+			n = rte_eth_rx_burst(w->vms[v].port, 0, pkts, HA_BURST);
+			if (n != 0) {
+				got += n;
+				ha_vm_burst(w, v, pkts, n);
+			}
+		}
+		ha_flush(w);
+		if (got != 0) {
+			empty = 0;
+			nap = HA_FIRST_NAP_US;
+			continue;
+		}
+		if (w->busy_poll || ++empty < HA_IDLE_SPINS)
+			continue;
+		rte_delay_us_sleep(nap);
+		nap = RTE_MIN(nap * 2, w->idle_sleep_us);
+	}
+	ha_flush(w);
+	return 0;
+}
