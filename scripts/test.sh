@@ -10,16 +10,36 @@ set +e
 meson test -C build --num-processes 2 --print-errorlogs "$@"
 rc=$?
 set -e
+# The same unit, packet and process tests again with AddressSanitizer and
+# UndefinedBehaviorSanitizer: any report fails the run.
+if [ -z "${SLUICE_NO_SANITIZE:-}" ]; then
+	[ -f build-asan/build.ninja ] ||
+		meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+	ninja -C build-asan
+	set +e
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		meson test -C build-asan --num-processes 2 --print-errorlogs \
+		--suite unit --suite pcap --suite process
+	arc=$?
+	set -e
+	[ "$rc" -ne 0 ] || rc=$arc
+fi
 /usr/bin/python3 - <<'PY'
 import json
 ok = bad = 0
-for line in open("build/meson-logs/testlog.json"):
+for log in ("build/meson-logs/testlog.json", "build-asan/meson-logs/testlog.json"):
+  try:
+    lines = open(log).readlines()
+  except FileNotFoundError:
+    continue
+  for line in lines:
     r = json.loads(line)
     if r["result"] in ("OK", "EXPECTEDFAIL"):
         ok += 1
     elif r["result"] != "SKIP":
         bad += 1
-        print("failed:", r["name"], r["result"])
+        print("failed:", log.split("/")[0], r["name"], r["result"])
 print(f"tests: {ok} passed, {bad} failed")
 PY
 exit "$rc"
