@@ -332,7 +332,7 @@ ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_e
 	const config_setting_t *list;
 	const char *seed = NULL;
 	long long msize;
-	uint32_t i, j, n;
+	uint32_t i, j, n, next_id = 0;
 	int rc;
 
 	memset(ft, 0, sizeof(*ft));
@@ -368,6 +368,8 @@ ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_e
 		rc = load_service(ss, svc, err);
 		if (rc != 0)
 			goto fail;
+		for (j = 0; j < svc->n_backends; j++)
+			svc->backends[j].id = next_id++;
 		for (j = 0; j < i; j++) {
 			const struct lb_service_cfg *o = &ft->services[j];
 

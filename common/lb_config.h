@@ -27,11 +27,15 @@ struct lb_cfg_err {
 	char msg[LB_CFG_ERR_LEN];
 };
 
+enum lb_backend_state { LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_MAINT };
+
 struct lb_backend_cfg {
 	struct lb_addr dip;
 	struct lb_addr host; /* PA of the server whose agent owns the DIP */
 	uint16_t port;       /* host order */
+	uint8_t state;       /* enum lb_backend_state */
 	uint32_t weight;
+	uint32_t id; /* stable across versions; a static file numbers them in order */
 };
 
 struct lb_service_cfg {

@@ -21,7 +21,8 @@
 	X(IO, "input/output error")                                            \
 	X(CONFIG, "configuration error")                                       \
 	X(DPDK, "DPDK call failed")                                            \
-	X(UNSUPPORTED, "not supported")
+	X(UNSUPPORTED, "not supported")                                        \
+	X(PROTOCOL, "peer speaks another protocol version")
 
 enum lb_err {
 #define LB_ERR_ENUM(name, msg) LB_E##name,

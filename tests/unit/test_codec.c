@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control-protocol codec: every message survives a round trip, a peer
+ * of another protocol version is refused and named, and bytes that are not
+ * a valid message are refused without leaving anything half-decoded.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "lb_codec.h"
+#include "lb_err.h"
+#include "lb_hdr.h"
+
+static struct lb_addr
+v4(const char *s)
+{
+	struct lb_addr a;
+	struct in_addr ia;
+
+	inet_pton(AF_INET, s, &ia);
+	lb_addr_v4(&a, ia.s_addr);
+	return a;
+}
+
+/* A table of n_svc services with n_be backends each. */
+static void
+make_table(struct lb_ftable *ft, uint32_t n_svc, uint32_t n_be)
+{
+	uint32_t s, b, id = 0;
+
+	memset(ft, 0, sizeof(*ft));
+	ft->seed.k0 = 0x0102030405060708ULL;
+	ft->seed.k1 = 0x1112131415161718ULL;
+	ft->maglev_size = 65537;
+	ft->n_services = n_svc;
+	ft->services = calloc(n_svc, sizeof(*ft->services));
+	for (s = 0; s < n_svc; s++) {
+		struct lb_service_cfg *sc = &ft->services[s];
+
+		lb_addr_v4(&sc->vip, htonl(0xc0000200u + s / 100));
+		sc->port = (uint16_t)(80 + s % 100);
+		sc->proto = LB_IPPROTO_TCP;
+		sc->af = LB_AF_INET;
+		sc->n_backends = n_be;
+		sc->backends = calloc(n_be, sizeof(*sc->backends));
+		for (b = 0; b < n_be; b++) {
+			lb_addr_v4(&sc->backends[b].dip, htonl(0x0a000000u + id));
+			sc->backends[b].host = v4("172.16.0.1");
+			sc->backends[b].port = 8080;
+			sc->backends[b].weight = 1 + b % 7;
+			sc->backends[b].state = (uint8_t)(b % 3);
+			sc->backends[b].id = id++;
+		}
+	}
+}
+
+static void
+assert_tables_equal(const struct lb_ftable *a, const struct lb_ftable *b)
+{
+	uint32_t s;
+
+	cr_assert_eq(a->n_services, b->n_services);
+	for (s = 0; s < a->n_services; s++) {
+		const struct lb_service_cfg *x = &a->services[s], *y = &b->services[s];
+
+		cr_assert_eq(memcmp(&x->vip, &y->vip, sizeof(x->vip)), 0);
+		cr_assert_eq(x->port, y->port);
+		cr_assert_eq(x->proto, y->proto);
+		cr_assert_eq(x->n_backends, y->n_backends);
+		cr_assert_eq(memcmp(x->backends, y->backends, sizeof(*x->backends) * x->n_backends), 0,
+			"service %u: backends differ", s);
+	}
+}
+
+static void
+roundtrip(const struct lb_msg *in, struct lb_msg *out)
+{
+	char err[256];
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(lb_msg_encode(in, &buf, &len), 0);
+	cr_assert_eq(lb_msg_decode(buf, len, out, err, sizeof(err)), 0, "decode: %s", err);
+	free(buf);
+	cr_assert_eq(out->type, in->type);
+	cr_assert_eq(out->protocol, LB_PROTOCOL);
+	cr_assert_str_eq(out->sender, in->sender);
+}
+
+Test(codec, simple_messages_roundtrip)
+{
+	static const enum lb_msg_type types[] = {LB_MSG_HELLO, LB_MSG_WELCOME, LB_MSG_VOTE,
+		LB_MSG_COMMIT, LB_MSG_ABORT, LB_MSG_SNAPSHOT_REQUEST, LB_MSG_STATUS, LB_MSG_REFUSED};
+	unsigned t, i;
+
+	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		struct lb_msg in, out;
+
+		memset(&in, 0, sizeof(in));
+		in.type = types[t];
+		snprintf(in.sender, sizeof(in.sender), "mux-%u", t);
+		snprintf(in.id, sizeof(in.id), "mux-%u", t);
+		in.role = LB_ROLE_MUX;
+		in.version = 1000 + t;
+		in.flag = t & 1;
+		for (i = 0; i < LB_DIGEST_LEN; i++)
+			in.digest[i] = (uint8_t)(i * 7 + t);
+		snprintf(in.text, sizeof(in.text), "reason %u", t);
+		in.n_counters = 3;
+		for (i = 0; i < 3; i++) {
+			snprintf(in.counters[i].name, sizeof(in.counters[i].name), "c%u", i);
+			in.counters[i].value = 1ULL << (40 + i);
+		}
+		roundtrip(&in, &out);
+		switch (in.type) {
+		case LB_MSG_HELLO:
+			cr_assert_str_eq(out.id, in.id);
+			cr_assert_eq(out.role, LB_ROLE_MUX);
+			cr_assert_eq(out.version, in.version);
+			cr_assert_eq(memcmp(out.digest, in.digest, LB_DIGEST_LEN), 0);
+			break;
+		case LB_MSG_WELCOME:
+			cr_assert_eq(out.version, in.version);
+			cr_assert_eq(out.flag, in.flag);
+			break;
+		case LB_MSG_VOTE:
+			cr_assert_eq(out.flag, in.flag);
+			cr_assert_str_eq(out.text, in.text);
+			/* fall through */
+		case LB_MSG_COMMIT:
+			cr_assert_eq(out.version, in.version);
+			cr_assert_eq(memcmp(out.digest, in.digest, LB_DIGEST_LEN), 0);
+			break;
+		case LB_MSG_ABORT:
+		case LB_MSG_REFUSED:
+			cr_assert_str_eq(out.text, in.text);
+			break;
+		case LB_MSG_STATUS:
+			cr_assert_eq(out.n_counters, 3);
+			for (i = 0; i < 3; i++)
+				cr_assert_eq(out.counters[i].value, in.counters[i].value);
+			break;
+		default:
+			cr_assert_eq(out.version, in.version);
+		}
+		lb_msg_free(&out);
+	}
+}
+
+Test(codec, prepare_with_delta_roundtrips)
+{
+	struct lb_msg in, out;
+	struct lb_ftable ft;
+
+	make_table(&ft, 3, 5);
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_PREPARE;
+	snprintf(in.sender, sizeof(in.sender), "manager");
+	in.version = 42;
+	in.base_version = 41;
+	in.delta.n_upsert = ft.n_services;
+	in.delta.upsert = ft.services;
+	in.delta.n_remove = 1;
+	in.delta.remove = calloc(1, sizeof(*in.delta.remove));
+	lb_svc_key_v4(in.delta.remove, htonl(0xc6336401), htons(443), LB_IPPROTO_UDP);
+	in.delta.has_options = true;
+	in.delta.seed = ft.seed;
+	in.delta.maglev_size = 251;
+	lb_ftable_digest(&ft, in.digest);
+	roundtrip(&in, &out);
+	cr_assert_eq(out.version, 42);
+	cr_assert_eq(out.base_version, 41);
+	cr_assert_eq(memcmp(out.digest, in.digest, LB_DIGEST_LEN), 0);
+	cr_assert_eq(out.delta.n_remove, 1);
+	cr_assert_eq(memcmp(&out.delta.remove[0], &in.delta.remove[0], sizeof(struct lb_svc_key)), 0);
+	cr_assert(out.delta.has_options);
+	cr_assert_eq(out.delta.seed.k0, ft.seed.k0);
+	cr_assert_eq(out.delta.seed.k1, ft.seed.k1);
+	cr_assert_eq(out.delta.maglev_size, 251);
+	{
+		struct lb_ftable got = {.n_services = out.delta.n_upsert,
+			.services = out.delta.upsert};
+
+		assert_tables_equal(&ft, &got);
+	}
+	lb_msg_free(&out);
+	free(in.delta.remove);
+	lb_ftable_free(&ft);
+}
+
+/* A 100,000-backend table fits one chunk and survives intact. */
+Test(codec, snapshot_of_100k_backends)
+{
+	struct lb_msg in, out;
+	struct lb_ftable ft;
+	uint8_t d1[LB_DIGEST_LEN], d2[LB_DIGEST_LEN];
+
+	make_table(&ft, 1000, 100);
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	in.version = 7;
+	in.index = 0;
+	in.count = 1;
+	in.table = ft;
+	lb_ftable_digest(&ft, in.digest);
+	roundtrip(&in, &out);
+	cr_assert_eq(out.table.seed.k0, ft.seed.k0);
+	cr_assert_eq(out.table.maglev_size, ft.maglev_size);
+	assert_tables_equal(&ft, &out.table);
+	lb_ftable_digest(&ft, d1);
+	lb_ftable_digest(&out.table, d2);
+	cr_assert_eq(memcmp(d1, d2, LB_DIGEST_LEN), 0);
+	lb_msg_free(&out);
+	lb_ftable_free(&ft);
+}
+
+Test(codec, other_protocol_version_is_refused)
+{
+	struct lb_msg in, out;
+	char err[256] = "";
+	uint8_t *buf;
+	size_t len;
+
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_COMMIT;
+	in.version = 9;
+	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
+	/* Field 1 (protocol), varint 1, leads the envelope: make it 2. */
+	cr_assert_eq(buf[0], 0x08);
+	cr_assert_eq(buf[1], LB_PROTOCOL);
+	buf[1] = LB_PROTOCOL + 1;
+	cr_assert_eq(lb_msg_decode(buf, len, &out, err, sizeof(err)), -LB_EPROTOCOL);
+	cr_assert_eq(out.protocol, LB_PROTOCOL + 1);
+	cr_assert_not_null(strstr(err, "protocol 2"), "error names the version: %s", err);
+	lb_msg_free(&out);
+	free(buf);
+}
+
+Test(codec, garbage_and_truncation_are_refused)
+{
+	struct lb_msg in, out;
+	struct lb_ftable ft;
+	char err[256];
+	uint8_t *buf, junk[64];
+	size_t len, cut, i;
+	unsigned refused = 0;
+
+	make_table(&ft, 2, 3);
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	in.count = 1;
+	in.table = ft;
+	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
+	/* Every prefix either decodes to a valid message or is refused cleanly. */
+	for (cut = 0; cut < len; cut++) {
+		int rc = lb_msg_decode(buf, cut, &out, err, sizeof(err));
+
+		if (rc != 0) {
+			refused++;
+			cr_assert_eq(out.table.n_services, 0, "cut %zu: half-decoded", cut);
+		}
+		lb_msg_free(&out);
+	}
+	cr_assert_gt(refused, len / 2);
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(0xff - i);
+	cr_assert_lt(lb_msg_decode(junk, sizeof(junk), &out, err, sizeof(err)), 0);
+	lb_msg_free(&out);
+	free(buf);
+	lb_ftable_free(&ft);
+}
+
+Test(codec, invalid_fields_are_refused)
+{
+	struct lb_msg in, out;
+	struct lb_ftable ft;
+	char err[256];
+	uint8_t *buf;
+	size_t len;
+
+	/* A PREPARE that is not base + 1. */
+	make_table(&ft, 1, 1);
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_PREPARE;
+	in.version = 5;
+	in.base_version = 3;
+	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
+	cr_assert_eq(lb_msg_decode(buf, len, &out, err, sizeof(err)), -LB_EPARSE);
+	lb_msg_free(&out);
+	free(buf);
+
+	/* A weight past the maximum. */
+	in.base_version = 4;
+	ft.services[0].backends[0].weight = 70000;
+	in.delta.n_upsert = 1;
+	in.delta.upsert = ft.services;
+	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
+	cr_assert_eq(lb_msg_decode(buf, len, &out, err, sizeof(err)), -LB_EPARSE);
+	cr_assert_not_null(strstr(err, "out of range"), "%s", err);
+	cr_assert_eq(out.delta.n_upsert, 0);
+	lb_msg_free(&out);
+	free(buf);
+
+	/* A Maglev size that is not prime. */
+	ft.services[0].backends[0].weight = 1;
+	in.delta.has_options = true;
+	in.delta.maglev_size = 65536;
+	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
+	cr_assert_eq(lb_msg_decode(buf, len, &out, err, sizeof(err)), -LB_EPARSE);
+	lb_msg_free(&out);
+	free(buf);
+	lb_ftable_free(&ft);
+}
+
+Test(codec, digest_ignores_order_but_not_content)
+{
+	struct lb_ftable a, b;
+	struct lb_service_cfg tmp;
+	struct lb_backend_cfg tb;
+	uint8_t da[LB_DIGEST_LEN], db[LB_DIGEST_LEN];
+
+	make_table(&a, 4, 6);
+	make_table(&b, 4, 6);
+	tmp = b.services[0];
+	b.services[0] = b.services[3];
+	b.services[3] = tmp;
+	tb = b.services[1].backends[0];
+	b.services[1].backends[0] = b.services[1].backends[5];
+	b.services[1].backends[5] = tb;
+	lb_ftable_digest(&a, da);
+	lb_ftable_digest(&b, db);
+	cr_assert_eq(memcmp(da, db, LB_DIGEST_LEN), 0, "order changed the digest");
+	b.services[2].backends[3].weight++;
+	lb_ftable_digest(&b, db);
+	cr_assert_neq(memcmp(da, db, LB_DIGEST_LEN), 0, "a weight change kept the digest");
+	lb_ftable_free(&a);
+	lb_ftable_free(&b);
+}
