@@ -285,8 +285,8 @@ fail(char *errbuf, size_t len, int rc, const char *fmt, ...)
 }
 
 static int
-dec_addr(const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf,
-	size_t len)
+dec_addr(
+	const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf, size_t len)
 {
 	if (b->len == 16)
 		return fail(errbuf, len, -LB_EUNSUPPORTED, "%s: IPv6 is not forwarded yet", what);
@@ -309,8 +309,8 @@ dec_key(const Sluice__ServiceKey *k, struct lb_addr *vip, uint8_t *proto, uint16
 	if (rc != 0)
 		return rc;
 	if (k->protocol != LB_IPPROTO_TCP && k->protocol != LB_IPPROTO_UDP)
-		return fail(errbuf, len, -LB_EPARSE, "protocol %u is neither TCP nor UDP",
-			k->protocol);
+		return fail(
+			errbuf, len, -LB_EPARSE, "protocol %u is neither TCP nor UDP", k->protocol);
 	if (k->port < 1 || k->port > 65535)
 		return fail(errbuf, len, -LB_EPARSE, "port %u out of range", k->port);
 	*proto = (uint8_t)k->protocol;
@@ -406,8 +406,8 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 			return fail(errbuf, len, -LB_EPARSE, "hello: unknown role %d", m->role);
 		m->version = env->hello->applied_version;
 		return env->hello->applied_digest.len == 0
-			? 0
-			: dec_digest(&env->hello->applied_digest, m->digest, errbuf, len);
+			       ? 0
+			       : dec_digest(&env->hello->applied_digest, m->digest, errbuf, len);
 	case SLUICE__ENVELOPE__BODY_WELCOME:
 		m->type = LB_MSG_WELCOME;
 		m->version = env->welcome->current_version;
@@ -425,7 +425,8 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 				(unsigned long long)m->base_version);
 		rc = dec_digest(&env->prepare->digest, m->digest, errbuf, len);
 		if (rc != 0 || d == NULL)
-			return rc != 0 ? rc : fail(errbuf, len, -LB_EPARSE, "prepare without delta");
+			return rc != 0 ? rc
+				       : fail(errbuf, len, -LB_EPARSE, "prepare without delta");
 		m->delta.upsert = calloc(d->n_upsert ? d->n_upsert : 1, sizeof(*m->delta.upsert));
 		m->delta.remove = calloc(d->n_remove ? d->n_remove : 1, sizeof(*m->delta.remove));
 		if (m->delta.upsert == NULL || m->delta.remove == NULL)
@@ -450,8 +451,8 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 		}
 		if (d->options != NULL) {
 			m->delta.has_options = true;
-			return dec_options(d->options, &m->delta.seed, &m->delta.maglev_size,
-				errbuf, len);
+			return dec_options(
+				d->options, &m->delta.seed, &m->delta.maglev_size, errbuf, len);
 		}
 		return 0;
 	}
@@ -489,8 +490,8 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 		if (c->index == 0) {
 			if (c->options == NULL)
 				return fail(errbuf, len, -LB_EPARSE, "first chunk without options");
-			rc = dec_options(c->options, &m->table.seed, &m->table.maglev_size, errbuf,
-				len);
+			rc = dec_options(
+				c->options, &m->table.seed, &m->table.maglev_size, errbuf, len);
 			if (rc != 0)
 				return rc;
 		}

@@ -96,8 +96,7 @@ struct lb_msg {
  * malloc'd buffer. Returns 0, -LB_EINVAL (unknown type, non-IPv4 address)
  * or -LB_ENOMEM.
  */
-int
-lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len);
+int lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len);
 
 /*
  * Decode buf into *m. Returns 0, or with a message in errbuf:
@@ -107,18 +106,15 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len);
  *   -LB_ENOMEM
  * Free with lb_msg_free() whatever the result.
  */
-int
-lb_msg_decode(const uint8_t *buf, size_t len, struct lb_msg *m, char *errbuf, size_t errlen);
+int lb_msg_decode(const uint8_t *buf, size_t len, struct lb_msg *m, char *errbuf, size_t errlen);
 
-void
-lb_msg_free(struct lb_msg *m);
+void lb_msg_free(struct lb_msg *m);
 
 /*
  * Digest of a flow table, independent of the order services and backends
  * are listed in: what PREPARE, COMMIT and snapshots carry so that a member
  * can prove it holds exactly the manager's table.
  */
-void
-lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN]);
+void lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN]);
 
 #endif /* LB_CODEC_H */

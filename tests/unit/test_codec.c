@@ -70,8 +70,8 @@ assert_tables_equal(const struct lb_ftable *a, const struct lb_ftable *b)
 		cr_assert_eq(x->port, y->port);
 		cr_assert_eq(x->proto, y->proto);
 		cr_assert_eq(x->n_backends, y->n_backends);
-		cr_assert_eq(memcmp(x->backends, y->backends, sizeof(*x->backends) * x->n_backends), 0,
-			"service %u: backends differ", s);
+		cr_assert_eq(memcmp(x->backends, y->backends, sizeof(*x->backends) * x->n_backends),
+			0, "service %u: backends differ", s);
 	}
 }
 
@@ -93,7 +93,8 @@ roundtrip(const struct lb_msg *in, struct lb_msg *out)
 Test(codec, simple_messages_roundtrip)
 {
 	static const enum lb_msg_type types[] = {LB_MSG_HELLO, LB_MSG_WELCOME, LB_MSG_VOTE,
-		LB_MSG_COMMIT, LB_MSG_ABORT, LB_MSG_SNAPSHOT_REQUEST, LB_MSG_STATUS, LB_MSG_REFUSED};
+		LB_MSG_COMMIT, LB_MSG_ABORT, LB_MSG_SNAPSHOT_REQUEST, LB_MSG_STATUS,
+		LB_MSG_REFUSED};
 	unsigned t, i;
 
 	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
@@ -175,14 +176,15 @@ Test(codec, prepare_with_delta_roundtrips)
 	cr_assert_eq(out.base_version, 41);
 	cr_assert_eq(memcmp(out.digest, in.digest, LB_DIGEST_LEN), 0);
 	cr_assert_eq(out.delta.n_remove, 1);
-	cr_assert_eq(memcmp(&out.delta.remove[0], &in.delta.remove[0], sizeof(struct lb_svc_key)), 0);
+	cr_assert_eq(
+		memcmp(&out.delta.remove[0], &in.delta.remove[0], sizeof(struct lb_svc_key)), 0);
 	cr_assert(out.delta.has_options);
 	cr_assert_eq(out.delta.seed.k0, ft.seed.k0);
 	cr_assert_eq(out.delta.seed.k1, ft.seed.k1);
 	cr_assert_eq(out.delta.maglev_size, 251);
 	{
-		struct lb_ftable got = {.n_services = out.delta.n_upsert,
-			.services = out.delta.upsert};
+		struct lb_ftable got = {
+			.n_services = out.delta.n_upsert, .services = out.delta.upsert};
 
 		assert_tables_equal(&ft, &got);
 	}
