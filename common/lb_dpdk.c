@@ -30,7 +30,6 @@ lb_eal_argv_build(
 	char cpus[256] = "";
 	cpu_set_t set;
 	size_t off = 0;
-	unsigned i;
 	int c;
 
 	ea->argc = 0;
@@ -44,10 +43,8 @@ lb_eal_argv_build(
 			if (CPU_ISSET(c, &set))
 				off += (size_t)snprintf(
 					cpus + off, sizeof(cpus) - off, "%s%d", off ? "," : "", c);
-		off = (size_t)snprintf(ea->lcores, sizeof(ea->lcores), "--lcores=");
-		for (i = 0; i <= workers && off < sizeof(ea->lcores); i++)
-			off += (size_t)snprintf(ea->lcores + off, sizeof(ea->lcores) - off,
-				"%s%u@(%s)", i ? "," : "", i, cpus);
+		/* One group: every lcore may run on every CPU we may use. */
+		snprintf(ea->lcores, sizeof(ea->lcores), "--lcores=(0-%u)@(%s)", workers, cpus);
 		ea->argv[ea->argc++] = ea->lcores;
 	}
 	if (!has_arg(args, n, "--file-prefix")) {

@@ -21,8 +21,8 @@ struct lb_eal_argv {
 };
 
 /*
- * Build the EAL argv: prog, args[0..n), then "--lcores=0@(cpus),...,W@(cpus)"
- * (main lcore plus workers, each allowed on every CPU this process may use)
+ * Build the EAL argv: prog, args[0..n), then "--lcores=(0-W)@(cpus)" (main
+ * lcore plus workers, each allowed on every CPU this process may use)
  * unless args set lcores, and "--file-prefix=<name>-<pid>" unless given.
  */
 void lb_eal_argv_build(

@@ -39,7 +39,8 @@
 	X(UNKNOWN_MUX, "unknown_mux")         /* agent: tunnel from a stranger */ \
 	X(INNER_MALFORMED, "inner_malformed") /* agent: bad encapsulated packet */ \
 	X(NO_LOCAL_DIP, "no_local_dip")       /* agent: DIP not on this host */ \
-	X(NOT_TUNNEL, "not_tunnel")           /* agent: uplink IPv4 not IP-in-IP */
+	X(NOT_TUNNEL, "not_tunnel")           /* agent: uplink IPv4 not IP-in-IP */ \
+	X(SPOOFED, "spoofed_src")             /* agent: VM sent from not its DIP */
 
 enum lb_drop {
 	LB_DROP_NONE = 0,

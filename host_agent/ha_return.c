@@ -5,7 +5,8 @@
  * the source becomes VIP:vport and the packet goes straight to the router,
  * never back through a mux. ICMP errors a VM sends about a client's flow
  * get their source and quote translated the same way. Anything else the
- * VM sends passes through untouched but for its Ethernet header. The agent
+ * VM sends from its own DIP passes through untouched but for its Ethernet
+ * header; other sources, and tunnels, are dropped. The agent
  * is the VM's gateway: it answers every ARP request that is not for the
  * VM's own address.
  */
@@ -70,9 +71,18 @@ from_vm(struct ha_worker *w, int vm, struct rte_mbuf *m)
 	 * Unparseable for balancing but sound IPv4 (fragments, other protocols,
 	 * other ICMP): not ours to touch; pass it on.
 	 */
-	if (rc != 0 && rc != LB_DROP_FRAGMENT && rc != LB_DROP_PROTO && rc != LB_DROP_TUNNEL &&
+	if (rc != 0 && rc != LB_DROP_FRAGMENT && rc != LB_DROP_PROTO &&
 		rc != LB_DROP_ICMP_TYPE && rc != LB_DROP_ICMP_QUOTE) {
 		ha_drop(w, m, rc);
+		return;
+	}
+	/*
+	 * A VM speaks only from its own DIP: a forged source could pose as
+	 * another tenant's VIP, and IP-in-IP from a VM (tunnel_inbound above)
+	 * could pose as a mux to another host's agent.
+	 */
+	if (((const struct lb_ipv4_hdr *)(p + pi.l2_len))->src != v->dip) {
+		ha_drop(w, m, LB_DROP_SPOOFED);
 		return;
 	}
 	if (rc == 0 && pi.src == v->dip && pi.kind != LB_PKT_ICMP_ECHO &&

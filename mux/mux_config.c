@@ -90,7 +90,7 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 	if ((rc = lb_cfg_check_fields(mux, fields, err)) != 0 ||
 		(rc = lb_cfg_get_ipv4(mux, "tunnel_address", true, &cfg->tunnel_addr, err)) != 0 ||
 		(rc = lb_cfg_get_mac(mux, "next_hop_mac", true, cfg->next_hop_mac, err)) != 0 ||
-		(rc = lb_cfg_get_int(mux, "mtu", false, 576, 9216, 1500, &mtu, err)) != 0 ||
+		(rc = lb_cfg_get_int(mux, "mtu", false, 596, 2030, 1500, &mtu, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "tunnel_ttl", false, 1, 255, 64, &ttl, err)) != 0 ||
 		(rc = lb_cfg_get_bool(mux, "arp_for_vips", false, &cfg->arp_for_vips, err)) != 0 ||
 		(rc = lb_cfg_get_int(

@@ -332,8 +332,13 @@ def rows():
         vm_udp("vm11", "10.1.0.11", 8080, 9), PASS)
     row("pass: UDP 10.1.0.12:5353 from vm12 (5353/udp balanced on vm11 only)", "vm12",
         vm_udp("vm12", "10.1.0.12", 5353, 9), PASS)
-    row("pass: spoofed source 10.1.0.12:8080 on vm11's port, not rewritten", "vm11",
-        reply("vm11", "10.1.0.12", 8080, [("MSS", 1460)]), PASS)
+    row("drop: spoofed source 10.1.0.12:8080 on vm11's port", "vm11",
+        reply("vm11", "10.1.0.12", 8080, [("MSS", 1460)]), "spoofed_src")
+    t = next_tag()
+    row("drop: IP-in-IP from vm11 posing as the mux", "vm11",
+        vm_frame("vm11", IP(src="10.1.0.11", dst="10.0.2.1", id=t, proto=4) /
+                 IP(src=CLIENT, dst="10.1.0.21", id=t) / TCP(sport=40000, dport=8080)),
+        "tunnel_inbound")
     t = next_tag()
     row("pass: ICMP echo request from vm11 (clients are not balanced)", "vm11",
         vm_frame("vm11", IP(src="10.1.0.11", dst="8.8.8.8", id=t) / ICMP(type=8, id=t) /
