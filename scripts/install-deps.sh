@@ -9,6 +9,9 @@ PKGS=(
 	libprotobuf-c-dev protobuf-c-compiler libnng-dev libnanomsg-dev
 	libconfig-dev libcriterion-dev
 	python3-scapy iproute2 procps
+	# the netns lab (scripts/lab.sh, tests/netns): namespaces and veths,
+	# offloads off, real clients, the backends' python3 http.server
+	python3 ethtool iputils-ping curl wrk tcpdump
 )
 
 missing=()

@@ -1,16 +1,162 @@
 #!/usr/bin/env bash
-# The README's lab command. Today (issue 2) the lab is the mux on its own:
-# it installs what is needed, builds, generates client traffic with scapy,
-# runs sluice-mux over it through a net_pcap port, and prints what the mux
-# did (its own summary) and what came out (decoded from the output pcap).
-# Later issues grow it into namespaces with agents, backends and a manager.
+# The README's first command: the whole Sluice data path on one machine.
+#
+# Installs the Debian packages it needs, builds, then builds this topology
+# out of network namespaces (scripts/netns-lab.sh has the functions):
+#
+#   sl-client ---- sl-router ---- sl-mux   [sluice-mux   10.255.0.1]
+#   198.51.100.10      |    \---- sl-host1 [sluice-agent 10.0.1.1] -- sl-vm11, sl-vm12
+#                      |     \--- sl-host2 [sluice-agent 10.0.2.1] -- sl-vm21, sl-vm22
+#   VIP 192.0.2.10:80/tcp -> four backends DIP:8080, each a python3 http.server
+#
+# and sends real traffic from the client through the VIP: a ping (answered
+# by the mux), 400 curl requests (their spread over the backends), wrk for
+# a few seconds if installed. Then it prints every component's counters and
+# tears everything down, on success, failure or Ctrl-C alike.
+#
+#   scripts/lab.sh          run, report, tear down
+#   scripts/lab.sh --keep   run, report, leave it up and print what to try
+#   scripts/lab.sh --down   tear down a lab left by --keep
+#   scripts/lab.sh --pcap   the mux alone on a pcap file (scripts/lab-pcap.sh)
+#   --hugepages             (with the above) run the DPDK processes on 2 MiB
+#                           hugepages instead of --no-huge, so that secondary
+#                           processes such as dpdk-dumpcap can attach
+#
+# Needs root (namespaces, veths, DPDK). See docs/lab.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+mode=run
+huge=0
+for arg in "$@"; do
+	case "$arg" in
+	--keep) mode=keep ;;
+	--down) mode=down ;;
+	--pcap) exec scripts/lab-pcap.sh ;;
+	--hugepages) huge=1 ;;
+	-h | --help)
+		sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "usage: scripts/lab.sh [--keep | --down | --pcap] [--hugepages] [--help]" >&2
+		exit 2
+		;;
+	esac
+done
+if [ "$(id -u)" -ne 0 ]; then
+	echo "lab: needs root (network namespaces, veths, DPDK)" >&2
+	exit 1
+fi
+
+LAB_STATE=/run/sluice-lab
+. scripts/netns-lab.sh
+tool() { "$LAB_PY" scripts/lab_tool.py "$@"; }
+step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
+
+if [ "$mode" = down ]; then
+	lab_init "" "$LAB_STATE"
+	lab_down
+	lab_leftovers
+	rm -rf "$LAB_STATE"
+	echo "lab: down, nothing left behind"
+	exit 0
+fi
+
+step "dependencies and build"
 scripts/install-deps.sh
 scripts/build.sh >/dev/null
-work=$(mktemp -d /tmp/sluice-lab.XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
-/usr/bin/python3 scripts/lab_traffic.py gen "$work/in.pcap"
-sed "s|@IN@|$work/in.pcap|; s|@OUT@|$work/out.pcap|" examples/lab-mux.cfg >"$work/mux.cfg"
-./build/mux/sluice-mux -c "$work/mux.cfg" --exit-on-eof
-/usr/bin/python3 scripts/lab_traffic.py report "$work/out.pcap"
+
+if [ -e /run/netns/sl-client ] || compgen -G "$LAB_STATE/pids/*.pid" >/dev/null; then
+	echo "lab: a lab is already up (scripts/lab.sh --keep?); taking it down first"
+	lab_init "" "$LAB_STATE"
+	lab_down
+fi
+rm -rf "$LAB_STATE"
+lab_init "" "$LAB_STATE"
+on_exit() {
+	local rc=$?
+	lab_down
+	[ "$rc" -eq 0 ] || echo "lab: stopped (status $rc); everything torn down, configs and logs kept in $LAB_STATE" >&2
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+if [ "$huge" = 1 ]; then
+	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+	if [ "${free:-0}" -lt 384 ] || ! awk '$2 == "/dev/hugepages" && $3 == "hugetlbfs" {f = 1} END {exit !f}' /proc/mounts; then
+		echo "lab: --hugepages needs 384 free 2 MiB pages on /dev/hugepages (free: ${free:-0}):" >&2
+		echo "  echo 512 > /proc/sys/vm/nr_hugepages; mount -t hugetlbfs nodev /dev/hugepages" >&2
+		exit 1
+	fi
+	export LAB_HUGEPAGES=1
+fi
+
+step "topology: namespaces, veths, routes"
+lab_topology_up
+lab_configs 1 1 1 1
+lab_servers_start
+step "sluice-mux in $LAB_NS_MUX (tunnel address $LAB_MUX_TA)"
+lab_mux_start
+step "sluice-agent in ${LAB_NS_HOST[1]} (PA ${LAB_HOST_PA[1]}) and ${LAB_NS_HOST[2]} (PA ${LAB_HOST_PA[2]})"
+lab_agent_start 1
+lab_agent_start 2
+lab_wait_vip
+
+step "ping the VIP from the client (the mux answers)"
+ip netns exec "$LAB_NS_CLIENT" ping -c 3 -i 0.2 "$LAB_VIP"
+
+step "400 HTTP requests through the VIP, one connection each"
+tool burst --ns "$LAB_NS_CLIENT" --url "http://$LAB_VIP/" -n 400 --weights 1,1,1,1 --check
+
+if command -v wrk >/dev/null; then
+	step "wrk: 5 s, 16 connections"
+	ip netns exec "$LAB_NS_CLIENT" wrk -t 2 -c 16 -d 5s "http://$LAB_VIP/"
+fi
+
+step "direct server return: who saw what"
+tool dsr --client-ns "$LAB_NS_CLIENT" --mux "${LAB_PREFIX[mux]}" \
+	--agents "${LAB_PREFIX[1]},${LAB_PREFIX[2]}"
+
+if [ "$mode" = keep ]; then
+	trap - EXIT INT TERM
+	cat <<EOF
+
+== the lab stays up; try:
+
+  ip netns exec $LAB_NS_CLIENT curl http://$LAB_VIP/
+  ip netns exec $LAB_NS_CLIENT ping -c 3 $LAB_VIP
+  ip netns exec $LAB_NS_CLIENT wrk -t 2 -c 16 -d 10s http://$LAB_VIP/
+  # the backend's view: connections from the client to DIP:8080
+  ip netns exec $(lab_ns_vm vm11) ss -tn
+  # IP-in-IP from the mux in, DSR replies out; only client -> VIP reaches the mux
+  ip netns exec ${LAB_NS_HOST[1]} tcpdump -ni ${LAB_IF_UP[1]}
+  ip netns exec $LAB_NS_MUX tcpdump -ni $LAB_IF_MUX
+  # live counters: /sluice/stats, /sluice/backends,0 (mux); /sluice/agent/stats (agent)
+  dpdk-telemetry.py -f ${LAB_PREFIX[mux]}
+  dpdk-telemetry.py -f ${LAB_PREFIX[1]}
+EOF
+	if [ "$huge" = 1 ]; then
+		echo "  dpdk-dumpcap --file-prefix ${LAB_PREFIX[mux]} -i 0 -c 20 -w /tmp/mux.pcapng"
+	else
+		echo "  # dpdk-dumpcap cannot attach to a --no-huge process: scripts/lab.sh --keep --hugepages"
+	fi
+	cat <<EOF
+
+  configs, logs and --stats-json files: $LAB_STATE/
+  tear down: scripts/lab.sh --down
+EOF
+	exit 0
+fi
+
+step "stopping: each component's summary"
+lab_stop
+for n in mux agent1 agent2; do
+	echo
+	sed -n '/summary/,$p' "$LAB_DIR/$n.log"
+done
+lab_down
+trap - EXIT
+lab_leftovers
+rm -rf "$LAB_STATE"
+step "done: no namespace, process or DPDK runtime folder left"

@@ -10,7 +10,7 @@ set +e
 meson test -C build --num-processes 2 --print-errorlogs "$@"
 rc=$?
 set -e
-# The same unit, packet and process tests again with AddressSanitizer and
+# The same unit, packet, process and namespace tests again with AddressSanitizer and
 # UndefinedBehaviorSanitizer: any report fails the run.
 if [ -z "${SLUICE_NO_SANITIZE:-}" ]; then
 	[ -f build-asan/build.ninja ] ||
@@ -20,7 +20,7 @@ if [ -z "${SLUICE_NO_SANITIZE:-}" ]; then
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		meson test -C build-asan --num-processes 2 --print-errorlogs \
-		--suite unit --suite pcap --suite process
+		--suite unit --suite pcap --suite process --suite netns
 	arc=$?
 	set -e
 	[ "$rc" -ne 0 ] || rc=$arc

@@ -1,0 +1,408 @@
+# shellcheck shell=bash
+# The Sluice lab as shell functions: source this file, do not run it.
+# scripts/lab.sh and tests/netns/*.sh are built from these functions.
+#
+# One machine, network namespaces for everything: a client, a router, one
+# "host" per DPDK process (the mux and two host agents attach to their veth
+# ends with net_af_packet and create their VMs' interfaces with net_tap)
+# and one per backend "VM":
+#
+#    ns sl-client                      ns sl-router (ip_forward=1, rp_filter=0)
+#   +--------------------+            +---------------------------------------+
+#   | eth0 198.51.100.10 |------------| rt-cl  198.51.100.1/24                |
+#   | default via .1     |            | rt-mux 10.255.0.254/24 02:..:fe:01    |
+#   +--------------------+            |   192.0.2.10/32 via 10.255.0.1        |
+#                                     | rt-h1  10.0.1.254/24   02:..:fe:11    |
+#                                     | rt-h2  10.0.2.254/24   02:..:fe:12    |
+#                                     +----+-------------+-------------+------+
+#                                          |rt-mux       |rt-h1        |rt-h2
+#                              ns sl-mux   |  ns sl-host1|  ns sl-host2|
+#                                  +-------+---+  +------+-----+ +-----+------+
+#                                  | mux0      |  | h1up       | | h2up       |
+#                                  | sluice-mux|  |sluice-agent| |sluice-agent|
+#                                  | 10.255.0.1|  | pa 10.0.1.1| | pa 10.0.2.1|
+#                                  +-----------+  +--+------+--+ +--+------+--+
+#                                          net_tap   |      |       |      |
+#                                               sl-vm11 sl-vm12 sl-vm21 sl-vm22
+#                                     (each tap moved into its own namespace,
+#                                      DIP/24, MAC from the agent config,
+#                                      default via .1 = the agent's proxy ARP,
+#                                      python3 -m http.server 8080)
+#   VMs: sl-vm11 10.1.1.11  sl-vm12 10.1.1.12  sl-vm21 10.2.1.21  sl-vm22 10.2.1.22
+#
+# Packet walk: client -> router -> mux (VIP 192.0.2.10:80 -> DIP:8080, IP-in-IP
+# to the host's PA) -> router -> agent (decapsulates, delivers to the tap) ->
+# VM; the reply goes VM -> agent (source rewritten to VIP:80, direct server
+# return) -> router -> client, never through the mux.
+#
+# Why a namespace per DPDK process, not the root namespace: DPDK 22.11's
+# af_packet PMD opens its socket for every protocol and binds it to the
+# interface only after setting up its rings, so for a moment it receives
+# frames from every interface of its namespace, and the process starts by
+# handling strangers' frames (seen: a restarted mux counting other muxes'
+# IP-in-IP, an agent decapsulating another lab's packets). Alone in its
+# namespace, it can only see its own link. The root namespace stays untouched.
+#
+# With a TAG (lab_init TAG), every namespace and DPDK file prefix carries it,
+# so tests can run beside each other and beside an operator's lab. Without
+# one, the names are the plain ones drawn above.
+#
+#   . scripts/netns-lab.sh
+#   lab_init [TAG] [DIR]        names; DIR holds configs, logs, pids, JSON
+#   trap lab_down EXIT          always clean up
+#   lab_topology_up             namespaces, veths, addresses, routes, sysctls
+#   lab_configs W11 W12 W21 W22 render examples/lab/*.cfg.in with these weights
+#   lab_servers_start           the HTTP server of every VM
+#   lab_mux_start               sluice-mux; returns once it answers ping on the VIP
+#   lab_agent_start 1|2         sluice-agent; moves its taps into the VMs
+#   lab_wait_vip                until an HTTP request through the VIP works
+#   lab_up_all W11 W12 W21 W22  all of the above
+#   lab_stop                    SIGTERM mux and agents: summaries, JSON in DIR
+#   lab_down                    everything gone: processes, namespaces, runtime dirs
+#
+# Waits poll a condition with a bound (LAB_WAIT seconds); none sleeps blindly.
+
+LAB_SRC=${LAB_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+SLUICE_MUX=${SLUICE_MUX:-$LAB_SRC/build/mux/sluice-mux}
+SLUICE_AGENT=${SLUICE_AGENT:-$LAB_SRC/build/host_agent/sluice-agent}
+LAB_PY=/usr/bin/python3 # Debian's: the one scapy imports under
+LAB_WAIT=${LAB_WAIT:-20}
+
+LAB_VIP=192.0.2.10
+LAB_VIP_PORT=80
+LAB_BE_PORT=8080
+LAB_CLIENT_IP=198.51.100.10
+LAB_MUX_TA=10.255.0.1
+LAB_VMS=(vm11 vm12 vm21 vm22)
+declare -A LAB_VM_HOST=([vm11]=1 [vm12]=1 [vm21]=2 [vm22]=2)
+declare -A LAB_VM_DIP=([vm11]=10.1.1.11 [vm12]=10.1.1.12 [vm21]=10.2.1.21 [vm22]=10.2.1.22)
+declare -A LAB_VM_MAC=([vm11]=02:00:00:01:01:11 [vm12]=02:00:00:01:01:12
+	[vm21]=02:00:00:02:01:21 [vm22]=02:00:00:02:01:22)
+declare -A LAB_HOST_PA=([1]=10.0.1.1 [2]=10.0.2.1)
+declare -A LAB_HOST_GW=([1]=10.1.1.1 [2]=10.2.1.1)      # VMs' gateway (proxy ARP)
+declare -A LAB_HOST_RTMAC=([1]=02:00:00:00:fe:11 [2]=02:00:00:00:fe:12)
+LAB_RT_MUX_MAC=02:00:00:00:fe:01
+
+lab_log() { echo "lab: $*" >&2; }
+
+# Names for TAG (empty: the plain names of the drawing) and the work folder.
+lab_init() {
+	LAB_TAG=${1-}
+	LAB_DIR=${2:-/run/sluice-lab}
+	if [ -n "$LAB_TAG" ]; then
+		if [ "${#LAB_TAG}" -gt 16 ] || [[ ! $LAB_TAG =~ ^[a-z0-9]+$ ]]; then
+			lab_log "tag must be 1..16 of [a-z0-9]: '$LAB_TAG'"
+			return 1
+		fi
+		LAB_NSP=sl-$LAB_TAG-
+	else
+		LAB_NSP=sl-
+	fi
+	LAB_NS_CLIENT=${LAB_NSP}client
+	LAB_NS_ROUTER=${LAB_NSP}router
+	LAB_NS_MUX=${LAB_NSP}mux
+	declare -gA LAB_NS_HOST=([1]=${LAB_NSP}host1 [2]=${LAB_NSP}host2)
+	# interface names live inside the namespaces: no tag needed
+	LAB_IF_MUX=mux0
+	declare -gA LAB_IF_UP=([1]=h1up [2]=h2up)
+	declare -gA LAB_PREFIX=([mux]=${LAB_NSP}mux [1]=${LAB_NSP}agent1 [2]=${LAB_NSP}agent2)
+	mkdir -p "$LAB_DIR/pids" "$LAB_DIR/www"
+	echo "$LAB_TAG" >"$LAB_DIR/tag"
+}
+
+lab_ns_vm() { echo "${LAB_NSP}$1"; }
+lab_tap() { echo "sl-$1"; }
+lab_vms_of() { local v; for v in "${LAB_VMS[@]}"; do [ "${LAB_VM_HOST[$v]}" = "$1" ] && echo "$v"; done; }
+lab_namespaces() {
+	local v
+	echo "$LAB_NS_CLIENT" "$LAB_NS_ROUTER" "$LAB_NS_MUX" "${LAB_NS_HOST[1]}" "${LAB_NS_HOST[2]}"
+	for v in "${LAB_VMS[@]}"; do lab_ns_vm "$v"; done
+}
+
+# Poll "$@" every 50 ms until it succeeds or LAB_WAIT seconds pass.
+lab_poll() {
+	local end=$((SECONDS + LAB_WAIT))
+	until "$@" >/dev/null 2>&1; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
+lab_ns_add() {
+	ip netns add "$1"
+	ip -n "$1" link set lo up
+	# keep IPv6 (router solicitations, MLD, DAD) out of every count
+	ip netns exec "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1
+}
+
+# No checksum or segmentation offload on a veth: af_packet hands DPDK frames
+# exactly as the kernel would put them on a wire (no CHECKSUM_PARTIAL, no
+# 64 KiB GSO frames).
+lab_no_offload() {
+	ip netns exec "$1" ethtool -K "$2" tx off tso off gso off gro off >/dev/null
+}
+
+# A veth from a DPDK process's namespace to the router.
+lab_host_veth() {
+	local ns=$1 dev=$2 peer=$3 peer_mac=$4
+	ip -n "$ns" link add "$dev" type veth peer name "$peer" netns "$LAB_NS_ROUTER"
+	lab_no_offload "$ns" "$dev"
+	ip -n "$ns" link set "$dev" up
+	ip -n "$LAB_NS_ROUTER" link set "$peer" address "$peer_mac"
+	lab_no_offload "$LAB_NS_ROUTER" "$peer"
+}
+
+lab_topology_up() {
+	local ns v r=$LAB_NS_ROUTER
+	for ns in $(lab_namespaces); do
+		lab_ns_add "$ns"
+	done
+	ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1 \
+		net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+		net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.default.send_redirects=0
+
+	ip -n "$LAB_NS_CLIENT" link add eth0 type veth peer name rt-cl netns "$r"
+	lab_no_offload "$LAB_NS_CLIENT" eth0
+	lab_no_offload "$r" rt-cl
+	lab_host_veth "$LAB_NS_MUX" "$LAB_IF_MUX" rt-mux "$LAB_RT_MUX_MAC"
+	lab_host_veth "${LAB_NS_HOST[1]}" "${LAB_IF_UP[1]}" rt-h1 "${LAB_HOST_RTMAC[1]}"
+	lab_host_veth "${LAB_NS_HOST[2]}" "${LAB_IF_UP[2]}" rt-h2 "${LAB_HOST_RTMAC[2]}"
+
+	ip -n "$LAB_NS_CLIENT" addr add "$LAB_CLIENT_IP/24" dev eth0
+	ip -n "$LAB_NS_CLIENT" link set eth0 up
+	ip -n "$LAB_NS_CLIENT" route add default via 198.51.100.1
+
+	ip -n "$r" addr add 198.51.100.1/24 dev rt-cl
+	ip -n "$r" addr add 10.255.0.254/24 dev rt-mux
+	ip -n "$r" addr add 10.0.1.254/24 dev rt-h1
+	ip -n "$r" addr add 10.0.2.254/24 dev rt-h2
+	for v in rt-cl rt-mux rt-h1 rt-h2; do
+		# DSR replies carry the VIP as source and arrive from rt-h*
+		ip netns exec "$r" sysctl -qw "net.ipv4.conf.$v.rp_filter=0"
+		ip -n "$r" link set "$v" up
+	done
+	ip -n "$r" route add "$LAB_VIP/32" via "$LAB_MUX_TA" dev rt-mux
+
+	for v in "${LAB_VMS[@]}"; do
+		mkdir -p "$LAB_DIR/www/$v"
+		printf 'served by %s (%s)\n' "$v" "${LAB_VM_DIP[$v]}" >"$LAB_DIR/www/$v/index.html"
+	done
+}
+
+# Render a template: @KEY@ -> value for each KEY=value argument.
+lab_render() {
+	local tmpl=$1 out=$2 kv expr=()
+	shift 2
+	for kv in "$@"; do
+		expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g")
+	done
+	sed "${expr[@]}" "$tmpl" >"$out"
+}
+
+# Configs for weights W11 W12 W21 W22. LAB_HUGEPAGES=1: EAL on hugepages
+# instead of --no-huge (secondary processes such as dpdk-dumpcap need it).
+lab_configs() {
+	local ex=$LAB_SRC/examples/lab h a b f
+	lab_render "$ex/flow_table.cfg.in" "$LAB_DIR/flow_table.cfg" \
+		"W11=${1:-1}" "W12=${2:-1}" "W21=${3:-1}" "W22=${4:-1}"
+	lab_render "$ex/mux.cfg.in" "$LAB_DIR/mux.cfg" \
+		"PREFIX=${LAB_PREFIX[mux]}" "MUX_IF=$LAB_IF_MUX"
+	cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux.cfg"
+	for h in 1 2; do
+		read -r a b < <(lab_vms_of "$h" | xargs)
+		lab_render "$ex/agent.cfg.in" "$LAB_DIR/agent$h.cfg" \
+			"PREFIX=${LAB_PREFIX[$h]}" "PA=${LAB_HOST_PA[$h]}" \
+			"GW_MAC=${LAB_HOST_RTMAC[$h]}" "UP_IF=${LAB_IF_UP[$h]}" \
+			"VM_A=$a" "TAP_A=$(lab_tap "$a")" "DIP_A=${LAB_VM_DIP[$a]}" \
+			"MAC_A=${LAB_VM_MAC[$a]}" \
+			"VM_B=$b" "TAP_B=$(lab_tap "$b")" "DIP_B=${LAB_VM_DIP[$b]}" \
+			"MAC_B=${LAB_VM_MAC[$b]}"
+		cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/agent$h.cfg"
+	done
+	if [ "${LAB_HUGEPAGES:-0}" = 1 ]; then
+		for f in "$LAB_DIR/mux.cfg" "$LAB_DIR/agent1.cfg" "$LAB_DIR/agent2.cfg"; do
+			sed -i 's/"--no-huge", "-m", "256", /"-m", "256", /' "$f"
+		done
+	fi
+}
+
+# Start "$@" in namespace NS, detached (own session: a closed terminal or
+# Ctrl-C reaches it only through lab_stop), output to DIR/NAME.log, pid in
+# DIR/pids/NAME.pid (ip netns exec execs the command: same pid).
+lab_spawn() {
+	local name=$1 ns=$2
+	shift 2
+	setsid ip netns exec "$ns" "$@" </dev/null >"$LAB_DIR/$name.log" 2>&1 &
+	echo $! >"$LAB_DIR/pids/$name.pid"
+}
+
+lab_pid() { cat "$LAB_DIR/pids/$1.pid" 2>/dev/null; }
+lab_alive() { local p; p=$(lab_pid "$1") && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+
+lab_servers_start() {
+	local v
+	for v in "${LAB_VMS[@]}"; do
+		lab_spawn "http-$v" "$(lab_ns_vm "$v")" \
+			"$LAB_PY" -m http.server "$LAB_BE_PORT" --directory "$LAB_DIR/www/$v"
+	done
+	for v in "${LAB_VMS[@]}"; do
+		lab_poll lab_listening "$(lab_ns_vm "$v")" || {
+			lab_log "http server of $v did not start"
+			cat "$LAB_DIR/http-$v.log" >&2
+			return 1
+		}
+	done
+}
+
+lab_listening() { ip netns exec "$1" ss -Hltn "sport = :$LAB_BE_PORT" | grep -q LISTEN; }
+
+# Fail with the process's log if it died while we waited for it.
+lab_expect_alive() {
+	lab_alive "$1" && return 0
+	lab_log "$1 exited; its log:"
+	cat "$LAB_DIR/$1.log" >&2
+	return 1
+}
+
+lab_ping() { ip netns exec "$1" ping -c 1 -W 1 -q "$2"; }
+
+lab_until_alive() {
+	local name=$1 end=$((SECONDS + LAB_WAIT))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		lab_expect_alive "$name" || return 1
+		[ "$SECONDS" -lt "$end" ] || {
+			lab_log "$name: timed out waiting for: $*"
+			return 1
+		}
+		sleep 0.05
+	done
+}
+
+lab_mux_start() {
+	[ -x "$SLUICE_MUX" ] || { lab_log "no $SLUICE_MUX (scripts/build.sh)"; return 1; }
+	lab_spawn mux "$LAB_NS_MUX" "$SLUICE_MUX" -c "$LAB_DIR/mux.cfg" \
+		--stats-json "$LAB_DIR/mux.json"
+	# the mux answers echo requests for its VIPs once its workers run
+	lab_until_alive mux lab_ping "$LAB_NS_CLIENT" "$LAB_VIP"
+}
+
+lab_tap_up() { ip -n "$1" -o link show dev "$2" 2>/dev/null | grep -q '[<,]UP[,>]'; }
+
+# Start agent H in its host namespace; once it runs (its taps exist and are
+# up, it answers ping on its PA), move each tap into its VM's namespace and
+# address it there.
+lab_agent_start() {
+	local h=$1 v ns tap hns=${LAB_NS_HOST[$1]}
+	[ -x "$SLUICE_AGENT" ] || { lab_log "no $SLUICE_AGENT (scripts/build.sh)"; return 1; }
+	lab_spawn "agent$h" "$hns" "$SLUICE_AGENT" -c "$LAB_DIR/agent$h.cfg" \
+		--stats-json "$LAB_DIR/agent$h.json"
+	for v in $(lab_vms_of "$h"); do
+		lab_until_alive "agent$h" lab_tap_up "$hns" "$(lab_tap "$v")" || return 1
+	done
+	lab_until_alive "agent$h" lab_ping "$LAB_NS_ROUTER" "${LAB_HOST_PA[$h]}" || return 1
+	for v in $(lab_vms_of "$h"); do
+		ns=$(lab_ns_vm "$v")
+		tap=$(lab_tap "$v")
+		ip -n "$hns" link set dev "$tap" netns "$ns"
+		ip -n "$ns" link set dev "$tap" address "${LAB_VM_MAC[$v]}"
+		ip -n "$ns" addr add "${LAB_VM_DIP[$v]}/24" dev "$tap"
+		ip -n "$ns" link set dev "$tap" up
+		ip -n "$ns" route add default via "${LAB_HOST_GW[$h]}"
+	done
+}
+
+lab_http_ok() {
+	ip netns exec "$LAB_NS_CLIENT" curl -sf --max-time 2 -o /dev/null \
+		"http://$LAB_VIP:$LAB_VIP_PORT/"
+}
+
+lab_wait_vip() { lab_poll lab_http_ok || { lab_log "no HTTP answer through the VIP"; return 1; }; }
+
+# The whole lab with weights W11 W12 W21 W22.
+lab_up_all() {
+	lab_topology_up
+	lab_configs "$@"
+	lab_servers_start
+	lab_mux_start
+	lab_agent_start 1
+	lab_agent_start 2
+	lab_wait_vip
+}
+
+# SIGTERM a process we started and wait (bounded) for it; SIGKILL after that.
+lab_kill() {
+	local name=$1 pid end st
+	pid=$(lab_pid "$name") || return 0
+	[ -n "$pid" ] || return 0
+	# errexit-safe: the process may be gone between any two of these lines
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		end=$((SECONDS + 10))
+		while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do
+			sleep 0.05
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			lab_log "$name ($pid) ignored SIGTERM for 10 s: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	# reap it if it is our child (a --keep lab's are not): DIR/NAME.status
+	st=0
+	wait "$pid" 2>/dev/null || st=$?
+	[ "$st" -eq 127 ] || echo "$st" >"$LAB_DIR/$name.status"
+	rm -f "$LAB_DIR/pids/$name.pid"
+	return 0
+}
+
+# Stop the DPDK processes: each prints its summary into its log and writes
+# its JSON. Agents first: the mux's counters then include everything sent.
+lab_stop() {
+	lab_kill agent1
+	lab_kill agent2
+	lab_kill mux
+}
+
+# Idempotent, and safe from a trap under errexit: best effort on every step.
+lab_down() {
+	local f name ns pid p errexit=${-//[^e]/}
+	[ -n "${LAB_DIR:-}" ] || return 0
+	set +e
+	lab_stop
+	for f in "$LAB_DIR"/pids/*.pid; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f" .pid)
+		lab_kill "$name"
+	done
+	for ns in $(lab_namespaces); do
+		[ -e "/run/netns/$ns" ] || continue
+		# anything still running in our namespaces was started by us
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null
+		done
+		ip netns del "$ns" 2>/dev/null
+	done
+	for p in "${LAB_PREFIX[@]}"; do
+		rm -rf "/var/run/dpdk/$p"
+	done
+	[ -n "$errexit" ] && set -e
+	return 0
+}
+
+# What lab_down would have left: prints it and fails if anything remains.
+lab_leftovers() {
+	local left=() ns p v
+	for ns in $(lab_namespaces); do
+		[ -e "/run/netns/$ns" ] && left+=("netns $ns")
+	done
+	for p in "${LAB_PREFIX[@]}"; do
+		[ -e "/var/run/dpdk/$p" ] && left+=("/var/run/dpdk/$p")
+	done
+	for p in "$LAB_DIR"/pids/*.pid; do
+		[ -e "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && left+=("process $(cat "$p")")
+	done
+	[ "${#left[@]}" -eq 0 ] && return 0
+	printf 'left behind: %s\n' "${left[@]}" >&2
+	return 1
+}
