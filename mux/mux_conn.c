@@ -37,8 +37,8 @@ conn_sig(const struct mux_conn_table *ct, const struct mux_conn_key *k)
  * into the key store), derive base and stride, and check that the data
  * word sits just before each key, holds what the add stored, and that a
  * record written there is what rte_hash itself then returns. Also check
- * that mux_conn_hash() gives lb_flow_hash()'s value. The table is reset
- * afterwards. Returns 0, or -1 if anything differs.
+ * that mux_conn_hash() gives lb_flow_hash()'s value. The two keys are
+ * deleted again. Returns 0, or -1 if anything differs.
  */
 static int
 conn_learn_layout(struct mux_conn_table *ct)
@@ -66,7 +66,8 @@ conn_learn_layout(struct mux_conn_table *ct)
 		if (pos[i] < 0)
 			return -1;
 	}
-	while ((p = rte_hash_iterate(ct->h, &key, &data, &next)) >= 0)
+	while ((kp[0] == NULL || kp[1] == NULL) &&
+		(p = rte_hash_iterate(ct->h, &key, &data, &next)) >= 0)
 		for (i = 0; i < 2; i++)
 			if (p == pos[i])
 				kp[i] = (uint8_t *)(uintptr_t)key;
@@ -88,8 +89,12 @@ conn_learn_layout(struct mux_conn_table *ct)
 			(uint64_t)(uintptr_t)data != mux_conn_pack(200 + i, 7 + i))
 			return -1;
 	}
-	mux_conn_reset(ct);
-	return 0;
+	for (i = 0; i < 2; i++) {
+		if (rte_hash_del_key_with_hash(ct->h, &k[i], conn_sig(ct, &k[i])) != pos[i])
+			return -1;
+		*mux_conn_at(ct, pos[i]) = (struct mux_conn){0, 0};
+	}
+	return rte_hash_count(ct->h) == 0 ? 0 : -1;
 }
 
 struct mux_conn_table *

@@ -114,8 +114,8 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, int socket, struct l
 		}
 		first += sc->n_backends;
 		/* A later service with the same key replaces an earlier one, as before. */
-		svc_tab_put(g, mux_gen_svc_key(sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto),
-			i);
+		svc_tab_put(g,
+			mux_gen_svc_key(sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto), i);
 		svc_tab_put(g, mux_gen_svc_key(sc->vip.a32[0], 0, 0), MUX_GEN_VIP);
 	}
 	return g;

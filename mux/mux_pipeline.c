@@ -124,6 +124,14 @@ encapsulate(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi,
 	return 0;
 }
 
+/* The worker's busiest counters, kept in registers for a burst and added once. */
+struct burst_cnt {
+	uint64_t fwd_pkts;
+	uint64_t fwd_bytes;
+	uint64_t conn_hit;
+	uint64_t conn_new;
+};
+
 /*
  * Choose the backend of one packet and send it there. pos is the flow's
  * position in the connection table, or negative for a miss; a miss of an L4
@@ -133,7 +141,7 @@ encapsulate(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi,
 static inline void
 forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi, uint32_t svc, const struct mux_conn_key *key, uint64_t fh,
-	int32_t *pos, uint32_t now)
+	int32_t *pos, uint32_t now, struct burst_cnt *bc)
 {
 	struct mux_conn_table *ct = w->conn;
 	const struct mux_service *s = &g->services[svc];
@@ -157,7 +165,7 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 		if ((int32_t)(ce->expires - now) > 0 && ce->backend < g->n_backends &&
 			g->backends[ce->backend].svc == svc) {
 			id = ce->backend;
-			w->cnt.conn_hit++;
+			bc->conn_hit++;
 		}
 	}
 	if (id == UINT32_MAX) {
@@ -168,7 +176,7 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 		}
 		id = s->first_backend + slot;
 		if (pi->kind == LB_PKT_L4) {
-			w->cnt.conn_new++;
+			bc->conn_new++;
 			w->svc_cnt[svc].new_conns++;
 			w->be_cnt[id].new_conns++;
 		}
@@ -202,8 +210,8 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 		mux_drop(w, m, rc);
 		return;
 	}
-	w->cnt.fwd_pkts++;
-	w->cnt.fwd_bytes += pi->l3_len;
+	bc->fwd_pkts++;
+	bc->fwd_bytes += pi->l3_len;
 	if (pi->kind == LB_PKT_ICMP_ERR)
 		w->cnt.icmp_err_fwd++;
 	w->svc_cnt[svc].pkts++;
@@ -248,17 +256,19 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 	uint64_t fh[MUX_BURST];
 	int32_t pos[MUX_BURST];
 	uint8_t head[64], chain[MUX_BURST];
+	struct burst_cnt bc = {0, 0, 0, 0};
+	uint64_t rx_bytes = 0;
 	bool misses = false;
 	uint16_t i, k = 0, j = 0;
 	int rc;
 
 	/* 1. Parse; answer what is addressed to the mux itself. */
+	w->cnt.rx_pkts += n;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct lb_pkt *pi = &info[k];
 
-		w->cnt.rx_pkts++;
-		w->cnt.rx_bytes += m->pkt_len;
+		rx_bytes += m->pkt_len;
 		if (unlikely(m->nb_segs != 1)) {
 			mux_drop(w, m, LB_DROP_OVERSIZE);
 			continue;
@@ -289,6 +299,7 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 		rte_prefetch0(&g->svc_tab[svc[k]]);
 		fw[k++] = m;
 	}
+	w->cnt.rx_bytes += rx_bytes;
 
 	/* 2. Services; 3. one flow hash per packet. */
 	for (i = 0; i < k; i++) {
@@ -333,7 +344,9 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 				rte_prefetch0(&w->be_cnt[id]);
 			}
 		} else {
-			rte_prefetch0(&g->services[svc[i]].maglev[lb_flow_slot(fh[i], g->maglev_size)]);
+			const uint16_t *mt = g->services[svc[i]].maglev;
+
+			rte_prefetch0(&mt[lb_flow_slot(fh[i], g->maglev_size)]);
 		}
 		rte_prefetch0(&w->svc_cnt[svc[i]]);
 	}
@@ -351,6 +364,10 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 			if (e >= 0)
 				pos[i] = pos[e];
 		}
-		forward(w, g, port, fw[i], &info[i], svc[i], &ckey[i], fh[i], &pos[i], now);
+		forward(w, g, port, fw[i], &info[i], svc[i], &ckey[i], fh[i], &pos[i], now, &bc);
 	}
+	w->cnt.fwd_pkts += bc.fwd_pkts;
+	w->cnt.fwd_bytes += bc.fwd_bytes;
+	w->cnt.conn_hit += bc.conn_hit;
+	w->cnt.conn_new += bc.conn_new;
 }
