@@ -71,6 +71,9 @@ struct mux_conn_table {
 
 enum { MUX_CONN_TCP, MUX_CONN_TCP_FIN, MUX_CONN_UDP };
 
+/* Top bit of mux_conn.backend: the TCP connection saw a FIN or RST. */
+#define MUX_CONN_CLOSING 0x80000000u
+
 /* Canonical key of one direction's tuple, ordered as lb_flow_key_v4() orders it. */
 static inline void
 mux_conn_key_v4(struct mux_conn_key *k, rte_be32_t src, rte_be16_t sport, rte_be32_t dst,

@@ -23,14 +23,26 @@
 #include "mux_gen.h"
 #include "mux_worker.h"
 
+/*
+ * The record for a packet of a connection. A FIN or RST puts the entry in
+ * the closing state, and it stays there (the client's last ACKs do not
+ * stretch it back to the established timeout) until a new SYN reuses the
+ * five-tuple; closing entries use the short timeout.
+ */
 static inline uint32_t
-conn_expiry(const struct mux_conn_table *ct, const struct lb_pkt *pi, uint32_t now)
+conn_record(const struct mux_conn_table *ct, const struct lb_pkt *pi, uint32_t id,
+	bool was_closing, uint32_t now, uint32_t *exp)
 {
-	if (pi->proto == LB_IPPROTO_UDP)
-		return now + ct->timeout[MUX_CONN_UDP];
-	if (pi->tcp_flags & (LB_TCP_FIN | LB_TCP_RST))
-		return now + ct->timeout[MUX_CONN_TCP_FIN];
-	return now + ct->timeout[MUX_CONN_TCP];
+	bool closing;
+
+	if (pi->proto == LB_IPPROTO_UDP) {
+		*exp = now + ct->timeout[MUX_CONN_UDP];
+		return id;
+	}
+	closing = (pi->tcp_flags & (LB_TCP_FIN | LB_TCP_RST)) ||
+		  (was_closing && (pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) != LB_TCP_SYN);
+	*exp = now + ct->timeout[closing ? MUX_CONN_TCP_FIN : MUX_CONN_TCP];
+	return closing ? id | MUX_CONN_CLOSING : id;
 }
 
 /* DNAT VIP:port -> DIP:port and decrement TTL, fixing checksums incrementally. */
@@ -148,6 +160,7 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	const struct mux_backend *be;
 	struct mux_conn *ce = NULL;
 	uint32_t id = UINT32_MAX;
+	bool was_closing = false;
 	uint16_t slot;
 	int rc;
 
@@ -160,12 +173,23 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 		return;
 	}
 	if (*pos >= 0) {
+		uint32_t raw;
+
 		ce = mux_conn_at(ct, *pos);
-		/* Expired, or pinned to a backend this service no longer has. */
-		if ((int32_t)(ce->expires - now) > 0 && ce->backend < g->n_backends &&
-			g->backends[ce->backend].svc == svc) {
-			id = ce->backend;
+		raw = ce->backend & ~MUX_CONN_CLOSING;
+		was_closing = (ce->backend & MUX_CONN_CLOSING) != 0;
+		/*
+		 * Expired, pinned to a backend this service no longer has, or a
+		 * new SYN reusing the tuple of a closing connection: a new flow.
+		 */
+		if ((int32_t)(ce->expires - now) > 0 && raw < g->n_backends &&
+			g->backends[raw].svc == svc &&
+			!(was_closing && pi->proto == LB_IPPROTO_TCP &&
+				(pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN)) {
+			id = raw;
 			bc->conn_hit++;
+		} else {
+			was_closing = false;
 		}
 	}
 	if (id == UINT32_MAX) {
@@ -183,11 +207,11 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	}
 	/* Errors about a flow follow it; they never start or refresh one. */
 	if (pi->kind == LB_PKT_L4) {
-		uint32_t exp = conn_expiry(ct, pi, now);
+		uint32_t exp, rec = conn_record(ct, pi, id, was_closing, now, &exp);
 
 		if (ce != NULL) {
-			if (ce->backend != id || ce->expires != exp) {
-				ce->backend = id;
+			if (ce->backend != rec || ce->expires != exp) {
+				ce->backend = rec;
 				ce->expires = exp;
 			}
 		} else {
@@ -195,7 +219,7 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 			*pos = rte_hash_add_key_with_hash(ct->h, key, lb_flow_sig(fh));
 			if (likely(*pos >= 0)) {
 				ce = mux_conn_at(ct, *pos);
-				ce->backend = id;
+				ce->backend = rec;
 				ce->expires = exp;
 			} else {
 				w->cnt.conn_full++;
