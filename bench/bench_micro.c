@@ -35,6 +35,7 @@
 #include <rte_mbuf.h>
 
 #include "bench.h"
+#include "lb_dpdk.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
 #include "mux_conn.h"
@@ -571,23 +572,6 @@ port_init(struct bench_env *env)
 	return 0;
 }
 
-static void
-remove_runtime_dir(const char *dir)
-{
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		unlinkat(dirfd(d), e->d_name, 0);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 /* The highest CPU we may run on: the main lcore, away from CPU 0's chores. */
 static int
 last_cpu(void)
@@ -684,6 +668,6 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 		printf("smoke: %s\n", rc == 0 ? "ok" : "FAILED");
 done:
 	rte_eal_cleanup();
-	remove_runtime_dir(rundir);
+	lb_remove_runtime_dir(rundir);
 	return rc;
 }

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "lb_dpdk.h"
 #include "lb_hdr.h"
 
 #define PROC_PCAP_PKTS 4096 /* distinct flows in the replayed file */
@@ -209,24 +210,6 @@ write_mux_cfg(const char *path, const char *pcap, const char *prefix, int c0, in
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-/* testpmd leaves its runtime directory behind: remove it (ours only). */
-static void
-remove_dir(const char *dir)
-{
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		unlinkat(dirfd(d), e->d_name, 0);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 /*
  * Start one forwarder, measure it, stop it. Returns 0 with *res filled, or -1
  * (the log file says why).
@@ -315,7 +298,7 @@ run_one(const struct bench_opts *o, enum proc_kind kind, int round, const char *
 			fprintf(stderr, "sluice-bench: %s exited early, see %s\n", kind_name[kind],
 				log);
 			close(pipefd[1]);
-			remove_dir(rundir);
+			lb_remove_runtime_dir(rundir);
 			return -1;
 		}
 		if (now_s() - t0 > PROC_START_TIMEOUT_S)
@@ -345,7 +328,7 @@ run_one(const struct bench_opts *o, enum proc_kind kind, int round, const char *
 		sleep_s(0.05);
 	}
 	if (kind != PROC_SLUICE)
-		remove_dir(rundir);
+		lb_remove_runtime_dir(rundir);
 	if (!res->ok) {
 		fprintf(stderr, "sluice-bench: %s: no packets measured, see %s\n", kind_name[kind],
 			log);
