@@ -136,9 +136,9 @@ worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g
 	w->idx = 0;
 	w->ip_id = 0;
 	w->conn = mux_conn_create(name, entries, env->socket, timeout, &g->seed);
-	w->svc_cnt = rte_zmalloc_socket("svc_cnt", sizeof(*w->svc_cnt) * (g->n_services + 1),
+	w->svc_cnt = rte_zmalloc_socket("svc_cnt", sizeof(*w->svc_cnt) * g->cap_services,
 		RTE_CACHE_LINE_SIZE, env->socket);
-	w->be_cnt = rte_zmalloc_socket("be_cnt", sizeof(*w->be_cnt) * (g->n_backends + 1),
+	w->be_cnt = rte_zmalloc_socket("be_cnt", sizeof(*w->be_cnt) * g->cap_backends,
 		RTE_CACHE_LINE_SIZE, env->socket);
 	if (w->conn == NULL || w->svc_cnt == NULL || w->be_cnt == NULL)
 		return -1;
@@ -308,7 +308,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		return -1;
 	}
 	t = now_s();
-	g = mux_gen_build(&ft, 1, env->socket, &err);
+	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, env->socket, &err);
 	r->build_s = now_s() - t;
 	lb_ftable_free(&ft);
 	if (g == NULL) {

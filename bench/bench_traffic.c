@@ -71,6 +71,7 @@ bench_ftable(struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uin
 		return -1;
 	for (i = 0; i < n_services; i++) {
 		struct lb_service_cfg *s = &ft->services[i];
+		s->id = i;
 
 		lb_addr_v4(&s->vip, rte_cpu_to_be_32(BENCH_VIP_BASE + i));
 		s->port = BENCH_SVC_PORT;
@@ -91,6 +92,7 @@ bench_ftable(struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uin
 			lb_addr_v4(&b->host, rte_cpu_to_be_32(BENCH_HOST_BASE + (id & 0xffff) + 1));
 			b->port = BENCH_BE_PORT;
 			b->weight = 1;
+			b->id = id;
 		}
 	}
 	return 0;

@@ -368,6 +368,7 @@ ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_e
 		rc = load_service(ss, svc, err);
 		if (rc != 0)
 			goto fail;
+		svc->id = i;
 		for (j = 0; j < svc->n_backends; j++)
 			svc->backends[j].id = next_id++;
 		for (j = 0; j < i; j++) {

@@ -41,11 +41,15 @@ struct mux_opts {
 };
 
 static struct mux_ctx *signal_ctx;
+static volatile sig_atomic_t reload_requested;
 
 static void
 on_signal(int sig)
 {
-	(void)sig;
+	if (sig == SIGHUP) {
+		reload_requested = 1;
+		return;
+	}
 	if (signal_ctx != NULL)
 		signal_ctx->quit = true;
 }
@@ -168,10 +172,11 @@ workers_create(struct mux_app *app)
 			}
 		snprintf(name, sizeof(name), "conn_%u", w);
 		wk->conn = mux_conn_create(name, app->cfg.conn_entries, socket, timeout, &g->seed);
-		wk->svc_cnt = rte_zmalloc_socket("svc_cnt",
-			sizeof(*wk->svc_cnt) * (g->n_services + 1), RTE_CACHE_LINE_SIZE, socket);
-		wk->be_cnt = rte_zmalloc_socket("be_cnt",
-			sizeof(*wk->be_cnt) * (g->n_backends + 1), RTE_CACHE_LINE_SIZE, socket);
+		/* Indexed by stable id: room for every id a reload may hand out. */
+		wk->svc_cnt = rte_zmalloc_socket("svc_cnt", sizeof(*wk->svc_cnt) * g->cap_services,
+			RTE_CACHE_LINE_SIZE, socket);
+		wk->be_cnt = rte_zmalloc_socket("be_cnt", sizeof(*wk->be_cnt) * g->cap_backends,
+			RTE_CACHE_LINE_SIZE, socket);
 		if (wk->conn == NULL || wk->svc_cnt == NULL || wk->be_cnt == NULL)
 			return -LB_ENOMEM;
 		w++;
@@ -273,7 +278,10 @@ main(int argc, char **argv)
 	if (rc != 0)
 		goto fail;
 
-	app.ctx.gen = mux_gen_build(&app.cfg.ftable, 1, (int)rte_socket_id(), &cerr);
+	/* Reloads may grow the table to twice its size, or to 65,536 backends. */
+	app.ctx.gen = mux_gen_build(&app.cfg.ftable, 1,
+		RTE_MAX(65536u, 2 * lb_ftable_backend_count(&app.cfg.ftable)),
+		RTE_MAX(8192u, 2 * app.cfg.ftable.n_services), (int)rte_socket_id(), &cerr);
 	if (app.ctx.gen == NULL) {
 		snprintf(errbuf, sizeof(errbuf), "%s", cerr.msg);
 		goto fail;
@@ -314,8 +322,10 @@ main(int argc, char **argv)
 		LB_WARN("telemetry commands not registered");
 
 	signal_ctx = &app.ctx;
+	pthread_mutex_init(&app.gen_lock, NULL);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
 	LB_INFO("%u services, %u backends, %u workers, %u ports%s", app.ctx.gen->n_services,
 		app.ctx.gen->n_backends, app.n_workers, app.cfg.n_ports,
 		o.exit_on_eof ? ", exiting at end of input" : "");
@@ -325,6 +335,10 @@ main(int argc, char **argv)
 	while (!app.ctx.quit) {
 		if (o.exit_on_eof && inputs_done(&app, expected))
 			app.ctx.quit = true;
+		if (reload_requested) {
+			reload_requested = 0;
+			mux_reload(&app);
+		}
 		nap_ms(o.exit_on_eof ? 1 : 100);
 	}
 	rte_eal_mp_wait_lcore();

@@ -5,6 +5,7 @@
 #ifndef MUX_APP_H
 #define MUX_APP_H
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include "mux_config.h"
@@ -18,7 +19,18 @@ struct mux_app {
 	uint16_t n_workers;
 	struct mux_worker *workers; /* [n_workers] */
 	struct rte_mempool *pool;
+	pthread_mutex_t gen_lock; /* telemetry vs. generation swaps; never a worker */
 };
+
+struct mux_gen;
+
+/* Publish ng, wait an RCU grace period, free the generation it replaced. */
+void
+mux_gen_publish(struct mux_app *app, struct mux_gen *ng);
+
+/* Re-read the configuration file and apply its flow table (SIGHUP). */
+int
+mux_reload(struct mux_app *app);
 
 /* Sum of every worker's counters. */
 void

@@ -20,6 +20,7 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 	int rc;
 
 	lb_svc_key_v4(&s->key, sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto);
+	s->sid = sc->id;
 	s->first_backend = first;
 	s->n_backends = sc->n_backends;
 	s->maglev = rte_malloc_socket("maglev", sizeof(uint16_t) * g->maglev_size, 0, socket);
@@ -38,6 +39,8 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 		b->port = rte_cpu_to_be_16(bc->port);
 		b->weight_zero = bc->weight == 0;
 		b->svc = idx;
+		b->sid = bc->id;
+		g->by_sid[bc->id] = first + i;
 		mb[i].ident = lb_maglev_ident(&bc->dip, LB_AF_INET, bc->port);
 		mb[i].weight = bc->weight;
 	}
@@ -79,12 +82,129 @@ svc_tab_create(struct mux_gen *g, uint32_t keys, int socket)
 	return g->svc_tab == NULL ? -1 : 0;
 }
 
+/* Every sid below its capacity, and no sid used twice. */
+static int
+check_sids(const struct lb_ftable *ft, uint32_t cap_b, uint32_t cap_s, struct lb_cfg_err *err)
+{
+	uint8_t *seen_b = calloc(cap_b, 1), *seen_s = calloc(cap_s, 1);
+	uint32_t i, j;
+	int rc = 0;
+
+	if (seen_b == NULL || seen_s == NULL) {
+		rc = -LB_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < ft->n_services && rc == 0; i++) {
+		const struct lb_service_cfg *sc = &ft->services[i];
+
+		if (sc->id >= cap_s || seen_s[sc->id]++)
+			rc = -LB_EINVAL;
+		for (j = 0; j < sc->n_backends && rc == 0; j++)
+			if (sc->backends[j].id >= cap_b || seen_b[sc->backends[j].id]++)
+				rc = -LB_EINVAL;
+	}
+	if (rc != 0)
+		snprintf(err->msg, sizeof(err->msg),
+			"stable ids out of range or repeated (capacity %u services, %u backends)",
+			cap_s, cap_b);
+out:
+	free(seen_b);
+	free(seen_s);
+	return rc;
+}
+
+int
+mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, struct lb_cfg_err *err)
+{
+	uint8_t *used_b = calloc(old->cap_backends, 1), *used_s = calloc(old->cap_services, 1);
+	uint32_t i, j, k, next_b = 0, next_s = 0;
+	int rc = 0;
+
+	if (used_b == NULL || used_s == NULL) {
+		rc = -LB_ENOMEM;
+		goto out;
+	}
+	/* Pass 1: what the old generation knows keeps its sid. */
+	for (i = 0; i < ft->n_services; i++) {
+		struct lb_service_cfg *sc = &ft->services[i];
+		struct lb_svc_key key;
+		int64_t o;
+
+		sc->id = UINT32_MAX;
+		for (j = 0; j < sc->n_backends; j++)
+			sc->backends[j].id = UINT32_MAX;
+		lb_svc_key_v4(&key, sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto);
+		o = mux_gen_lookup(old, &key);
+		if (o < 0 || o == MUX_GEN_VIP)
+			continue;
+		sc->id = old->services[o].sid;
+		used_s[sc->id] = 1;
+		for (j = 0; j < sc->n_backends; j++) {
+			struct lb_backend_cfg *bc = &sc->backends[j];
+
+			for (k = 0; k < old->services[o].n_backends; k++) {
+				const struct mux_backend *ob =
+					&old->backends[old->services[o].first_backend + k];
+
+				if (ob->dip == bc->dip.a32[0] && ob->port == rte_cpu_to_be_16(bc->port)) {
+					bc->id = ob->sid;
+					used_b[bc->id] = 1;
+					break;
+				}
+			}
+		}
+	}
+	/* Pass 2: newcomers take the lowest sids nobody holds. */
+	for (i = 0; i < ft->n_services && rc == 0; i++) {
+		struct lb_service_cfg *sc = &ft->services[i];
+
+		if (sc->id == UINT32_MAX) {
+			while (next_s < old->cap_services && used_s[next_s])
+				next_s++;
+			if (next_s == old->cap_services) {
+				rc = -LB_EFULL;
+				break;
+			}
+			sc->id = next_s;
+			used_s[next_s] = 1;
+		}
+		for (j = 0; j < sc->n_backends; j++) {
+			if (sc->backends[j].id != UINT32_MAX)
+				continue;
+			while (next_b < old->cap_backends && used_b[next_b])
+				next_b++;
+			if (next_b == old->cap_backends) {
+				rc = -LB_EFULL;
+				break;
+			}
+			sc->backends[j].id = next_b;
+			used_b[next_b] = 1;
+		}
+	}
+	if (rc == -LB_EFULL)
+		snprintf(err->msg, sizeof(err->msg),
+			"more services or backends than this mux was started for (%u, %u): restart "
+			"it to grow",
+			old->cap_services, old->cap_backends);
+out:
+	free(used_b);
+	free(used_s);
+	return rc;
+}
+
 struct mux_gen *
-mux_gen_build(const struct lb_ftable *ft, uint64_t version, int socket, struct lb_cfg_err *err)
+mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backends,
+	uint32_t cap_services, int socket, struct lb_cfg_err *err)
 {
 	struct mux_gen *g;
 	uint32_t i, first = 0;
 	int rc;
+
+	rc = check_sids(ft, cap_backends, cap_services, err);
+	if (rc != 0) {
+		rte_errno = rc == -LB_ENOMEM ? ENOMEM : EINVAL;
+		return NULL;
+	}
 
 	g = rte_zmalloc_socket("mux_gen", sizeof(*g), RTE_CACHE_LINE_SIZE, socket);
 	if (g == NULL)
@@ -98,8 +218,15 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, int socket, struct l
 		RTE_CACHE_LINE_SIZE, socket);
 	g->backends = rte_zmalloc_socket("mux_be", sizeof(*g->backends) * (g->n_backends + 1),
 		RTE_CACHE_LINE_SIZE, socket);
+	g->cap_backends = cap_backends;
+	g->cap_services = cap_services;
+	g->by_sid = rte_malloc_socket("mux_by_sid", sizeof(*g->by_sid) * cap_backends,
+		RTE_CACHE_LINE_SIZE, socket);
+	if (g->by_sid != NULL)
+		for (i = 0; i < cap_backends; i++)
+			g->by_sid[i] = MUX_GEN_NONE;
 	/* Services plus one VIP marker each. */
-	if (g->services == NULL || g->backends == NULL ||
+	if (g->services == NULL || g->backends == NULL || g->by_sid == NULL ||
 		svc_tab_create(g, 2 * ft->n_services, socket) != 0)
 		goto nomem;
 
@@ -138,6 +265,7 @@ mux_gen_free(struct mux_gen *g)
 		for (i = 0; i < g->n_services; i++)
 			rte_free(g->services[i].maglev);
 	rte_free(g->svc_tab);
+	rte_free(g->by_sid);
 	rte_free(g->services);
 	rte_free(g->backends);
 	rte_free(g);

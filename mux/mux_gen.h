@@ -8,9 +8,12 @@
  * write to it; a replaced generation is freed only after every worker has
  * reported quiescence (rte_rcu_qsbr), so no lookup ever sees freed memory.
  *
- * Backends are numbered by a generation-wide id (today: their position in
- * the flow table). The connection table stores that id, so a lookup hit is
- * one array index away from the DIP and host PA.
+ * Inside a generation, a service's backends sit side by side (index
+ * first_backend + Maglev slot). Across generations, backends and services
+ * keep a stable id (sid): the connection table stores backend sids and the
+ * counters are indexed by sid, so a replaced generation neither moves
+ * established connections nor scrambles counters. by_sid maps a backend sid
+ * to its index in this generation, or MUX_GEN_NONE if it is gone.
  */
 #ifndef MUX_GEN_H
 #define MUX_GEN_H
@@ -28,12 +31,14 @@ struct mux_backend {
 	rte_be16_t port;
 	uint16_t weight_zero; /* 1 if weight is 0: keeps connections, gets no new ones */
 	uint32_t svc;         /* index of its service */
+	uint32_t sid;         /* stable id */
 };
 
 struct mux_service {
 	struct lb_svc_key key;
 	uint32_t first_backend; /* ids first_backend .. first_backend + n_backends - 1 */
 	uint32_t n_backends;
+	uint32_t sid; /* stable id */
 	uint16_t *maglev; /* maglev_size slots of offsets from first_backend */
 };
 
@@ -67,6 +72,9 @@ struct mux_gen {
 	struct mux_service *services;
 	uint32_t n_backends;
 	struct mux_backend *backends;
+	uint32_t cap_backends; /* sids are below these capacities */
+	uint32_t cap_services;
+	uint32_t *by_sid; /* [cap_backends]: backend sid -> index, or MUX_GEN_NONE */
 };
 
 #define MUX_GEN_VIP UINT32_MAX
@@ -123,7 +131,16 @@ mux_gen_svc_v4(const struct mux_gen *g, rte_be32_t vip, rte_be16_t port, uint8_t
  * (ENOMEM, EINVAL for a Maglev build failure) and a message in err.
  */
 struct mux_gen *
-mux_gen_build(const struct lb_ftable *ft, uint64_t version, int socket, struct lb_cfg_err *err);
+mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backends,
+	uint32_t cap_services, int socket, struct lb_cfg_err *err);
+
+/*
+ * Give ft's services and backends the sids they had in old (same service
+ * key; same DIP and port within it), and the lowest free sids to new ones.
+ * Returns 0, or -LB_EFULL with a message if a capacity would be exceeded.
+ */
+int
+mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, struct lb_cfg_err *err);
 
 void
 mux_gen_free(struct mux_gen *g);

@@ -173,7 +173,7 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 		return;
 	}
 	if (*pos >= 0) {
-		uint32_t raw;
+		uint32_t raw, idx;
 
 		ce = mux_conn_at(ct, *pos);
 		raw = ce->backend & ~MUX_CONN_CLOSING;
@@ -182,11 +182,11 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 		 * Expired, pinned to a backend this service no longer has, or a
 		 * new SYN reusing the tuple of a closing connection: a new flow.
 		 */
-		if ((int32_t)(ce->expires - now) > 0 && raw < g->n_backends &&
-			g->backends[raw].svc == svc &&
+		if ((int32_t)(ce->expires - now) > 0 && raw < g->cap_backends &&
+			(idx = g->by_sid[raw]) != MUX_GEN_NONE && g->backends[idx].svc == svc &&
 			!(was_closing && pi->proto == LB_IPPROTO_TCP &&
 				(pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN)) {
-			id = raw;
+			id = idx;
 			bc->conn_hit++;
 		} else {
 			was_closing = false;
@@ -201,13 +201,14 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 		id = s->first_backend + slot;
 		if (pi->kind == LB_PKT_L4) {
 			bc->conn_new++;
-			w->svc_cnt[svc].new_conns++;
-			w->be_cnt[id].new_conns++;
+			w->svc_cnt[s->sid].new_conns++;
+			w->be_cnt[g->backends[id].sid].new_conns++;
 		}
 	}
 	/* Errors about a flow follow it; they never start or refresh one. */
 	if (pi->kind == LB_PKT_L4) {
-		uint32_t exp, rec = conn_record(ct, pi, id, was_closing, now, &exp);
+		/* The record names the backend by its stable id: it outlives generations. */
+		uint32_t exp, rec = conn_record(ct, pi, g->backends[id].sid, was_closing, now, &exp);
 
 		if (ce != NULL) {
 			if (ce->backend != rec || ce->expires != exp) {
@@ -238,10 +239,10 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	bc->fwd_bytes += pi->l3_len;
 	if (pi->kind == LB_PKT_ICMP_ERR)
 		w->cnt.icmp_err_fwd++;
-	w->svc_cnt[svc].pkts++;
-	w->svc_cnt[svc].bytes += pi->l3_len;
-	w->be_cnt[id].pkts++;
-	w->be_cnt[id].bytes += pi->l3_len;
+	w->svc_cnt[s->sid].pkts++;
+	w->svc_cnt[s->sid].bytes += pi->l3_len;
+	w->be_cnt[be->sid].pkts++;
+	w->be_cnt[be->sid].bytes += pi->l3_len;
 	mux_enqueue(w, port, m);
 }
 
@@ -361,18 +362,18 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 	 */
 	for (i = 0; i < j; i++) {
 		if (pos[i] >= 0) {
-			uint32_t id = mux_conn_at(w->conn, pos[i])->backend;
+			uint32_t sid = mux_conn_at(w->conn, pos[i])->backend & ~MUX_CONN_CLOSING;
 
-			if (likely(id < g->n_backends)) {
-				rte_prefetch0(&g->backends[id]);
-				rte_prefetch0(&w->be_cnt[id]);
+			if (likely(sid < g->cap_backends)) {
+				rte_prefetch0(&g->by_sid[sid]);
+				rte_prefetch0(&w->be_cnt[sid]);
 			}
 		} else {
 			const uint16_t *mt = g->services[svc[i]].maglev;
 
 			rte_prefetch0(&mt[lb_flow_slot(fh[i], g->maglev_size)]);
 		}
-		rte_prefetch0(&w->svc_cnt[svc[i]]);
+		rte_prefetch0(&w->svc_cnt[g->services[svc[i]].sid]);
 	}
 
 	/* 4. Choose, rewrite, encapsulate, queue. */

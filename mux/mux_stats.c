@@ -45,14 +45,14 @@ mux_stats_conns(const struct mux_app *app)
 }
 
 static void
-flow_total(const struct mux_app *app, int backend, uint32_t idx, struct mux_flow_counters *out)
+flow_total(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out)
 {
 	uint16_t w;
 
 	memset(out, 0, sizeof(*out));
 	for (w = 0; w < app->n_workers; w++) {
 		const struct mux_flow_counters *c =
-			backend ? &app->workers[w].be_cnt[idx] : &app->workers[w].svc_cnt[idx];
+			backend ? &app->workers[w].be_cnt[sid] : &app->workers[w].svc_cnt[sid];
 
 		out->pkts += RD(c->pkts);
 		out->bytes += RD(c->bytes);
@@ -102,7 +102,7 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 	for (s = 0; s < g->n_services; s++) {
 		const struct mux_service *sv = &g->services[s];
 
-		flow_total(app, 0, s, &fc);
+		flow_total(app, 0, sv->sid, &fc);
 		fprintf(out, "  service %s:%u/%s  packets %" PRIu64 " bytes %" PRIu64
 			     " new %" PRIu64 "\n",
 			ip4(sv->key.vip.a32[0], a), rte_be_to_cpu_16(sv->key.port),
@@ -110,7 +110,7 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 		for (i = 0; i < sv->n_backends; i++) {
 			const struct mux_backend *be = &g->backends[sv->first_backend + i];
 
-			flow_total(app, 1, sv->first_backend + i, &fc);
+			flow_total(app, 1, be->sid, &fc);
 			fprintf(out, "    backend %s:%u via %s  packets %" PRIu64 " bytes %" PRIu64
 				     " new %" PRIu64 "\n",
 				ip4(be->dip, a), rte_be_to_cpu_16(be->port), ip4(be->host, b),
@@ -154,7 +154,7 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 	for (s = 0; s < g->n_services; s++) {
 		const struct mux_service *sv = &g->services[s];
 
-		flow_total(app, 0, s, &fc);
+		flow_total(app, 0, sv->sid, &fc);
 		fprintf(out,
 			"%s{\"vip\":\"%s\",\"port\":%u,\"protocol\":\"%s\",\"pkts\":%" PRIu64
 			",\"bytes\":%" PRIu64 ",\"new_conns\":%" PRIu64 ",\"backends\":[",
@@ -163,7 +163,7 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 		for (i = 0; i < sv->n_backends; i++) {
 			const struct mux_backend *be = &g->backends[sv->first_backend + i];
 
-			flow_total(app, 1, sv->first_backend + i, &fc);
+			flow_total(app, 1, be->sid, &fc);
 			fprintf(out,
 				"%s{\"dip\":\"%s\",\"port\":%u,\"host\":\"%s\",\"pkts\":%" PRIu64
 				",\"bytes\":%" PRIu64 ",\"new_conns\":%" PRIu64 "}",
@@ -192,7 +192,7 @@ tel_ip4(rte_be32_t a, char *buf)
 }
 
 static int
-tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_stats_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct mux_counters t;
 
@@ -236,7 +236,7 @@ tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 
 /* /sluice/services,PAGE: services PAGE*64 .. +63 with their counters. */
 static int
-tel_services(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_services_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct mux_gen *g = tel_app->ctx.gen;
 	struct mux_flow_counters fc;
@@ -256,7 +256,7 @@ tel_services(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (c == NULL)
 			return -ENOMEM;
 		/* 22.11 nests arrays only: [pkts, bytes, new_conns, backends, index]. */
-		flow_total(tel_app, 0, s, &fc);
+		flow_total(tel_app, 0, sv->sid, &fc);
 		rte_tel_data_start_array(c, RTE_TEL_U64_VAL);
 		rte_tel_data_add_array_u64(c, fc.pkts);
 		rte_tel_data_add_array_u64(c, fc.bytes);
@@ -272,7 +272,7 @@ tel_services(const char *cmd, const char *params, struct rte_tel_data *d)
 
 /* /sluice/backends,SERVICE_INDEX: a service's backends (first 64). */
 static int
-tel_backends(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_backends_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct mux_gen *g = tel_app->ctx.gen;
 	struct mux_flow_counters fc;
@@ -292,7 +292,7 @@ tel_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (c == NULL)
 			return -ENOMEM;
 		/* [pkts, bytes, new_conns, host PA (host order), weight is zero] */
-		flow_total(tel_app, 1, id, &fc);
+		flow_total(tel_app, 1, be->sid, &fc);
 		rte_tel_data_start_array(c, RTE_TEL_U64_VAL);
 		rte_tel_data_add_array_u64(c, fc.pkts);
 		rte_tel_data_add_array_u64(c, fc.bytes);
@@ -306,7 +306,7 @@ tel_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-tel_flow_table(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_flow_table_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct mux_gen *g = tel_app->ctx.gen;
 
@@ -319,6 +319,23 @@ tel_flow_table(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "maglev_size", g->maglev_size);
 	return 0;
 }
+
+/* Telemetry runs in its own thread, not an RCU reader: hold the generation. */
+#define TEL_LOCKED(fn)                                                         \
+	static int fn(const char *cmd, const char *params, struct rte_tel_data *d) \
+	{                                                                      \
+		int rc;                                                        \
+                                                                               \
+		pthread_mutex_lock(&tel_app->gen_lock);                        \
+		rc = fn##_locked(cmd, params, d);                              \
+		pthread_mutex_unlock(&tel_app->gen_lock);                      \
+		return rc;                                                     \
+	}
+
+TEL_LOCKED(tel_stats)
+TEL_LOCKED(tel_services)
+TEL_LOCKED(tel_backends)
+TEL_LOCKED(tel_flow_table)
 
 int
 mux_telemetry_register(struct mux_app *app)
