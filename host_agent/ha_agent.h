@@ -32,6 +32,7 @@
 #define HA_MAX_PORTS (HA_MAX_VMS + 1)
 
 struct rte_hash;
+struct rte_rcu_qsbr;
 
 struct ha_vm {
 	uint16_t port;
@@ -50,6 +51,7 @@ struct ha_lb {
 
 /* Compiled mapping; immutable once workers run. */
 struct ha_map {
+	uint64_t version; /* 1 at start, +1 per applied reload */
 	struct rte_hash *by_dip_port; /* (dip, dport, proto) -> ha_lb index (return path) */
 	struct rte_hash *by_vip_dip;  /* (vip, vport, proto, dip) -> ha_lb index (ICMP quotes) */
 	uint32_t n_lb;
@@ -76,8 +78,9 @@ struct ha_txbuf {
 };
 
 struct ha_worker {
-	/* read-only settings */
+	/* read-only settings, but the map: swapped by the main thread under RCU */
 	const struct ha_map *map;
+	struct rte_rcu_qsbr *qsv;
 	uint16_t uplink;
 	struct rte_ether_addr uplink_mac;
 	struct rte_ether_addr next_hop;

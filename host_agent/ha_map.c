@@ -49,13 +49,17 @@ ha_map_build(struct ha_map *m, const struct ha_config *cfg, char *errbuf, size_t
 {
 	const struct lb_ftable *ft = &cfg->ftable;
 	uint32_t s, b, total = lb_ftable_backend_count(ft), entries;
-	char a[16], d[16];
+	char a[16], d[16], name[32];
+	static unsigned seq;
 
 	memset(m, 0, sizeof(*m));
 	entries = total + 64;
 	m->lb = rte_zmalloc("ha_lb", sizeof(*m->lb) * (total + 1), 0);
-	m->by_dip_port = make_hash("ha_by_dip", entries, sizeof(struct ha_dkey));
-	m->by_vip_dip = make_hash("ha_by_vip", entries, sizeof(struct ha_vkey));
+	/* Names are unique per build: a reload builds the next map beside the old. */
+	snprintf(name, sizeof(name), "ha_dip_%u", seq);
+	m->by_dip_port = make_hash(name, entries, sizeof(struct ha_dkey));
+	snprintf(name, sizeof(name), "ha_vip_%u", seq++);
+	m->by_vip_dip = make_hash(name, entries, sizeof(struct ha_vkey));
 	if (m->lb == NULL || m->by_dip_port == NULL || m->by_vip_dip == NULL) {
 		snprintf(errbuf, len, "out of memory for the mapping tables");
 		return -1;

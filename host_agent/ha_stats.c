@@ -26,7 +26,8 @@ ha_stats_print(const struct ha_worker *w, const struct ha_config *cfg, FILE *out
 	char a[16];
 	int d, v;
 
-	fprintf(out, "sluice-agent summary (PA %s)\n", inet_ntop(AF_INET, &cfg->pa, a, sizeof(a)));
+	fprintf(out, "sluice-agent summary (PA %s, flow table version %llu)\n",
+		inet_ntop(AF_INET, &cfg->pa, a, sizeof(a)), (unsigned long long)w->map->version);
 #define P(name) fprintf(out, "  %-16s %12" PRIu64 "\n", #name, RD(w->cnt.name));
 	HA_COUNTERS(P)
 #undef P
@@ -47,7 +48,8 @@ ha_stats_json(const struct ha_worker *w, const struct ha_config *cfg, FILE *out)
 	char a[16];
 	int d, v;
 
-	fprintf(out, "{\"pa\":\"%s\"", inet_ntop(AF_INET, &cfg->pa, a, sizeof(a)));
+	fprintf(out, "{\"pa\":\"%s\",\"version\":%llu", inet_ntop(AF_INET, &cfg->pa, a, sizeof(a)),
+		(unsigned long long)w->map->version);
 #define J(name) fprintf(out, ",\"%s\":%" PRIu64, #name, RD(w->cnt.name));
 	HA_COUNTERS(J)
 #undef J

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The agent's lcore loop: poll the uplink and every VM port, flush, and nap
- * with a doubling back-off when nothing arrives (busy_poll spins instead).
+ * The agent's lcore loop: poll the uplink and every VM port, flush, report
+ * RCU quiescence (the mapping may be swapped by a reload), and nap with a
+ * doubling back-off when nothing arrives (busy_poll spins instead).
  */
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_rcu_qsbr.h>
 
 #include "ha_agent.h"
 
@@ -38,6 +40,8 @@ ha_worker_main(void *arg)
 	uint16_t n, got;
 	int v;
 
+	rte_rcu_qsbr_thread_register(w->qsv, 0);
+	rte_rcu_qsbr_thread_online(w->qsv, 0);
 	while (!w->quit) {
 		got = 0;
 		n = rte_eth_rx_burst(w->uplink, 0, pkts, HA_BURST);
@@ -53,6 +57,8 @@ ha_worker_main(void *arg)
 			}
 		}
 		ha_flush(w);
+		/* Done with this loop's map: a replaced one may now be freed. */
+		rte_rcu_qsbr_quiescent(w->qsv, 0);
 		if (got != 0) {
 			empty = 0;
 			nap = HA_FIRST_NAP_US;
@@ -60,9 +66,13 @@ ha_worker_main(void *arg)
 		}
 		if (w->busy_poll || ++empty < HA_IDLE_SPINS)
 			continue;
+		rte_rcu_qsbr_thread_offline(w->qsv, 0);
 		rte_delay_us_sleep(nap);
+		rte_rcu_qsbr_thread_online(w->qsv, 0);
 		nap = RTE_MIN(nap * 2, w->idle_sleep_us);
 	}
 	ha_flush(w);
+	rte_rcu_qsbr_thread_offline(w->qsv, 0);
+	rte_rcu_qsbr_thread_unregister(w->qsv, 0);
 	return 0;
 }

@@ -16,9 +16,12 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_malloc.h>
 #include <rte_pdump.h>
+#include <rte_rcu_qsbr.h>
 
 #include "ha_agent.h"
+#include "ha_ctl.h"
 #include "ha_stats.h"
 #include "lb_dpdk.h"
 #include "lb_log.h"
@@ -26,11 +29,15 @@
 #define RD(x) (*(const volatile uint64_t *)&(x))
 
 static struct ha_worker *signal_w;
+static volatile sig_atomic_t reload_requested;
 
 static void
 on_signal(int sig)
 {
-	(void)sig;
+	if (sig == SIGHUP) {
+		reload_requested = 1;
+		return;
+	}
 	if (signal_w != NULL)
 		signal_w->quit = true;
 }
@@ -57,7 +64,8 @@ main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	static struct ha_config cfg;
-	static struct ha_map map;
+	struct ha_map *map;
+	size_t qsz;
 	static struct ha_worker w;
 	const char *config = NULL, *json = NULL;
 	struct lb_eal_argv ea;
@@ -163,9 +171,17 @@ main(int argc, char **argv)
 		w.vm_of_port[id] = (int8_t)v;
 	}
 	w.n_vms = cfg.n_vms;
-	if (ha_map_build(&map, &cfg, errbuf, sizeof(errbuf)) != 0)
+	map = calloc(1, sizeof(*map));
+	if (map == NULL || ha_map_build(map, &cfg, errbuf, sizeof(errbuf)) != 0)
 		goto fail;
-	w.map = &map;
+	map->version = 1;
+	w.map = map;
+	qsz = rte_rcu_qsbr_get_memsize(1);
+	w.qsv = rte_zmalloc("ha_qsbr", qsz, RTE_CACHE_LINE_SIZE);
+	if (w.qsv == NULL || rte_rcu_qsbr_init(w.qsv, 1) != 0) {
+		snprintf(errbuf, sizeof(errbuf), "RCU state: out of memory");
+		goto fail;
+	}
 	w.pa = cfg.pa;
 	w.n_muxes = cfg.n_muxes;
 	for (i = 0; i < cfg.n_muxes; i++)
@@ -185,7 +201,8 @@ main(int argc, char **argv)
 	signal_w = &w;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	LB_INFO("%u VMs, %u load-balanced endpoints, %u muxes", cfg.n_vms, map.n_lb, cfg.n_muxes);
+	signal(SIGHUP, on_signal);
+	LB_INFO("%u VMs, %u load-balanced endpoints, %u muxes", cfg.n_vms, map->n_lb, cfg.n_muxes);
 	rte_eal_remote_launch(ha_worker_main, &w, lcore);
 	while (!w.quit) {
 		if (eof) {
@@ -205,6 +222,10 @@ main(int argc, char **argv)
 			}
 			if (seen >= expected)
 				w.quit = true;
+		}
+		if (reload_requested) {
+			reload_requested = 0;
+			ha_reload(&w, config, &cfg);
 		}
 		nanosleep(&nap, NULL);
 	}
