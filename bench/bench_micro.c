@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
 
 #include "bench.h"
 #include "lb_dpdk.h"
@@ -47,6 +49,9 @@
 #define BENCH_SEQ_LEN (1u << 22)    /* flow picks before the sequence wraps */
 #define BENCH_NOW 1000		    /* the connection table's clock, seconds */
 #define BENCH_NEW_BASE (1ull << 32) /* flow numbers never used by warm-up */
+#define BENCH_SAMPLE 64		    /* timed RCU runs: check one batch in this many */
+#define BENCH_SWAP_POOL 4	    /* generations pre-built when a build is too slow */
+#define BENCH_SMOKE_SWAPS 20	    /* the smoke swap run lasts at least this many swaps */
 
 struct scenario {
 	const char *name;
@@ -60,6 +65,8 @@ struct scenario {
 	bool fill;	   /* fill the table to the first failed insert first */
 	uint32_t entries;  /* connection-table size */
 	uint32_t reset_at; /* syn: reset the table (untimed) once it holds this many */
+	uint32_t swap_us;  /* replace the generation every swap_us microseconds (0: never) */
+	bool rcu;	   /* load ctx->gen and report RCU quiescence per burst, as a worker */
 };
 
 struct result {
@@ -70,6 +77,14 @@ struct result {
 	uint64_t live;
 	double build_s;
 	double warm_s;
+	/* RCU scenarios */
+	uint64_t swaps;	   /* generations published during the timed loop */
+	uint64_t checked;  /* packets checked frame by frame (sampled batches) */
+	double loop_s;	   /* wall time of the timed loop, untimed parts included */
+	double sync_us;	   /* mean and longest rte_rcu_qsbr_synchronize() wait */
+	double sync_max_us;
+	double swap_build_ms; /* mean build of a swapped-in generation (fresh mode) */
+	bool fresh;	   /* each swap built a new generation (else: a pre-built pool) */
 };
 
 struct bench_env {
@@ -78,6 +93,7 @@ struct bench_env {
 	uint16_t port;
 	uint64_t hz;
 	int socket;
+	cpu_set_t ctl_cpus; /* where the swapping control thread runs */
 };
 
 static const struct scenario full_suite[] = {
@@ -105,6 +121,11 @@ static const struct scenario full_suite[] = {
 		1000000, BENCH_UNIFORM, false, false, 1310720, 0},
 	{"svc10k-syn", "10k services x 100 backends, new connections (SYN)", 10000, 100, 10007, 0,
 		BENCH_SEQ, true, false, 1u << 21, 1500000},
+	/* Each also runs, interleaved, as swap-off-* (same loop, no swaps). */
+	{"swap-1ms-est-1k", "established, 1k connections, uniform, table replaced every 1 ms", 10,
+		100, 65537, 1000, BENCH_UNIFORM, false, false, 1u << 20, 0, 1000, true},
+	{"swap-1ms-est-1m", "established, 1M connections, uniform, table replaced every 1 ms", 10,
+		100, 65537, 1000000, BENCH_UNIFORM, false, false, 1310720, 0, 1000, true},
 };
 
 /* The smoke run: tiny, and checks every packet instead of timing anything. */
@@ -112,6 +133,8 @@ static const struct scenario smoke_suite[] = {
 	{"smoke-est", "established, 1k connections", 4, 8, 251, 1000, BENCH_UNIFORM, false, false,
 		4096, 0},
 	{"smoke-syn", "new connections", 4, 8, 251, 0, BENCH_SEQ, true, false, 1u << 14, 12000},
+	{"smoke-swap", "established, 1k connections, table replaced every 1 ms", 4, 8, 251, 1000,
+		BENCH_UNIFORM, false, false, 4096, 0, 1000, true},
 };
 
 static double
@@ -188,10 +211,171 @@ run_batch(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 	return got;
 }
 
+/*
+ * run_batch() as a worker lcore runs it under RCU (mux_worker_main()): the
+ * generation is loaded from ctx->gen with acquire before each burst, and
+ * quiescence is reported to ctx->qsv (thread 0) after it.
+ */
+static inline uint32_t
+run_batch_rcu(struct mux_worker *w, struct mux_ctx *ctx, uint16_t port, struct rte_mbuf **m,
+	uint32_t n, struct rte_mbuf **out)
+{
+	struct mux_txbuf *t = &w->tx[port];
+	uint32_t i, got = 0;
+
+	for (i = 0; i < n; i += MUX_BURST) {
+		uint16_t k = (uint16_t)RTE_MIN((uint32_t)MUX_BURST, n - i);
+		const struct mux_gen *g = __atomic_load_n(&ctx->gen, __ATOMIC_ACQUIRE);
+
+		mux_burst(w, g, port, m + i, k, BENCH_NOW);
+		memcpy(out + got, t->pkts, sizeof(*out) * t->n);
+		got += t->n;
+		t->n = 0;
+		rte_rcu_qsbr_quiescent(ctx->qsv, w->idx);
+	}
+	return got;
+}
+
+/* The inner destination (the backend's DIP) of a forwarded frame. */
+static inline rte_be32_t
+inner_dst(const struct rte_mbuf *m)
+{
+	const struct lb_ipv4_hdr *in = (const struct lb_ipv4_hdr *)(rte_pktmbuf_mtod(m,
+		const uint8_t *) + sizeof(struct lb_eth_hdr) + sizeof(struct lb_ipv4_hdr));
+
+	return in->dst;
+}
+
+/*
+ * The flow table of generation `version` in the swap scenarios: the
+ * scenario's services and backends, a quarter of the backends of every
+ * service at weight 2 (which quarter rotates with the version) and the rest
+ * at 1. Consecutive versions therefore move about a fifth of every
+ * service's Maglev slots: a connection that kept its backend across a swap
+ * kept it because of the connection table, not because Maglev agreed.
+ */
+static int
+swap_ftable(struct lb_ftable *ft, const struct scenario *sc, uint64_t version)
+{
+	uint32_t i, j;
+
+	if (bench_ftable(ft, sc->services, sc->backends, sc->maglev) != 0)
+		return -1;
+	for (i = 0; i < ft->n_services; i++)
+		for (j = 0; j < ft->services[i].n_backends; j++)
+			ft->services[i].backends[j].weight = (j + version) % 4 == 0 ? 2 : 1;
+	return 0;
+}
+
+/*
+ * Generation `version` built as mux_reload() builds one: sids assigned
+ * against the running generation cur (so every backend keeps its stable id),
+ * then compiled with cur's capacities.
+ */
+static struct mux_gen *
+swap_gen(const struct scenario *sc, const struct mux_gen *cur, uint64_t version, int socket,
+	struct lb_cfg_err *err)
+{
+	struct lb_ftable ft;
+	struct mux_gen *g = NULL;
+
+	if (swap_ftable(&ft, sc, version) != 0) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return NULL;
+	}
+	if (mux_gen_assign_sids(cur, &ft, err) == 0)
+		g = mux_gen_build(&ft, version, cur->cap_backends, cur->cap_services, socket, err);
+	lb_ftable_free(&ft);
+	return g;
+}
+
+/*
+ * The control thread of the swap scenarios: every swap_us, publish a new
+ * generation to ctx->gen as mux_gen_publish() does (one atomic store, then
+ * rte_rcu_qsbr_synchronize()), then free the old one. In fresh mode each
+ * new generation is built between swaps, off the deadline; when a build is
+ * slower than that allows, it cycles through a pool of pre-built,
+ * distinct generations instead and frees nothing (a replaced generation
+ * is republished only after its grace period, so that is still safe).
+ */
+struct swapper {
+	struct bench_env *env;
+	const struct scenario *sc;
+	struct mux_gen *pool[BENCH_SWAP_POOL];
+	uint32_t n_pool;
+	bool fresh;
+	bool stop;
+	bool failed;
+	uint64_t swaps;
+	uint64_t sync_cyc, sync_max_cyc, build_cyc;
+	struct lb_cfg_err err;
+};
+
+static void
+ts_add_us(struct timespec *ts, uint32_t us)
+{
+	ts->tv_nsec += (long)us * 1000;
+	while (ts->tv_nsec >= 1000000000L) {
+		ts->tv_nsec -= 1000000000L;
+		ts->tv_sec++;
+	}
+}
+
+static void *
+swapper_main(void *arg)
+{
+	struct swapper *sw = arg;
+	struct mux_ctx *ctx = &sw->env->ctx;
+	struct timespec next, now;
+	uint32_t k = 0;
+	uint64_t t;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!__atomic_load_n(&sw->stop, __ATOMIC_ACQUIRE)) {
+		struct mux_gen *cur = ctx->gen; /* this thread is the only writer */
+		struct mux_gen *ng;
+
+		if (sw->fresh) {
+			t = rte_rdtsc();
+			ng = swap_gen(sw->sc, cur, cur->version + 1, sw->env->socket, &sw->err);
+			sw->build_cyc += rte_rdtsc() - t;
+			if (ng == NULL) {
+				sw->failed = true;
+				break;
+			}
+		} else {
+			k = (k + 1) % sw->n_pool;
+			ng = sw->pool[k];
+		}
+		ts_add_us(&next, sw->sc->swap_us);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next.tv_sec ||
+			(now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+			next = now; /* fell behind: no catch-up burst of swaps */
+		else
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (__atomic_load_n(&sw->stop, __ATOMIC_ACQUIRE)) {
+			if (sw->fresh)
+				mux_gen_free(ng);
+			break;
+		}
+		__atomic_store_n(&ctx->gen, ng, __ATOMIC_RELEASE);
+		t = rte_rdtsc();
+		rte_rcu_qsbr_synchronize(ctx->qsv, RTE_QSBR_THRID_INVALID);
+		t = rte_rdtsc() - t;
+		sw->sync_cyc += t;
+		sw->sync_max_cyc = RTE_MAX(sw->sync_max_cyc, t);
+		if (sw->fresh)
+			mux_gen_free(cur);
+		sw->swaps++;
+	}
+	return NULL;
+}
+
 /* Push flows through the mux untimed (warm-up); returns forwarded packets. */
 static uint64_t
 push_flows(struct bench_env *env, struct mux_worker *w, const struct mux_gen *g, uint64_t first,
-	uint64_t n, uint32_t n_services, uint8_t flags)
+	uint64_t n, uint32_t n_services, uint8_t flags, rte_be32_t *dip_of)
 {
 	struct rte_mbuf *m[BENCH_BATCH_PKTS], *out[BENCH_BATCH_PKTS];
 	uint64_t fl[BENCH_BATCH_PKTS], done = 0, fwd = 0;
@@ -205,6 +389,9 @@ push_flows(struct bench_env *env, struct mux_worker *w, const struct mux_gen *g,
 			fl[i] = first + done + i;
 		prep(m, fl, k, n_services, flags);
 		got = run_batch(w, g, env->port, m, k, out);
+		if (dip_of != NULL && got == k)
+			for (i = 0; i < k; i++)
+				dip_of[first + done + i] = inner_dst(out[i]);
 		rte_pktmbuf_free_bulk(out, got);
 		fwd += got;
 		done += k;
@@ -220,7 +407,7 @@ fill_table(
 	uint64_t f = 0;
 
 	while (w->cnt.conn_full == 0 && f < (uint64_t)w->conn->entries * 2) {
-		push_flows(env, w, g, f, MUX_BURST, n_services, LB_TCP_SYN);
+		push_flows(env, w, g, f, MUX_BURST, n_services, LB_TCP_SYN, NULL);
 		f += MUX_BURST;
 	}
 	return mux_conn_count(w->conn);
@@ -230,11 +417,13 @@ fill_table(
  * The smoke run's checks on every forwarded frame: one outer IPv4 header to
  * the backend's host with a valid checksum, the inner packet DNATed to a
  * backend of the flow's own service with TTL - 1 and valid IPv4 and TCP
- * checksums, Ethernet padding gone.
+ * checksums, Ethernet padding gone. An established flow (number below
+ * n_dip) must still go to the backend it was given at warm-up (dip_of).
  */
 static int
 check_output(const struct bench_env *env, struct rte_mbuf **out, uint32_t got,
-	const uint64_t *flows, uint32_t n, const struct scenario *sc)
+	const uint64_t *flows, uint32_t n, const struct scenario *sc, const rte_be32_t *dip_of,
+	uint32_t n_dip)
 {
 	const uint32_t hl = sizeof(struct lb_ipv4_hdr);
 	uint32_t i;
@@ -268,6 +457,8 @@ check_output(const struct bench_env *env, struct rte_mbuf **out, uint32_t got,
 		else if (id >= sc->services * sc->backends ||
 			 id / sc->backends != (uint32_t)(flows[i] % sc->services))
 			bad = "inner destination is not a backend of the flow's service";
+		else if (dip_of != NULL && flows[i] < n_dip && in->dst != dip_of[flows[i]])
+			bad = "established flow moved to another backend";
 		else if (o->dst != rte_cpu_to_be_32(BENCH_HOST_BASE + (id & 0xffff) + 1))
 			bad = "outer destination is not the backend's host";
 		else if (in->ttl != 63 || in->src != fl.src || lb_ipv4_hdr_csum(in, hl) != in->csum)
@@ -284,6 +475,20 @@ check_output(const struct bench_env *env, struct rte_mbuf **out, uint32_t got,
 	return 0;
 }
 
+/* Start the control thread of a swap scenario on env->ctl_cpus. */
+static int
+swapper_start(struct swapper *sw, pthread_t *th)
+{
+	pthread_attr_t a;
+	int rc;
+
+	pthread_attr_init(&a);
+	pthread_attr_setaffinity_np(&a, sizeof(sw->env->ctl_cpus), &sw->env->ctl_cpus);
+	rc = pthread_create(th, &a, swapper_main, sw);
+	pthread_attr_destroy(&a);
+	return rc;
+}
+
 static int
 run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, bool check,
 	struct result *r)
@@ -294,15 +499,24 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	struct lb_cfg_err err;
 	struct mux_worker *w;
 	struct mux_gen *g;
-	uint32_t *seq = NULL, pos = 0, i, got, live, swept;
-	uint64_t next_new = BENCH_NEW_BASE, budget, t0, t1, t2, start;
+	struct swapper sw;
+	pthread_t swap_th;
+	bool swapping = false, online = false, sample;
+	rte_be32_t *dip_of = NULL;
+	uint32_t *seq = NULL, pos = 0, i, got, live, swept, n_dip = 0;
+	uint64_t next_new = BENCH_NEW_BASE, budget, t0, t1, t2, start, batch = 0;
 	uint8_t flags = sc->syn ? LB_TCP_SYN : LB_TCP_ACK;
 	double t;
 	int rc = -1;
 
 	memset(r, 0, sizeof(*r));
+	memset(&sw, 0, sizeof(sw));
+	sw.env = env;
+	sw.sc = sc;
+	sw.fresh = true;
 	w = rte_zmalloc_socket("bench_worker", sizeof(*w), RTE_CACHE_LINE_SIZE, env->socket);
-	if (w == NULL || bench_ftable(&ft, sc->services, sc->backends, sc->maglev) != 0) {
+	if (w == NULL || (sc->rcu ? swap_ftable(&ft, sc, 1)
+				  : bench_ftable(&ft, sc->services, sc->backends, sc->maglev)) != 0) {
 		fprintf(stderr, "sluice-bench: %s: out of memory\n", sc->name);
 		rte_free(w);
 		return -1;
@@ -316,6 +530,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		rte_free(w);
 		return -1;
 	}
+	env->ctx.gen = g;
 	if (worker_init(w, env, g, sc->entries, sc->name) != 0) {
 		fprintf(stderr, "sluice-bench: %s: no memory for the connection table (%s)\n",
 			sc->name, rte_strerror(rte_errno));
@@ -325,7 +540,13 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	/* Warm-up: establish every connection once, untimed. */
 	t = now_s();
 	if (sc->conns != 0) {
-		push_flows(env, w, g, 0, sc->conns, sc->services, LB_TCP_SYN);
+		if (check || sc->rcu) {
+			n_dip = sc->conns;
+			dip_of = calloc(n_dip, sizeof(*dip_of));
+			if (dip_of == NULL)
+				goto out;
+		}
+		push_flows(env, w, g, 0, sc->conns, sc->services, LB_TCP_SYN, dip_of);
 		seq = bench_sequence(sc->dist, 1.0, sc->conns, BENCH_SEQ_LEN, 0x5eed);
 		if (seq == NULL)
 			goto out;
@@ -336,7 +557,41 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	r->live = mux_conn_count(w->conn);
 	memset(&w->cnt, 0, sizeof(w->cnt));
 
+	/*
+	 * Swap scenarios: a fresh generation per swap if a build fits well
+	 * inside the period (and always in the smoke run, which does not time
+	 * anything), else a pool of pre-built ones.
+	 */
+	if (sc->swap_us != 0) {
+		sw.fresh = check || r->build_s * 1e6 < sc->swap_us / 4.0;
+		if (!sw.fresh) {
+			sw.pool[0] = g;
+			sw.n_pool = 1;
+			for (i = 1; i < BENCH_SWAP_POOL; i++) {
+				sw.pool[i] = swap_gen(sc, g, i + 1, env->socket, &err);
+				if (sw.pool[i] == NULL) {
+					fprintf(stderr, "sluice-bench: %s: %s\n", sc->name, err.msg);
+					goto out;
+				}
+				sw.n_pool++;
+			}
+		}
+	}
+	if (sc->rcu) {
+		rte_rcu_qsbr_thread_online(env->ctx.qsv, w->idx);
+		online = true;
+	}
+	if (sc->swap_us != 0) {
+		if (swapper_start(&sw, &swap_th) != 0) {
+			fprintf(stderr, "sluice-bench: %s: cannot start the control thread\n",
+				sc->name);
+			goto out;
+		}
+		swapping = true;
+	}
+
 	budget = (uint64_t)(seconds * (double)env->hz);
+	t = now_s();
 	start = rte_rdtsc();
 	do {
 		if (rte_pktmbuf_alloc_bulk(env->pool, m, BENCH_BATCH_PKTS) != 0) {
@@ -357,17 +612,51 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		t0 = rte_rdtsc();
 		prep(m, fl, BENCH_BATCH_PKTS, sc->services, flags);
 		t1 = rte_rdtsc();
-		got = run_batch(w, g, env->port, m, BENCH_BATCH_PKTS, out);
+		if (sc->rcu)
+			got = run_batch_rcu(w, &env->ctx, env->port, m, BENCH_BATCH_PKTS, out);
+		else
+			got = run_batch(w, g, env->port, m, BENCH_BATCH_PKTS, out);
 		t2 = rte_rdtsc();
 		r->prep_cyc += t1 - t0;
 		r->mux_cyc += t2 - t1;
 		r->pkts += BENCH_BATCH_PKTS;
-		if (check && check_output(env, out, got, fl, BENCH_BATCH_PKTS, sc) != 0) {
-			rte_pktmbuf_free_bulk(out, got);
-			goto out;
+		sample = check || (sc->rcu && batch % BENCH_SAMPLE == 0);
+		batch++;
+		if (sample) {
+			r->checked += BENCH_BATCH_PKTS;
+			if (check_output(env, out, got, fl, BENCH_BATCH_PKTS, sc, dip_of, n_dip) !=
+				0) {
+				rte_pktmbuf_free_bulk(out, got);
+				goto out;
+			}
 		}
 		rte_pktmbuf_free_bulk(out, got);
-	} while (check ? r->pkts < (uint64_t)sc->conns + 20000 : rte_rdtsc() - start < budget);
+	} while (check ? r->pkts < (uint64_t)sc->conns + 20000 ||
+			 (swapping && __atomic_load_n(&sw.swaps, __ATOMIC_RELAXED) <
+					      BENCH_SMOKE_SWAPS)
+		       : rte_rdtsc() - start < budget);
+	r->loop_s = now_s() - t;
+
+	/* Stop the control thread: offline first, so no grace period waits on us. */
+	if (swapping) {
+		__atomic_store_n(&sw.stop, true, __ATOMIC_RELEASE);
+		rte_rcu_qsbr_thread_offline(env->ctx.qsv, w->idx);
+		online = false;
+		pthread_join(swap_th, NULL);
+		swapping = false;
+		if (sw.failed) {
+			fprintf(stderr, "sluice-bench: %s: building a generation: %s\n", sc->name,
+				sw.err.msg);
+			goto out;
+		}
+	}
+	r->swaps = sw.swaps;
+	r->fresh = sc->swap_us != 0 && sw.fresh;
+	if (sw.swaps != 0) {
+		r->sync_us = (double)sw.sync_cyc / (double)sw.swaps / (double)env->hz * 1e6;
+		r->sync_max_us = (double)sw.sync_max_cyc / (double)env->hz * 1e6;
+		r->swap_build_ms = (double)sw.build_cyc / (double)sw.swaps / (double)env->hz * 1e3;
+	}
 
 	if (check) {
 		/* One burst left queued and sent through the port, as mux_flush() does. */
@@ -376,7 +665,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		for (i = 0; i < MUX_BURST; i++)
 			fl[i] = sc->syn ? next_new++ : seq[i];
 		prep(m, fl, MUX_BURST, sc->services, flags);
-		mux_burst(w, g, env->port, m, MUX_BURST, BENCH_NOW);
+		mux_burst(w, env->ctx.gen, env->port, m, MUX_BURST, BENCH_NOW);
 		mux_flush(w);
 		r->pkts += MUX_BURST;
 		/* Long after every timeout, one sweep over the table empties it. */
@@ -398,10 +687,25 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	r->tx_full = w->cnt.drops[LB_DROP_TX_FULL];
 	rc = 0;
 out:
+	if (swapping) {
+		__atomic_store_n(&sw.stop, true, __ATOMIC_RELEASE);
+		rte_rcu_qsbr_thread_offline(env->ctx.qsv, w->idx);
+		online = false;
+		pthread_join(swap_th, NULL);
+	}
+	if (online)
+		rte_rcu_qsbr_thread_offline(env->ctx.qsv, w->idx);
 	free(seq);
+	free(dip_of);
 	worker_fini(w);
 	rte_free(w);
-	mux_gen_free(g);
+	if (sw.fresh) {
+		mux_gen_free(env->ctx.gen); /* g, unless a swap replaced (and freed) it */
+	} else {
+		for (i = 0; i < sw.n_pool; i++)
+			mux_gen_free(sw.pool[i]);
+	}
+	env->ctx.gen = NULL;
 	return rc;
 }
 
@@ -412,21 +716,41 @@ cycles_per_pkt(const struct result *r)
 }
 
 /*
- * Run a scenario o->repeat times (once for the smoke run) and keep the run
- * with the median cycles per packet; lo and hi are the fastest and slowest.
- * Shared virtual machines drift by tens of percent between runs.
+ * Sanity of a timed RCU run (swap scenarios and their twins): every packet
+ * forwarded, none dropped, every packet a connection-table hit, and, for a
+ * swap scenario, swaps done. The sampled batches were checked frame by frame
+ * in run_scenario() (backend of the flow's service, and the same backend as
+ * at warm-up).
  */
 static int
-run_repeated(struct bench_env *env, const struct scenario *sc, const struct bench_opts *o,
-	struct result *med, double *lo, double *hi)
+rcu_verdict(const struct scenario *sc, const struct result *r)
 {
-	struct result rs[16], t;
-	int n = o->smoke ? 1 : RTE_MIN(RTE_MAX(o->repeat, 1), 16);
+	const char *bad = NULL;
+
+	if (r->fwd != r->pkts)
+		bad = "not every packet was forwarded";
+	else if (r->drops != 0)
+		bad = "packets were dropped";
+	else if (r->hit != r->pkts || r->live != sc->conns)
+		bad = "established flows missed the connection table";
+	else if (sc->swap_us != 0 && r->swaps == 0)
+		bad = "no generation was swapped in";
+	if (bad == NULL)
+		return 0;
+	fprintf(stderr,
+		"sluice-bench: %s: %s (pkts %" PRIu64 " fwd %" PRIu64 " drops %" PRIu64
+		" hit %" PRIu64 " live %" PRIu64 " swaps %" PRIu64 ")\n",
+		sc->name, bad, r->pkts, r->fwd, r->drops, r->hit, r->live, r->swaps);
+	return -1;
+}
+
+/* Sort n results by cycles per packet; keep the median, the fastest and the slowest. */
+static void
+pick_median(struct result *rs, int n, struct result *med, double *lo, double *hi)
+{
+	struct result t;
 	int i, j;
 
-	for (i = 0; i < n; i++)
-		if (run_scenario(env, sc, o->seconds, o->smoke, &rs[i]) != 0)
-			return -1;
 	for (i = 1; i < n; i++)
 		for (j = i; j > 0 && cycles_per_pkt(&rs[j]) < cycles_per_pkt(&rs[j - 1]); j--) {
 			t = rs[j];
@@ -436,6 +760,38 @@ run_repeated(struct bench_env *env, const struct scenario *sc, const struct benc
 	*med = rs[n / 2];
 	*lo = cycles_per_pkt(&rs[0]);
 	*hi = cycles_per_pkt(&rs[n - 1]);
+}
+
+/*
+ * Run a scenario o->repeat times (once for the smoke run) and keep the run
+ * with the median cycles per packet; lo and hi are the fastest and slowest.
+ * Shared virtual machines drift by tens of percent between runs. With a
+ * second scenario (the swap scenarios' no-swap twin), the two alternate,
+ * twin first, so both see the same phases of the host; its results go to
+ * med[1], lo[1], hi[1].
+ */
+static int
+run_repeated(struct bench_env *env, const struct scenario *sc, const struct scenario *twin,
+	const struct bench_opts *o, struct result *med, double *lo, double *hi)
+{
+	struct result rs[16], rt[16];
+	int n = o->smoke ? 1 : RTE_MIN(RTE_MAX(o->repeat, 1), 16);
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (twin != NULL && run_scenario(env, twin, o->seconds, o->smoke, &rt[i]) != 0)
+			return -1;
+		if (run_scenario(env, sc, o->seconds, o->smoke, &rs[i]) != 0)
+			return -1;
+		/* Every timed RCU run must pass, not only the median. */
+		if (!o->smoke && sc->rcu &&
+			(rcu_verdict(sc, &rs[i]) != 0 ||
+				(twin != NULL && rcu_verdict(twin, &rt[i]) != 0)))
+			return -1;
+	}
+	pick_median(rs, n, &med[0], &lo[0], &hi[0]);
+	if (twin != NULL)
+		pick_median(rt, n, &med[1], &lo[1], &hi[1]);
 	return 0;
 }
 
@@ -455,6 +811,8 @@ smoke_verdict(const struct scenario *sc, const struct result *r)
 		bad = "established flows missed the connection table";
 	else if (sc->syn && (r->new_conns != r->pkts || r->full != 0))
 		bad = "new connections were not all inserted";
+	else if (sc->swap_us != 0 && r->swaps < BENCH_SMOKE_SWAPS)
+		bad = "too few generation swaps";
 	if (bad == NULL)
 		return 0;
 	fprintf(stderr,
@@ -487,6 +845,15 @@ report_line(FILE *out, const struct scenario *sc, const struct result *r, uint64
 		(double)r->prep_cyc / (double)r->pkts, (double)r->hit / pk,
 		(double)r->new_conns / pk, (double)r->full / pk, (double)r->drops / pk, r->live,
 		r->build_s);
+	if (sc->rcu)
+		fprintf(out,
+			"%-17s   RCU loop; %" PRIu64 " swaps in %.2fs (%.0f/s, %s), grace period "
+			"mean %.1f us max %.1f us; %" PRIu64 " packets checked\n",
+			"", r->swaps, r->loop_s, (double)r->swaps / r->loop_s,
+			sc->swap_us == 0 ? "no control thread"
+			: r->fresh	 ? "each a new build"
+					 : "pre-built pool",
+			r->sync_us, r->sync_max_us, r->checked);
 }
 
 static void
@@ -506,17 +873,17 @@ report_csv(const char *path, const struct scenario *sc, const struct result *r, 
 	if (sz == 0)
 		fprintf(f, "scenario,services,backends,maglev_size,conns,dist,syn,packets,"
 			   "cycles_per_pkt,mpps,cycles_min,cycles_max,prep_cycles_per_pkt,hit,new,"
-			   "full,drops,live,tsc_hz\n");
+			   "full,drops,live,tsc_hz,swaps\n");
 	fprintf(f,
 		"%s,%u,%u,%u,%u,%s,%d,%" PRIu64 ",%.2f,%.3f,%.2f,%.2f,%.2f,%" PRIu64 ",%" PRIu64
-		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
 		sc->name, sc->services, sc->backends, sc->maglev, sc->conns,
 		sc->syn			 ? "new"
 		: sc->dist == BENCH_ZIPF ? "zipf"
 					 : "uniform",
 		sc->syn, r->pkts, cpp, (double)hz / cpp / 1e6, lo, hi,
 		(double)r->prep_cyc / (double)r->pkts, r->hit, r->new_conns, r->full, r->drops,
-		r->live, hz);
+		r->live, hz, r->swaps);
 	fclose(f);
 }
 
@@ -593,16 +960,25 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 {
 	const struct scenario *suite = o->smoke ? smoke_suite : full_suite;
 	size_t n = o->smoke ? RTE_DIM(smoke_suite) : RTE_DIM(full_suite);
-	char lcore[16], prefix[64], rundir[PATH_MAX];
+	char lcore[16], prefix[64], rundir[PATH_MAX], twin_name[32];
 	char *eargv[16];
 	struct bench_env env;
-	struct result r;
-	double lo, hi;
-	int eargc = 0, rc = 0, ran = 0;
+	struct scenario twin;
+	struct result r[2];
+	double lo[2], hi[2];
+	size_t qsz;
+	int eargc = 0, rc = 0, ran = 0, cpu = last_cpu();
 	size_t i;
 
 	memset(&env, 0, sizeof(env));
-	snprintf(lcore, sizeof(lcore), "%d", last_cpu());
+	/* The swap scenarios' control thread: any CPU but the bench lcore's, if there is one. */
+	if (sched_getaffinity(0, sizeof(env.ctl_cpus), &env.ctl_cpus) != 0) {
+		CPU_ZERO(&env.ctl_cpus);
+		CPU_SET(cpu, &env.ctl_cpus);
+	}
+	if (CPU_COUNT(&env.ctl_cpus) > 1)
+		CPU_CLR(cpu, &env.ctl_cpus);
+	snprintf(lcore, sizeof(lcore), "%d", cpu);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=sluice-bench-%d", (int)getpid());
 	eargv[eargc++] = (char *)argv0;
 	eargv[eargc++] = (char *)"-l";
@@ -638,6 +1014,15 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 		rc = 1;
 		goto done;
 	}
+	/* RCU as mux/main.c sets it up, with the bench lcore as worker 0. */
+	qsz = rte_rcu_qsbr_get_memsize(1);
+	env.ctx.qsv = rte_zmalloc("bench_qsbr", qsz, RTE_CACHE_LINE_SIZE);
+	if (env.ctx.qsv == NULL || rte_rcu_qsbr_init(env.ctx.qsv, 1) != 0 ||
+		rte_rcu_qsbr_thread_register(env.ctx.qsv, 0) != 0) {
+		fprintf(stderr, "sluice-bench: RCU: %s\n", rte_strerror(rte_errno));
+		rc = 1;
+		goto done;
+	}
 
 	printf("sluice-bench micro: lcore %u, TSC %.3f GHz, %s, batches of %d bursts of %d\n",
 		rte_lcore_id(), (double)env.hz / 1e9, o->hugepages ? "hugepages" : "no hugepages",
@@ -647,15 +1032,28 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 		if (o->only != NULL && strcmp(o->only, suite[i].name) != 0)
 			continue;
 		ran++;
-		if (run_repeated(&env, &suite[i], o, &r, &lo, &hi) != 0) {
+		/* A swap scenario's twin: the same loop and table, no control thread. */
+		twin = suite[i];
+		twin.swap_us = 0;
+		snprintf(twin_name, sizeof(twin_name), "swap-off-%s",
+			strncmp(suite[i].name, "swap-1ms-", 9) == 0 ? suite[i].name + 9
+								   : suite[i].name);
+		twin.name = twin_name;
+		if (run_repeated(&env, &suite[i], suite[i].swap_us != 0 && !o->smoke ? &twin : NULL,
+			    o, r, lo, hi) != 0) {
 			rc = 1;
 			continue;
 		}
-		report_line(stdout, &suite[i], &r, env.hz, lo, hi);
+		if (suite[i].swap_us != 0 && !o->smoke) {
+			report_line(stdout, &twin, &r[1], env.hz, lo[1], hi[1]);
+			if (o->csv != NULL)
+				report_csv(o->csv, &twin, &r[1], env.hz, lo[1], hi[1]);
+		}
+		report_line(stdout, &suite[i], &r[0], env.hz, lo[0], hi[0]);
 		fflush(stdout);
 		if (o->csv != NULL && !o->smoke)
-			report_csv(o->csv, &suite[i], &r, env.hz, lo, hi);
-		if (o->smoke && smoke_verdict(&suite[i], &r) != 0)
+			report_csv(o->csv, &suite[i], &r[0], env.hz, lo[0], hi[0]);
+		if (o->smoke && smoke_verdict(&suite[i], &r[0]) != 0)
 			rc = 1;
 	}
 	if (ran == 0) {
@@ -667,6 +1065,7 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 	if (o->smoke)
 		printf("smoke: %s\n", rc == 0 ? "ok" : "FAILED");
 done:
+	rte_free(env.ctx.qsv);
 	rte_eal_cleanup();
 	lb_remove_runtime_dir(rundir);
 	return rc;

@@ -18,14 +18,18 @@ static void
 warn_unreloadable(const struct ha_config *a, const struct ha_config *b)
 {
 	uint16_t v;
-	int same = a->pa == b->pa && a->n_muxes == b->n_muxes && a->n_vms == b->n_vms &&
-		   a->mss_clamp == b->mss_clamp &&
-		   memcmp(a->muxes, b->muxes, sizeof(a->muxes[0]) * a->n_muxes) == 0 &&
-		   memcmp(a->next_hop_mac, b->next_hop_mac, 6) == 0 &&
-		   strcmp(a->uplink_devargs, b->uplink_devargs) == 0;
+	int i, same = a->pa == b->pa && a->n_muxes == b->n_muxes && a->n_vms == b->n_vms &&
+		      a->mss_clamp == b->mss_clamp && a->busy_poll == b->busy_poll &&
+		      a->idle_sleep_us == b->idle_sleep_us && a->n_eal_args == b->n_eal_args &&
+		      memcmp(a->muxes, b->muxes, sizeof(a->muxes[0]) * a->n_muxes) == 0 &&
+		      memcmp(a->next_hop_mac, b->next_hop_mac, 6) == 0 &&
+		      strcmp(a->uplink_devargs, b->uplink_devargs) == 0;
 
+	for (i = 0; same && i < a->n_eal_args; i++)
+		same = strcmp(a->eal_args[i], b->eal_args[i]) == 0;
 	for (v = 0; same && v < a->n_vms; v++)
 		same = a->vms[v].dip == b->vms[v].dip &&
+		       strcmp(a->vms[v].name, b->vms[v].name) == 0 &&
 		       strcmp(a->vms[v].devargs, b->vms[v].devargs) == 0 &&
 		       memcmp(a->vms[v].mac, b->vms[v].mac, 6) == 0;
 	if (!same)

@@ -136,6 +136,9 @@ mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err
 	rc = lb_ftable_load(ft, &cfg->ftable, err);
 	if (rc != 0)
 		goto fail;
+	cfg->file_workers = cfg->workers;
+	cfg->file_busy_poll = cfg->busy_poll;
+	cfg->file_n_ports = cfg->n_ports;
 	return 0;
 fail:
 	config_destroy(&cfg->file);

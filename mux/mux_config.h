@@ -51,6 +51,11 @@ struct mux_config {
 	uint32_t udp_timeout;
 
 	struct lb_ftable ftable;
+
+	/* As the file said, before command-line overrides (for reloads). */
+	uint16_t file_workers;
+	bool file_busy_poll;
+	uint16_t file_n_ports;
 };
 
 /* Load path into *cfg. On error fills err and leaves *cfg freed. */

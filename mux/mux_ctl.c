@@ -40,15 +40,22 @@ mux_gen_publish(struct mux_app *app, struct mux_gen *ng)
 static void
 warn_unreloadable(const struct mux_config *a, const struct mux_config *b)
 {
-	uint16_t p;
-	int same = a->n_ports == b->n_ports && a->workers == b->workers &&
-		   a->tunnel_addr == b->tunnel_addr && a->mtu == b->mtu &&
-		   a->tunnel_ttl == b->tunnel_ttl && a->arp_for_vips == b->arp_for_vips &&
-		   memcmp(a->next_hop_mac, b->next_hop_mac, 6) == 0 &&
-		   a->conn_entries == b->conn_entries;
+	int i, same = a->file_n_ports == b->n_ports && a->file_workers == b->workers &&
+		      a->file_busy_poll == b->busy_poll && a->tunnel_addr == b->tunnel_addr &&
+		      a->mtu == b->mtu && a->tunnel_ttl == b->tunnel_ttl &&
+		      a->arp_for_vips == b->arp_for_vips && a->idle_sleep_us == b->idle_sleep_us &&
+		      a->rx_desc == b->rx_desc && a->tx_desc == b->tx_desc &&
+		      memcmp(a->next_hop_mac, b->next_hop_mac, 6) == 0 &&
+		      a->conn_entries == b->conn_entries && a->tcp_timeout == b->tcp_timeout &&
+		      a->tcp_fin_timeout == b->tcp_fin_timeout &&
+		      a->udp_timeout == b->udp_timeout && a->n_eal_args == b->n_eal_args;
 
-	for (p = 0; same && p < a->n_ports; p++)
-		same = strcmp(a->ports[p].devargs, b->ports[p].devargs) == 0;
+	for (i = 0; same && i < a->n_eal_args; i++)
+		same = strcmp(a->eal_args[i], b->eal_args[i]) == 0;
+	/* With --pcap the running port is not the file's: nothing to compare. */
+	for (i = 0; same && i < b->n_ports && a->file_n_ports == a->n_ports; i++)
+		same = strcmp(a->ports[i].devargs, b->ports[i].devargs) == 0 &&
+		       strcmp(a->ports[i].name, b->ports[i].name) == 0;
 	if (!same)
 		LB_WARN("reload applies the flow table only; restart to apply the other changes");
 }

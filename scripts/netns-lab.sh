@@ -57,6 +57,9 @@
 #   lab_agent_start 1|2         sluice-agent; moves its taps into the VMs
 #   lab_wait_vip                until an HTTP request through the VIP works
 #   lab_up_all W11 W12 W21 W22  all of the above
+#   lab_flow_table SVCS BES     DIR/flow_table.cfg with other services/backends
+#   lab_flow_table_apply [N..]  put it into the configs of N (mux agent1 agent2)
+#   lab_reload N...             SIGHUP each; wait for its reloaded/refused line
 #   lab_stop                    SIGTERM mux and agents: summaries, JSON in DIR
 #   lab_down                    everything gone: processes, namespaces, runtime dirs
 #
@@ -330,6 +333,84 @@ lab_up_all() {
 	lab_agent_start 2
 	lab_wait_vip
 }
+
+# A flow table other than the template's: SVCS is "VIP_PORT:BE_PORT ...",
+# BES is "VM=WEIGHT ..." (VMs not named are not in the table at all), e.g.
+#   lab_flow_table "80:8080 9090:9090" "vm11=1 vm12=1 vm21=1"
+# Written to DIR/flow_table.cfg; hash_seed and maglev_size are the template's.
+lab_flow_table() {
+	local svcs=$1 bes=$2 tmpl=$LAB_SRC/examples/lab/flow_table.cfg.in seed size
+	local sv vm w sep i n out=$LAB_DIR/flow_table.cfg
+	seed=$(sed -n 's/^[[:space:]]*hash_seed = "\([0-9a-f]*\)";.*/\1/p' "$tmpl")
+	size=$(sed -n 's/^[[:space:]]*maglev_size = \([0-9]*\);.*/\1/p' "$tmpl")
+	read -ra bes <<<"$bes"
+	read -ra svcs <<<"$svcs"
+	{
+		printf '# flow table of the test (lab_flow_table "%s" "%s")\n' "$1" "$2"
+		printf 'flow_table = {\n\thash_seed = "%s";\n\tmaglev_size = %s;\n\tservices = (\n' \
+			"$seed" "$size"
+		n=${#svcs[@]}
+		for ((i = 0; i < n; i++)); do
+			sv=${svcs[$i]}
+			printf '\t\t{\n\t\t\tvip = "%s"; protocol = "tcp"; port = %s;\n\t\t\tbackends = (\n' \
+				"$LAB_VIP" "${sv%%:*}"
+			sep=
+			for vm in "${bes[@]}"; do
+				w=${vm#*=}
+				vm=${vm%%=*}
+				[ -n "${LAB_VM_DIP[$vm]:-}" ] || { lab_log "lab_flow_table: no VM $vm"; return 1; }
+				printf '%s\t\t\t\t{ dip = "%s"; port = %s; weight = %s; host = "%s"; }' "$sep" \
+					"${LAB_VM_DIP[$vm]}" "${sv#*:}" "$w" "${LAB_HOST_PA[${LAB_VM_HOST[$vm]}]}"
+				sep=$',\n'
+			done
+			printf '\n\t\t\t);\n\t\t}%s\n' "$([ $((i + 1)) -lt "$n" ] && echo ,)"
+		done
+		printf '\t);\n};\n'
+	} >"$out"
+}
+
+# Replace the flow_table group (and the comment lines right above it) at the
+# end of the configs of NAMES (default: mux agent1 agent2) with
+# DIR/flow_table.cfg. Each file is replaced by a rename: a daemon reading it
+# sees the old or the new file, never half of one.
+lab_flow_table_apply() {
+	local n f
+	[ "$#" -gt 0 ] || set -- mux agent1 agent2
+	for n in "$@"; do
+		f=$LAB_DIR/$n.cfg
+		awk '/^flow_table[[:space:]]*=/ { exit }
+			/^#/ { c = c $0 "\n"; next }
+			{ printf "%s%s\n", c, $0; c = "" }' "$f" >"$f.new"
+		cat "$LAB_DIR/flow_table.cfg" >>"$f.new"
+		mv "$f.new" "$f"
+	done
+}
+
+# Lines of NAME's log that report a reload, successful or refused.
+lab_reload_lines() { grep -cE 'reloaded flow table|reload refused' "$LAB_DIR/$1.log" || true; }
+
+# SIGHUP each of NAMES and wait (bounded) until each logged one more line
+# about it: "reloaded flow table: ..." or "reload refused: ...". Returns 0
+# if every one reloaded; 1 (with the line) if any refused, died or timed out.
+lab_reload() {
+	local n pid rc=0
+	local -A before=()
+	for n in "$@"; do
+		before[$n]=$(lab_reload_lines "$n")
+		pid=$(lab_pid "$n") || { lab_log "$n: no pid"; return 1; }
+		kill -HUP "$pid"
+	done
+	for n in "$@"; do
+		lab_until_alive "$n" lab_reload_grew "$n" "${before[$n]}" || { rc=1; continue; }
+		if grep -E 'reloaded flow table|reload refused' "$LAB_DIR/$n.log" | tail -1 |
+			grep -q 'reload refused'; then
+			lab_log "$n: $(grep 'reload refused' "$LAB_DIR/$n.log" | tail -1)"
+			rc=1
+		fi
+	done
+	return "$rc"
+}
+lab_reload_grew() { [ "$(lab_reload_lines "$1")" -gt "$2" ]; }
 
 # SIGTERM a process we started and wait (bounded) for it; SIGKILL after that.
 lab_kill() {
