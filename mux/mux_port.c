@@ -8,6 +8,7 @@
 
 #include "lb_dpdk.h"
 #include "lb_err.h"
+#include "lb_log.h"
 #include "mux_port.h"
 
 /* Symmetric Toeplitz: a repeated 0x6d5a makes hash(a,b) == hash(b,a). */
@@ -71,6 +72,19 @@ port_start(const struct mux_port_cfg *pc, struct rte_mempool *mp, uint16_t worke
 	if (rc != 0) {
 		snprintf(errbuf, errlen, "port %s: configure: %s", pc->name, strerror(-rc));
 		return -LB_EDPDK;
+	}
+	/*
+	 * The port carries mux.mtu-sized IP packets. A device that cannot be
+	 * told (most virtual ones) keeps its own; a real NIC that refuses is
+	 * a configuration error.
+	 */
+	rc = rte_eth_dev_set_mtu(id, cfg->mtu);
+	if (rc == -ENOTSUP)
+		LB_INFO("port %s: device keeps its own MTU; mux.mtu %u is assumed", pc->name,
+			cfg->mtu);
+	else if (rc != 0) {
+		snprintf(errbuf, errlen, "port %s: MTU %u: %s", pc->name, cfg->mtu, strerror(-rc));
+		return -LB_ECONFIG;
 	}
 	for (q = 0; q < port->nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(id, q, cfg->rx_desc, rte_eth_dev_socket_id(id), NULL,
