@@ -5,16 +5,15 @@ version goes up by one; a bad file or a changed hash seed is refused with
 the file, line and field, and the running table stays as it was.
 """
 import argparse
-import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+from proclib import Checks, telemetry  # noqa: E402
 from scapy.all import IP, TCP, Ether, wrpcap
 
 SEED = "00112233445566778899aabbccddeeff"
@@ -36,27 +35,11 @@ flow_table = {{
 """
 
 
-def telemetry(path, cmd):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(5)
-    s.connect(path)
-    json.loads(s.recv(16384))
-    s.send(cmd.encode())
-    reply = json.loads(s.recv(65536))
-    s.close()
-    return reply[cmd.split(",")[0]]
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mux", required=True)
     args = ap.parse_args()
-    failures = []
-
-    def check(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            failures.append(what)
+    check = Checks()
 
     def wait_for(pred, what, timeout=20):
         deadline = time.monotonic() + timeout
@@ -142,8 +125,8 @@ def main():
         check(not os.path.exists(rundir), f"runtime folder {rundir} removed")
         if os.path.exists(rundir):
             shutil.rmtree(rundir)
-    print(f"reload: {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    print(f"reload: {len(check.failures)} failed")
+    sys.exit(1 if check.failures else 0)
 
 
 if __name__ == "__main__":

@@ -11,12 +11,12 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+from proclib import Checks, telemetry  # noqa: E402
 from scapy.all import IP, TCP, UDP, Ether, wrpcap
 
 CFG = """
@@ -33,27 +33,11 @@ flow_table = {{
 """
 
 
-def telemetry(path, cmd):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(5)
-    s.connect(path)
-    json.loads(s.recv(16384))  # greeting: version, pid, max_output_len
-    s.send(cmd.encode())
-    reply = json.loads(s.recv(16384))
-    s.close()
-    return reply[cmd.split(",")[0]]
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mux", required=True)
     args = ap.parse_args()
-    failures = []
-
-    def check(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            failures.append(what)
+    check = Checks()
 
     with tempfile.TemporaryDirectory() as tmp:
         inp, out, cfg = (os.path.join(tmp, n) for n in ("in.pcap", "out.pcap", "mux.cfg"))
@@ -112,8 +96,8 @@ def main():
         check(not os.path.exists(rundir), f"runtime folder {rundir} removed")
         if os.path.exists(rundir):
             shutil.rmtree(rundir)
-    print(f"telemetry: {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    print(f"telemetry: {len(check.failures)} failed")
+    sys.exit(1 if check.failures else 0)
 
 
 if __name__ == "__main__":
