@@ -323,6 +323,9 @@ main(int argc, char **argv)
 
 	signal_ctx = &app.ctx;
 	pthread_mutex_init(&app.gen_lock, NULL);
+	app.be_freed_at = calloc(app.ctx.gen->cap_backends, sizeof(*app.be_freed_at));
+	app.be_base = calloc(app.ctx.gen->cap_backends, sizeof(*app.be_base));
+	app.svc_base = calloc(app.ctx.gen->cap_services, sizeof(*app.svc_base));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);

@@ -20,6 +20,10 @@ struct mux_app {
 	struct mux_worker *workers; /* [n_workers] */
 	struct rte_mempool *pool;
 	pthread_mutex_t gen_lock; /* telemetry vs. generation swaps; never a worker */
+	uint64_t *be_freed_at; /* [cap_backends]: TSC when a backend sid was removed, or 0 */
+	/* Counters at the moment an id was (re)assigned: [cap_backends], [cap_services]. */
+	struct mux_flow_counters *be_base;
+	struct mux_flow_counters *svc_base;
 };
 
 struct mux_gen;
@@ -31,6 +35,11 @@ mux_gen_publish(struct mux_app *app, struct mux_gen *ng);
 /* Re-read the configuration file and apply its flow table (SIGHUP). */
 int
 mux_reload(struct mux_app *app);
+
+/* A service's (backend == 0) or backend's counters summed over workers, since start. */
+void
+mux_stats_flow_raw(const struct mux_app *app, int backend, uint32_t sid,
+	struct mux_flow_counters *out);
 
 /* Sum of every worker's counters. */
 void

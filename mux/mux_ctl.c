@@ -12,7 +12,10 @@
  * Today the new table comes from the configuration file on SIGHUP; the
  * manager's COMMIT will come through the same mux_gen_publish().
  */
+#include <stdlib.h>
 #include <string.h>
+
+#include <rte_cycles.h>
 
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
@@ -60,6 +63,62 @@ warn_unreloadable(const struct mux_config *a, const struct mux_config *b)
 		LB_WARN("reload applies the flow table only; restart to apply the other changes");
 }
 
+/*
+ * Backend sids removed less than the longest idle timeout ago: a
+ * connection table may still pin a flow to one, and handing it to a new
+ * backend would send that flow there instead of re-balancing it.
+ */
+static uint8_t *
+hold_recent(const struct mux_app *app, const struct mux_gen *old)
+{
+	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
+	uint64_t quarantine = (uint64_t)RTE_MAX(app->cfg.tcp_timeout, app->cfg.udp_timeout) * hz;
+	uint8_t *hold = calloc(old->cap_backends, 1);
+	uint32_t i;
+
+	if (hold == NULL || app->be_freed_at == NULL)
+		return hold;
+	for (i = 0; i < old->cap_backends; i++)
+		hold[i] = app->be_freed_at[i] != 0 && now - app->be_freed_at[i] < quarantine;
+	return hold;
+}
+
+/*
+ * Remember when each backend of old that ng lacks was removed, and start
+ * the counters of ids that ng gives to newcomers from where they stand.
+ */
+static void
+note_removed(struct mux_app *app, const struct mux_gen *old, const struct mux_gen *ng)
+{
+	uint64_t now = rte_rdtsc();
+	uint32_t i;
+
+	for (i = 0; i < ng->n_backends; i++) {
+		uint32_t sid = ng->backends[i].sid;
+
+		if (app->be_base != NULL && old->by_sid[sid] == MUX_GEN_NONE)
+			mux_stats_flow_raw(app, 1, sid, &app->be_base[sid]);
+	}
+	for (i = 0; i < ng->n_services; i++) {
+		struct lb_svc_key k = ng->services[i].key;
+		int64_t o = mux_gen_lookup(old, &k);
+
+		if (app->svc_base != NULL && (o < 0 || o == MUX_GEN_VIP))
+			mux_stats_flow_raw(app, 0, ng->services[i].sid,
+				&app->svc_base[ng->services[i].sid]);
+	}
+	if (app->be_freed_at == NULL)
+		return;
+	for (i = 0; i < old->n_backends; i++) {
+		uint32_t sid = old->backends[i].sid;
+
+		if (ng->by_sid[sid] == MUX_GEN_NONE)
+			app->be_freed_at[sid] = now;
+		else
+			app->be_freed_at[sid] = 0;
+	}
+}
+
 int
 mux_reload(struct mux_app *app)
 {
@@ -67,6 +126,7 @@ mux_reload(struct mux_app *app)
 	struct mux_config nc;
 	struct lb_cfg_err err;
 	struct mux_gen *ng;
+	uint8_t *hold;
 	int rc;
 
 	rc = mux_config_load(&nc, app->cfg.path, &err);
@@ -83,7 +143,9 @@ mux_reload(struct mux_app *app)
 		rc = -LB_EINVAL;
 		goto out;
 	}
-	rc = mux_gen_assign_sids(old, &nc.ftable, &err);
+	hold = hold_recent(app, old);
+	rc = hold == NULL ? -LB_ENOMEM : mux_gen_assign_sids(old, &nc.ftable, hold, &err);
+	free(hold);
 	if (rc == 0) {
 		ng = mux_gen_build(&nc.ftable, old->version + 1, old->cap_backends,
 			old->cap_services, (int)rte_socket_id(), &err);
@@ -94,6 +156,7 @@ mux_reload(struct mux_app *app)
 		LB_ERR("reload refused: %s: %s", app->cfg.path, err.msg);
 		goto out;
 	}
+	note_removed(app, old, ng);
 	mux_gen_publish(app, ng);
 	LB_INFO("reloaded flow table: version %llu, %u services, %u backends",
 		(unsigned long long)ng->version, ng->n_services, ng->n_backends);

@@ -114,7 +114,8 @@ out:
 }
 
 int
-mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, struct lb_cfg_err *err)
+mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8_t *hold,
+	struct lb_cfg_err *err)
 {
 	uint8_t *used_b = calloc(old->cap_backends, 1), *used_s = calloc(old->cap_services, 1);
 	uint32_t i, j, k, next_b = 0, next_s = 0;
@@ -171,7 +172,10 @@ mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, struct lb_c
 		for (j = 0; j < sc->n_backends; j++) {
 			if (sc->backends[j].id != UINT32_MAX)
 				continue;
-			while (next_b < old->cap_backends && used_b[next_b])
+			/* Never an id the running table still gives a backend. */
+			while (next_b < old->cap_backends &&
+				(used_b[next_b] || old->by_sid[next_b] != MUX_GEN_NONE ||
+					(hold != NULL && hold[next_b])))
 				next_b++;
 			if (next_b == old->cap_backends) {
 				rc = -LB_EFULL;

@@ -44,8 +44,9 @@ mux_stats_conns(const struct mux_app *app)
 	return n;
 }
 
-static void
-flow_total(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out)
+void
+mux_stats_flow_raw(const struct mux_app *app, int backend, uint32_t sid,
+	struct mux_flow_counters *out)
 {
 	uint16_t w;
 
@@ -57,6 +58,24 @@ flow_total(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow
 		out->pkts += RD(c->pkts);
 		out->bytes += RD(c->bytes);
 		out->new_conns += RD(c->new_conns);
+	}
+}
+
+/*
+ * A service's or backend's counters since its id was given to it: workers
+ * never reset counters, so an id handed to a newcomer starts from the
+ * baseline recorded then.
+ */
+static void
+flow_total(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out)
+{
+	const struct mux_flow_counters *base = backend ? app->be_base : app->svc_base;
+
+	mux_stats_flow_raw(app, backend, sid, out);
+	if (base != NULL) {
+		out->pkts -= base[sid].pkts;
+		out->bytes -= base[sid].bytes;
+		out->new_conns -= base[sid].new_conns;
 	}
 }
 

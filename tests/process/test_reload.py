@@ -93,6 +93,19 @@ def main():
                 check(after.get(k, [None] * 3)[2] == v[2],
                       f"{k} keeps its {v[2]} new connections across the reload")
 
+            # Swap a backend for a newcomer: it starts from zero, whatever id it gets.
+            with open(cfg, "w") as f:
+                f.write(config(inp, out, prefix, [(1, 1), (3, 2), (4, 1)]))
+            mux.send_signal(signal.SIGHUP)
+            wait_for(lambda: log_has("reloaded flow table: version 3"), "the second reload")
+            after = telemetry(sock, "/sluice/backends,0")
+            check(sorted(after) == ["10_1_0_1_8080", "10_1_0_3_8080", "10_1_0_4_8080"],
+                  f"10.1.0.2 gone, 10.1.0.4 listed: {sorted(after)}")
+            check(after.get("10_1_0_4_8080", [None] * 3)[2] == 0,
+                  f"the newcomer reports no connections of its own yet: {after}")
+            check(after.get("10_1_0_1_8080", [None] * 3)[2] == before["10_1_0_1_8080"][2],
+                  "10.1.0.1 keeps its counters through both reloads")
+
             # A bad file: refused, named, nothing changes.
             with open(cfg, "w") as f:
                 f.write(config(inp, out, prefix, [(1, 1), (2, 70000)]))
@@ -103,14 +116,14 @@ def main():
             check("mux.cfg:" in text and "backends[1].weight" in text and "70000" in text,
                   "the refusal names file, line and field")
             ft = telemetry(sock, "/sluice/flow_table")
-            check(ft["version"] == 2 and ft["backends"] == 3, f"still version 2: {ft}")
+            check(ft["version"] == 3 and ft["backends"] == 3, f"still version 3: {ft}")
 
             # A new seed: refused (connection tables are keyed by the old one).
             with open(cfg, "w") as f:
                 f.write(config(inp, out, prefix, [(1, 1)], seed="f" * 32))
             mux.send_signal(signal.SIGHUP)
             wait_for(lambda: log_has("changing the seed needs a restart"), "the seed refusal")
-            check(telemetry(sock, "/sluice/flow_table")["version"] == 2, "still version 2")
+            check(telemetry(sock, "/sluice/flow_table")["version"] == 3, "still version 3")
         finally:
             mux.send_signal(signal.SIGTERM)
             try:
@@ -120,8 +133,8 @@ def main():
                 so, _ = mux.communicate()
             logf.close()
         check(mux.returncode == 0, f"exit status 0: {mux.returncode}")
-        check("flow table version 2" in so and "10.1.0.3:8080" in so,
-              "the summary shows version 2 and the added backend")
+        check("flow table version 3" in so and "10.1.0.4:8080" in so,
+              "the summary shows version 3 and the added backend")
         check(not os.path.exists(rundir), f"runtime folder {rundir} removed")
         if os.path.exists(rundir):
             shutil.rmtree(rundir)
