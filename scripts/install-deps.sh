@@ -13,6 +13,11 @@ PKGS=(
 	# offloads off, real clients, the backends' python3 http.server
 	python3 ethtool iputils-ping curl wrk tcpdump
 )
+# The libFuzzer harnesses (docs/fuzzing.md, -Dfuzz=true) need clang and its
+# runtime; the test suite replays their corpora without them.
+if [ "${1:-}" = "--fuzz" ]; then
+	PKGS+=(clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The host agent's two packet paths on frames made from the fuzz input:
+ * ha_uplink_burst() (ARP and ping for the PA, IP-in-IP from a mux: outer
+ * checks, decapsulation, ICMP quote translation, MSS clamping) and
+ * ha_vm_burst() (direct server return, ICMP errors from VMs, ARP proxy,
+ * anti-spoofing).
+ *
+ * Input: byte 0 steers the run, the rest is the frame.
+ *   bit 0     0: the uplink path, 1: a VM's path
+ *   bit 1     which VM (of two)
+ *   bit 2     MSS clamping on (1400) or off
+ *   bits 3-4  copies of the frame in the burst (1..4)
+ *   bit 5     the last copy in two segments
+ * The mapping is built by the real ha_map_build() from an ha_config filled
+ * in here (no file): PA 172.16.0.2, muxes 10.255.0.1 and 10.255.0.2,
+ * VMs 10.1.0.1 and 10.1.0.2; see build_config(). After each burst every
+ * mbuf must be back in the pool or well-formed in a TX buffer.
+ */
+#define FUZZ_WITH_EAL
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "fuzz_check.h"
+#include "ha_agent.h"
+#include "lb_hdr.h"
+#include "lb_parse.h"
+
+#define FUZZ_POOL 127
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct rte_mempool *pool;
+static struct ha_worker *w;
+static struct ha_map map;
+static struct ha_config cfg;
+
+static rte_be32_t
+ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+	return rte_cpu_to_be_32((uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d);
+}
+
+/*
+ * 10.0.0.1:80/TCP -> 10.1.0.1:8080 and 10.1.0.2:8080 on this host,
+ * 10.1.0.9:8080 on another; 10.0.0.2:53/UDP -> 10.1.0.2:5353 here.
+ */
+static void
+build_config(void)
+{
+	static struct lb_backend_cfg web[3], dns[1];
+	static struct lb_service_cfg svc[2];
+	static const uint8_t dips[3] = {1, 2, 9};
+	uint32_t i;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.pa = ip(172, 16, 0, 2);
+	cfg.n_muxes = 2;
+	cfg.muxes[0] = ip(10, 255, 0, 1);
+	cfg.muxes[1] = ip(10, 255, 0, 2);
+	memcpy(cfg.next_hop_mac, "\x02\x00\x00\x00\x00\xfe", 6);
+	cfg.n_vms = 2;
+	for (i = 0; i < 2; i++) {
+		snprintf(cfg.vms[i].name, sizeof(cfg.vms[i].name), "vm%u", i);
+		cfg.vms[i].dip = ip(10, 1, 0, (uint8_t)(i + 1));
+		memcpy(cfg.vms[i].mac, "\x02\x00\x00\x00\x02\x00", 6);
+		cfg.vms[i].mac[5] = (uint8_t)i;
+	}
+	for (i = 0; i < 3; i++) {
+		lb_addr_v4(&web[i].dip, ip(10, 1, 0, dips[i]));
+		lb_addr_v4(&web[i].host, i == 2 ? ip(172, 16, 0, 9) : cfg.pa);
+		web[i].port = 8080;
+		web[i].weight = 1;
+		web[i].id = i;
+	}
+	lb_addr_v4(&dns[0].dip, ip(10, 1, 0, 2));
+	lb_addr_v4(&dns[0].host, cfg.pa);
+	dns[0].port = 5353;
+	dns[0].weight = 1;
+	dns[0].id = 3;
+	lb_addr_v4(&svc[0].vip, ip(10, 0, 0, 1));
+	svc[0].port = 80;
+	svc[0].proto = LB_IPPROTO_TCP;
+	svc[0].af = LB_AF_INET;
+	svc[0].n_backends = 3;
+	svc[0].backends = web;
+	lb_addr_v4(&svc[1].vip, ip(10, 0, 0, 2));
+	svc[1].port = 53;
+	svc[1].proto = LB_IPPROTO_UDP;
+	svc[1].af = LB_AF_INET;
+	svc[1].id = 1;
+	svc[1].n_backends = 1;
+	svc[1].backends = dns;
+	cfg.ftable.seed.k0 = 1;
+	cfg.ftable.seed.k1 = 2;
+	cfg.ftable.maglev_size = 251;
+	cfg.ftable.n_services = 2;
+	cfg.ftable.services = svc;
+}
+
+static void
+cleanup(void)
+{
+	ha_map_free(&map);
+	rte_free(w);
+	rte_mempool_free(pool);
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char errbuf[256];
+	uint16_t v;
+
+	(void)argc;
+	(void)argv;
+	fuzz_eal_init("fuzz-agent");
+	pool = rte_pktmbuf_pool_create(
+		"fuzz_pool", FUZZ_POOL, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	w = rte_zmalloc("fuzz_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
+	if (pool == NULL || w == NULL) {
+		fprintf(stderr, "fuzz_agent: out of memory\n");
+		exit(1);
+	}
+	build_config();
+	if (ha_map_build(&map, &cfg, errbuf, sizeof(errbuf)) != 0) {
+		fprintf(stderr, "fuzz_agent: map: %s\n", errbuf);
+		exit(1);
+	}
+	map.version = 1;
+	/* As host_agent/main.c: uplink on port 0, VM v on port v + 1. */
+	memset(w->vm_of_port, -1, sizeof(w->vm_of_port));
+	w->map = &map;
+	w->uplink = 0;
+	memcpy(&w->uplink_mac, "\x02\x00\x00\x00\x01\x00", 6);
+	memcpy(&w->next_hop, cfg.next_hop_mac, 6);
+	w->pa = cfg.pa;
+	w->n_muxes = cfg.n_muxes;
+	memcpy(w->muxes, cfg.muxes, sizeof(cfg.muxes));
+	w->n_vms = cfg.n_vms;
+	for (v = 0; v < cfg.n_vms; v++) {
+		w->vms[v].port = (uint16_t)(v + 1);
+		w->vms[v].dip = cfg.vms[v].dip;
+		memcpy(&w->vms[v].mac, cfg.vms[v].mac, 6);
+		memcpy(&w->vms[v].port_mac, "\x02\x00\x00\x00\x01\x01", 6);
+		w->vms[v].port_mac.addr_bytes[5] = (uint8_t)(v + 1);
+		w->vm_of_port[v + 1] = (int8_t)v;
+	}
+	w->busy_poll = true;
+	atexit(cleanup);
+	return 0;
+}
+
+/*
+ * What leaves the agent must be well-formed. To a VM: a plain Ethernet
+ * frame (no tag) to the VM's MAC, carrying one sound IPv4 packet for the
+ * VM's DIP with no bytes after it. To the uplink: an ARP reply, or IPv4
+ * with a sound header (DSR replies, passed-through traffic, echo replies).
+ */
+static void
+check_out(uint16_t port, const struct rte_mbuf *m)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct lb_pkt o;
+	int rc;
+
+	rc = lb_parse(p, m->data_len, &o);
+	if (rc == 0 && o.kind == LB_PKT_ARP) {
+		FUZZ_CHECK(o.arp_op == LB_ARP_OP_REPLY);
+		return;
+	}
+	FUZZ_CHECK(rc != LB_DROP_TRUNCATED && rc != LB_DROP_IP_VERSION && rc != LB_DROP_IP_IHL &&
+		   rc != LB_DROP_IP_LEN && rc != LB_DROP_IP_CSUM && rc != LB_DROP_ETHERTYPE);
+	if (port == w->uplink)
+		return;
+	FUZZ_CHECK(port >= 1 && port <= w->n_vms);
+	FUZZ_CHECK(rc == 0 && !o.has_vlan);
+	FUZZ_CHECK(o.kind == LB_PKT_L4 || o.kind == LB_PKT_ICMP_ERR || o.kind == LB_PKT_ICMP_ECHO);
+	FUZZ_CHECK(o.ip_dst == w->vms[port - 1].dip);
+	FUZZ_CHECK(memcmp(p, &w->vms[port - 1].mac, 6) == 0);
+	FUZZ_CHECK(m->data_len == (uint32_t)o.l2_len + o.l3_len);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct rte_mbuf *m[HA_BURST];
+	const char *why;
+	unsigned i, copies;
+	uint16_t len, p;
+	uint8_t ctl;
+
+	if (size < 1)
+		return 0;
+	ctl = data[0];
+	data++;
+	size--;
+	len = (uint16_t)RTE_MIN(size, (size_t)RTE_MBUF_DEFAULT_DATAROOM);
+	copies = 1 + ((ctl >> 3) & 3);
+	w->mss_clamp = (ctl & 4) ? 1400 : 0;
+	if (rte_pktmbuf_alloc_bulk(pool, m, copies) != 0)
+		return 0;
+	for (i = 0; i < copies; i++) {
+		bool split = (ctl & 0x20) && i == copies - 1;
+		uint16_t first = split ? len / 2 : len;
+		struct rte_mbuf *tail;
+		char *d = rte_pktmbuf_append(m[i], first);
+
+		FUZZ_CHECK(d != NULL || first == 0);
+		if (first != 0)
+			memcpy(d, data, first);
+		if (!split)
+			continue;
+		tail = rte_pktmbuf_alloc(pool);
+		if (tail == NULL) {
+			rte_pktmbuf_free_bulk(m, copies);
+			return 0;
+		}
+		d = rte_pktmbuf_append(tail, (uint16_t)(len - first));
+		FUZZ_CHECK(d != NULL || len == first);
+		if (len != first)
+			memcpy(d, data + first, len - first);
+		FUZZ_CHECK(rte_pktmbuf_chain(m[i], tail) == 0);
+	}
+	if (ctl & 1)
+		ha_vm_burst(w, (ctl >> 1) & 1, m, (uint16_t)copies);
+	else
+		ha_uplink_burst(w, m, (uint16_t)copies);
+	for (p = 0; p < HA_MAX_PORTS; p++) {
+		struct ha_txbuf *t = &w->tx[p];
+
+		FUZZ_CHECK(t->n == 0 || p <= w->n_vms);
+		for (i = 0; i < t->n; i++) {
+			FUZZ_CHECK(rte_mbuf_check(t->pkts[i], 1, &why) == 0);
+			FUZZ_CHECK(t->pkts[i]->data_len >= sizeof(struct lb_eth_hdr));
+			FUZZ_CHECK(t->pkts[i]->pkt_len == t->pkts[i]->data_len);
+			check_out(p, t->pkts[i]);
+			rte_pktmbuf_free(t->pkts[i]);
+		}
+		t->n = 0;
+	}
+	FUZZ_CHECK(rte_mempool_avail_count(pool) == FUZZ_POOL);
+	return 0;
+}

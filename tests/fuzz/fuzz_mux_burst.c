@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The mux's whole per-burst path, mux_burst(): parse, ARP and ping replies,
+ * ICMP errors, service lookup, connection table, Maglev, DNAT,
+ * encapsulation and "fragmentation needed" replies, on frames made from
+ * the fuzz input.
+ *
+ * Input: bytes 0 and 1 steer the run, the rest is the frame.
+ *   byte 0 bits 0-1  copies of the frame in the first burst (1..4), so
+ *                    several packets of one new flow meet in a burst
+ *          bit 2     answer ARP for VIPs too (mux.arp_for_vips)
+ *          bit 3     arrive on port 1 instead of port 0
+ *          bits 4-7  a second burst with one more copy, 5 s per step later,
+ *                    so connection-table hits, closing states and expiry
+ *                    are reached
+ *   byte 1 bit 0     the last copy of the first burst in two segments
+ *          bits 1-3  the MTU, one of mtus[] (mux.mtu's range is 596..2030)
+ * The worker is set up as mux/main.c's workers_create() does it, with a
+ * generation of two services built by the real mux_gen_build(). The
+ * connection table is emptied before each input, so every run is a pure
+ * function of its bytes. After each burst every mbuf must be back in the
+ * pool or sitting well-formed in a TX buffer: nothing leaks, nothing is
+ * freed twice.
+ */
+#define FUZZ_WITH_EAL
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_hash.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "fuzz_check.h"
+#include "lb_csum.h"
+#include "lb_hdr.h"
+#include "lb_parse.h"
+#include "mux_conn.h"
+#include "mux_gen.h"
+#include "mux_worker.h"
+
+#define FUZZ_NOW 1000
+#define FUZZ_POOL 127
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct rte_mempool *pool;
+static struct mux_ctx ctx;
+static struct mux_worker *w;
+static struct mux_gen *gen;
+static bool verbose;
+static unsigned sent; /* FUZZ_VERBOSE=1: what happened to each input, on stderr */
+
+static rte_be32_t
+ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+	return rte_cpu_to_be_32((uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d);
+}
+
+/*
+ * 10.0.0.1:80/TCP -> 10.1.0.1:8080 (weight 1), 10.1.0.2:8080 (weight 2),
+ * 10.1.0.3:8080 (weight 0, draining); 10.0.0.2:53/UDP -> 10.1.0.4:53.
+ * Hosts 172.16.0.1..4. make_seeds.py writes frames for these.
+ */
+static void
+build_gen(void)
+{
+	static struct lb_backend_cfg web[3], dns[1];
+	static struct lb_service_cfg svc[2];
+	struct lb_ftable ft = {{0x0123456789abcdefULL, 0xfedcba9876543210ULL}, 251, 2, svc};
+	struct lb_cfg_err err;
+	uint32_t i;
+
+	for (i = 0; i < 3; i++) {
+		lb_addr_v4(&web[i].dip, ip(10, 1, 0, (uint8_t)(1 + i)));
+		lb_addr_v4(&web[i].host, ip(172, 16, 0, (uint8_t)(1 + i)));
+		web[i].port = 8080;
+		web[i].weight = i == 2 ? 0 : i + 1;
+		web[i].state = i == 2 ? LB_BACKEND_DRAIN : LB_BACKEND_ACTIVE;
+		web[i].id = i;
+	}
+	lb_addr_v4(&dns[0].dip, ip(10, 1, 0, 4));
+	lb_addr_v4(&dns[0].host, ip(172, 16, 0, 4));
+	dns[0].port = 53;
+	dns[0].weight = 1;
+	dns[0].id = 3;
+	lb_addr_v4(&svc[0].vip, ip(10, 0, 0, 1));
+	svc[0].port = 80;
+	svc[0].proto = LB_IPPROTO_TCP;
+	svc[0].af = LB_AF_INET;
+	svc[0].id = 0;
+	svc[0].n_backends = 3;
+	svc[0].backends = web;
+	lb_addr_v4(&svc[1].vip, ip(10, 0, 0, 2));
+	svc[1].port = 53;
+	svc[1].proto = LB_IPPROTO_UDP;
+	svc[1].af = LB_AF_INET;
+	svc[1].id = 1;
+	svc[1].n_backends = 1;
+	svc[1].backends = dns;
+	gen = mux_gen_build(
+		&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, (int)rte_socket_id(), &err);
+	if (gen == NULL) {
+		fprintf(stderr, "fuzz_mux_burst: generation: %s\n", err.msg);
+		exit(1);
+	}
+}
+
+static void
+cleanup(void)
+{
+	mux_conn_free(w->conn);
+	rte_free(w->svc_cnt);
+	rte_free(w->be_cnt);
+	rte_free(w);
+	mux_gen_free(gen);
+	rte_mempool_free(pool);
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static const uint32_t timeout[3] = {300, 15, 30};
+	int socket;
+
+	(void)argc;
+	(void)argv;
+	fuzz_eal_init("fuzz-mux");
+	socket = (int)rte_socket_id();
+	pool = rte_pktmbuf_pool_create(
+		"fuzz_pool", FUZZ_POOL, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+	build_gen();
+	ctx.gen = gen;
+	ctx.tunnel_addr = ip(10, 255, 0, 1);
+	memcpy(&ctx.next_hop, "\x02\x00\x00\x00\x00\xfe", 6);
+	memcpy(&ctx.port_mac[0], "\x02\x00\x00\x00\x01\x00", 6);
+	memcpy(&ctx.port_mac[1], "\x02\x00\x00\x00\x01\x01", 6);
+	ctx.n_ports = 2;
+	ctx.mtu = 1500;
+	ctx.tunnel_ttl = 64;
+	ctx.busy_poll = true;
+	ctx.tsc_hz = 1;
+	w = rte_zmalloc("fuzz_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
+	if (pool == NULL || w == NULL) {
+		fprintf(stderr, "fuzz_mux_burst: out of memory\n");
+		exit(1);
+	}
+	w->ctx = &ctx;
+	w->lcore = rte_lcore_id();
+	w->conn = mux_conn_create("fuzz_conn", 1024, socket, timeout, &gen->seed);
+	w->svc_cnt = rte_zmalloc("svc_cnt", sizeof(*w->svc_cnt) * gen->cap_services, 0);
+	w->be_cnt = rte_zmalloc("be_cnt", sizeof(*w->be_cnt) * gen->cap_backends, 0);
+	if (w->conn == NULL || w->svc_cnt == NULL || w->be_cnt == NULL) {
+		fprintf(stderr, "fuzz_mux_burst: worker: out of memory\n");
+		exit(1);
+	}
+	verbose = getenv("FUZZ_VERBOSE") != NULL;
+	atexit(cleanup);
+	return 0;
+}
+
+static void
+report(void)
+{
+	unsigned i;
+
+	fprintf(stderr,
+		"rx %" PRIu64 " fwd %" PRIu64 " icmp_err %" PRIu64 " echo %" PRIu64 " arp %" PRIu64
+		" too_big %" PRIu64 " new %" PRIu64 " hit %" PRIu64 " tx %u",
+		w->cnt.rx_pkts, w->cnt.fwd_pkts, w->cnt.icmp_err_fwd, w->cnt.echo_replies,
+		w->cnt.arp_replies, w->cnt.too_big_sent, w->cnt.conn_new, w->cnt.conn_hit,
+		(unsigned)sent);
+	for (i = 1; i < LB_DROP_MAX; i++)
+		if (w->cnt.drops[i] != 0)
+			fprintf(stderr, " %s %" PRIu64, lb_drop_name(i), w->cnt.drops[i]);
+	fprintf(stderr, "\n");
+	memset(&w->cnt, 0, sizeof(w->cnt));
+	sent = 0;
+}
+
+/* True if a is a backend's DIP (dip) or host (!dip) in the generation. */
+static bool
+is_backend(rte_be32_t a, bool dip)
+{
+	uint32_t i;
+
+	for (i = 0; i < gen->n_backends; i++)
+		if ((dip ? gen->backends[i].dip : gen->backends[i].host) == a)
+			return true;
+	return false;
+}
+
+/*
+ * What leaves the mux must be well-formed: an ARP reply, an IPv4 reply
+ * (echo, fragmentation needed) with a sound header, or an IP-in-IP packet
+ * from the tunnel address to a backend's host, exactly as long as its outer
+ * header says, whose inner header is sound and addressed to a backend.
+ */
+static void
+check_out(const struct rte_mbuf *m)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct lb_ipv4_hdr *outer, *inner;
+	struct lb_pkt o;
+	uint32_t ihl;
+	int rc;
+
+	rc = lb_parse(p, m->data_len, &o);
+	if (rc == 0 && o.kind == LB_PKT_ARP) {
+		FUZZ_CHECK(o.arp_op == LB_ARP_OP_REPLY);
+		return;
+	}
+	FUZZ_CHECK(rc != LB_DROP_TRUNCATED && rc != LB_DROP_IP_VERSION && rc != LB_DROP_IP_IHL &&
+		   rc != LB_DROP_IP_LEN && rc != LB_DROP_IP_CSUM && rc != LB_DROP_ETHERTYPE);
+	if (rc != LB_DROP_TUNNEL)
+		return;
+	outer = (const struct lb_ipv4_hdr *)(p + o.l2_len);
+	FUZZ_CHECK(o.l2_len == sizeof(struct lb_eth_hdr));
+	FUZZ_CHECK(outer->src == ctx.tunnel_addr && is_backend(outer->dst, false));
+	FUZZ_CHECK(rte_be_to_cpu_16(outer->total_len) == m->data_len - sizeof(struct lb_eth_hdr));
+	inner = outer + 1;
+	ihl = (uint32_t)lb_ipv4_ihl(inner) * 4;
+	FUZZ_CHECK(lb_ipv4_version(inner) == 4 && ihl >= 20);
+	FUZZ_CHECK(rte_be_to_cpu_16(inner->total_len) + sizeof(*outer) ==
+		   rte_be_to_cpu_16(outer->total_len));
+	FUZZ_CHECK(lb_ipv4_hdr_csum(inner, ihl) == inner->csum);
+	FUZZ_CHECK(is_backend(inner->dst, true));
+	FUZZ_CHECK(inner->ttl >= 1);
+}
+
+/* Take back and check what mux_burst queued; free it. */
+static void
+drain(void)
+{
+	const char *why;
+	uint16_t p, i;
+
+	for (p = 0; p < MUX_MAX_PORTS; p++) {
+		struct mux_txbuf *t = &w->tx[p];
+
+		FUZZ_CHECK(t->n == 0 || p < ctx.n_ports);
+		for (i = 0; i < t->n; i++) {
+			struct rte_mbuf *m = t->pkts[i];
+
+			FUZZ_CHECK(rte_mbuf_check(m, 1, &why) == 0);
+			FUZZ_CHECK(m->data_len >= sizeof(struct lb_eth_hdr));
+			FUZZ_CHECK(m->pkt_len == m->data_len);
+			check_out(m);
+			rte_pktmbuf_free(m);
+		}
+		sent += t->n;
+		t->n = 0;
+	}
+}
+
+/* Copy frame into m, or into m and a second segment chained to it. */
+static int
+fill(struct rte_mbuf *m, const uint8_t *frame, uint16_t len, bool split)
+{
+	uint16_t first = split ? len / 2 : len;
+	struct rte_mbuf *tail;
+	char *d;
+
+	d = rte_pktmbuf_append(m, first);
+	FUZZ_CHECK(d != NULL || first == 0);
+	if (first != 0)
+		memcpy(d, frame, first);
+	if (!split)
+		return 0;
+	tail = rte_pktmbuf_alloc(pool);
+	if (tail == NULL)
+		return -1;
+	d = rte_pktmbuf_append(tail, (uint16_t)(len - first));
+	FUZZ_CHECK(d != NULL || len == first);
+	if (len != first)
+		memcpy(d, frame + first, len - first);
+	FUZZ_CHECK(rte_pktmbuf_chain(m, tail) == 0);
+	return 0;
+}
+
+static int
+burst(const uint8_t *frame, uint16_t len, unsigned copies, bool split, uint16_t port, uint32_t now)
+{
+	struct rte_mbuf *m[MUX_BURST];
+	unsigned i;
+
+	if (rte_pktmbuf_alloc_bulk(pool, m, copies) != 0)
+		return -1;
+	for (i = 0; i < copies; i++)
+		if (fill(m[i], frame, len, split && i == copies - 1) != 0) {
+			rte_pktmbuf_free_bulk(m, copies);
+			return -1;
+		}
+	mux_burst(w, gen, port, m, (uint16_t)copies, now);
+	drain();
+	/* Every mbuf freed exactly once, or sent: none kept, none lost. */
+	FUZZ_CHECK(rte_mempool_avail_count(pool) == FUZZ_POOL);
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const uint16_t mtus[8] = {1500, 596, 597, 1000, 1280, 1480, 1999, 2030};
+	uint8_t ctl, ctl2;
+	uint16_t len, port;
+
+	if (size < 2)
+		return 0;
+	ctl = data[0];
+	ctl2 = data[1];
+	data += 2;
+	size -= 2;
+	ctx.mtu = mtus[(ctl2 >> 1) & 7];
+	/* One segment of the default data room: what a port's RX gives. */
+	len = (uint16_t)RTE_MIN(size, (size_t)RTE_MBUF_DEFAULT_DATAROOM);
+	port = (ctl >> 3) & 1;
+	ctx.arp_for_vips = (ctl >> 2) & 1;
+	rte_hash_reset(w->conn->h);
+	if (burst(data, len, 1 + (ctl & 3), ctl2 & 1, port, FUZZ_NOW) != 0)
+		return 0;
+	if (ctl >> 4)
+		burst(data, len, 1, false, port, FUZZ_NOW + 5u * (ctl >> 4));
+	if (verbose)
+		report();
+	return 0;
+}

@@ -1,0 +1,317 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Write the seed corpora of the fuzz harnesses: tests/fuzz/<harness>/seeds/.
+
+Packets are built with scapy against the tables the harnesses set up
+(fuzz_mux_burst.c, fuzz_agent.c): VIPs 10.0.0.1:80/TCP and 10.0.0.2:53/UDP,
+mux tunnel address 10.255.0.1, agent PA 172.16.0.2 with VMs 10.1.0.1 and
+10.1.0.2. The first bytes of a mux or agent seed are the harness's control
+bytes (see the harness's header comment). Control-protocol seeds are encoded
+by hand from proto/sluice.proto (a few lines of protobuf wire format);
+config seeds are the repository's own configuration files and fragments.
+
+Run from anywhere: /usr/bin/python3 tests/fuzz/make_seeds.py
+Rewrites the seeds/ folders; regressions/ are never touched.
+"""
+import glob
+import os
+import shutil
+import struct
+
+from scapy.all import (ARP, ICMP, IP, TCP, UDP, Dot1Q, Ether, Raw)  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+CLIENT = "198.51.100.7"
+VIP1, VIP2 = "10.0.0.1", "10.0.0.2"
+MUX_ADDR, MUX2 = "10.255.0.1", "10.255.0.2"
+PA = "172.16.0.2"
+VM1, VM2 = "10.1.0.1", "10.1.0.2"
+ETH = Ether(src="02:00:00:00:00:aa", dst="02:00:00:00:01:00")
+
+
+def write(harness, name, data):
+    d = os.path.join(HERE, harness, "seeds")
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def reset(harness):
+    d = os.path.join(HERE, harness, "seeds")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+
+
+def raw(p):
+    return bytes(p)
+
+
+# ---- frames a mux receives ----
+
+def mux_frames():
+    tcp = lambda fl="S", **kw: ETH / IP(src=CLIENT, dst=VIP1, **kw) / TCP(sport=40000, dport=80, flags=fl)
+    f = {
+        "tcp_syn": tcp("S"),
+        "tcp_ack": tcp("A") / Raw(b"GET / HTTP/1.1\r\n\r\n"),
+        "tcp_fin": tcp("FA"),
+        "tcp_rst": tcp("R"),
+        "tcp_opts": ETH / IP(src=CLIENT, dst=VIP1) / TCP(sport=40001, dport=80, flags="S",
+                                                        options=[("MSS", 1460), ("WScale", 7), ("SAckOK", b"")]),
+        "tcp_ttl1": tcp("S", ttl=1),
+        "tcp_ip_options": ETH / IP(src=CLIENT, dst=VIP1, options=b"\x94\x04\x00\x00") / TCP(sport=40002, dport=80),
+        "tcp_no_service": ETH / IP(src=CLIENT, dst=VIP1) / TCP(sport=40000, dport=81, flags="S"),
+        "tcp_big_df": tcp("A", flags="DF") / Raw(b"x" * 1470),
+        "tcp_big_nodf": tcp("A") / Raw(b"x" * 1470),
+        "udp_dns": ETH / IP(src=CLIENT, dst=VIP2) / UDP(sport=5353, dport=53) / Raw(b"\x12\x34" + b"\0" * 10),
+        "udp_nocsum": ETH / IP(src=CLIENT, dst=VIP2) / UDP(sport=5354, dport=53, chksum=0) / Raw(b"q"),
+        "vlan_tcp": ETH / Dot1Q(vlan=7) / IP(src=CLIENT, dst=VIP1) / TCP(sport=40003, dport=80, flags="S"),
+        "padded_udp": ETH / IP(src=CLIENT, dst=VIP2) / UDP(sport=1, dport=53) / Raw(b"a") / Raw(b"\0" * 20),
+        "arp_tunnel": ETH / ARP(op=1, psrc="10.255.0.254", pdst=MUX_ADDR, hwsrc="02:00:00:00:00:aa"),
+        "arp_vip": ETH / ARP(op=1, psrc="10.255.0.254", pdst=VIP1, hwsrc="02:00:00:00:00:aa"),
+        "arp_reply": ETH / ARP(op=2, psrc="10.255.0.254", pdst=MUX_ADDR),
+        "ping_vip": ETH / IP(src=CLIENT, dst=VIP1) / ICMP(type=8, id=7, seq=1) / Raw(b"ping"),
+        "ping_tunnel": ETH / IP(src=CLIENT, dst=MUX_ADDR) / ICMP(type=8, id=8, seq=1),
+        "ping_other": ETH / IP(src=CLIENT, dst="10.9.9.9") / ICMP(type=8),
+        # An error about VIP -> client, from a router on the way: the quote is the VIP's packet.
+        "icmp_unreach": ETH / IP(src="203.0.113.1", dst=VIP1) / ICMP(type=3, code=4, nexthopmtu=1400)
+        / IP(src=VIP1, dst=CLIENT, flags="DF") / TCP(sport=80, dport=40000, flags="SA"),
+        "icmp_time_exceeded_udp": ETH / IP(src="203.0.113.1", dst=VIP2) / ICMP(type=11)
+        / IP(src=VIP2, dst=CLIENT) / UDP(sport=53, dport=5353),
+        "icmp_param_problem": ETH / IP(src="203.0.113.1", dst=VIP1) / ICMP(type=12)
+        / IP(src=VIP1, dst=CLIENT) / TCP(sport=80, dport=40000),
+        # The quote stops two bytes into the ports.
+        "icmp_quote_short": ETH / IP(src="203.0.113.1", dst=VIP1) / ICMP(type=3, code=1)
+        / Raw(raw(IP(src=VIP1, dst=CLIENT) / TCP(sport=80, dport=40000))[:22]),
+        "icmp_forged": ETH / IP(src="203.0.113.1", dst=VIP2) / ICMP(type=3, code=1)
+        / IP(src=VIP1, dst=CLIENT) / TCP(sport=80, dport=40000),
+        "icmp_no_flow": ETH / IP(src="203.0.113.1", dst=VIP1) / ICMP(type=3, code=1)
+        / IP(src=VIP1, dst="192.0.2.99") / TCP(sport=80, dport=1),
+        "ipip_inbound": ETH / IP(src=CLIENT, dst=VIP1) / IP(src=CLIENT, dst=VIP1) / TCP(dport=80),
+        "fragment_first": ETH / IP(src=CLIENT, dst=VIP1, flags="MF") / TCP(sport=1, dport=80),
+        "fragment_later": ETH / IP(src=CLIENT, dst=VIP1, frag=10) / Raw(b"x" * 16),
+        "ipv6": Ether(type=0x86DD) / Raw(b"\x60" + b"\0" * 39),
+        "qinq": ETH / Dot1Q(vlan=1) / Dot1Q(vlan=2) / IP(src=CLIENT, dst=VIP1) / TCP(dport=80),
+    }
+    out = {k: raw(v) for k, v in f.items()}
+    out["bad_csum"] = bytearray(out["tcp_syn"])
+    out["bad_csum"][14 + 10] ^= 0xff
+    out["ihl_4"] = bytearray(out["tcp_syn"])
+    out["ihl_4"][14] = 0x44
+    out["total_len_long"] = bytearray(out["tcp_syn"])
+    out["total_len_long"][14 + 2:14 + 4] = struct.pack(">H", 200)
+    out["truncated_eth"] = out["tcp_syn"][:10]
+    out["truncated_ip"] = out["tcp_syn"][:14 + 12]
+    out["truncated_tcp"] = out["tcp_syn"][:14 + 20 + 10]
+    return {k: bytes(v) for k, v in out.items()}
+
+
+# ---- frames an agent receives ----
+
+def agent_frames():
+    up = Ether(src="02:00:00:00:00:fe", dst="02:00:00:00:01:00")
+    vm1 = Ether(src="02:00:00:00:02:00", dst="02:00:00:00:01:01")
+    vm2 = Ether(src="02:00:00:00:02:01", dst="02:00:00:00:01:02")
+
+    def tunnel(inner, src=MUX_ADDR, dst=PA, **kw):
+        return up / IP(src=src, dst=dst, proto=4, **kw) / inner
+
+    uplink = {
+        "tun_syn": tunnel(IP(src=CLIENT, dst=VM1, ttl=63) / TCP(sport=40000, dport=8080, flags="S",
+                                                               options=[("MSS", 1460)])),
+        "tun_ack": tunnel(IP(src=CLIENT, dst=VM2, ttl=63) / TCP(sport=40000, dport=8080, flags="A") / Raw(b"hi")),
+        "tun_udp": tunnel(IP(src=CLIENT, dst=VM2) / UDP(sport=5000, dport=5353) / Raw(b"q")),
+        "tun_mux2_df": tunnel(IP(src=CLIENT, dst=VM1, flags="DF") / TCP(dport=8080), src=MUX2, flags="DF"),
+        "tun_icmp_err": tunnel(IP(src="203.0.113.1", dst=VM1) / ICMP(type=3, code=4)
+                               / IP(src=VIP1, dst=CLIENT) / TCP(sport=80, dport=40000)),
+        "tun_ping": tunnel(IP(src=CLIENT, dst=VM1) / ICMP(type=8)),
+        "tun_unknown_mux": tunnel(IP(src=CLIENT, dst=VM1) / TCP(dport=8080), src="10.255.9.9"),
+        "tun_other_pa": tunnel(IP(src=CLIENT, dst=VM1) / TCP(dport=8080), dst="172.16.0.9"),
+        "tun_no_vm": tunnel(IP(src=CLIENT, dst="10.1.0.9") / TCP(dport=8080)),
+        "tun_nested": tunnel(IP(src=MUX_ADDR, dst=PA, proto=4) / IP(src=CLIENT, dst=VM1) / TCP(dport=8080)),
+        "tun_vlan": up / Dot1Q(vlan=3) / IP(src=MUX_ADDR, dst=PA, proto=4) / IP(src=CLIENT, dst=VM1) / TCP(dport=8080),
+        "tun_outer_options": up / IP(src=MUX_ADDR, dst=PA, proto=4, options=b"\x01\x01\x01\x00")
+        / IP(src=CLIENT, dst=VM1) / TCP(dport=8080),
+        "tun_padded": raw(tunnel(IP(src=CLIENT, dst=VM1) / UDP(dport=9))) + b"\0" * 12,
+        "arp_pa": up / ARP(op=1, psrc="172.16.0.254", pdst=PA),
+        "ping_pa": up / IP(src="172.16.0.254", dst=PA) / ICMP(type=8),
+        "plain_tcp": up / IP(src=CLIENT, dst=PA) / TCP(dport=22),
+        "tun_6in4": up / IP(src=MUX_ADDR, dst=PA, proto=41) / Raw(b"\x60" + b"\0" * 39),
+    }
+    vm = {
+        "dsr_synack": vm1 / IP(src=VM1, dst=CLIENT) / TCP(sport=8080, dport=40000, flags="SA",
+                                                          options=[("MSS", 1460)]),
+        "dsr_udp": vm2 / IP(src=VM2, dst=CLIENT) / UDP(sport=5353, dport=5000) / Raw(b"a"),
+        "dsr_icmp_err": vm1 / IP(src=VM1, dst=CLIENT) / ICMP(type=3, code=3)
+        / IP(src=CLIENT, dst=VM1) / UDP(sport=5000, dport=8080),
+        "vm_passthrough": vm1 / IP(src=VM1, dst="8.8.8.8") / TCP(sport=33333, dport=443),
+        "vm_ping": vm1 / IP(src=VM1, dst="8.8.8.8") / ICMP(type=8),
+        "vm_spoofed": vm1 / IP(src=VIP1, dst=CLIENT) / TCP(sport=80, dport=40000),
+        "vm_ipip": vm1 / IP(src=VM1, dst=PA, proto=4) / IP(src=MUX_ADDR, dst=VM2) / TCP(),
+        "vm_fragment": vm1 / IP(src=VM1, dst=CLIENT, flags="MF") / Raw(b"x" * 24),
+        "vm_gre": vm1 / IP(src=VM1, dst=CLIENT, proto=47) / Raw(b"\0" * 8),
+        "vm_arp_gw": vm1 / ARP(op=1, psrc=VM1, pdst="10.1.0.254"),
+        "vm_arp_self": vm1 / ARP(op=1, psrc=VM1, pdst=VM1),
+        "vm_vlan": vm1 / Dot1Q(vlan=5) / IP(src=VM1, dst=CLIENT) / TCP(sport=8080, dport=40000),
+    }
+    out = {}
+    for k, v in uplink.items():
+        out["up_" + k] = bytes([0x04]) + raw(v)            # uplink, MSS clamp on
+    out["up_tun_syn_x4"] = bytes([0x18]) + raw(uplink["tun_syn"])
+    out["up_tun_ack_2seg"] = bytes([0x28]) + raw(uplink["tun_ack"])     # 2 copies, last in 2 segments
+    for k, v in vm.items():
+        ctl = 0x01 | (0x02 if k in ("dsr_udp",) else 0) | 0x04
+        out["vm_" + k] = bytes([ctl]) + raw(v)
+    return out
+
+
+# ---- control-protocol messages (protobuf wire format by hand) ----
+
+def varint(n):
+    b = bytearray()
+    while True:
+        c = n & 0x7F
+        n >>= 7
+        if n:
+            b.append(c | 0x80)
+        else:
+            b.append(c)
+            return bytes(b)
+
+
+def fv(num, n):      # varint field
+    return varint(num << 3) + varint(n)
+
+
+def fb(num, data):   # length-delimited field
+    if isinstance(data, str):
+        data = data.encode()
+    return varint(num << 3 | 2) + varint(len(data)) + data
+
+
+def ip4(s):
+    return bytes(int(x) for x in s.split("."))
+
+
+DIGEST = bytes(range(16))
+SEED = bytes(range(0x10, 0x20))
+
+
+def backend(i, dip, port=8080, weight=1, state=0):
+    return fb(2, fv(1, i) + fb(2, ip4(dip)) + fv(3, port) + fv(4, weight) + fb(5, ip4(PA)) + fv(6, state))
+
+
+def key(vip=VIP1, proto=6, port=80):
+    return fb(1, ip4(vip)) + fv(2, proto) + fv(3, port)
+
+
+def service(vip=VIP1, proto=6, port=80, n=2):
+    return fb(1, key(vip, proto, port)) + b"".join(backend(i, "10.1.0.%d" % (i + 1), weight=i + 1, state=i % 3)
+                                                   for i in range(n))
+
+
+def options(size=251):
+    return fb(1, SEED) + fv(2, size)
+
+
+def env(body_num, body, protocol=1, sender="manager"):
+    return fv(1, protocol) + fb(2, sender) + fb(body_num, body)
+
+
+def codec_msgs():
+    m = {
+        "hello_mux": env(10, fb(1, "mux-1") + fv(2, 1) + fv(3, 7) + fb(4, DIGEST), sender="mux-1"),
+        "hello_agent_nodigest": env(10, fb(1, "agent-1") + fv(2, 2), sender="agent-1"),
+        "hello_bad_role": env(10, fb(1, "x") + fv(2, 9)),
+        "welcome": env(11, fv(1, 7) + fv(2, 1)),
+        "prepare": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(1, service()) + fb(1, service(VIP2, 17, 53, 1))
+                                                      + fb(2, key(VIP1, 6, 443)) + fb(3, options()))
+                       + fb(4, DIGEST)),
+        "prepare_bad_base": env(12, fv(1, 9) + fv(2, 7) + fb(3, b"") + fb(4, DIGEST)),
+        "prepare_no_delta": env(12, fv(1, 8) + fv(2, 7) + fb(4, DIGEST)),
+        "prepare_ipv6": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(2, fb(1, bytes(16)) + fv(2, 6) + fv(3, 80)))
+                            + fb(4, DIGEST)),
+        "prepare_bad_maglev": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(3, options(250))) + fb(4, DIGEST)),
+        "vote_yes": env(13, fv(1, 8) + fb(2, DIGEST) + fv(3, 1), sender="mux-1"),
+        "vote_no": env(13, fv(1, 8) + fb(2, DIGEST) + fb(4, "digest mismatch"), sender="mux-1"),
+        "commit": env(14, fv(1, 8) + fb(2, DIGEST)),
+        "commit_short_digest": env(14, fv(1, 8) + fb(2, DIGEST[:5])),
+        "abort": env(15, fv(1, 8) + fb(2, DIGEST) + fb(3, "a member voted no")),
+        "snapshot_request": env(16, fv(1, 3), sender="agent-1"),
+        "chunk0": env(17, fv(1, 8) + fb(2, DIGEST) + fv(3, 0) + fv(4, 2) + fb(5, options(65537))
+                      + fb(6, service()) + fb(6, service(VIP2, 17, 53, 3))),
+        "chunk1": env(17, fv(1, 8) + fb(2, DIGEST) + fv(3, 1) + fv(4, 2) + fb(6, service(VIP1, 6, 443, 1))),
+        "chunk0_no_options": env(17, fv(1, 8) + fb(2, DIGEST) + fv(3, 0) + fv(4, 1)),
+        "chunk_bad_index": env(17, fv(1, 8) + fb(2, DIGEST) + fv(3, 3) + fv(4, 2)),
+        "status": env(18, fv(1, 8) + fb(2, fb(1, "rx_pkts") + fv(2, 1000)) + fb(2, fb(1, "drops") + fv(2, 3)),
+                      sender="mux-1"),
+        "refused": env(19, fb(1, "no certificate") + fv(2, 1)),
+        "future_protocol": env(11, fv(1, 7), protocol=2),
+        "no_body": fv(1, 1) + fb(2, "x"),
+        "empty": b"",
+        "garbage": b"\xff\xff\xff\xff",
+    }
+    return m
+
+
+# ---- configuration text ----
+
+def config_texts():
+    out = {}
+    files = sorted(glob.glob(os.path.join(ROOT, "tests", "unit", "data", "*.cfg")))
+    files += sorted(glob.glob(os.path.join(ROOT, "examples", "*.cfg")))
+    for path in files:
+        with open(path, "rb") as f:
+            text = f.read()
+        base = os.path.splitext(os.path.basename(path))[0]
+        prefix = "ex_" if "/examples/" in path else ""
+        # Both loaders: 0 = mux_config_load on the file, 1 = lb_ftable_load on flow_table.
+        out["file_" + prefix + base] = b"\x00" + text
+        out["table_" + prefix + base] = b"\x01" + text
+    out["table_inline"] = b"\x01" + b"""flow_table = {
+  hash_seed = "0x0123456789abcdef0123456789abcdef";
+  maglev_size = 251;
+  services = ( { vip = "10.0.0.1"; port = 80; proto = "tcp";
+                 backends = ( { dip = "10.1.0.1"; host = "172.16.0.2"; port = 8080; weight = 2; } ); } );
+};
+"""
+    out["syntax_error"] = b"\x00flow_table = { services = ( ; };"
+    out["empty"] = b"\x00"
+    return out
+
+
+def main():
+    sets = {
+        "parse": {k: v for k, v in mux_frames().items()},
+        "mux_burst": {},
+        "agent": agent_frames(),
+        "codec": codec_msgs(),
+        "config": config_texts(),
+    }
+    for k, v in mux_frames().items():
+        ctl = 0x00
+        if k.startswith("tcp_syn"):
+            ctl = 0x13          # 4 copies, then one more 5 s later
+        elif k in ("tcp_fin", "udp_dns"):
+            ctl = 0x41          # 2 copies, then one 20 s later (past FIN / UDP timeouts)
+        elif k == "arp_vip":
+            ctl = 0x04          # ARP for VIPs on
+        elif k == "vlan_tcp":
+            ctl = 0x28          # port 1, then one 5 s later
+        sets["mux_burst"][k] = bytes([ctl, 0x00]) + v
+    # The second control byte: a frame in two segments; the smallest MTUs.
+    sets["mux_burst"]["tcp_ack_2seg"] = bytes([0x01, 0x01]) + mux_frames()["tcp_ack"]
+    mid = raw(ETH / IP(src=CLIENT, dst=VIP1, flags="DF") / TCP(sport=40004, dport=80, flags="A")
+              / Raw(b"x" * 560))
+    sets["mux_burst"]["tcp_df_600_mtu596"] = bytes([0x00, 0x02]) + mid
+    sets["mux_burst"]["tcp_big_df_mtu2030"] = bytes([0x00, 0x0e]) + mux_frames()["tcp_big_df"]
+    sets["parse"].update({"agent_" + k: v[1:] for k, v in agent_frames().items()})
+    for harness, seeds in sets.items():
+        reset(harness)
+        for name, data in sorted(seeds.items()):
+            write(harness, name, data)
+        print("%-10s %3d seeds" % (harness, len(seeds)))
+
+
+if __name__ == "__main__":
+    main()
