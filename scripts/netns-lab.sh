@@ -387,7 +387,9 @@ lab_flow_table_apply() {
 }
 
 # Lines of NAME's log that report a reload, successful or refused.
-lab_reload_lines() { grep -cE 'reloaded flow table|reload refused' "$LAB_DIR/$1.log" || true; }
+lab_reload_lines() {
+	awk '/reloaded flow table|reload refused/ { n++ } END { print n + 0 }' "$LAB_DIR/$1.log"
+}
 
 # SIGHUP each of NAMES and wait (bounded) until each logged one more line
 # about it: "reloaded flow table: ..." or "reload refused: ...". Returns 0
@@ -418,15 +420,17 @@ lab_kill() {
 	pid=$(lab_pid "$name") || return 0
 	[ -n "$pid" ] || return 0
 	# errexit-safe: the process may be gone between any two of these lines
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
+	# (a failed kill means it is gone already: then there is nothing to wait for)
+	if kill -0 "$pid" 2>/dev/null && kill -TERM "$pid" 2>/dev/null; then
 		end=$((SECONDS + 10))
 		while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do
 			sleep 0.05
 		done
 		if kill -0 "$pid" 2>/dev/null; then
 			lab_log "$name ($pid) ignored SIGTERM for 10 s: SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
+			if kill -KILL "$pid" 2>/dev/null; then
+				lab_log "$name ($pid) killed"
+			fi
 		fi
 	fi
 	# reap it if it is our child (a --keep lab's are not): DIR/NAME.status

@@ -88,7 +88,7 @@ find_server() {
 	return 1
 }
 for ((i = 1; i <= n_dl; i++)); do
-	lab_poll find_server "$i" || true
+	wait_or_note find_server "$i"
 	echo "# download $i served by ${server[$i]:-?}"
 done
 
@@ -110,7 +110,7 @@ check "the downloads are still running after the burst" running
 burst_done=$SECONDS
 
 dl_done() { ! running 2>/dev/null; }
-LAB_WAIT=60 lab_poll dl_done || true
+LAB_WAIT=60 wait_or_note dl_done
 dl_end=$SECONDS
 for ((i = 1; i <= n_dl; i++)); do
 	rc=0
@@ -121,7 +121,7 @@ for ((i = 1; i <= n_dl; i++)); do
 		bash -c "[ $rc -eq 0 ] && [[ '$out' == '200 $size 1 '* ]]"
 	check "download $i arrived intact (sha256)" \
 		bash -c "[ \"\$(sha256sum <'$LAB_DIR/got$i.bin')\" = '$want' ]"
-	requests=$(cat "$LAB_DIR"/http-vm*.log | grep -c "GET /big$i.bin" || true)
+	requests=$(count_lines "GET /big$i.bin" "$LAB_DIR"/http-vm*.log)
 	check "download $i: one request in all backends' logs (no retry elsewhere): $requests" \
 		test "$requests" -eq 1
 done
@@ -132,8 +132,10 @@ check "they were long-lived: they outlasted the reload and the burst" test "$dl_
 # SYN from the same source port is a new connection, hashed again.
 for ((i = 1; i <= n_dl; i++)); do
 	port=${ports[$((i - 1))]}
-	now=$(ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 2 --local-port "$port" \
-		"http://$LAB_VIP/" | sed -n 's/served by \([^ ]*\) .*/\1/p' || true)
+	if ! now=$(ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 2 --local-port "$port" \
+		"http://$LAB_VIP/" | sed -n 's/served by \([^ ]*\) .*/\1/p'); then
+		now="" # no answer: the check below fails
+	fi
 	check "download $i's tuple (port $port) now goes to vm22 (it went to ${server[$i]:-?}): ${now:-no answer}" \
 		test "$now" = vm22
 done

@@ -95,3 +95,18 @@ t_finish() {
 	echo "$T_NAME: $T_PASSED passed, $T_FAILED failed"
 	[ "$T_FAILED" -eq 0 ]
 }
+
+# Lines of the files matching a fixed string; 0 when none (grep -c exits 1 then).
+count_lines() {
+	local pattern=$1
+	shift
+	awk -v p="$pattern" 'index($0, p) { n++ } END { print n + 0 }' "$@"
+}
+
+# Wait for a condition, bounded; a timeout is reported and left to the
+# checks that follow to judge.
+wait_or_note() {
+	if ! lab_poll "$@"; then
+		echo "# still waiting after the limit: $*"
+	fi
+}

@@ -69,7 +69,7 @@ check "the restarted mux sends the flow to the same backend ($server)" \
 check "100 short connections after the restart all succeed" burst 100
 
 dl_done() { ! kill -0 "$dl" 2>/dev/null; }
-LAB_WAIT=60 lab_poll dl_done || true
+LAB_WAIT=60 wait_or_note dl_done
 dl_rc=0
 wait "$dl" || dl_rc=$?
 dl_end=$SECONDS
