@@ -989,6 +989,8 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 	eargv[eargc++] = (char *)"--log-level=lib.eal:warning";
 	if (!o->hugepages)
 		eargv[eargc++] = (char *)"--no-huge";
+	else
+		eargv[eargc++] = (char *)"--huge-unlink"; /* leave no map files behind */
 	eargv[eargc++] = (char *)"-m";
 	eargv[eargc++] = (char *)(o->smoke ? "256" : o->hugepages ? "1024" : "2048");
 	eargv[eargc] = NULL;
