@@ -78,13 +78,13 @@ struct result {
 	double build_s;
 	double warm_s;
 	/* RCU scenarios */
-	uint64_t swaps;	   /* generations published during the timed loop */
-	uint64_t checked;  /* packets checked frame by frame (sampled batches) */
-	double loop_s;	   /* wall time of the timed loop, untimed parts included */
-	double sync_us;	   /* mean and longest rte_rcu_qsbr_synchronize() wait */
+	uint64_t swaps;	  /* generations published during the timed loop */
+	uint64_t checked; /* packets checked frame by frame (sampled batches) */
+	double loop_s;	  /* wall time of the timed loop, untimed parts included */
+	double sync_us;	  /* mean and longest rte_rcu_qsbr_synchronize() wait */
 	double sync_max_us;
 	double swap_build_ms; /* mean build of a swapped-in generation (fresh mode) */
-	bool fresh;	   /* each swap built a new generation (else: a pre-built pool) */
+	bool fresh;	      /* each swap built a new generation (else: a pre-built pool) */
 };
 
 struct bench_env {
@@ -159,10 +159,10 @@ worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g
 	w->idx = 0;
 	w->ip_id = 0;
 	w->conn = mux_conn_create(name, entries, env->socket, timeout, &g->seed);
-	w->svc_cnt = rte_zmalloc_socket("svc_cnt", sizeof(*w->svc_cnt) * g->cap_services,
-		RTE_CACHE_LINE_SIZE, env->socket);
-	w->be_cnt = rte_zmalloc_socket("be_cnt", sizeof(*w->be_cnt) * g->cap_backends,
-		RTE_CACHE_LINE_SIZE, env->socket);
+	w->svc_cnt = rte_zmalloc_socket(
+		"svc_cnt", sizeof(*w->svc_cnt) * g->cap_services, RTE_CACHE_LINE_SIZE, env->socket);
+	w->be_cnt = rte_zmalloc_socket(
+		"be_cnt", sizeof(*w->be_cnt) * g->cap_backends, RTE_CACHE_LINE_SIZE, env->socket);
 	if (w->conn == NULL || w->svc_cnt == NULL || w->be_cnt == NULL)
 		return -1;
 	return 0;
@@ -240,8 +240,10 @@ run_batch_rcu(struct mux_worker *w, struct mux_ctx *ctx, uint16_t port, struct r
 static inline rte_be32_t
 inner_dst(const struct rte_mbuf *m)
 {
-	const struct lb_ipv4_hdr *in = (const struct lb_ipv4_hdr *)(rte_pktmbuf_mtod(m,
-		const uint8_t *) + sizeof(struct lb_eth_hdr) + sizeof(struct lb_ipv4_hdr));
+	const struct lb_ipv4_hdr *in =
+		(const struct lb_ipv4_hdr *)(rte_pktmbuf_mtod(m, const uint8_t *) +
+					     sizeof(struct lb_eth_hdr) +
+					     sizeof(struct lb_ipv4_hdr));
 
 	return in->dst;
 }
@@ -515,8 +517,9 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	sw.sc = sc;
 	sw.fresh = true;
 	w = rte_zmalloc_socket("bench_worker", sizeof(*w), RTE_CACHE_LINE_SIZE, env->socket);
-	if (w == NULL || (sc->rcu ? swap_ftable(&ft, sc, 1)
-				  : bench_ftable(&ft, sc->services, sc->backends, sc->maglev)) != 0) {
+	if (w == NULL ||
+		(sc->rcu ? swap_ftable(&ft, sc, 1)
+			 : bench_ftable(&ft, sc->services, sc->backends, sc->maglev)) != 0) {
 		fprintf(stderr, "sluice-bench: %s: out of memory\n", sc->name);
 		rte_free(w);
 		return -1;
@@ -570,7 +573,8 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 			for (i = 1; i < BENCH_SWAP_POOL; i++) {
 				sw.pool[i] = swap_gen(sc, g, i + 1, env->socket, &err);
 				if (sw.pool[i] == NULL) {
-					fprintf(stderr, "sluice-bench: %s: %s\n", sc->name, err.msg);
+					fprintf(stderr, "sluice-bench: %s: %s\n", sc->name,
+						err.msg);
 					goto out;
 				}
 				sw.n_pool++;
@@ -632,8 +636,8 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		}
 		rte_pktmbuf_free_bulk(out, got);
 	} while (check ? r->pkts < (uint64_t)sc->conns + 20000 ||
-			 (swapping && __atomic_load_n(&sw.swaps, __ATOMIC_RELAXED) <
-					      BENCH_SMOKE_SWAPS)
+				 (swapping && __atomic_load_n(&sw.swaps, __ATOMIC_RELAXED) <
+						      BENCH_SMOKE_SWAPS)
 		       : rte_rdtsc() - start < budget);
 	r->loop_s = now_s() - t;
 
@@ -1039,7 +1043,7 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 		twin.swap_us = 0;
 		snprintf(twin_name, sizeof(twin_name), "swap-off-%s",
 			strncmp(suite[i].name, "swap-1ms-", 9) == 0 ? suite[i].name + 9
-								   : suite[i].name);
+								    : suite[i].name);
 		twin.name = twin_name;
 		if (run_repeated(&env, &suite[i], suite[i].swap_us != 0 && !o->smoke ? &twin : NULL,
 			    o, r, lo, hi) != 0) {

@@ -28,13 +28,14 @@ setting_path(const config_setting_t *s, char *buf, size_t len)
 		if (name != NULL)
 			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "." : "", name);
 		else
-			off += (size_t)snprintf(buf + off, len - off, "[%d]", config_setting_index(c));
+			off += (size_t)snprintf(
+				buf + off, len - off, "[%d]", config_setting_index(c));
 	}
 }
 
 int
-lb_cfg_error(struct lb_cfg_err *err, const config_setting_t *s, const char *field,
-	const char *fmt, ...)
+lb_cfg_error(
+	struct lb_cfg_err *err, const config_setting_t *s, const char *field, const char *fmt, ...)
 {
 	char path[256], what[200]; /* fits msg with the path: no -Wformat-truncation */
 	const char *file = s ? config_setting_source_file(s) : NULL;
@@ -72,8 +73,8 @@ lb_cfg_read_file(config_t *cfg, const char *path, struct lb_cfg_err *err)
 }
 
 int
-lb_cfg_check_fields(const config_setting_t *group, const char *const *allowed,
-	struct lb_cfg_err *err)
+lb_cfg_check_fields(
+	const config_setting_t *group, const char *const *allowed, struct lb_cfg_err *err)
 {
 	int i, n = config_setting_length(group);
 
@@ -143,8 +144,8 @@ lb_cfg_get_bool(const config_setting_t *group, const char *name, bool def, bool 
 }
 
 int
-lb_cfg_get_string(const config_setting_t *group, const char *name, bool required,
-	const char *def, const char **out, struct lb_cfg_err *err)
+lb_cfg_get_string(const config_setting_t *group, const char *name, bool required, const char *def,
+	const char **out, struct lb_cfg_err *err)
 {
 	config_setting_t *m = member(group, name);
 
@@ -161,8 +162,8 @@ lb_cfg_get_string(const config_setting_t *group, const char *name, bool required
 }
 
 int
-lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required,
-	rte_be32_t *out, struct lb_cfg_err *err)
+lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, rte_be32_t *out,
+	struct lb_cfg_err *err)
 {
 	const char *s = NULL;
 	struct in_addr a;
@@ -176,8 +177,8 @@ lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required,
 		return 0;
 	}
 	if (inet_pton(AF_INET, s, &a) != 1)
-		return lb_cfg_error(err, member(group, name), NULL,
-			"\"%s\" is not an IPv4 address", s);
+		return lb_cfg_error(
+			err, member(group, name), NULL, "\"%s\" is not an IPv4 address", s);
 	*out = a.s_addr;
 	return 0;
 }
@@ -207,8 +208,8 @@ lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, u
 }
 
 int
-lb_cfg_get_eal(const config_setting_t *root, const char **out, int max, int *n,
-	struct lb_cfg_err *err)
+lb_cfg_get_eal(
+	const config_setting_t *root, const char **out, int max, int *n, struct lb_cfg_err *err)
 {
 	/* A lab default: no hugepages, no PCI scan. Real NICs set their own. */
 	static const char *const def[] = {"--no-huge", "-m", "256", "--no-pci"};
@@ -222,7 +223,8 @@ lb_cfg_get_eal(const config_setting_t *root, const char **out, int max, int *n,
 		return 0;
 	}
 	if (!config_setting_is_array(eal) && !config_setting_is_list(eal))
-		return lb_cfg_error(err, eal, NULL, "expected a list of strings [\"--no-huge\", ...]");
+		return lb_cfg_error(
+			err, eal, NULL, "expected a list of strings [\"--no-huge\", ...]");
 	len = config_setting_length(eal);
 	if (len > max)
 		return lb_cfg_error(err, eal, NULL, "at most %d EAL arguments", max);
@@ -252,12 +254,13 @@ load_backend(const config_setting_t *s, struct lb_backend_cfg *b, struct lb_cfg_
 	int rc;
 
 	if (!config_setting_is_group(s))
-		return lb_cfg_error(err, s, NULL, "a backend is a group { dip = ...; port = ...; }");
+		return lb_cfg_error(
+			err, s, NULL, "a backend is a group { dip = ...; port = ...; }");
 	if ((rc = lb_cfg_check_fields(s, fields, err)) != 0 ||
 		(rc = lb_cfg_get_ipv4(s, "dip", true, &dip, err)) != 0 ||
 		(rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0 ||
-		(rc = lb_cfg_get_int(s, "weight", false, 0, LB_MAGLEV_MAX_WEIGHT, 1, &weight,
-			 err)) != 0 ||
+		(rc = lb_cfg_get_int(
+			 s, "weight", false, 0, LB_MAGLEV_MAX_WEIGHT, 1, &weight, err)) != 0 ||
 		(rc = lb_cfg_get_ipv4(s, "host", true, &host, err)) != 0)
 		return rc;
 	lb_addr_v4(&b->dip, dip);

@@ -32,8 +32,8 @@ enum lb_backend_state { LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_MAINT };
 struct lb_backend_cfg {
 	struct lb_addr dip;
 	struct lb_addr host; /* PA of the server whose agent owns the DIP */
-	uint16_t port;       /* host order */
-	uint8_t state;       /* enum lb_backend_state */
+	uint16_t port;	     /* host order */
+	uint8_t state;	     /* enum lb_backend_state */
 	uint32_t weight;
 	uint32_t id; /* stable across versions; a static file numbers them in order */
 };
@@ -56,68 +56,55 @@ struct lb_ftable {
 };
 
 /* Read and parse a file; syntax errors come back as "file:line: message". */
-int
-lb_cfg_read_file(config_t *cfg, const char *path, struct lb_cfg_err *err);
+int lb_cfg_read_file(config_t *cfg, const char *path, struct lb_cfg_err *err);
 
 /* Format an error located at setting s (field path and line). Returns -LB_ECONFIG. */
-int
-lb_cfg_error(struct lb_cfg_err *err, const config_setting_t *s, const char *field,
+int lb_cfg_error(struct lb_cfg_err *err, const config_setting_t *s, const char *field,
 	const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Fail on any member of group whose name is not in the NULL-terminated list. */
-int
-lb_cfg_check_fields(const config_setting_t *group, const char *const *allowed,
-	struct lb_cfg_err *err);
+int lb_cfg_check_fields(
+	const config_setting_t *group, const char *const *allowed, struct lb_cfg_err *err);
 
 /* Integer member in [min, max]; def is used when absent and !required. */
-int
-lb_cfg_get_int(const config_setting_t *group, const char *name, bool required, long long min,
+int lb_cfg_get_int(const config_setting_t *group, const char *name, bool required, long long min,
 	long long max, long long def, long long *out, struct lb_cfg_err *err);
 
-int
-lb_cfg_get_bool(const config_setting_t *group, const char *name, bool def, bool *out,
+int lb_cfg_get_bool(const config_setting_t *group, const char *name, bool def, bool *out,
 	struct lb_cfg_err *err);
 
 /* String member; *out points into the config and lives as long as it. */
-int
-lb_cfg_get_string(const config_setting_t *group, const char *name, bool required,
+int lb_cfg_get_string(const config_setting_t *group, const char *name, bool required,
 	const char *def, const char **out, struct lb_cfg_err *err);
 
 /* Dotted-quad IPv4 address member. */
-int
-lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required,
-	rte_be32_t *out, struct lb_cfg_err *err);
+int lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, rte_be32_t *out,
+	struct lb_cfg_err *err);
 
 /* "aa:bb:cc:dd:ee:ff" member. */
-int
-lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, uint8_t out[6],
+int lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, uint8_t out[6],
 	struct lb_cfg_err *err);
 
 /*
  * The top-level "eal" list of strings into out[0..*n) (at most max), or
  * the lab default (no hugepages, 256 MB, no PCI) when absent.
  */
-int
-lb_cfg_get_eal(const config_setting_t *root, const char **out, int max, int *n,
-	struct lb_cfg_err *err);
+int lb_cfg_get_eal(
+	const config_setting_t *root, const char **out, int max, int *n, struct lb_cfg_err *err);
 
 /*
  * Load the flow_table group: hash_seed, maglev_size and the services list.
  * Validates ranges, duplicates and that maglev_size is prime. On error *ft is
  * left empty. Returns 0 or -LB_ECONFIG / -LB_ENOMEM.
  */
-int
-lb_ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_err *err);
+int lb_ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_err *err);
 
-void
-lb_ftable_free(struct lb_ftable *ft);
+void lb_ftable_free(struct lb_ftable *ft);
 
 /* Total backends over all services. */
-uint32_t
-lb_ftable_backend_count(const struct lb_ftable *ft);
+uint32_t lb_ftable_backend_count(const struct lb_ftable *ft);
 
 /* Format an IPv4 lb_addr into buf (at least 16 bytes). */
-const char *
-lb_addr_str(const struct lb_addr *a, char *buf, size_t len);
+const char *lb_addr_str(const struct lb_addr *a, char *buf, size_t len);
 
 #endif /* LB_CONFIG_H */

@@ -40,16 +40,15 @@ lb_csum_update32(rte_be16_t csum, rte_be32_t old, rte_be32_t new)
 {
 	uint32_t sum = (uint16_t)~csum;
 
-	sum += (uint16_t)~(old & 0xffff);
-	sum += (uint16_t)~(old >> 16);
+	sum += (uint16_t) ~(old & 0xffff);
+	sum += (uint16_t) ~(old >> 16);
 	sum += new & 0xffff;
 	sum += new >> 16;
 	return (rte_be16_t)~lb_csum_fold(sum);
 }
 
 /* One's-complement sum of a buffer (not folded, not inverted). */
-uint32_t
-lb_csum_partial(const void *buf, size_t len, uint32_t sum);
+uint32_t lb_csum_partial(const void *buf, size_t len, uint32_t sum);
 
 /*
  * Header checksum of an IPv4 header of hdr_len bytes (a multiple of four, as
@@ -81,11 +80,10 @@ lb_ipv4_hdr_csum(const void *ip, size_t hdr_len)
  * Full TCP/UDP checksum over the IPv4 pseudo-header and l4_len bytes of
  * segment (whose checksum field must be zero or is included as given).
  */
-rte_be16_t
-lb_ipv4_l4_csum(rte_be32_t src, rte_be32_t dst, uint8_t proto, const void *l4, size_t l4_len);
+rte_be16_t lb_ipv4_l4_csum(
+	rte_be32_t src, rte_be32_t dst, uint8_t proto, const void *l4, size_t l4_len);
 
 /* Checksum of an ICMP message (no pseudo-header for ICMPv4). */
-rte_be16_t
-lb_icmp_csum(const void *icmp, size_t len);
+rte_be16_t lb_icmp_csum(const void *icmp, size_t len);
 
 #endif /* LB_CSUM_H */

@@ -9,34 +9,32 @@
 #ifndef LB_ERR_H
 #define LB_ERR_H
 
-#define LB_ERR_MAP(X)                                                          \
-	X(OK, "success")                                                       \
-	X(NOMEM, "out of memory")                                              \
-	X(INVAL, "invalid argument")                                           \
-	X(RANGE, "value out of range")                                         \
-	X(PARSE, "malformed value")                                            \
-	X(EXIST, "already exists")                                             \
-	X(NOENT, "no such entry")                                              \
-	X(FULL, "table full")                                                  \
-	X(IO, "input/output error")                                            \
-	X(CONFIG, "configuration error")                                       \
-	X(DPDK, "DPDK call failed")                                            \
-	X(UNSUPPORTED, "not supported")                                        \
+#define LB_ERR_MAP(X)                                                                              \
+	X(OK, "success")                                                                           \
+	X(NOMEM, "out of memory")                                                                  \
+	X(INVAL, "invalid argument")                                                               \
+	X(RANGE, "value out of range")                                                             \
+	X(PARSE, "malformed value")                                                                \
+	X(EXIST, "already exists")                                                                 \
+	X(NOENT, "no such entry")                                                                  \
+	X(FULL, "table full")                                                                      \
+	X(IO, "input/output error")                                                                \
+	X(CONFIG, "configuration error")                                                           \
+	X(DPDK, "DPDK call failed")                                                                \
+	X(UNSUPPORTED, "not supported")                                                            \
 	X(PROTOCOL, "peer speaks another protocol version")
 
 enum lb_err {
 #define LB_ERR_ENUM(name, msg) LB_E##name,
 	LB_ERR_MAP(LB_ERR_ENUM)
 #undef LB_ERR_ENUM
-	LB_E_MAX
+		LB_E_MAX
 };
 
 /* Message for an error code; accepts LB_E* or -LB_E*. Never NULL. */
-const char *
-lb_strerror(int err);
+const char *lb_strerror(int err);
 
 /* Short upper-case name ("NOMEM") for an error code; never NULL. */
-const char *
-lb_errname(int err);
+const char *lb_errname(int err);
 
 #endif /* LB_ERR_H */

@@ -6,22 +6,22 @@
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 
-#define SIPROUND                                                               \
-	do {                                                                   \
-		v0 += v1;                                                      \
-		v1 = ROTL(v1, 13);                                             \
-		v1 ^= v0;                                                      \
-		v0 = ROTL(v0, 32);                                             \
-		v2 += v3;                                                      \
-		v3 = ROTL(v3, 16);                                             \
-		v3 ^= v2;                                                      \
-		v0 += v3;                                                      \
-		v3 = ROTL(v3, 21);                                             \
-		v3 ^= v0;                                                      \
-		v2 += v1;                                                      \
-		v1 = ROTL(v1, 17);                                             \
-		v1 ^= v2;                                                      \
-		v2 = ROTL(v2, 32);                                             \
+#define SIPROUND                                                                                   \
+	do {                                                                                       \
+		v0 += v1;                                                                          \
+		v1 = ROTL(v1, 13);                                                                 \
+		v1 ^= v0;                                                                          \
+		v0 = ROTL(v0, 32);                                                                 \
+		v2 += v3;                                                                          \
+		v3 = ROTL(v3, 16);                                                                 \
+		v3 ^= v2;                                                                          \
+		v0 += v3;                                                                          \
+		v3 = ROTL(v3, 21);                                                                 \
+		v3 ^= v0;                                                                          \
+		v2 += v1;                                                                          \
+		v1 = ROTL(v1, 17);                                                                 \
+		v1 ^= v2;                                                                          \
+		v2 = ROTL(v2, 32);                                                                 \
 	} while (0)
 
 static inline uint64_t

@@ -111,34 +111,32 @@ lb_svc_key_v4(struct lb_svc_key *k, rte_be32_t vip, rte_be16_t port, uint8_t pro
 }
 
 /* SipHash-1-3 of an arbitrary buffer (used for keys, seeds and tests). */
-uint64_t
-lb_siphash13(const struct lb_hash_seed *seed, const void *data, size_t len);
+uint64_t lb_siphash13(const struct lb_hash_seed *seed, const void *data, size_t len);
 
 /*
  * The flow hash of a canonical key. IPv4 keys hash only their 13 meaningful
  * bytes, so the common case costs two SipHash compressions.
  */
-uint64_t
-lb_flow_hash(const struct lb_hash_seed *seed, const struct lb_flow_key *k);
+uint64_t lb_flow_hash(const struct lb_hash_seed *seed, const struct lb_flow_key *k);
 
 #define LB_ROTL64(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 
-#define LB_SIPROUND(v0, v1, v2, v3)                                            \
-	do {                                                                   \
-		v0 += v1;                                                      \
-		v1 = LB_ROTL64(v1, 13);                                        \
-		v1 ^= v0;                                                      \
-		v0 = LB_ROTL64(v0, 32);                                        \
-		v2 += v3;                                                      \
-		v3 = LB_ROTL64(v3, 16);                                        \
-		v3 ^= v2;                                                      \
-		v0 += v3;                                                      \
-		v3 = LB_ROTL64(v3, 21);                                        \
-		v3 ^= v0;                                                      \
-		v2 += v1;                                                      \
-		v1 = LB_ROTL64(v1, 17);                                        \
-		v1 ^= v2;                                                      \
-		v2 = LB_ROTL64(v2, 32);                                        \
+#define LB_SIPROUND(v0, v1, v2, v3)                                                                \
+	do {                                                                                       \
+		v0 += v1;                                                                          \
+		v1 = LB_ROTL64(v1, 13);                                                            \
+		v1 ^= v0;                                                                          \
+		v0 = LB_ROTL64(v0, 32);                                                            \
+		v2 += v3;                                                                          \
+		v3 = LB_ROTL64(v3, 16);                                                            \
+		v3 ^= v2;                                                                          \
+		v0 += v3;                                                                          \
+		v3 = LB_ROTL64(v3, 21);                                                            \
+		v3 ^= v0;                                                                          \
+		v2 += v1;                                                                          \
+		v1 = LB_ROTL64(v1, 17);                                                            \
+		v1 ^= v2;                                                                          \
+		v2 = LB_ROTL64(v2, 32);                                                            \
 	} while (0)
 
 /*
@@ -164,7 +162,7 @@ lb_flow_hash_v4(const struct lb_hash_seed *seed, rte_be32_t lo_addr, rte_be32_t 
 #else
 	m = (uint64_t)rte_bswap32(lo_addr) | (uint64_t)rte_bswap32(hi_addr) << 32;
 	b = (uint64_t)rte_bswap16(lo_port) | (uint64_t)rte_bswap16(hi_port) << 16 |
-		(uint64_t)proto << 32;
+	    (uint64_t)proto << 32;
 #endif
 	v3 ^= m;
 	LB_SIPROUND(v0, v1, v2, v3);
@@ -197,7 +195,6 @@ lb_flow_slot(uint64_t h, uint32_t n)
 /*
  * Parse a seed written as 32 hex digits. Returns 0 or -LB_EPARSE.
  */
-int
-lb_hash_seed_parse(struct lb_hash_seed *seed, const char *hex);
+int lb_hash_seed_parse(struct lb_hash_seed *seed, const char *hex);
 
 #endif /* LB_FLOW_H */

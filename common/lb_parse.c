@@ -5,8 +5,7 @@
 #include "lb_hdr.h"
 #include "lb_parse.h"
 
-static const char *const lb_drop_names[] = {
-	[LB_DROP_NONE] = "none",
+static const char *const lb_drop_names[] = {[LB_DROP_NONE] = "none",
 #define LB_DROP_NAME(name, str) [LB_DROP_##name] = str,
 	LB_DROP_MAP(LB_DROP_NAME)
 #undef LB_DROP_NAME

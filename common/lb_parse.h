@@ -20,10 +20,10 @@
 #include "lb_drop.h"
 
 enum lb_pkt_kind {
-	LB_PKT_L4 = 1,    /* TCP or UDP */
+	LB_PKT_L4 = 1,	  /* TCP or UDP */
 	LB_PKT_ICMP_ECHO, /* ICMP echo request */
 	LB_PKT_ICMP_ERR,  /* ICMP error quoting a TCP/UDP flow */
-	LB_PKT_ARP,       /* Ethernet/IPv4 ARP */
+	LB_PKT_ARP,	  /* Ethernet/IPv4 ARP */
 };
 
 struct lb_pkt {
@@ -33,8 +33,8 @@ struct lb_pkt {
 	uint16_t quote_off; /* ICMP error: offset of the quoted IPv4 header */
 	uint16_t vlan_tci;  /* host order; valid if has_vlan */
 	uint8_t has_vlan;
-	uint8_t kind;      /* enum lb_pkt_kind */
-	uint8_t proto;     /* flow protocol: TCP/UDP, or ICMP for echo */
+	uint8_t kind;	   /* enum lb_pkt_kind */
+	uint8_t proto;	   /* flow protocol: TCP/UDP, or ICMP for echo */
 	uint8_t tcp_flags; /* LB_PKT_L4 over TCP */
 	uint8_t ttl;
 	uint8_t df; /* IPv4 don't-fragment flag set */
@@ -56,7 +56,6 @@ struct lb_pkt {
  * enum lb_drop naming why the frame cannot be forwarded (*pkt is then
  * partially filled and must not be used).
  */
-int
-lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt);
+int lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt);
 
 #endif /* LB_PARSE_H */

@@ -51,7 +51,7 @@ struct ha_lb {
 
 /* Compiled mapping; immutable once workers run. */
 struct ha_map {
-	uint64_t version; /* 1 at start, +1 per applied reload */
+	uint64_t version;	      /* 1 at start, +1 per applied reload */
 	struct rte_hash *by_dip_port; /* (dip, dport, proto) -> ha_lb index (return path) */
 	struct rte_hash *by_vip_dip;  /* (vip, vport, proto, dip) -> ha_lb index (ICMP quotes) */
 	uint32_t n_lb;

@@ -28,7 +28,7 @@ ha_quote_rewrite(
 	struct lb_ipv4_hdr *q = (struct lb_ipv4_hdr *)(p + pi->quote_off);
 	uint8_t *ports = p + pi->quote_off + lb_ipv4_ihl(q) * 4;
 	uint8_t *pa = (uint8_t *)q + (src_side ? offsetof(struct lb_ipv4_hdr, src)
-						: offsetof(struct lb_ipv4_hdr, dst));
+					       : offsetof(struct lb_ipv4_hdr, dst));
 	uint8_t *pp = ports + (src_side ? 0 : 2);
 	rte_be32_t old_a;
 	rte_be16_t old_p, old_c, new_c;

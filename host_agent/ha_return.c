@@ -71,8 +71,8 @@ from_vm(struct ha_worker *w, int vm, struct rte_mbuf *m)
 	 * Unparseable for balancing but sound IPv4 (fragments, other protocols,
 	 * other ICMP): not ours to touch; pass it on.
 	 */
-	if (rc != 0 && rc != LB_DROP_FRAGMENT && rc != LB_DROP_PROTO &&
-		rc != LB_DROP_ICMP_TYPE && rc != LB_DROP_ICMP_QUOTE) {
+	if (rc != 0 && rc != LB_DROP_FRAGMENT && rc != LB_DROP_PROTO && rc != LB_DROP_ICMP_TYPE &&
+		rc != LB_DROP_ICMP_QUOTE) {
 		ha_drop(w, m, rc);
 		return;
 	}

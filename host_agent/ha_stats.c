@@ -17,7 +17,8 @@ static const struct ha_worker *tel_w;
 
 #define HA_COUNTERS(X)                                                                             \
 	X(uplink_rx)                                                                               \
-	X(decap) X(vm_rx) X(dsr) X(passthrough) X(icmp_translated) X(mss_clamped) X(arp_replies)   \
+	X(decap)                                                                                   \
+	X(vm_rx) X(dsr) X(passthrough) X(icmp_translated) X(mss_clamped) X(arp_replies)            \
 		X(echo_replies) X(tx)
 
 void

@@ -144,14 +144,14 @@ static int
 workers_create(struct mux_app *app)
 {
 	const struct mux_gen *g = app->ctx.gen;
-	const uint32_t timeout[3] = {app->cfg.tcp_timeout, app->cfg.tcp_fin_timeout,
-		app->cfg.udp_timeout};
+	const uint32_t timeout[3] = {
+		app->cfg.tcp_timeout, app->cfg.tcp_fin_timeout, app->cfg.udp_timeout};
 	unsigned lcore;
 	uint16_t w = 0, p;
 	char name[32];
 
-	app->workers = rte_zmalloc("mux_workers", sizeof(*app->workers) * app->n_workers,
-		RTE_CACHE_LINE_SIZE);
+	app->workers = rte_zmalloc(
+		"mux_workers", sizeof(*app->workers) * app->n_workers, RTE_CACHE_LINE_SIZE);
 	if (app->workers == NULL)
 		return -LB_ENOMEM;
 	RTE_LCORE_FOREACH_WORKER(lcore)
@@ -244,8 +244,9 @@ main(int argc, char **argv)
 		app.cfg.workers = 1;
 	}
 	if (app.cfg.n_ports == 0) {
-		fprintf(stderr, "sluice-mux: %s: no ports configured (add ports = (...) or use "
-				"--pcap IN:OUT)\n",
+		fprintf(stderr,
+			"sluice-mux: %s: no ports configured (add ports = (...) or use "
+			"--pcap IN:OUT)\n",
 			o.config);
 		return 1;
 	}
@@ -266,8 +267,8 @@ main(int argc, char **argv)
 		LB_WARN("pdump unavailable: dpdk-dumpcap cannot attach");
 
 	app.pool = rte_pktmbuf_pool_create("mux_pool",
-		(unsigned)(app.cfg.n_ports * app.n_workers * (app.cfg.rx_desc + app.cfg.tx_desc +
-								     2 * MUX_TXBUF) +
+		(unsigned)(app.cfg.n_ports * app.n_workers *
+				   (app.cfg.rx_desc + app.cfg.tx_desc + 2 * MUX_TXBUF) +
 			   4096),
 		256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (app.pool == NULL) {
@@ -314,8 +315,9 @@ main(int argc, char **argv)
 	app.ctx.tsc_hz = rte_get_tsc_hz();
 	app.ctx.tsc0 = rte_rdtsc();
 	if (workers_create(&app) != 0) {
-		snprintf(errbuf, sizeof(errbuf), "workers: out of memory for connection tables "
-						 "(lower mux.conn_table.entries or raise EAL -m)");
+		snprintf(errbuf, sizeof(errbuf),
+			"workers: out of memory for connection tables "
+			"(lower mux.conn_table.entries or raise EAL -m)");
 		goto fail;
 	}
 	if (mux_telemetry_register(&app) != 0)

@@ -20,7 +20,7 @@ struct mux_app {
 	struct mux_worker *workers; /* [n_workers] */
 	struct rte_mempool *pool;
 	pthread_mutex_t gen_lock; /* telemetry vs. generation swaps; never a worker */
-	uint64_t *be_freed_at; /* [cap_backends]: TSC when a backend sid was removed, or 0 */
+	uint64_t *be_freed_at;	  /* [cap_backends]: TSC when a backend sid was removed, or 0 */
 	/* Counters at the moment an id was (re)assigned: [cap_backends], [cap_services]. */
 	struct mux_flow_counters *be_base;
 	struct mux_flow_counters *svc_base;
@@ -29,36 +29,28 @@ struct mux_app {
 struct mux_gen;
 
 /* Publish ng, wait an RCU grace period, free the generation it replaced. */
-void
-mux_gen_publish(struct mux_app *app, struct mux_gen *ng);
+void mux_gen_publish(struct mux_app *app, struct mux_gen *ng);
 
 /* Re-read the configuration file and apply its flow table (SIGHUP). */
-int
-mux_reload(struct mux_app *app);
+int mux_reload(struct mux_app *app);
 
 /* A service's (backend == 0) or backend's counters summed over workers, since start. */
-void
-mux_stats_flow_raw(const struct mux_app *app, int backend, uint32_t sid,
-	struct mux_flow_counters *out);
+void mux_stats_flow_raw(
+	const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out);
 
 /* Sum of every worker's counters. */
-void
-mux_stats_total(const struct mux_app *app, struct mux_counters *sum);
+void mux_stats_total(const struct mux_app *app, struct mux_counters *sum);
 
 /* Live connection-table entries over all workers. */
-uint64_t
-mux_stats_conns(const struct mux_app *app);
+uint64_t mux_stats_conns(const struct mux_app *app);
 
 /* Human-readable summary: totals, per service and backend, drops by reason. */
-void
-mux_stats_print(const struct mux_app *app, FILE *out);
+void mux_stats_print(const struct mux_app *app, FILE *out);
 
 /* The same as one JSON object. */
-void
-mux_stats_json(const struct mux_app *app, FILE *out);
+void mux_stats_json(const struct mux_app *app, FILE *out);
 
 /* Register the read-only /sluice/... telemetry commands. */
-int
-mux_telemetry_register(struct mux_app *app);
+int mux_telemetry_register(struct mux_app *app);
 
 #endif /* MUX_APP_H */

@@ -36,9 +36,9 @@ struct mux_config {
 
 	rte_be32_t tunnel_addr; /* outer source, and answered for ARP/ping */
 	uint8_t next_hop_mac[6];
-	uint16_t mtu;        /* L3 MTU of the ports, outer header included */
-	uint8_t tunnel_ttl;  /* outer TTL */
-	bool arp_for_vips;   /* answer ARP for VIPs, not only the tunnel address */
+	uint16_t mtu;	    /* L3 MTU of the ports, outer header included */
+	uint8_t tunnel_ttl; /* outer TTL */
+	bool arp_for_vips;  /* answer ARP for VIPs, not only the tunnel address */
 	uint16_t workers;
 	bool busy_poll;
 	uint32_t idle_sleep_us; /* longest nap of an idle worker */
@@ -59,10 +59,8 @@ struct mux_config {
 };
 
 /* Load path into *cfg. On error fills err and leaves *cfg freed. */
-int
-mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err);
+int mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err);
 
-void
-mux_config_free(struct mux_config *cfg);
+void mux_config_free(struct mux_config *cfg);
 
 #endif /* MUX_CONFIG_H */

@@ -61,11 +61,11 @@ static_assert(sizeof(struct mux_conn) == sizeof(void *), "record fills the data 
 
 struct mux_conn_table {
 	struct rte_hash *h;
-	uint8_t *slots;  /* key slot of position p: slots + p * stride */
+	uint8_t *slots;	 /* key slot of position p: slots + p * stride */
 	uint32_t stride; /* bytes per key slot */
 	uint32_t entries;
-	uint32_t sweep_next; /* next position the sweep examines */
-	uint32_t timeout[3]; /* established TCP, closing TCP, UDP */
+	uint32_t sweep_next;	  /* next position the sweep examines */
+	uint32_t timeout[3];	  /* established TCP, closing TCP, UDP */
 	struct lb_hash_seed seed; /* to recompute signatures when deleting */
 };
 
@@ -128,26 +128,21 @@ mux_conn_pack(uint32_t backend, uint32_t expires)
  * less, which halves rte_hash's free-slot ring). NULL with rte_errno set:
  * ENOMEM, or ENOTSUP if rte_hash's key store is not laid out as expected.
  */
-struct mux_conn_table *
-mux_conn_create(const char *name, uint32_t entries, int socket, const uint32_t timeout[3],
-	const struct lb_hash_seed *seed);
+struct mux_conn_table *mux_conn_create(const char *name, uint32_t entries, int socket,
+	const uint32_t timeout[3], const struct lb_hash_seed *seed);
 
-void
-mux_conn_free(struct mux_conn_table *ct);
+void mux_conn_free(struct mux_conn_table *ct);
 
 /* Forget every entry. */
-void
-mux_conn_reset(struct mux_conn_table *ct);
+void mux_conn_reset(struct mux_conn_table *ct);
 
 /*
  * Examine budget positions, resuming where the last sweep stopped, and
  * delete the expired entries found. Returns the number deleted.
  */
-uint32_t
-mux_conn_sweep(struct mux_conn_table *ct, uint32_t now, uint32_t budget);
+uint32_t mux_conn_sweep(struct mux_conn_table *ct, uint32_t now, uint32_t budget);
 
 /* Live entries (including expired ones not yet swept). */
-uint32_t
-mux_conn_count(const struct mux_conn_table *ct);
+uint32_t mux_conn_count(const struct mux_conn_table *ct);
 
 #endif /* MUX_CONN_H */

@@ -104,8 +104,8 @@ note_removed(struct mux_app *app, const struct mux_gen *old, const struct mux_ge
 		int64_t o = mux_gen_lookup(old, &k);
 
 		if (app->svc_base != NULL && (o < 0 || o == MUX_GEN_VIP))
-			mux_stats_flow_raw(app, 0, ng->services[i].sid,
-				&app->svc_base[ng->services[i].sid]);
+			mux_stats_flow_raw(
+				app, 0, ng->services[i].sid, &app->svc_base[ng->services[i].sid]);
 	}
 	if (app->be_freed_at == NULL)
 		return;

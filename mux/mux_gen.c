@@ -77,8 +77,8 @@ svc_tab_create(struct mux_gen *g, uint32_t keys, int socket)
 
 	g->svc_mask = size - 1;
 	g->svc_shift = (uint8_t)(64 - rte_bsf32(size));
-	g->svc_tab = rte_zmalloc_socket("mux_svc_tab", sizeof(*g->svc_tab) * size,
-		RTE_CACHE_LINE_SIZE, socket);
+	g->svc_tab = rte_zmalloc_socket(
+		"mux_svc_tab", sizeof(*g->svc_tab) * size, RTE_CACHE_LINE_SIZE, socket);
 	return g->svc_tab == NULL ? -1 : 0;
 }
 
@@ -147,7 +147,8 @@ mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8
 				const struct mux_backend *ob =
 					&old->backends[old->services[o].first_backend + k];
 
-				if (ob->dip == bc->dip.a32[0] && ob->port == rte_cpu_to_be_16(bc->port)) {
+				if (ob->dip == bc->dip.a32[0] &&
+					ob->port == rte_cpu_to_be_16(bc->port)) {
 					bc->id = ob->sid;
 					used_b[bc->id] = 1;
 					break;
@@ -218,14 +219,14 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 	g->maglev_size = ft->maglev_size;
 	g->n_services = ft->n_services;
 	g->n_backends = lb_ftable_backend_count(ft);
-	g->services = rte_zmalloc_socket("mux_svc", sizeof(*g->services) * (g->n_services + 1),
-		RTE_CACHE_LINE_SIZE, socket);
-	g->backends = rte_zmalloc_socket("mux_be", sizeof(*g->backends) * (g->n_backends + 1),
-		RTE_CACHE_LINE_SIZE, socket);
+	g->services = rte_zmalloc_socket(
+		"mux_svc", sizeof(*g->services) * (g->n_services + 1), RTE_CACHE_LINE_SIZE, socket);
+	g->backends = rte_zmalloc_socket(
+		"mux_be", sizeof(*g->backends) * (g->n_backends + 1), RTE_CACHE_LINE_SIZE, socket);
 	g->cap_backends = cap_backends;
 	g->cap_services = cap_services;
-	g->by_sid = rte_malloc_socket("mux_by_sid", sizeof(*g->by_sid) * cap_backends,
-		RTE_CACHE_LINE_SIZE, socket);
+	g->by_sid = rte_malloc_socket(
+		"mux_by_sid", sizeof(*g->by_sid) * cap_backends, RTE_CACHE_LINE_SIZE, socket);
 	if (g->by_sid != NULL)
 		for (i = 0; i < cap_backends; i++)
 			g->by_sid[i] = MUX_GEN_NONE;

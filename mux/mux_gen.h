@@ -30,15 +30,15 @@ struct mux_backend {
 	rte_be32_t host;
 	rte_be16_t port;
 	uint16_t weight_zero; /* 1 if weight is 0: keeps connections, gets no new ones */
-	uint32_t svc;         /* index of its service */
-	uint32_t sid;         /* stable id */
+	uint32_t svc;	      /* index of its service */
+	uint32_t sid;	      /* stable id */
 };
 
 struct mux_service {
 	struct lb_svc_key key;
 	uint32_t first_backend; /* ids first_backend .. first_backend + n_backends - 1 */
 	uint32_t n_backends;
-	uint32_t sid; /* stable id */
+	uint32_t sid;	  /* stable id */
 	uint16_t *maglev; /* maglev_size slots of offsets from first_backend */
 };
 
@@ -130,8 +130,7 @@ mux_gen_svc_v4(const struct mux_gen *g, rte_be32_t vip, rte_be16_t port, uint8_t
  * Build a generation from a flow table. Returns NULL with rte_errno set
  * (ENOMEM, EINVAL for a Maglev build failure) and a message in err.
  */
-struct mux_gen *
-mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backends,
+struct mux_gen *mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backends,
 	uint32_t cap_services, int socket, struct lb_cfg_err *err);
 
 /*
@@ -141,19 +140,15 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
  * removed too recently, which connection tables may still name.
  * Returns 0, or -LB_EFULL with a message if a capacity would be exceeded.
  */
-int
-mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8_t *hold,
+int mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8_t *hold,
 	struct lb_cfg_err *err);
 
-void
-mux_gen_free(struct mux_gen *g);
+void mux_gen_free(struct mux_gen *g);
 
 /* Service index of key, MUX_GEN_VIP for a VIP marker, or -1 if unknown. */
-int64_t
-mux_gen_lookup(const struct mux_gen *g, const struct lb_svc_key *key);
+int64_t mux_gen_lookup(const struct mux_gen *g, const struct lb_svc_key *key);
 
 /* True if addr is a VIP of some service. */
-int
-mux_gen_is_vip(const struct mux_gen *g, rte_be32_t addr);
+int mux_gen_is_vip(const struct mux_gen *g, rte_be32_t addr);
 
 #endif /* MUX_GEN_H */

@@ -30,8 +30,8 @@
  * five-tuple; closing entries use the short timeout.
  */
 static inline uint32_t
-conn_record(const struct mux_conn_table *ct, const struct lb_pkt *pi, uint32_t id,
-	bool was_closing, uint32_t now, uint32_t *exp)
+conn_record(const struct mux_conn_table *ct, const struct lb_pkt *pi, uint32_t id, bool was_closing,
+	uint32_t now, uint32_t *exp)
 {
 	bool closing;
 
@@ -208,7 +208,8 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	/* Errors about a flow follow it; they never start or refresh one. */
 	if (pi->kind == LB_PKT_L4) {
 		/* The record names the backend by its stable id: it outlives generations. */
-		uint32_t exp, rec = conn_record(ct, pi, g->backends[id].sid, was_closing, now, &exp);
+		uint32_t exp,
+			rec = conn_record(ct, pi, g->backends[id].sid, was_closing, now, &exp);
 
 		if (ce != NULL) {
 			if (ce->backend != rec || ce->expires != exp) {

@@ -34,8 +34,8 @@ port_start(const struct mux_port_cfg *pc, struct rte_mempool *mp, uint16_t worke
 	}
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(pc->devargs, ","), pc->devargs);
 	if (rte_eth_dev_get_port_by_name(name, &id) != 0 || id >= MUX_MAX_PORTS) {
-		snprintf(errbuf, errlen, "port %s: no ethdev \"%s\" (or port id past %d)",
-			pc->name, name, MUX_MAX_PORTS - 1);
+		snprintf(errbuf, errlen, "port %s: no ethdev \"%s\" (or port id past %d)", pc->name,
+			name, MUX_MAX_PORTS - 1);
 		return -LB_EDPDK;
 	}
 	port->id = id;
@@ -49,8 +49,9 @@ port_start(const struct mux_port_cfg *pc, struct rte_mempool *mp, uint16_t worke
 	}
 	port->nb_rxq = RTE_MIN(info.max_rx_queues, workers);
 	if (files > port->nb_rxq) {
-		snprintf(errbuf, errlen, "port %s: %u rx_pcap files but only %u workers to read them",
-			pc->name, files, port->nb_rxq);
+		snprintf(errbuf, errlen,
+			"port %s: %u rx_pcap files but only %u workers to read them", pc->name,
+			files, port->nb_rxq);
 		return -LB_ECONFIG;
 	}
 	port->eof_capable = files > 0 && others == 0;
@@ -64,9 +65,9 @@ port_start(const struct mux_port_cfg *pc, struct rte_mempool *mp, uint16_t worke
 		conf.rx_adv_conf.rss_conf.rss_key = mux_rss_key;
 		conf.rx_adv_conf.rss_conf.rss_key_len =
 			info.hash_key_size ? info.hash_key_size : 40;
-		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP |
-							   RTE_ETH_RSS_UDP) &
-						   info.flow_type_rss_offloads;
+		conf.rx_adv_conf.rss_conf.rss_hf =
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
+			info.flow_type_rss_offloads;
 	}
 	rc = rte_eth_dev_configure(id, port->nb_rxq, workers, &conf);
 	if (rc != 0) {
@@ -87,8 +88,8 @@ port_start(const struct mux_port_cfg *pc, struct rte_mempool *mp, uint16_t worke
 		return -LB_ECONFIG;
 	}
 	for (q = 0; q < port->nb_rxq; q++) {
-		rc = rte_eth_rx_queue_setup(id, q, cfg->rx_desc, rte_eth_dev_socket_id(id), NULL,
-			mp);
+		rc = rte_eth_rx_queue_setup(
+			id, q, cfg->rx_desc, rte_eth_dev_socket_id(id), NULL, mp);
 		if (rc != 0) {
 			snprintf(errbuf, errlen, "port %s: RX queue %u: %s", pc->name, q,
 				strerror(-rc));

@@ -45,8 +45,8 @@ mux_stats_conns(const struct mux_app *app)
 }
 
 void
-mux_stats_flow_raw(const struct mux_app *app, int backend, uint32_t sid,
-	struct mux_flow_counters *out)
+mux_stats_flow_raw(
+	const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out)
 {
 	uint16_t w;
 
@@ -112,26 +112,30 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 	fprintf(out, "  forwarded    %12" PRIu64 " packets %14" PRIu64 " bytes (inner)\n",
 		t.fwd_pkts, t.fwd_bytes);
 	fprintf(out, "  transmitted  %12" PRIu64 " packets\n", t.tx_pkts);
-	fprintf(out, "  icmp errors forwarded %" PRIu64 ", echo replies %" PRIu64
-		     ", arp replies %" PRIu64 ", frag-needed sent %" PRIu64 "\n",
+	fprintf(out,
+		"  icmp errors forwarded %" PRIu64 ", echo replies %" PRIu64
+		", arp replies %" PRIu64 ", frag-needed sent %" PRIu64 "\n",
 		t.icmp_err_fwd, t.echo_replies, t.arp_replies, t.too_big_sent);
-	fprintf(out, "  connections: new %" PRIu64 ", hits %" PRIu64 ", table full %" PRIu64
-		     ", live %" PRIu64 "\n",
+	fprintf(out,
+		"  connections: new %" PRIu64 ", hits %" PRIu64 ", table full %" PRIu64
+		", live %" PRIu64 "\n",
 		t.conn_new, t.conn_hit, t.conn_full, mux_stats_conns(app));
 	for (s = 0; s < g->n_services; s++) {
 		const struct mux_service *sv = &g->services[s];
 
 		flow_total(app, 0, sv->sid, &fc);
-		fprintf(out, "  service %s:%u/%s  packets %" PRIu64 " bytes %" PRIu64
-			     " new %" PRIu64 "\n",
+		fprintf(out,
+			"  service %s:%u/%s  packets %" PRIu64 " bytes %" PRIu64 " new %" PRIu64
+			"\n",
 			ip4(sv->key.vip.a32[0], a), rte_be_to_cpu_16(sv->key.port),
 			proto_name(sv->key.proto), fc.pkts, fc.bytes, fc.new_conns);
 		for (i = 0; i < sv->n_backends; i++) {
 			const struct mux_backend *be = &g->backends[sv->first_backend + i];
 
 			flow_total(app, 1, be->sid, &fc);
-			fprintf(out, "    backend %s:%u via %s  packets %" PRIu64 " bytes %" PRIu64
-				     " new %" PRIu64 "\n",
+			fprintf(out,
+				"    backend %s:%u via %s  packets %" PRIu64 " bytes %" PRIu64
+				" new %" PRIu64 "\n",
 				ip4(be->dip, a), rte_be_to_cpu_16(be->port), ip4(be->host, b),
 				fc.pkts, fc.bytes, fc.new_conns);
 		}
@@ -159,7 +163,8 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 		",\"rx_bytes\":%" PRIu64 ",\"fwd_pkts\":%" PRIu64 ",\"fwd_bytes\":%" PRIu64
 		",\"tx_pkts\":%" PRIu64 ",\"icmp_err_fwd\":%" PRIu64 ",\"echo_replies\":%" PRIu64
 		",\"arp_replies\":%" PRIu64 ",\"too_big_sent\":%" PRIu64 ",\"conn_new\":%" PRIu64
-		",\"conn_hit\":%" PRIu64 ",\"conn_full\":%" PRIu64 ",\"conn_swept\":%" PRIu64 ",\"conn_live\":%" PRIu64,
+		",\"conn_hit\":%" PRIu64 ",\"conn_full\":%" PRIu64 ",\"conn_swept\":%" PRIu64
+		",\"conn_live\":%" PRIu64,
 		g->version, app->n_workers, t.rx_pkts, t.rx_bytes, t.fwd_pkts, t.fwd_bytes,
 		t.tx_pkts, t.icmp_err_fwd, t.echo_replies, t.arp_replies, t.too_big_sent,
 		t.conn_new, t.conn_hit, t.conn_full, t.conn_swept, mux_stats_conns(app));
@@ -267,8 +272,7 @@ tel_services_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "services", g->n_services);
 	rte_tel_data_add_dict_u64(d, "page", page);
-	for (s = (uint32_t)(page * TEL_PAGE); s < g->n_services && s < (page + 1) * TEL_PAGE;
-		s++) {
+	for (s = (uint32_t)(page * TEL_PAGE); s < g->n_services && s < (page + 1) * TEL_PAGE; s++) {
 		const struct mux_service *sv = &g->services[s];
 		struct rte_tel_data *c = rte_tel_data_alloc();
 
@@ -318,7 +322,8 @@ tel_backends_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_array_u64(c, fc.new_conns);
 		rte_tel_data_add_array_u64(c, rte_be_to_cpu_32(be->host));
 		rte_tel_data_add_array_u64(c, be->weight_zero);
-		snprintf(key, sizeof(key), "%s_%u", tel_ip4(be->dip, a), rte_be_to_cpu_16(be->port));
+		snprintf(
+			key, sizeof(key), "%s_%u", tel_ip4(be->dip, a), rte_be_to_cpu_16(be->port));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
 	return 0;
@@ -340,15 +345,15 @@ tel_flow_table_locked(const char *cmd, const char *params, struct rte_tel_data *
 }
 
 /* Telemetry runs in its own thread, not an RCU reader: hold the generation. */
-#define TEL_LOCKED(fn)                                                         \
-	static int fn(const char *cmd, const char *params, struct rte_tel_data *d) \
-	{                                                                      \
-		int rc;                                                        \
-                                                                               \
-		pthread_mutex_lock(&tel_app->gen_lock);                        \
-		rc = fn##_locked(cmd, params, d);                              \
-		pthread_mutex_unlock(&tel_app->gen_lock);                      \
-		return rc;                                                     \
+#define TEL_LOCKED(fn)                                                                             \
+	static int fn(const char *cmd, const char *params, struct rte_tel_data *d)                 \
+	{                                                                                          \
+		int rc;                                                                            \
+                                                                                                   \
+		pthread_mutex_lock(&tel_app->gen_lock);                                            \
+		rc = fn##_locked(cmd, params, d);                                                  \
+		pthread_mutex_unlock(&tel_app->gen_lock);                                          \
+		return rc;                                                                         \
 	}
 
 TEL_LOCKED(tel_stats)
@@ -365,9 +370,11 @@ mux_telemetry_register(struct mux_app *app)
 		rte_telemetry_register_cmd("/sluice/drops", tel_drops,
 			"Dropped packets by reason. No parameters.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/services", tel_services,
-			"Services, 64 per page: {VIP_PORT_PROTO: [pkts, bytes, new_conns, backends, index]}. Parameter: page.") != 0 ||
+			"Services, 64 per page: {VIP_PORT_PROTO: [pkts, bytes, new_conns, "
+			"backends, index]}. Parameter: page.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/backends", tel_backends,
-			"Backends of a service: {DIP_PORT: [pkts, bytes, new_conns, host, weight_zero]}. Parameter: service index.") != 0 ||
+			"Backends of a service: {DIP_PORT: [pkts, bytes, new_conns, host, "
+			"weight_zero]}. Parameter: service index.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/flow_table", tel_flow_table,
 			"Flow table version and sizes. No parameters.") != 0)
 		return -1;

@@ -88,8 +88,8 @@ struct mux_rxq {
 struct mux_worker {
 	struct mux_ctx *ctx;
 	unsigned lcore;
-	uint16_t idx;    /* worker number: TX queue and RCU thread id */
-	uint16_t ip_id;  /* outer IPv4 id for non-DF packets */
+	uint16_t idx;	/* worker number: TX queue and RCU thread id */
+	uint16_t ip_id; /* outer IPv4 id for non-DF packets */
 	uint16_t n_rxq;
 	struct mux_rxq rxq[MUX_MAX_PORTS];
 	struct mux_txbuf tx[MUX_MAX_PORTS];
@@ -100,17 +100,14 @@ struct mux_worker {
 } __rte_cache_aligned;
 
 /* Process one received burst from port; queues results in w->tx. */
-void
-mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf **pkts,
+void mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf **pkts,
 	uint16_t n, uint32_t now);
 
 /* Transmit everything queued in w->tx; what a port refuses is counted and freed. */
-void
-mux_flush(struct mux_worker *w);
+void mux_flush(struct mux_worker *w);
 
 /* lcore entry point: loops until ctx->quit. */
-int
-mux_worker_main(void *arg);
+int mux_worker_main(void *arg);
 
 /* Seconds since start, the connection table's clock. */
 static inline uint32_t
@@ -120,22 +117,18 @@ mux_now(const struct mux_ctx *ctx, uint64_t tsc)
 }
 
 /* Queue m for transmission on port, flushing first if the buffer is full. */
-static inline void
-mux_enqueue(struct mux_worker *w, uint16_t port, struct rte_mbuf *m);
+static inline void mux_enqueue(struct mux_worker *w, uint16_t port, struct rte_mbuf *m);
 
-static inline void
-mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason);
+static inline void mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason);
 
 /* Replies the mux originates, built in place of the request (mux_reply.c). */
 struct lb_pkt;
-void
-mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
+void mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi);
-void
-mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
-	const struct lb_pkt *pi);
-void
-mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi);
+void mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port,
+	struct rte_mbuf *m, const struct lb_pkt *pi);
+void mux_reply_too_big(
+	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi);
 
 #include <rte_mbuf.h>
 
