@@ -3,6 +3,7 @@
 #include <pcap/pcap.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,6 +88,36 @@ lb_port_start(const char *devargs, uint16_t nb_rxq, uint16_t nb_txq, uint16_t nb
 	rte_eth_promiscuous_enable(id);
 	rte_eth_macaddr_get(id, mac);
 	return id;
+}
+
+static volatile bool *lb_quit;
+static volatile sig_atomic_t lb_reload;
+
+static void
+lb_on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		lb_reload = 1;
+	else if (lb_quit != NULL)
+		*lb_quit = true;
+}
+
+void
+lb_signals_install(volatile bool *quit)
+{
+	lb_quit = quit;
+	signal(SIGINT, lb_on_signal);
+	signal(SIGTERM, lb_on_signal);
+	signal(SIGHUP, lb_on_signal);
+}
+
+bool
+lb_reload_requested(void)
+{
+	if (!lb_reload)
+		return false;
+	lb_reload = 0;
+	return true;
 }
 
 void

@@ -7,6 +7,7 @@
 #ifndef LB_DPDK_H
 #define LB_DPDK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,15 @@ int lb_port_start(const char *devargs, uint16_t nb_rxq, uint16_t nb_txq, uint16_
  */
 int lb_devargs_pcaps(const char *devargs, unsigned *files, int *others, uint64_t *pkts,
 	char *errbuf, size_t errlen);
+
+/*
+ * The daemons' signals: SIGINT and SIGTERM set *quit (checked by the
+ * lcores' loops), SIGHUP asks for a reload that the main thread takes with
+ * lb_reload_requested() (true once per SIGHUP).
+ */
+void lb_signals_install(volatile bool *quit);
+
+bool lb_reload_requested(void);
 
 /* Remove the files of a DPDK runtime folder and the folder. */
 void lb_remove_runtime_dir(const char *dir);

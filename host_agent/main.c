@@ -5,7 +5,6 @@
  * print what happened.
  */
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,20 +26,6 @@
 #include "lb_log.h"
 
 #define RD(x) (*(const volatile uint64_t *)&(x))
-
-static struct ha_worker *signal_w;
-static volatile sig_atomic_t reload_requested;
-
-static void
-on_signal(int sig)
-{
-	if (sig == SIGHUP) {
-		reload_requested = 1;
-		return;
-	}
-	if (signal_w != NULL)
-		signal_w->quit = true;
-}
 
 static void
 usage(FILE *out)
@@ -198,10 +183,7 @@ main(int argc, char **argv)
 		snprintf(errbuf, sizeof(errbuf), "no worker lcore");
 		goto fail;
 	}
-	signal_w = &w;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
+	lb_signals_install(&w.quit);
 	LB_INFO("%u VMs, %u load-balanced endpoints, %u muxes", cfg.n_vms, map->n_lb, cfg.n_muxes);
 	rte_eal_remote_launch(ha_worker_main, &w, lcore);
 	while (!w.quit) {
@@ -223,8 +205,7 @@ main(int argc, char **argv)
 			if (seen >= expected)
 				w.quit = true;
 		}
-		if (reload_requested) {
-			reload_requested = 0;
+		if (lb_reload_requested()) {
 			ha_reload(&w, config, &cfg);
 		}
 		nanosleep(&nap, NULL);

@@ -5,7 +5,6 @@
  * signal (or for pcap input to run out), then print what happened.
  */
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,20 +38,6 @@ struct mux_opts {
 	int workers;
 	int quiet;
 };
-
-static struct mux_ctx *signal_ctx;
-static volatile sig_atomic_t reload_requested;
-
-static void
-on_signal(int sig)
-{
-	if (sig == SIGHUP) {
-		reload_requested = 1;
-		return;
-	}
-	if (signal_ctx != NULL)
-		signal_ctx->quit = true;
-}
 
 static void
 usage(FILE *out)
@@ -323,14 +308,11 @@ main(int argc, char **argv)
 	if (mux_telemetry_register(&app) != 0)
 		LB_WARN("telemetry commands not registered");
 
-	signal_ctx = &app.ctx;
 	pthread_mutex_init(&app.gen_lock, NULL);
 	app.be_freed_at = calloc(app.ctx.gen->cap_backends, sizeof(*app.be_freed_at));
 	app.be_base = calloc(app.ctx.gen->cap_backends, sizeof(*app.be_base));
 	app.svc_base = calloc(app.ctx.gen->cap_services, sizeof(*app.svc_base));
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
+	lb_signals_install(&app.ctx.quit);
 	LB_INFO("%u services, %u backends, %u workers, %u ports%s", app.ctx.gen->n_services,
 		app.ctx.gen->n_backends, app.n_workers, app.cfg.n_ports,
 		o.exit_on_eof ? ", exiting at end of input" : "");
@@ -340,8 +322,7 @@ main(int argc, char **argv)
 	while (!app.ctx.quit) {
 		if (o.exit_on_eof && inputs_done(&app, expected))
 			app.ctx.quit = true;
-		if (reload_requested) {
-			reload_requested = 0;
+		if (lb_reload_requested()) {
 			mux_reload(&app);
 		}
 		nap_ms(o.exit_on_eof ? 1 : 100);
