@@ -6,8 +6,8 @@ namespace's /proc/net/snmp) before and after a burst of requests, with the
 lab quiet on both sides, so each delta is exactly this burst's traffic:
 
   - every request gets a backend's page (HTTP 200);
-  - the spread fits the weights: Pearson chi-square, p >= 1e-4 (a correct
-    balancer fails one run in 10,000; a weight-0 backend must get nothing);
+  - the spread fits the weights: Pearson chi-square, p >= 1e-6 (a correct
+    balancer fails one check in a million; a weight-0 backend must get nothing);
   - the mux's new connections per backend equal the connections the client
     made to that backend (a SYN reusing the five-tuple of a closed
     connection is a new connection);
