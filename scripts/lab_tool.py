@@ -8,7 +8,7 @@ Importable (tests/netns/*.py) and a command line:
   lab_tool.py burst --ns NS --url URL -n N [--weights 1,2,3,4] [--check]
         N requests, one connection each (curl URL globbing against an HTTP/1.0
         server); prints the spread; with --check fails unless every request
-        succeeded and the spread fits the weights (chi-square, p >= 1e-4).
+        succeeded and the spread fits the weights (chi-square, p >= 1e-6).
   lab_tool.py tel PREFIX COMMAND
         one telemetry command of the DPDK process with that --file-prefix.
   lab_tool.py dsr --client-ns NS --mux PREFIX --agents P1,P2
