@@ -132,6 +132,10 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 	Sluice__SnapshotChunk chunk = SLUICE__SNAPSHOT_CHUNK__INIT;
 	Sluice__Status status = SLUICE__STATUS__INIT;
 	Sluice__Refused refused = SLUICE__REFUSED__INIT;
+	Sluice__CtlRequest creq = SLUICE__CTL_REQUEST__INIT;
+	Sluice__CtlReply crep = SLUICE__CTL_REPLY__INIT;
+	Sluice__ServiceKey *ckey = NULL;
+	Sluice__Backend cbe = SLUICE__BACKEND__INIT;
 	Sluice__Status__CountersEntry *ce = NULL, **cep = NULL;
 	Sluice__Service **svcs = NULL;
 	Sluice__ServiceKey **keys = NULL;
@@ -247,6 +251,41 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 		env.body_case = SLUICE__ENVELOPE__BODY_REFUSED;
 		env.refused = &refused;
 		break;
+	case LB_MSG_CTL_REQUEST:
+		if (m->ctl.op < LB_CTL_STATUS || m->ctl.op > LB_CTL_OP_MAX)
+			return -LB_EINVAL;
+		creq.op = (Sluice__CtlOp)m->ctl.op;
+		if (m->ctl.has_svc) {
+			creq.service = ckey = enc_key(&e, &m->ctl.svc.vip, m->ctl.svc.proto,
+				rte_be_to_cpu_16(m->ctl.svc.port));
+		}
+		if (m->ctl.has_be) {
+			cbe.id = m->ctl.be.id;
+			cbe.dip = bin(&m->ctl.be.dip.a32[0], 4);
+			cbe.port = m->ctl.be.port;
+			cbe.weight = m->ctl.be.weight;
+			cbe.host = bin(&m->ctl.be.host.a32[0], 4);
+			cbe.state = (Sluice__BackendState)m->ctl.be.state;
+			creq.backend = &cbe;
+		}
+		creq.set_weight = m->ctl.set_weight;
+		creq.set_state = m->ctl.set_state;
+		creq.set_host = m->ctl.set_host;
+		creq.config = m->body != NULL ? m->body : (char *)"";
+		creq.version = m->version;
+		creq.limit = m->ctl.limit;
+		env.body_case = SLUICE__ENVELOPE__BODY_CTL_REQUEST;
+		env.ctl_request = &creq;
+		break;
+	case LB_MSG_CTL_REPLY:
+		crep.ok = m->flag;
+		crep.error = (char *)m->text;
+		crep.version = m->version;
+		crep.text = m->body != NULL ? m->body : (char *)"";
+		crep.json = m->json != NULL ? m->json : (char *)"";
+		env.body_case = SLUICE__ENVELOPE__BODY_CTL_REPLY;
+		env.ctl_reply = &crep;
+		break;
 	default:
 		return -LB_EINVAL;
 	}
@@ -268,6 +307,7 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 	free(opts);
 	free(ce);
 	free(cep);
+	free(ckey);
 	return rc;
 }
 
@@ -389,6 +429,59 @@ static void
 copy_text(char *dst, size_t size, const char *src)
 {
 	snprintf(dst, size, "%s", src ? src : "");
+}
+
+static int
+dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, size_t len)
+{
+	struct lb_ctl *c = &m->ctl;
+	int rc;
+
+	m->type = LB_MSG_CTL_REQUEST;
+	if (r->op < (Sluice__CtlOp)LB_CTL_STATUS || r->op > (Sluice__CtlOp)LB_CTL_OP_MAX)
+		return fail(errbuf, len, -LB_EPARSE, "unknown operator request %d", (int)r->op);
+	c->op = (enum lb_ctl_op)r->op;
+	if (r->service != NULL) {
+		struct lb_addr vip;
+		uint16_t port;
+		uint8_t proto;
+
+		rc = dec_key(r->service, &vip, &proto, &port, errbuf, len);
+		if (rc != 0)
+			return rc;
+		lb_svc_key_v4(&c->svc, vip.a32[0], rte_cpu_to_be_16(port), proto);
+		c->has_svc = true;
+	}
+	if (r->backend != NULL) {
+		const Sluice__Backend *b = r->backend;
+		struct lb_backend_cfg *bc = &c->be;
+
+		if ((rc = dec_addr(&b->dip, &bc->dip, "dip", errbuf, len)) != 0 ||
+			(b->host.len != 0 &&
+				(rc = dec_addr(&b->host, &bc->host, "host", errbuf, len)) != 0))
+			return rc;
+		if (b->port < 1 || b->port > 65535 || b->weight > LB_MAGLEV_MAX_WEIGHT ||
+			(unsigned)b->state > LB_BACKEND_MAINT)
+			return fail(errbuf, len, -LB_EPARSE,
+				"backend: port %u, weight %u or state %d out of range", b->port,
+				b->weight, (int)b->state);
+		bc->port = (uint16_t)b->port;
+		bc->weight = b->weight;
+		bc->state = (uint8_t)b->state;
+		bc->id = b->id;
+		c->has_be = true;
+	}
+	c->set_weight = r->set_weight;
+	c->set_state = r->set_state;
+	c->set_host = r->set_host;
+	c->limit = r->limit;
+	m->version = r->version;
+	if (r->config != NULL && r->config[0] != '\0') {
+		m->body = strdup(r->config);
+		if (m->body == NULL)
+			return -LB_ENOMEM;
+	}
+	return 0;
 }
 
 static int
@@ -521,6 +614,16 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 		m->type = LB_MSG_REFUSED;
 		copy_text(m->text, sizeof(m->text), env->refused->reason);
 		return 0;
+	case SLUICE__ENVELOPE__BODY_CTL_REQUEST:
+		return dec_ctl_request(env->ctl_request, m, errbuf, len);
+	case SLUICE__ENVELOPE__BODY_CTL_REPLY:
+		m->type = LB_MSG_CTL_REPLY;
+		m->flag = env->ctl_reply->ok;
+		m->version = env->ctl_reply->version;
+		copy_text(m->text, sizeof(m->text), env->ctl_reply->error);
+		m->body = strdup(env->ctl_reply->text ? env->ctl_reply->text : "");
+		m->json = strdup(env->ctl_reply->json ? env->ctl_reply->json : "");
+		return m->body == NULL || m->json == NULL ? -LB_ENOMEM : 0;
 	default:
 		return fail(errbuf, len, -LB_EPARSE, "message without a body");
 	}
@@ -536,6 +639,8 @@ msg_clear(struct lb_msg *m)
 	free(m->delta.upsert);
 	free(m->delta.remove);
 	lb_ftable_free(&m->table);
+	free(m->body);
+	free(m->json);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "lb_config.h"
+#include "lb_ftable.h"
 
 #define LB_PROTOCOL 1
 #define LB_DIGEST_LEN 16
@@ -38,20 +39,38 @@ enum lb_msg_type {
 	LB_MSG_SNAPSHOT_CHUNK,
 	LB_MSG_STATUS,
 	LB_MSG_REFUSED,
+	LB_MSG_CTL_REQUEST,
+	LB_MSG_CTL_REPLY,
+};
+
+/* What sluicectl asks of the manager (CtlOp in the .proto). */
+enum lb_ctl_op {
+	LB_CTL_STATUS = 1,  /* members, versions, pending changes */
+	LB_CTL_VIP_LIST,    /* services and backends of the committed table */
+	LB_CTL_VIP_ADD,	    /* svc */
+	LB_CTL_VIP_DEL,	    /* svc */
+	LB_CTL_BACKEND_ADD, /* svc, be (dip, port, weight, host, state) */
+	LB_CTL_BACKEND_DEL, /* svc, be (dip, port) */
+	LB_CTL_BACKEND_SET, /* svc, be (dip, port), set_* say which fields */
+	LB_CTL_HISTORY,	    /* limit: the newest versions, or all when 0 */
+	LB_CTL_EXPORT,	    /* the committed table as a libconfig services file */
+	LB_CTL_APPLY,	    /* body: a services file replacing the desired table */
+	LB_CTL_WAIT,	    /* version: committed, aborted or pending? */
+};
+
+#define LB_CTL_OP_MAX LB_CTL_WAIT
+
+struct lb_ctl {
+	enum lb_ctl_op op;
+	bool has_svc;
+	struct lb_svc_key svc;
+	bool has_be;
+	struct lb_backend_cfg be;
+	bool set_weight, set_state, set_host;
+	uint32_t limit;
 };
 
 enum lb_role { LB_ROLE_NONE = 0, LB_ROLE_MUX, LB_ROLE_AGENT, LB_ROLE_CTL };
-
-/* Version N-1 -> N: services replaced whole or removed, options if changed. */
-struct lb_ftable_delta {
-	uint32_t n_upsert;
-	struct lb_service_cfg *upsert;
-	uint32_t n_remove;
-	struct lb_svc_key *remove;
-	bool has_options;
-	struct lb_hash_seed seed;
-	uint32_t maglev_size;
-};
 
 struct lb_counter {
 	char name[48];
@@ -71,6 +90,10 @@ struct lb_counter {
  *                    maglev_size meaningful in chunk 0)
  *   STATUS           version (applied), counters
  *   REFUSED          text (reason), protocol (the refuser's)
+ *   CTL_REQUEST      ctl, version (WAIT), body (APPLY: the file's text)
+ *   CTL_REPLY        flag (ok), text (the error when not ok), version (the
+ *                    version a change will commit as, or the committed
+ *                    one), body (for people), json (for programs)
  */
 struct lb_msg {
 	enum lb_msg_type type;
@@ -89,6 +112,9 @@ struct lb_msg {
 	struct lb_ftable table;
 	uint32_t n_counters;
 	struct lb_counter counters[LB_MSG_MAX_COUNTERS];
+	struct lb_ctl ctl;
+	char *body; /* malloc'd or NULL; freed by lb_msg_free() */
+	char *json; /* malloc'd or NULL; freed by lb_msg_free() */
 };
 
 /*

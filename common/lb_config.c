@@ -248,10 +248,12 @@ lb_addr_str(const struct lb_addr *a, char *buf, size_t len)
 static int
 load_backend(const config_setting_t *s, struct lb_backend_cfg *b, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {"dip", "port", "weight", "host", NULL};
+	static const char *const fields[] = {"dip", "port", "weight", "host", "state", NULL};
+	static const char *const states[] = {"active", "drain", "maint"};
+	const char *state = NULL;
 	rte_be32_t dip, host;
 	long long port, weight;
-	int rc;
+	int rc, i;
 
 	if (!config_setting_is_group(s))
 		return lb_cfg_error(
@@ -261,8 +263,15 @@ load_backend(const config_setting_t *s, struct lb_backend_cfg *b, struct lb_cfg_
 		(rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0 ||
 		(rc = lb_cfg_get_int(
 			 s, "weight", false, 0, LB_MAGLEV_MAX_WEIGHT, 1, &weight, err)) != 0 ||
-		(rc = lb_cfg_get_ipv4(s, "host", true, &host, err)) != 0)
+		(rc = lb_cfg_get_ipv4(s, "host", true, &host, err)) != 0 ||
+		(rc = lb_cfg_get_string(s, "state", false, "active", &state, err)) != 0)
 		return rc;
+	for (i = 0; i < 3 && strcmp(state, states[i]) != 0; i++)
+		;
+	if (i == 3)
+		return lb_cfg_error(err, member(s, "state"), NULL,
+			"\"%s\" is not a state (active, drain or maint)", state);
+	b->state = (uint8_t)i;
 	lb_addr_v4(&b->dip, dip);
 	lb_addr_v4(&b->host, host);
 	b->port = (uint16_t)port;

@@ -7,7 +7,9 @@ PKGS=(
 	build-essential pkg-config meson ninja-build
 	dpdk dpdk-dev libdpdk-dev libpcap-dev
 	libprotobuf-c-dev protobuf-c-compiler libnng-dev libnanomsg-dev
-	libconfig-dev libcriterion-dev
+	libconfig-dev libcriterion-dev libsqlite3-dev libmbedtls-dev
+	# certificates for the control plane's mutual TLS (scripts/make-certs.sh)
+	openssl
 	python3-scapy iproute2 procps
 	# the netns lab (scripts/lab.sh, tests/netns): namespaces and veths,
 	# offloads off, real clients, the backends' python3 http.server

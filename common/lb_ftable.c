@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Flow-table operations between versions: copy, canonical order,
+ * validation, deltas both ways, and writing a table back as a file.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lb_err.h"
+#include "lb_ftable.h"
+#include "lb_hdr.h"
+#include "lb_maglev.h"
+
+static int
+fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -LB_EINVAL;
+}
+
+static int
+copy_service(struct lb_service_cfg *dst, const struct lb_service_cfg *src)
+{
+	*dst = *src;
+	dst->backends = malloc(sizeof(*dst->backends) * (src->n_backends ? src->n_backends : 1));
+	if (dst->backends == NULL) {
+		dst->n_backends = 0;
+		return -LB_ENOMEM;
+	}
+	memcpy(dst->backends, src->backends, sizeof(*dst->backends) * src->n_backends);
+	return 0;
+}
+
+int
+lb_ftable_copy(struct lb_ftable *dst, const struct lb_ftable *src)
+{
+	uint32_t i;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->seed = src->seed;
+	dst->maglev_size = src->maglev_size;
+	dst->services = calloc(src->n_services ? src->n_services : 1, sizeof(*dst->services));
+	if (dst->services == NULL)
+		return -LB_ENOMEM;
+	for (i = 0; i < src->n_services; i++) {
+		dst->n_services = i + 1;
+		if (copy_service(&dst->services[i], &src->services[i]) != 0) {
+			lb_ftable_free(dst);
+			return -LB_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int
+backend_cmp(const void *a, const void *b)
+{
+	const struct lb_backend_cfg *x = a, *y = b;
+	int c = memcmp(&x->dip, &y->dip, sizeof(x->dip));
+
+	return c != 0 ? c : (int)x->port - (int)y->port;
+}
+
+static int
+key_cmp(const struct lb_addr *va, uint8_t pa, uint16_t porta, const struct lb_addr *vb, uint8_t pb,
+	uint16_t portb)
+{
+	int c = memcmp(va, vb, sizeof(*va));
+
+	if (c != 0)
+		return c;
+	if (pa != pb)
+		return (int)pa - (int)pb;
+	return (int)porta - (int)portb;
+}
+
+static int
+service_cmp(const void *a, const void *b)
+{
+	const struct lb_service_cfg *x = a, *y = b;
+
+	return key_cmp(&x->vip, x->proto, x->port, &y->vip, y->proto, y->port);
+}
+
+void
+lb_ftable_sort(struct lb_ftable *ft)
+{
+	uint32_t i;
+
+	qsort(ft->services, ft->n_services, sizeof(*ft->services), service_cmp);
+	for (i = 0; i < ft->n_services; i++)
+		qsort(ft->services[i].backends, ft->services[i].n_backends,
+			sizeof(*ft->services[i].backends), backend_cmp);
+}
+
+void
+lb_ftable_key(const struct lb_service_cfg *sc, struct lb_svc_key *k)
+{
+	lb_svc_key_v4(k, sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto);
+}
+
+int
+lb_ftable_find(const struct lb_ftable *ft, const struct lb_svc_key *k)
+{
+	uint32_t i;
+
+	for (i = 0; i < ft->n_services; i++) {
+		const struct lb_service_cfg *s = &ft->services[i];
+
+		if (s->vip.a32[0] == k->vip.a32[0] && s->proto == k->proto &&
+			rte_cpu_to_be_16(s->port) == k->port)
+			return (int)i;
+	}
+	return -1;
+}
+
+static const char *
+svc_name(const struct lb_service_cfg *s, char *buf, size_t len)
+{
+	char a[16];
+
+	snprintf(buf, len, "%s %s:%u", s->proto == LB_IPPROTO_UDP ? "udp" : "tcp",
+		lb_addr_str(&s->vip, a, sizeof(a)), s->port);
+	return buf;
+}
+
+static int
+id_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
+{
+	uint32_t i, j, n = 0, total = lb_ftable_backend_count(ft);
+	const struct lb_service_cfg **order;
+	uint32_t *ids;
+	char s[48], d[16];
+	int rc = 0;
+
+	if (ft->maglev_size < LB_MAGLEV_MIN_SIZE || ft->maglev_size > LB_MAGLEV_MAX_SIZE ||
+		!lb_is_prime(ft->maglev_size))
+		return fail(err, len, "maglev_size %u is not a prime in %u..%u", ft->maglev_size,
+			LB_MAGLEV_MIN_SIZE, LB_MAGLEV_MAX_SIZE);
+	order = calloc(ft->n_services + 1, sizeof(*order));
+	ids = calloc(total + 1, sizeof(*ids));
+	if (order == NULL || ids == NULL) {
+		free(order);
+		free(ids);
+		return fail(err, len, "out of memory");
+	}
+	for (i = 0; rc == 0 && i < ft->n_services; i++) {
+		const struct lb_service_cfg *sc = &ft->services[i];
+		struct lb_backend_cfg *b;
+
+		svc_name(sc, s, sizeof(s));
+		if (sc->port == 0 || (sc->proto != LB_IPPROTO_TCP && sc->proto != LB_IPPROTO_UDP) ||
+			sc->af != LB_AF_INET) {
+			rc = fail(err, len, "service %s: bad port, protocol or family", s);
+			break;
+		}
+		if (sc->n_backends > LB_MAGLEV_MAX_BACKENDS) {
+			rc = fail(err, len, "service %s: %u backends, at most %u", s,
+				sc->n_backends, LB_MAGLEV_MAX_BACKENDS);
+			break;
+		}
+		b = malloc(sizeof(*b) * (sc->n_backends + 1));
+		if (b == NULL) {
+			rc = fail(err, len, "out of memory");
+			break;
+		}
+		memcpy(b, sc->backends, sizeof(*b) * sc->n_backends);
+		qsort(b, sc->n_backends, sizeof(*b), backend_cmp);
+		for (j = 0; rc == 0 && j < sc->n_backends; j++) {
+			lb_addr_str(&b[j].dip, d, sizeof(d));
+			if (b[j].port == 0 || b[j].weight > LB_MAGLEV_MAX_WEIGHT ||
+				b[j].state > LB_BACKEND_MAINT)
+				rc = fail(err, len,
+					"service %s: backend %s:%u: bad port, weight or state", s,
+					d, b[j].port);
+			else if (j > 0 && backend_cmp(&b[j - 1], &b[j]) == 0)
+				rc = fail(err, len, "service %s: backend %s:%u listed twice", s, d,
+					b[j].port);
+			ids[n++] = b[j].id;
+		}
+		free(b);
+		order[i] = sc;
+	}
+	if (rc == 0) {
+		struct lb_service_cfg *copy = malloc(sizeof(*copy) * (ft->n_services + 1));
+
+		if (copy == NULL) {
+			rc = fail(err, len, "out of memory");
+		} else {
+			memcpy(copy, ft->services, sizeof(*copy) * ft->n_services);
+			qsort(copy, ft->n_services, sizeof(*copy), service_cmp);
+			for (i = 1; rc == 0 && i < ft->n_services; i++)
+				if (service_cmp(&copy[i - 1], &copy[i]) == 0)
+					rc = fail(err, len, "service %s listed twice",
+						svc_name(&copy[i], s, sizeof(s)));
+			free(copy);
+		}
+	}
+	if (rc == 0) {
+		qsort(ids, n, sizeof(*ids), id_cmp);
+		for (i = 1; rc == 0 && i < n; i++)
+			if (ids[i - 1] == ids[i])
+				rc = fail(err, len, "backend id %u used twice", ids[i]);
+	}
+	free(order);
+	free(ids);
+	return rc;
+}
+
+int
+lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
+	struct lb_ftable *out, char *err, size_t len)
+{
+	uint32_t i, n = base->n_services, cap = base->n_services + d->n_upsert;
+	struct lb_service_cfg *svcs;
+	char s[48];
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	svcs = calloc(cap ? cap : 1, sizeof(*svcs));
+	if (svcs == NULL)
+		return fail(err, len, "out of memory");
+	out->services = svcs;
+	out->seed = d->has_options ? d->seed : base->seed;
+	out->maglev_size = d->has_options ? d->maglev_size : base->maglev_size;
+	for (i = 0; i < n; i++) {
+		out->n_services = i + 1;
+		if (copy_service(&svcs[i], &base->services[i]) != 0) {
+			rc = fail(err, len, "out of memory");
+			goto out;
+		}
+	}
+	for (i = 0; i < d->n_remove; i++) {
+		int k = lb_ftable_find(out, &d->remove[i]);
+
+		if (k < 0) {
+			struct lb_service_cfg tmp = {.port = rte_be_to_cpu_16(d->remove[i].port),
+				.proto = d->remove[i].proto};
+
+			tmp.vip = d->remove[i].vip;
+			rc = fail(err, len, "removes service %s, which the base lacks",
+				svc_name(&tmp, s, sizeof(s)));
+			goto out;
+		}
+		free(svcs[k].backends);
+		svcs[k] = svcs[--out->n_services];
+	}
+	for (i = 0; i < d->n_upsert; i++) {
+		struct lb_svc_key key;
+		int k;
+
+		lb_ftable_key(&d->upsert[i], &key);
+		k = lb_ftable_find(out, &key);
+		if (k >= 0)
+			free(svcs[k].backends);
+		else
+			k = (int)out->n_services++;
+		if (copy_service(&svcs[k], &d->upsert[i]) != 0) {
+			svcs[k] = svcs[--out->n_services];
+			rc = fail(err, len, "out of memory");
+			goto out;
+		}
+	}
+	lb_ftable_sort(out);
+	rc = lb_ftable_validate(out, err, len);
+out:
+	if (rc != 0)
+		lb_ftable_free(out);
+	return rc;
+}
+
+static bool
+service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
+{
+	uint32_t i;
+
+	if (service_cmp(a, b) != 0 || a->id != b->id || a->n_backends != b->n_backends)
+		return false;
+	/* Tables are sorted, so equal backend lists are equal arrays. */
+	for (i = 0; i < a->n_backends; i++) {
+		const struct lb_backend_cfg *x = &a->backends[i], *y = &b->backends[i];
+
+		if (backend_cmp(x, y) != 0 || memcmp(&x->host, &y->host, sizeof(x->host)) != 0 ||
+			x->weight != y->weight || x->state != y->state || x->id != y->id)
+			return false;
+	}
+	return true;
+}
+
+int
+lb_ftable_diff(
+	const struct lb_ftable *from, const struct lb_ftable *to, struct lb_ftable_delta *out)
+{
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->upsert = calloc(to->n_services + 1, sizeof(*out->upsert));
+	out->remove = calloc(from->n_services + 1, sizeof(*out->remove));
+	if (out->upsert == NULL || out->remove == NULL)
+		goto nomem;
+	for (i = 0; i < to->n_services; i++) {
+		struct lb_svc_key k;
+		int j;
+
+		lb_ftable_key(&to->services[i], &k);
+		j = lb_ftable_find(from, &k);
+		if (j >= 0 && service_equal(&from->services[j], &to->services[i]))
+			continue;
+		if (copy_service(&out->upsert[out->n_upsert], &to->services[i]) != 0)
+			goto nomem;
+		out->n_upsert++;
+	}
+	for (i = 0; i < from->n_services; i++) {
+		struct lb_svc_key k;
+
+		lb_ftable_key(&from->services[i], &k);
+		if (lb_ftable_find(to, &k) < 0)
+			out->remove[out->n_remove++] = k;
+	}
+	if (from->seed.k0 != to->seed.k0 || from->seed.k1 != to->seed.k1 ||
+		from->maglev_size != to->maglev_size) {
+		out->has_options = true;
+		out->seed = to->seed;
+		out->maglev_size = to->maglev_size;
+	}
+	return 0;
+nomem:
+	lb_ftable_delta_free(out);
+	return -LB_ENOMEM;
+}
+
+bool
+lb_ftable_delta_empty(const struct lb_ftable_delta *d)
+{
+	return d->n_upsert == 0 && d->n_remove == 0 && !d->has_options;
+}
+
+void
+lb_ftable_delta_free(struct lb_ftable_delta *d)
+{
+	uint32_t i;
+
+	for (i = 0; d->upsert != NULL && i < d->n_upsert; i++)
+		free(d->upsert[i].backends);
+	free(d->upsert);
+	free(d->remove);
+	memset(d, 0, sizeof(*d));
+}
+
+static const char *const state_names[] = {"active", "drain", "maint"};
+
+int
+lb_ftable_write(const struct lb_ftable *ft, FILE *f)
+{
+	uint32_t i, j;
+	char a[16], h[16];
+
+	fprintf(f, "flow_table = {\n\thash_seed = \"%016llx%016llx\";\n",
+		(unsigned long long)ft->seed.k0, (unsigned long long)ft->seed.k1);
+	fprintf(f, "\tmaglev_size = %u;\n\tservices = (", ft->maglev_size);
+	for (i = 0; i < ft->n_services; i++) {
+		const struct lb_service_cfg *s = &ft->services[i];
+
+		fprintf(f, "%s\n\t\t{\n\t\t\tvip = \"%s\";\n\t\t\tprotocol = \"%s\";\n",
+			i ? "," : "", lb_addr_str(&s->vip, a, sizeof(a)),
+			s->proto == LB_IPPROTO_UDP ? "udp" : "tcp");
+		fprintf(f, "\t\t\tport = %u;\n\t\t\tbackends = (", s->port);
+		for (j = 0; j < s->n_backends; j++) {
+			const struct lb_backend_cfg *b = &s->backends[j];
+
+			fprintf(f,
+				"%s\n\t\t\t\t{ dip = \"%s\"; port = %u; weight = %u; host = "
+				"\"%s\"; "
+				"state = \"%s\"; }",
+				j ? "," : "", lb_addr_str(&b->dip, a, sizeof(a)), b->port,
+				b->weight, lb_addr_str(&b->host, h, sizeof(h)),
+				state_names[b->state <= LB_BACKEND_MAINT ? b->state : 0]);
+		}
+		fprintf(f, "%s);\n\t\t}", s->n_backends ? "\n\t\t\t" : "");
+	}
+	fprintf(f, "%s);\n};\n", ft->n_services ? "\n\t" : "");
+	return ferror(f) ? -LB_EIO : 0;
+}
