@@ -10,9 +10,10 @@
  *   VM -> uplink  (ha_return.c): direct server return. A packet from a
  *       load-balanced DIP:port leaves with source VIP:port, straight to the
  *       router; everything else a VM sends passes through untouched.
- * The VIP <-> DIP mapping comes from the flow table (config today, the
- * manager later), never from traffic. Same rules as the mux: no locks,
- * atomics or logging on the packet path; every drop counted by reason.
+ * The VIP <-> DIP mapping comes from the flow table (the configuration
+ * file, or the manager in managed mode), never from traffic. Same rules as
+ * the mux: no locks, atomics or logging on the packet path; every drop
+ * counted by reason.
  */
 #ifndef HA_AGENT_H
 #define HA_AGENT_H
@@ -51,7 +52,7 @@ struct ha_lb {
 
 /* Compiled mapping; immutable once workers run. */
 struct ha_map {
-	uint64_t version;	      /* 1 at start, +1 per applied reload */
+	uint64_t version;	      /* 1 at start, +1 per reload; managed: the manager's */
 	struct rte_hash *by_dip_port; /* (dip, dport, proto) -> ha_lb index (return path) */
 	struct rte_hash *by_vip_dip;  /* (vip, vport, proto, dip) -> ha_lb index (ICMP quotes) */
 	uint32_t n_lb;
@@ -78,7 +79,7 @@ struct ha_txbuf {
 };
 
 struct ha_worker {
-	/* read-only settings, but the map: swapped by the main thread under RCU */
+	/* read-only settings, but the map: swapped by the control side under RCU */
 	const struct ha_map *map;
 	struct rte_rcu_qsbr *qsv;
 	uint16_t uplink;
@@ -101,6 +102,15 @@ struct ha_worker {
 	struct ha_counters cnt;
 } __rte_cache_aligned;
 
+/*
+ * Compile the mapping of ft (the file's table, or the manager's) for the
+ * agent cfg describes: its PA and VMs. Returns 0, or -1 with the reason in
+ * errbuf; either way m is the caller's to ha_map_free().
+ */
+int ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ftable *ft,
+	char *errbuf, size_t len);
+
+/* ha_map_compile() of the configuration's own flow table. */
 int ha_map_build(struct ha_map *m, const struct ha_config *cfg, char *errbuf, size_t len);
 
 void ha_map_free(struct ha_map *m);

@@ -4,6 +4,12 @@
  * accepts tunnels from, the uplink, one port per local VM, and the flow
  * table (the same group a mux reads), of which it keeps the backends whose
  * host is its own PA.
+ *
+ * With a top-level "manager" group the agent is managed: the flow table
+ * comes from the manager only, so the file's flow_table is optional and,
+ * when present, checked and then dropped. This loader only finds the
+ * group; main.c parses it with lb_member_cfg_load(), so this library does
+ * not link the member library.
  */
 #ifndef HA_CONFIG_H
 #define HA_CONFIG_H
@@ -43,7 +49,12 @@ struct ha_config {
 	uint16_t n_vms;
 	struct ha_vm_cfg vms[HA_MAX_VMS];
 
-	struct lb_ftable ftable;
+	struct lb_ftable ftable; /* empty when managed */
+
+	/* The "manager" group (lives as long as file), or NULL: standalone. */
+	const config_setting_t *manager;
+	bool managed;
+	bool ftable_ignored; /* managed, and the file had a flow_table anyway */
 };
 
 /* Load path; on error err says file, line and field, and *cfg is freed. */

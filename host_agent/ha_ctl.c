@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Replacing the agent's mapping while it runs (SIGHUP today, the manager's
- * COMMIT later): the new map is built beside the old one, published with
- * one atomic pointer store, and the old one is freed after the lcore has
- * reported an RCU quiescent state (or gone offline to nap).
+ * Replacing the agent's mapping while it runs, on SIGHUP (standalone) or
+ * the manager's COMMIT (managed): the new map is built beside the old one,
+ * published with one atomic pointer store, and the old one is freed after
+ * the lcore has reported an RCU quiescent state (or gone offline to nap).
+ * The map holds no stable ids, so unlike the mux's generations a build
+ * does not depend on the map it replaces.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_rcu_qsbr.h>
+#include <rte_telemetry.h>
 
 #include "ha_agent.h"
 #include "ha_ctl.h"
 #include "lb_log.h"
+#include "lb_member.h"
+
+#define RD(x) (*(const volatile uint64_t *)&(x))
 
 static void
 warn_unreloadable(const struct ha_config *a, const struct ha_config *b)
@@ -36,25 +43,56 @@ warn_unreloadable(const struct ha_config *a, const struct ha_config *b)
 		LB_WARN("reload applies the flow table only; restart to apply the other changes");
 }
 
-int
-ha_reload(struct ha_worker *w, const char *path, const struct ha_config *running)
+void
+ha_map_publish(struct ha_ctl *c, struct ha_map *m)
 {
-	const struct ha_map *old = w->map;
+	struct ha_worker *w = c->w;
+	struct ha_map *old;
+
+	pthread_mutex_lock(&c->map_lock);
+	old = (struct ha_map *)(uintptr_t)w->map;
+	__atomic_store_n(&w->map, m, __ATOMIC_RELEASE);
+	/* The lcore finishes the loop that loaded the old pointer first. */
+	rte_rcu_qsbr_synchronize(w->qsv, RTE_QSBR_THRID_INVALID);
+	ha_map_free(old);
+	free(old);
+	pthread_mutex_unlock(&c->map_lock);
+}
+
+int
+ha_reload(struct ha_ctl *c)
+{
+	const struct ha_map *old = c->w->map;
 	struct ha_config nc;
 	struct lb_cfg_err err;
 	struct ha_map *m;
 	char errbuf[256];
 	int rc;
 
-	rc = ha_config_load(&nc, path, &err);
+	rc = ha_config_load(&nc, c->path, &err);
 	if (rc != 0) {
 		LB_ERR("reload refused: %s", err.msg);
 		return rc;
 	}
-	warn_unreloadable(running, &nc);
+	warn_unreloadable(c->cfg, &nc);
+	if (c->cfg->managed) {
+		if (!nc.managed)
+			LB_WARN("%s: no manager group any more; restart to run standalone",
+				c->path);
+		LB_INFO("managed: the flow table comes from the manager");
+		ha_config_free(&nc);
+		return 0;
+	}
+	if (nc.managed) {
+		/* Its flow table is dropped: applying it would empty the mapping. */
+		LB_ERR("reload refused: %s: manager: switching to managed mode needs a restart",
+			c->path);
+		ha_config_free(&nc);
+		return -1;
+	}
 	m = calloc(1, sizeof(*m));
 	if (m == NULL || ha_map_build(m, &nc, errbuf, sizeof(errbuf)) != 0) {
-		LB_ERR("reload refused: %s: %s", path, m ? errbuf : "out of memory");
+		LB_ERR("reload refused: %s: %s", c->path, m ? errbuf : "out of memory");
 		if (m != NULL)
 			ha_map_free(m);
 		free(m);
@@ -62,12 +100,118 @@ ha_reload(struct ha_worker *w, const char *path, const struct ha_config *running
 		return -1;
 	}
 	m->version = old->version + 1;
-	__atomic_store_n(&w->map, m, __ATOMIC_RELEASE);
-	rte_rcu_qsbr_synchronize(w->qsv, RTE_QSBR_THRID_INVALID);
-	ha_map_free((struct ha_map *)(uintptr_t)old);
-	free((void *)(uintptr_t)old);
+	ha_map_publish(c, m);
 	LB_INFO("reloaded flow table: version %llu, %u load-balanced endpoints",
 		(unsigned long long)m->version, m->n_lb);
 	ha_config_free(&nc);
 	return 0;
+}
+
+/* ---- managed mode: the member's callbacks ---- */
+
+static void *
+member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *err, size_t len)
+{
+	struct ha_ctl *c = arg;
+	struct ha_map *m = calloc(1, sizeof(*m));
+
+	if (m == NULL) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	if (ha_map_compile(m, c->cfg, next, err, len) != 0) {
+		ha_map_free(m);
+		free(m);
+		return NULL;
+	}
+	m->version = version;
+	return m;
+}
+
+static void
+member_publish(void *arg, void *built, uint64_t version)
+{
+	struct ha_ctl *c = arg;
+	struct ha_map *m = built;
+
+	m->version = version;
+	ha_map_publish(c, m);
+	LB_INFO("managed: applied flow table version %llu: %u load-balanced endpoints",
+		(unsigned long long)version, m->n_lb);
+}
+
+static void
+member_discard(void *arg, void *built)
+{
+	struct ha_map *m = built;
+
+	RTE_SET_USED(arg);
+	if (m == NULL)
+		return;
+	ha_map_free(m);
+	free(m);
+}
+
+/* Append one counter for the STATUS heartbeat, if there is room. */
+static void
+put_counter(struct lb_counter *out, uint32_t *n, uint32_t max, const char *name, uint64_t value)
+{
+	if (*n >= max)
+		return;
+	snprintf(out[*n].name, sizeof(out[*n].name), "%s", name);
+	out[(*n)++].value = value;
+}
+
+static uint32_t
+member_counters(void *arg, struct lb_counter *out, uint32_t max)
+{
+	const struct ha_worker *w = ((const struct ha_ctl *)arg)->w;
+	uint64_t drops = 0;
+	uint32_t n = 0;
+	int d;
+
+	for (d = 1; d < LB_DROP_MAX; d++)
+		drops += RD(w->cnt.drops[d]);
+	put_counter(out, &n, max, "decap", RD(w->cnt.decap));
+	put_counter(out, &n, max, "dsr", RD(w->cnt.dsr));
+	put_counter(out, &n, max, "drops", drops);
+	return n;
+}
+
+const struct lb_member_ops ha_member_ops = {
+	.build = member_build,
+	.publish = member_publish,
+	.discard = member_discard,
+	.counters = member_counters,
+};
+
+/* ---- telemetry ---- */
+
+static struct ha_ctl *tel_ctl;
+
+/* Telemetry runs in its own thread, not an RCU reader: hold the map. */
+static int
+tel_flow_table(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	pthread_mutex_lock(&tel_ctl->map_lock);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "version", tel_ctl->w->map->version);
+	rte_tel_data_add_dict_u64(d, "endpoints", tel_ctl->w->map->n_lb);
+	/* 22.11 telemetry has no booleans: 1 or 0. */
+	rte_tel_data_add_dict_u64(d, "managed", tel_ctl->cfg->managed);
+	rte_tel_data_add_dict_u64(d, "manager_connected",
+		tel_ctl->member != NULL && tel_ctl->member_connected(tel_ctl->member));
+	pthread_mutex_unlock(&tel_ctl->map_lock);
+	return 0;
+}
+
+int
+ha_ctl_telemetry_register(struct ha_ctl *c)
+{
+	tel_ctl = c;
+	return rte_telemetry_register_cmd("/sluice/agent/flow_table", tel_flow_table,
+		"Mapping version, load-balanced endpoints, managed and manager_connected "
+		"(1/0). No parameters.");
 }

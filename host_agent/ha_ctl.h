@@ -1,15 +1,54 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The agent's control side: replacing the mapping while the lcore runs.
+ * A standalone agent takes a new flow table from its file on SIGHUP
+ * (ha_reload); a managed one from the manager's two-phase commit only
+ * (ha_member_ops, called by the member's thread), and SIGHUP leaves the
+ * mapping alone.
+ */
 #ifndef HA_CTL_H
 #define HA_CTL_H
 
+#include <pthread.h>
+#include <stdbool.h>
+
 #include "ha_agent.h"
 
+struct lb_member;
+struct lb_member_ops;
+
+struct ha_ctl {
+	struct ha_worker *w;
+	const struct ha_config *cfg; /* the running configuration */
+	const char *path;	     /* its file, re-read on SIGHUP */
+	pthread_mutex_t map_lock;    /* telemetry vs. map swaps; never the lcore */
+	/*
+	 * Managed mode (cfg->managed): the member, set by main.c, which alone
+	 * links the member library, hence the function pointer. Read by
+	 * telemetry under map_lock.
+	 */
+	struct lb_member *member;
+	bool (*member_connected)(const struct lb_member *m);
+};
+
 /*
- * Re-read path and apply its flow table to the running agent; other
+ * Re-read the file and apply its flow table to the running agent; other
  * changes need a restart (a warning says so). On a bad file nothing
- * changes and the reason is logged with file, line and field. Returns 0 or
- * a negative code.
+ * changes and the reason is logged with file, line and field. A managed
+ * agent only checks the file. Returns 0 or a negative code.
  */
-int ha_reload(struct ha_worker *w, const char *path, const struct ha_config *running);
+int ha_reload(struct ha_ctl *c);
+
+/*
+ * Make m the running mapping: one atomic store, an RCU grace period for
+ * the lcore, then the old map is freed. m must come from calloc().
+ */
+void ha_map_publish(struct ha_ctl *c, struct ha_map *m);
+
+/* The agent's side of the manager's commit (arg: the struct ha_ctl). */
+extern const struct lb_member_ops ha_member_ops;
+
+/* Register /sluice/agent/flow_table (read-only). */
+int ha_ctl_telemetry_register(struct ha_ctl *c);
 
 #endif /* HA_CTL_H */

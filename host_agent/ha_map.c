@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The agent's mapping, compiled from the flow table: every backend whose
- * host is this agent's PA becomes an ha_lb (VIP:vport <-> DIP:dport),
- * found by the return path from (DIP, dport, proto) and by ICMP quote
- * translation from (VIP, vport, proto, DIP).
+ * The agent's mapping, compiled from a flow table (the file's, or the
+ * manager's in managed mode): every backend whose host is this agent's PA
+ * becomes an ha_lb (VIP:vport <-> DIP:dport), found by the return path from
+ * (DIP, dport, proto) and by ICMP quote translation from (VIP, vport,
+ * proto, DIP).
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,20 +46,22 @@ make_hash(const char *name, uint32_t entries, uint32_t key_len)
 }
 
 int
-ha_map_build(struct ha_map *m, const struct ha_config *cfg, char *errbuf, size_t len)
+ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ftable *ft,
+	char *errbuf, size_t len)
 {
-	const struct lb_ftable *ft = &cfg->ftable;
 	uint32_t s, b, total = lb_ftable_backend_count(ft), entries;
 	char a[16], d[16], name[32];
 	static unsigned seq;
+	unsigned n;
 
 	memset(m, 0, sizeof(*m));
 	entries = total + 64;
 	m->lb = rte_zmalloc("ha_lb", sizeof(*m->lb) * (total + 1), 0);
 	/* Names are unique per build: a reload builds the next map beside the old. */
-	snprintf(name, sizeof(name), "ha_dip_%u", seq);
+	n = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
+	snprintf(name, sizeof(name), "ha_dip_%u", n);
 	m->by_dip_port = make_hash(name, entries, sizeof(struct ha_dkey));
-	snprintf(name, sizeof(name), "ha_vip_%u", seq++);
+	snprintf(name, sizeof(name), "ha_vip_%u", n);
 	m->by_vip_dip = make_hash(name, entries, sizeof(struct ha_vkey));
 	if (m->lb == NULL || m->by_dip_port == NULL || m->by_vip_dip == NULL) {
 		snprintf(errbuf, len, "out of memory for the mapping tables");
@@ -113,6 +116,12 @@ ha_map_build(struct ha_map *m, const struct ha_config *cfg, char *errbuf, size_t
 		}
 	}
 	return 0;
+}
+
+int
+ha_map_build(struct ha_map *m, const struct ha_config *cfg, char *errbuf, size_t len)
+{
+	return ha_map_compile(m, cfg, &cfg->ftable, errbuf, len);
 }
 
 void

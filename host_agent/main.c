@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sluice-agent: load the configuration, start EAL, the uplink and one port
- * per VM, compile the mapping, run the lcore until SIGINT/SIGTERM, then
+ * per VM, compile the mapping, run the lcore (and, when managed, the member
+ * of the manager's commit on a control thread) until SIGINT/SIGTERM, then
  * print what happened.
  */
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include "ha_stats.h"
 #include "lb_dpdk.h"
 #include "lb_log.h"
+#include "lb_member.h"
 
 #define RD(x) (*(const volatile uint64_t *)&(x))
 
@@ -35,6 +38,45 @@ usage(FILE *out)
 		     "  --stats-json FILE    write the final counters as JSON to FILE\n"
 		     "  --exit-on-eof        exit once every rx_pcap input is consumed (tests)\n"
 		     "  -q, --quiet          no summary on stdout\n");
+}
+
+/*
+ * Managed mode: create the member on the running mapping's table (empty,
+ * version 0). It dials the manager in the background; its thread starts
+ * after the lcore. Returns 0, or -1 with a message in errbuf.
+ */
+static int
+member_create(struct ha_ctl *c, const struct lb_member_cfg *mc, char *errbuf, size_t len)
+{
+	struct lb_member *m;
+
+	m = lb_member_create(
+		mc, &ha_member_ops, c, &c->cfg->ftable, c->w->map->version, errbuf, len);
+	if (m == NULL)
+		return -1;
+	pthread_mutex_lock(&c->map_lock);
+	c->member_connected = lb_member_connected;
+	c->member = m;
+	pthread_mutex_unlock(&c->map_lock);
+	return 0;
+}
+
+/* Stop the member's thread and free the member (telemetry forgets it first). */
+static void
+member_destroy(struct ha_ctl *c, pthread_t *thread)
+{
+	struct lb_member *m = c->member;
+
+	if (m == NULL)
+		return;
+	if (thread != NULL) {
+		lb_member_stop(m);
+		pthread_join(*thread, NULL);
+	}
+	pthread_mutex_lock(&c->map_lock);
+	c->member = NULL;
+	pthread_mutex_unlock(&c->map_lock);
+	lb_member_destroy(m);
 }
 
 int
@@ -49,6 +91,9 @@ main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	static struct ha_config cfg;
+	static struct ha_ctl ctl;
+	struct lb_member_cfg mcfg;
+	pthread_t member_thread;
 	struct ha_map *map;
 	size_t qsz;
 	static struct ha_worker w;
@@ -96,6 +141,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "sluice-agent: %s\n", cerr.msg);
 		return 1;
 	}
+	if (lb_member_cfg_load(config_root_setting(&cfg.file), config, &mcfg, &cerr) < 0) {
+		fprintf(stderr, "sluice-agent: %s\n", cerr.msg);
+		return 1;
+	}
+	mcfg.role = LB_ROLE_AGENT;
 	if (eof) {
 		unsigned f;
 		int o;
@@ -156,10 +206,19 @@ main(int argc, char **argv)
 		w.vm_of_port[id] = (int8_t)v;
 	}
 	w.n_vms = cfg.n_vms;
+	/*
+	 * A managed agent starts empty at version 0: the file's table, if any,
+	 * was dropped, and nothing is mapped until the manager's arrives.
+	 */
+	if (cfg.managed)
+		LB_INFO("managed by %s as \"%s\": starting empty at version 0; the mapping "
+			"comes with the manager's flow table%s",
+			mcfg.url, mcfg.id,
+			cfg.ftable_ignored ? " (the file's flow_table is ignored)" : "");
 	map = calloc(1, sizeof(*map));
 	if (map == NULL || ha_map_build(map, &cfg, errbuf, sizeof(errbuf)) != 0)
 		goto fail;
-	map->version = 1;
+	map->version = cfg.managed ? 0 : 1;
 	w.map = map;
 	qsz = rte_rcu_qsbr_get_memsize(1);
 	w.qsv = rte_zmalloc("ha_qsbr", qsz, RTE_CACHE_LINE_SIZE);
@@ -175,17 +234,34 @@ main(int argc, char **argv)
 	w.mss_clamp = cfg.mss_clamp;
 	w.busy_poll = cfg.busy_poll;
 	w.idle_sleep_us = cfg.idle_sleep_us;
-	if (ha_telemetry_register(&w) != 0)
-		LB_WARN("telemetry command not registered");
+	ctl.w = &w;
+	ctl.cfg = &cfg;
+	ctl.path = config;
+	pthread_mutex_init(&ctl.map_lock, NULL);
+	if (ha_telemetry_register(&w) != 0 || ha_ctl_telemetry_register(&ctl) != 0)
+		LB_WARN("telemetry commands not registered");
 
 	lcore = rte_get_next_lcore(-1, 1, 0);
 	if (lcore >= RTE_MAX_LCORE) {
 		snprintf(errbuf, sizeof(errbuf), "no worker lcore");
 		goto fail;
 	}
+	if (cfg.managed && member_create(&ctl, &mcfg, errbuf, sizeof(errbuf)) != 0)
+		goto fail;
 	lb_signals_install(&w.quit);
 	LB_INFO("%u VMs, %u load-balanced endpoints, %u muxes", cfg.n_vms, map->n_lb, cfg.n_muxes);
 	rte_eal_remote_launch(ha_worker_main, &w, lcore);
+	/* A control thread, not the worker lcore: it blocks on the network. */
+	if (ctl.member != NULL) {
+		rc = rte_ctrl_thread_create(
+			&member_thread, "sluice-member", NULL, lb_member_run, ctl.member);
+		if (rc != 0) {
+			snprintf(errbuf, sizeof(errbuf), "member thread: %s", strerror(-rc));
+			w.quit = true;
+			rte_eal_mp_wait_lcore();
+			goto fail;
+		}
+	}
 	while (!w.quit) {
 		if (eof) {
 			uint64_t seen = RD(w.cnt.uplink_rx);
@@ -206,10 +282,12 @@ main(int argc, char **argv)
 				w.quit = true;
 		}
 		if (lb_reload_requested()) {
-			ha_reload(&w, config, &cfg);
+			ha_reload(&ctl);
 		}
 		nanosleep(&nap, NULL);
 	}
+	/* No map changes while the lcore drains and the summary reads it. */
+	member_destroy(&ctl, &member_thread);
 	rte_eal_mp_wait_lcore();
 	if (!quiet)
 		ha_stats_print(&w, &cfg, stdout);
@@ -226,6 +304,7 @@ main(int argc, char **argv)
 	goto out;
 fail:
 	LB_ERR("%s", errbuf);
+	member_destroy(&ctl, NULL); /* its thread was never started */
 out : {
 	uint16_t pid;
 

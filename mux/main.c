@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sluice-mux: wires the modules together. Load the configuration, start
- * EAL, the ports and the first generation, launch the workers, wait for a
- * signal (or for pcap input to run out), then print what happened.
+ * EAL, the ports and the first generation, launch the workers (and, when
+ * managed, the member of the manager's commit on a control thread), wait
+ * for a signal (or for pcap input to run out), then print what happened.
  */
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include "lb_dpdk.h"
 #include "lb_err.h"
 #include "lb_log.h"
+#include "lb_member.h"
 #include "mux_app.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
@@ -186,6 +189,45 @@ inputs_done(const struct mux_app *app, uint64_t expected)
 	return seen >= expected;
 }
 
+/*
+ * Managed mode: create the member on the running table (empty, version 0).
+ * It dials the manager in the background; its thread starts later, after
+ * the workers. Returns 0, or -1 with a message in errbuf.
+ */
+static int
+member_create(struct mux_app *app, const struct lb_member_cfg *mc, char *errbuf, size_t len)
+{
+	struct lb_member *m;
+
+	m = lb_member_create(
+		mc, &mux_member_ops, app, &app->cfg.ftable, app->ctx.gen->version, errbuf, len);
+	if (m == NULL)
+		return -1;
+	pthread_mutex_lock(&app->gen_lock);
+	app->member_connected = lb_member_connected;
+	app->member = m;
+	pthread_mutex_unlock(&app->gen_lock);
+	return 0;
+}
+
+/* Stop the member's thread and free the member (telemetry forgets it first). */
+static void
+member_destroy(struct mux_app *app, pthread_t *thread)
+{
+	struct lb_member *m = app->member;
+
+	if (m == NULL)
+		return;
+	if (thread != NULL) {
+		lb_member_stop(m);
+		pthread_join(*thread, NULL);
+	}
+	pthread_mutex_lock(&app->gen_lock);
+	app->member = NULL;
+	pthread_mutex_unlock(&app->gen_lock);
+	lb_member_destroy(m);
+}
+
 static void
 nap_ms(long ms)
 {
@@ -201,6 +243,8 @@ main(int argc, char **argv)
 	struct mux_opts o;
 	struct lb_cfg_err cerr;
 	struct lb_eal_argv ea;
+	struct lb_member_cfg mcfg;
+	pthread_t member_thread;
 	char errbuf[512], rundir[PATH_MAX];
 	uint64_t expected = 0;
 	size_t qsz;
@@ -215,6 +259,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "sluice-mux: %s\n", cerr.msg);
 		return 1;
 	}
+	rc = lb_member_cfg_load(config_root_setting(&app.cfg.file), o.config, &mcfg, &cerr);
+	if (rc < 0) {
+		fprintf(stderr, "sluice-mux: %s\n", cerr.msg);
+		return 1;
+	}
+	mcfg.role = LB_ROLE_MUX;
 	if (o.workers)
 		app.cfg.workers = (uint16_t)o.workers;
 	if (o.busy_poll)
@@ -264,8 +314,18 @@ main(int argc, char **argv)
 	if (rc != 0)
 		goto fail;
 
-	/* Reloads may grow the table to twice its size, or to 65,536 backends. */
-	app.ctx.gen = mux_gen_build(&app.cfg.ftable, 1,
+	/*
+	 * Reloads may grow the table to twice its size, or to 65,536 backends.
+	 * A managed mux starts empty at version 0: the file's table, if any,
+	 * was dropped, and nothing is forwarded until the manager's arrives.
+	 */
+	if (app.cfg.managed)
+		LB_INFO("managed by %s as \"%s\": starting empty at version 0; forwarding "
+			"starts with the manager's flow table%s",
+			mcfg.url, mcfg.id,
+			app.cfg.ftable_ignored ? " (the file's flow_table is ignored)" : "");
+	app.seed_fixed = !app.cfg.managed;
+	app.ctx.gen = mux_gen_build(&app.cfg.ftable, app.cfg.managed ? 0 : 1,
 		RTE_MAX(65536u, 2 * lb_ftable_backend_count(&app.cfg.ftable)),
 		RTE_MAX(8192u, 2 * app.cfg.ftable.n_services), (int)rte_socket_id(), &cerr);
 	if (app.ctx.gen == NULL) {
@@ -312,12 +372,25 @@ main(int argc, char **argv)
 	app.be_freed_at = calloc(app.ctx.gen->cap_backends, sizeof(*app.be_freed_at));
 	app.be_base = calloc(app.ctx.gen->cap_backends, sizeof(*app.be_base));
 	app.svc_base = calloc(app.ctx.gen->cap_services, sizeof(*app.svc_base));
+	if (app.cfg.managed && member_create(&app, &mcfg, errbuf, sizeof(errbuf)) != 0)
+		goto fail;
 	lb_signals_install(&app.ctx.quit);
 	LB_INFO("%u services, %u backends, %u workers, %u ports%s", app.ctx.gen->n_services,
 		app.ctx.gen->n_backends, app.n_workers, app.cfg.n_ports,
 		o.exit_on_eof ? ", exiting at end of input" : "");
 	for (p = 0; p < app.n_workers; p++)
 		rte_eal_remote_launch(mux_worker_main, &app.workers[p], app.workers[p].lcore);
+	/* A control thread, not a worker lcore: it blocks on the network. */
+	if (app.member != NULL) {
+		rc = rte_ctrl_thread_create(
+			&member_thread, "sluice-member", NULL, lb_member_run, app.member);
+		if (rc != 0) {
+			snprintf(errbuf, sizeof(errbuf), "member thread: %s", strerror(-rc));
+			app.ctx.quit = true;
+			rte_eal_mp_wait_lcore();
+			goto fail;
+		}
+	}
 
 	while (!app.ctx.quit) {
 		if (o.exit_on_eof && inputs_done(&app, expected))
@@ -327,6 +400,8 @@ main(int argc, char **argv)
 		}
 		nap_ms(o.exit_on_eof ? 1 : 100);
 	}
+	/* No generation changes while the workers drain and the summary reads it. */
+	member_destroy(&app, &member_thread);
 	rte_eal_mp_wait_lcore();
 
 	if (!o.quiet)
@@ -344,6 +419,7 @@ main(int argc, char **argv)
 	goto out;
 fail:
 	LB_ERR("%s", errbuf);
+	member_destroy(&app, NULL); /* its thread was never started */
 out:
 	mux_ports_stop(app.ports, app.cfg.n_ports);
 	rte_eal_cleanup();

@@ -12,6 +12,8 @@
 #include "mux_port.h"
 #include "mux_worker.h"
 
+struct lb_member;
+
 struct mux_app {
 	struct mux_config cfg;
 	struct mux_ctx ctx;
@@ -24,14 +26,38 @@ struct mux_app {
 	/* Counters at the moment an id was (re)assigned: [cap_backends], [cap_services]. */
 	struct mux_flow_counters *be_base;
 	struct mux_flow_counters *svc_base;
+	/*
+	 * The hash seed keys the connection tables: it may change only while
+	 * no generation with a service has run (a managed mux's version 0).
+	 */
+	bool seed_fixed;
+	/*
+	 * Managed mode (cfg.managed): the member of the manager's commit, set
+	 * by main.c, which alone links the member library, hence the function
+	 * pointer. Both are read by telemetry under gen_lock.
+	 */
+	struct lb_member *member;
+	bool (*member_connected)(const struct lb_member *m);
 };
 
 struct mux_gen;
+struct lb_member_ops;
+
+/*
+ * The mux's side of the manager's commit (arg: the struct mux_app): build
+ * a generation for a table off the fast path, publish it, or throw it away.
+ * Only the member's thread calls them, and in managed mode nothing else
+ * replaces the generation.
+ */
+extern const struct lb_member_ops mux_member_ops;
 
 /* Publish ng, wait an RCU grace period, free the generation it replaced. */
 void mux_gen_publish(struct mux_app *app, struct mux_gen *ng);
 
-/* Re-read the configuration file and apply its flow table (SIGHUP). */
+/*
+ * Re-read the configuration file and apply its flow table (SIGHUP). A
+ * managed mux only checks the file: its flow table comes from the manager.
+ */
 int mux_reload(struct mux_app *app);
 
 /* A service's (backend == 0) or backend's counters summed over workers, since start. */

@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The mux's configuration: EAL options, ports, tunnel and timing settings,
- * and the static flow table. Loaded once at start from a libconfig file
- * (see docs/configuration.md); command-line options may override a few
- * fields. Nothing here changes after the workers start.
+ * the static flow table, and where the manager is. Loaded once at start from
+ * a libconfig file (see docs/configuration.md); command-line options may
+ * override a few fields. Nothing here changes after the workers start.
+ *
+ * With a top-level "manager" group the mux is managed: its flow table comes
+ * from the manager only, so the file's flow_table is optional and, when
+ * present, checked and then dropped (a stale file can never be served).
+ * This loader only finds the group; main.c parses it with
+ * lb_member_cfg_load(), so this library does not link the member library.
  */
 #ifndef MUX_CONFIG_H
 #define MUX_CONFIG_H
@@ -50,7 +56,12 @@ struct mux_config {
 	uint32_t tcp_fin_timeout;
 	uint32_t udp_timeout;
 
-	struct lb_ftable ftable;
+	struct lb_ftable ftable; /* empty when managed */
+
+	/* The "manager" group (lives as long as file), or NULL: standalone. */
+	const config_setting_t *manager;
+	bool managed;
+	bool ftable_ignored; /* managed, and the file had a flow_table anyway */
 
 	/* As the file said, before command-line overrides (for reloads). */
 	uint16_t file_workers;

@@ -9,20 +9,28 @@
  * since the store, so none still reads it. Telemetry readers, which are not
  * RCU threads, take app->gen_lock; workers never do.
  *
- * Today the new table comes from the configuration file on SIGHUP; the
- * manager's COMMIT will come through the same mux_gen_publish().
+ * A standalone mux takes the new table from its configuration file on
+ * SIGHUP (mux_reload). A managed one takes it from the manager's two-phase
+ * commit only: the member thread calls mux_member_ops.build at PREPARE (or
+ * for a snapshot), .publish at COMMIT and .discard at ABORT, and SIGHUP
+ * leaves the flow table alone. Either way only one thread ever replaces the
+ * generation, so a build made against the running generation is still
+ * made against it when it is published.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
-
+#include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
 
 #include "lb_err.h"
+#include "lb_ftable.h"
 #include "lb_log.h"
+#include "lb_member.h"
 #include "mux_app.h"
+#include "mux_conn.h"
 #include "mux_gen.h"
 
 void
@@ -135,6 +143,21 @@ mux_reload(struct mux_app *app)
 		return rc;
 	}
 	warn_unreloadable(&app->cfg, &nc);
+	if (app->cfg.managed) {
+		if (!nc.managed)
+			LB_WARN("%s: no manager group any more; restart to run standalone",
+				app->cfg.path);
+		LB_INFO("managed: the flow table comes from the manager");
+		rc = 0;
+		goto out;
+	}
+	if (nc.managed) {
+		/* Its flow table is dropped: applying it would empty the mux. */
+		LB_ERR("reload refused: %s: manager: switching to managed mode needs a restart",
+			app->cfg.path);
+		rc = -LB_EINVAL;
+		goto out;
+	}
 	if (nc.ftable.seed.k0 != old->seed.k0 || nc.ftable.seed.k1 != old->seed.k1) {
 		/* The connection tables are keyed by the old seed's hashes. */
 		LB_ERR("reload refused: %s: flow_table.hash_seed: changing the seed needs a "
@@ -164,3 +187,157 @@ out:
 	mux_config_free(&nc);
 	return rc;
 }
+
+/* ---- managed mode: the member's callbacks ---- */
+
+/* A prepared generation and the one it was built against. */
+struct mux_build {
+	struct mux_gen *gen;
+	const struct mux_gen *base;
+	uint64_t base_version;
+};
+
+static bool
+seed_equal(const struct lb_hash_seed *a, const struct lb_hash_seed *b)
+{
+	return a->k0 == b->k0 && a->k1 == b->k1;
+}
+
+static void *
+member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *err, size_t len)
+{
+	struct mux_app *app = arg;
+	const struct mux_gen *old = app->ctx.gen;
+	struct lb_cfg_err cerr;
+	struct lb_ftable ft;
+	struct mux_build *b;
+	uint8_t *hold;
+	int rc;
+
+	if (app->seed_fixed && !seed_equal(&next->seed, &old->seed)) {
+		/* The connection tables are keyed by the running seed's hashes. */
+		snprintf(err, len, "changing the hash seed needs a restart of the mux");
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	/* mux_gen_assign_sids() writes the ids into the table: use a copy. */
+	if (b == NULL || lb_ftable_copy(&ft, next) != 0) {
+		free(b);
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	hold = hold_recent(app, old);
+	rc = hold == NULL ? -LB_ENOMEM : mux_gen_assign_sids(old, &ft, hold, &cerr);
+	free(hold);
+	if (rc == -LB_ENOMEM)
+		snprintf(cerr.msg, sizeof(cerr.msg), "out of memory");
+	else if (rc == -LB_EFULL)
+		/* A managed mux starts empty: a restart would not grow it. */
+		snprintf(cerr.msg, sizeof(cerr.msg),
+			"more services or backends than this mux has room for (%u, %u)",
+			old->cap_services, old->cap_backends);
+	if (rc == 0) {
+		b->gen = mux_gen_build(&ft, version, old->cap_backends, old->cap_services,
+			(int)rte_lcore_to_socket_id(rte_get_main_lcore()), &cerr);
+		if (b->gen == NULL)
+			rc = -LB_EINVAL;
+	}
+	lb_ftable_free(&ft);
+	if (rc != 0) {
+		snprintf(err, len, "%s", cerr.msg);
+		free(b);
+		return NULL;
+	}
+	b->base = old;
+	b->base_version = old->version;
+	return b;
+}
+
+static void
+member_publish(void *arg, void *built, uint64_t version)
+{
+	struct mux_app *app = arg;
+	struct mux_build *b = built;
+	struct mux_gen *old = app->ctx.gen, *ng = b->gen;
+	uint16_t w;
+
+	/*
+	 * Stable ids were given against b->base: against any other generation
+	 * they could name another backend. Only this thread publishes in
+	 * managed mode, so this is a broken invariant, not a race.
+	 */
+	if (old != b->base || old->version != b->base_version || ng->version != version) {
+		LB_ERR("managed: version %llu was built on version %llu, but version %llu "
+		       "runs: not published",
+			(unsigned long long)version, (unsigned long long)b->base_version,
+			(unsigned long long)old->version);
+		mux_gen_free(ng);
+		free(b);
+		return;
+	}
+	if (!seed_equal(&ng->seed, &old->seed)) {
+		/*
+		 * Allowed by build only before any service ran, so no table
+		 * holds an entry yet; the store is ordered before the
+		 * generation's release below, which workers load with acquire.
+		 */
+		for (w = 0; w < app->n_workers; w++)
+			app->workers[w].conn->seed = ng->seed;
+	}
+	if (ng->n_services != 0)
+		app->seed_fixed = true;
+	note_removed(app, old, ng);
+	mux_gen_publish(app, ng);
+	LB_INFO("managed: applied flow table version %llu: %u services, %u backends",
+		(unsigned long long)version, ng->n_services, ng->n_backends);
+	free(b);
+}
+
+static void
+member_discard(void *arg, void *built)
+{
+	struct mux_build *b = built;
+
+	RTE_SET_USED(arg);
+	if (b == NULL)
+		return;
+	mux_gen_free(b->gen);
+	free(b);
+}
+
+/* Append one counter for the STATUS heartbeat, if there is room. */
+static void
+put_counter(struct lb_counter *out, uint32_t *n, uint32_t max, const char *name, uint64_t value)
+{
+	if (*n >= max)
+		return;
+	snprintf(out[*n].name, sizeof(out[*n].name), "%s", name);
+	out[(*n)++].value = value;
+}
+
+static uint32_t
+member_counters(void *arg, struct lb_counter *out, uint32_t max)
+{
+	const struct mux_app *app = arg;
+	struct mux_counters t;
+	uint64_t drops = 0;
+	uint32_t n = 0;
+	int d;
+
+	mux_stats_total(app, &t);
+	for (d = 1; d < LB_DROP_MAX; d++)
+		drops += t.drops[d];
+	put_counter(out, &n, max, "rx_pkts", t.rx_pkts);
+	put_counter(out, &n, max, "fwd_pkts", t.fwd_pkts);
+	put_counter(out, &n, max, "drops", drops);
+	put_counter(out, &n, max, "conn_live", mux_stats_conns(app));
+	put_counter(out, &n, max, "conn_new", t.conn_new);
+	return n;
+}
+
+const struct lb_member_ops mux_member_ops = {
+	.build = member_build,
+	.publish = member_publish,
+	.discard = member_discard,
+	.counters = member_counters,
+};

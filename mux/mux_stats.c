@@ -240,6 +240,10 @@ tel_stats_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "conn_full", t.conn_full);
 	rte_tel_data_add_dict_u64(d, "conn_live", mux_stats_conns(tel_app));
 	rte_tel_data_add_dict_u64(d, "idle_sleeps", t.idle_sleeps);
+	/* 22.11 telemetry has no booleans: 1 or 0. */
+	rte_tel_data_add_dict_u64(d, "managed", tel_app->cfg.managed);
+	rte_tel_data_add_dict_u64(d, "manager_connected",
+		tel_app->member != NULL && tel_app->member_connected(tel_app->member));
 	return 0;
 }
 
@@ -366,7 +370,8 @@ mux_telemetry_register(struct mux_app *app)
 {
 	tel_app = app;
 	if (rte_telemetry_register_cmd("/sluice/stats", tel_stats,
-		    "Mux totals: packets, bytes, connections. No parameters.") != 0 ||
+		    "Mux totals: packets, bytes, connections, flow table version, managed "
+		    "and manager_connected (1/0). No parameters.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/drops", tel_drops,
 			"Dropped packets by reason. No parameters.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/services", tel_services,
