@@ -64,6 +64,7 @@ enc_service(struct enc *e, const struct lb_service_cfg *sc)
 		return NULL;
 	sluice__service__init(s);
 	s->key = enc_key(e, &sc->vip, sc->proto, sc->port);
+	s->id = sc->id;
 	s->backends = ezalloc(e, sc->n_backends, sizeof(*s->backends));
 	if (s->key == NULL || s->backends == NULL)
 		return s;
@@ -370,6 +371,7 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 	if (rc != 0)
 		return rc;
 	sc->af = LB_AF_INET;
+	sc->id = s->id;
 	if (s->n_backends > LB_MAGLEV_MAX_BACKENDS)
 		return fail(errbuf, len, -LB_EPARSE, "%zu backends in one service", s->n_backends);
 	sc->backends = calloc(s->n_backends ? s->n_backends : 1, sizeof(*sc->backends));
@@ -460,11 +462,10 @@ dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, siz
 			(b->host.len != 0 &&
 				(rc = dec_addr(&b->host, &bc->host, "host", errbuf, len)) != 0))
 			return rc;
-		if (b->port < 1 || b->port > 65535 || b->weight > LB_MAGLEV_MAX_WEIGHT ||
-			(unsigned)b->state > LB_BACKEND_MAINT)
-			return fail(errbuf, len, -LB_EPARSE,
-				"backend: port %u, weight %u or state %d out of range", b->port,
-				b->weight, (int)b->state);
+		/* Ranges are the manager's to judge: it names the field. */
+		if (b->port > 65535 || (unsigned)b->state > LB_BACKEND_MAINT)
+			return fail(errbuf, len, -LB_EPARSE, "backend: port %u or state %d",
+				b->port, (int)b->state);
 		bc->port = (uint16_t)b->port;
 		bc->weight = b->weight;
 		bc->state = (uint8_t)b->state;

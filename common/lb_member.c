@@ -152,7 +152,10 @@ send_msg(struct lb_member *m, struct lb_msg *msg)
 		return;
 	}
 	rc = nng_send(m->sock, buf, len, NNG_FLAG_NONBLOCK);
-	if (rc != 0 && rc != NNG_EAGAIN)
+	if (rc == NNG_EAGAIN)
+		LB_WARN("manager: send queue full (not connected?): message type %d dropped",
+			msg->type);
+	else if (rc != 0)
 		LB_WARN("manager: send: %s", nng_strerror(rc));
 	free(buf);
 }
@@ -536,6 +539,9 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 		return NULL;
 	}
 	nng_socket_set_size(m->sock, NNG_OPT_RECVMAXSZ, LB_MSG_MAX_BYTES);
+	/* Room to queue: a send never blocks the loop, and none is lost while
+	 * the one before it is still being written. */
+	nng_socket_set_int(m->sock, NNG_OPT_SENDBUF, 64);
 	nng_socket_set_ms(m->sock, NNG_OPT_RECVTIMEO, RECV_TICK_MS);
 	nng_socket_set_ms(m->sock, NNG_OPT_RECONNMINT, 100);
 	nng_socket_set_ms(m->sock, NNG_OPT_RECONNMAXT, 1000);

@@ -1,0 +1,305 @@
+#!/usr/bin/python3
+"""sluice-manager with two real sluice-mux members over mutual TLS.
+
+  - members register and are brought to the committed version; sluicectl
+    changes become versions that every member runs (its telemetry says so);
+  - a bad request is refused with a message naming the field, exit 1, and
+    leaves the committed version as it was;
+  - a burst of changes is batched into fewer versions than changes;
+  - a member whose certificate another CA signed is refused: it never
+    appears among the members;
+  - a mux killed (-9) and restarted with a stale config comes back empty
+    and is resynced from a snapshot of the manager's version;
+  - the manager killed (-9) and restarted resumes at its last committed
+    version from its database, with its history, and the members stay on it;
+  - the database's disk full (a tmpfs of 8 MB filled up): a change is
+    refused with the reason, the running version and the members are
+    untouched; with room again the same change (5000 backends) commits.
+"""
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from proclib import Checks, telemetry
+
+SEED = "00112233445566778899aabbccddeeff"
+VIP = "192.0.2.10"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Lab:
+    def __init__(self, args, tmp, check):
+        self.args, self.tmp, self.check = args, tmp, check
+        self.port = free_port()
+        self.procs = {}
+        self.pki = os.path.join(tmp, "pki")
+        self.rogue = os.path.join(tmp, "rogue")
+        subprocess.run([args.certs, self.pki, "sluice-manager", "mux1", "mux2", "ops"],
+                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([args.certs, self.rogue, "mux9"], check=True,
+                       stdout=subprocess.DEVNULL)
+        self.ctl_url = f"ipc://{tmp}/ctl.sock"
+        # the database on a tmpfs of its own, small enough to fill
+        dbdir = os.path.join(tmp, "db")
+        os.mkdir(dbdir)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "sluice-test", dbdir],
+                       check=True)
+        self.dbdir = dbdir
+        self.db = os.path.join(dbdir, "manager.db")
+        with open(os.path.join(tmp, "manager.cfg"), "w") as f:
+            f.write(f"""manager = {{
+	listen = "tls+tcp://127.0.0.1:{self.port}";
+	ctl = "{self.ctl_url}";
+	tls = {{ ca = "{self.pki}/ca.pem"; cert = "{self.pki}/sluice-manager.pem";
+		key = "{self.pki}/sluice-manager.key"; }};
+	database = "{self.db}";
+	vote_timeout_ms = 2000;
+	batch_ms = 100;
+	hash_seed = "{SEED}";
+	maglev_size = 65537;
+}};
+""")
+
+    def mux_cfg(self, name, pki=None, stale=False):
+        pki = pki or self.pki
+        prefix = f"sluice-test-mgr-{name}-{os.getpid()}"
+        table = ""
+        if stale:
+            table = f"""flow_table = {{ hash_seed = "{SEED}"; services = (
+	{{ vip = "{VIP}"; port = 80; backends = (
+		{{ dip = "10.9.9.9"; port = 80; host = "10.0.9.1"; }} ); }} ); }};
+"""
+        path = os.path.join(self.tmp, name + ".cfg")
+        with open(path, "w") as f:
+            f.write(f"""eal = [ "--no-huge", "-m", "256", "--no-pci", "--file-prefix={prefix}" ];
+mux = {{ tunnel_address = "10.255.0.1"; next_hop_mac = "02:00:00:00:00:fe"; idle_sleep_us = 1000; }};
+ports = ( {{ devargs = "net_ring_{name}"; }} );
+manager = {{ url = "tls+tcp://127.0.0.1:{self.port}"; id = "{name}";
+	ca = "{pki}/ca.pem"; cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key";
+	heartbeat_ms = 300; }};
+{table}""")
+        return path, prefix
+
+    def start(self, name, argv):
+        log = open(os.path.join(self.tmp, name + ".log"), "a")
+        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log,
+                                            stdin=subprocess.DEVNULL)
+        return self.procs[name]
+
+    def start_manager(self):
+        self.start("manager", [self.args.manager, "-c", os.path.join(self.tmp, "manager.cfg")])
+        return self.wait(lambda: self.ctl("status").returncode == 0, "the manager to answer")
+
+    def start_mux(self, name, **kw):
+        cfg, prefix = self.mux_cfg(name, **kw)
+        self.start(name, [self.args.mux, "-c", cfg])
+        return prefix
+
+    def ctl(self, *argv):
+        return subprocess.run([self.args.ctl, "--manager", self.ctl_url, "--timeout", "10"] +
+                              list(argv), capture_output=True, text=True)
+
+    def status(self):
+        r = self.ctl("--json", "status")
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def committed(self):
+        return self.status()["committed"]["version"]
+
+    def members(self):
+        return {m["id"]: m for m in self.status()["members"]}
+
+    def in_sync(self, names, version):
+        ms = self.members()
+        return all(ms.get(n, {}).get("state") == "in-sync" and ms[n]["applied"] == version
+                   for n in names)
+
+    def wait(self, pred, what, timeout=20):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                if pred():
+                    return True
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+            time.sleep(0.05)
+        self.check(False, "timed out waiting for " + what)
+        return False
+
+    def kill(self, name, sig=signal.SIGTERM):
+        p = self.procs.pop(name, None)
+        if p is None:
+            return None
+        p.send_signal(sig)
+        try:
+            return p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            return p.wait()
+
+    def log(self, name):
+        with open(os.path.join(self.tmp, name + ".log")) as f:
+            return f.read()
+
+
+def mux_version(prefix):
+    return telemetry(f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2", "/sluice/stats")["version"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("mux", "manager", "ctl", "certs"):
+        ap.add_argument("--" + a, required=True)
+    args = ap.parse_args()
+    check = Checks()
+    with tempfile.TemporaryDirectory() as tmp:
+        lab = Lab(args, tmp, check)
+        prefixes = []
+        try:
+            run(lab, check, prefixes)
+        finally:
+            for n in list(lab.procs):
+                lab.kill(n, signal.SIGKILL)
+            for p in prefixes:
+                subprocess.run(["rm", "-rf", f"/var/run/dpdk/{p}"], check=True)
+            subprocess.run(["umount", lab.dbdir], check=True)
+            if check.failures:
+                for n in ("manager", "mux1", "mux2", "mux9"):
+                    if os.path.exists(os.path.join(tmp, n + ".log")):
+                        print(f"--- {n}.log")
+                        print(lab.log(n)[-4000:])
+    print(f"{len(check.failures)} failed")
+    return 1 if check.failures else 0
+
+
+def run(lab, check, prefixes):
+    check(lab.start_manager(), "the manager starts and answers sluicectl over ipc://")
+    check(lab.committed() == 0, "a new manager is at version 0")
+    p1 = lab.start_mux("mux1")
+    p2 = lab.start_mux("mux2")
+    prefixes += [p1, p2]
+    check(lab.wait(lambda: lab.in_sync(["mux1", "mux2"], 0), "both muxes in sync"),
+          "both muxes register over mutual TLS, in sync at version 0")
+
+    # changes become versions every member runs
+    r = lab.ctl("vip", "add", f"{VIP}:80")
+    check(r.returncode == 0 and "committed as version 1" in r.stdout,
+          f"vip add commits version 1: {r.stdout.strip()} {r.stderr.strip()}")
+    for n in (11, 12, 13):
+        r = lab.ctl("backend", "add", f"{VIP}:80", f"10.1.1.{n}:8080", "--host", "10.0.1.1")
+        check(r.returncode == 0, f"backend add 10.1.1.{n}: {r.stdout.strip()} {r.stderr.strip()}")
+    v = lab.committed()
+    check(v == 4, f"four changes, four versions: {v}")
+    check(lab.wait(lambda: mux_version(p1) == 4 and mux_version(p2) == 4, "muxes at 4"),
+          "both muxes' telemetry shows version 4")
+    check(lab.in_sync(["mux1", "mux2"], 4), "status: both in sync at version 4")
+
+    # refused changes name the field and change nothing
+    r = lab.ctl("backend", "add", "192.0.2.99:80", "10.1.1.20:8080", "--host", "10.0.1.1")
+    check(r.returncode == 1 and "192.0.2.99:80" in r.stderr,
+          f"a backend for an unknown VIP is refused, exit 1: {r.stderr.strip()}")
+    r = lab.ctl("backend", "add", f"{VIP}:80", "10.1.1.11:8080", "--host", "10.0.1.1")
+    check(r.returncode == 1 and "10.1.1.11:8080" in r.stderr,
+          f"a duplicate backend is refused: {r.stderr.strip()}")
+    r = lab.ctl("backend", "add", f"{VIP}:80", "10.1.1.300:8080", "--host", "10.0.1.1")
+    check(r.returncode == 2 and "10.1.1.300" in r.stderr,
+          f"a malformed address is a usage error, exit 2: {r.stderr.strip()}")
+    check(lab.committed() == 4, "the committed version is still 4")
+
+    # a burst of changes is batched
+    procs = [subprocess.Popen([lab.args.ctl, "--manager", lab.ctl_url, "backend", "add",
+                               f"{VIP}:80", f"10.1.2.{n}:8080", "--host", "10.0.1.1"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n in range(1, 41)]
+    rcs = [p.wait(30) for p in procs]
+    v = lab.committed()
+    check(all(rc == 0 for rc in rcs), f"40 concurrent backend adds all commit: {rcs.count(0)}")
+    check(4 < v < 4 + 40, f"batched: 40 changes became {v - 4} versions")
+    vl = json.loads(lab.ctl("--json", "vip", "list").stdout)
+    check(json.dumps(vl).count("10.1.2.") >= 40, "vip list shows all 40 new backends")
+    check(lab.wait(lambda: lab.in_sync(["mux1", "mux2"], v), "muxes in sync"),
+          f"both muxes in sync at version {v}")
+
+    # a member with a certificate from another CA is refused
+    p9 = lab.start_mux("mux9", pki=lab.rogue)
+    prefixes.append(p9)
+    lab.wait(lambda: mux_version(p9) == 0, "mux9 to run")
+    time.sleep(1.5)  # several reconnection attempts
+    check("mux9" not in lab.members(), "a mux with a foreign CA's certificate never registers")
+    lab.kill("mux9")
+
+    # kill -9 a mux; restart it with a stale config: resynced from a snapshot
+    lab.kill("mux2", signal.SIGKILL)
+    subprocess.run(["rm", "-rf", f"/var/run/dpdk/{p2}"], check=True)
+    lab.ctl("backend", "set", f"{VIP}:80", "10.1.1.11:8080", "--weight", "5")
+    v = lab.committed()
+    lab.start_mux("mux2", stale=True)
+    check(lab.wait(lambda: lab.in_sync(["mux1", "mux2"], v) and mux_version(p2) == v,
+                   "mux2 resynced"),
+          f"mux2, killed and restarted with a stale table, is resynced to version {v}")
+    check(f"snapshot of version {v} applied" in lab.log("mux2"),
+          "mux2's log says it applied the manager's snapshot")
+
+    # kill -9 the manager: it resumes from its database
+    hist_before = json.loads(lab.ctl("--json", "history").stdout)
+    lab.kill("manager", signal.SIGKILL)
+    check(lab.start_manager(), "the manager restarts after kill -9")
+    check(lab.committed() == v, f"it resumes at version {v}")
+    hist_after = json.loads(lab.ctl("--json", "history").stdout)
+    check(hist_after["versions"] == hist_before["versions"], "its history is intact")
+    check(lab.wait(lambda: lab.in_sync(["mux1", "mux2"], v), "members back"),
+          "both muxes reconnect, in sync, with no resync needed")
+    r = lab.ctl("backend", "del", f"{VIP}:80", "10.1.1.13:8080")
+    check(r.returncode == 0 and f"committed as version {v + 1}" in r.stdout,
+          f"and commits the next version: {r.stdout.strip()} {r.stderr.strip()}")
+    v += 1
+
+    # the database's disk full: a change is refused, nothing changes
+    big = os.path.join(lab.tmp, "big.cfg")
+    with open(big, "w") as f:
+        bes = ",\n".join(f'{{ dip = "10.{3 + i // 250}.{i % 250}.1"; port = 8080; '
+                          f'host = "10.0.1.1"; }}' for i in range(5000))
+        f.write(f'flow_table = {{ hash_seed = "{SEED}"; maglev_size = 65537; '
+                f'services = ( {{ vip = "{VIP}"; port = 80; '
+                f'backends = ( {bes} ); }} ); }};\n')
+    filler = os.path.join(os.path.dirname(lab.db), "filler")
+    with open(filler, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass  # ENOSPC: the point
+    r = lab.ctl("config", "apply", big)
+    check(r.returncode == 1 and r.stderr.strip() != "",
+          f"with the database's disk full, a change is refused: {r.stderr.strip()}")
+    check(lab.committed() == v and lab.in_sync(["mux1", "mux2"], v),
+          f"the running version stays {v} everywhere")
+    check(lab.ctl("status").returncode == 0, "the manager still serves status")
+    os.unlink(filler)
+    r = lab.ctl("config", "apply", big)
+    check(r.returncode == 0 and f"committed as version {v + 1}" in r.stdout,
+          f"with room again, the change commits: {r.stdout.strip()} {r.stderr.strip()}")
+    v += 1
+    check(lab.wait(lambda: lab.in_sync(["mux1", "mux2"], v), "members on the big table"),
+          f"both muxes run the 5000-backend version {v}")
+
+    for n in ("mux1", "mux2"):
+        check(lab.kill(n) == 0, f"{n} exits 0 on SIGTERM")
+    check(lab.kill("manager") == 0, "the manager exits 0 on SIGTERM")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
