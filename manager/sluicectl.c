@@ -46,6 +46,8 @@
 #define CTL_DEFAULT_URL "ipc:///run/sluice/manager.sock"
 #define CTL_DEFAULT_SERVER_NAME "sluice-manager"
 #define CTL_DEFAULT_TIMEOUT 10.0
+/* A commit takes milliseconds: poll from 2 ms, doubling to 50 ms. */
+#define CTL_POLL_FIRST_MS 2
 #define CTL_POLL_MS 50
 #define CTL_MAX_PEM (1u << 20)
 /* An applied file travels in one message: leave room for the envelope. */
@@ -1013,7 +1015,7 @@ ctl_now(void)
 static int
 ctl_wait(struct ctl_conn *c, const struct ctl_opts *o, uint64_t version)
 {
-	const struct timespec nap = {0, CTL_POLL_MS * 1000000L};
+	struct timespec nap = {0, CTL_POLL_FIRST_MS * 1000000L};
 	double deadline = ctl_now() + o->timeout;
 	char state[32], reason[LB_MSG_TEXT];
 	struct lb_msg req, rep;
@@ -1087,6 +1089,10 @@ ctl_wait(struct ctl_conn *c, const struct ctl_opts *o, uint64_t version)
 		}
 		lb_msg_free(&rep);
 		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < CTL_POLL_MS * 1000000L)
+			nap.tv_nsec = nap.tv_nsec * 2 < CTL_POLL_MS * 1000000L
+					      ? nap.tv_nsec * 2
+					      : CTL_POLL_MS * 1000000L;
 	}
 }
 

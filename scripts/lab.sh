@@ -7,12 +7,16 @@
 #   sl-client ---- sl-router ---- sl-mux   [sluice-mux   10.255.0.1]
 #   198.51.100.10      |    \---- sl-host1 [sluice-agent 10.0.1.1] -- sl-vm11, sl-vm12
 #                      |     \--- sl-host2 [sluice-agent 10.0.2.1] -- sl-vm21, sl-vm22
+#   [sluice-manager]: the mux and both agents are its two-phase-commit members
 #   VIP 192.0.2.10:80/tcp -> four backends DIP:8080, each a python3 http.server
 #
-# and sends real traffic from the client through the VIP: a ping (answered
-# by the mux), 400 curl requests (their spread over the backends), wrk for
-# a few seconds if installed. Then it prints every component's counters and
-# tears everything down, on success, failure or Ctrl-C alike.
+# The mux and agents start empty; sluicectl adds the VIP and its backends,
+# each change a version committed to all three. Then it sends real traffic
+# from the client through the VIP: a ping (answered by the mux), 400 curl
+# requests (their spread over the backends), wrk for a few seconds if
+# installed; adds a fifth version under traffic. Then it prints every
+# component's counters and tears everything down, on success, failure or
+# Ctrl-C alike.
 #
 #   scripts/lab.sh          run, report, tear down
 #   scripts/lab.sh --keep   run, report, leave it up and print what to try
@@ -92,15 +96,26 @@ if [ "$huge" = 1 ]; then
 	export LAB_HUGEPAGES=1
 fi
 
+export LAB_MANAGED=1
+ctl() { echo "\$ sluicectl $*"; lab_ctl "$@"; }
 step "topology: namespaces, veths, routes"
 lab_topology_up
 lab_configs 1 1 1 1
 lab_servers_start
-step "sluice-mux in $LAB_NS_MUX (tunnel address $LAB_MUX_TA)"
+step "sluice-manager (database $LAB_DIR/manager.db)"
+lab_manager_start
+step "sluice-mux in $LAB_NS_MUX (tunnel address $LAB_MUX_TA), empty until the manager syncs it"
 lab_mux_start
 step "sluice-agent in ${LAB_NS_HOST[1]} (PA ${LAB_HOST_PA[1]}) and ${LAB_NS_HOST[2]} (PA ${LAB_HOST_PA[2]})"
 lab_agent_start 1
 lab_agent_start 2
+step "the VIP and its backends, with sluicectl: each change is a version"
+ctl vip add "$LAB_VIP:$LAB_VIP_PORT"
+for v in "${LAB_VMS[@]}"; do
+	ctl backend add "$LAB_VIP:$LAB_VIP_PORT" "${LAB_VM_DIP[$v]}:$LAB_BE_PORT" \
+		--host "${LAB_HOST_PA[${LAB_VM_HOST[$v]}]}" --weight 1
+done
+ctl status
 lab_wait_vip
 
 step "ping the VIP from the client (the mux answers)"
@@ -113,6 +128,14 @@ if command -v wrk >/dev/null; then
 	step "wrk: 5 s, 16 connections"
 	ip netns exec "$LAB_NS_CLIENT" wrk -t 2 -c 16 -d 5s "http://$LAB_VIP/"
 fi
+
+step "a change under traffic: vm22's weight to 2 while 200 requests run"
+tool burst --ns "$LAB_NS_CLIENT" --url "http://$LAB_VIP/" -n 200 --check &
+burst=$!
+ctl backend set "$LAB_VIP:$LAB_VIP_PORT" "${LAB_VM_DIP[vm22]}:$LAB_BE_PORT" --weight 2
+wait "$burst"
+ctl history
+ctl status
 
 step "direct server return: who saw what"
 tool dsr --client-ns "$LAB_NS_CLIENT" --mux "${LAB_PREFIX[mux]}" \
@@ -132,6 +155,11 @@ if [ "$mode" = keep ]; then
   # IP-in-IP from the mux in, DSR replies out; only client -> VIP reaches the mux
   ip netns exec ${LAB_NS_HOST[1]} tcpdump -ni ${LAB_IF_UP[1]}
   ip netns exec $LAB_NS_MUX tcpdump -ni $LAB_IF_MUX
+  # the manager: members, versions, the pool
+  $SLUICECTL --manager ipc://$LAB_DIR/manager.sock status
+  $SLUICECTL --manager ipc://$LAB_DIR/manager.sock vip list
+  $SLUICECTL --manager ipc://$LAB_DIR/manager.sock backend set $LAB_VIP:$LAB_VIP_PORT ${LAB_VM_DIP[vm11]}:$LAB_BE_PORT --weight 3
+  $SLUICECTL --manager ipc://$LAB_DIR/manager.sock history
   # live counters: /sluice/stats, /sluice/backends,0 (mux); /sluice/agent/stats (agent)
   dpdk-telemetry.py -f ${LAB_PREFIX[mux]}
   dpdk-telemetry.py -f ${LAB_PREFIX[1]}

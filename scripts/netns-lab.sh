@@ -57,6 +57,9 @@
 #   lab_agent_start 1|2         sluice-agent; moves its taps into the VMs
 #   lab_wait_vip                until an HTTP request through the VIP works
 #   lab_up_all W11 W12 W21 W22  all of the above
+#   lab_manager_start           sluice-manager (LAB_MANAGED=1); returns once it answers
+#   lab_ctl ARGS...             sluicectl against the lab's manager
+#   lab_ctl_pool W11 W12 W21 W22  the VIP and its four backends, through the manager
 #   lab_flow_table SVCS BES     DIR/flow_table.cfg with other services/backends
 #   lab_flow_table_apply [N..]  put it into the configs of N (mux agent1 agent2)
 #   lab_reload N...             SIGHUP each; wait for its reloaded/refused line
@@ -68,6 +71,12 @@
 LAB_SRC=${LAB_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 SLUICE_MUX=${SLUICE_MUX:-$LAB_SRC/build/mux/sluice-mux}
 SLUICE_AGENT=${SLUICE_AGENT:-$LAB_SRC/build/host_agent/sluice-agent}
+SLUICE_MANAGER_BIN=${SLUICE_MANAGER_BIN:-$LAB_SRC/build/manager/sluice-manager}
+SLUICECTL=${SLUICECTL:-$LAB_SRC/build/manager/sluicectl}
+# LAB_MANAGED=1: sluice-manager owns the flow table; the mux and agents are
+# its two-phase-commit members (ipc:// in DIR: the DPDK namespaces have no
+# management network) and start empty; lab_ctl_pool configures the VIP.
+LAB_MANAGED=${LAB_MANAGED:-0}
 LAB_PY=/usr/bin/python3 # Debian's: the one scapy imports under
 LAB_WAIT=${LAB_WAIT:-20}
 
@@ -223,6 +232,19 @@ lab_configs() {
 			"MAC_B=${LAB_VM_MAC[$b]}"
 		cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/agent$h.cfg"
 	done
+	if [ "$LAB_MANAGED" = 1 ]; then
+		# members: the manager group instead of the table; the manager
+		# starts with the template's seed and no services
+		lab_render "$ex/manager.cfg.in" "$LAB_DIR/manager.cfg" "DIR=$LAB_DIR" \
+			"SEED=$(sed -n 's/^[[:space:]]*hash_seed = "\([0-9a-f]*\)";.*/\1/p' \
+				"$ex/flow_table.cfg.in")"
+		for f in mux agent1 agent2; do
+			awk '/^flow_table[[:space:]]*=/ { exit } { print }' "$LAB_DIR/$f.cfg" >"$LAB_DIR/$f.cfg.new"
+			printf 'manager = { url = "ipc://%s/members.sock"; id = "%s"; heartbeat_ms = 500; };\n' \
+				"$LAB_DIR" "$f" >>"$LAB_DIR/$f.cfg.new"
+			mv "$LAB_DIR/$f.cfg.new" "$LAB_DIR/$f.cfg"
+		done
+	fi
 	if [ "${LAB_HUGEPAGES:-0}" = 1 ]; then
 		for f in "$LAB_DIR/mux.cfg" "$LAB_DIR/agent1.cfg" "$LAB_DIR/agent2.cfg"; do
 			sed -i 's/"--no-huge", "-m", "256", /"-m", "256", /' "$f"
@@ -287,8 +309,36 @@ lab_mux_start() {
 	[ -x "$SLUICE_MUX" ] || { lab_log "no $SLUICE_MUX (scripts/build.sh)"; return 1; }
 	lab_spawn mux "$LAB_NS_MUX" "$SLUICE_MUX" -c "$LAB_DIR/mux.cfg" \
 		--stats-json "$LAB_DIR/mux.json"
+	if [ "$LAB_MANAGED" = 1 ] && ! lab_ctl_has_vip; then
+		# no VIP yet: running is all we can see (telemetry answers)
+		lab_until_alive mux "$LAB_PY" "$LAB_SRC/scripts/lab_tool.py" tel \
+			"${LAB_PREFIX[mux]}" /sluice/stats
+		return
+	fi
 	# the mux answers echo requests for its VIPs once its workers run
 	lab_until_alive mux lab_ping "$LAB_NS_CLIENT" "$LAB_VIP"
+}
+
+lab_manager_start() {
+	[ -x "$SLUICE_MANAGER_BIN" ] || { lab_log "no $SLUICE_MANAGER_BIN (scripts/build.sh)"; return 1; }
+	lab_spawn manager "$LAB_NS_ROUTER" "$SLUICE_MANAGER_BIN" -c "$LAB_DIR/manager.cfg"
+	lab_until_alive manager lab_ctl status
+}
+
+lab_ctl() { "$SLUICECTL" --manager "ipc://$LAB_DIR/manager.sock" "$@"; }
+
+lab_ctl_has_vip() { lab_ctl vip list 2>/dev/null | grep -q "$LAB_VIP:$LAB_VIP_PORT"; }
+
+# The VIP with the four backends at weights W11 W12 W21 W22, as an
+# operator would type it; each change waits for its commit.
+lab_ctl_pool() {
+	local w=("$@") i=0 v
+	lab_ctl vip add "$LAB_VIP:$LAB_VIP_PORT"
+	for v in "${LAB_VMS[@]}"; do
+		lab_ctl backend add "$LAB_VIP:$LAB_VIP_PORT" "${LAB_VM_DIP[$v]}:$LAB_BE_PORT" \
+			--host "${LAB_HOST_PA[${LAB_VM_HOST[$v]}]}" --weight "${w[$i]:-1}"
+		i=$((i + 1))
+	done
 }
 
 lab_tap_up() { ip -n "$1" -o link show dev "$2" 2>/dev/null | grep -q '[<,]UP[,>]'; }
@@ -328,9 +378,11 @@ lab_up_all() {
 	lab_topology_up
 	lab_configs "$@"
 	lab_servers_start
+	if [ "$LAB_MANAGED" = 1 ]; then lab_manager_start; fi
 	lab_mux_start
 	lab_agent_start 1
 	lab_agent_start 2
+	if [ "$LAB_MANAGED" = 1 ]; then lab_ctl_pool "$@"; fi
 	lab_wait_vip
 }
 
@@ -447,6 +499,7 @@ lab_stop() {
 	lab_kill agent1
 	lab_kill agent2
 	lab_kill mux
+	lab_kill manager
 }
 
 # Idempotent, and safe from a trap under errexit: best effort on every step.

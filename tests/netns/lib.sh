@@ -44,7 +44,7 @@ t_cleanup() {
 	lab_down
 	if [ "$rc" -ne 0 ] || [ "$T_FAILED" -ne 0 ]; then
 		echo "--- logs of $LAB_DIR (kept)"
-		for f in "$LAB_DIR"/mux.log "$LAB_DIR"/agent*.log; do
+		for f in "$LAB_DIR"/manager.log "$LAB_DIR"/mux.log "$LAB_DIR"/agent*.log; do
 			[ -e "$f" ] && { echo "--- $f"; grep -v '^EAL:\|multiq\|rte flow\|qdisc' "$f" | tail -40; }
 		done
 	else

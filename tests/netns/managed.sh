@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The whole system under its manager, on real TCP: sluice-manager owns the
+# flow table, the mux and both agents are its two-phase-commit members and
+# start empty; the VIP and its four backends are added with sluicectl.
+#   1. 200 requests through the VIP all succeed and spread evenly.
+#   2. 1000 versions are committed, one by one, while a long download and
+#      bursts of short connections run: no request fails, the download is
+#      intact, every member ends on the last version.
+#   3. The manager is killed (-9) in the middle of a stream of changes and
+#      restarted: it resumes at its last committed version, finishes what
+#      was pending, and every member converges on one version.
+#   4. The mux is killed (-9) and restarted: it comes back empty, is sent a
+#      snapshot, and serves the VIP again.
+# Topology: scripts/netns-lab.sh.
+. "$(dirname "$0")/lib.sh"
+export LAB_MANAGED=1
+t_init
+lab_up_all 1 1 1 1
+echo "# lab up in $((SECONDS - T_START)) s"
+
+VIPP=$LAB_VIP:$LAB_VIP_PORT
+st() { lab_ctl --json status; }
+# a field of the manager's status: committed version, or a member's
+st_committed() { st | t_py -c 'import json,sys; print(json.load(sys.stdin)["committed"]["version"])'; }
+members_at() { # members_at VERSION: all three in sync on VERSION
+	st | t_py -c '
+import json, sys
+s = json.load(sys.stdin)
+want = int(sys.argv[1])
+ms = {m["id"]: m for m in s["members"]}
+ok = all(ms.get(n, {}).get("state") == "in-sync" and ms[n]["applied"] == want
+         for n in ("mux", "agent1", "agent2"))
+sys.exit(0 if ok else 1)' "$1"
+}
+burst() {
+	t_py "$LAB_SRC/scripts/lab_tool.py" burst --ns "$LAB_NS_CLIENT" \
+		--url "http://$LAB_VIP/" -n "$1" --check
+}
+
+v0=$(st_committed)
+echo "# the pool took versions 1..$v0"
+check "the pool was five versions (vip add, four backend add): $v0" test "$v0" -eq 5
+check "all three members run version $v0" lab_poll members_at "$v0"
+check "200 requests through the VIP all succeed, even spread" burst 200
+
+# 2. 1000 commits under traffic
+size=$((16 * 1024 * 1024))
+head -c "$size" /dev/urandom >"$LAB_DIR/big.bin"
+for v in "${LAB_VMS[@]}"; do ln "$LAB_DIR/big.bin" "$LAB_DIR/www/$v/big.bin"; done
+want=$(sha256sum <"$LAB_DIR/big.bin")
+ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 120 --limit-rate 1M \
+	-o "$LAB_DIR/got.bin" -w '%{http_code} %{size_download} %{num_connects}\n' \
+	"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl.out" 2>&1 &
+dl=$!
+(
+	# short connections all along, in bursts of 50, until the commits end
+	i=0
+	while [ ! -e "$LAB_DIR/commits.done" ]; do
+		burst 50 >"$LAB_DIR/burst.$i.out" 2>&1 || echo "burst $i failed" >>"$LAB_DIR/bursts.failed"
+		i=$((i + 1))
+	done
+	echo "$i" >"$LAB_DIR/bursts.count"
+) &
+bursts=$!
+t0=$SECONDS
+failed=0
+for i in $(seq 1 1000); do
+	# vm22's weight (1) goes 2, 1, 2, 1 ...: each a new Maglev table everywhere
+	lab_ctl backend set "$VIPP" "${LAB_VM_DIP[vm22]}:$LAB_BE_PORT" --weight $((1 + i % 2)) \
+		>/dev/null 2>>"$LAB_DIR/commits.err" || failed=$((failed + 1))
+done
+touch "$LAB_DIR/commits.done"
+took=$((SECONDS - t0))
+v1=$(st_committed)
+echo "# 1000 changes in $took s; committed version $v1"
+check "1000 changes each committed (none refused or aborted): $failed failed" test "$failed" -eq 0
+check "they are 1000 versions: $v0 -> $v1" test "$v1" -eq $((v0 + 1000))
+check "all three members run version $v1" lab_poll members_at "$v1"
+wait "$bursts"
+check "every short connection meanwhile succeeded ($(cat "$LAB_DIR/bursts.count") bursts of 50)" \
+	test ! -e "$LAB_DIR/bursts.failed"
+dl_rc=0
+wait "$dl" || dl_rc=$?
+check "the download completes (curl exit $dl_rc: $(cat "$LAB_DIR/dl.out"))" \
+	bash -c "[ $dl_rc -eq 0 ] && [[ \"\$(cat '$LAB_DIR/dl.out')\" == '200 $size 1' ]]"
+check "every byte arrived intact (sha256)" \
+	bash -c "[ \"\$(sha256sum <'$LAB_DIR/got.bin')\" = '$want' ]"
+
+# 3. kill -9 the manager in the middle of a stream of changes
+(
+	for i in $(seq 1 200); do
+		lab_ctl --no-wait backend set "$VIPP" "${LAB_VM_DIP[vm21]}:$LAB_BE_PORT" \
+			--weight $((1 + i % 3)) >/dev/null 2>&1 ||
+			echo "$i" >>"$LAB_DIR/stream.unsent" # the manager is down: expected
+	done
+) &
+changes=$!
+# kill it once the stream is under way (some of it committed)
+streaming() { [ "$(st_committed)" -ge $((v1 + 3)) ]; }
+lab_poll streaming
+kill -KILL "$(lab_pid manager)"
+lab_kill manager
+wait "$changes"
+echo "# $(wc -l <"$LAB_DIR/stream.unsent" 2>/dev/null || echo 0) of 200 changes found no manager"
+lab_manager_start
+v2=$(st_committed)
+echo "# the manager restarted at version $v2"
+check "it restarted at a version at least the one before the stream ($v2 >= $v1)" \
+	test "$v2" -ge "$v1"
+converged() { v=$(st_committed) && members_at "$v"; }
+check "every member converges on the manager's version" lab_poll converged
+lab_ctl --json history >"$LAB_DIR/history.json"
+check "the history has every version from 1 to $(st_committed), no gap" \
+	t_py -c '
+import json, sys
+h = json.load(open(sys.argv[1]))
+vs = sorted(v["version"] for v in h["versions"])
+missing = sorted(set(range(1, vs[-1] + 1)) - set(vs))
+if missing or len(vs) != len(set(vs)):
+    print(f"missing {missing[:20]}, {len(vs) - len(set(vs))} duplicates, last {vs[-1]}")
+    sys.exit(1)' "$LAB_DIR/history.json"
+check "requests through the VIP still succeed" burst 100
+
+# 4. kill -9 the mux: it restarts empty and is resynced from a snapshot
+kill -KILL "$(lab_pid mux)"
+lab_kill mux
+rm -rf "/var/run/dpdk/${LAB_PREFIX[mux]}"
+lab_mux_start
+v3=$(st_committed)
+check "the restarted mux is resynced to version $v3" lab_poll members_at "$v3"
+check "requests through the VIP succeed again" burst 100
+check "the mux's log says it applied a snapshot" grep -q "snapshot of version $v3 applied" "$LAB_DIR/mux.log"
+
+lab_stop
+t_check_stopped mux agent1 agent2
+t_check_clean
+t_finish
