@@ -38,11 +38,18 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 		b->host = bc->host.a32[0];
 		b->port = rte_cpu_to_be_16(bc->port);
 		b->weight_zero = bc->weight == 0;
+		/* An unknown state (only a bug can make one) takes no traffic at all. */
+		b->state = bc->state <= LB_BACKEND_MAINT ? bc->state : LB_BACKEND_MAINT;
 		b->svc = idx;
 		b->sid = bc->id;
 		g->by_sid[bc->id] = first + i;
 		mb[i].ident = lb_maglev_ident(&bc->dip, LB_AF_INET, bc->port);
-		mb[i].weight = bc->weight;
+		/*
+		 * Only active backends get new connections. A zero weight takes no
+		 * Maglev turn at all, so the others' slots are those they would
+		 * have without it: draining moves no other backend's new flows.
+		 */
+		mb[i].weight = b->state == LB_BACKEND_ACTIVE ? bc->weight : 0;
 	}
 	rc = lb_maglev_build(s->maglev, g->maglev_size, mb, sc->n_backends);
 	free(mb);

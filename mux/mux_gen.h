@@ -25,13 +25,22 @@
 #include "lb_config.h"
 #include "lb_flow.h"
 
+/*
+ * A backend's state (enum lb_backend_state) decides what it gets. ACTIVE:
+ * new connections by weight, and its connections. DRAIN: no new connections
+ * (weight 0 in Maglev), but the connections pinned to it keep flowing. MAINT
+ * (maintenance, or unhealthy): neither; a connection-table hit on it is
+ * re-balanced by Maglev as if the backend were gone, and the entry rewritten.
+ * The hit check reads state next to svc, in a struct forward() reads anyway.
+ */
 struct mux_backend {
 	rte_be32_t dip;
 	rte_be32_t host;
 	rte_be16_t port;
-	uint16_t weight_zero; /* 1 if weight is 0: keeps connections, gets no new ones */
-	uint32_t svc;	      /* index of its service */
-	uint32_t sid;	      /* stable id */
+	uint8_t weight_zero; /* 1 if the configured weight is 0 (telemetry) */
+	uint8_t state;	     /* enum lb_backend_state */
+	uint32_t svc;	     /* index of its service */
+	uint32_t sid;	     /* stable id */
 };
 
 struct mux_service {

@@ -5,9 +5,9 @@
  *   2. look up the service of the rest in the generation's service table;
  *   3. hash each flow once, and look the flows up in the connection table
  *      in bulk with that hash as the precomputed signature;
- *   4. per packet: backend from the table, else from Maglev on the same
- *      hash (and the flow inserted); DNAT, TTL, encapsulation, and onto
- *      the TX buffer.
+ *   4. per packet: backend from the table (unless it is in maintenance),
+ *      else from Maglev on the same hash (and the flow recorded); DNAT,
+ *      TTL, encapsulation, and onto the TX buffer.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -179,11 +179,13 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 		raw = ce->backend & ~MUX_CONN_CLOSING;
 		was_closing = (ce->backend & MUX_CONN_CLOSING) != 0;
 		/*
-		 * Expired, pinned to a backend this service no longer has, or a
-		 * new SYN reusing the tuple of a closing connection: a new flow.
+		 * Expired, pinned to a backend this service no longer has or has
+		 * put in maintenance, or a new SYN reusing the tuple of a closing
+		 * connection: a new flow. A draining backend keeps its hits.
 		 */
 		if ((int32_t)(ce->expires - now) > 0 && raw < g->cap_backends &&
 			(idx = g->by_sid[raw]) != MUX_GEN_NONE && g->backends[idx].svc == svc &&
+			g->backends[idx].state != LB_BACKEND_MAINT &&
 			!(was_closing && pi->proto == LB_IPPROTO_TCP &&
 				(pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN)) {
 			id = idx;
