@@ -65,6 +65,8 @@ struct ha_counters {
 	uint64_t vm_rx;
 	uint64_t dsr;	      /* rewritten VIP-sourced replies */
 	uint64_t passthrough; /* other VM traffic */
+	uint64_t probe_in;    /* a prober's packets delivered to a VM */
+	uint64_t probe_out;   /* a VM's answers to a prober, untouched */
 	uint64_t icmp_translated;
 	uint64_t mss_clamped;
 	uint64_t arp_replies;
@@ -88,6 +90,8 @@ struct ha_worker {
 	rte_be32_t pa;
 	uint16_t n_muxes;
 	rte_be32_t muxes[HA_MAX_MUXES];
+	uint16_t n_probers;
+	rte_be32_t probers[HA_MAX_PROBERS];
 	uint16_t mss_clamp;
 	uint16_t n_vms;
 	struct ha_vm vms[HA_MAX_VMS];
@@ -128,6 +132,18 @@ void ha_uplink_burst(struct ha_worker *w, struct rte_mbuf **pkts, uint16_t n);
 void ha_vm_burst(struct ha_worker *w, int vm, struct rte_mbuf **pkts, uint16_t n);
 
 int ha_worker_main(void *arg);
+
+/* a is one of the configured health probers. */
+static inline bool
+ha_is_prober(const struct ha_worker *w, rte_be32_t a)
+{
+	uint16_t i;
+
+	for (i = 0; i < w->n_probers; i++)
+		if (w->probers[i] == a)
+			return true;
+	return false;
+}
 
 struct lb_pkt;
 /* ARP on port: answer requests for addr, or (proxy) for anything but addr. */

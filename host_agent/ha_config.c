@@ -9,8 +9,8 @@
 static int
 load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {
-		"pa", "muxes", "next_hop_mac", "mss_clamp", "busy_poll", "idle_sleep_us", NULL};
+	static const char *const fields[] = {"pa", "muxes", "next_hop_mac", "mss_clamp",
+		"busy_poll", "idle_sleep_us", "probers", NULL};
 	const config_setting_t *a = config_setting_get_member(root, "agent"), *m;
 	long long clamp, idle;
 	int rc, i, n;
@@ -47,6 +47,23 @@ load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 			inet_pton(AF_INET, config_setting_get_string(e), &ia) != 1)
 			return lb_cfg_error(err, e, NULL, "not an IPv4 address");
 		cfg->muxes[cfg->n_muxes++] = ia.s_addr;
+	}
+	m = config_setting_get_member(a, "probers");
+	if (m == NULL)
+		return 0;
+	if (!config_setting_is_array(m) && !config_setting_is_list(m))
+		return lb_cfg_error(err, m, NULL, "expected a list of IPv4 addresses");
+	n = config_setting_length(m);
+	if (n > HA_MAX_PROBERS)
+		return lb_cfg_error(err, m, NULL, "at most %d probers", HA_MAX_PROBERS);
+	for (i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(m, (unsigned)i);
+		struct in_addr ia;
+
+		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
+			inet_pton(AF_INET, config_setting_get_string(e), &ia) != 1)
+			return lb_cfg_error(err, e, NULL, "not an IPv4 address");
+		cfg->probers[cfg->n_probers++] = ia.s_addr;
 	}
 	return 0;
 }

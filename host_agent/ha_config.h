@@ -23,6 +23,7 @@
 
 #define HA_MAX_VMS 16
 #define HA_MAX_MUXES 64
+#define HA_MAX_PROBERS 8
 #define HA_MAX_EAL_ARGS 64
 
 struct ha_vm_cfg {
@@ -40,6 +41,10 @@ struct ha_config {
 	rte_be32_t pa;
 	uint16_t n_muxes;
 	rte_be32_t muxes[HA_MAX_MUXES];
+	/* Health probers (the manager's addresses): plain IPv4 from one of them
+	 * to a local DIP is delivered, and the VM's answers go back untouched. */
+	uint16_t n_probers;
+	rte_be32_t probers[HA_MAX_PROBERS];
 	uint8_t next_hop_mac[6];
 	uint16_t mss_clamp; /* 0 = off */
 	bool busy_poll;

@@ -111,6 +111,18 @@ deliver(struct ha_worker *w, struct rte_mbuf *m)
 			reply_echo(w, m, &outer);
 			return;
 		}
+		/* A health probe: plain TCP/UDP from a prober to a local DIP. */
+		if (outer.kind == LB_PKT_L4 && w->n_probers != 0 && ha_is_prober(w, outer.src) &&
+			(vm = vm_of_dip(w, outer.ip_dst)) >= 0) {
+			if (m->data_len > outer.l2_len + outer.l3_len)
+				rte_pktmbuf_trim(
+					m, (uint16_t)(m->data_len - outer.l2_len - outer.l3_len));
+			ha_set_eth(m, outer.l2_len, &w->vms[vm].mac, &w->vms[vm].port_mac);
+			w->cnt.probe_in++;
+			w->vm_tx[vm]++;
+			ha_enqueue(w, w->vms[vm].port, m);
+			return;
+		}
 		ha_drop(w, m, LB_DROP_NOT_TUNNEL);
 		return;
 	}

@@ -85,11 +85,14 @@ from_vm(struct ha_worker *w, int vm, struct rte_mbuf *m)
 		ha_drop(w, m, LB_DROP_SPOOFED);
 		return;
 	}
-	if (rc == 0 && pi.src == v->dip && pi.kind != LB_PKT_ICMP_ECHO &&
-		/* An ICMP error must come from the VM itself, too. */
-		(pi.kind != LB_PKT_ICMP_ERR ||
-			((const struct lb_ipv4_hdr *)(p + pi.l2_len))->src == v->dip) &&
-		(lb = ha_map_by_dip(w->map, pi.src, pi.sport, pi.proto)) != NULL) {
+	if (rc == 0 && w->n_probers != 0 && ha_is_prober(w, pi.ip_dst)) {
+		/* A VM answering a health probe: from its DIP, as the prober expects. */
+		w->cnt.probe_out++;
+	} else if (rc == 0 && pi.src == v->dip && pi.kind != LB_PKT_ICMP_ECHO &&
+		   /* An ICMP error must come from the VM itself, too. */
+		   (pi.kind != LB_PKT_ICMP_ERR ||
+			   ((const struct lb_ipv4_hdr *)(p + pi.l2_len))->src == v->dip) &&
+		   (lb = ha_map_by_dip(w->map, pi.src, pi.sport, pi.proto)) != NULL) {
 		if (pi.kind == LB_PKT_L4) {
 			rewrite_reply(p, &pi, lb, w->mss_clamp, &w->cnt.mss_clamped);
 		} else {

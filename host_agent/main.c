@@ -230,6 +230,9 @@ main(int argc, char **argv)
 	w.n_muxes = cfg.n_muxes;
 	for (i = 0; i < cfg.n_muxes; i++)
 		w.muxes[i] = cfg.muxes[i];
+	w.n_probers = cfg.n_probers;
+	for (i = 0; i < cfg.n_probers; i++)
+		w.probers[i] = cfg.probers[i];
 	memcpy(&w.next_hop, cfg.next_hop_mac, 6);
 	w.mss_clamp = cfg.mss_clamp;
 	w.busy_poll = cfg.busy_poll;

@@ -130,7 +130,8 @@ if command -v wrk >/dev/null; then
 fi
 
 step "a change under traffic: vm22's weight to 2 while 200 requests run"
-tool burst --ns "$LAB_NS_CLIENT" --url "http://$LAB_VIP/" -n 200 --check &
+# (the change commits in milliseconds: nearly all of them see weights 1,1,1,2)
+tool burst --ns "$LAB_NS_CLIENT" --url "http://$LAB_VIP/" -n 200 --weights 1,1,1,2 --check &
 burst=$!
 ctl backend set "$LAB_VIP:$LAB_VIP_PORT" "${LAB_VM_DIP[vm22]}:$LAB_BE_PORT" --weight 2
 wait "$burst"

@@ -136,8 +136,9 @@ def spread_report(counts, names, weights):
 
 # Agent counters that are not drop reasons (/sluice/agent/stats lists
 # non-zero drops beside them).
-AGENT_COUNTERS = ("uplink_rx", "decap", "vm_rx", "dsr", "passthrough", "icmp_translated",
-                  "mss_clamped", "arp_replies", "echo_replies", "tx")
+AGENT_COUNTERS = ("uplink_rx", "decap", "vm_rx", "dsr", "passthrough", "probe_in",
+                  "probe_out", "icmp_translated", "mss_clamped", "arp_replies",
+                  "echo_replies", "tx")
 
 
 def snapshot(client_ns, mux_prefix, agent_prefixes):

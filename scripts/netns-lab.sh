@@ -195,6 +195,10 @@ lab_topology_up() {
 		ip -n "$r" link set "$v" up
 	done
 	ip -n "$r" route add "$LAB_VIP/32" via "$LAB_MUX_TA" dev rt-mux
+	# the manager (in this namespace) probes the DIPs directly: through
+	# each host's agent, which lets its probers in (agent.probers)
+	ip -n "$r" route add 10.1.1.0/24 via "${LAB_HOST_PA[1]}" dev rt-h1
+	ip -n "$r" route add 10.2.1.0/24 via "${LAB_HOST_PA[2]}" dev rt-h2
 
 	for v in "${LAB_VMS[@]}"; do
 		mkdir -p "$LAB_DIR/www/$v"
@@ -225,6 +229,7 @@ lab_configs() {
 		read -r a b < <(lab_vms_of "$h" | xargs)
 		lab_render "$ex/agent.cfg.in" "$LAB_DIR/agent$h.cfg" \
 			"PREFIX=${LAB_PREFIX[$h]}" "PA=${LAB_HOST_PA[$h]}" \
+			"PROBER=10.0.$h.254" \
 			"GW_MAC=${LAB_HOST_RTMAC[$h]}" "UP_IF=${LAB_IF_UP[$h]}" \
 			"VM_A=$a" "TAP_A=$(lab_tap "$a")" "DIP_A=${LAB_VM_DIP[$a]}" \
 			"MAC_A=${LAB_VM_MAC[$a]}" \

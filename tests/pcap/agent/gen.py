@@ -16,6 +16,10 @@ is a drop reason (nothing may come out anywhere) or one of:
                                   out the uplink to next_hop_mac with the
                                   source (and port) rewritten to the VIP's
     PASS                          out the uplink, datagram untouched
+    PROBE_OUT                     out the uplink, untouched: a VM's answer to
+                                  a health prober (never rewritten to the VIP)
+    probe_in(vm)                  a prober's plain packet delivered to vm
+                                  as sent (no tunnel)
     arp_reply(port, asked)        ARP reply on port for the address asked
     ECHO                          echo reply out the uplink
 
@@ -44,6 +48,7 @@ CLIENT = "198.51.100.7"
 ROUTER = "203.0.113.1"
 GATEWAY = "10.1.0.1"
 CLAMP = 1400
+PROBER = "10.0.1.254"             # the manager's health probes come from here
 NEXT_HOP = "02:00:00:00:fe:11"
 ROUTER_MAC = "02:00:00:00:fe:01"   # src of what arrives on the uplink
 BCAST = "ff:ff:ff:ff:ff:ff"
@@ -59,7 +64,8 @@ SERVICES = [
 
 
 def config():
-    return sp.AgentConfig(PA, [MUX], VMS, SERVICES, next_hop_mac=NEXT_HOP, mss_clamp=CLAMP)
+    return sp.AgentConfig(PA, [MUX], VMS, SERVICES, next_hop_mac=NEXT_HOP, mss_clamp=CLAMP,
+                          probers=[PROBER])
 
 
 def to_vm(vm, mss=None, quote_src=None):
@@ -75,7 +81,12 @@ def arp_reply(port, asked):
     return {"kind": "arp", "port": port, "asked": asked}
 
 
+def probe_in(vm):
+    return {"kind": "probe_in", "port": vm}
+
+
 PASS = {"kind": "pass", "port": "uplink"}
+PROBE_OUT = {"kind": "probe_out", "port": "uplink"}
 ECHO = {"kind": "echo", "port": "uplink"}
 
 LINUX_SYN_OPTS = [("MSS", 1460), ("SAckOK", b""), ("Timestamp", (12345, 0)), ("NOP", None),
@@ -264,6 +275,20 @@ def rows():
     t, p = syn("10.1.0.11", [("MSS", 1460)])
     row("plain TCP to a DIP", "uplink",
         Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / p, "not_tunnel")
+    t = next_tag()
+    p = IP(src=PROBER, dst="10.1.0.11", id=t, ttl=64) / TCP(
+        sport=45000, dport=8080, flags="S", seq=rnd.getrandbits(32), options=[("MSS", 1460)])
+    row("health probe: plain SYN from the prober to vm11's DIP:8080, delivered as sent",
+        "uplink", Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / p, probe_in("vm11"))
+    t = next_tag()
+    p = IP(src=PROBER, dst="10.1.0.12", id=t, ttl=64) / TCP(sport=45001, dport=8080, flags="A")
+    row("health probe: plain ACK from the prober to vm12's DIP:8080, with Ethernet padding",
+        "uplink", Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / p / Raw(b"\0" * 6),
+        probe_in("vm12"))
+    t = next_tag()
+    p = IP(src=PROBER, dst="10.1.0.21", id=t, ttl=64) / TCP(sport=45002, dport=8080, flags="S")
+    row("health probe to a DIP on another host", "uplink",
+        Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / p, "not_tunnel")
     t, p = udp("10.1.0.11", 5353, 8)
     row("plain UDP to a DIP", "uplink",
         Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / p, "not_tunnel")
@@ -326,6 +351,11 @@ def rows():
         dsr(VIP, 53))
     row("DSR: UDP 10.1.0.11:5353 checksum 0 -> VIP:53, stays 0", "vm11",
         vm_udp("vm11", "10.1.0.11", 5353, 40, csum=0), dsr(VIP, 53))
+    t = next_tag()
+    row("probe answer: SYN-ACK 10.1.0.11:8080 -> the prober, untouched (not DSR)", "vm11",
+        vm_frame("vm11", IP(src="10.1.0.11", dst=PROBER, id=t, ttl=64, flags="DF") /
+                 TCP(sport=8080, dport=45000, flags="SA", seq=rnd.getrandbits(32),
+                     ack=rnd.getrandbits(32), options=[("MSS", 1460)])), PROBE_OUT)
     row("pass: TCP 10.1.0.11:22 (not balanced)", "vm11",
         reply("vm11", "10.1.0.11", 22, [("MSS", 1460)]), PASS)
     row("pass: UDP 10.1.0.11:8080 (only TCP is balanced there)", "vm11",

@@ -66,7 +66,10 @@ def expected_frame(cfg, port, frame, exp, got):
             d = sp.icmp_quote_edit(d, src=exp["quote_src"][0], sport=exp["quote_src"][1])
         vm = cfg.vm(exp["port"])
         return sp.eth_frame(vm.mac, cfg.port_mac(vm.name), sp.ETH_IPV4, d)
-    if kind in ("dsr", "pass"):
+    if kind == "probe_in":
+        vm = cfg.vm(exp["port"])
+        return sp.eth_frame(vm.mac, cfg.port_mac(vm.name), sp.ETH_IPV4, f.ip.data)
+    if kind in ("dsr", "pass", "probe_out"):
         d = f.ip.data
         if kind == "dsr":
             if exp["quote_dst"] is not None:
@@ -140,17 +143,20 @@ def check_frame(case, cfg, what, port, frame, exp, got):
 def composition(cfg, outputs):
     """What the output pcaps show, in the JSON counters' terms."""
     vips = {s.vip for s in cfg.services}
-    c = {"decap": 0, "dsr": 0, "passthrough": 0, "echo_replies": 0, "arp_replies": 0}
+    c = {"decap": 0, "dsr": 0, "passthrough": 0, "echo_replies": 0, "arp_replies": 0,
+         "probe_in": 0, "probe_out": 0}
     for port, frames in outputs.items():
         for raw in frames:
             f = sp.Frame(raw)
             if f.type == sp.ETH_ARP:
                 c["arp_replies"] += 1
             elif port != "uplink":
-                c["decap"] += 1
+                c["probe_in" if f.ip is not None and f.ip.src in cfg.probers else "decap"] += 1
             elif f.ip is not None and f.ip.proto == sp.PROTO_ICMP and f.ip.src == cfg.pa \
                     and f.ip.payload[:1] == b"\0":
                 c["echo_replies"] += 1
+            elif f.ip is not None and f.ip.dst in cfg.probers:
+                c["probe_out"] += 1
             elif f.ip is not None and f.ip.src in vips:
                 c["dsr"] += 1
             else:
@@ -173,7 +179,7 @@ def one_run(case, rows, clamp):
             by_key.setdefault(out_key(port, raw), []).append((port, raw))
     claimed = set()
     want = {k: 0 for k in ("decap", "dsr", "passthrough", "echo_replies", "arp_replies",
-                           "mss_clamped", "icmp_translated")}
+                           "mss_clamped", "icmp_translated", "probe_in", "probe_out")}
     to_vm = {v.name: 0 for v in cfg.vms}
     drops = {}
     for desc, port, frame, exp in rows:
@@ -196,12 +202,12 @@ def one_run(case, rows, clamp):
             continue
         check_frame(case, cfg, what, port, frame, exp, got[0][1])
         k = exp["kind"]
-        if k == "to_vm":
-            want["decap"] += 1
+        if k in ("to_vm", "probe_in"):
+            want["decap" if k == "to_vm" else "probe_in"] += 1
             to_vm[exp["port"]] += 1
         else:
             want[{"dsr": "dsr", "pass": "passthrough", "echo": "echo_replies",
-                  "arp": "arp_replies"}[k]] += 1
+                  "arp": "arp_replies", "probe_out": "probe_out"}[k]] += 1
         want["mss_clamped"] += exp.get("mss") is not None
         want["icmp_translated"] += exp.get("quote_src") is not None or \
             exp.get("quote_dst") is not None
@@ -216,7 +222,8 @@ def one_run(case, rows, clamp):
     n_out = sum(len(v) for v in run.outputs.values())
     case.eq(st.get("tx"), n_out, tag + ": tx")
     case.eq(n_out, sum(want[k] for k in ("decap", "dsr", "passthrough", "echo_replies",
-                                          "arp_replies")), tag + ": frames out vs table")
+                                          "arp_replies", "probe_in", "probe_out")),
+            tag + ": frames out vs table")
     for name, n in composition(cfg, run.outputs).items():
         case.eq(st.get(name), n, "%s: counter %s vs output pcaps" % (tag, name))
     for v in st.get("vms", []):
