@@ -118,6 +118,24 @@ enc_options(struct enc *e, const struct lb_hash_seed *seed, uint32_t maglev_size
 	return o;
 }
 
+static void
+enc_pool(Sluice__PoolOptions *p, const struct lb_pool_opts *o)
+{
+	p->given = o->given;
+	p->probe = (Sluice__ProbeType)o->probe;
+	p->probe_port = o->probe_port;
+	p->path = (char *)o->path;
+	p->codes = (char *)o->codes;
+	p->interval_s = o->interval_s;
+	p->timeout_s = o->timeout_s;
+	p->healthy = o->healthy;
+	p->unhealthy = o->unhealthy;
+	p->drain_delay_s = o->drain_delay_s;
+	p->slow_start_s = o->slow_start_s;
+	p->min_healthy = o->min_healthy;
+	p->min_healthy_percent = o->min_healthy_pct;
+}
+
 int
 lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 {
@@ -137,6 +155,7 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 	Sluice__CtlReply crep = SLUICE__CTL_REPLY__INIT;
 	Sluice__ServiceKey *ckey = NULL;
 	Sluice__Backend cbe = SLUICE__BACKEND__INIT;
+	Sluice__PoolOptions cpool = SLUICE__POOL_OPTIONS__INIT;
 	Sluice__Status__CountersEntry *ce = NULL, **cep = NULL;
 	Sluice__Service **svcs = NULL;
 	Sluice__ServiceKey **keys = NULL;
@@ -275,6 +294,10 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 		creq.config = m->body != NULL ? m->body : (char *)"";
 		creq.version = m->version;
 		creq.limit = m->ctl.limit;
+		if (m->ctl.pool.given != 0) {
+			enc_pool(&cpool, &m->ctl.pool);
+			creq.pool = &cpool;
+		}
 		env.body_case = SLUICE__ENVELOPE__BODY_CTL_REQUEST;
 		env.ctl_request = &creq;
 		break;
@@ -433,6 +456,41 @@ copy_text(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src ? src : "");
 }
 
+/* Lengths and the probe type only: the values are the manager's to judge. */
+static int
+dec_pool(const Sluice__PoolOptions *p, struct lb_pool_opts *o, char *errbuf, size_t len)
+{
+	if (p->given == 0 || (p->given & ~LB_POOL_ALL) != 0)
+		return fail(errbuf, len, -LB_EPARSE, "pool: given fields 0x%x (known: 0x%x)",
+			p->given, LB_POOL_ALL);
+	if ((p->given & LB_POOL_PROBE) && (p->probe < (Sluice__ProbeType)LB_PROBE_NONE ||
+						  p->probe > (Sluice__ProbeType)LB_PROBE_HTTP))
+		return fail(errbuf, len, -LB_EPARSE, "pool: probe type %d", (int)p->probe);
+	if (p->probe_port > 65535)
+		return fail(errbuf, len, -LB_EPARSE, "pool: probe port %u", p->probe_port);
+	/* A cut string would be a different path: refuse it whole. */
+	if (p->path != NULL && strlen(p->path) >= LB_POOL_PATH_LEN)
+		return fail(errbuf, len, -LB_EPARSE, "pool: path longer than %d bytes",
+			LB_POOL_PATH_LEN - 1);
+	if (p->codes != NULL && strlen(p->codes) >= LB_POOL_CODES_LEN)
+		return fail(errbuf, len, -LB_EPARSE, "pool: codes longer than %d bytes",
+			LB_POOL_CODES_LEN - 1);
+	o->given = p->given;
+	o->probe = (uint8_t)p->probe;
+	o->probe_port = (uint16_t)p->probe_port;
+	copy_text(o->path, sizeof(o->path), p->path);
+	copy_text(o->codes, sizeof(o->codes), p->codes);
+	o->interval_s = p->interval_s;
+	o->timeout_s = p->timeout_s;
+	o->healthy = p->healthy;
+	o->unhealthy = p->unhealthy;
+	o->drain_delay_s = p->drain_delay_s;
+	o->slow_start_s = p->slow_start_s;
+	o->min_healthy = p->min_healthy;
+	o->min_healthy_pct = p->min_healthy_percent;
+	return 0;
+}
+
 static int
 dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, size_t len)
 {
@@ -476,6 +534,8 @@ dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, siz
 	c->set_state = r->set_state;
 	c->set_host = r->set_host;
 	c->limit = r->limit;
+	if (r->pool != NULL && (rc = dec_pool(r->pool, &c->pool, errbuf, len)) != 0)
+		return rc;
 	m->version = r->version;
 	if (r->config != NULL && r->config[0] != '\0') {
 		m->body = strdup(r->config);
@@ -724,7 +784,8 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 	if (order != NULL) {
 		for (i = 0; i < ft->n_services; i++)
 			order[i] = &ft->services[i];
-		qsort(order, ft->n_services, sizeof(*order), service_cmp);
+		if (ft->n_services > 1)
+			qsort(order, ft->n_services, sizeof(*order), service_cmp);
 		for (i = 0; i < ft->n_services; i++) {
 			const struct lb_service_cfg *s = order[i];
 			struct lb_backend_cfg *b = calloc(s->n_backends + 1, sizeof(*b));
@@ -743,8 +804,10 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 			}
 			if (b == NULL)
 				continue;
-			memcpy(b, s->backends, sizeof(*b) * s->n_backends);
-			qsort(b, s->n_backends, sizeof(*b), backend_cmp);
+			if (s->n_backends > 0)
+				memcpy(b, s->backends, sizeof(*b) * s->n_backends);
+			if (s->n_backends > 1)
+				qsort(b, s->n_backends, sizeof(*b), backend_cmp);
 			for (j = 0; j < s->n_backends; j++) {
 				struct {
 					struct lb_addr dip;

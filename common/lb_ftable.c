@@ -12,6 +12,21 @@
 #include "lb_hdr.h"
 #include "lb_maglev.h"
 
+/* qsort and memcpy with no elements: their pointers may be NULL then. */
+static void
+sort_n(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+static void
+copy_n(void *dst, const void *src, size_t n, size_t size)
+{
+	if (n > 0)
+		memcpy(dst, src, n * size);
+}
+
 static int
 fail(char *err, size_t len, const char *fmt, ...)
 {
@@ -32,7 +47,7 @@ copy_service(struct lb_service_cfg *dst, const struct lb_service_cfg *src)
 		dst->n_backends = 0;
 		return -LB_ENOMEM;
 	}
-	memcpy(dst->backends, src->backends, sizeof(*dst->backends) * src->n_backends);
+	copy_n(dst->backends, src->backends, src->n_backends, sizeof(*dst->backends));
 	return 0;
 }
 
@@ -92,9 +107,9 @@ lb_ftable_sort(struct lb_ftable *ft)
 {
 	uint32_t i;
 
-	qsort(ft->services, ft->n_services, sizeof(*ft->services), service_cmp);
+	sort_n(ft->services, ft->n_services, sizeof(*ft->services), service_cmp);
 	for (i = 0; i < ft->n_services; i++)
-		qsort(ft->services[i].backends, ft->services[i].n_backends,
+		sort_n(ft->services[i].backends, ft->services[i].n_backends,
 			sizeof(*ft->services[i].backends), backend_cmp);
 }
 
@@ -177,8 +192,8 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 			rc = fail(err, len, "out of memory");
 			break;
 		}
-		memcpy(b, sc->backends, sizeof(*b) * sc->n_backends);
-		qsort(b, sc->n_backends, sizeof(*b), backend_cmp);
+		copy_n(b, sc->backends, sc->n_backends, sizeof(*b));
+		sort_n(b, sc->n_backends, sizeof(*b), backend_cmp);
 		for (j = 0; rc == 0 && j < sc->n_backends; j++) {
 			lb_addr_str(&b[j].dip, d, sizeof(d));
 			if (b[j].port == 0 || b[j].weight > LB_MAGLEV_MAX_WEIGHT ||
@@ -200,8 +215,8 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 		if (copy == NULL) {
 			rc = fail(err, len, "out of memory");
 		} else {
-			memcpy(copy, ft->services, sizeof(*copy) * ft->n_services);
-			qsort(copy, ft->n_services, sizeof(*copy), service_cmp);
+			copy_n(copy, ft->services, ft->n_services, sizeof(*copy));
+			sort_n(copy, ft->n_services, sizeof(*copy), service_cmp);
 			for (i = 1; rc == 0 && i < ft->n_services; i++)
 				if (service_cmp(&copy[i - 1], &copy[i]) == 0)
 					rc = fail(err, len, "service %s listed twice",
@@ -210,7 +225,7 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 		}
 	}
 	if (rc == 0) {
-		qsort(ids, n, sizeof(*ids), id_cmp);
+		sort_n(ids, n, sizeof(*ids), id_cmp);
 		for (i = 1; rc == 0 && i < n; i++)
 			if (ids[i - 1] == ids[i])
 				rc = fail(err, len, "backend id %u used twice", ids[i]);

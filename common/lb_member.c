@@ -355,8 +355,9 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 		m->snap_cap = cap;
 	}
 	/* Take the chunk's services over; the message keeps only its array. */
-	memcpy(&m->snap.services[m->snap.n_services], t->services,
-		sizeof(*t->services) * t->n_services);
+	if (t->n_services > 0)
+		memcpy(&m->snap.services[m->snap.n_services], t->services,
+			sizeof(*t->services) * t->n_services);
 	m->snap.n_services += t->n_services;
 	t->n_services = 0;
 	if (++m->snap_next < m->snap_count)
