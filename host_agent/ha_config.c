@@ -6,14 +6,44 @@
 #include "ha_config.h"
 #include "lb_err.h"
 
+/* The list of IPv4 addresses `name` of group a: min..max of them (0: optional). */
+static int
+load_addrs(const config_setting_t *a, const char *name, int min, int max, rte_be32_t *out,
+	uint16_t *n_out, struct lb_cfg_err *err)
+{
+	const config_setting_t *m = config_setting_get_member(a, name);
+	int i, n;
+
+	*n_out = 0;
+	if (m == NULL && min == 0)
+		return 0;
+	if (m == NULL)
+		return lb_cfg_error(err, a, name, "missing required field (a list of addresses)");
+	if (!config_setting_is_array(m) && !config_setting_is_list(m))
+		return lb_cfg_error(err, m, NULL, "expected a list of IPv4 addresses");
+	n = config_setting_length(m);
+	if (n < min || n > max)
+		return lb_cfg_error(err, m, NULL, "between %d and %d addresses", min, max);
+	for (i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(m, (unsigned)i);
+		struct in_addr ia;
+
+		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
+			inet_pton(AF_INET, config_setting_get_string(e), &ia) != 1)
+			return lb_cfg_error(err, e, NULL, "not an IPv4 address");
+		out[(*n_out)++] = ia.s_addr;
+	}
+	return 0;
+}
+
 static int
 load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"pa", "muxes", "next_hop_mac", "mss_clamp",
 		"busy_poll", "idle_sleep_us", "probers", NULL};
-	const config_setting_t *a = config_setting_get_member(root, "agent"), *m;
+	const config_setting_t *a = config_setting_get_member(root, "agent");
 	long long clamp, idle;
-	int rc, i, n;
+	int rc;
 
 	if (a == NULL)
 		return lb_cfg_error(err, root, "agent", "missing required group");
@@ -31,41 +61,9 @@ load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 			"%lld is below the IPv4 minimum MSS of 536 (0 turns clamping off)", clamp);
 	cfg->mss_clamp = (uint16_t)clamp;
 	cfg->idle_sleep_us = (uint32_t)idle;
-	m = config_setting_get_member(a, "muxes");
-	if (m == NULL)
-		return lb_cfg_error(err, a, "muxes", "missing required field (tunnel addresses)");
-	if (!config_setting_is_array(m) && !config_setting_is_list(m))
-		return lb_cfg_error(err, m, NULL, "expected a list of IPv4 addresses");
-	n = config_setting_length(m);
-	if (n < 1 || n > HA_MAX_MUXES)
-		return lb_cfg_error(err, m, NULL, "between 1 and %d muxes", HA_MAX_MUXES);
-	for (i = 0; i < n; i++) {
-		const config_setting_t *e = config_setting_get_elem(m, (unsigned)i);
-		struct in_addr ia;
-
-		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
-			inet_pton(AF_INET, config_setting_get_string(e), &ia) != 1)
-			return lb_cfg_error(err, e, NULL, "not an IPv4 address");
-		cfg->muxes[cfg->n_muxes++] = ia.s_addr;
-	}
-	m = config_setting_get_member(a, "probers");
-	if (m == NULL)
-		return 0;
-	if (!config_setting_is_array(m) && !config_setting_is_list(m))
-		return lb_cfg_error(err, m, NULL, "expected a list of IPv4 addresses");
-	n = config_setting_length(m);
-	if (n > HA_MAX_PROBERS)
-		return lb_cfg_error(err, m, NULL, "at most %d probers", HA_MAX_PROBERS);
-	for (i = 0; i < n; i++) {
-		const config_setting_t *e = config_setting_get_elem(m, (unsigned)i);
-		struct in_addr ia;
-
-		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
-			inet_pton(AF_INET, config_setting_get_string(e), &ia) != 1)
-			return lb_cfg_error(err, e, NULL, "not an IPv4 address");
-		cfg->probers[cfg->n_probers++] = ia.s_addr;
-	}
-	return 0;
+	if ((rc = load_addrs(a, "muxes", 1, HA_MAX_MUXES, cfg->muxes, &cfg->n_muxes, err)) != 0)
+		return rc;
+	return load_addrs(a, "probers", 0, HA_MAX_PROBERS, cfg->probers, &cfg->n_probers, err);
 }
 
 static int
