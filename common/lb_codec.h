@@ -56,9 +56,64 @@ enum lb_ctl_op {
 	LB_CTL_EXPORT,	    /* the committed table as a libconfig services file */
 	LB_CTL_APPLY,	    /* body: a services file replacing the desired table */
 	LB_CTL_WAIT,	    /* version: committed, aborted or pending? */
+	LB_CTL_VIP_SET,	    /* svc, pool: the pool options pool.given names */
 };
 
-#define LB_CTL_OP_MAX LB_CTL_WAIT
+#define LB_CTL_OP_MAX LB_CTL_VIP_SET
+
+/*
+ * A service's pool (target group) options as an operator request carries
+ * them: `given` names the fields set, the others keep their value. The
+ * manager alone holds pools and judges values (docs/manager.md); the codec
+ * checks only what it must to copy them (lengths, the probe type). The
+ * ranges are here so that sluicectl can refuse a typo before sending.
+ */
+enum lb_probe_type { LB_PROBE_UNSET = 0, LB_PROBE_NONE, LB_PROBE_TCP, LB_PROBE_HTTP };
+
+enum lb_pool_field {
+	LB_POOL_PROBE = 1u << 0,
+	LB_POOL_PROBE_PORT = 1u << 1,
+	LB_POOL_PATH = 1u << 2,
+	LB_POOL_CODES = 1u << 3,
+	LB_POOL_INTERVAL = 1u << 4,
+	LB_POOL_TIMEOUT = 1u << 5,
+	LB_POOL_HEALTHY = 1u << 6,
+	LB_POOL_UNHEALTHY = 1u << 7,
+	LB_POOL_DRAIN_DELAY = 1u << 8,
+	LB_POOL_SLOW_START = 1u << 9,
+	LB_POOL_MIN_HEALTHY = 1u << 10,
+	LB_POOL_MIN_HEALTHY_PCT = 1u << 11,
+};
+
+#define LB_POOL_ALL 0xfffu
+#define LB_POOL_PATH_LEN 128 /* with the NUL */
+#define LB_POOL_CODES_LEN 64
+#define LB_POOL_INTERVAL_MIN 1 /* seconds; ALB allows 5, labs want 1 */
+#define LB_POOL_INTERVAL_MAX 300
+#define LB_POOL_TIMEOUT_MIN 1
+#define LB_POOL_TIMEOUT_MAX 120
+#define LB_POOL_THRESHOLD_MIN 1
+#define LB_POOL_THRESHOLD_MAX 10
+#define LB_POOL_DRAIN_DELAY_MAX 3600
+#define LB_POOL_SLOW_START_MIN 30 /* or 0: off */
+#define LB_POOL_SLOW_START_MAX 900
+#define LB_POOL_MIN_HEALTHY_MAX 65534
+
+struct lb_pool_opts {
+	uint32_t given; /* enum lb_pool_field bits */
+	uint8_t probe;	/* enum lb_probe_type */
+	uint16_t probe_port;
+	char path[LB_POOL_PATH_LEN];
+	char codes[LB_POOL_CODES_LEN];
+	uint32_t interval_s;
+	uint32_t timeout_s;
+	uint32_t healthy;
+	uint32_t unhealthy;
+	uint32_t drain_delay_s;
+	uint32_t slow_start_s;
+	uint32_t min_healthy;
+	uint32_t min_healthy_pct;
+};
 
 struct lb_ctl {
 	enum lb_ctl_op op;
@@ -68,6 +123,7 @@ struct lb_ctl {
 	struct lb_backend_cfg be;
 	bool set_weight, set_state, set_host;
 	uint32_t limit;
+	struct lb_pool_opts pool; /* pool.given == 0: none */
 };
 
 enum lb_role { LB_ROLE_NONE = 0, LB_ROLE_MUX, LB_ROLE_AGENT, LB_ROLE_CTL };
@@ -90,7 +146,8 @@ struct lb_counter {
  *                    maglev_size meaningful in chunk 0)
  *   STATUS           version (applied), counters
  *   REFUSED          text (reason), protocol (the refuser's)
- *   CTL_REQUEST      ctl, version (WAIT), body (APPLY: the file's text)
+ *   CTL_REQUEST      ctl, version (WAIT), body (APPLY: the file's text),
+ *                    ctl.pool (VIP_SET, VIP_ADD)
  *   CTL_REPLY        flag (ok), text (the error when not ok), version (the
  *                    version a change will commit as, or the committed
  *                    one), body (for people), json (for programs)

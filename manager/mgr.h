@@ -6,15 +6,20 @@
  *   mgr_round.c  drives the two-phase commit (mgr_commit.c): batching of
  *                desired changes into versions, the actions, outcomes
  *   mgr_net.c    nng sockets, the member protocol, paced sends, snapshots
- *   mgr_ctl.c    the operator API (sluicectl)
+ *   mgr_ctl.c    the operator API (sluicectl); mgr_view.c what it shows
  *   mgr_store.c  SQLite; mgr_config.c the configuration file
+ *   mgr_pool.c   pool options; mgr_health.c DIP probes (mgr_probe.c);
+ *                mgr_effective.c the effective table
  *
  * One thread owns all of it: nng's own threads only move bytes, and the
  * one callback they run (a pipe closing) writes the pipe id into a
- * self-pipe that the loop reads. Three tables matter: `committed` (what
- * the members run), the round's `next` (being voted on) and `desired`
- * (what operators asked for, stored before they get their answer). A
- * round carries desired as it was when the round began.
+ * self-pipe that the loop reads; probes are non-blocking sockets in an
+ * epoll set the loop polls. Four tables matter: `desired` (what operators
+ * asked for, with its pool options, stored before they get their answer),
+ * `effective` (desired as health, draining, slow start and fail-open make
+ * it: what members should run), the round's `next` (being voted on) and
+ * `committed` (what the members run). A round carries the effective table
+ * as it was when the round began.
  */
 #ifndef MGR_H
 #define MGR_H
@@ -28,7 +33,10 @@
 #include "lb_codec.h"
 #include "mgr_commit.h"
 #include "mgr_config.h"
+#include "mgr_health.h"
+#include "mgr_pool.h"
 #include "mgr_store.h"
+#include "mgr_text.h"
 
 #define MGR_GRACE_MS 1000      /* after start: members reconnect before any round */
 #define MGR_SILENT_MS 5000     /* a connected member quiet this long is reported */
@@ -36,7 +44,11 @@
 #define MGR_SNAP_RETRY_MAX_MS 60000
 #define MGR_STORE_RETRY_MS 1000 /* a round the store refused is retried, doubling */
 #define MGR_STORE_RETRY_MAX_MS 30000
+#define MGR_REJECT_RETRY_MS 1000 /* after a "no" vote, the next round waits, doubling */
+#define MGR_REJECT_RETRY_MAX_MS 30000
 #define MGR_SNAP_CHUNK_ENTRIES 20000 /* backends (+1 per service) per snapshot chunk */
+#define MGR_CTL_BATCH 64	     /* operator requests handled per pass of the loop */
+#define MGR_CTL_SEND_MS 50	     /* a client that leaves a reply unread this long is dropped */
 #define MGR_PROMISES 4096
 #define MGR_REJECTIONS 32
 #define MGR_COMMITS 256
@@ -84,6 +96,9 @@ struct mgr_round {
 	uint8_t *r_prepare; /* the encoded PREPARE, the same for every member */
 	size_t r_prepare_len;
 	char r_summary[512];
+	/* desired when the round began: what a later rejection reverts to */
+	struct lb_ftable r_desired;
+	struct mgr_pools r_pools;
 };
 
 /* An accepted operator change and the version it was told it commits as. */
@@ -154,6 +169,16 @@ struct mgr {
 	uint8_t committed_digest[LB_DIGEST_LEN];
 	struct lb_ftable desired;
 	uint8_t desired_digest[LB_DIGEST_LEN];
+	struct mgr_pools pools; /* desired's pool options */
+	/* desired as it was when the committed version's round began */
+	struct lb_ftable base_desired;
+	struct mgr_pools base_pools;
+	/* the effective table: desired as the backends' health makes it */
+	struct mgr_health *health;
+	struct lb_ftable effective;
+	uint8_t effective_digest[LB_DIGEST_LEN];
+	bool eff_dirty;	       /* health or timers moved: rebuild before use */
+	uint64_t eff_timer_ms; /* when it changes by itself (drain, slow start) */
 	struct mgr_round round;
 	struct mgr_snap snap;
 
@@ -162,6 +187,8 @@ struct mgr {
 	bool start_now;
 	uint64_t store_retry_ms; /* 0: the store is fine */
 	uint32_t store_backoff_ms;
+	uint64_t reject_retry_ms; /* 0: the last round was not voted down */
+	uint32_t reject_backoff_ms;
 	char store_err[512]; /* the last store error, "" when none since */
 
 	/* changes and what became of them */
@@ -182,7 +209,7 @@ struct mgr {
 	nng_tls_config *tls;
 	int msock_fd, csock_fd;
 	int pipe_ev[2]; /* pipe ids of closed connections, from nng's thread */
-	uint64_t n_malformed, n_refused, n_unexpected, n_ctl;
+	uint64_t n_malformed, n_refused, n_unexpected, n_ctl, n_ctl_dropped;
 	uint32_t bad_pipes[64]; /* pipes already logged for bad messages */
 	uint32_t n_bad_pipes;
 };
@@ -202,15 +229,22 @@ void mgr_round_tick(struct mgr *m, uint64_t now);
 uint64_t mgr_round_next_deadline(const struct mgr *m);
 
 /*
- * Make `next` the desired table (taken over, even on error) with `meta`
- * (id counters, seed): validated, stored durably, then swapped in. On
- * success *version is the version the change will commit as. Returns 0,
- * or -LB_EINVAL / -LB_EIO with the reason in err (nothing changed).
+ * Make `next` the desired table and `pools` its pool options (both taken
+ * over, even on error) with `meta` (id counters, seed): validated, stored
+ * durably, then swapped in; the effective table follows. On success
+ * *version is the version the change will commit as. Returns 0, or
+ * -LB_EINVAL / -LB_EIO with the reason in err (nothing changed).
  */
-int mgr_set_desired(struct mgr *m, struct lb_ftable *next, const struct mgr_meta *meta,
-	uint64_t *version, char *err, size_t len);
+int mgr_set_desired(struct mgr *m, struct lb_ftable *next, struct mgr_pools *pools,
+	const struct mgr_meta *meta, uint64_t *version, char *err, size_t len);
 
-/* Is there anything in desired that no round carries yet? */
+/* Health or a timer moved: the effective table is rebuilt, batched (health_batch_ms). */
+void mgr_effective_touch(struct mgr *m, uint64_t now);
+
+/* Rebuild the effective table if something moved since it was built. */
+void mgr_effective_refresh(struct mgr *m, uint64_t now);
+
+/* Is there anything in the effective table that no round carries yet? */
 bool mgr_pending(const struct mgr *m);
 
 /* The version desired will commit as when nothing more changes. */
@@ -257,6 +291,17 @@ void mgr_ctl_handle(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep,
  * -LB_ENOMEM; *out is empty on error.
  */
 int mgr_services_load(const struct mgr *m, config_t *c, const char *name, struct mgr_meta *meta,
-	struct lb_ftable *out, char *err, size_t len);
+	struct lb_ftable *out, struct mgr_pools *pools, char *err, size_t len);
+
+/* ---- mgr_view.c ---- */
+
+/* vip list: the committed table with each backend's health, and what comes next. */
+void mgr_view_vip_list(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now);
+
+/* status: the probes and the pools that fail open ("FAIL-OPEN ..."). */
+void mgr_view_health(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now);
+
+/* config export: the desired table and its pools as a services file. */
+int mgr_view_export(struct mgr *m, char **text);
 
 #endif /* MGR_H */

@@ -123,7 +123,8 @@ static int
 load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"listen", "ctl", "ctl_tls", "tls", "database",
-		"vote_timeout_ms", "batch_ms", "hash_seed", "maglev_size", "services_file", NULL};
+		"vote_timeout_ms", "batch_ms", "health_batch_ms", "hash_seed", "maglev_size",
+		"services_file", NULL};
 	const config_setting_t *s;
 	const char *str = NULL;
 	long long v;
@@ -156,6 +157,10 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 		0)
 		return rc;
 	cfg->mc_batch_ms = (uint32_t)v;
+	if ((rc = lb_cfg_get_int(m, "health_batch_ms", false, 0, 60000, MGR_DEFAULT_HEALTH_BATCH_MS,
+		     &v, err)) != 0)
+		return rc;
+	cfg->mc_health_batch_ms = (uint32_t)v;
 
 	if ((rc = lb_cfg_get_string(m, "hash_seed", false, NULL, &str, err)) != 0)
 		return rc;

@@ -24,6 +24,7 @@
 #define MGR_DEFAULT_DATABASE "/var/lib/sluice/manager.db"
 #define MGR_DEFAULT_VOTE_TIMEOUT_MS 2000
 #define MGR_DEFAULT_BATCH_MS 50
+#define MGR_DEFAULT_HEALTH_BATCH_MS 1000
 
 struct mgr_config {
 	char mc_path[PATH_MAX];	      /* the file itself */
@@ -37,6 +38,7 @@ struct mgr_config {
 	char mc_database[PATH_MAX];
 	uint32_t mc_vote_timeout_ms;
 	uint32_t mc_batch_ms;
+	uint32_t mc_health_batch_ms; /* health and timer changes wait this long for others */
 	bool mc_has_seed;
 	struct lb_hash_seed mc_seed;
 	bool mc_has_maglev_size;

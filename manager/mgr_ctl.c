@@ -52,66 +52,6 @@ reply(struct lb_msg *rep, struct mgr_buf *body, struct mgr_buf *json)
 	}
 }
 
-/* ---- tables as text and JSON ---- */
-
-static void
-backend_text(struct mgr_buf *b, const struct lb_backend_cfg *be)
-{
-	char d[MGR_BE_STR], h[16];
-
-	mgr_buf_printf(b, "  %-21s  host %-15s  weight %-5u  %-6s  id %u\n",
-		mgr_be_str(be, d, sizeof(d)), lb_addr_str(&be->host, h, sizeof(h)), be->weight,
-		mgr_state_name(be->state), be->id);
-}
-
-static void
-table_text(struct mgr_buf *b, const struct lb_ftable *t)
-{
-	char s[MGR_SVC_STR];
-	uint32_t i, j;
-
-	if (t->n_services == 0)
-		mgr_buf_printf(b, "(no services)\n");
-	for (i = 0; i < t->n_services; i++) {
-		const struct lb_service_cfg *sc = &t->services[i];
-
-		mgr_buf_printf(b, "%s  (%u backend%s)\n", mgr_svc_str(sc, s, sizeof(s)),
-			sc->n_backends, sc->n_backends == 1 ? "" : "s");
-		for (j = 0; j < sc->n_backends; j++)
-			backend_text(b, &sc->backends[j]);
-	}
-}
-
-static void
-table_json(struct mgr_buf *b, const struct lb_ftable *t)
-{
-	char a[16], h[16];
-	uint32_t i, j;
-
-	mgr_buf_printf(b, "[");
-	for (i = 0; i < t->n_services; i++) {
-		const struct lb_service_cfg *sc = &t->services[i];
-
-		mgr_buf_printf(b,
-			"%s{\"vip\":\"%s\",\"protocol\":\"%s\",\"port\":%u,\"id\":%u,"
-			"\"backends\":[",
-			i ? "," : "", lb_addr_str(&sc->vip, a, sizeof(a)),
-			sc->proto == LB_IPPROTO_UDP ? "udp" : "tcp", sc->port, sc->id);
-		for (j = 0; j < sc->n_backends; j++) {
-			const struct lb_backend_cfg *be = &sc->backends[j];
-
-			mgr_buf_printf(b,
-				"%s{\"dip\":\"%s\",\"port\":%u,\"weight\":%u,\"host\":\"%s\","
-				"\"state\":\"%s\",\"id\":%u}",
-				j ? "," : "", lb_addr_str(&be->dip, a, sizeof(a)), be->port,
-				be->weight, lb_addr_str(&be->host, h, sizeof(h)),
-				mgr_state_name(be->state), be->id);
-		}
-		mgr_buf_printf(b, "]}");
-	}
-	mgr_buf_printf(b, "]");
-}
-
 /* ---- read requests ---- */
 
 static uint64_t
@@ -246,9 +186,10 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 	mgr_buf_printf(&j,
 		"},\"counters\":{\"committed\":%" PRIu64 ",\"aborted\":%" PRIu64
 		",\"malformed\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"unexpected\":%" PRIu64
-		",\"ctl_requests\":%" PRIu64 "}",
+		",\"ctl_requests\":%" PRIu64 ",\"ctl_dropped\":%" PRIu64 "}",
 		m->n_committed, m->n_aborted, m->n_malformed, m->n_refused, m->n_unexpected,
-		m->n_ctl);
+		m->n_ctl, m->n_ctl_dropped);
+	mgr_view_health(m, &b, &j, now);
 	status_members(m, &b, &j, now);
 	mgr_buf_printf(&j, "}");
 	rep->version = c->committed;
@@ -256,28 +197,12 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 }
 
 static void
-ctl_vip_list(struct mgr *m, struct lb_msg *rep)
+ctl_vip_list(struct mgr *m, struct lb_msg *rep, uint64_t now)
 {
 	struct mgr_buf b = {0}, j = {0};
-	uint64_t v = m->commit->committed;
 
-	mgr_buf_printf(&b, "version %" PRIu64 "\n", v);
-	table_text(&b, &m->committed);
-	mgr_buf_printf(&j, "{\"version\":%" PRIu64 ",\"services\":", v);
-	table_json(&j, &m->committed);
-	if (memcmp(m->desired_digest, m->committed_digest, LB_DIGEST_LEN) != 0) {
-		mgr_buf_printf(&b, "\ndesired (will commit as version %" PRIu64 ")\n",
-			mgr_target_version(m));
-		table_text(&b, &m->desired);
-		mgr_buf_printf(&j, ",\"desired\":{\"version\":%" PRIu64 ",\"services\":",
-			mgr_target_version(m));
-		table_json(&j, &m->desired);
-		mgr_buf_printf(&j, "}");
-	} else {
-		mgr_buf_printf(&j, ",\"desired\":null");
-	}
-	mgr_buf_printf(&j, "}");
-	rep->version = v;
+	mgr_view_vip_list(m, &b, &j, now);
+	rep->version = m->commit->committed;
 	reply(rep, &b, &j);
 }
 
@@ -331,19 +256,8 @@ ctl_export(struct mgr *m, struct lb_msg *rep)
 {
 	struct mgr_buf b = {0}, j = {0};
 	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int rc;
 
-	if (f == NULL) {
-		refuse(rep, "export: out of memory");
-		return;
-	}
-	fprintf(f, "# sluice-manager: the committed flow table, version %" PRIu64 "\n",
-		m->commit->committed);
-	rc = lb_ftable_write(&m->committed, f);
-	if (fclose(f) != 0 || rc != 0) {
-		free(text);
+	if (mgr_view_export(m, &text) != 0) {
 		refuse(rep, "export: cannot write the table");
 		return;
 	}
@@ -393,21 +307,36 @@ ctl_wait(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 
 /* ---- changes ---- */
 
-/* Take `next` as the desired table and answer with the version it commits as. */
+/*
+ * Take `next` as the desired table and `pools` as its pool options (both
+ * taken over; pools NULL: they stay) and answer with the version it
+ * commits as.
+ */
 static void
-change(struct mgr *m, struct lb_ftable *next, const struct mgr_meta *meta, const char *what,
-	struct lb_msg *rep)
+change(struct mgr *m, struct lb_ftable *next, struct mgr_pools *pools, const struct mgr_meta *meta,
+	const char *what, struct lb_msg *rep)
 {
 	struct mgr_buf b = {0}, j = {0};
+	struct mgr_pools keep;
 	uint8_t d[LB_DIGEST_LEN];
 	char e[LB_MSG_TEXT];
 	uint64_t v;
 	int rc;
 
+	if (pools == NULL) {
+		if (mgr_pools_copy(&keep, &m->pools) != 0) {
+			lb_ftable_free(next);
+			refuse(rep, "out of memory");
+			return;
+		}
+		pools = &keep;
+	}
 	lb_ftable_sort(next);
 	lb_ftable_digest(next, d);
-	if (memcmp(d, m->desired_digest, LB_DIGEST_LEN) == 0) {
+	mgr_pools_prune(pools, next);
+	if (memcmp(d, m->desired_digest, LB_DIGEST_LEN) == 0 && mgr_pools_equal(pools, &m->pools)) {
 		lb_ftable_free(next);
+		mgr_pools_free(pools);
 		v = mgr_target_version(m);
 		if (strcmp(what, "no change") == 0)
 			mgr_buf_printf(&b, "no change: version %" PRIu64 " holds this table\n", v);
@@ -422,7 +351,7 @@ change(struct mgr *m, struct lb_ftable *next, const struct mgr_meta *meta, const
 		reply(rep, &b, &j);
 		return;
 	}
-	rc = mgr_set_desired(m, next, meta, &v, e, sizeof(e));
+	rc = mgr_set_desired(m, next, pools, meta, &v, e, sizeof(e));
 	if (rc != 0) {
 		refuse(rep, "%s%s", rc == -LB_EIO ? "change refused: " : "", e);
 		return;
@@ -496,11 +425,63 @@ be_fields_ok(const struct lb_msg *req, bool adding, struct lb_msg *rep)
 	return true;
 }
 
+/* The pool options a request gives, over `p`; the error names the field. */
+static bool
+pool_ok(const struct lb_msg *req, struct mgr_pool *p, struct lb_msg *rep)
+{
+	char k[MGR_SVC_STR], e[LB_MSG_TEXT];
+
+	if (req->ctl.pool.given == 0)
+		return true;
+	if (mgr_pool_apply(p, &req->ctl.pool, e, sizeof(e)) != 0) {
+		refuse(rep, "pool of %s: %s", mgr_key_str(&req->ctl.svc, k, sizeof(k)), e);
+		return false;
+	}
+	return true;
+}
+
+/* "interval 30->5, probe tcp->http": what a pool change changes. */
+static void
+pool_diff(const struct mgr_pool *a, const struct mgr_pool *b, char *out, size_t len)
+{
+	size_t off = 0;
+
+	out[0] = '\0';
+#define PD(cond, ...)                                                                              \
+	do {                                                                                       \
+		if ((cond) && off < len)                                                           \
+			off += (size_t)snprintf(out + off, len - off, __VA_ARGS__);                \
+	} while (0)
+	PD(a->pl_probe != b->pl_probe, " probe %s->%s", mgr_probe_name(a->pl_probe),
+		mgr_probe_name(b->pl_probe));
+	PD(a->pl_probe_port != b->pl_probe_port, " probe_port %u->%u", a->pl_probe_port,
+		b->pl_probe_port);
+	PD(strcmp(a->pl_path, b->pl_path) != 0, " path %s", b->pl_path);
+	PD(strcmp(a->pl_codes, b->pl_codes) != 0, " codes %s", b->pl_codes);
+	PD(a->pl_interval_s != b->pl_interval_s, " interval %u->%u", a->pl_interval_s,
+		b->pl_interval_s);
+	PD(a->pl_timeout_s != b->pl_timeout_s, " timeout %u->%u", a->pl_timeout_s, b->pl_timeout_s);
+	PD(a->pl_healthy != b->pl_healthy, " healthy %u->%u", a->pl_healthy, b->pl_healthy);
+	PD(a->pl_unhealthy != b->pl_unhealthy, " unhealthy %u->%u", a->pl_unhealthy,
+		b->pl_unhealthy);
+	PD(a->pl_drain_delay_s != b->pl_drain_delay_s, " drain_delay %u->%u", a->pl_drain_delay_s,
+		b->pl_drain_delay_s);
+	PD(a->pl_slow_start_s != b->pl_slow_start_s, " slow_start %u->%u", a->pl_slow_start_s,
+		b->pl_slow_start_s);
+	PD(a->pl_min_healthy != b->pl_min_healthy, " min_healthy %u->%u", a->pl_min_healthy,
+		b->pl_min_healthy);
+	PD(a->pl_min_healthy_pct != b->pl_min_healthy_pct, " min_healthy_percent %u->%u",
+		a->pl_min_healthy_pct, b->pl_min_healthy_pct);
+#undef PD
+}
+
 static void
 ctl_vip_add(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 {
+	struct mgr_pool pool = *mgr_pool_defaults();
 	struct mgr_meta meta = m->meta;
 	struct lb_service_cfg *svcs, *sc;
+	struct mgr_pools pools;
 	struct lb_ftable next;
 	char k[MGR_SVC_STR], what[64];
 
@@ -513,8 +494,18 @@ ctl_vip_add(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 		refuse(rep, "service %s already exists", k);
 		return;
 	}
-	if (lb_ftable_copy(&next, &m->desired) != 0)
+	if (!pool_ok(req, &pool, rep))
+		return;
+	if (mgr_pools_copy(&pools, &m->pools) != 0)
 		goto nomem;
+	if (mgr_pools_set(&pools, &req->ctl.svc, &pool) != 0) {
+		mgr_pools_free(&pools);
+		goto nomem;
+	}
+	if (lb_ftable_copy(&next, &m->desired) != 0) {
+		mgr_pools_free(&pools);
+		goto nomem;
+	}
 	svcs = realloc(next.services, (next.n_services + 1) * sizeof(*svcs));
 	if (svcs == NULL)
 		goto nomem_next;
@@ -531,12 +522,48 @@ ctl_vip_add(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 	sc->af = LB_AF_INET;
 	sc->id = meta.mm_next_service_id++;
 	snprintf(what, sizeof(what), "+vip %s", k);
-	change(m, &next, &meta, what, rep);
+	change(m, &next, &pools, &meta, what, rep);
 	return;
 nomem_next:
 	lb_ftable_free(&next);
+	mgr_pools_free(&pools);
 nomem:
 	refuse(rep, "out of memory");
+}
+
+static void
+ctl_vip_set(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
+{
+	struct mgr_pools pools;
+	struct mgr_pool pool;
+	struct lb_ftable next;
+	char k[MGR_SVC_STR], what[400], diff[320];
+	int i = svc_in(&m->desired, req, rep);
+
+	if (i < 0)
+		return;
+	if (req->ctl.pool.given == 0) {
+		refuse(rep, "nothing to change: give a pool option (--probe, --interval, ...)");
+		return;
+	}
+	pool = *mgr_pools_get(&m->pools, &req->ctl.svc);
+	if (!pool_ok(req, &pool, rep))
+		return;
+	pool_diff(mgr_pools_get(&m->pools, &req->ctl.svc), &pool, diff, sizeof(diff));
+	if (mgr_pools_copy(&pools, &m->pools) != 0 ||
+		mgr_pools_set(&pools, &req->ctl.svc, &pool) != 0) {
+		mgr_pools_free(&pools);
+		refuse(rep, "out of memory");
+		return;
+	}
+	if (lb_ftable_copy(&next, &m->desired) != 0) {
+		mgr_pools_free(&pools);
+		refuse(rep, "out of memory");
+		return;
+	}
+	snprintf(what, sizeof(what), "~pool %s:%s", mgr_key_str(&req->ctl.svc, k, sizeof(k)),
+		diff[0] ? diff : " no change");
+	change(m, &next, &pools, &m->meta, what, rep);
 }
 
 static void
@@ -557,7 +584,7 @@ ctl_vip_del(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 		(next.n_services - (uint32_t)i - 1) * sizeof(next.services[0]));
 	next.n_services--;
 	snprintf(what, sizeof(what), "-vip %s", mgr_key_str(&req->ctl.svc, k, sizeof(k)));
-	change(m, &next, &m->meta, what, rep);
+	change(m, &next, NULL, &m->meta, what, rep);
 }
 
 static void
@@ -601,7 +628,7 @@ ctl_backend_add(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 	be->state = req->ctl.be.state;
 	be->id = meta.mm_next_backend_id++;
 	snprintf(what, sizeof(what), "+backend %s on %s", d, k);
-	change(m, &next, &meta, what, rep);
+	change(m, &next, NULL, &meta, what, rep);
 	return;
 nomem:
 	refuse(rep, "out of memory");
@@ -637,7 +664,7 @@ ctl_backend_del(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 		(sc->n_backends - (uint32_t)b - 1) * sizeof(sc->backends[0]));
 	sc->n_backends--;
 	snprintf(what, sizeof(what), "-backend %s on %s", d, k);
-	change(m, &next, &m->meta, what, rep);
+	change(m, &next, NULL, &m->meta, what, rep);
 }
 
 static void
@@ -683,7 +710,7 @@ ctl_backend_set(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 		snprintf(what + off, sizeof(what) - off, " host %s",
 			lb_addr_str(&be->host, h, sizeof(h)));
 	}
-	change(m, &next, &m->meta, what, rep);
+	change(m, &next, NULL, &m->meta, what, rep);
 }
 
 /* ---- services files (APPLY, services_file) ---- */
@@ -710,11 +737,74 @@ name_errors(char *msg, size_t len, const char *name)
 	snprintf(msg, len, "%s", tmp);
 }
 
+/* One `pools` entry: its service (which the file's flow_table must have) and options. */
+static int
+pool_entry(const config_setting_t *g, const struct lb_ftable *t, struct mgr_pools *pools,
+	struct lb_cfg_err *e)
+{
+	const char *fields[32], *proto = "tcp";
+	struct mgr_pool p = *mgr_pool_defaults();
+	struct lb_svc_key k;
+	char ks[MGR_SVC_STR];
+	rte_be32_t vip;
+	long long port;
+	uint32_t i, n = 0;
+	int rc;
+
+	if (!config_setting_is_group(g))
+		return lb_cfg_error(e, g, NULL,
+			"expected a group { vip = ...; port = ...; protocol = ...; probe = ...; }");
+	fields[n++] = "vip";
+	fields[n++] = "port";
+	fields[n++] = "protocol";
+	for (i = 0; mgr_pool_cfg_fields[i] != NULL; i++)
+		fields[n++] = mgr_pool_cfg_fields[i];
+	fields[n] = NULL;
+	if ((rc = lb_cfg_check_fields(g, fields, e)) != 0 ||
+		(rc = lb_cfg_get_ipv4(g, "vip", true, &vip, e)) != 0 ||
+		(rc = lb_cfg_get_int(g, "port", true, 1, 65535, 0, &port, e)) != 0 ||
+		(rc = lb_cfg_get_string(g, "protocol", false, "tcp", &proto, e)) != 0)
+		return rc;
+	if (strcmp(proto, "tcp") != 0 && strcmp(proto, "udp") != 0)
+		return lb_cfg_error(e, config_setting_get_member(g, "protocol"), NULL,
+			"\"%s\": must be tcp or udp", proto);
+	lb_svc_key_v4(&k, vip, rte_cpu_to_be_16((uint16_t)port),
+		strcmp(proto, "udp") == 0 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP);
+	mgr_key_str(&k, ks, sizeof(ks));
+	if (lb_ftable_find(t, &k) < 0)
+		return lb_cfg_error(e, g, NULL, "no service %s in flow_table.services", ks);
+	if (mgr_pools_get(pools, &k) != mgr_pool_defaults())
+		return lb_cfg_error(e, g, NULL, "%s has a pool already", ks);
+	if ((rc = mgr_pool_from_cfg(g, &p, e)) != 0)
+		return rc;
+	return mgr_pools_set(pools, &k, &p) != 0 ? -LB_ENOMEM : 0;
+}
+
+/* The optional top-level `pools` list of a services file. */
+static int
+pools_load(config_setting_t *root, const struct lb_ftable *t, struct mgr_pools *pools,
+	struct lb_cfg_err *e)
+{
+	config_setting_t *l = config_setting_get_member(root, "pools");
+	int i, n, rc;
+
+	if (l == NULL)
+		return 0;
+	if (!config_setting_is_list(l))
+		return lb_cfg_error(e, l, NULL,
+			"expected a list ( { vip = ...; port = ...; probe = ...; }, ... )");
+	n = config_setting_length(l);
+	for (i = 0; i < n; i++)
+		if ((rc = pool_entry(config_setting_get_elem(l, (unsigned)i), t, pools, e)) != 0)
+			return rc;
+	return 0;
+}
+
 int
 mgr_services_load(const struct mgr *m, config_t *c, const char *name, struct mgr_meta *meta,
-	struct lb_ftable *out, char *err, size_t len)
+	struct lb_ftable *out, struct mgr_pools *pools, char *err, size_t len)
 {
-	static const char *const top[] = {"flow_table", NULL};
+	static const char *const top[] = {"flow_table", "pools", NULL};
 	config_setting_t *root = config_root_setting(c), *g, *s;
 	struct lb_cfg_err e;
 	char hex[40];
@@ -722,6 +812,7 @@ mgr_services_load(const struct mgr *m, config_t *c, const char *name, struct mgr
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	memset(pools, 0, sizeof(*pools));
 	if (lb_cfg_check_fields(root, top, &e) != 0) {
 		name_errors(e.msg, sizeof(e.msg), name);
 		snprintf(err, len, "%s", e.msg);
@@ -748,7 +839,11 @@ mgr_services_load(const struct mgr *m, config_t *c, const char *name, struct mgr
 			goto nomem;
 	}
 	rc = lb_ftable_load(g, out, &e);
+	if (rc == 0)
+		rc = pools_load(root, out, pools, &e);
 	if (rc != 0) {
+		lb_ftable_free(out);
+		mgr_pools_free(pools);
 		name_errors(e.msg, sizeof(e.msg), name);
 		snprintf(err, len, "%s", rc == -LB_ENOMEM ? "out of memory" : e.msg);
 		return rc;
@@ -788,6 +883,7 @@ static void
 ctl_apply(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 {
 	struct mgr_meta meta = m->meta;
+	struct mgr_pools pools;
 	struct lb_ftable next;
 	char e[LB_MSG_TEXT], what[600];
 	config_t c;
@@ -802,7 +898,7 @@ ctl_apply(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 		config_destroy(&c);
 		return;
 	}
-	if (mgr_services_load(m, &c, "<apply>", &meta, &next, e, sizeof(e)) != 0) {
+	if (mgr_services_load(m, &c, "<apply>", &meta, &next, &pools, e, sizeof(e)) != 0) {
 		config_destroy(&c);
 		refuse(rep, "%s", e);
 		return;
@@ -810,7 +906,9 @@ ctl_apply(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 	config_destroy(&c);
 	lb_ftable_sort(&next);
 	mgr_summary(&m->desired, &next, what, sizeof(what));
-	change(m, &next, &meta, what, rep);
+	if (strcmp(what, "no change") == 0 && !mgr_pools_equal(&pools, &m->pools))
+		snprintf(what, sizeof(what), "pool options");
+	change(m, &next, &pools, &meta, what, rep);
 }
 
 void
@@ -818,12 +916,17 @@ mgr_ctl_handle(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep, uint
 {
 	rep->type = LB_MSG_CTL_REPLY;
 	rep->version = m->commit->committed;
+	/* Answers about health and pending versions see the news so far. */
+	mgr_effective_refresh(m, now);
 	switch (req->ctl.op) {
 	case LB_CTL_STATUS:
 		ctl_status(m, rep, now);
 		break;
 	case LB_CTL_VIP_LIST:
-		ctl_vip_list(m, rep);
+		ctl_vip_list(m, rep, now);
+		break;
+	case LB_CTL_VIP_SET:
+		ctl_vip_set(m, req, rep);
 		break;
 	case LB_CTL_VIP_ADD:
 		ctl_vip_add(m, req, rep);

@@ -99,9 +99,9 @@ load_meta(struct mgr *m)
 	return 0;
 }
 
-/* services_file: the desired table at every start. */
+/* services_file: the desired table (and its pools) at every start. */
 static int
-load_services_file(struct mgr *m, struct lb_ftable *out)
+load_services_file(struct mgr *m, struct lb_ftable *out, struct mgr_pools *pools)
 {
 	struct lb_cfg_err e;
 	char err[LB_CFG_ERR_LEN];
@@ -112,7 +112,8 @@ load_services_file(struct mgr *m, struct lb_ftable *out)
 		LB_ERR("%s", e.msg);
 		return -1;
 	}
-	rc = mgr_services_load(m, &c, m->cfg.mc_services_file, &m->meta, out, err, sizeof(err));
+	rc = mgr_services_load(
+		m, &c, m->cfg.mc_services_file, &m->meta, out, pools, err, sizeof(err));
 	config_destroy(&c);
 	if (rc != 0) {
 		LB_ERR("%s", err);
@@ -123,6 +124,7 @@ load_services_file(struct mgr *m, struct lb_ftable *out)
 		LB_ERR("%s: flow_table.hash_seed differs from manager.hash_seed in %s: set one",
 			m->cfg.mc_services_file, m->cfg.mc_path);
 		lb_ftable_free(out);
+		mgr_pools_free(pools);
 		return -1;
 	}
 	return 0;
@@ -155,7 +157,8 @@ load_tables(struct mgr *m)
 	max_ids(&m->committed, &m->meta);
 	mgr_commit_init(m->commit, version, m->committed_digest, m->cfg.mc_vote_timeout_ms);
 
-	if (mgr_store_load_desired(m->store, &found, &m->desired) != 0) {
+	if (mgr_store_load_desired(m->store, &found, &m->desired) != 0 ||
+		mgr_store_load_pools(m->store, &m->pools) != 0) {
 		LB_ERR("%s", mgr_store_error(m->store));
 		return -1;
 	}
@@ -175,24 +178,38 @@ load_tables(struct mgr *m)
 	}
 	if (m->cfg.mc_services_file[0] != '\0') {
 		struct lb_ftable ft;
+		struct mgr_pools ps;
 
-		if (load_services_file(m, &ft) != 0)
+		if (load_services_file(m, &ft, &ps) != 0)
 			return -1;
 		lb_ftable_sort(&ft);
 		lb_ftable_free(&m->desired);
+		mgr_pools_free(&m->pools);
 		m->desired = ft;
+		m->pools = ps;
 		changed = true;
 	}
+	mgr_pools_prune(&m->pools, &m->desired);
 	lb_ftable_digest(&m->desired, m->desired_digest);
-	if (changed && mgr_store_save_desired(m->store, &m->desired, &m->meta) != 0) {
+	if (changed && mgr_store_save_desired(m->store, &m->desired, &m->pools, &m->meta) != 0) {
 		LB_ERR("%s", mgr_store_error(m->store));
 		return -1;
 	}
+	/* What members run says how backends were: no flapping because we restarted. */
+	if (lb_ftable_copy(&m->base_desired, &m->desired) != 0 ||
+		mgr_pools_copy(&m->base_pools, &m->pools) != 0 ||
+		mgr_health_sync(m->health, &m->desired, &m->pools, &m->committed, true,
+			mgr_now_ms()) != 0) {
+		LB_ERR("out of memory");
+		return -1;
+	}
+	m->eff_dirty = true;
+	mgr_effective_refresh(m, mgr_now_ms());
 	LB_INFO("committed version %" PRIu64 " (digest %s): %u services, %u backends%s", version,
 		mgr_digest_hex(m->committed_digest, hex), m->committed.n_services,
 		lb_ftable_backend_count(&m->committed),
-		memcmp(m->desired_digest, m->committed_digest, LB_DIGEST_LEN) != 0
-			? "; the desired table differs: a round follows the grace period"
+		memcmp(m->effective_digest, m->committed_digest, LB_DIGEST_LEN) != 0
+			? "; the effective table differs: a round follows the grace period"
 			: "");
 	return 0;
 }
@@ -268,30 +285,39 @@ on_signal(struct mgr *m, int fd)
 static void
 loop(struct mgr *m, int sig_fd)
 {
-	struct pollfd fds[4] = {
+	struct pollfd fds[5] = {
 		{.fd = m->msock_fd, .events = POLLIN},
 		{.fd = m->csock_fd, .events = POLLIN},
 		{.fd = m->pipe_ev[0], .events = POLLIN},
 		{.fd = sig_fd, .events = POLLIN},
+		{.fd = mgr_health_fd(m->health), .events = POLLIN},
 	};
 
 	while (!m->stopping) {
 		uint64_t now = mgr_now_ms(), d, t;
 		int timeout;
 
+		if (mgr_health_tick(m->health, now))
+			mgr_effective_touch(m, now);
 		mgr_round_tick(m, now);
 		mgr_net_pump(m, now);
 		d = mgr_round_next_deadline(m);
 		t = mgr_net_next_deadline(m, now);
 		if (t < d)
 			d = t;
+		t = mgr_health_next_deadline(m->health);
+		if (t < d)
+			d = t;
 		/* At least once a second: contact ages and silence checks stay fresh. */
 		timeout = d <= now ? 0 : d - now > 1000 ? 1000 : (int)(d - now);
-		if (poll(fds, 4, timeout) < 0 && errno != EINTR) {
+		if (poll(fds, 5, timeout) < 0 && errno != EINTR) {
 			LB_ERR("poll: %s", strerror(errno));
 			break;
 		}
 		now = mgr_now_ms();
+		/* Probe results first: the rest of this turn sees them. */
+		if (fds[4].revents && mgr_health_io(m->health, now))
+			mgr_effective_touch(m, now);
 		if (fds[3].revents)
 			on_signal(m, sig_fd);
 		if (fds[2].revents)
@@ -308,9 +334,16 @@ mgr_free(struct mgr *m)
 {
 	mgr_net_stop(m);
 	mgr_store_close(m->store);
+	mgr_health_free(m->health);
 	lb_ftable_free(&m->committed);
 	lb_ftable_free(&m->desired);
+	lb_ftable_free(&m->base_desired);
+	lb_ftable_free(&m->effective);
+	mgr_pools_free(&m->pools);
+	mgr_pools_free(&m->base_pools);
 	lb_ftable_free(&m->round.r_next);
+	lb_ftable_free(&m->round.r_desired);
+	mgr_pools_free(&m->round.r_pools);
 	free(m->round.r_prepare);
 	free(m->commit);
 	free(m->acts);
@@ -355,6 +388,12 @@ main(int argc, char **argv)
 		LB_ERR("out of memory");
 		return 1;
 	}
+	m->eff_timer_ms = UINT64_MAX;
+	m->health = mgr_health_new();
+	if (m->health == NULL) {
+		LB_ERR("health probes: %s", strerror(errno));
+		goto out;
+	}
 	m->pipe_ev[0] = m->pipe_ev[1] = -1;
 	if (mgr_config_load(cfg_path, &m->cfg, &cerr) != 0) {
 		LB_ERR("%s", cerr.msg);
@@ -377,8 +416,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 	m->start_ms = mgr_now_ms();
-	LB_INFO("running: version %" PRIu64 ", vote timeout %u ms, batch %u ms",
-		m->commit->committed, m->cfg.mc_vote_timeout_ms, m->cfg.mc_batch_ms);
+	LB_INFO("running: version %" PRIu64 ", vote timeout %u ms, batch %u ms, health batch %u ms",
+		m->commit->committed, m->cfg.mc_vote_timeout_ms, m->cfg.mc_batch_ms,
+		m->cfg.mc_health_batch_ms);
 	loop(m, sig_fd);
 	rc = 0;
 	LB_INFO("stopped at version %" PRIu64, m->commit->committed);

@@ -252,7 +252,8 @@ mgr_net_start(struct mgr *m, char *err, size_t len)
 	}
 	if ((rv = nng_rep0_open(&m->csock)) != 0 ||
 		(rv = nng_socket_set_size(m->csock, NNG_OPT_RECVMAXSZ, LB_MSG_MAX_BYTES)) != 0 ||
-		(rv = nng_socket_set_ms(m->csock, NNG_OPT_SENDTIMEO, 1000)) != 0 ||
+		/* A reply waits this long for a client that does not read. */
+		(rv = nng_socket_set_ms(m->csock, NNG_OPT_SENDTIMEO, MGR_CTL_SEND_MS)) != 0 ||
 		(rv = nng_socket_get_int(m->csock, NNG_OPT_RECVFD, &m->csock_fd)) != 0) {
 		snprintf(err, len, "ctl socket: %s", nng_strerror(rv));
 		return -LB_EIO;
@@ -781,12 +782,13 @@ mgr_net_ctl(struct mgr *m, uint64_t now)
 {
 	struct lb_msg *req = calloc(1, sizeof(*req)), *rep = calloc(1, sizeof(*rep));
 	char e[LB_MSG_TEXT];
+	int rv = NNG_EAGAIN, budget = MGR_CTL_BATCH;
 	nng_msg *nm;
-	int rv;
 
 	if (req == NULL || rep == NULL)
 		goto out;
-	while ((rv = nng_recvmsg(m->csock, &nm, NNG_FLAG_NONBLOCK)) == 0) {
+	/* A bounded batch per pass: a flood never starves the members. */
+	while (budget-- > 0 && (rv = nng_recvmsg(m->csock, &nm, NNG_FLAG_NONBLOCK)) == 0) {
 		int rc = lb_msg_decode(nng_msg_body(nm), nng_msg_len(nm), req, e, sizeof(e));
 		nng_pipe pipe = nng_msg_get_pipe(nm);
 		uint8_t *buf = NULL;
@@ -819,11 +821,20 @@ mgr_net_ctl(struct mgr *m, uint64_t now)
 			LB_ERR("ctl: cannot encode the reply: %s", lb_strerror(rc));
 			continue; /* the client times out; rep0 drops the request */
 		}
-		if ((rv = nng_send(m->csock, buf, len, 0)) != 0)
-			LB_WARN("ctl: reply not sent: %s", nng_strerror(rv));
+		if ((rv = nng_send(m->csock, buf, len, 0)) != 0) {
+			/*
+			 * Its last reply is still unread: a client that sends and
+			 * never reads would hold the manager's one thread. Drop it.
+			 */
+			m->n_ctl_dropped++;
+			LB_WARN("ctl connection %d: reply not taken (%s): connection closed",
+				nng_pipe_id(pipe), nng_strerror(rv));
+			nng_pipe_close(pipe);
+			rv = 0;
+		}
 		free(buf);
 	}
-	if (rv != NNG_EAGAIN && rv != NNG_ECLOSED)
+	if (rv != 0 && rv != NNG_EAGAIN && rv != NNG_ECLOSED)
 		LB_WARN("ctl socket: %s", nng_strerror(rv));
 out:
 	free(req);

@@ -13,7 +13,10 @@
  *
  * Batching: a change waits batch_ms for others to join it; a round carries
  * everything pending when it begins; changes made during a round wait for
- * the next one, which starts as soon as this one ends.
+ * the next one, which starts as soon as this one ends. A round carries the
+ * effective table (desired as health makes it, mgr_health.h); health and
+ * timer changes wait health_batch_ms, so that a backend that flaps, or a
+ * thousand that fail within one probe interval, make a handful of versions.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -80,8 +83,48 @@ static void
 round_clear(struct mgr_round *r)
 {
 	lb_ftable_free(&r->r_next);
+	lb_ftable_free(&r->r_desired);
+	mgr_pools_free(&r->r_pools);
 	free(r->r_prepare);
 	memset(r, 0, sizeof(*r));
+}
+
+void
+mgr_effective_touch(struct mgr *m, uint64_t now)
+{
+	m->eff_dirty = true;
+	/* Anchored at the first: a stream of health news cannot postpone it. */
+	if (m->batch_deadline_ms == 0)
+		m->batch_deadline_ms = now + m->cfg.mc_health_batch_ms;
+}
+
+void
+mgr_effective_refresh(struct mgr *m, uint64_t now)
+{
+	struct lb_ftable t = {0};
+	uint64_t next;
+
+	if (!m->eff_dirty)
+		return;
+	if (mgr_health_effective(m->health, &m->desired, now, &t, &next) != 0) {
+		LB_ERR("out of memory for the effective table: it stays as it was");
+		return;
+	}
+	lb_ftable_free(&m->effective);
+	m->effective = t;
+	lb_ftable_digest(&m->effective, m->effective_digest);
+	m->eff_timer_ms = next;
+	m->eff_dirty = false;
+}
+
+/* The desired table changed: health follows it, and the effective table. */
+static void
+desired_changed(struct mgr *m, uint64_t now)
+{
+	if (mgr_health_sync(m->health, &m->desired, &m->pools, &m->committed, false, now) != 0)
+		LB_ERR("out of memory: probes do not follow the desired table yet");
+	m->eff_dirty = true;
+	mgr_effective_refresh(m, now);
 }
 
 static void
@@ -98,10 +141,11 @@ push_commit_rec(struct mgr *m, uint64_t version, uint64_t seq)
  * committed table and whoever waits for them hears `reason`.
  */
 static void
-reject_pending(struct mgr *m, uint64_t version, const char *reason)
+reject_pending(struct mgr *m, uint64_t version, const char *reason, uint64_t now)
 {
 	struct mgr_rejection *rj = &m->rejections[m->n_rejections++ % MGR_REJECTIONS];
 	struct lb_ftable back;
+	struct mgr_pools back_pools;
 
 	rj->rj_lo = m->committed_seq + 1;
 	rj->rj_hi = m->accepted_seq;
@@ -109,19 +153,30 @@ reject_pending(struct mgr *m, uint64_t version, const char *reason)
 	snprintf(rj->rj_reason, sizeof(rj->rj_reason), "%s", reason);
 	m->committed_seq = m->accepted_seq;
 	m->batch_deadline_ms = 0;
-	if (lb_ftable_copy(&back, &m->committed) != 0) {
+	/* Health-made tables can be voted down too: do not retry at once, forever. */
+	m->reject_backoff_ms = m->reject_backoff_ms == 0 ? MGR_REJECT_RETRY_MS
+			       : m->reject_backoff_ms * 2 > MGR_REJECT_RETRY_MAX_MS
+				       ? MGR_REJECT_RETRY_MAX_MS
+				       : m->reject_backoff_ms * 2;
+	m->reject_retry_ms = now + m->reject_backoff_ms;
+	if (lb_ftable_copy(&back, &m->base_desired) != 0 ||
+		mgr_pools_copy(&back_pools, &m->base_pools) != 0) {
+		lb_ftable_free(&back);
 		LB_ERR("pending changes rejected (%s) but out of memory to restore the desired "
 		       "table",
 			reason);
 		return;
 	}
 	/* The ids the rejected changes took stay taken: ids are never reused. */
-	if (mgr_store_save_desired(m->store, &back, &m->meta) != 0)
+	if (mgr_store_save_desired(m->store, &back, &back_pools, &m->meta) != 0)
 		LB_ERR("%s (the desired table reverts to version %" PRIu64 " in memory only)",
 			mgr_store_error(m->store), m->commit->committed);
 	lb_ftable_free(&m->desired);
+	mgr_pools_free(&m->pools);
 	m->desired = back;
-	memcpy(m->desired_digest, m->committed_digest, LB_DIGEST_LEN);
+	m->pools = back_pools;
+	lb_ftable_digest(&m->desired, m->desired_digest);
+	desired_changed(m, now);
 	LB_WARN("pending changes rejected, desired table back at version %" PRIu64 ": %s",
 		m->commit->committed, reason);
 }
@@ -136,7 +191,10 @@ begin_round(struct mgr *m, uint64_t now)
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	if (lb_ftable_copy(&r->r_next, &m->desired) != 0)
+	mgr_effective_refresh(m, now);
+	if (lb_ftable_copy(&r->r_next, &m->effective) != 0 ||
+		lb_ftable_copy(&r->r_desired, &m->desired) != 0 ||
+		mgr_pools_copy(&r->r_pools, &m->pools) != 0)
 		goto nomem;
 	lb_ftable_sort(&r->r_next);
 	lb_ftable_digest(&r->r_next, r->r_digest);
@@ -145,13 +203,21 @@ begin_round(struct mgr *m, uint64_t now)
 		push_commit_rec(m, m->commit->committed, m->accepted_seq);
 		m->committed_seq = m->accepted_seq;
 		m->batch_deadline_ms = 0;
+		/* What desired is now is what the committed version runs. */
+		lb_ftable_free(&m->base_desired);
+		mgr_pools_free(&m->base_pools);
+		m->base_desired = r->r_desired;
+		m->base_pools = r->r_pools;
+		memset(&r->r_desired, 0, sizeof(r->r_desired));
+		memset(&r->r_pools, 0, sizeof(r->r_pools));
 		round_clear(r);
 		return;
 	}
 	r->r_version = m->commit->committed + 1;
 	r->r_seq = m->accepted_seq;
 	r->r_started_ms = now;
-	mgr_summary(&m->committed, &r->r_next, r->r_summary, sizeof(r->r_summary));
+	mgr_summary_why(&m->committed, &r->r_next, r->r_summary, sizeof(r->r_summary),
+		mgr_health_why, m->health);
 	if (lb_ftable_diff(&m->committed, &r->r_next, &delta) != 0)
 		goto nomem;
 	/* From version 0 a member's table options are its own: always send ours. */
@@ -187,8 +253,8 @@ begin_round(struct mgr *m, uint64_t now)
 			"smaller steps",
 			r->r_prepare_len, LB_MSG_MAX_BYTES);
 		outcome(m, now, "version %" PRIu64 " not started: %s", r->r_version, e);
-		reject_pending(m, r->r_version, e);
 		round_clear(r);
+		reject_pending(m, r->r_version, e, now);
 		return;
 	}
 	/* 1. Durable before anyone hears of it. */
@@ -300,6 +366,14 @@ finish_commit(struct mgr *m, uint64_t version, uint64_t now)
 	lb_ftable_free(&m->committed);
 	m->committed = r->r_next;
 	memset(&r->r_next, 0, sizeof(r->r_next));
+	lb_ftable_free(&m->base_desired);
+	mgr_pools_free(&m->base_pools);
+	m->base_desired = r->r_desired;
+	m->base_pools = r->r_pools;
+	memset(&r->r_desired, 0, sizeof(r->r_desired));
+	memset(&r->r_pools, 0, sizeof(r->r_pools));
+	m->reject_retry_ms = 0;
+	m->reject_backoff_ms = 0;
 	memcpy(m->committed_digest, r->r_digest, LB_DIGEST_LEN);
 	m->committed_version = version;
 	m->committed_seq = r->r_seq;
@@ -331,7 +405,7 @@ finish_abort(struct mgr *m, const struct mgr_action *a, uint64_t now)
 	m->n_aborted++;
 	round_clear(r);
 	if (m->cause == MGR_CAUSE_VOTE_NO)
-		reject_pending(m, a->version, a->reason);
+		reject_pending(m, a->version, a->reason, now);
 	else
 		m->start_now = true; /* without the silent or stale ones, now fenced */
 }
@@ -439,10 +513,24 @@ mgr_round_tick(struct mgr *m, uint64_t now)
 		mgr_run_actions(m, now);
 		m->cause = MGR_CAUSE_NONE;
 	}
+	if (m->eff_timer_ms <= now) {
+		m->eff_timer_ms = UINT64_MAX;
+		mgr_effective_touch(m, now); /* a drain ends, a slow start steps */
+	}
 	if (m->round.r_active || m->commit->inflight != 0 || m->stopping)
 		return;
 	if (m->store_retry_ms != 0 && now < m->store_retry_ms)
 		return;
+	if (m->reject_retry_ms != 0 && now < m->reject_retry_ms)
+		return;
+	/* New backends' first probes, then health news' window. */
+	if (mgr_health_hold(m->health, now) != 0 && !m->start_now)
+		return;
+	if (m->eff_dirty) {
+		if (!m->start_now && m->batch_deadline_ms != 0 && now < m->batch_deadline_ms)
+			return;
+		mgr_effective_refresh(m, now);
+	}
 	if (!mgr_pending(m)) {
 		/*
 		 * Desired is back to committed for now. The window stays
@@ -468,14 +556,22 @@ mgr_round_next_deadline(const struct mgr *m)
 		return m->start_ms + MGR_GRACE_MS;
 	if (m->commit->inflight != 0 && m->commit->deadline_ms < d)
 		d = m->commit->deadline_ms;
-	if (!m->round.r_active && m->commit->inflight == 0 && mgr_pending(m)) {
-		uint64_t t = m->store_retry_ms != 0 ? m->store_retry_ms
-			     : m->start_now	    ? 0
-						    : m->batch_deadline_ms;
+	if (!m->round.r_active && m->commit->inflight == 0 && (mgr_pending(m) || m->eff_dirty)) {
+		/* A round begins when every gate mgr_round_tick checks is open. */
+		uint64_t t = m->start_now ? 0 : m->batch_deadline_ms;
+		uint64_t hold = m->start_now ? 0 : mgr_health_hold(m->health, mgr_now_ms());
 
+		if (m->store_retry_ms > t)
+			t = m->store_retry_ms;
+		if (m->reject_retry_ms > t)
+			t = m->reject_retry_ms;
+		if (hold > t)
+			t = hold;
 		if (t < d)
 			d = t;
 	}
+	if (m->eff_timer_ms < d)
+		d = m->eff_timer_ms;
 	return d;
 }
 
@@ -483,8 +579,8 @@ bool
 mgr_pending(const struct mgr *m)
 {
 	if (m->round.r_active)
-		return !same_digest(m->desired_digest, m->round.r_digest);
-	return !same_digest(m->desired_digest, m->committed_digest);
+		return !same_digest(m->effective_digest, m->round.r_digest);
+	return !same_digest(m->effective_digest, m->committed_digest);
 }
 
 uint64_t
@@ -497,43 +593,79 @@ mgr_target_version(const struct mgr *m)
 	return c + (m->round.r_active ? 2 : 1);
 }
 
+/* *t and *ps become copies of desired and its pools (kept as they were if out of memory). */
+static void
+carry_desired(struct mgr *m, struct lb_ftable *t, struct mgr_pools *ps)
+{
+	struct lb_ftable nt;
+	struct mgr_pools np;
+
+	if (lb_ftable_copy(&nt, &m->desired) != 0)
+		goto nomem;
+	if (mgr_pools_copy(&np, &m->pools) != 0) {
+		lb_ftable_free(&nt);
+		goto nomem;
+	}
+	lb_ftable_free(t);
+	mgr_pools_free(ps);
+	*t = nt;
+	*ps = np;
+	return;
+nomem:
+	LB_ERR("out of memory: a rejected round would revert to an older desired table");
+}
+
 int
-mgr_set_desired(struct mgr *m, struct lb_ftable *next, const struct mgr_meta *meta,
-	uint64_t *version, char *err, size_t len)
+mgr_set_desired(struct mgr *m, struct lb_ftable *next, struct mgr_pools *pools,
+	const struct mgr_meta *meta, uint64_t *version, char *err, size_t len)
 {
 	struct mgr_promise *p;
 	uint64_t now = mgr_now_ms();
 	char e[LB_MSG_TEXT];
 
 	lb_ftable_sort(next);
+	mgr_pools_prune(pools, next);
 	if (lb_ftable_validate(next, e, sizeof(e)) != 0) {
 		snprintf(err, len, "%s", e);
 		lb_ftable_free(next);
+		mgr_pools_free(pools);
 		return -LB_EINVAL;
 	}
 	/* Durable before the operator hears "accepted". */
-	if (mgr_store_save_desired(m->store, next, meta) != 0) {
+	if (mgr_store_save_desired(m->store, next, pools, meta) != 0) {
 		snprintf(err, len, "%s", mgr_store_error(m->store));
 		snprintf(m->store_err, sizeof(m->store_err), "%s", mgr_store_error(m->store));
 		LB_ERR("change refused: %s", mgr_store_error(m->store));
 		lb_ftable_free(next);
+		mgr_pools_free(pools);
 		return -LB_EIO;
 	}
 	lb_ftable_free(&m->desired);
+	mgr_pools_free(&m->pools);
 	m->desired = *next;
+	m->pools = *pools;
 	memset(next, 0, sizeof(*next));
+	memset(pools, 0, sizeof(*pools));
 	m->meta = *meta;
 	lb_ftable_digest(&m->desired, m->desired_digest);
+	desired_changed(m, now);
 	m->accepted_seq++;
 	if (!mgr_pending(m)) {
-		/* Back to what is committed or already on its way. */
+		/*
+		 * Back to what is committed or already on its way, or a change
+		 * members do not see (a pool's interval): it is what that version
+		 * carries now, and what a later rejection goes back to.
+		 */
 		if (m->round.r_active) {
 			m->round.r_seq = m->accepted_seq;
+			carry_desired(m, &m->round.r_desired, &m->round.r_pools);
 		} else {
 			m->committed_seq = m->accepted_seq;
 			push_commit_rec(m, m->commit->committed, m->accepted_seq);
+			carry_desired(m, &m->base_desired, &m->base_pools);
 		}
-	} else if (m->batch_deadline_ms == 0) {
+	} else if (m->batch_deadline_ms == 0 || m->batch_deadline_ms > now + m->cfg.mc_batch_ms) {
+		/* An operator's change waits batch_ms at most, health news or not. */
 		m->batch_deadline_ms = now + m->cfg.mc_batch_ms;
 	}
 	*version = mgr_target_version(m);

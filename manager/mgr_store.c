@@ -11,12 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
 #include <sqlite3.h>
 
 #include "lb_err.h"
 #include "mgr_store.h"
 
-#define MGR_SCHEMA_VERSION 1
+#define MGR_SCHEMA_VERSION 2
 
 struct mgr_store {
 	sqlite3 *db;
@@ -54,6 +55,24 @@ static const char *const schema[] = {
 	" id INTEGER PRIMARY KEY CHECK (id = 1),"
 	" time_ms INTEGER NOT NULL,"
 	" tbl BLOB NOT NULL)",
+	/* Pool options of the desired table's services, where not the defaults (schema 2). */
+	"CREATE TABLE IF NOT EXISTS pools ("
+	" vip TEXT NOT NULL,"
+	" protocol INTEGER NOT NULL,"
+	" port INTEGER NOT NULL,"
+	" probe TEXT NOT NULL,"
+	" probe_port INTEGER NOT NULL,"
+	" path TEXT NOT NULL,"
+	" codes TEXT NOT NULL,"
+	" interval_s INTEGER NOT NULL,"
+	" timeout_s INTEGER NOT NULL,"
+	" healthy INTEGER NOT NULL,"
+	" unhealthy INTEGER NOT NULL,"
+	" drain_delay_s INTEGER NOT NULL,"
+	" slow_start_s INTEGER NOT NULL,"
+	" min_healthy INTEGER NOT NULL,"
+	" min_healthy_percent INTEGER NOT NULL,"
+	" PRIMARY KEY (vip, protocol, port))",
 	NULL,
 };
 
@@ -282,7 +301,8 @@ mgr_store_open(const char *path, char *err, size_t len)
 	for (i = 0; schema[i] != NULL; i++)
 		if (exec(s, "create schema", schema[i]) != 0)
 			goto fail_err;
-	snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO meta VALUES ('schema', '%d')",
+	/* Every schema change so far only added tables: the version just moves. */
+	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES ('schema', '%d')",
 		MGR_SCHEMA_VERSION);
 	/* A read-only database still opens: it serves status, refuses changes. */
 	if (!sqlite3_db_readonly(s->db, "main"))
@@ -467,8 +487,112 @@ mgr_store_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft)
 	return rc;
 }
 
+static int
+pools_write(struct mgr_store *s, const struct mgr_pools *ps)
+{
+	const char *op = "store pool options";
+	sqlite3_stmt *st;
+	uint32_t i;
+
+	if (exec(s, op, "DELETE FROM pools") != 0)
+		return -LB_EIO;
+	for (i = 0; i < ps->ps_n; i++) {
+		const struct mgr_pool_entry *e = &ps->ps_v[i];
+		const struct mgr_pool *p = &e->pe_pool;
+		char vip[16];
+
+		if (prepare(s, op,
+			    "INSERT INTO pools VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+			    "?)",
+			    &st) != 0)
+			return -LB_EIO;
+		lb_addr_str(&e->pe_key.vip, vip, sizeof(vip));
+		sqlite3_bind_text(st, 1, vip, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 2, e->pe_key.proto);
+		sqlite3_bind_int(st, 3, ntohs(e->pe_key.port));
+		sqlite3_bind_text(st, 4, mgr_probe_name(p->pl_probe), -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 5, p->pl_probe_port);
+		sqlite3_bind_text(st, 6, p->pl_path, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 7, p->pl_codes, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 8, p->pl_interval_s);
+		sqlite3_bind_int64(st, 9, p->pl_timeout_s);
+		sqlite3_bind_int64(st, 10, p->pl_healthy);
+		sqlite3_bind_int64(st, 11, p->pl_unhealthy);
+		sqlite3_bind_int64(st, 12, p->pl_drain_delay_s);
+		sqlite3_bind_int64(st, 13, p->pl_slow_start_s);
+		sqlite3_bind_int64(st, 14, p->pl_min_healthy);
+		sqlite3_bind_int64(st, 15, p->pl_min_healthy_pct);
+		if (run(s, op, st) != 0)
+			return -LB_EIO;
+	}
+	return 0;
+}
+
 int
-mgr_store_save_desired(struct mgr_store *s, const struct lb_ftable *ft, const struct mgr_meta *m)
+mgr_store_load_pools(struct mgr_store *s, struct mgr_pools *ps)
+{
+	const char *op = "load pool options";
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(ps, 0, sizeof(*ps));
+	if (prepare(s, op,
+		    "SELECT vip, protocol, port, probe, probe_port, path, codes, interval_s,"
+		    " timeout_s, healthy, unhealthy, drain_delay_s, slow_start_s, min_healthy,"
+		    " min_healthy_percent FROM pools",
+		    &st) != 0)
+		return -LB_EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct lb_pool_opts o = {.given = LB_POOL_ALL};
+		struct mgr_pool p = *mgr_pool_defaults();
+		const char *probe = (const char *)sqlite3_column_text(st, 3);
+		struct in_addr a;
+		struct lb_svc_key k;
+		char e[256];
+
+		if (inet_pton(AF_INET, (const char *)sqlite3_column_text(st, 0), &a) != 1) {
+			snprintf(s->err, sizeof(s->err), "database: %s: bad vip \"%s\"", op,
+				(const char *)sqlite3_column_text(st, 0));
+			sqlite3_finalize(st);
+			mgr_pools_free(ps);
+			return -LB_EIO;
+		}
+		lb_svc_key_v4(&k, a.s_addr, htons((uint16_t)sqlite3_column_int(st, 2)),
+			(uint8_t)sqlite3_column_int(st, 1));
+		o.probe = strcmp(probe, "none") == 0   ? LB_PROBE_NONE
+			  : strcmp(probe, "http") == 0 ? LB_PROBE_HTTP
+						       : LB_PROBE_TCP;
+		o.probe_port = (uint16_t)sqlite3_column_int(st, 4);
+		snprintf(o.path, sizeof(o.path), "%s", (const char *)sqlite3_column_text(st, 5));
+		snprintf(o.codes, sizeof(o.codes), "%s", (const char *)sqlite3_column_text(st, 6));
+		o.interval_s = (uint32_t)sqlite3_column_int64(st, 7);
+		o.timeout_s = (uint32_t)sqlite3_column_int64(st, 8);
+		o.healthy = (uint32_t)sqlite3_column_int64(st, 9);
+		o.unhealthy = (uint32_t)sqlite3_column_int64(st, 10);
+		o.drain_delay_s = (uint32_t)sqlite3_column_int64(st, 11);
+		o.slow_start_s = (uint32_t)sqlite3_column_int64(st, 12);
+		o.min_healthy = (uint32_t)sqlite3_column_int64(st, 13);
+		o.min_healthy_pct = (uint32_t)sqlite3_column_int64(st, 14);
+		if (mgr_pool_apply(&p, &o, e, sizeof(e)) != 0 || mgr_pools_set(ps, &k, &p) != 0) {
+			snprintf(s->err, sizeof(s->err), "database: %s: %s", op, e);
+			sqlite3_finalize(st);
+			mgr_pools_free(ps);
+			return -LB_EIO;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		rc = fail(s, "%s", op);
+		sqlite3_finalize(st);
+		mgr_pools_free(ps);
+		return rc;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int
+mgr_store_save_desired(struct mgr_store *s, const struct lb_ftable *ft,
+	const struct mgr_pools *pools, const struct mgr_meta *m)
 {
 	sqlite3_stmt *st;
 
@@ -482,8 +606,8 @@ mgr_store_save_desired(struct mgr_store *s, const struct lb_ftable *ft, const st
 		sqlite3_finalize(st);
 		goto fail;
 	}
-	if (run(s, "store desired table", st) != 0 || meta_write(s, m) != 0 ||
-		exec(s, "store desired table: commit", "COMMIT") != 0)
+	if (run(s, "store desired table", st) != 0 || pools_write(s, pools) != 0 ||
+		meta_write(s, m) != 0 || exec(s, "store desired table: commit", "COMMIT") != 0)
 		goto fail;
 	return 0;
 fail:

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "lb_codec.h"
+#include "mgr_pool.h"
 
 struct mgr_store;
 
@@ -84,9 +85,15 @@ int mgr_store_load_committed(struct mgr_store *s, uint64_t *version, uint8_t dig
 /* The desired table; *found false when none was ever stored. */
 int mgr_store_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft);
 
-/* Desired table and meta (id counters, seed) in one transaction. */
-int mgr_store_save_desired(
-	struct mgr_store *s, const struct lb_ftable *ft, const struct mgr_meta *m);
+/*
+ * Desired table, its pool options (the whole list replaces the stored one)
+ * and meta (id counters, seed) in one transaction.
+ */
+int mgr_store_save_desired(struct mgr_store *s, const struct lb_ftable *ft,
+	const struct mgr_pools *pools, const struct mgr_meta *m);
+
+/* The desired table's pool options (empty when none were stored). */
+int mgr_store_load_pools(struct mgr_store *s, struct mgr_pools *ps);
 
 /* The newest round (r->mr_id = 0 when there is none). */
 int mgr_store_last_round(struct mgr_store *s, struct mgr_round_rec *r);

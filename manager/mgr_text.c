@@ -186,6 +186,8 @@ struct summ {
 	char *out;
 	size_t len, off;
 	uint32_t more; /* items that did not fit */
+	mgr_why_fn why;
+	void *ctx;
 };
 
 static void item(struct summ *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -260,11 +262,23 @@ be_change(const struct lb_backend_cfg *o, const struct lb_backend_cfg *n, char *
 struct be_group {
 	uint32_t n;
 	const struct lb_backend_cfg *first, *last, *old; /* old: of a single change */
+	char why[160]; /* the reason they share, "" when none or not the same */
 };
 
 static void
-group_add(struct be_group *g, const struct lb_backend_cfg *b, const struct lb_backend_cfg *old)
+group_add(struct summ *s, const struct lb_svc_key *k, struct be_group *g,
+	const struct lb_backend_cfg *b, const struct lb_backend_cfg *old,
+	const struct lb_backend_cfg *from, const struct lb_backend_cfg *to)
 {
+	char buf[160];
+	const char *w = s->why != NULL ? s->why(s->ctx, k, from, to, buf, sizeof(buf)) : NULL;
+
+	if (w == NULL)
+		w = "";
+	if (g->n == 0)
+		snprintf(g->why, sizeof(g->why), "%s", w);
+	else if (strcmp(g->why, w) != 0)
+		g->why[0] = '\0';
 	if (g->n++ == 0)
 		g->first = b;
 	g->last = b;
@@ -275,18 +289,20 @@ group_add(struct be_group *g, const struct lb_backend_cfg *b, const struct lb_ba
 static void
 group_item(struct summ *s, const struct be_group *g, char sign, const char *sv)
 {
-	char a[MGR_BE_STR], b[MGR_BE_STR], what[160] = "";
+	char a[MGR_BE_STR], b[MGR_BE_STR], what[160] = "", why[168] = "";
 
 	if (g->n == 0)
 		return;
 	mgr_be_str(g->first, a, sizeof(a));
+	if (g->why[0] != '\0')
+		snprintf(why, sizeof(why), " (%s)", g->why);
 	if (g->n == 1 && sign == '~')
 		be_change(g->old, g->first, what, sizeof(what));
 	if (g->n == 1)
-		item(s, "%cbackend %s on %s%s%s", sign, a, sv, what[0] ? ":" : "", what);
+		item(s, "%cbackend %s on %s%s%s%s", sign, a, sv, what[0] ? ":" : "", what, why);
 	else
-		item(s, "%c%u backends on %s (%s .. %s)", sign, g->n, sv, a,
-			mgr_be_str(g->last, b, sizeof(b)));
+		item(s, "%c%u backends on %s (%s .. %s)%s", sign, g->n, sv, a,
+			mgr_be_str(g->last, b, sizeof(b)), why);
 }
 
 static void
@@ -296,7 +312,9 @@ backend_changes(struct summ *s, const struct lb_service_cfg *a, const struct lb_
 	struct be_group add = {0}, del = {0}, mod = {0};
 	char sv[MGR_SVC_STR], what[160];
 	uint32_t i = 0, j = 0;
+	struct lb_svc_key k;
 
+	lb_ftable_key(b, &k);
 	mgr_svc_str(b, sv, sizeof(sv));
 	if (x == NULL || y == NULL) {
 		item(s, "~vip %s", sv);
@@ -306,13 +324,15 @@ backend_changes(struct summ *s, const struct lb_service_cfg *a, const struct lb_
 		int c = i == a->n_backends ? 1 : j == b->n_backends ? -1 : be_cmp(&x[i], &y[j]);
 
 		if (c < 0) {
-			group_add(&del, x[i++], NULL);
+			group_add(s, &k, &del, x[i], NULL, x[i], NULL);
+			i++;
 		} else if (c > 0) {
-			group_add(&add, y[j++], NULL);
+			group_add(s, &k, &add, y[j], NULL, NULL, y[j]);
+			j++;
 		} else {
 			be_change(x[i], y[j], what, sizeof(what));
 			if (what[0] != '\0')
-				group_add(&mod, y[j], x[i]);
+				group_add(s, &k, &mod, y[j], x[i], x[i], y[j]);
 			i++;
 			j++;
 		}
@@ -328,7 +348,14 @@ out:
 void
 mgr_summary(const struct lb_ftable *from, const struct lb_ftable *to, char *out, size_t len)
 {
-	struct summ s = {out, len, 0, 0};
+	mgr_summary_why(from, to, out, len, NULL, NULL);
+}
+
+void
+mgr_summary_why(const struct lb_ftable *from, const struct lb_ftable *to, char *out, size_t len,
+	mgr_why_fn why, void *ctx)
+{
+	struct summ s = {out, len, 0, 0, why, ctx};
 	char sv[MGR_SVC_STR];
 	uint32_t i;
 

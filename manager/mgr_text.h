@@ -56,4 +56,15 @@ const char *mgr_time_str(int64_t unix_ms, char *buf, size_t len);
  */
 void mgr_summary(const struct lb_ftable *from, const struct lb_ftable *to, char *out, size_t len);
 
+/*
+ * Why backend `to` of service k runs as it does where it ran as `from`
+ * (NULL: added / removed); NULL when there is nothing to add.
+ */
+typedef const char *(*mgr_why_fn)(void *ctx, const struct lb_svc_key *k,
+	const struct lb_backend_cfg *from, const struct lb_backend_cfg *to, char *buf, size_t len);
+
+/* mgr_summary, each backend's item followed by " (why)" when `why` says one. */
+void mgr_summary_why(const struct lb_ftable *from, const struct lb_ftable *to, char *out,
+	size_t len, mgr_why_fn why, void *ctx);
+
 #endif /* MGR_TEXT_H */

@@ -67,7 +67,24 @@ enum {
 	CTL_O_WEIGHT = 1u << 2,
 	CTL_O_STATE = 1u << 3,
 	CTL_O_LIMIT = 1u << 4,
+	/* pool options (vip add, vip set) */
+	CTL_O_PROBE = 1u << 5,
+	CTL_O_PROBE_PORT = 1u << 6,
+	CTL_O_PATH = 1u << 7,
+	CTL_O_CODES = 1u << 8,
+	CTL_O_INTERVAL = 1u << 9,
+	CTL_O_PROBE_TIMEOUT = 1u << 10,
+	CTL_O_HEALTHY = 1u << 11,
+	CTL_O_UNHEALTHY = 1u << 12,
+	CTL_O_DRAIN_DELAY = 1u << 13,
+	CTL_O_SLOW_START = 1u << 14,
+	CTL_O_MIN_HEALTHY = 1u << 15,
 };
+
+#define CTL_O_POOL                                                                                 \
+	(CTL_O_PROBE | CTL_O_PROBE_PORT | CTL_O_PATH | CTL_O_CODES | CTL_O_INTERVAL |              \
+		CTL_O_PROBE_TIMEOUT | CTL_O_HEALTHY | CTL_O_UNHEALTHY | CTL_O_DRAIN_DELAY |        \
+		CTL_O_SLOW_START | CTL_O_MIN_HEALTHY)
 
 /* getopt_long values of the long-only options. */
 enum {
@@ -84,6 +101,7 @@ enum {
 	CTL_OPT_WEIGHT,
 	CTL_OPT_STATE,
 	CTL_OPT_LIMIT,
+	CTL_OPT_POOL, /* the pool options: CTL_OPT_POOL + index in ctl_pool_opts */
 };
 
 #define CTL_MAX_WORDS 8
@@ -99,6 +117,7 @@ struct ctl_opts {
 	double timeout;
 	unsigned given; /* CTL_O_* seen */
 	const char *proto, *host, *weight, *state, *limit;
+	const char *pool[11]; /* the pool options' values, as ctl_pool_opts lists them */
 	int n_words;
 	const char *words[CTL_MAX_WORDS];
 };
@@ -116,8 +135,12 @@ struct ctl_cmd {
 static const struct ctl_cmd ctl_cmds[] = {
 	{NULL, "status", LB_CTL_STATUS, 0, 0, 0, false, "status"},
 	{"vip", "list", LB_CTL_VIP_LIST, 0, 0, 0, false, "vip list"},
-	{"vip", "add", LB_CTL_VIP_ADD, 1, 1, CTL_O_PROTO, true,
-		"vip add VIP:PORT [--proto tcp|udp]"},
+	{"vip", "add", LB_CTL_VIP_ADD, 1, 1, CTL_O_PROTO | CTL_O_POOL, true,
+		"vip add VIP:PORT [--proto tcp|udp] [POOL OPTIONS]"},
+	{"vip", "set", LB_CTL_VIP_SET, 1, 1, CTL_O_PROTO | CTL_O_POOL, true,
+		"vip set VIP:PORT [--proto tcp|udp] [--probe none|tcp|http] [--probe-port N] "
+		"[--path P] [--codes 200-399] [--interval S] [--probe-timeout S] [--healthy N] "
+		"[--unhealthy N] [--drain-delay S] [--slow-start S] [--min-healthy N|N%|N,M%]"},
 	{"vip", "del", LB_CTL_VIP_DEL, 1, 1, CTL_O_PROTO, true,
 		"vip del VIP:PORT [--proto tcp|udp]"},
 	{"backend", "add", LB_CTL_BACKEND_ADD, 2, 2,
@@ -137,6 +160,27 @@ static const struct ctl_cmd ctl_cmds[] = {
 
 #define CTL_N_CMDS (sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))
 
+/* The pool options: their names, bits, and the ranges sluicectl checks itself. */
+static const struct ctl_pool_opt {
+	const char *name;
+	unsigned bit;
+	unsigned long min, max;
+} ctl_pool_opts[] = {
+	{"probe", CTL_O_PROBE, 0, 0},
+	{"probe-port", CTL_O_PROBE_PORT, 0, 65535},
+	{"path", CTL_O_PATH, 0, 0},
+	{"codes", CTL_O_CODES, 0, 0},
+	{"interval", CTL_O_INTERVAL, LB_POOL_INTERVAL_MIN, LB_POOL_INTERVAL_MAX},
+	{"probe-timeout", CTL_O_PROBE_TIMEOUT, LB_POOL_TIMEOUT_MIN, LB_POOL_TIMEOUT_MAX},
+	{"healthy", CTL_O_HEALTHY, LB_POOL_THRESHOLD_MIN, LB_POOL_THRESHOLD_MAX},
+	{"unhealthy", CTL_O_UNHEALTHY, LB_POOL_THRESHOLD_MIN, LB_POOL_THRESHOLD_MAX},
+	{"drain-delay", CTL_O_DRAIN_DELAY, 0, LB_POOL_DRAIN_DELAY_MAX},
+	{"slow-start", CTL_O_SLOW_START, 0, LB_POOL_SLOW_START_MAX},
+	{"min-healthy", CTL_O_MIN_HEALTHY, 0, 0},
+};
+
+#define CTL_N_POOL_OPTS (sizeof(ctl_pool_opts) / sizeof(ctl_pool_opts[0]))
+
 static const char ctl_usage_text[] =
 	"usage: sluicectl [OPTIONS] COMMAND [ARGS]\n"
 	"\n"
@@ -144,6 +188,8 @@ static const char ctl_usage_text[] =
 	"  status                        members, versions and pending changes\n"
 	"  vip list                      the committed services and their backends\n"
 	"  vip add VIP:PORT              add a service (no backends yet)\n"
+	"  vip set VIP:PORT POOL OPTIONS change the service's pool (health probes,\n"
+	"                                draining, slow start, minimum healthy)\n"
 	"  vip del VIP:PORT              remove a service and its backends\n"
 	"  backend add VIP:PORT DIP:PORT --host PA [--weight N] [--state S]\n"
 	"                                add a backend; PA is the address of the host\n"
@@ -162,6 +208,20 @@ static const char ctl_usage_text[] =
 	"  --weight N                    0..65535 (default 1; 0 takes no new flows)\n"
 	"  --state active|drain|maint    (default active)\n"
 	"  --limit N                     the newest N versions (default 0: all)\n"
+	"\n"
+	"Pool options (vip add, vip set; docs/manager.md has the defaults):\n"
+	"  --probe none|tcp|http         how backends are probed (default tcp)\n"
+	"  --probe-port N                probe this port, not the backend's (0: its own)\n"
+	"  --path P                      http: the path to GET (default /)\n"
+	"  --codes C                     http: the codes that pass (default 200-399)\n"
+	"  --interval S                  seconds between probes, 1..300 (default 30)\n"
+	"  --probe-timeout S             seconds a probe may take, 1..120, below the\n"
+	"                                interval (default 5)\n"
+	"  --healthy N                   successes to become healthy, 1..10 (default 5)\n"
+	"  --unhealthy N                 failures to become unhealthy, 1..10 (default 2)\n"
+	"  --drain-delay S               deregistration delay, 0..3600 (default 300)\n"
+	"  --slow-start S                ramp a backend up over S s, 30..900; 0 off\n"
+	"  --min-healthy N|N%|N,M%       below it the pool fails open (default 1; 0 off)\n"
 	"\n"
 	"Global options:\n"
 	"  --manager URL                 the manager's control socket (env SLUICE_MANAGER;\n"
@@ -348,6 +408,122 @@ ctl_parse_backend(
 	return 0;
 }
 
+/* --min-healthy N, N% or N,M%: a count, a percent, or both. */
+static int
+ctl_parse_min_healthy(const struct ctl_cmd *cmd, const char *s, struct lb_pool_opts *p)
+{
+	char buf[32], *pct, *comma;
+	unsigned long v;
+
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", s);
+	comma = strchr(buf, ',');
+	pct = comma != NULL ? comma + 1 : strchr(buf, '%') != NULL ? buf : NULL;
+	if (comma != NULL)
+		*comma = '\0';
+	if (pct != buf) {
+		if (!ctl_parse_uint(buf, LB_POOL_MIN_HEALTHY_MAX, &v))
+			goto bad;
+		p->min_healthy = (uint32_t)v;
+		p->given |= LB_POOL_MIN_HEALTHY;
+	}
+	if (pct != NULL) {
+		size_t n = strlen(pct);
+
+		if (n < 2 || pct[n - 1] != '%')
+			goto bad;
+		pct[n - 1] = '\0';
+		if (!ctl_parse_uint(pct, 100, &v))
+			goto bad;
+		p->min_healthy_pct = (uint32_t)v;
+		p->given |= LB_POOL_MIN_HEALTHY_PCT;
+	}
+	return 0;
+bad:
+	return ctl_usage_error(cmd,
+		"--min-healthy %s: expected a count (0..%d), a percent (0%%..100%%) or both "
+		"(2,50%%)",
+		s, LB_POOL_MIN_HEALTHY_MAX);
+}
+
+/* The pool options given, into p (the manager checks how they fit together). */
+static int
+ctl_parse_pool(const struct ctl_cmd *cmd, const struct ctl_opts *o, struct lb_pool_opts *p)
+{
+	static const unsigned field[] = {LB_POOL_PROBE, LB_POOL_PROBE_PORT, LB_POOL_PATH,
+		LB_POOL_CODES, LB_POOL_INTERVAL, LB_POOL_TIMEOUT, LB_POOL_HEALTHY,
+		LB_POOL_UNHEALTHY, LB_POOL_DRAIN_DELAY, LB_POOL_SLOW_START, 0};
+	uint32_t *num[] = {NULL, NULL, NULL, NULL, &p->interval_s, &p->timeout_s, &p->healthy,
+		&p->unhealthy, &p->drain_delay_s, &p->slow_start_s};
+	unsigned long v;
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	for (i = 0; i < CTL_N_POOL_OPTS; i++) {
+		const struct ctl_pool_opt *po = &ctl_pool_opts[i];
+		const char *a = o->pool[i];
+
+		if (a == NULL)
+			continue;
+		switch (po->bit) {
+		case CTL_O_PROBE:
+			if (strcmp(a, "none") == 0)
+				p->probe = LB_PROBE_NONE;
+			else if (strcmp(a, "tcp") == 0)
+				p->probe = LB_PROBE_TCP;
+			else if (strcmp(a, "http") == 0)
+				p->probe = LB_PROBE_HTTP;
+			else
+				return ctl_usage_error(
+					cmd, "--probe %s: must be none, tcp or http", a);
+			break;
+		case CTL_O_PROBE_PORT:
+			if (!ctl_parse_uint(a, 65535, &v))
+				return ctl_usage_error(cmd,
+					"--probe-port %s: must be 0..65535 (0: the backend's port)",
+					a);
+			p->probe_port = (uint16_t)v;
+			break;
+		case CTL_O_PATH:
+			if (a[0] != '/' || strlen(a) >= LB_POOL_PATH_LEN || strpbrk(a, " \t\r\n"))
+				return ctl_usage_error(cmd,
+					"--path %s: must begin with /, hold no spaces and be "
+					"shorter "
+					"than %d characters",
+					a, LB_POOL_PATH_LEN);
+			snprintf(p->path, sizeof(p->path), "%s", a);
+			break;
+		case CTL_O_CODES:
+			if (a[0] == '\0' || strlen(a) >= LB_POOL_CODES_LEN ||
+				strspn(a, "0123456789,-") != strlen(a))
+				return ctl_usage_error(cmd,
+					"--codes %s: expected codes or ranges like 200-399 or "
+					"200,302",
+					a);
+			snprintf(p->codes, sizeof(p->codes), "%s", a);
+			break;
+		case CTL_O_MIN_HEALTHY:
+			if (ctl_parse_min_healthy(cmd, a, p) != 0)
+				return CTL_EXIT_USAGE;
+			continue;
+		default:
+			if (!ctl_parse_uint(a, po->max, &v) || v < po->min ||
+				(po->bit == CTL_O_SLOW_START && v != 0 &&
+					v < LB_POOL_SLOW_START_MIN))
+				return ctl_usage_error(cmd, "--%s %s: must be %lu..%lu%s", po->name,
+					a,
+					po->bit == CTL_O_SLOW_START ? LB_POOL_SLOW_START_MIN
+								    : po->min,
+					po->max, po->bit == CTL_O_SLOW_START ? " (or 0: off)" : "");
+			*num[i] = (uint32_t)v;
+			break;
+		}
+		p->given |= field[i];
+	}
+	return 0;
+}
+
 /* Read FILE whole into a NUL-terminated malloc'd string. */
 static int
 ctl_read_file(const struct ctl_cmd *cmd, const char *path, char **out)
@@ -460,6 +636,17 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 		{"weight", required_argument, NULL, CTL_OPT_WEIGHT},
 		{"state", required_argument, NULL, CTL_OPT_STATE},
 		{"limit", required_argument, NULL, CTL_OPT_LIMIT},
+		{"probe", required_argument, NULL, CTL_OPT_POOL + 0},
+		{"probe-port", required_argument, NULL, CTL_OPT_POOL + 1},
+		{"path", required_argument, NULL, CTL_OPT_POOL + 2},
+		{"codes", required_argument, NULL, CTL_OPT_POOL + 3},
+		{"interval", required_argument, NULL, CTL_OPT_POOL + 4},
+		{"probe-timeout", required_argument, NULL, CTL_OPT_POOL + 5},
+		{"healthy", required_argument, NULL, CTL_OPT_POOL + 6},
+		{"unhealthy", required_argument, NULL, CTL_OPT_POOL + 7},
+		{"drain-delay", required_argument, NULL, CTL_OPT_POOL + 8},
+		{"slow-start", required_argument, NULL, CTL_OPT_POOL + 9},
+		{"min-healthy", required_argument, NULL, CTL_OPT_POOL + 10},
 		{NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -547,6 +734,11 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 		case ':':
 			return ctl_usage_error(NULL, "%s: needs an argument", argv[optind - 1]);
 		default:
+			if (c >= CTL_OPT_POOL && c < CTL_OPT_POOL + (int)CTL_N_POOL_OPTS) {
+				o->pool[c - CTL_OPT_POOL] = optarg;
+				o->given |= ctl_pool_opts[c - CTL_OPT_POOL].bit;
+				break;
+			}
 			if (optopt != 0)
 				return ctl_usage_error(NULL, "-%c: unknown option", optopt);
 			return ctl_usage_error(NULL, "%s: unknown option", argv[optind - 1]);
@@ -584,6 +776,10 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 		if ((o->given & names[i].bit) && !(cmd->opts & names[i].bit))
 			return ctl_usage_error(
 				cmd, "%s does not apply to this command", names[i].name);
+	for (size_t i = 0; i < CTL_N_POOL_OPTS; i++)
+		if ((o->given & ctl_pool_opts[i].bit) && !(cmd->opts & ctl_pool_opts[i].bit))
+			return ctl_usage_error(
+				cmd, "--%s does not apply to this command", ctl_pool_opts[i].name);
 	if (n_args < cmd->min_args)
 		return ctl_usage_error(cmd, "missing argument");
 	if (n_args > cmd->max_args)
@@ -596,6 +792,14 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 
 	switch (cmd->op) {
 	case LB_CTL_VIP_ADD:
+	case LB_CTL_VIP_SET:
+		rc = ctl_parse_svc(cmd, o, args[0], ctl);
+		if (rc == 0)
+			rc = ctl_parse_pool(cmd, o, &ctl->pool);
+		if (rc == 0 && cmd->op == LB_CTL_VIP_SET && ctl->pool.given == 0)
+			return ctl_usage_error(cmd, "nothing to change: give a pool option "
+						    "(--probe, --interval, --probe-timeout, ...)");
+		return rc;
 	case LB_CTL_VIP_DEL:
 		return ctl_parse_svc(cmd, o, args[0], ctl);
 	case LB_CTL_BACKEND_ADD:

@@ -275,7 +275,8 @@ def run(lab, check, prefixes):
                 f'services = ( {{ vip = "{VIP}"; port = 80; '
                 f'backends = ( {bes} ); }} ); }};\n')
     filler = os.path.join(os.path.dirname(lab.db), "filler")
-    with open(filler, "wb") as f:
+    # unbuffered: a short write at the end of the space must not wait for close()
+    with open(filler, "wb", buffering=0) as f:
         try:
             while True:
                 f.write(b"\0" * 65536)

@@ -1,0 +1,405 @@
+#!/usr/bin/python3
+"""DIP health under sluice-manager, with real backends and a real mux.
+
+Backends are python3 http.server processes, each bound to its own loopback
+address (127.0.77.1..4, port 18181..18184): those addresses are the DIPs of
+the table. The manager probes them (HTTP GET /, every 1 s, timeout 1 s,
+healthy 2, unhealthy 2, deregistration delay 3 s); one sluice-mux on
+net_ring is its member over mutual TLS and runs the effective table.
+
+  - a stopped server is unhealthy, and out of the table members run (maint),
+    within interval x unhealthy + one interval (3 s), with its reason; it
+    is healthy and back after the healthy threshold once restarted;
+  - a server stopped and started every second for 10 s makes at most 6
+    versions: each change of health needs 2 probes in a row (2 s), so 10 s
+    hold at most 5, plus the one that settles it afterwards;
+  - minimum healthy 3 of 4: with two servers down the pool fails open
+    (every backend active, status says FAIL-OPEN), and closes again when
+    a third is healthy;
+  - an HTTP probe of a missing path fails with "HTTP 404";
+  - slow start 30 s: a backend back from the dead ramps up in steps;
+  - backend del: the backend drains (state drain, time left shown), then
+    leaves the table when the 3 s delay ends;
+  - the manager killed (-9) and restarted makes no new version: backends
+    keep the health the committed table shows.
+"""
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from proclib import Checks, telemetry
+
+SEED = "00112233445566778899aabbccddeeff"
+VIP = "192.0.2.30"
+SVC = f"{VIP}:80"
+BE = {i: (f"127.0.77.{i}", 18180 + i) for i in range(1, 5)}
+INTERVAL, UNHEALTHY, HEALTHY = 1, 2, 2
+HEALTH_BATCH_S = 0.3
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Lab:
+    def __init__(self, args, tmp, check):
+        self.args, self.tmp, self.check = args, tmp, check
+        self.port = free_port()
+        self.procs = {}
+        self.pki = os.path.join(tmp, "pki")
+        subprocess.run([args.certs, self.pki, "sluice-manager", "mux1"], check=True,
+                       stdout=subprocess.DEVNULL)
+        self.ctl_url = f"ipc://{tmp}/ctl.sock"
+        with open(os.path.join(tmp, "manager.cfg"), "w") as f:
+            f.write(f"""manager = {{
+	listen = "tls+tcp://127.0.0.1:{self.port}";
+	ctl = "{self.ctl_url}";
+	tls = {{ ca = "{self.pki}/ca.pem"; cert = "{self.pki}/sluice-manager.pem";
+		key = "{self.pki}/sluice-manager.key"; }};
+	database = "{tmp}/manager.db";
+	batch_ms = 50;
+	health_batch_ms = {int(HEALTH_BATCH_S * 1000)};
+	hash_seed = "{SEED}";
+}};
+""")
+        for i in BE:
+            d = os.path.join(tmp, f"www{i}")
+            os.mkdir(d)
+            with open(os.path.join(d, "index.html"), "w") as f:
+                f.write(f"backend {i}\n")
+
+    def start(self, name, argv, cwd=None):
+        log = open(os.path.join(self.tmp, name + ".log"), "a")
+        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log,
+                                            stdin=subprocess.DEVNULL, cwd=cwd)
+        return self.procs[name]
+
+    def start_manager(self):
+        self.start("manager", [self.args.manager, "-c", os.path.join(self.tmp, "manager.cfg")])
+        return self.wait(lambda: self.ctl("status").returncode == 0, "the manager to answer")
+
+    def start_mux(self, name):
+        prefix = f"sluice-test-health-{name}-{os.getpid()}"
+        path = os.path.join(self.tmp, name + ".cfg")
+        with open(path, "w") as f:
+            f.write(f"""eal = [ "--no-huge", "-m", "256", "--no-pci", "--file-prefix={prefix}" ];
+mux = {{ tunnel_address = "10.255.0.1"; next_hop_mac = "02:00:00:00:00:fe"; idle_sleep_us = 1000; }};
+ports = ( {{ devargs = "net_ring_{name}"; }} );
+manager = {{ url = "tls+tcp://127.0.0.1:{self.port}"; id = "{name}";
+	ca = "{self.pki}/ca.pem"; cert = "{self.pki}/{name}.pem"; key = "{self.pki}/{name}.key";
+	heartbeat_ms = 300; }};
+""")
+        self.start(name, [self.args.mux, "-c", path])
+        return prefix
+
+    def server_up(self, i):
+        addr, port = BE[i]
+        self.start(f"www{i}", ["/usr/bin/python3", "-m", "http.server", "--bind", addr,
+                               str(port)], cwd=os.path.join(self.tmp, f"www{i}"))
+        return self.wait(lambda: self.listening(i), f"server {i} to listen", timeout=10)
+
+    def server_down(self, i):
+        self.kill(f"www{i}")
+
+    @staticmethod
+    def listening(i):
+        try:
+            socket.create_connection(BE[i], timeout=0.5).close()
+            return True
+        except OSError:
+            return False
+
+    def ctl(self, *argv):
+        return subprocess.run([self.args.ctl, "--manager", self.ctl_url, "--timeout", "10"] +
+                              list(argv), capture_output=True, text=True)
+
+    def json(self, *argv):
+        r = self.ctl("--json", *argv)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def committed(self):
+        return self.json("status")["committed"]["version"]
+
+    def backend(self, i, table="services"):
+        """Backend i as `vip list` shows it in the committed table."""
+        vl = self.json("vip", "list")
+        for s in vl[table] if table == "services" else vl["desired"]["services"]:
+            for b in s["backends"]:
+                if (b["dip"], b["port"]) == BE[i]:
+                    return b
+        return None
+
+    def service(self):
+        return self.json("vip", "list")["services"][0]
+
+    def history(self, n=20):
+        return self.json("history", "--limit", str(n))["versions"]
+
+    def in_sync(self, version):
+        ms = {m["id"]: m for m in self.json("status")["members"]}
+        return ms.get("mux1", {}).get("state") == "in-sync" and ms["mux1"]["applied"] == version
+
+    def wait(self, pred, what, timeout=20, quiet=False):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                if pred():
+                    return True
+            except (OSError, ValueError, KeyError, TypeError, IndexError):
+                pass
+            time.sleep(0.05)
+        if not quiet:
+            self.check(False, "timed out waiting for " + what)
+        return False
+
+    def kill(self, name, sig=signal.SIGTERM):
+        p = self.procs.pop(name, None)
+        if p is None:
+            return None
+        p.send_signal(sig)
+        try:
+            return p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            return p.wait()
+
+    def log(self, name):
+        with open(os.path.join(self.tmp, name + ".log")) as f:
+            return f.read()
+
+
+def mux_version(prefix):
+    return telemetry(f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2", "/sluice/stats")["version"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("mux", "manager", "ctl", "certs"):
+        ap.add_argument("--" + a, required=True)
+    args = ap.parse_args()
+    check = Checks()
+    with tempfile.TemporaryDirectory() as tmp:
+        lab = Lab(args, tmp, check)
+        prefixes = []
+        try:
+            run(lab, check, prefixes)
+        finally:
+            for n in list(lab.procs):
+                lab.kill(n, signal.SIGKILL)
+            for p in prefixes:
+                subprocess.run(["rm", "-rf", f"/var/run/dpdk/{p}"], check=True)
+            if check.failures:
+                for n in ("manager", "mux1"):
+                    if os.path.exists(os.path.join(tmp, n + ".log")):
+                        print(f"--- {n}.log")
+                        print(lab.log(n)[-6000:])
+    print(f"{len(check.failures)} failed")
+    return 1 if check.failures else 0
+
+
+def state_is(lab, i, state, health):
+    b = lab.backend(i)
+    return b is not None and b["state"] == state and b["health"] == health
+
+
+def mux_runs_committed(lab, prefix):
+    v = lab.committed()
+    return lab.wait(lambda: lab.in_sync(v) and mux_version(prefix) == v,
+                    f"the mux to run version {v}")
+
+
+def run(lab, check, prefixes):
+    for i in BE:
+        if not check(lab.server_up(i), f"backend server {i} listens on {BE[i][0]}:{BE[i][1]}"):
+            return
+    check(lab.start_manager(), "the manager starts")
+    prefix = lab.start_mux("mux1")
+    prefixes.append(prefix)
+    check(lab.wait(lambda: lab.in_sync(0), "mux1 in sync"), "mux1 joins at version 0")
+
+    r = lab.ctl("vip", "add", SVC, "--probe", "http", "--path", "/", "--interval",
+                str(INTERVAL), "--probe-timeout", "1", "--healthy", str(HEALTHY),
+                "--unhealthy", str(UNHEALTHY), "--drain-delay", "3")
+    check(r.returncode == 0, f"vip add with pool options: {r.stdout.strip()} {r.stderr.strip()}")
+    for i in BE:
+        r = lab.ctl("backend", "add", SVC, f"{BE[i][0]}:{BE[i][1]}", "--host", "10.0.1.1")
+        check(r.returncode == 0, f"backend add {i}: {r.stdout.strip()} {r.stderr.strip()}")
+    check(lab.wait(lambda: all(state_is(lab, i, "active", "healthy") for i in BE),
+                   "four healthy backends"), "all four backends healthy and active")
+    pool = lab.service()["pool"]
+    check(pool["probe"] == "http" and pool["interval"] == 1 and pool["drain_delay"] == 3,
+          f"vip list shows the pool: {pool}")
+    check(mux_runs_committed(lab, prefix), "the mux runs the committed version")
+
+    # 1. a server stops: unhealthy, out of the members' table, in time
+    v0 = lab.committed()
+    t0 = time.monotonic()
+    lab.server_down(2)
+    lab.wait(lambda: state_is(lab, 2, "maint", "unhealthy"), "backend 2 unhealthy", timeout=10)
+    took = time.monotonic() - t0
+    limit = INTERVAL * UNHEALTHY + INTERVAL
+    check(took <= limit, f"backend 2 out of the table {took:.2f} s after its server stopped "
+          f"(limit {limit} s = interval x unhealthy + interval)")
+    b = lab.backend(2)
+    check(b["admin_state"] == "active" and "connection refused" in b["last_failure"] and
+          b["why"].startswith("unhealthy: connect: connection refused"),
+          f"its JSON says why: health {b['health']}, last_failure {b['last_failure']!r}, "
+          f"why {b['why']!r}")
+    v1 = lab.committed()
+    check(v1 == v0 + 1, f"one version for it: {v0} -> {v1}")
+    check(any("127.0.77.2:18182" in h["summary"] and "(unhealthy: connect: connection refused)"
+              in h["summary"] for h in lab.history(3)),
+          f"history says why: {lab.history(1)[0]['summary']}")
+    check(mux_runs_committed(lab, prefix), f"the mux runs version {v1}, backend 2 in maint")
+
+    # 2. it comes back after the healthy threshold
+    t0 = time.monotonic()
+    lab.server_up(2)
+    lab.wait(lambda: state_is(lab, 2, "active", "healthy"), "backend 2 healthy", timeout=10)
+    took = time.monotonic() - t0
+    limit = INTERVAL * HEALTHY + INTERVAL
+    check(took <= limit, f"backend 2 back {took:.2f} s after its server restarted "
+          f"(limit {limit} s)")
+    check(lab.backend(2)["successes"] >= HEALTHY, "after the healthy threshold of successes")
+    check(mux_runs_committed(lab, prefix), "the mux runs it")
+
+    # 3. flapping: a bounded number of versions
+    v0 = lab.committed()
+    end = time.monotonic() + 10
+    up = True
+    while time.monotonic() < end:
+        if up:
+            lab.server_down(3)
+        else:
+            lab.server_up(3)
+        up = not up
+        time.sleep(1.0)
+    if not up:
+        lab.server_up(3)
+    lab.wait(lambda: state_is(lab, 3, "active", "healthy"), "backend 3 to settle healthy")
+    v1 = lab.committed()
+    bound = 10 // (INTERVAL * min(HEALTHY, UNHEALTHY)) + 1
+    check(v1 - v0 <= bound, f"10 s of flapping made {v1 - v0} versions (bound {bound})")
+    check(mux_runs_committed(lab, prefix), "the mux runs the last one")
+
+    # 4. minimum healthy: fail open below 3 of 4, close again at 3
+    r = lab.ctl("vip", "set", SVC, "--min-healthy", "3")
+    check(r.returncode == 0, f"vip set --min-healthy 3: {r.stdout.strip()} {r.stderr.strip()}")
+    lab.server_down(1)
+    check(lab.wait(lambda: state_is(lab, 1, "maint", "unhealthy"), "backend 1 out"),
+          "one down of four: 3 healthy, no fail-open, backend 1 out")
+    lab.server_down(2)
+    check(lab.wait(lambda: lab.json("status")["fail_open"] != [] and
+                   state_is(lab, 1, "active", "unhealthy") and
+                   state_is(lab, 2, "active", "unhealthy"), "fail-open"),
+          "two down of four (2 < 3): the pool fails open, every backend active")
+    st = lab.ctl("status").stdout
+    fo = lab.json("status")["fail_open"]
+    check(f"FAIL-OPEN   tcp {SVC}: 2 of 4 healthy, minimum 3" in st,
+          f"status says so loudly: {[line for line in st.splitlines() if 'FAIL' in line]}")
+    check(fo and fo[0]["healthy"] == 2 and fo[0]["registered"] == 4 and fo[0]["min_healthy"] == 3,
+          f"and in JSON: {fo}")
+    check(lab.service()["fail_open"], "vip list marks the service fail_open")
+    check(mux_runs_committed(lab, prefix), "the mux runs the fail-open table")
+    lab.server_up(1)
+    check(lab.wait(lambda: lab.json("status")["fail_open"] == [] and
+                   state_is(lab, 2, "maint", "unhealthy") and
+                   state_is(lab, 1, "active", "healthy"), "fail-open to end"),
+          "3 healthy again: fail-open ends, backend 2 out again")
+    lab.server_up(2)
+    lab.wait(lambda: all(state_is(lab, i, "active", "healthy") for i in BE), "all healthy")
+
+    # 5. HTTP status codes
+    r = lab.ctl("vip", "set", SVC, "--path", "/missing", "--min-healthy", "1")
+    check(r.returncode == 0, "vip set --path /missing")
+    check(lab.wait(lambda: all(lab.backend(i)["last_failure"] == "HTTP 404" and
+                               lab.backend(i)["health"] == "unhealthy" for i in BE),
+                   "HTTP 404 failures"),
+          "an HTTP probe of a missing path fails with \"HTTP 404\"")
+    check(lab.service()["fail_open"], "none healthy (0 < 1): the pool fails open")
+    lab.ctl("vip", "set", SVC, "--path", "/")
+    lab.wait(lambda: all(state_is(lab, i, "active", "healthy") for i in BE), "all healthy")
+
+    # 6. slow start: back from the dead, the weight ramps up in steps
+    r = lab.ctl("vip", "set", SVC, "--slow-start", "30")
+    check(r.returncode == 0, f"vip set --slow-start 30: {r.stderr.strip()}")
+    lab.server_down(4)
+    lab.wait(lambda: state_is(lab, 4, "maint", "unhealthy"), "backend 4 out")
+    lab.server_up(4)
+    lab.wait(lambda: state_is(lab, 4, "active", "healthy"), "backend 4 back")
+    t0 = time.monotonic()
+    weights, others = [], set()
+    while time.monotonic() < t0 + 12:
+        b = lab.backend(4)
+        if b["slow_start"] is not None and (not weights or weights[-1] != b["weight"]):
+            weights.append(b["weight"])
+            others.add(lab.backend(1)["weight"])
+        time.sleep(0.2)
+    b = lab.backend(4)
+    check(len(weights) >= 3 and weights == sorted(weights) and weights[-1] < 10,
+          f"its committed weight rises in steps: {weights} (of 10: the pool's weights "
+          f"are x10 while a weight-1 backend ramps, others {sorted(others)})")
+    check(b["slow_start"] is not None and 0 < b["slow_start"]["share"] < 0.25,
+          f"vip list shows its share: {b['slow_start']}")
+    check(mux_runs_committed(lab, prefix), "the mux runs each step")
+    check(lab.wait(lambda: lab.backend(4)["slow_start"] is None and
+                   all(lab.backend(i)["weight"] == 1 for i in BE), "the ramp to end",
+                   timeout=30),
+          "after 30 s the ramp ends: every weight back to 1")
+    lab.ctl("vip", "set", SVC, "--slow-start", "0")
+
+    # 7. backend del drains, then the backend goes
+    r = lab.ctl("backend", "del", SVC, f"{BE[3][0]}:{BE[3][1]}")
+    check(r.returncode == 0, f"backend del: {r.stdout.strip()} {r.stderr.strip()}")
+    b = lab.backend(3)
+    check(b is not None and b["state"] == "drain" and b["admin_state"] == "deregistered" and
+          b["draining"] is not None and 0 < b["draining"]["left_ms"] <= 3000,
+          f"it drains, with time left: state {b and b['state']}, draining "
+          f"{b and b['draining']}")
+    check("deregistered, draining: " in lab.ctl("vip", "list").stdout, "vip list says so")
+    t0 = time.monotonic()
+    check(lab.wait(lambda: lab.backend(3) is None, "backend 3 to go", timeout=10),
+          "it leaves the table")
+    took = time.monotonic() - t0
+    check(took <= 3 + HEALTH_BATCH_S + 1, f"when the 3 s delay ends ({took:.2f} s after)")
+    check("(deregistration delay over)" in lab.history(1)[0]["summary"],
+          f"history says why: {lab.history(1)[0]['summary']}")
+    check(mux_runs_committed(lab, prefix), "the mux runs it")
+
+    # 8. a manager restart changes nothing
+    lab.server_down(1)
+    lab.wait(lambda: state_is(lab, 1, "maint", "unhealthy"), "backend 1 out")
+    mux_runs_committed(lab, prefix)
+    v0 = lab.committed()
+    lab.kill("manager", signal.SIGKILL)
+    check(lab.start_manager(), "the manager restarts after kill -9")
+    # two probes of every backend at least: any churn they caused would show
+    lab.wait(lambda: lab.json("status")["probes"]["up"] + lab.json("status")["probes"]["down"]
+             >= 2 * len(BE), "probes after the restart")
+    lab.wait(lambda: lab.json("status")["round"] is None and
+             lab.json("status")["pending"] is None, "no round or change pending")
+    check(lab.committed() == v0, f"no new version after the restart: {lab.committed()} == {v0}")
+    check(state_is(lab, 1, "maint", "unhealthy") and state_is(lab, 2, "active", "healthy"),
+          "backend 1 still out, the others still in")
+    pool = lab.service()["pool"]
+    check(pool["probe"] == "http" and pool["min_healthy"] == 1, "the pool options survived")
+    lab.server_up(1)
+    check(lab.wait(lambda: state_is(lab, 1, "active", "healthy"), "backend 1 back"),
+          "and backend 1 comes back")
+    check(mux_runs_committed(lab, prefix), "the mux runs the last version")
+
+    check(lab.kill("mux1") == 0, "mux1 exits 0 on SIGTERM")
+    check(lab.kill("manager") == 0, "the manager exits 0 on SIGTERM")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * DIP health and the effective table, on a test clock: real probes of
+ * real loopback listeners (127.0.88.x), but the time the manager believes
+ * in is the test's, so thresholds, draining and slow-start steps are
+ * checked at exact instants.
+ *
+ *   rise and fall: initial -> healthy on the first success; unhealthy after
+ *   2 failures; healthy again after 2 successes; the effective state follows
+ *   fail-open: below the count or the percent every registered backend is active
+ *   slow start: a tenth of the weight, ten steps, the pool's weights x10 meanwhile
+ *   draining: a deleted backend drains for the delay then goes; admin drain stays
+ *   restart: health taken from the committed table, nothing changes
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "lb_codec.h"
+#include "lb_ftable.h"
+#include "lb_hdr.h"
+#include "mgr_health.h"
+#include "mgr_pool.h"
+
+#define N_BE 3
+#define T0 1000000ull /* the test clock starts here (ms) */
+
+static uint16_t port;
+static int lfd[N_BE + 1] = {-1, -1, -1, -1};
+
+static rte_be32_t
+be_ip(int i)
+{
+	return htonl(0x7f005800u + (uint32_t)i); /* 127.0.88.i */
+}
+
+static int
+listen_on(int i)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	cr_assert(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sa.sin_addr.s_addr = be_ip(i);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 64) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void
+up(int i)
+{
+	if (lfd[i] < 0)
+		lfd[i] = listen_on(i);
+	cr_assert(lfd[i] >= 0, "listen on 127.0.88.%d:%u: %s", i, port, strerror(errno));
+}
+
+static void
+down(int i)
+{
+	if (lfd[i] >= 0)
+		close(lfd[i]);
+	lfd[i] = -1;
+}
+
+/* A free port on 127.0.88.1, used for every backend. */
+static void
+setup(void)
+{
+	struct sockaddr_in sa;
+	socklen_t l = sizeof(sa);
+	int i;
+
+	port = 0;
+	lfd[1] = listen_on(1);
+	cr_assert(lfd[1] >= 0);
+	getsockname(lfd[1], (struct sockaddr *)&sa, &l);
+	port = ntohs(sa.sin_port);
+	for (i = 2; i <= N_BE; i++)
+		lfd[i] = -1;
+}
+
+static void
+teardown(void)
+{
+	int i;
+
+	for (i = 1; i <= N_BE; i++)
+		down(i);
+}
+
+static void
+table(struct lb_ftable *t, int n, const uint8_t *state)
+{
+	struct lb_service_cfg *s;
+	int i;
+
+	memset(t, 0, sizeof(*t));
+	t->maglev_size = 251;
+	t->services = calloc(1, sizeof(*t->services));
+	t->n_services = 1;
+	s = &t->services[0];
+	lb_addr_v4(&s->vip, htonl(0x0a00000au));
+	s->port = 80;
+	s->proto = LB_IPPROTO_TCP;
+	s->af = LB_AF_INET;
+	s->backends = calloc((size_t)n + 1, sizeof(*s->backends));
+	for (i = 1; i <= n; i++) {
+		struct lb_backend_cfg *b = &s->backends[s->n_backends++];
+
+		lb_addr_v4(&b->dip, be_ip(i));
+		lb_addr_v4(&b->host, htonl(0x0a000101u));
+		b->port = port;
+		b->weight = 1;
+		b->state = state != NULL ? state[i] : LB_BACKEND_ACTIVE;
+		b->id = (uint32_t)i;
+	}
+	lb_ftable_sort(t);
+}
+
+static struct lb_svc_key
+key(void)
+{
+	struct lb_svc_key k;
+
+	lb_svc_key_v4(&k, htonl(0x0a00000au), htons(80), LB_IPPROTO_TCP);
+	return k;
+}
+
+static void
+pools(struct mgr_pools *ps, uint32_t min, uint32_t pct, uint32_t slow, uint32_t drain)
+{
+	struct mgr_pool p = *mgr_pool_defaults();
+	struct lb_svc_key k = key();
+
+	memset(ps, 0, sizeof(*ps));
+	p.pl_interval_s = 1;
+	p.pl_timeout_s = 1;
+	p.pl_healthy = 2;
+	p.pl_unhealthy = 2;
+	p.pl_min_healthy = min;
+	p.pl_min_healthy_pct = pct;
+	p.pl_slow_start_s = slow;
+	p.pl_drain_delay_s = drain;
+	cr_assert_eq(mgr_pools_set(ps, &k, &p), 0);
+}
+
+/* Run every probe due by `now` to its end (real sockets, test time). */
+static void
+drive(struct mgr_health *h, uint64_t now)
+{
+	struct mgr_probe_stats st;
+	struct pollfd pfd = {.fd = mgr_health_fd(h), .events = POLLIN};
+	int i;
+
+	mgr_health_tick(h, now);
+	for (i = 0; i < 200; i++) {
+		mgr_health_stats(h, &st);
+		if (st.ps_in_flight == 0)
+			return;
+		poll(&pfd, 1, 10);
+		mgr_health_io(h, now);
+	}
+	cr_assert_fail("probes still in flight after 2 s");
+}
+
+/* Backend i of the effective table: its state and weight; -1 when absent. */
+static int
+eff(struct mgr_health *h, const struct lb_ftable *desired, uint64_t now, int i, uint32_t *weight,
+	uint64_t *next)
+{
+	struct lb_ftable out = {0};
+	uint64_t nx;
+	uint32_t j;
+	int st = -1;
+
+	cr_assert_eq(mgr_health_effective(h, desired, now, &out, &nx), 0);
+	for (j = 0; j < out.services[0].n_backends; j++) {
+		const struct lb_backend_cfg *b = &out.services[0].backends[j];
+
+		if (b->dip.a32[0] == be_ip(i)) {
+			st = b->state;
+			if (weight != NULL)
+				*weight = b->weight;
+		}
+	}
+	if (next != NULL)
+		*next = nx;
+	lb_ftable_free(&out);
+	return st;
+}
+
+static const char *
+health_of(struct mgr_health *h, int i, uint64_t now)
+{
+	struct lb_svc_key k = key();
+	static struct mgr_hview v; /* the reason points into it */
+	struct lb_addr a;
+
+	lb_addr_v4(&a, be_ip(i));
+	mgr_health_backend(h, &k, &a, port, now, &v);
+	if (!v.hv_found)
+		return "gone";
+	return v.hv_health == MGR_H_HEALTHY   ? "healthy"
+	       : v.hv_health == MGR_H_INITIAL ? "initial"
+					      : v.hv_last_failure;
+}
+
+TestSuite(health, .init = setup, .fini = teardown);
+
+Test(health, rise_and_fall)
+{
+	struct mgr_health *h = mgr_health_new();
+	struct lb_ftable d, none = {0};
+	struct mgr_pools ps;
+
+	cr_assert_not_null(h);
+	up(2); /* 1 and 2 listen, 3 does not */
+	table(&d, 3, NULL);
+	pools(&ps, 0, 0, 0, 3); /* no fail-open: health alone decides */
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	cr_assert_eq(mgr_health_hold(h, T0), T0 + 1000, "a round waits for first probes");
+	cr_assert_eq(eff(h, &d, T0, 1, NULL, NULL), LB_BACKEND_MAINT, "initial: no traffic yet");
+	drive(h, T0 + 10); /* first probes, 1 ms apart */
+	cr_assert_eq(mgr_health_hold(h, T0 + 10), 0, "every first verdict is in");
+	cr_assert_str_eq(health_of(h, 1, T0 + 10), "healthy", "one success is enough at first");
+	cr_assert_str_eq(health_of(h, 3, T0 + 10), "initial");
+	cr_assert_eq(eff(h, &d, T0 + 10, 1, NULL, NULL), LB_BACKEND_ACTIVE);
+	cr_assert_eq(eff(h, &d, T0 + 10, 3, NULL, NULL), LB_BACKEND_MAINT);
+	drive(h, T0 + 1010);
+	cr_assert_str_eq(health_of(h, 3, T0 + 1010), "connect: connection refused");
+
+	down(2);
+	drive(h, T0 + 2010);
+	cr_assert_str_eq(health_of(h, 2, T0 + 2010), "healthy", "one failure is not enough");
+	cr_assert_eq(eff(h, &d, T0 + 2010, 2, NULL, NULL), LB_BACKEND_ACTIVE);
+	drive(h, T0 + 3010);
+	cr_assert_str_eq(health_of(h, 2, T0 + 3010), "connect: connection refused");
+	cr_assert_eq(eff(h, &d, T0 + 3010, 2, NULL, NULL), LB_BACKEND_MAINT, "two are");
+
+	up(2);
+	drive(h, T0 + 4010);
+	cr_assert_eq(eff(h, &d, T0 + 4010, 2, NULL, NULL), LB_BACKEND_MAINT,
+		"one success does not bring it back");
+	drive(h, T0 + 5010);
+	cr_assert_str_eq(health_of(h, 2, T0 + 5010), "healthy");
+	cr_assert_eq(eff(h, &d, T0 + 5010, 2, NULL, NULL), LB_BACKEND_ACTIVE, "two do");
+
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
+Test(health, fail_open_by_count_and_percent)
+{
+	struct mgr_health *h = mgr_health_new();
+	struct lb_ftable d, none = {0};
+	struct lb_svc_key k = key();
+	struct mgr_sview sv;
+	struct mgr_pools ps;
+
+	up(2);
+	table(&d, 3, NULL);
+	pools(&ps, 1, 0, 0, 3);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	cr_assert_eq(eff(h, &d, T0, 3, NULL, NULL), LB_BACKEND_ACTIVE,
+		"a new pool, none healthy yet (0 < 1): open");
+	drive(h, T0 + 10);
+	drive(h, T0 + 1010); /* 1, 2 healthy; 3 unhealthy */
+	cr_assert_eq(eff(h, &d, T0 + 1010, 3, NULL, NULL), LB_BACKEND_MAINT);
+	mgr_health_service(h, &k, T0 + 1010, &sv);
+	cr_assert(!sv.sv_fail_open && sv.sv_healthy == 2 && sv.sv_registered == 3);
+
+	mgr_pools_free(&ps);
+	pools(&ps, 3, 0, 0, 3); /* 2 healthy < 3 */
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, T0 + 1100), 0);
+	cr_assert_eq(eff(h, &d, T0 + 1100, 3, NULL, NULL), LB_BACKEND_ACTIVE, "fails open");
+	mgr_health_service(h, &k, T0 + 1100, &sv);
+	cr_assert(sv.sv_fail_open);
+
+	mgr_pools_free(&ps);
+	pools(&ps, 0, 67, 0, 3); /* 2 of 3 = 66.7% < 67% */
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, T0 + 1200), 0);
+	cr_assert_eq(eff(h, &d, T0 + 1200, 3, NULL, NULL), LB_BACKEND_ACTIVE);
+	mgr_pools_free(&ps);
+	pools(&ps, 0, 66, 0, 3); /* 66.7% >= 66% */
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, T0 + 1300), 0);
+	cr_assert_eq(eff(h, &d, T0 + 1300, 3, NULL, NULL), LB_BACKEND_MAINT, "closed again");
+	mgr_health_service(h, &k, T0 + 1300, &sv);
+	cr_assert(!sv.sv_fail_open);
+
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
+Test(health, slow_start_ramps_in_ten_steps)
+{
+	struct mgr_health *h = mgr_health_new();
+	struct lb_ftable d, none = {0};
+	struct mgr_pools ps;
+	uint64_t x, next;
+	uint32_t w, w1;
+	int k;
+
+	up(2);
+	table(&d, 3, NULL);
+	pools(&ps, 1, 0, 30, 3);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	drive(h, T0 + 10);
+	drive(h, T0 + 1010);
+	cr_assert_eq(eff(h, &d, T0 + 1010, 1, &w, NULL), LB_BACKEND_ACTIVE);
+	cr_assert_eq(w, 1, "new backends do not ramp when none was serving yet");
+	up(3);
+	drive(h, T0 + 2010);
+	drive(h, T0 + 3010); /* 3: unhealthy -> healthy after 2 successes */
+	x = T0 + 3010;
+	cr_assert_str_eq(health_of(h, 3, x), "healthy");
+	cr_assert_eq(eff(h, &d, x, 3, &w, &next), LB_BACKEND_ACTIVE);
+	cr_assert_eq(eff(h, &d, x, 1, &w1, NULL), LB_BACKEND_ACTIVE);
+	cr_assert_eq(w, 1, "a tenth");
+	cr_assert_eq(w1, 10, "the others x10 while a weight-1 backend ramps");
+	cr_assert_eq(next, x + 3000, "the next step in 3 s");
+	for (k = 1; k < 10; k++) {
+		uint32_t want = (uint32_t)((10 * (10 + 9 * k) + 50) / 100);
+
+		cr_assert_eq(eff(h, &d, x + (uint64_t)k * 3000, 3, &w, &next), LB_BACKEND_ACTIVE);
+		cr_assert_eq(w, want, "step %d: weight %u, want %u", k, w, want);
+		cr_assert_eq(next, x + (uint64_t)(k + 1) * 3000);
+	}
+	cr_assert_eq(eff(h, &d, x + 30000, 3, &w, &next), LB_BACKEND_ACTIVE);
+	cr_assert_eq(eff(h, &d, x + 30000, 1, &w1, NULL), LB_BACKEND_ACTIVE);
+	cr_assert(w == 1 && w1 == 1, "ramp over: back to the weights given (%u, %u)", w, w1);
+	cr_assert_eq(next, UINT64_MAX);
+
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
+/* The effective table at `now`, to serve as the committed one. */
+static void
+committed_at(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, struct lb_ftable *c)
+{
+	uint64_t next;
+
+	memset(c, 0, sizeof(*c));
+	cr_assert_eq(mgr_health_effective(h, d, now, c, &next), 0);
+}
+
+Test(health, draining)
+{
+	static const uint8_t drain2[N_BE + 1] = {
+		0, LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_ACTIVE};
+	struct mgr_health *h = mgr_health_new();
+	struct lb_ftable d, d2, d3, c, none = {0};
+	struct lb_svc_key k = key();
+	struct lb_backend_cfg gone;
+	struct mgr_pools ps;
+	uint64_t y = T0 + 1010, next;
+	char buf[128];
+
+	up(2);
+	up(3);
+	table(&d, 3, NULL);
+	pools(&ps, 1, 0, 0, 3);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	drive(h, T0 + 10);
+	drive(h, y);
+	committed_at(h, &d, y, &c);
+
+	/* backend 3 deleted: drains 3 s, then goes */
+	table(&d2, 2, NULL);
+	cr_assert_eq(mgr_health_sync(h, &d2, &ps, &c, false, y), 0);
+	cr_assert_eq(eff(h, &d2, y, 3, NULL, &next), LB_BACKEND_DRAIN);
+	cr_assert_eq(next, y + 3000);
+	cr_assert_eq(eff(h, &d2, y + 2999, 3, NULL, NULL), LB_BACKEND_DRAIN);
+	cr_assert_eq(eff(h, &d2, y + 3000, 3, NULL, &next), -1, "gone when the delay ends");
+	cr_assert_eq(next, UINT64_MAX);
+	memset(&gone, 0, sizeof(gone));
+	lb_addr_v4(&gone.dip, be_ip(3));
+	gone.port = port;
+	cr_assert_str_eq(
+		mgr_health_why(h, &k, &gone, NULL, buf, sizeof(buf)), "deregistration delay over");
+
+	/* backend 2 set to drain: drains, and stays drain after the delay */
+	y += 4000;
+	lb_ftable_free(&c);
+	committed_at(h, &d2, y, &c);
+	table(&d3, 2, drain2);
+	cr_assert_eq(mgr_health_sync(h, &d3, &ps, &c, false, y), 0);
+	cr_assert_eq(eff(h, &d3, y, 2, NULL, NULL), LB_BACKEND_DRAIN);
+	cr_assert_eq(eff(h, &d3, y + 10000, 2, NULL, &next), LB_BACKEND_DRAIN, "stays drain");
+	cr_assert_eq(next, UINT64_MAX, "no timer: nothing changes when its delay ends");
+	/* then deleted after its delay: it goes at once */
+	lb_ftable_free(&c);
+	committed_at(h, &d3, y + 10000, &c);
+	lb_ftable_free(&d2);
+	table(&d2, 1, NULL);
+	cr_assert_eq(mgr_health_sync(h, &d2, &ps, &c, false, y + 10000), 0);
+	cr_assert_eq(eff(h, &d2, y + 10000, 2, NULL, NULL), -1, "its delay already ran");
+
+	lb_ftable_free(&c);
+	lb_ftable_free(&d);
+	lb_ftable_free(&d2);
+	lb_ftable_free(&d3);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
+Test(health, a_restart_changes_nothing)
+{
+	static const uint8_t maint3[N_BE + 1] = {
+		0, LB_BACKEND_ACTIVE, LB_BACKEND_ACTIVE, LB_BACKEND_MAINT};
+	struct mgr_health *h = mgr_health_new();
+	struct lb_ftable d, c;
+	struct mgr_pools ps;
+	uint8_t a[LB_DIGEST_LEN], b[LB_DIGEST_LEN];
+	uint64_t next;
+	struct lb_ftable out = {0};
+
+	/* What the members run: 3 in maint (it was unhealthy), its admin state active. */
+	table(&d, 3, NULL);
+	table(&c, 3, maint3);
+	pools(&ps, 1, 0, 0, 3);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &c, true, T0), 0);
+	cr_assert_eq(mgr_health_hold(h, T0), 0, "a restart does not hold rounds");
+	cr_assert_str_eq(health_of(h, 1, T0), "healthy");
+	cr_assert_str_eq(health_of(h, 3, T0), "out of the table when the manager started");
+	cr_assert_eq(mgr_health_effective(h, &d, T0, &out, &next), 0);
+	lb_ftable_digest(&out, a);
+	lb_ftable_digest(&c, b);
+	cr_assert_eq(memcmp(a, b, LB_DIGEST_LEN), 0, "the effective table is the committed one");
+
+	lb_ftable_free(&out);
+	lb_ftable_free(&d);
+	lb_ftable_free(&c);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
