@@ -1,0 +1,670 @@
+#!/usr/bin/python3
+"""The control plane under attack: sluice-manager, one real sluice-mux, and
+rawpeer (tests/process/rawpeer.c) sending what no honest peer sends.
+
+    sluicectl --ipc-------------+           +-- mux1 (net_ring, managed, tls)
+    rawpeer --ctl (ipc, tls) ---+ manager --+
+    python ssl, sluicectl (tls)-+   :port   +-- rawpeer (member socket: tls,
+                                            |   a certificate of the CA or none
+                                            |   or another CA's)
+    rawpeer --listen (plays the manager) <--- mux2 (dials the fake manager)
+
+A version is committed first. Then each case attacks, and after it:
+  (a) it was refused cleanly: the handshake or connection was dropped, or
+      REFUSED came back naming both protocol versions, or the message was
+      ignored and counted (status counters: malformed, refused, unexpected);
+  (b) the manager still serves `sluicectl status`, quickly;
+  (c) the committed version and digest are unchanged, and mux1 is in sync
+      on it (the manager says so, and so does mux1's own telemetry);
+  (d) a legitimate change still commits, and mux1 runs it.
+Each case ends with a line `case NAME: held` or `case NAME: FAILED`.
+
+A case listed in KNOWN_BUGS is a bug found by this test and reported, not
+yet fixed: its checks print `xfail` instead of failing, and `XPASS` (a
+failure) once the bug is gone, so that the entry is removed.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+
+from proclib import Checks, telemetry
+
+SEED = "00112233445566778899aabbccddeeff"
+VIP = "192.0.2.10"
+DIP = "10.1.1.11:8080"
+
+# Bugs this test found, while they are open (none now; "ctl-noread", a
+# client that never reads its replies and so held the manager's one thread
+# for 1 s per request, is fixed: such a client is dropped after 50 ms).
+KNOWN_BUGS = set()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Lab:
+    def __init__(self, args, tmp, check):
+        self.args, self.tmp, self.check = args, tmp, check
+        self.port, self.ctl_port, self.fake_port = free_port(), free_port(), free_port()
+        self.procs = {}
+        self.prefixes = []
+        self.pki = os.path.join(tmp, "pki")
+        self.other = os.path.join(tmp, "other")
+        subprocess.run([args.certs, self.pki, "sluice-manager", "mux1", "mux2", "peer1", "ops"],
+                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([args.certs, self.other, "peer9"], check=True, stdout=subprocess.DEVNULL)
+        self.url = f"tls+tcp://127.0.0.1:{self.port}"
+        self.ctl_url = f"ipc://{tmp}/ctl.sock"
+        self.ctl_tls_url = f"tls+tcp://127.0.0.1:{self.ctl_port}"
+        with open(os.path.join(tmp, "manager.cfg"), "w") as f:
+            f.write(f"""manager = {{
+	listen = "{self.url}";
+	ctl = "{self.ctl_url}";
+	ctl_tls = "{self.ctl_tls_url}";
+	tls = {{ ca = "{self.pki}/ca.pem"; cert = "{self.pki}/sluice-manager.pem";
+		key = "{self.pki}/sluice-manager.key"; }};
+	database = "{tmp}/db/manager.db";
+	vote_timeout_ms = 2000;
+	batch_ms = 100;
+	hash_seed = "{SEED}";
+	maglev_size = 65537;
+}};
+""")
+
+    def mux_cfg(self, name, port):
+        prefix = f"sluice-test-cp-{name}-{os.getpid()}"
+        path = os.path.join(self.tmp, name + ".cfg")
+        with open(path, "w") as f:
+            f.write(f"""eal = [ "--no-huge", "-m", "256", "--no-pci", "--file-prefix={prefix}" ];
+mux = {{ tunnel_address = "10.255.0.1"; next_hop_mac = "02:00:00:00:00:fe"; idle_sleep_us = 1000; }};
+ports = ( {{ devargs = "net_ring_{name}"; }} );
+manager = {{ url = "tls+tcp://127.0.0.1:{port}"; id = "{name}";
+	ca = "{self.pki}/ca.pem"; cert = "{self.pki}/{name}.pem"; key = "{self.pki}/{name}.key";
+	heartbeat_ms = 300; }};
+""")
+        return path, prefix
+
+    def start(self, name, argv):
+        log = open(os.path.join(self.tmp, name + ".log"), "a")
+        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log,
+                                            stdin=subprocess.DEVNULL)
+        log.close()
+        return self.procs[name]
+
+    def start_mux(self, name, port):
+        cfg, prefix = self.mux_cfg(name, port)
+        self.prefixes.append(prefix)
+        self.start(name, [self.args.mux, "-c", cfg])
+        return prefix
+
+    def ctl(self, *argv, timeout=10):
+        return subprocess.run([self.args.ctl, "--manager", self.ctl_url, "--timeout",
+                               str(timeout)] + list(argv), capture_output=True, text=True)
+
+    def status(self):
+        r = self.ctl("--json", "status")
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def members(self):
+        return {m["id"]: m for m in self.status()["members"]}
+
+    def counters(self):
+        return self.status()["counters"]
+
+    def rawpeer(self, *steps, cert="peer1", pki=None, ident=None, ctl=False, listen=False,
+                url=None, timeout=120):
+        """Run rawpeer to the end: (exit status, its output)."""
+        argv = [self.args.rawpeer]
+        pki = pki or self.pki
+        url = url or (self.ctl_url if ctl else self.url)
+        if url.startswith("tls+tcp://"):
+            argv += ["--ca", f"{self.pki}/ca.pem"]
+            if cert:
+                argv += ["--cert", f"{pki}/{cert}.pem", "--key", f"{pki}/{cert}.key"]
+        if ident:
+            argv += ["--id", ident]
+        if ctl:
+            argv.append("--ctl")
+        if listen:
+            argv.append("--listen")
+        r = subprocess.run(argv + ["--quiet-status", url] + list(steps),
+                           capture_output=True, text=True, timeout=timeout)
+        return r.returncode, r.stdout + r.stderr
+
+    def rawpeer_bg(self, name, *steps, cert="peer1", ident=None, ctl=False, url=None):
+        argv = [self.args.rawpeer]
+        url = url or (self.ctl_url if ctl else self.url)
+        if url.startswith("tls+tcp://"):
+            argv += ["--ca", f"{self.pki}/ca.pem", "--cert", f"{self.pki}/{cert}.pem",
+                     "--key", f"{self.pki}/{cert}.key"]
+        if ident:
+            argv += ["--id", ident]
+        if ctl:
+            argv.append("--ctl")
+        return self.start(name, argv + ["--quiet-status", url] + list(steps))
+
+    def wait(self, pred, timeout=20):
+        """Poll pred every 50 ms until it holds or timeout seconds pass."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                if pred():
+                    return True
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+            time.sleep(0.05)
+        return False
+
+    def kill(self, name, sig=signal.SIGTERM):
+        p = self.procs.pop(name, None)
+        if p is None:
+            return None
+        p.send_signal(sig)
+        try:
+            return p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            return p.wait()
+
+    def log(self, name):
+        with open(os.path.join(self.tmp, name + ".log")) as f:
+            return f.read()
+
+
+def flow_table(prefix):
+    return telemetry(f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2", "/sluice/flow_table")
+
+
+def tls_handshake(port, ca, cert=None, key=None):
+    """A plain TLS client (Python's ssl, OpenSSL): None if the handshake
+    completed, else what the server's refusal looked like."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(ca)
+    if cert:
+        ctx.load_cert_chain(cert, key)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        try:
+            with ctx.wrap_socket(s, server_hostname="sluice-manager") as t:
+                # TLS 1.2: the client finishes after the server's Finished, so
+                # a server that refused us has not sent it; read to be sure.
+                t.sendall(b"\x00SP\x00\x00\x11\x00\x00")
+                data = t.recv(8)
+                return None if data else "closed after the handshake"
+        except (ssl.SSLError, OSError) as e:
+            return f"{type(e).__name__}: {e}"
+
+
+def summary(out):
+    """rawpeer's last line, `summary TYPE=N ... malformed=N closed=N`, as a dict."""
+    for line in out.splitlines():
+        if line.startswith("summary "):
+            return {k: int(v) for k, v in (w.split("=") for w in line.split()[1:])}
+    return {}
+
+
+def delta(after, before):
+    return {k: after[k] - before[k] for k in after}
+
+
+class Cases:
+    """Each case attacks; `held` then checks (b), (c), (d)."""
+
+    def __init__(self, lab, check, prefix):
+        self.lab, self.check, self.prefix = lab, check, prefix
+        self.weight = 1
+        self.base = None
+        self.results = []
+
+    def known(self, case, cond, what):
+        """A check of a known, reported bug: xfail while it fails."""
+        if case not in KNOWN_BUGS:
+            return self.check(cond, what)
+        if cond:
+            return self.check(False, f"XPASS {what} (fixed? remove {case} from KNOWN_BUGS)")
+        print(f"xfail {what}")
+        return True
+
+    def committed(self):
+        st = self.lab.status()
+        return {k: st["committed"][k] for k in ("version", "digest", "services", "backends")}
+
+    def mux_on(self, c):
+        """mux1 in sync on c, by the manager's account and its own."""
+        m = self.lab.members()["mux1"]
+        ft = flow_table(self.prefix)
+        return (m["state"] == "in-sync" and m["connected"] and m["applied"] == c["version"]
+                and ft["version"] == c["version"] and ft["services"] == c["services"]
+                and ft["backends"] == c["backends"])
+
+    def change(self, case):
+        """(d): a legitimate change commits as the next version, mux1 runs it."""
+        v = self.base["version"]
+        self.weight = self.weight % 9 + 1
+        r = self.lab.ctl("backend", "set", f"{VIP}:80", DIP, "--weight", str(self.weight))
+        self.check(r.returncode == 0 and f"committed as version {v + 1}" in r.stdout,
+                   f"{case}: a legitimate change still commits as version {v + 1}: "
+                   f"{r.stdout.strip()} {r.stderr.strip()}")
+        self.base = self.committed()
+        self.check(self.lab.wait(lambda: self.mux_on(self.base)),
+                   f"{case}: mux1 runs version {self.base['version']}")
+
+    def held(self, case, base=None):
+        """(b), (c), (d) after an attack."""
+        base = base or self.base
+        self.check(self.lab.procs["manager"].poll() is None, f"{case}: the manager is running")
+        t0 = time.monotonic()
+        r = self.lab.ctl("status")
+        dt = time.monotonic() - t0
+        self.check(r.returncode == 0 and dt < 1.0,
+                   f"{case}: the manager serves status ({dt * 1000:.0f} ms)")
+        c = self.committed()
+        self.check(c == base, f"{case}: committed version {base['version']} and digest "
+                              f"{base['digest'][:12]} unchanged: {c}")
+        self.check(self.lab.wait(lambda: self.mux_on(base)),
+                   f"{case}: mux1 in sync on version {base['version']} (manager and telemetry)")
+        self.change(case)
+
+    def run(self, name, fn):
+        n = len(self.check.failures)
+        print(f"--- {name}")
+        try:
+            fn(name)
+        except (subprocess.TimeoutExpired, OSError, ValueError, KeyError, TypeError) as e:
+            self.check(False, f"{name}: {type(e).__name__}: {e}")
+        ok = len(self.check.failures) == n
+        print(f"case {name}: {'held' if ok else 'FAILED'}")
+        self.results.append((name, ok))
+
+    # ---- the cases ----
+
+    def no_cert(self, case):
+        lab = self.lab
+        before = lab.counters()
+        for what, port, url in (("members", lab.port, lab.url),
+                                ("ctl_tls", lab.ctl_port, lab.ctl_tls_url)):
+            e = tls_handshake(port, f"{lab.pki}/ca.pem")
+            self.check(e is not None, f"{case}: {what}: a TLS client without a certificate "
+                                      f"is refused in the handshake: {e}")
+            rc, out = lab.rawpeer("hello:nocert:0", cert=None, url=url,
+                                  ctl=what == "ctl_tls")
+            self.check(rc == 3 and "dial-failed" in out,
+                       f"{case}: {what}: rawpeer without a certificate cannot connect: "
+                       f"{out.splitlines()[0]}")
+        after = lab.counters()  # this status is the one request expected
+        self.check(after["ctl_requests"] == before["ctl_requests"] + 1,
+                   f"{case}: no operator request got through")
+        self.check("nocert" not in lab.members(), f"{case}: no member registered")
+        self.held(case)
+
+    def foreign_ca(self, case):
+        lab = self.lab
+        before = lab.counters()
+        pem, key = f"{lab.other}/peer9.pem", f"{lab.other}/peer9.key"
+        for what, port, url in (("members", lab.port, lab.url),
+                                ("ctl_tls", lab.ctl_port, lab.ctl_tls_url)):
+            e = tls_handshake(port, f"{lab.pki}/ca.pem", pem, key)
+            self.check(e is not None and "UNKNOWN_CA" in e.upper(),
+                       f"{case}: {what}: another CA's certificate is refused (unknown ca): {e}")
+            rc, out = lab.rawpeer("hello:peer9:0", cert="peer9", pki=lab.other, url=url,
+                                  ctl=what == "ctl_tls")
+            self.check(rc == 3 and "dial-failed" in out,
+                       f"{case}: {what}: rawpeer with it cannot connect: {out.splitlines()[0]}")
+        r = subprocess.run([lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca",
+                            f"{lab.pki}/ca.pem", "--cert", pem, "--key", key, "--timeout", "5",
+                            "vip", "add", "192.0.2.99:80"], capture_output=True, text=True)
+        self.check(r.returncode == 3, f"{case}: sluicectl with it: exit 3: {r.stderr.strip()}")
+        r = subprocess.run([lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca",
+                            f"{lab.pki}/ca.pem", "--cert", f"{lab.pki}/ops.pem", "--key",
+                            f"{lab.pki}/ops.key", "--timeout", "5", "status"],
+                           capture_output=True, text=True)
+        self.check(r.returncode == 0, f"{case}: (control) sluicectl with the CA's 'ops' "
+                                      f"certificate is served over ctl_tls")
+        after = lab.counters()  # the 'ops' status and this one are expected
+        self.check(after["ctl_requests"] == before["ctl_requests"] + 2,
+                   f"{case}: only the legitimate requests reached the manager")
+        self.check("peer9" not in lab.members(), f"{case}: no member registered")
+        self.held(case)
+
+    def garbage(self, case):
+        lab = self.lab
+        before = lab.counters()
+        rc, out = lab.rawpeer("garbage:1:20", "garbage:2:20", "garbage:100:20",
+                              "garbage:4096:5", "garbage:1000000:1", "recv:300",
+                              ident="garbage-peer")
+        bad = sum(int(m) for m in re.findall(r"sent garbage .*: (\d+) malformed", out))
+        proto = sum(int(m) for m in re.findall(r"(\d+) another protocol", out))
+        print(f"{case}: rawpeer's own decoder: {bad} malformed, {proto} another protocol")
+        d = delta(lab.counters(), before)
+        self.check(rc == 0 and bad + proto == 66, f"{case}: 66 garbage messages sent")
+        self.check(d["malformed"] == bad and d["refused"] == proto,
+                   f"{case}: the manager counted {d['malformed']} malformed, "
+                   f"{d['refused']} refused (expected {bad}, {proto})")
+        self.check(summary(out).get("REFUSED") == proto and summary(out).get("closed") == 0,
+                   f"{case}: REFUSED for each undecodable-version one, the connection kept")
+        self.check("garbage-peer" not in lab.members(), f"{case}: no member registered")
+        self.held(case)
+
+    def truncated(self, case):
+        lab = self.lab
+        before = lab.counters()
+        rc, out = lab.rawpeer("truncate", "recv:300", ident="trunc-peer")
+        m = re.search(r"sent truncate (\d+) prefixes of a (\d+)-byte HELLO, (\d+) undecodable",
+                      out)
+        self.check(rc == 0 and m and m.group(1) == m.group(3),
+                   f"{case}: every prefix of a HELLO sent: {m and m.group(0)}")
+        d = delta(lab.counters(), before)
+        self.check(m and d["malformed"] == int(m.group(3)) and d["refused"] == 0,
+                   f"{case}: each counted malformed ({d['malformed']})")
+        self.check("trunc-peer" not in lab.members(),
+                   f"{case}: no truncated HELLO registered a member")
+        self.held(case)
+
+    def oversize(self, case):
+        lab = self.lab
+        before = lab.counters()
+        t0 = time.monotonic()
+        rc, out = lab.rawpeer("oversize:65", "expect-close:20000", ident="big-peer")
+        self.check(rc == 0 and "expect ok: the connection dropped" in out,
+                   f"{case}: a 65 MB message: nng drops the connection "
+                   f"({time.monotonic() - t0:.1f} s)")
+        self.check(lab.counters()["malformed"] == before["malformed"],
+                   f"{case}: it never reached the decoder")
+        # The REFUSED to what follows it shows the manager has read it.
+        rc, out = lab.rawpeer("oversize:63", "future:2", "expect:REFUSED:60000",
+                              ident="big-peer")
+        d = delta(lab.counters(), before)
+        self.check(rc == 0 and d["malformed"] == 1 and d["refused"] == 1,
+                   f"{case}: (control) 63 MB, under the limit, is read and counted "
+                   f"malformed: {d['malformed']}")
+        self.held(case)
+
+    def future(self, case):
+        lab = self.lab
+        before = lab.counters()
+        rc, out = lab.rawpeer("future:2", "expect:REFUSED:5000", "future:99",
+                              "expect:REFUSED:5000", ident="future-peer")
+        texts = re.findall(r'recv REFUSED .*text="([^"]*)"', out)
+        self.check(rc == 0 and len(texts) == 2, f"{case}: both HELLOs answered REFUSED")
+        self.check(texts[:1] == ["peer speaks protocol 2, this build speaks 1"] and
+                   texts[1:] == ["peer speaks protocol 99, this build speaks 1"],
+                   f"{case}: the text names both versions: {texts}")
+        self.check(delta(lab.counters(), before)["refused"] == 2, f"{case}: counted refused")
+        self.check("future-peer" not in lab.members(), f"{case}: no member registered")
+        self.held(case)
+
+    def out_of_place(self, case):
+        lab = self.lab
+        before = lab.counters()
+        v = self.base["version"]
+        aborted = before["aborted"]
+        rc, out = lab.rawpeer(
+            # before any hello
+            f"vote:{v + 1}:-", f"commit:{v + 1}:-", f"prepare:{v + 1}",
+            # a member (fenced: it says it runs version 0)
+            "hello:oop-peer:0", "expect:WELCOME:5000",
+            f"vote:{v + 7}:-", f"vote:{v + 1}:-:no", f"vote:{v}:{self.base['digest']}",
+            f"commit:{v + 1}:-", f"prepare:{v + 1}", f"abort:{v + 1}:-", f"welcome:{v}",
+            "recv:500", ident="oop-peer")
+        d = delta(lab.counters(), before)
+        self.check(rc == 0, f"{case}: rawpeer ran its script")
+        self.check(d["unexpected"] == 7, f"{case}: 3 messages before hello and 4 a member "
+                                         f"never sends counted unexpected: {d['unexpected']}")
+        m = lab.members().get("oop-peer", {})
+        self.check(m.get("bad_messages") == 4 and m.get("state") == "fenced",
+                   f"{case}: the peer is a fenced member with 4 bad messages: "
+                   f"{m.get('state')} {m.get('bad_messages')}")
+        self.check(lab.counters()["aborted"] == aborted,
+                   f"{case}: votes for versions not in flight (yes and no) aborted nothing")
+        self.held(case)
+
+    def snapshot_flood(self, case):
+        lab = self.lab
+        t0 = time.monotonic()
+        rc, out = lab.rawpeer("hello:flood-peer:0", "expect:WELCOME:5000", "snapreq:10000",
+                              "recv:2500", ident="flood-peer")
+        s = summary(out)
+        self.check(rc == 0 and "sent 10000 SNAPSHOT_REQUEST" in out,
+                   f"{case}: 10000 snapshot requests sent")
+        # one per second at most (and one for the WELCOME's resync)
+        limit = 2 + int(time.monotonic() - t0)
+        self.check(1 <= s.get("SNAPSHOT_CHUNK", 0) <= limit,
+                   f"{case}: {s.get('SNAPSHOT_CHUNK')} snapshots sent (at most {limit})")
+        self.held(case)
+
+    def fake_manager(self, case):
+        """mux2 dials rawpeer, which plays the manager."""
+        lab = self.lab
+        url = f"tls+tcp://127.0.0.1:{lab.fake_port}"
+        argv = [lab.args.rawpeer, "--listen", "--ca", f"{lab.pki}/ca.pem", "--cert",
+                f"{lab.pki}/sluice-manager.pem", "--key", f"{lab.pki}/sluice-manager.key",
+                "--id", "manager", "--quiet-status", url,
+                "expect:HELLO:30000", "welcome:0", "snapshot:5", "expect:HELLO:5000",
+                # the right base: a yes (the member works), then ABORT
+                "prepare:6:5", "expect:VOTE:5000", "abort:6",
+                # 8 on base 7: not current+1
+                "prepare:8:7", "expect:VOTE:5000", "expect:SNAPSHOT_REQUEST:5000",
+                # 11 on base 5: not base+1, refused by the decoder
+                "prepare:11:5", "expect-none:VOTE:1500",
+                # COMMIT of the aborted 6: never prepared
+                "commit:6", "expect:SNAPSHOT_REQUEST:5000"]
+        fake = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        prefix = lab.start_mux("mux2", lab.fake_port)
+        try:
+            out, _ = fake.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            fake.kill()
+            out, _ = fake.communicate()
+        print("\n".join("  fake: " + ln for ln in out.splitlines() if not ln.startswith("step")))
+        self.check(fake.returncode == 0, f"{case}: every expectation of the fake manager held")
+        votes = re.findall(r"recv VOTE version=(\d+) .*flag=(\d) .*text=\"([^\"]*)\"", out)
+        self.check(len(votes) == 2 and votes[0][:2] == ("6", "1"),
+                   f"{case}: (control) PREPARE 6 on base 5 gets a yes: {votes[:1]}")
+        self.check(len(votes) == 2 and votes[1][:2] == ("8", "0") and
+                   "mux2 runs version 5, not the base 7" in votes[1][2],
+                   f"{case}: PREPARE 8 on base 7 gets a no naming the versions: {votes[1:]}")
+        self.check(re.search(r"recv SNAPSHOT_REQUEST version=5", out) is not None,
+                   f"{case}: and mux2 asks for a snapshot from version 5")
+        self.check(lab.wait(lambda: "message refused: prepare 11 on base 5" in lab.log("mux2"),
+                            timeout=5),
+                   f"{case}: PREPARE 11 on base 5 is refused by mux2's decoder, logged")
+        ft = flow_table(prefix)
+        self.check(ft["version"] == 5 and ft["services"] == 1,
+                   f"{case}: mux2 stays on version 5 with its 1 service: {ft}")
+        self.check(lab.kill("mux2") == 0, f"{case}: mux2 exits 0 on SIGTERM")
+        self.held(case)
+
+    def ctl_flood(self, case):
+        lab = self.lab
+        before = lab.counters()
+        argv = [lab.args.rawpeer, "--ctl", lab.ctl_url, "ctl-status:10000",
+                "ctl-malformed:1000", "ctl-parallel:10000:8"]
+        flood = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True)
+        worst, n = 0.0, 0
+        while flood.poll() is None:
+            t0 = time.monotonic()
+            r = lab.ctl("status")
+            dt = time.monotonic() - t0
+            worst = max(worst, dt if r.returncode == 0 else 99)
+            n += 1
+            time.sleep(0.1)
+        out = flood.stdout.read()
+        flood.stdout.close()
+        print("\n".join("  " + ln for ln in out.splitlines() if ln.startswith("ctl-")))
+        self.check(flood.returncode == 0, f"{case}: rawpeer ran its flood")
+        # A loaded 2-core machine runs the flood, 8 clients and sluicectl.
+        self.check(n >= 1 and worst < 2.0,
+                   f"{case}: {n} sluicectl status during the flood, the slowest "
+                   f"{worst * 1000:.0f} ms")
+
+        def tally(what):
+            m = re.search(what + r" requests=(\d+) ok=(\d+) failed=(\d+) malformed=(\d+) "
+                          r"refused=(\d+) other=(\d+) noreply=(\d+)", out)
+            return [int(x) for x in m.groups()] if m else [0] * 7
+
+        st, mal, par = tally("ctl-status"), tally("ctl-malformed"), tally("ctl-parallel")
+        self.check(st[:2] == [10000, 10000] and par[:2] == [10000, 10000],
+                   f"{case}: 10000 sequential and 10000 from 8 clients at once: all answered")
+        self.check(mal[0] == 1000 and mal[3] + mal[4] == 1000,
+                   f"{case}: 1000 malformed requests: {mal[3]} 'malformed request', "
+                   f"{mal[4]} REFUSED (another protocol), none else")
+        d = delta(lab.counters(), before)
+        self.check(d["malformed"] == mal[3] and d["refused"] == mal[4] and
+                   d["ctl_requests"] >= 20000,
+                   f"{case}: counted: malformed +{d['malformed']}, refused +{d['refused']}, "
+                   f"ctl_requests +{d['ctl_requests']}")
+        self.held(case)
+
+    def ctl_noread(self, case):
+        """A ctl client that sends requests and never reads the replies."""
+        lab = self.lab
+        lab.rawpeer_bg("noread", "ctl-noread:2000", "sleep:120000", ctl=True)
+        self.check(lab.wait(lambda: "ctl-noread sent=" in lab.log("noread"), timeout=30),
+                   f"{case}: rawpeer queued its requests: " +
+                   "".join(ln for ln in lab.log("noread").splitlines()
+                           if ln.startswith("ctl-noread sent=")))
+        t0 = time.monotonic()
+        r = lab.ctl("status")
+        dt = time.monotonic() - t0
+        self.known(case, r.returncode == 0 and dt < 1.0,
+                   f"{case}: status while it is connected ({dt * 1000:.0f} ms)")
+        v = self.base["version"]
+        self.weight = self.weight % 9 + 1
+        t0 = time.monotonic()
+        r = lab.ctl("backend", "set", f"{VIP}:80", DIP, "--weight", str(self.weight), timeout=5)
+        self.known(case, r.returncode == 0,
+                   f"{case}: a change commits while it is connected "
+                   f"({time.monotonic() - t0:.1f} s): {r.stdout.strip()} {r.stderr.strip()}")
+        lab.kill("noread", signal.SIGKILL)
+        # Once it is gone, the change commits and everything is as before.
+        self.check(lab.wait(lambda: self.committed()["version"] == v + 1, timeout=30),
+                   f"{case}: once the client is gone, the change commits as version {v + 1}")
+        self.base = self.committed()
+        self.held(case)
+
+    def impersonate(self, case, frozen):
+        """A peer with a certificate of the CA says hello as mux1 at the
+        committed version and digest, and votes yes to every PREPARE (the
+        manager does not tie member ids to certificates: docs/manager.md).
+        Frozen: the real mux1 is stopped (SIGSTOP) meanwhile, so it cannot
+        take its id back before the round."""
+        lab = self.lab
+        v, digest = self.base["version"], self.base["digest"]
+        mux = lab.procs["mux1"]
+        if frozen:
+            mux.send_signal(signal.SIGSTOP)
+        try:
+            fake = lab.rawpeer_bg(case, "autovote", f"hello:mux1:{v}:{digest}",
+                                  "expect:WELCOME:5000", "recv:3000", ident="mux1")
+            self.check(lab.wait(lambda: "recv WELCOME" in lab.log(case), timeout=10),
+                       f"{case}: the impostor is welcomed as mux1")
+            self.weight = self.weight % 9 + 1
+            r = lab.ctl("backend", "set", f"{VIP}:80", DIP, "--weight", str(self.weight))
+            self.check(r.returncode == 0 and f"committed as version {v + 1}" in r.stdout,
+                       f"{case}: a change made meanwhile commits as {v + 1}: "
+                       f"{r.stdout.strip()} {r.stderr.strip()}")
+            fake.wait(30)
+            lab.procs.pop(case, None)
+        finally:
+            if frozen:
+                mux.send_signal(signal.SIGCONT)
+        out, mlog = lab.log(case), lab.log("manager")
+        voted = f"sent VOTE version={v + 1} yes" in out
+        print(f"{case}: outcome: the impostor {'voted yes for mux1' if voted else 'did not vote'}"
+              f"; its connection was {'closed by the manager' if 'closed' in out else 'kept'}; "
+              f"the manager has logged {mlog.count('member mux1: hello on a new connection')} "
+              f"takeovers of mux1's connection so far")
+        if frozen:
+            self.check(voted, f"{case}: with mux1 frozen, the impostor's yes was mux1's vote")
+        self.base = self.committed()
+        self.check(self.base["version"] == v + 1, f"{case}: committed version {v + 1}")
+        self.check(lab.wait(lambda: self.mux_on(self.base)),
+                   f"{case}: the real mux1 ends in sync on version {v + 1} (its telemetry too)")
+        if voted:
+            self.check(f"snapshot of version {v + 1} applied" in lab.log("mux1"),
+                       f"{case}: mux1, which never prepared {v + 1}, got it by snapshot")
+        self.held(case)
+
+    def impersonation(self, case):
+        self.impersonate(case, False)
+
+    def impersonation_frozen(self, case):
+        self.impersonate(case, True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("mux", "manager", "ctl", "certs", "rawpeer"):
+        ap.add_argument("--" + a, required=True)
+    ap.add_argument("--only", help="comma-separated case names")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("skip: needs root (DPDK runtime folders under /var/run/dpdk)")
+        return 77
+    check = Checks()
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        lab = Lab(args, tmp, check)
+        try:
+            results = run(lab, check, args.only)
+        finally:
+            for n in list(lab.procs):
+                lab.kill(n, signal.SIGKILL)
+            for p in lab.prefixes:
+                subprocess.run(["rm", "-rf", f"/var/run/dpdk/{p}"], check=True)
+            if check.failures:
+                for n in ("manager", "mux1", "mux2"):
+                    if os.path.exists(os.path.join(tmp, n + ".log")):
+                        print(f"--- {n}.log")
+                        print(lab.log(n)[-4000:])
+    print("cases: " + " ".join(f"{n}={'held' if ok else 'FAILED'}" for n, ok in results))
+    print(f"{len(check.failures)} failed")
+    return 1 if check.failures else 0
+
+
+def run(lab, check, only):
+    lab.start("manager", [lab.args.manager, "-c", os.path.join(lab.tmp, "manager.cfg")])
+    check(lab.wait(lambda: lab.ctl("status").returncode == 0),
+          "the manager starts and answers sluicectl")
+    prefix = lab.start_mux("mux1", lab.port)
+    check(lab.wait(lambda: lab.members()["mux1"]["state"] == "in-sync"),
+          "mux1 registers over mutual TLS")
+    r1 = lab.ctl("vip", "add", f"{VIP}:80")
+    r2 = lab.ctl("backend", "add", f"{VIP}:80", DIP, "--host", "10.0.1.1")
+    check(r1.returncode == 0 and r2.returncode == 0 and "committed as version 2" in r2.stdout,
+          f"versions 1 and 2 commit: {r2.stdout.strip()} {r2.stderr.strip()}")
+    cases = Cases(lab, check, prefix)
+    cases.base = cases.committed()
+    check(lab.wait(lambda: cases.mux_on(cases.base)), "mux1 runs version 2")
+    if check.failures:
+        return []
+    todo = [("no-cert", cases.no_cert), ("foreign-ca", cases.foreign_ca),
+            ("garbage", cases.garbage), ("truncated", cases.truncated),
+            ("oversize", cases.oversize), ("future-protocol", cases.future),
+            ("out-of-place", cases.out_of_place), ("snapshot-flood", cases.snapshot_flood),
+            ("fake-manager", cases.fake_manager), ("ctl-flood", cases.ctl_flood),
+            ("ctl-noread", cases.ctl_noread), ("impersonation", cases.impersonation),
+            ("impersonation-frozen", cases.impersonation_frozen)]
+    for name, fn in todo:
+        if only is None or name in only.split(","):
+            cases.run(name, fn)
+    check(lab.kill("mux1") == 0, "mux1 exits 0 on SIGTERM")
+    check(lab.kill("manager") == 0, "the manager exits 0 on SIGTERM")
+    return cases.results
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
