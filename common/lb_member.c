@@ -23,6 +23,7 @@
 
 #define RECV_TICK_MS 100       /* how often the loop looks at the clock and stop */
 #define SNAPSHOT_RETRY_MS 1000 /* at most one snapshot request per this */
+#define HELLO_RETRY_MS 1000    /* a hello not answered by a welcome is sent again */
 
 struct lb_member {
 	struct lb_member_cfg cfg;
@@ -55,9 +56,11 @@ struct lb_member {
 	uint64_t snap_asked_ms;
 
 	uint64_t status_sent_ms;
+	uint64_t hello_sent_ms;
+	bool welcomed;	/* the manager answered this connection's hello */
 	int stop;	/* atomic */
 	int need_hello; /* atomic: set by the pipe callback */
-	int connected;	/* atomic */
+	int connected;	/* atomic: pipes open (pair1 has one, but events may cross) */
 };
 
 static uint64_t
@@ -169,6 +172,8 @@ send_hello(struct lb_member *m)
 	msg.version = m->applied_version;
 	memcpy(msg.digest, m->applied_digest, LB_DIGEST_LEN);
 	send_msg(m, &msg);
+	m->hello_sent_ms = now_ms();
+	m->welcomed = false;
 }
 
 static void
@@ -410,6 +415,7 @@ handle(struct lb_member *m, const void *buf, size_t len)
 	}
 	switch (msg->type) {
 	case LB_MSG_WELCOME:
+		m->welcomed = true;
 		if (msg->flag)
 			ask_snapshot(m, "the manager says this member is out of sync");
 		break;
@@ -444,10 +450,10 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 
 	(void)p;
 	if (ev == NNG_PIPE_EV_ADD_POST) {
-		__atomic_store_n(&m->connected, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
 		__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		__atomic_store_n(&m->connected, 0, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
 	}
 }
 
@@ -585,9 +591,14 @@ lb_member_run(void *arg)
 			send_hello(m);
 			send_status(m);
 		}
-		if (now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms &&
-			__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE))
-			send_status(m);
+		if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
+			/* A hello can be lost to a manager still starting: until it
+			 * answers with a welcome, say it again. */
+			if (!m->welcomed && now_ms() - m->hello_sent_ms >= HELLO_RETRY_MS)
+				send_hello(m);
+			if (now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms)
+				send_status(m);
+		}
 		rc = nng_recv(m->sock, &buf, &len, NNG_FLAG_ALLOC);
 		if (rc == NNG_ETIMEDOUT)
 			continue;
@@ -632,5 +643,5 @@ lb_member_applied(const struct lb_member *m)
 bool
 lb_member_connected(const struct lb_member *m)
 {
-	return __atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) != 0;
+	return __atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0;
 }

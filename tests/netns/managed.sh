@@ -119,6 +119,10 @@ missing = sorted(set(range(1, vs[-1] + 1)) - set(vs))
 if missing or len(vs) != len(set(vs)):
     print(f"missing {missing[:20]}, {len(vs) - len(set(vs))} duplicates, last {vs[-1]}")
     sys.exit(1)' "$LAB_DIR/history.json"
+# the stream left vm21 at some weight of 1..3: back to the even pool
+check "vm21's weight back to 1" lab_ctl backend set "$VIPP" "${LAB_VM_DIP[vm21]}:$LAB_BE_PORT" --weight 1
+converged_after() { [ "$(st_committed)" -ge "$1" ] && members_at "$(st_committed)"; }
+check "every member runs it" lab_poll converged_after "$v2"
 check "requests through the VIP still succeed" burst 100
 
 # 4. kill -9 the mux: it restarts empty and is resynced from a snapshot
