@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Health probes and target-group semantics with real backends: the lab
+# under sluice-manager, which probes every VM's http.server through its
+# host agent (agent.probers), 1 s apart, 2 results to change state.
+#   1. A backend whose server stops leaves the pool within interval x
+#      unhealthy threshold + one interval (3 s); no request goes to it.
+#   2. Restarted, it is back within interval x healthy threshold + one
+#      interval, and gets its share again.
+#   3. A flapping backend (its server stopped and started every 0.7 s for
+#      8 s) makes a bounded number of versions.
+#   4. backend del drains: a long download on that backend keeps flowing
+#      while new connections avoid it from the start; when the
+#      deregistration delay (6 s) runs out the backend is gone from the
+#      table and the download with it.
+# Topology: scripts/netns-lab.sh.
+. "$(dirname "$0")/lib.sh"
+export LAB_MANAGED=1
+t_init
+lab_up_all 1 1 1 1
+echo "# lab up in $((SECONDS - T_START)) s"
+
+VIPP=$LAB_VIP:$LAB_VIP_PORT
+INTERVAL=1
+check "the pool probes by HTTP every $INTERVAL s, thresholds 2 and 2, drain delay 6 s" \
+	lab_ctl vip set "$VIPP" --probe http --path / --interval "$INTERVAL" --probe-timeout 1 \
+	--healthy 2 --unhealthy 2 --drain-delay 6
+
+# backend DIP's FIELD in the committed table (vip list), "-" when absent
+be() {
+	lab_ctl --json vip list | t_py -c '
+import json, sys
+t = json.load(sys.stdin)
+for s in t["services"]:
+    for b in s["backends"]:
+        if b["dip"] == sys.argv[1]:
+            print(b[sys.argv[2]])
+            sys.exit(0)
+print("-")' "$1" "$2"
+}
+committed() { lab_ctl --json status | t_py -c 'import json,sys; print(json.load(sys.stdin)["committed"]["version"])'; }
+members_on() { # all three members run the committed version
+	lab_ctl --json status | t_py -c '
+import json, sys
+s = json.load(sys.stdin)
+v = s["committed"]["version"]
+ok = sum(1 for m in s["members"] if m["state"] == "in-sync" and m["applied"] == v) == 3
+sys.exit(0 if ok else 1)'
+}
+all_healthy() {
+	local v
+	for v in "${LAB_VMS[@]}"; do
+		[ "$(be "${LAB_VM_DIP[$v]}" health)" = healthy ] || return 1
+	done
+}
+now_ms() { date +%s%3N; }
+burst() { # burst N WEIGHTS: N requests, all answered, spread as WEIGHTS
+	t_py "$LAB_SRC/scripts/lab_tool.py" burst --ns "$LAB_NS_CLIENT" \
+		--url "http://$LAB_VIP/" -n "$1" --weights "$2" --check
+}
+server_stop() { lab_kill "http-$1"; }
+server_start() {
+	lab_spawn "http-$1" "$(lab_ns_vm "$1")" \
+		"$LAB_PY" -m http.server "$LAB_BE_PORT" --directory "$LAB_DIR/www/$1"
+	lab_poll lab_listening "$(lab_ns_vm "$1")"
+}
+
+check "all four backends are healthy (probed through the agents)" lab_poll all_healthy
+check "all three members run the committed version" lab_poll members_on
+
+# 1. stop vm12's server
+dip12=${LAB_VM_DIP[vm12]}
+v0=$(committed)
+server_stop vm12
+t0=$(now_ms)
+out12() { [ "$(be "$dip12" state)" = maint ] && members_on; }
+lab_poll out12
+took=$(($(now_ms) - t0))
+echo "# vm12 out of the pool after $took ms: $(be "$dip12" health), $(be "$dip12" last_failure)"
+check "vm12 leaves the pool within $((INTERVAL * 2 + INTERVAL)) s ($took ms), on every member" \
+	test "$took" -le $((INTERVAL * 3000))
+check "it is unhealthy, the reason says why: $(be "$dip12" last_failure)" \
+	bash -c "[ '$(be "$dip12" health)' = unhealthy ] && [[ '$(be "$dip12" last_failure)' == *refused* ]]"
+check "one version took it out ($v0 -> $(committed))" test "$(committed)" -eq $((v0 + 1))
+check "200 requests all answered, none by vm12" burst 200 1,0,1,1
+
+# 2. start it again
+server_start vm12
+t0=$(now_ms)
+back12() { [ "$(be "$dip12" state)" = active ] && members_on; }
+lab_poll back12
+took=$(($(now_ms) - t0))
+check "vm12 is back within $((INTERVAL * 2 + INTERVAL)) s ($took ms)" \
+	test "$took" -le $((INTERVAL * 3000))
+check "200 requests spread over all four again" burst 200 1,1,1,1
+
+# 3. flapping vm21: every state change needs 2 results in a row, 1 s apart
+v1=$(committed)
+end=$((SECONDS + 8))
+while [ "$SECONDS" -lt "$end" ]; do
+	server_stop vm21
+	sleep 0.7
+	server_start vm21
+	sleep 0.7
+done
+flaps=$(($(committed) - v1))
+echo "# 8 s of flapping: $flaps versions"
+# at most one change per 2 s (2 results at 1 s) each way: 8 s -> 4, +1 in flight
+check "flapping for 8 s makes at most 5 versions ($flaps)" test "$flaps" -le 5
+check "vm21 settles healthy once its server stays up" lab_poll all_healthy
+
+# 4. drain: a long download on a backend, then backend del
+size=$((24 * 1024 * 1024))
+head -c "$size" /dev/urandom >"$LAB_DIR/big.bin"
+for v in "${LAB_VMS[@]}"; do ln "$LAB_DIR/big.bin" "$LAB_DIR/www/$v/big.bin"; done
+ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 2M \
+	-o "$LAB_DIR/got.bin" -w '%{http_code} %{size_download}\n' \
+	"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl.out" 2>&1 &
+dl=$!
+server=
+find_server() {
+	local v
+	for v in "${LAB_VMS[@]}"; do
+		grep -q 'GET /big.bin' "$LAB_DIR/http-$v.log" && server=$v && return 0
+	done
+	return 1
+}
+lab_poll find_server
+dip=${LAB_VM_DIP[$server]}
+echo "# the download is served by $server ($dip)"
+got() { stat -c %s "$LAB_DIR/got.bin" 2>/dev/null || echo 0; }
+del_at=$(now_ms)
+check "backend del $dip" lab_ctl backend del "$VIPP" "$dip:$LAB_BE_PORT"
+check "it is draining (state drain, deregistered), time left: $(be "$dip" draining)" \
+	bash -c "[ '$(be "$dip" state)' = drain ] && [ '$(be "$dip" deregistered)' = True ]"
+weights=
+for v in "${LAB_VMS[@]}"; do weights+=$([ "$v" = "$server" ] && echo 0 || echo 1),; done
+check "new connections avoid it from the start: 100 requests, none to $server" \
+	burst 100 "${weights%,}"
+b1=$(got)
+lab_poll bash -c "[ \$(( \$(date +%s%3N) - $del_at )) -ge 5000 ]"
+b2=$(got)
+check "the download keeps flowing while it drains ($b1 -> $b2 bytes by +5 s)" \
+	test "$b2" -gt $((b1 + 1024 * 1024))
+gone() { [ "$(be "$dip" state)" = - ]; }
+lab_poll gone
+took=$(($(now_ms) - del_at))
+check "the backend is gone when the delay ends (6 s): after $took ms" \
+	bash -c "[ $took -ge 6000 ] && [ $took -le 9000 ]"
+dl_rc=0
+wait "$dl" || dl_rc=$?
+echo "# download: curl exit $dl_rc, $(cat "$LAB_DIR/dl.out"), $(got) of $size bytes"
+check "and the download ended with it, unfinished (curl exit $dl_rc)" \
+	bash -c "[ $dl_rc -ne 0 ] && [ $(got) -lt $size ]"
+
+lab_stop
+t_check_stopped mux agent1 agent2
+t_check_clean
+t_finish
