@@ -24,6 +24,7 @@
 #define RECV_TICK_MS 100       /* how often the loop looks at the clock and stop */
 #define SNAPSHOT_RETRY_MS 1000 /* at most one snapshot request per this */
 #define HELLO_RETRY_MS 1000    /* a hello not answered by a welcome is sent again */
+#define REDIAL_MS 3000	       /* disconnected this long: a new dialer */
 
 struct lb_member {
 	struct lb_member_cfg cfg;
@@ -57,10 +58,12 @@ struct lb_member {
 
 	uint64_t status_sent_ms;
 	uint64_t hello_sent_ms;
-	bool welcomed;	/* the manager answered this connection's hello */
-	int stop;	/* atomic */
-	int need_hello; /* atomic: set by the pipe callback */
-	int connected;	/* atomic: pipes open (pair1 has one, but events may cross) */
+	uint64_t down_since_ms; /* 0 while connected */
+	bool redialing;		/* said so once for this outage */
+	bool welcomed;		/* the manager answered this connection's hello */
+	int stop;		/* atomic */
+	int need_hello;		/* atomic: set by the pipe callback */
+	int connected;		/* atomic: pipes open (pair1 has one, but events may cross) */
 };
 
 static uint64_t
@@ -506,11 +509,58 @@ setup_tls(struct lb_member *m, char *err, size_t len)
 		rc = nng_tls_config_server_name(m->tls, m->cfg.server_name);
 	if (rc == 0)
 		rc = nng_tls_config_auth_mode(m->tls, NNG_TLS_AUTH_MODE_REQUIRED);
-	if (rc == 0)
-		rc = nng_dialer_set_ptr(m->dialer, NNG_OPT_TLS_CONFIG, m->tls);
 	if (rc != 0)
 		snprintf(err, len, "TLS: %s: %s", what, nng_strerror(rc));
 	return rc;
+}
+
+/* A dialer for the manager, started in the background (nng redials by itself). */
+static int
+dial(struct lb_member *m, char *err, size_t len)
+{
+	int rc = nng_dialer_create(&m->dialer, m->sock, m->cfg.url);
+
+	if (rc == 0 && m->tls != NULL)
+		rc = nng_dialer_set_ptr(m->dialer, NNG_OPT_TLS_CONFIG, m->tls);
+	/* In the background: the manager may come up after us. */
+	if (rc == 0)
+		rc = nng_dialer_start(m->dialer, NNG_FLAG_NONBLOCK);
+	if (rc != 0)
+		snprintf(err, len, "%s: %s", m->cfg.url, nng_strerror(rc));
+	return rc;
+}
+
+/*
+ * nng 1.5.2's dialer now and then stops redialing after its peer died
+ * (seen: a member never back after the manager's kill -9, 1 in about 50).
+ * Disconnected for REDIAL_MS, the member closes it and dials afresh.
+ */
+static void
+redial_if_stuck(struct lb_member *m)
+{
+	uint64_t now = now_ms();
+	char err[LB_MSG_TEXT];
+
+	if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
+		m->down_since_ms = 0;
+		m->redialing = false;
+		return;
+	}
+	if (m->down_since_ms == 0) {
+		m->down_since_ms = now;
+		return;
+	}
+	if (now - m->down_since_ms < REDIAL_MS)
+		return;
+	if (!m->redialing)
+		LB_INFO("manager: no connection for %u s: dialing afresh every %u s until one "
+			"holds",
+			REDIAL_MS / 1000, REDIAL_MS / 1000);
+	m->redialing = true;
+	m->down_since_ms = now;
+	nng_dialer_close(m->dialer);
+	if (dial(m, err, sizeof(err)) != 0)
+		LB_WARN("manager: redial: %s", err);
 }
 
 struct lb_member *
@@ -554,17 +604,9 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 	nng_socket_set_ms(m->sock, NNG_OPT_RECONNMAXT, 1000);
 	nng_pipe_notify(m->sock, NNG_PIPE_EV_ADD_POST, pipe_event, m);
 	nng_pipe_notify(m->sock, NNG_PIPE_EV_REM_POST, pipe_event, m);
-	rc = nng_dialer_create(&m->dialer, m->sock, m->cfg.url);
-	if (rc != 0)
-		snprintf(err, len, "%s: %s", m->cfg.url, nng_strerror(rc));
-	else if (strncmp(m->cfg.url, "tls+tcp://", 10) == 0)
-		rc = setup_tls(m, err, len);
-	if (rc == 0) {
-		/* In the background: the manager may come up after us. */
-		rc = nng_dialer_start(m->dialer, NNG_FLAG_NONBLOCK);
-		if (rc != 0)
-			snprintf(err, len, "%s: %s", m->cfg.url, nng_strerror(rc));
-	}
+	rc = strncmp(m->cfg.url, "tls+tcp://", 10) == 0 ? setup_tls(m, err, len) : 0;
+	if (rc == 0)
+		rc = dial(m, err, len);
 	if (rc != 0) {
 		lb_member_destroy(m);
 		return NULL;
@@ -591,6 +633,7 @@ lb_member_run(void *arg)
 			send_hello(m);
 			send_status(m);
 		}
+		redial_if_stuck(m);
 		if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
 			/* A hello can be lost to a manager still starting: until it
 			 * answers with a welcome, say it again. */
