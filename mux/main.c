@@ -326,8 +326,12 @@ main(int argc, char **argv)
 			app.cfg.ftable_ignored ? " (the file's flow_table is ignored)" : "");
 	app.seed_fixed = !app.cfg.managed;
 	app.ctx.gen = mux_gen_build(&app.cfg.ftable, app.cfg.managed ? 0 : 1,
-		RTE_MAX(65536u, 2 * lb_ftable_backend_count(&app.cfg.ftable)),
-		RTE_MAX(8192u, 2 * app.cfg.ftable.n_services), (int)rte_socket_id(), &cerr);
+		app.cfg.cap_backends != 0
+			? app.cfg.cap_backends
+			: RTE_MAX(65536u, 2 * lb_ftable_backend_count(&app.cfg.ftable)),
+		app.cfg.cap_services != 0 ? app.cfg.cap_services
+					  : RTE_MAX(8192u, 2 * app.cfg.ftable.n_services),
+		(int)rte_socket_id(), &cerr);
 	if (app.ctx.gen == NULL) {
 		snprintf(errbuf, sizeof(errbuf), "%s", cerr.msg);
 		goto fail;

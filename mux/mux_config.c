@@ -73,12 +73,39 @@ load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err
 	return 0;
 }
 
+/*
+ * Room for services and backends, fixed at start (stable ids index arrays
+ * of this size). 0 (the default): 8192 and 65,536, or twice the file's
+ * table if larger. A managed mux starts empty, so this is all it has.
+ */
+static int
+load_capacity(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err *err)
+{
+	static const char *const fields[] = {"services", "backends", NULL};
+	const config_setting_t *c = config_setting_get_member(mux, "capacity");
+	long long svcs = 0, bes = 0;
+	int rc;
+
+	if (c != NULL) {
+		if (!config_setting_is_group(c))
+			return lb_cfg_error(err, c, NULL, "expected a group { backends = ...; }");
+		if ((rc = lb_cfg_check_fields(c, fields, err)) != 0 ||
+			(rc = lb_cfg_get_int(c, "services", false, 16, 1 << 20, 0, &svcs, err)) !=
+				0 ||
+			(rc = lb_cfg_get_int(c, "backends", false, 16, 1 << 24, 0, &bes, err)) != 0)
+			return rc;
+	}
+	cfg->cap_services = (uint32_t)svcs;
+	cfg->cap_backends = (uint32_t)bes;
+	return 0;
+}
+
 static int
 load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"tunnel_address", "next_hop_mac", "mtu", "tunnel_ttl",
 		"arp_for_vips", "workers", "busy_poll", "idle_sleep_us", "rx_desc", "tx_desc",
-		"conn_table", NULL};
+		"conn_table", "capacity", NULL};
 	const config_setting_t *mux = config_setting_get_member(root, "mux");
 	long long mtu, ttl, workers, idle, rxd, txd;
 	int rc;
@@ -107,7 +134,8 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 	cfg->idle_sleep_us = (uint32_t)idle;
 	cfg->rx_desc = (uint16_t)rxd;
 	cfg->tx_desc = (uint16_t)txd;
-	return load_conn(cfg, mux, err);
+	rc = load_capacity(cfg, mux, err);
+	return rc != 0 ? rc : load_conn(cfg, mux, err);
 }
 
 int
