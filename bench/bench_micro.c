@@ -30,7 +30,6 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
-#include <rte_hash.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
@@ -893,9 +892,9 @@ report_csv(const char *path, const struct scenario *sc, const struct result *r, 
 
 /*
  * Heap bytes one connection table takes, per entry, as the EAL heap accounts
- * them: rte_hash's key slots (16-byte key and the 8-byte record in the data
- * word, 32 bytes with alignment), its buckets and its free-slot ring. Sizes
- * are as asked of mux_conn_create(), which takes 2^k as 2^k - 1.
+ * them: 64-byte buckets of two entries (16-byte key, 8-byte record, 4-byte
+ * signature) and the table's header. Sizes are as asked of
+ * mux_conn_create(), which rounds up to a power of two buckets.
  */
 static void
 report_conn_memory(const struct bench_env *env, FILE *out)

@@ -1,144 +1,271 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <stdio.h>
+#include <errno.h>
 #include <string.h>
 
 #include <rte_common.h>
 #include <rte_errno.h>
-#include <rte_hash.h>
-#include <rte_hash_crc.h>
+#include <rte_byteorder.h>
 #include <rte_malloc.h>
 
-#include "lb_log.h"
 #include "mux_conn.h"
 
-/* The flow hash is already keyed and mixed: its low bits are the signature. */
-static uint32_t
-conn_hash_unused(const void *key, uint32_t len, uint32_t init)
+/* The bit of a stored key's second word that pad[0] = 1 sets. */
+static inline uint64_t
+used_bit(void)
 {
-	/* Only reached by rte_hash calls without a precomputed signature. */
-	return rte_hash_crc(key, len, init);
-}
+	struct mux_conn_key k;
+	uint64_t w[2];
 
-static uint32_t
-conn_sig(const struct mux_conn_table *ct, const struct mux_conn_key *k)
-{
-	return lb_flow_sig(mux_conn_hash(&ct->seed, k));
+	memset(&k, 0, sizeof(k));
+	k.pad[0] = 1;
+	memcpy(w, &k, sizeof(k));
+	return w[1];
 }
 
 /*
- * Learn where rte_hash keeps the key slots, and check it.
- *
- * DPDK 22.11 (lib/hash/rte_cuckoo_hash.h) stores each key in a slot of
- * RTE_ALIGN(sizeof(struct rte_hash_key) + key_len, 16) bytes: the data
- * word (union { uintptr_t idata; void *pdata; }) followed by the key.
- * Position p (what adds and lookups return) is slot p + 1 of one array.
- * That header is internal, so rather than copy it, add two keys, find
- * their key pointers with rte_hash_iterate() (public: it returns pointers
- * into the key store), derive base and stride, and check that the data
- * word sits just before each key, holds what the add stored, and that a
- * record written there is what rte_hash itself then returns. Also check
- * that mux_conn_hash() gives lb_flow_hash()'s value. The two keys are
- * deleted again. Returns 0, or -1 if anything differs.
+ * The key words of a flow as stored: pad[0] = 1 marks the entry in use. Set
+ * in the loaded word, not in a copy of the key (a byte store then a wider
+ * load of it would stall on store forwarding).
+ */
+static inline void
+conn_words(const struct mux_conn_key *key, uint64_t w[2])
+{
+	memcpy(w, key, sizeof(*key));
+	w[1] |= used_bit();
+}
+
+static inline int
+slot_used(const struct mux_conn_slot *s)
+{
+	return (s->key[1] & used_bit()) != 0;
+}
+
+/* Bulk lookups beyond this many keys go one by one (a burst is 32). */
+#define CONN_BULK_MAX 64
+
+/* Index (0, 1) of the entry holding w in bucket b, or -1. */
+static inline int
+bucket_find(const struct mux_conn_bucket *b, const uint64_t w[2])
+{
+	if (((b->slot[0].key[0] ^ w[0]) | (b->slot[0].key[1] ^ w[1])) == 0)
+		return 0;
+	if (((b->slot[1].key[0] ^ w[0]) | (b->slot[1].key[1] ^ w[1])) == 0)
+		return 1;
+	return -1;
+}
+
+void
+mux_conn_lookup_bulk(const struct mux_conn_table *ct, const struct mux_conn_key *keys,
+	const uint64_t *fh, uint32_t n, int32_t *pos)
+{
+	uint8_t pend[CONN_BULK_MAX];
+	uint32_t i, second = 0;
+
+	if (unlikely(n > CONN_BULK_MAX)) {
+		for (i = 0; i < n; i++)
+			pos[i] = mux_conn_lookup(ct, &keys[i], fh[i]);
+		return;
+	}
+	/* Primary buckets (prefetched by the caller); the other one of each miss is fetched. */
+	for (i = 0; i < n; i++) {
+		uint32_t b = mux_conn_home(ct, fh[i]);
+		uint64_t w[2];
+		int s;
+
+		conn_words(&keys[i], w);
+		s = bucket_find(&ct->b[b], w);
+		if (likely(s >= 0)) {
+			pos[i] = (int32_t)(b * 2 + (uint32_t)s);
+			continue;
+		}
+		pos[i] = -1;
+		rte_prefetch0(&ct->b[b ^ mux_conn_alt(ct, (uint32_t)fh[i])]);
+		pend[second++] = (uint8_t)i;
+	}
+	for (i = 0; i < second; i++) {
+		uint32_t k = pend[i];
+		uint32_t b = mux_conn_home(ct, fh[k]) ^ mux_conn_alt(ct, (uint32_t)fh[k]);
+		uint64_t w[2];
+		int s;
+
+		conn_words(&keys[k], w);
+		s = bucket_find(&ct->b[b], w);
+		if (s >= 0)
+			pos[k] = (int32_t)(b * 2 + (uint32_t)s);
+	}
+}
+
+int32_t
+mux_conn_lookup(const struct mux_conn_table *ct, const struct mux_conn_key *key, uint64_t fh)
+{
+	uint32_t b = mux_conn_home(ct, fh);
+	uint64_t w[2];
+	int s;
+
+	conn_words(key, w);
+	s = bucket_find(&ct->b[b], w);
+	if (s >= 0)
+		return (int32_t)(b * 2 + (uint32_t)s);
+	b ^= mux_conn_alt(ct, (uint32_t)fh);
+	s = bucket_find(&ct->b[b], w);
+	return s >= 0 ? (int32_t)(b * 2 + (uint32_t)s) : -1;
+}
+
+/* Breadth-first search for a free entry; this many buckets at most (depth about 6). */
+#define CONN_BFS 126
+
+struct conn_node {
+	uint32_t b;
+	int16_t parent; /* index in the queue, -1 for the flow's own buckets */
+	uint8_t slot;	/* the entry of the parent's bucket that would move here */
+};
+
+/* Is bucket b already on the path to node i? A path visits a bucket once. */
+static int
+on_path(const struct conn_node *q, int i, uint32_t b)
+{
+	for (; i >= 0; i = q[i].parent)
+		if (q[i].b == b)
+			return 1;
+	return 0;
+}
+
+int32_t
+mux_conn_add(
+	struct mux_conn_table *ct, const struct mux_conn_key *key, uint64_t fh, struct mux_conn rec)
+{
+	struct conn_node q[CONN_BFS];
+	uint32_t sig = (uint32_t)fh;
+	uint32_t b1 = mux_conn_home(ct, fh), b2 = b1 ^ mux_conn_alt(ct, sig);
+	int head = 0, tail = 0, cur = -1, s = 0;
+	struct mux_conn_bucket *bk;
+	uint32_t db;
+	int ds;
+
+	q[tail++] = (struct conn_node){b1, -1, 0};
+	if (b2 != b1)
+		q[tail++] = (struct conn_node){b2, -1, 0};
+	/*
+	 * No path was found since the last delete: the table is at its limit,
+	 * so only the flow's own buckets are tried, keeping a SYN flood into a
+	 * full table as cheap as a lookup.
+	 */
+	if (ct->live >= ct->full_at) {
+		for (; head < tail; head++) {
+			bk = &ct->b[q[head].b];
+			for (s = 0; s < 2; s++)
+				if (!slot_used(&bk->slot[s])) {
+					db = q[head].b;
+					ds = s;
+					goto place;
+				}
+		}
+		return -ENOSPC;
+	}
+	while (head < tail && cur < 0) {
+		struct mux_conn_bucket *nb = &ct->b[q[head].b];
+
+		for (s = 0; s < 2; s++)
+			if (!slot_used(&nb->slot[s]))
+				break;
+		if (s < 2) {
+			cur = head;
+			break;
+		}
+		for (s = 0; s < 2 && tail < CONN_BFS; s++) {
+			uint32_t c = q[head].b ^ mux_conn_alt(ct, nb->sig[s]);
+
+			if (!on_path(q, head, c))
+				q[tail++] = (struct conn_node){c, (int16_t)head, (uint8_t)s};
+		}
+		head++;
+	}
+	if (cur < 0) {
+		ct->full_at = ct->live;
+		return -ENOSPC;
+	}
+	/* Move each entry on the path one step towards the free one, from the end. */
+	db = q[cur].b;
+	ds = s;
+	while (q[cur].parent >= 0) {
+		int p = q[cur].parent;
+		struct mux_conn_bucket *from = &ct->b[q[p].b], *to = &ct->b[db];
+
+		to->slot[ds] = from->slot[q[cur].slot];
+		to->sig[ds] = from->sig[q[cur].slot];
+		ct->moves++;
+		db = q[p].b;
+		ds = q[cur].slot;
+		cur = p;
+	}
+place:
+	bk = &ct->b[db];
+	conn_words(key, bk->slot[ds].key);
+	bk->slot[ds].rec = rec;
+	bk->sig[ds] = sig;
+	ct->live++;
+	return (int32_t)(db * 2 + (uint32_t)ds);
+}
+
+/*
+ * The compact key must hold the canonical tuple field by field (it is built
+ * as two words) and hash to lb_flow_hash()'s value, which the rest of the
+ * system (Maglev, the agent's tools) knows the flow by. Returns 0 if so.
  */
 static int
-conn_learn_layout(struct mux_conn_table *ct)
+conn_check_key(const struct lb_hash_seed *seed)
 {
-	struct mux_conn_key k[2];
+	rte_be32_t a = rte_cpu_to_be_32(0xc0000201), b = rte_cpu_to_be_32(0xc6120001);
+	rte_be16_t pa = rte_cpu_to_be_16(40000), pb = rte_cpu_to_be_16(80);
+	struct mux_conn_key k, r;
 	struct lb_flow_key fk;
-	const void *key;
-	void *data;
-	uint8_t *kp[2] = {NULL, NULL};
-	int32_t pos[2], p;
-	uint32_t next = 0, i;
 
-	mux_conn_key_v4(&k[0], rte_cpu_to_be_32(0xc0000201), rte_cpu_to_be_16(40000),
-		rte_cpu_to_be_32(0xc6120001), rte_cpu_to_be_16(80), 6);
-	mux_conn_key_v4(&k[1], rte_cpu_to_be_32(0xcb007103), rte_cpu_to_be_16(443),
-		rte_cpu_to_be_32(0x0a000002), rte_cpu_to_be_16(53124), 17);
-	lb_flow_key_v4(&fk, k[0].lo_addr, k[0].lo_port, k[0].hi_addr, k[0].hi_port, 6);
-	if (mux_conn_hash(&ct->seed, &k[0]) != lb_flow_hash(&ct->seed, &fk))
+	mux_conn_key_v4(&k, b, pb, a, pa, 6);
+	mux_conn_key_v4(&r, a, pa, b, pb, 6);
+	lb_flow_key_v4(&fk, a, pa, b, pb, 6);
+	if (k.lo_addr != a || k.hi_addr != b || k.lo_port != pa || k.hi_port != pb ||
+		k.proto != 6 || k.pad[0] != 0 || k.pad[1] != 0 || k.pad[2] != 0 ||
+		memcmp(&k, &r, sizeof(k)) != 0)
 		return -1;
-	for (i = 0; i < 2; i++) {
-		if (rte_hash_add_key_with_hash_data(ct->h, &k[i], conn_sig(ct, &k[i]),
-			    (void *)(uintptr_t)mux_conn_pack(100 + i, 7 + i)) != 0)
-			return -1;
-		pos[i] = rte_hash_lookup_with_hash(ct->h, &k[i], conn_sig(ct, &k[i]));
-		if (pos[i] < 0)
-			return -1;
-	}
-	while ((kp[0] == NULL || kp[1] == NULL) &&
-		(p = rte_hash_iterate(ct->h, &key, &data, &next)) >= 0)
-		for (i = 0; i < 2; i++)
-			if (p == pos[i])
-				kp[i] = (uint8_t *)(uintptr_t)key;
-	if (kp[0] == NULL || kp[1] == NULL || pos[0] == pos[1])
-		return -1;
-	ct->stride = (uint32_t)((kp[1] - kp[0]) / (pos[1] - pos[0]));
-	if (ct->stride != RTE_ALIGN(sizeof(void *) + sizeof(struct mux_conn_key), 16))
-		return -1;
-	ct->slots = kp[0] - sizeof(void *) - (size_t)pos[0] * ct->stride;
-	for (i = 0; i < 2; i++) {
-		struct mux_conn *c = mux_conn_at(ct, pos[i]);
-
-		if ((uint8_t *)(c + 1) != kp[i] || memcmp(kp[i], &k[i], sizeof(k[i])) != 0 ||
-			c->backend != 100 + i || c->expires != 7 + i)
-			return -1;
-		c->backend = 200 + i;
-		if (rte_hash_lookup_with_hash_data(ct->h, &k[i], conn_sig(ct, &k[i]), &data) !=
-				pos[i] ||
-			(uint64_t)(uintptr_t)data != mux_conn_pack(200 + i, 7 + i))
-			return -1;
-	}
-	for (i = 0; i < 2; i++) {
-		if (rte_hash_del_key_with_hash(ct->h, &k[i], conn_sig(ct, &k[i])) != pos[i])
-			return -1;
-		*mux_conn_at(ct, pos[i]) = (struct mux_conn){0, 0};
-	}
-	return rte_hash_count(ct->h) == 0 ? 0 : -1;
+	return mux_conn_hash(seed, &k) == lb_flow_hash(seed, &fk) ? 0 : -1;
 }
 
 struct mux_conn_table *
 mux_conn_create(const char *name, uint32_t entries, int socket, const uint32_t timeout[3],
 	const struct lb_hash_seed *seed)
 {
-	struct rte_hash_parameters hp = {
-		.name = name,
-		/* 2^k - 1 keys make the free-slot ring 2^k, not 2^(k+1), indices. */
-		.entries = rte_is_power_of_2(entries) && entries > 8 ? entries - 1 : entries,
-		.key_len = sizeof(struct mux_conn_key),
-		.hash_func = conn_hash_unused,
-		.socket_id = socket,
-	};
 	struct mux_conn_table *ct;
-	int32_t max;
-	int err = ENOMEM;
+	uint32_t buckets;
 
-	ct = rte_zmalloc_socket("mux_conn", sizeof(*ct), RTE_CACHE_LINE_SIZE, socket);
-	if (ct == NULL) {
-		rte_errno = ENOMEM;
+	if (entries == 0 || entries > (1u << 31)) {
+		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (conn_check_key(seed) != 0) {
+		rte_errno = ENOTSUP;
+		return NULL;
+	}
+	buckets = rte_align32pow2((entries + 1) / 2);
+	if (buckets < 2)
+		buckets = 2;
+	ct = rte_zmalloc_socket(name, sizeof(*ct), RTE_CACHE_LINE_SIZE, socket);
+	if (ct == NULL)
+		goto fail;
+	ct->b = rte_zmalloc_socket(
+		name, (size_t)buckets * sizeof(*ct->b), RTE_CACHE_LINE_SIZE, socket);
+	if (ct->b == NULL)
+		goto fail;
+	ct->mask = buckets - 1;
+	ct->entries = buckets * 2;
+	ct->full_at = UINT32_MAX;
 	ct->seed = *seed;
 	ct->timeout[0] = timeout[0];
 	ct->timeout[1] = timeout[1];
 	ct->timeout[2] = timeout[2];
-	ct->h = rte_hash_create(&hp);
-	if (ct->h == NULL)
-		goto fail;
-	max = rte_hash_max_key_id(ct->h);
-	if (max < 0)
-		goto fail;
-	ct->entries = (uint32_t)max;
-	if (conn_learn_layout(ct) != 0) {
-		LB_ERR("connection table: rte_hash key store is not laid out as this build "
-		       "expects (DPDK 22.11)");
-		err = ENOTSUP;
-		goto fail;
-	}
 	return ct;
 fail:
 	mux_conn_free(ct);
-	rte_errno = err;
+	rte_errno = ENOMEM;
 	return NULL;
 }
 
@@ -147,15 +274,16 @@ mux_conn_free(struct mux_conn_table *ct)
 {
 	if (ct == NULL)
 		return;
-	rte_hash_free(ct->h);
+	rte_free(ct->b);
 	rte_free(ct);
 }
 
 void
 mux_conn_reset(struct mux_conn_table *ct)
 {
-	/* Zeroes the key store too, so every record reads as free. */
-	rte_hash_reset(ct->h);
+	memset(ct->b, 0, (size_t)(ct->mask + 1) * sizeof(*ct->b));
+	ct->live = 0;
+	ct->full_at = UINT32_MAX;
 	ct->sweep_next = 0;
 }
 
@@ -164,21 +292,17 @@ mux_conn_sweep(struct mux_conn_table *ct, uint32_t now, uint32_t budget)
 {
 	uint32_t deleted = 0;
 
-	/*
-	 * Walk key positions rather than rte_hash_iterate(): the cost is the
-	 * budget, however empty the table is. A zero expiry marks a free slot;
-	 * a deleted key's slot keeps its data word, so zero it here.
-	 */
+	/* Walk positions: the cost is the budget, however empty the table is. */
 	while (budget-- > 0) {
 		uint32_t pos = ct->sweep_next;
-		struct mux_conn *e = mux_conn_at(ct, (int32_t)pos);
-		const struct mux_conn_key *k = (const struct mux_conn_key *)(e + 1);
+		struct mux_conn_slot *e = &ct->b[pos >> 1].slot[pos & 1];
 
 		ct->sweep_next = pos + 1 == ct->entries ? 0 : pos + 1;
-		if (e->expires == 0 || (int32_t)(e->expires - now) > 0)
+		if (!slot_used(e) || (int32_t)(e->rec.expires - now) > 0)
 			continue;
-		rte_hash_del_key_with_hash(ct->h, k, conn_sig(ct, k));
-		e->expires = 0;
+		memset(e, 0, sizeof(*e));
+		ct->live--;
+		ct->full_at = UINT32_MAX;
 		deleted++;
 	}
 	return deleted;
@@ -187,5 +311,5 @@ mux_conn_sweep(struct mux_conn_table *ct, uint32_t now, uint32_t budget)
 uint32_t
 mux_conn_count(const struct mux_conn_table *ct)
 {
-	return (uint32_t)rte_hash_count(ct->h);
+	return ct->live;
 }

@@ -2,23 +2,25 @@
 /*
  * The per-lcore connection table: canonical IPv4 flow -> backend id.
  *
- * Each worker owns one; nothing else writes it, so it needs no locks (the
- * rte_hash is created without concurrency flags). Keys are looked up with
- * the flow hash's low 32 bits as the precomputed signature, in bulk.
+ * Each worker owns one; nothing else writes it, so it needs no locks.
  *
  * Soft state: an entry only pins an established connection to the backend
  * it started on. Losing one (timeout, full table, restart) is never fatal,
  * since Maglev gives the same answer while the pool is unchanged.
  *
- * An entry is one rte_hash key slot and nothing else: the 16-byte compact
- * key (struct mux_conn_key) and, in the slot's 8-byte data word, the record
- * (struct mux_conn: backend id and the second at which the entry expires).
- * A hit therefore touches the bucket and the key slot that the lookup reads
- * anyway, and no third line. The record is read and rewritten in place,
- * through the slot's address computed from the lookup's position
- * (mux_conn_at()). rte_hash does not export its key store, so the layout is
- * learnt and checked when the table is created (see mux_conn.c); creation
- * fails if it is not what this code expects.
+ * A bucket is one cache line: two entries of {16-byte compact key
+ * (struct mux_conn_key), 8-byte record (struct mux_conn)}, plus each
+ * entry's 32-bit flow signature. A flow has two candidate buckets (cuckoo
+ * hashing): the primary from the flow hash's low bits, the other the
+ * primary xor a function of the signature, so an entry can be moved to its
+ * other bucket without rehashing its key. A hit is one line, two on the
+ * rarer secondary bucket; the record is read and rewritten in place.
+ * Inserts take a free entry of either bucket, or make one by moving
+ * entries along the shortest path of displacements found (bounded).
+ *
+ * A position (what lookups and adds return) names an entry's place, and a
+ * displacement moves entries: ct->moves counts moves, so a caller holding
+ * positions from before an add can tell they may be stale.
  *
  * Expired entries count as misses and are overwritten; a background sweep,
  * run when the worker is idle, deletes them. When the table is full, new
@@ -34,13 +36,13 @@
 
 #include "lb_flow.h"
 
-struct rte_hash;
+#include <rte_prefetch.h>
 
 /*
  * Connection key for IPv4: the canonical tuple of lb_flow_key_v4() without
- * its padding to IPv6 width. 16 bytes, so rte_hash compares it with one
- * vector compare and its key slot is 32 bytes (IPv6 would get a table of
- * its own). Zero-padded.
+ * its padding to IPv6 width. 16 bytes, compared as two 64-bit words (IPv6
+ * would get a table of its own). Zero-padded; in the table, pad[0] marks
+ * an entry in use.
  */
 struct mux_conn_key {
 	rte_be32_t lo_addr;
@@ -52,21 +54,35 @@ struct mux_conn_key {
 };
 static_assert(sizeof(struct mux_conn_key) == 16, "connection key is 16 bytes");
 
-/* The record, stored as the key slot's data word. */
+/* The record, next to its key. */
 struct mux_conn {
 	uint32_t backend; /* backend id in the current generation */
-	uint32_t expires; /* seconds since start; 0 marks a free slot */
+	uint32_t expires; /* second (since start) at which the entry expires */
 };
-static_assert(sizeof(struct mux_conn) == sizeof(void *), "record fills the data word");
+static_assert(sizeof(struct mux_conn) == 8, "record is 8 bytes");
+
+struct mux_conn_slot {
+	uint64_t key[2]; /* struct mux_conn_key, pad[0] = 1 while in use */
+	struct mux_conn rec;
+};
+
+struct mux_conn_bucket {
+	struct mux_conn_slot slot[2];
+	uint32_t sig[2]; /* low 32 bits of each entry's flow hash */
+	uint64_t unused;
+} __attribute__((aligned(64)));
+static_assert(sizeof(struct mux_conn_bucket) == 64, "a bucket is one cache line");
 
 struct mux_conn_table {
-	struct rte_hash *h;
-	uint8_t *slots;	 /* key slot of position p: slots + p * stride */
-	uint32_t stride; /* bytes per key slot */
-	uint32_t entries;
+	struct mux_conn_bucket *b;
+	uint32_t mask;	  /* buckets - 1 */
+	uint32_t entries; /* 2 per bucket */
+	uint32_t live;
+	uint32_t full_at;	  /* live count when an add last found no path, until a delete */
 	uint32_t sweep_next;	  /* next position the sweep examines */
+	uint64_t moves;		  /* entries moved by displacement, ever */
 	uint32_t timeout[3];	  /* established TCP, closing TCP, UDP */
-	struct lb_hash_seed seed; /* to recompute signatures when deleting */
+	struct lb_hash_seed seed; /* of the flow hashes given to lookups and adds */
 };
 
 enum { MUX_CONN_TCP, MUX_CONN_TCP_FIN, MUX_CONN_UDP };
@@ -74,29 +90,35 @@ enum { MUX_CONN_TCP, MUX_CONN_TCP_FIN, MUX_CONN_UDP };
 /* Top bit of mux_conn.backend: the TCP connection saw a FIN or RST. */
 #define MUX_CONN_CLOSING 0x80000000u
 
-/* Canonical key of one direction's tuple, ordered as lb_flow_key_v4() orders it. */
+/*
+ * Canonical key of one direction's tuple, ordered as lb_flow_key_v4() orders
+ * it. Written as two 64-bit words, so that the table's 64-bit loads of it
+ * are served from the store buffer (narrower stores could not be).
+ */
 static inline void
 mux_conn_key_v4(struct mux_conn_key *k, rte_be32_t src, rte_be16_t sport, rte_be32_t dst,
 	rte_be16_t dport, uint8_t proto)
 {
 	uint64_t s = ((uint64_t)rte_be_to_cpu_32(src) << 16) | rte_be_to_cpu_16(sport);
 	uint64_t d = ((uint64_t)rte_be_to_cpu_32(dst) << 16) | rte_be_to_cpu_16(dport);
+	rte_be32_t la = src, ha = dst;
+	rte_be16_t lp = sport, hp = dport;
+	uint64_t w[2];
 
-	if (s <= d) {
-		k->lo_addr = src;
-		k->lo_port = sport;
-		k->hi_addr = dst;
-		k->hi_port = dport;
-	} else {
-		k->lo_addr = dst;
-		k->lo_port = dport;
-		k->hi_addr = src;
-		k->hi_port = sport;
+	if (s > d) {
+		la = dst;
+		lp = dport;
+		ha = src;
+		hp = sport;
 	}
-	k->proto = proto;
-	k->pad[0] = 0;
-	k->pad[1] = 0;
-	k->pad[2] = 0;
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	w[0] = (uint64_t)la | (uint64_t)ha << 32;
+	w[1] = (uint64_t)lp | (uint64_t)hp << 16 | (uint64_t)proto << 32;
+#else
+	w[0] = (uint64_t)la << 32 | ha;
+	w[1] = (uint64_t)lp << 48 | (uint64_t)hp << 32 | (uint64_t)proto << 24;
+#endif
+	memcpy(k, w, sizeof(w));
 }
 
 /* The flow hash of the key: the same value as lb_flow_hash() of its lb_flow_key. */
@@ -106,27 +128,59 @@ mux_conn_hash(const struct lb_hash_seed *seed, const struct mux_conn_key *k)
 	return lb_flow_hash_v4(seed, k->lo_addr, k->hi_addr, k->lo_port, k->hi_port, k->proto);
 }
 
-/* The record of the key at position pos (as returned by rte_hash lookups and adds). */
+/* The record of the entry at position pos (as returned by lookups and adds). */
 static inline struct mux_conn *
 mux_conn_at(const struct mux_conn_table *ct, int32_t pos)
 {
-	return (struct mux_conn *)(ct->slots + (size_t)(uint32_t)pos * ct->stride);
+	return &ct->b[(uint32_t)pos >> 1].slot[pos & 1].rec;
 }
 
-static inline uint64_t
-mux_conn_pack(uint32_t backend, uint32_t expires)
+/* A flow's primary bucket; its other one is this xor mux_conn_alt(). */
+static inline uint32_t
+mux_conn_home(const struct mux_conn_table *ct, uint64_t fh)
 {
-	struct mux_conn c = {backend, expires};
-	uint64_t v;
+	return (uint32_t)fh & ct->mask;
+}
 
-	memcpy(&v, &c, sizeof(v));
-	return v;
+static inline uint32_t
+mux_conn_alt(const struct mux_conn_table *ct, uint32_t sig)
+{
+	uint32_t x = (uint32_t)(((uint64_t)sig * 0x9e3779b97f4a7c15ull) >> 32) & ct->mask;
+
+	return x != 0 ? x : 1 & ct->mask;
+}
+
+/* Fetch the flow's primary bucket ahead of mux_conn_lookup_bulk(). */
+static inline void
+mux_conn_prefetch(const struct mux_conn_table *ct, uint64_t fh)
+{
+	rte_prefetch0(&ct->b[mux_conn_home(ct, fh)]);
 }
 
 /*
- * Create a table for entries connections (a power of two is taken as one
- * less, which halves rte_hash's free-slot ring). NULL with rte_errno set:
- * ENOMEM, or ENOTSUP if rte_hash's key store is not laid out as expected.
+ * Look n flows up, fh[i] being mux_conn_hash() of keys[i]: pos[i] is the
+ * position of its entry, or -1. Expired entries are found too.
+ */
+void mux_conn_lookup_bulk(const struct mux_conn_table *ct, const struct mux_conn_key *keys,
+	const uint64_t *fh, uint32_t n, int32_t *pos);
+
+/* One flow: its position, or -1. */
+int32_t mux_conn_lookup(
+	const struct mux_conn_table *ct, const struct mux_conn_key *key, uint64_t fh);
+
+/*
+ * Add a flow known not to be in the table, with its record. Returns its
+ * position, or -ENOSPC if no entry could be freed for it. May move other
+ * entries (ct->moves).
+ */
+int32_t mux_conn_add(struct mux_conn_table *ct, const struct mux_conn_key *key, uint64_t fh,
+	struct mux_conn rec);
+
+/*
+ * Create a table of at least entries entries (rounded up to a power of two
+ * buckets of 2). Inserts start to fail at about 85% of that. NULL with
+ * rte_errno set: ENOMEM; EINVAL if entries is 0 or above 2^31; ENOTSUP if
+ * the compact key does not hash as lb_flow_hash() (a broken build).
  */
 struct mux_conn_table *mux_conn_create(const char *name, uint32_t entries, int socket,
 	const uint32_t timeout[3], const struct lb_hash_seed *seed);

@@ -4,7 +4,7 @@
  *   1. parse every packet; ARP and pings are answered on the spot;
  *   2. look up the service of the rest in the generation's service table;
  *   3. hash each flow once, and look the flows up in the connection table
- *      in bulk with that hash as the precomputed signature;
+ *      in bulk with that hash (its bucket fetched as soon as it is known);
  *   4. per packet: backend from the table (unless it is in maintenance),
  *      else from Maglev on the same hash (and the flow recorded); DNAT,
  *      TTL, encapsulation, and onto the TX buffer.
@@ -12,7 +12,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include <rte_hash.h>
 #include <rte_mbuf.h>
 
 #include "lb_csum.h"
@@ -45,27 +44,69 @@ conn_record(const struct mux_conn_table *ct, const struct lb_pkt *pi, uint32_t i
 	return closing ? id | MUX_CONN_CLOSING : id;
 }
 
-/* DNAT VIP:port -> DIP:port and decrement TTL, fixing checksums incrementally. */
+/*
+ * One's-complement sum of what replacing old by new adds to a checksum
+ * (RFC 1624, eqn. 3), unfolded. Summed in memory order: the sum does not
+ * depend on byte order (RFC 1071), so no swaps.
+ */
+static inline uint32_t
+csum_delta32(rte_be32_t old, rte_be32_t new)
+{
+	return (uint32_t)(uint16_t) ~(old & 0xffff) + (uint16_t) ~(old >> 16) + (new & 0xffff) +
+	       (new >> 16);
+}
+
+static inline uint32_t
+csum_delta16(rte_be16_t old, rte_be16_t new)
+{
+	return (uint32_t)(uint16_t)~old + new;
+}
+
+/* The checksum field after the changes summed in delta: one fold for all of them. */
+static inline rte_be16_t
+csum_apply(rte_be16_t csum, uint32_t delta)
+{
+	return (rte_be16_t)~lb_csum_fold((uint32_t)(uint16_t)~csum + delta);
+}
+
+/* Two bytes as the 16-bit word they make in memory. */
+static inline uint16_t
+mem16(uint8_t first, uint8_t second)
+{
+	uint8_t b[2] = {first, second};
+	uint16_t v;
+
+	memcpy(&v, b, 2);
+	return v;
+}
+
+/*
+ * DNAT VIP:port -> DIP:port and decrement TTL, fixing checksums
+ * incrementally: the address change is summed once for both checksums, and
+ * each checksum is folded once (the same value as one update per field).
+ */
 static inline void
 rewrite_inner(uint8_t *p, const struct lb_pkt *pi, const struct mux_backend *be)
 {
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + pi->l2_len);
+	uint32_t daddr = csum_delta32(ip->dst, be->dip);
 	rte_be16_t old_tp, new_tp;
+	uint8_t ttl;
 
 	if (pi->kind == LB_PKT_L4) {
 		if (pi->proto == LB_IPPROTO_TCP) {
 			struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(p + pi->l4_off);
 
-			tcp->csum = lb_csum_update32(tcp->csum, ip->dst, be->dip);
-			tcp->csum = lb_csum_update16(tcp->csum, tcp->dport, be->port);
+			tcp->csum =
+				csum_apply(tcp->csum, daddr + csum_delta16(tcp->dport, be->port));
 			tcp->dport = be->port;
 		} else {
 			struct lb_udp_hdr *udp = (struct lb_udp_hdr *)(p + pi->l4_off);
 
 			/* Zero means the sender computed no checksum: keep it so. */
 			if (udp->csum != 0) {
-				udp->csum = lb_csum_update32(udp->csum, ip->dst, be->dip);
-				udp->csum = lb_csum_update16(udp->csum, udp->dport, be->port);
+				udp->csum = csum_apply(
+					udp->csum, daddr + csum_delta16(udp->dport, be->port));
 				if (udp->csum == 0)
 					udp->csum = 0xffff;
 			}
@@ -73,13 +114,12 @@ rewrite_inner(uint8_t *p, const struct lb_pkt *pi, const struct mux_backend *be)
 		}
 	}
 	/* An ICMP error keeps its quote; the host agent translates that. */
-	ip->csum = lb_csum_update32(ip->csum, ip->dst, be->dip);
+	ttl = ip->ttl;
+	old_tp = mem16(ttl, ip->proto);
+	new_tp = mem16((uint8_t)(ttl - 1), ip->proto);
 	ip->dst = be->dip;
-
-	memcpy(&old_tp, &ip->ttl, 2);
-	ip->ttl--;
-	memcpy(&new_tp, &ip->ttl, 2);
-	ip->csum = lb_csum_update16(ip->csum, old_tp, new_tp);
+	ip->ttl = (uint8_t)(ttl - 1);
+	ip->csum = csum_apply(ip->csum, daddr + csum_delta16(old_tp, new_tp));
 }
 
 /*
@@ -99,6 +139,8 @@ encapsulate(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi,
 	struct lb_ipv4_hdr *outer;
 	uint32_t frame = (uint32_t)pi->l2_len + pi->l3_len;
 	uint16_t grow = (uint16_t)(sizeof(*eth) + LB_ENCAP_LEN - pi->l2_len);
+	rte_be16_t tot, id, frag;
+	uint32_t sum;
 	uint8_t *p;
 	uint8_t tos;
 
@@ -117,22 +159,31 @@ encapsulate(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi,
 	memcpy(eth->src, &ctx->port_mac[port], LB_ETH_ALEN);
 	eth->type = rte_cpu_to_be_16(LB_ETHERTYPE_IPV4);
 
+	tot = rte_cpu_to_be_16((uint16_t)(pi->l3_len + LB_ENCAP_LEN));
+	if (pi->df) {
+		frag = rte_cpu_to_be_16(LB_IPV4_DF);
+		id = 0; /* RFC 6864: the id of an atomic datagram is unused */
+	} else {
+		frag = 0;
+		id = rte_cpu_to_be_16(w->ip_id++);
+	}
 	outer->ver_ihl = 0x45;
 	outer->tos = tos;
-	outer->total_len = rte_cpu_to_be_16((uint16_t)(pi->l3_len + LB_ENCAP_LEN));
-	if (pi->df) {
-		outer->frag_off = rte_cpu_to_be_16(LB_IPV4_DF);
-		outer->id = 0; /* RFC 6864: the id of an atomic datagram is unused */
-	} else {
-		outer->frag_off = 0;
-		outer->id = rte_cpu_to_be_16(w->ip_id++);
-	}
+	outer->total_len = tot;
+	outer->id = id;
+	outer->frag_off = frag;
 	outer->ttl = ctx->tunnel_ttl;
 	outer->proto = LB_IPPROTO_IPIP;
 	outer->src = ctx->tunnel_addr;
 	outer->dst = be->host;
-	outer->csum = 0;
-	outer->csum = lb_ipv4_hdr_csum(outer, sizeof(*outer));
+	/*
+	 * Summed from the values, not read back from the header just written
+	 * (loads spanning several narrower stores wait for them to retire).
+	 */
+	sum = (uint32_t)mem16(0x45, tos) + tot + id + frag +
+	      mem16(ctx->tunnel_ttl, LB_IPPROTO_IPIP) + (ctx->tunnel_addr & 0xffff) +
+	      (ctx->tunnel_addr >> 16) + (be->host & 0xffff) + (be->host >> 16);
+	outer->csum = (rte_be16_t)~lb_csum_fold(sum);
 	return 0;
 }
 
@@ -220,14 +271,9 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 			}
 		} else {
 			/* Not in the table (nor added earlier in this burst): a new slot. */
-			*pos = rte_hash_add_key_with_hash(ct->h, key, lb_flow_sig(fh));
-			if (likely(*pos >= 0)) {
-				ce = mux_conn_at(ct, *pos);
-				ce->backend = rec;
-				ce->expires = exp;
-			} else {
+			*pos = mux_conn_add(ct, key, fh, (struct mux_conn){rec, exp});
+			if (unlikely(*pos < 0))
 				w->cnt.conn_full++;
-			}
 		}
 	}
 
@@ -249,6 +295,33 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	mux_enqueue(w, port, m);
 }
 
+/* How many packets ahead the forward loop fetches a backend. */
+#define MUX_AHEAD 4
+
+/*
+ * Fetch the backend forward() will use for a packet: by the record's stable
+ * id for a hit, by the Maglev slot for a miss. Only a hint: a stale
+ * position or a record forward() will reject fetches a line for nothing.
+ */
+static inline void
+prefetch_backend(
+	const struct mux_worker *w, const struct mux_gen *g, int32_t pos, uint32_t svc, uint64_t fh)
+{
+	if (pos >= 0) {
+		uint32_t sid = mux_conn_at(w->conn, pos)->backend & ~MUX_CONN_CLOSING;
+		uint32_t idx;
+
+		if (sid < g->cap_backends && (idx = g->by_sid[sid]) != MUX_GEN_NONE)
+			rte_prefetch0(&g->backends[idx]);
+	} else {
+		const struct mux_service *s = &g->services[svc];
+		uint16_t slot = s->maglev[lb_flow_slot(fh, g->maglev_size)];
+
+		if (slot != LB_MAGLEV_EMPTY)
+			rte_prefetch0(&g->backends[s->first_backend + slot]);
+	}
+}
+
 /*
  * Index of an earlier packet of this burst with the same flow as packet i,
  * both having missed the table, or -1. The first of them inserts the flow;
@@ -256,7 +329,7 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
  * in the next burst. Chained per 6 bits of signature, so linear in misses.
  */
 static inline int
-earlier_miss(uint8_t head[64], uint8_t chain[MUX_BURST], const hash_sig_t *sig,
+earlier_miss(uint8_t head[64], uint8_t chain[MUX_BURST], const uint32_t *sig,
 	const struct mux_conn_key *key, uint16_t i)
 {
 	uint8_t *b = &head[sig[i] & 63];
@@ -277,14 +350,14 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 	struct lb_pkt info[MUX_BURST];
 	struct rte_mbuf *fw[MUX_BURST];
 	struct mux_conn_key ckey[MUX_BURST];
-	const void *kp[MUX_BURST];
 	uint64_t skey[MUX_BURST];
 	uint32_t svc[MUX_BURST];
-	hash_sig_t sig[MUX_BURST];
+	uint32_t sig[MUX_BURST];
 	uint64_t fh[MUX_BURST];
 	int32_t pos[MUX_BURST];
 	uint8_t head[64], chain[MUX_BURST];
 	struct burst_cnt bc = {0, 0, 0, 0};
+	uint64_t moves;
 	uint64_t rx_bytes = 0;
 	bool misses = false;
 	uint16_t i, k = 0, j = 0;
@@ -325,11 +398,15 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 		skey[k] = mux_gen_svc_key(pi->dst, pi->dport, pi->proto);
 		svc[k] = mux_gen_svc_home(g, skey[k]);
 		rte_prefetch0(&g->svc_tab[svc[k]]);
+		/* One flow hash per packet; its connection bucket, fetched early. */
+		mux_conn_key_v4(&ckey[k], pi->src, pi->sport, pi->dst, pi->dport, pi->proto);
+		fh[k] = mux_conn_hash(&g->seed, &ckey[k]);
+		mux_conn_prefetch(w->conn, fh[k]);
 		fw[k++] = m;
 	}
 	w->cnt.rx_bytes += rx_bytes;
 
-	/* 2. Services; 3. one flow hash per packet. */
+	/* 2. Services. */
 	for (i = 0; i < k; i++) {
 		uint32_t sv = mux_gen_svc_find(g, skey[i], svc[i]);
 		struct lb_pkt *pi = &info[i];
@@ -344,19 +421,20 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 			mux_drop(w, fw[i], LB_DROP_TTL);
 			continue;
 		}
-		mux_conn_key_v4(&ckey[j], pi->src, pi->sport, pi->dst, pi->dport, pi->proto);
-		fh[j] = mux_conn_hash(&g->seed, &ckey[j]);
-		sig[j] = lb_flow_sig(fh[j]);
-		kp[j] = &ckey[j];
 		svc[j] = sv;
 		fw[j] = fw[i];
-		if (j != i)
+		if (j != i) {
 			info[j] = *pi;
+			ckey[j] = ckey[i];
+			fh[j] = fh[i];
+		}
+		sig[j] = lb_flow_sig(fh[j]);
 		j++;
 	}
 	if (j == 0)
 		return;
-	rte_hash_lookup_with_hash_bulk(w->conn->h, kp, sig, j, pos);
+	mux_conn_lookup_bulk(w->conn, ckey, fh, j, pos);
+	moves = w->conn->moves;
 	/*
 	 * What forward() will read next, fetched for the whole burst at once:
 	 * a hit's backend and its counters (the record is in the key slot the
@@ -381,7 +459,18 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 
 	/* 4. Choose, rewrite, encapsulate, queue. */
 	for (i = 0; i < j; i++) {
-		if (pos[i] < 0 && info[i].kind == LB_PKT_L4) {
+		/* The backend of a packet a few ahead: its by_sid entry was fetched above. */
+		if (i + MUX_AHEAD < j)
+			prefetch_backend(
+				w, g, pos[i + MUX_AHEAD], svc[i + MUX_AHEAD], fh[i + MUX_AHEAD]);
+		/*
+		 * An insert earlier in this burst moved entries, so the positions
+		 * found above may be stale: look this flow up again (which also
+		 * finds a flow inserted earlier in the burst).
+		 */
+		if (unlikely(w->conn->moves != moves))
+			pos[i] = mux_conn_lookup(w->conn, &ckey[i], fh[i]);
+		else if (pos[i] < 0 && info[i].kind == LB_PKT_L4) {
 			int e;
 
 			if (!misses) {

@@ -320,7 +320,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = (uint16_t)RTE_MIN(size, (size_t)RTE_MBUF_DEFAULT_DATAROOM);
 	port = (ctl >> 3) & 1;
 	ctx.arp_for_vips = (ctl >> 2) & 1;
-	rte_hash_reset(w->conn->h);
+	mux_conn_reset(w->conn);
 	if (burst(data, len, 1 + (ctl & 3), ctl2 & 1, port, FUZZ_NOW) != 0)
 		return 0;
 	if (ctl >> 4)
