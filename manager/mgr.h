@@ -296,7 +296,9 @@ int mgr_services_load(const struct mgr *m, config_t *c, const char *name, struct
 /* ---- mgr_view.c ---- */
 
 /* vip list: the committed table with each backend's health, and what comes next. */
-void mgr_view_vip_list(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now);
+/* The table members run (and the one to come); only: one service, or NULL for all. */
+void mgr_view_vip_list(struct mgr *m, const struct lb_svc_key *only, struct mgr_buf *b,
+	struct mgr_buf *j, uint64_t now);
 
 /* status: the probes and the pools that fail open ("FAIL-OPEN ..."). */
 void mgr_view_health(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now);

@@ -197,11 +197,18 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 }
 
 static void
-ctl_vip_list(struct mgr *m, struct lb_msg *rep, uint64_t now)
+ctl_vip_list(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep, uint64_t now)
 {
 	struct mgr_buf b = {0}, j = {0};
+	char s[MGR_SVC_STR];
 
-	mgr_view_vip_list(m, &b, &j, now);
+	/* vip show: one service, which must exist (committed or to come) */
+	if (req->ctl.has_svc && lb_ftable_find(&m->committed, &req->ctl.svc) < 0 &&
+		lb_ftable_find(&m->effective, &req->ctl.svc) < 0) {
+		refuse(rep, "no service %s", mgr_key_str(&req->ctl.svc, s, sizeof(s)));
+		return;
+	}
+	mgr_view_vip_list(m, req->ctl.has_svc ? &req->ctl.svc : NULL, &b, &j, now);
 	rep->version = m->commit->committed;
 	reply(rep, &b, &j);
 }
@@ -923,7 +930,7 @@ mgr_ctl_handle(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep, uint
 		ctl_status(m, rep, now);
 		break;
 	case LB_CTL_VIP_LIST:
-		ctl_vip_list(m, rep, now);
+		ctl_vip_list(m, req, rep, now);
 		break;
 	case LB_CTL_VIP_SET:
 		ctl_vip_set(m, req, rep);

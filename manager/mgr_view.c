@@ -179,8 +179,11 @@ pool_json(struct mgr_buf *j, const struct mgr_pool *p)
 }
 
 static void
-table(struct mgr *m, const struct lb_ftable *t, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
+table(struct mgr *m, const struct lb_ftable *t, const struct lb_svc_key *only, struct mgr_buf *b,
+	struct mgr_buf *j, uint64_t now)
 {
+	bool first = true;
+
 	char s[MGR_SVC_STR], d[MGR_BE_STR], a[16], h[16], mn[32];
 	uint32_t i, k;
 
@@ -194,6 +197,8 @@ table(struct mgr *m, const struct lb_ftable *t, struct mgr_buf *b, struct mgr_bu
 		struct lb_svc_key key;
 
 		lb_ftable_key(sc, &key);
+		if (only != NULL && memcmp(&key, only, sizeof(key)) != 0)
+			continue;
 		p = mgr_pools_get(&m->pools, &key);
 		mgr_health_service(m->health, &key, now, &sv);
 		mgr_buf_printf(b, "%s  (%u backend%s, %u of %u registered healthy)\n  pool: ",
@@ -208,7 +213,7 @@ table(struct mgr *m, const struct lb_ftable *t, struct mgr_buf *b, struct mgr_bu
 		mgr_buf_printf(j,
 			"%s{\"vip\":\"%s\",\"protocol\":\"%s\",\"port\":%u,\"id\":%u,"
 			"\"registered\":%u,\"healthy\":%u,\"fail_open\":%s,\"pool\":",
-			i ? "," : "", lb_addr_str(&sc->vip, a, sizeof(a)),
+			first ? "" : ",", lb_addr_str(&sc->vip, a, sizeof(a)),
 			sc->proto == LB_IPPROTO_UDP ? "udp" : "tcp", sc->port, sc->id,
 			sv.sv_registered, sv.sv_healthy, sv.sv_fail_open ? "true" : "false");
 		pool_json(j, p);
@@ -233,24 +238,26 @@ table(struct mgr *m, const struct lb_ftable *t, struct mgr_buf *b, struct mgr_bu
 			mgr_buf_printf(j, "}");
 		}
 		mgr_buf_printf(j, "]}");
+		first = false;
 	}
 	mgr_buf_printf(j, "]");
 }
 
 void
-mgr_view_vip_list(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
+mgr_view_vip_list(struct mgr *m, const struct lb_svc_key *only, struct mgr_buf *b,
+	struct mgr_buf *j, uint64_t now)
 {
 	uint64_t v = m->commit->committed;
 
 	mgr_buf_printf(b, "version %" PRIu64 "\n", v);
 	mgr_buf_printf(j, "{\"version\":%" PRIu64 ",\"services\":", v);
-	table(m, &m->committed, b, j, now);
+	table(m, &m->committed, only, b, j, now);
 	if (mgr_pending(m)) {
 		mgr_buf_printf(
 			b, "\nnext (will commit as version %" PRIu64 ")\n", mgr_target_version(m));
 		mgr_buf_printf(j, ",\"desired\":{\"version\":%" PRIu64 ",\"services\":",
 			mgr_target_version(m));
-		table(m, &m->effective, b, j, now);
+		table(m, &m->effective, only, b, j, now);
 		mgr_buf_printf(j, "}");
 	} else {
 		mgr_buf_printf(j, ",\"desired\":null");

@@ -135,6 +135,8 @@ struct ctl_cmd {
 static const struct ctl_cmd ctl_cmds[] = {
 	{NULL, "status", LB_CTL_STATUS, 0, 0, 0, false, "status"},
 	{"vip", "list", LB_CTL_VIP_LIST, 0, 0, 0, false, "vip list"},
+	{"vip", "show", LB_CTL_VIP_LIST, 1, 1, CTL_O_PROTO, false,
+		"vip show VIP:PORT [--proto tcp|udp]"},
 	{"vip", "add", LB_CTL_VIP_ADD, 1, 1, CTL_O_PROTO | CTL_O_POOL, true,
 		"vip add VIP:PORT [--proto tcp|udp] [POOL OPTIONS]"},
 	{"vip", "set", LB_CTL_VIP_SET, 1, 1, CTL_O_PROTO | CTL_O_POOL, true,
@@ -155,7 +157,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 		"[--host PA] [--proto tcp|udp]"},
 	{NULL, "history", LB_CTL_HISTORY, 0, 0, CTL_O_LIMIT, false, "history [--limit N]"},
 	{"config", "export", LB_CTL_EXPORT, 0, 1, 0, false, "config export [FILE]"},
-	{"config", "apply", LB_CTL_APPLY, 1, 1, 0, true, "config apply FILE"},
+	{"config", "apply", LB_CTL_APPLY, 1, 1, 0, true, "config apply [-f] FILE"},
 };
 
 #define CTL_N_CMDS (sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))
@@ -668,8 +670,9 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 	 * missing argument apart from an unknown option.
 	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-:hf:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'f': /* config apply -f FILE: the file, as ipvsadm and kubectl take it */
 		case 1:
 			if (o->n_words == CTL_MAX_WORDS)
 				return ctl_usage_error(NULL, "%s: too many arguments", optarg);
@@ -802,6 +805,9 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 		return rc;
 	case LB_CTL_VIP_DEL:
 		return ctl_parse_svc(cmd, o, args[0], ctl);
+	case LB_CTL_VIP_LIST:
+		/* vip show: one service */
+		return n_args == 1 ? ctl_parse_svc(cmd, o, args[0], ctl) : 0;
 	case LB_CTL_BACKEND_ADD:
 		if (o->host == NULL)
 			return ctl_usage_error(cmd, "--host PA is required");
