@@ -62,6 +62,13 @@ dl=$!
 	echo "$i" >"$LAB_DIR/bursts.count"
 ) &
 bursts=$!
+# what the mux and agents counted, before and after: every packet forwarded
+counters() {
+	t_py -c 'import json, lab_tool, sys
+print(json.dumps(lab_tool.snapshot(sys.argv[1], sys.argv[2], sys.argv[3].split(","))))' \
+		"$LAB_NS_CLIENT" "${LAB_PREFIX[mux]}" "${LAB_PREFIX[1]},${LAB_PREFIX[2]}"
+}
+counters >"$LAB_DIR/before.json"
 t0=$SECONDS
 failed=0
 for i in $(seq 1 1000); do
@@ -71,6 +78,15 @@ for i in $(seq 1 1000); do
 done
 touch "$LAB_DIR/commits.done"
 took=$((SECONDS - t0))
+counters >"$LAB_DIR/after.json"
+read -r mux_fwd mux_drops agent_drops < <(t_py -c '
+import json, sys
+b, a = (json.load(open(f)) for f in sys.argv[1:3])
+d = {k: a[k] - b.get(k, 0) for k in a}
+print(d["mux.fwd_pkts"], d["mux.drops"], d["agent.drops"])' "$LAB_DIR/before.json" "$LAB_DIR/after.json")
+echo "# over the 1000 commits: the mux forwarded $mux_fwd packets, dropped $mux_drops; the agents dropped $agent_drops"
+check "no packet dropped by the mux or the agents through 1000 commits ($mux_fwd forwarded)" \
+	bash -c "[ $mux_fwd -gt 0 ] && [ $mux_drops -eq 0 ] && [ $agent_drops -eq 0 ]"
 v1=$(st_committed)
 echo "# 1000 changes in $took s; committed version $v1"
 check "1000 changes each committed (none refused or aborted): $failed failed" test "$failed" -eq 0
