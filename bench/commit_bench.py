@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,17 +37,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "process"))
-from proclib import telemetry  # noqa: E402
+from proclib import free_port, telemetry  # noqa: E402
 
 SEED = "00112233445566778899aabbccddeeff"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def pct(v, p):

@@ -23,18 +23,15 @@ A case listed in KNOWN_BUGS is a bug found by this test and reported, not
 yet fixed: its checks print `xfail` instead of failing, and `XPASS` (a
 failure) once the bug is gone, so that the entry is removed.
 """
-import argparse
-import json
 import os
 import re
 import signal
 import socket
 import ssl
 import subprocess
-import tempfile
 import time
 
-from proclib import Checks, telemetry
+from proclib import ManagerLab, flow_table, free_port, manager_test_args, run_in_lab
 
 SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.10"
@@ -46,79 +43,21 @@ DIP = "10.1.1.11:8080"
 KNOWN_BUGS = set()
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+class Lab(ManagerLab):
+    TAG = "cp"
+    LOGS = ("manager", "mux1", "mux2")
 
-
-class Lab:
     def __init__(self, args, tmp, check):
-        self.args, self.tmp, self.check = args, tmp, check
-        self.port, self.ctl_port, self.fake_port = free_port(), free_port(), free_port()
-        self.procs = {}
-        self.prefixes = []
-        self.pki = os.path.join(tmp, "pki")
+        super().__init__(args, tmp, check)
+        self.ctl_port, self.fake_port = free_port(), free_port()
         self.other = os.path.join(tmp, "other")
         subprocess.run([args.certs, self.pki, "sluice-manager", "mux1", "mux2", "peer1", "ops"],
                        check=True, stdout=subprocess.DEVNULL)
         subprocess.run([args.certs, self.other, "peer9"], check=True, stdout=subprocess.DEVNULL)
-        self.url = f"tls+tcp://127.0.0.1:{self.port}"
-        self.ctl_url = f"ipc://{tmp}/ctl.sock"
         self.ctl_tls_url = f"tls+tcp://127.0.0.1:{self.ctl_port}"
-        with open(os.path.join(tmp, "manager.cfg"), "w") as f:
-            f.write(f"""manager = {{
-	listen = "{self.url}";
-	ctl = "{self.ctl_url}";
-	ctl_tls = "{self.ctl_tls_url}";
-	tls = {{ ca = "{self.pki}/ca.pem"; cert = "{self.pki}/sluice-manager.pem";
-		key = "{self.pki}/sluice-manager.key"; }};
-	database = "{tmp}/db/manager.db";
-	vote_timeout_ms = 2000;
-	batch_ms = 100;
-	hash_seed = "{SEED}";
-	maglev_size = 65537;
-}};
-""")
-
-    def mux_cfg(self, name, port):
-        prefix = f"sluice-test-cp-{name}-{os.getpid()}"
-        path = os.path.join(self.tmp, name + ".cfg")
-        with open(path, "w") as f:
-            f.write(f"""eal = [ "--no-huge", "-m", "256", "--no-pci", "--file-prefix={prefix}" ];
-mux = {{ tunnel_address = "10.255.0.1"; next_hop_mac = "02:00:00:00:00:fe"; idle_sleep_us = 1000; }};
-ports = ( {{ devargs = "net_ring_{name}"; }} );
-manager = {{ url = "tls+tcp://127.0.0.1:{port}"; id = "{name}";
-	ca = "{self.pki}/ca.pem"; cert = "{self.pki}/{name}.pem"; key = "{self.pki}/{name}.key";
-	heartbeat_ms = 300; }};
-""")
-        return path, prefix
-
-    def start(self, name, argv):
-        log = open(os.path.join(self.tmp, name + ".log"), "a")
-        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log,
-                                            stdin=subprocess.DEVNULL)
-        log.close()
-        return self.procs[name]
-
-    def start_mux(self, name, port):
-        cfg, prefix = self.mux_cfg(name, port)
-        self.prefixes.append(prefix)
-        self.start(name, [self.args.mux, "-c", cfg])
-        return prefix
-
-    def ctl(self, *argv, timeout=10):
-        return subprocess.run([self.args.ctl, "--manager", self.ctl_url, "--timeout",
-                               str(timeout)] + list(argv), capture_output=True, text=True)
-
-    def status(self):
-        r = self.ctl("--json", "status")
-        return json.loads(r.stdout) if r.returncode == 0 else None
-
-    def members(self):
-        return {m["id"]: m for m in self.status()["members"]}
+        self.write_manager_cfg(f"{tmp}/db/manager.db", ctl_tls=self.ctl_tls_url,
+                               vote_timeout_ms=2000, batch_ms=100, hash_seed=SEED,
+                               maglev_size=65537)
 
     def counters(self):
         return self.status()["counters"]
@@ -154,37 +93,6 @@ manager = {{ url = "tls+tcp://127.0.0.1:{port}"; id = "{name}";
         if ctl:
             argv.append("--ctl")
         return self.start(name, argv + ["--quiet-status", url] + list(steps))
-
-    def wait(self, pred, timeout=20):
-        """Poll pred every 50 ms until it holds or timeout seconds pass."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                if pred():
-                    return True
-            except (OSError, ValueError, KeyError, TypeError):
-                pass
-            time.sleep(0.05)
-        return False
-
-    def kill(self, name, sig=signal.SIGTERM):
-        p = self.procs.pop(name, None)
-        if p is None:
-            return None
-        p.send_signal(sig)
-        try:
-            return p.wait(15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            return p.wait()
-
-    def log(self, name):
-        with open(os.path.join(self.tmp, name + ".log")) as f:
-            return f.read()
-
-
-def flow_table(prefix):
-    return telemetry(f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2", "/sluice/flow_table")
 
 
 def tls_handshake(port, ca, cert=None, key=None):
@@ -606,37 +514,20 @@ class Cases:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    for a in ("mux", "manager", "ctl", "certs", "rawpeer"):
-        ap.add_argument("--" + a, required=True)
+    ap = manager_test_args("rawpeer")
     ap.add_argument("--only", help="comma-separated case names")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("skip: needs root (DPDK runtime folders under /var/run/dpdk)")
         return 77
-    check = Checks()
-    results = []
-    with tempfile.TemporaryDirectory() as tmp:
-        lab = Lab(args, tmp, check)
-        try:
-            results = run(lab, check, args.only)
-        finally:
-            for n in list(lab.procs):
-                lab.kill(n, signal.SIGKILL)
-            for p in lab.prefixes:
-                subprocess.run(["rm", "-rf", f"/var/run/dpdk/{p}"], check=True)
-            if check.failures:
-                for n in ("manager", "mux1", "mux2"):
-                    if os.path.exists(os.path.join(tmp, n + ".log")):
-                        print(f"--- {n}.log")
-                        print(lab.log(n)[-4000:])
+    check, results = run_in_lab(Lab, args, run, args.only)
     print("cases: " + " ".join(f"{n}={'held' if ok else 'FAILED'}" for n, ok in results))
     print(f"{len(check.failures)} failed")
     return 1 if check.failures else 0
 
 
 def run(lab, check, only):
-    lab.start("manager", [lab.args.manager, "-c", os.path.join(lab.tmp, "manager.cfg")])
+    lab.start("manager", [lab.args.manager, "-c", lab.manager_cfg])
     check(lab.wait(lambda: lab.ctl("status").returncode == 0),
           "the manager starts and answers sluicectl")
     prefix = lab.start_mux("mux1", lab.port)

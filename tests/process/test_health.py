@@ -23,16 +23,13 @@ net_ring is its member over mutual TLS and runs the effective table.
   - the manager killed (-9) and restarted makes no new version: backends
     keep the health the committed table shows.
 """
-import argparse
-import json
 import os
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 
-from proclib import Checks, telemetry
+from proclib import ManagerLab, manager_test_args, mux_version, run_in_lab
 
 SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.30"
@@ -42,64 +39,21 @@ INTERVAL, UNHEALTHY, HEALTHY = 1, 2, 2
 HEALTH_BATCH_S = 0.3
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+class Lab(ManagerLab):
+    TAG = "health"
+    LOG_TAIL = 6000
 
-
-class Lab:
     def __init__(self, args, tmp, check):
-        self.args, self.tmp, self.check = args, tmp, check
-        self.port = free_port()
-        self.procs = {}
-        self.pki = os.path.join(tmp, "pki")
+        super().__init__(args, tmp, check)
         subprocess.run([args.certs, self.pki, "sluice-manager", "mux1"], check=True,
                        stdout=subprocess.DEVNULL)
-        self.ctl_url = f"ipc://{tmp}/ctl.sock"
-        with open(os.path.join(tmp, "manager.cfg"), "w") as f:
-            f.write(f"""manager = {{
-	listen = "tls+tcp://127.0.0.1:{self.port}";
-	ctl = "{self.ctl_url}";
-	tls = {{ ca = "{self.pki}/ca.pem"; cert = "{self.pki}/sluice-manager.pem";
-		key = "{self.pki}/sluice-manager.key"; }};
-	database = "{tmp}/manager.db";
-	batch_ms = 50;
-	health_batch_ms = {int(HEALTH_BATCH_S * 1000)};
-	hash_seed = "{SEED}";
-}};
-""")
+        self.write_manager_cfg(f"{tmp}/manager.db", batch_ms=50,
+                               health_batch_ms=int(HEALTH_BATCH_S * 1000), hash_seed=SEED)
         for i in BE:
             d = os.path.join(tmp, f"www{i}")
             os.mkdir(d)
             with open(os.path.join(d, "index.html"), "w") as f:
                 f.write(f"backend {i}\n")
-
-    def start(self, name, argv, cwd=None):
-        log = open(os.path.join(self.tmp, name + ".log"), "a")
-        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log,
-                                            stdin=subprocess.DEVNULL, cwd=cwd)
-        return self.procs[name]
-
-    def start_manager(self):
-        self.start("manager", [self.args.manager, "-c", os.path.join(self.tmp, "manager.cfg")])
-        return self.wait(lambda: self.ctl("status").returncode == 0, "the manager to answer")
-
-    def start_mux(self, name):
-        prefix = f"sluice-test-health-{name}-{os.getpid()}"
-        path = os.path.join(self.tmp, name + ".cfg")
-        with open(path, "w") as f:
-            f.write(f"""eal = [ "--no-huge", "-m", "256", "--no-pci", "--file-prefix={prefix}" ];
-mux = {{ tunnel_address = "10.255.0.1"; next_hop_mac = "02:00:00:00:00:fe"; idle_sleep_us = 1000; }};
-ports = ( {{ devargs = "net_ring_{name}"; }} );
-manager = {{ url = "tls+tcp://127.0.0.1:{self.port}"; id = "{name}";
-	ca = "{self.pki}/ca.pem"; cert = "{self.pki}/{name}.pem"; key = "{self.pki}/{name}.key";
-	heartbeat_ms = 300; }};
-""")
-        self.start(name, [self.args.mux, "-c", path])
-        return prefix
 
     def server_up(self, i):
         addr, port = BE[i]
@@ -118,20 +72,9 @@ manager = {{ url = "tls+tcp://127.0.0.1:{self.port}"; id = "{name}";
         except OSError:
             return False
 
-    def ctl(self, *argv):
-        return subprocess.run([self.args.ctl, "--manager", self.ctl_url, "--timeout", "10"] +
-                              list(argv), capture_output=True, text=True)
-
-    def json(self, *argv):
-        r = self.ctl("--json", *argv)
-        return json.loads(r.stdout) if r.returncode == 0 else None
-
-    def committed(self):
-        return self.json("status")["committed"]["version"]
-
     def backend(self, i, table="services"):
         """Backend i as `vip list` shows it in the committed table."""
-        vl = self.json("vip", "list")
+        vl = self.json_ctl("vip", "list")
         for s in vl[table] if table == "services" else vl["desired"]["services"]:
             for b in s["backends"]:
                 if (b["dip"], b["port"]) == BE[i]:
@@ -139,69 +82,14 @@ manager = {{ url = "tls+tcp://127.0.0.1:{self.port}"; id = "{name}";
         return None
 
     def service(self):
-        return self.json("vip", "list")["services"][0]
+        return self.json_ctl("vip", "list")["services"][0]
 
     def history(self, n=20):
-        return self.json("history", "--limit", str(n))["versions"]
-
-    def in_sync(self, version):
-        ms = {m["id"]: m for m in self.json("status")["members"]}
-        return ms.get("mux1", {}).get("state") == "in-sync" and ms["mux1"]["applied"] == version
-
-    def wait(self, pred, what, timeout=20, quiet=False):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                if pred():
-                    return True
-            except (OSError, ValueError, KeyError, TypeError, IndexError):
-                pass
-            time.sleep(0.05)
-        if not quiet:
-            self.check(False, "timed out waiting for " + what)
-        return False
-
-    def kill(self, name, sig=signal.SIGTERM):
-        p = self.procs.pop(name, None)
-        if p is None:
-            return None
-        p.send_signal(sig)
-        try:
-            return p.wait(15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            return p.wait()
-
-    def log(self, name):
-        with open(os.path.join(self.tmp, name + ".log")) as f:
-            return f.read()
-
-
-def mux_version(prefix):
-    return telemetry(f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2", "/sluice/stats")["version"]
+        return self.json_ctl("history", "--limit", str(n))["versions"]
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    for a in ("mux", "manager", "ctl", "certs"):
-        ap.add_argument("--" + a, required=True)
-    args = ap.parse_args()
-    check = Checks()
-    with tempfile.TemporaryDirectory() as tmp:
-        lab = Lab(args, tmp, check)
-        prefixes = []
-        try:
-            run(lab, check, prefixes)
-        finally:
-            for n in list(lab.procs):
-                lab.kill(n, signal.SIGKILL)
-            for p in prefixes:
-                subprocess.run(["rm", "-rf", f"/var/run/dpdk/{p}"], check=True)
-            if check.failures:
-                for n in ("manager", "mux1"):
-                    if os.path.exists(os.path.join(tmp, n + ".log")):
-                        print(f"--- {n}.log")
-                        print(lab.log(n)[-6000:])
+    check, _ = run_in_lab(Lab, manager_test_args().parse_args(), run)
     print(f"{len(check.failures)} failed")
     return 1 if check.failures else 0
 
@@ -213,18 +101,17 @@ def state_is(lab, i, state, health):
 
 def mux_runs_committed(lab, prefix):
     v = lab.committed()
-    return lab.wait(lambda: lab.in_sync(v) and mux_version(prefix) == v,
+    return lab.wait(lambda: lab.in_sync(["mux1"], v) and mux_version(prefix) == v,
                     f"the mux to run version {v}")
 
 
-def run(lab, check, prefixes):
+def run(lab, check):
     for i in BE:
         if not check(lab.server_up(i), f"backend server {i} listens on {BE[i][0]}:{BE[i][1]}"):
             return
     check(lab.start_manager(), "the manager starts")
     prefix = lab.start_mux("mux1")
-    prefixes.append(prefix)
-    check(lab.wait(lambda: lab.in_sync(0), "mux1 in sync"), "mux1 joins at version 0")
+    check(lab.wait(lambda: lab.in_sync(["mux1"], 0), "mux1 in sync"), "mux1 joins at version 0")
 
     r = lab.ctl("vip", "add", SVC, "--probe", "http", "--path", "/", "--interval",
                 str(INTERVAL), "--probe-timeout", "1", "--healthy", str(HEALTHY),
@@ -298,12 +185,12 @@ def run(lab, check, prefixes):
     check(lab.wait(lambda: state_is(lab, 1, "maint", "unhealthy"), "backend 1 out"),
           "one down of four: 3 healthy, no fail-open, backend 1 out")
     lab.server_down(2)
-    check(lab.wait(lambda: lab.json("status")["fail_open"] != [] and
+    check(lab.wait(lambda: lab.status()["fail_open"] != [] and
                    state_is(lab, 1, "active", "unhealthy") and
                    state_is(lab, 2, "active", "unhealthy"), "fail-open"),
           "two down of four (2 < 3): the pool fails open, every backend active")
     st = lab.ctl("status").stdout
-    fo = lab.json("status")["fail_open"]
+    fo = lab.status()["fail_open"]
     check(f"FAIL-OPEN   tcp {SVC}: 2 of 4 healthy, minimum 3" in st,
           f"status says so loudly: {[line for line in st.splitlines() if 'FAIL' in line]}")
     check(fo and fo[0]["healthy"] == 2 and fo[0]["registered"] == 4 and fo[0]["min_healthy"] == 3,
@@ -311,7 +198,7 @@ def run(lab, check, prefixes):
     check(lab.service()["fail_open"], "vip list marks the service fail_open")
     check(mux_runs_committed(lab, prefix), "the mux runs the fail-open table")
     lab.server_up(1)
-    check(lab.wait(lambda: lab.json("status")["fail_open"] == [] and
+    check(lab.wait(lambda: lab.status()["fail_open"] == [] and
                    state_is(lab, 2, "maint", "unhealthy") and
                    state_is(lab, 1, "active", "healthy"), "fail-open to end"),
           "3 healthy again: fail-open ends, backend 2 out again")
@@ -383,10 +270,10 @@ def run(lab, check, prefixes):
     lab.kill("manager", signal.SIGKILL)
     check(lab.start_manager(), "the manager restarts after kill -9")
     # two probes of every backend at least: any churn they caused would show
-    lab.wait(lambda: lab.json("status")["probes"]["up"] + lab.json("status")["probes"]["down"]
+    lab.wait(lambda: lab.status()["probes"]["up"] + lab.status()["probes"]["down"]
              >= 2 * len(BE), "probes after the restart")
-    lab.wait(lambda: lab.json("status")["round"] is None and
-             lab.json("status")["pending"] is None, "no round or change pending")
+    lab.wait(lambda: lab.status()["round"] is None and
+             lab.status()["pending"] is None, "no round or change pending")
     check(lab.committed() == v0, f"no new version after the restart: {lab.committed()} == {v0}")
     check(state_is(lab, 1, "maint", "unhealthy") and state_is(lab, 2, "active", "healthy"),
           "backend 1 still out, the others still in")

@@ -16,41 +16,34 @@
     refused with the reason, the running version and the members are
     untouched; with room again the same change (5000 backends) commits.
 """
-import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
-import tempfile
 import time
 
-from proclib import Checks, telemetry
+from proclib import ManagerLab, manager_test_args, mux_version, run_in_lab
 
 SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.10"
+# what a mux restarted with a stale config starts with
+STALE_TABLE = f"""flow_table = {{ hash_seed = "{SEED}"; services = (
+	{{ vip = "{VIP}"; port = 80; backends = (
+		{{ dip = "10.9.9.9"; port = 80; host = "10.0.9.1"; }} ); }} ); }};
+"""
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+class Lab(ManagerLab):
+    TAG = "mgr"
+    LOGS = ("manager", "mux1", "mux2", "mux9")
 
-
-class Lab:
     def __init__(self, args, tmp, check):
-        self.args, self.tmp, self.check = args, tmp, check
-        self.port = free_port()
-        self.procs = {}
-        self.pki = os.path.join(tmp, "pki")
+        super().__init__(args, tmp, check)
         self.rogue = os.path.join(tmp, "rogue")
         subprocess.run([args.certs, self.pki, "sluice-manager", "mux1", "mux2", "ops"],
                        check=True, stdout=subprocess.DEVNULL)
         subprocess.run([args.certs, self.rogue, "mux9"], check=True,
                        stdout=subprocess.DEVNULL)
-        self.ctl_url = f"ipc://{tmp}/ctl.sock"
         # the database on a tmpfs of its own, small enough to fill
         dbdir = os.path.join(tmp, "db")
         os.mkdir(dbdir)
@@ -58,138 +51,25 @@ class Lab:
                        check=True)
         self.dbdir = dbdir
         self.db = os.path.join(dbdir, "manager.db")
-        with open(os.path.join(tmp, "manager.cfg"), "w") as f:
-            f.write(f"""manager = {{
-	listen = "tls+tcp://127.0.0.1:{self.port}";
-	ctl = "{self.ctl_url}";
-	tls = {{ ca = "{self.pki}/ca.pem"; cert = "{self.pki}/sluice-manager.pem";
-		key = "{self.pki}/sluice-manager.key"; }};
-	database = "{self.db}";
-	vote_timeout_ms = 2000;
-	batch_ms = 100;
-	hash_seed = "{SEED}";
-	maglev_size = 65537;
-}};
-""")
+        self.write_manager_cfg(self.db, vote_timeout_ms=2000, batch_ms=100, hash_seed=SEED,
+                               maglev_size=65537)
 
-    def mux_cfg(self, name, pki=None, stale=False):
-        pki = pki or self.pki
-        prefix = f"sluice-test-mgr-{name}-{os.getpid()}"
-        table = ""
-        if stale:
-            table = f"""flow_table = {{ hash_seed = "{SEED}"; services = (
-	{{ vip = "{VIP}"; port = 80; backends = (
-		{{ dip = "10.9.9.9"; port = 80; host = "10.0.9.1"; }} ); }} ); }};
-"""
-        path = os.path.join(self.tmp, name + ".cfg")
-        with open(path, "w") as f:
-            f.write(f"""eal = [ "--no-huge", "-m", "256", "--no-pci", "--file-prefix={prefix}" ];
-mux = {{ tunnel_address = "10.255.0.1"; next_hop_mac = "02:00:00:00:00:fe"; idle_sleep_us = 1000; }};
-ports = ( {{ devargs = "net_ring_{name}"; }} );
-manager = {{ url = "tls+tcp://127.0.0.1:{self.port}"; id = "{name}";
-	ca = "{pki}/ca.pem"; cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key";
-	heartbeat_ms = 300; }};
-{table}""")
-        return path, prefix
-
-    def start(self, name, argv):
-        log = open(os.path.join(self.tmp, name + ".log"), "a")
-        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log,
-                                            stdin=subprocess.DEVNULL)
-        return self.procs[name]
-
-    def start_manager(self):
-        self.start("manager", [self.args.manager, "-c", os.path.join(self.tmp, "manager.cfg")])
-        return self.wait(lambda: self.ctl("status").returncode == 0, "the manager to answer")
-
-    def start_mux(self, name, **kw):
-        cfg, prefix = self.mux_cfg(name, **kw)
-        self.start(name, [self.args.mux, "-c", cfg])
-        return prefix
-
-    def ctl(self, *argv):
-        return subprocess.run([self.args.ctl, "--manager", self.ctl_url, "--timeout", "10"] +
-                              list(argv), capture_output=True, text=True)
-
-    def status(self):
-        r = self.ctl("--json", "status")
-        return json.loads(r.stdout) if r.returncode == 0 else None
-
-    def committed(self):
-        return self.status()["committed"]["version"]
-
-    def members(self):
-        return {m["id"]: m for m in self.status()["members"]}
-
-    def in_sync(self, names, version):
-        ms = self.members()
-        return all(ms.get(n, {}).get("state") == "in-sync" and ms[n]["applied"] == version
-                   for n in names)
-
-    def wait(self, pred, what, timeout=20):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                if pred():
-                    return True
-            except (OSError, ValueError, KeyError, TypeError):
-                pass
-            time.sleep(0.05)
-        self.check(False, "timed out waiting for " + what)
-        return False
-
-    def kill(self, name, sig=signal.SIGTERM):
-        p = self.procs.pop(name, None)
-        if p is None:
-            return None
-        p.send_signal(sig)
-        try:
-            return p.wait(15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            return p.wait()
-
-    def log(self, name):
-        with open(os.path.join(self.tmp, name + ".log")) as f:
-            return f.read()
-
-
-def mux_version(prefix):
-    return telemetry(f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2", "/sluice/stats")["version"]
+    def stop_all(self):
+        super().stop_all()
+        subprocess.run(["umount", self.dbdir], check=True)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    for a in ("mux", "manager", "ctl", "certs"):
-        ap.add_argument("--" + a, required=True)
-    args = ap.parse_args()
-    check = Checks()
-    with tempfile.TemporaryDirectory() as tmp:
-        lab = Lab(args, tmp, check)
-        prefixes = []
-        try:
-            run(lab, check, prefixes)
-        finally:
-            for n in list(lab.procs):
-                lab.kill(n, signal.SIGKILL)
-            for p in prefixes:
-                subprocess.run(["rm", "-rf", f"/var/run/dpdk/{p}"], check=True)
-            subprocess.run(["umount", lab.dbdir], check=True)
-            if check.failures:
-                for n in ("manager", "mux1", "mux2", "mux9"):
-                    if os.path.exists(os.path.join(tmp, n + ".log")):
-                        print(f"--- {n}.log")
-                        print(lab.log(n)[-4000:])
+    check, _ = run_in_lab(Lab, manager_test_args().parse_args(), run)
     print(f"{len(check.failures)} failed")
     return 1 if check.failures else 0
 
 
-def run(lab, check, prefixes):
+def run(lab, check):
     check(lab.start_manager(), "the manager starts and answers sluicectl over ipc://")
     check(lab.committed() == 0, "a new manager is at version 0")
     p1 = lab.start_mux("mux1")
     p2 = lab.start_mux("mux2")
-    prefixes += [p1, p2]
     check(lab.wait(lambda: lab.in_sync(["mux1", "mux2"], 0), "both muxes in sync"),
           "both muxes register over mutual TLS, in sync at version 0")
 
@@ -234,7 +114,6 @@ def run(lab, check, prefixes):
 
     # a member with a certificate from another CA is refused
     p9 = lab.start_mux("mux9", pki=lab.rogue)
-    prefixes.append(p9)
     lab.wait(lambda: mux_version(p9) == 0, "mux9 to run")
     time.sleep(1.5)  # several reconnection attempts
     check("mux9" not in lab.members(), "a mux with a foreign CA's certificate never registers")
@@ -245,7 +124,7 @@ def run(lab, check, prefixes):
     subprocess.run(["rm", "-rf", f"/var/run/dpdk/{p2}"], check=True)
     lab.ctl("backend", "set", f"{VIP}:80", "10.1.1.11:8080", "--weight", "5")
     v = lab.committed()
-    lab.start_mux("mux2", stale=True)
+    lab.start_mux("mux2", extra=STALE_TABLE)
     check(lab.wait(lambda: lab.in_sync(["mux1", "mux2"], v) and mux_version(p2) == v,
                    "mux2 resynced"),
           f"mux2, killed and restarted with a stale table, is resynced to version {v}")
