@@ -760,12 +760,14 @@ mgr_net_members(struct mgr *m, uint64_t now)
 			m->n_malformed++;
 			if (i >= 0)
 				m->peers[i].mp_bad_msgs++;
-			if (first_bad(m, pipe) && i >= 0)
-				LB_WARN("member %s: malformed message ignored: %s",
-					m->commit->members[i].id, e);
-			else if (first_bad(m, pipe))
-				LB_WARN("connection %d: malformed message ignored: %s",
-					nng_pipe_id(pipe), e);
+			if (first_bad(m, pipe)) { /* said once per connection */
+				if (i >= 0)
+					LB_WARN("member %s: malformed message ignored: %s",
+						m->commit->members[i].id, e);
+				else
+					LB_WARN("connection %d: malformed message ignored: %s",
+						nng_pipe_id(pipe), e);
+			}
 		} else {
 			on_member_msg(m, pipe, msg, now);
 		}
