@@ -37,6 +37,7 @@
 #include "mgr_pool.h"
 #include "mgr_store.h"
 #include "mgr_text.h"
+#include "mgr_vprobe.h"
 
 #define MGR_GRACE_MS 1000      /* after start: members reconnect before any round */
 #define MGR_SILENT_MS 5000     /* a connected member quiet this long is reported */
@@ -210,6 +211,10 @@ struct mgr {
 	int msock_fd, csock_fd;
 	int pipe_ev[2]; /* pipe ids of closed connections, from nng's thread */
 	uint64_t n_malformed, n_refused, n_unexpected, n_ctl, n_ctl_dropped;
+	/* Who asked: the operator request being handled ("" otherwise), and the
+	 * askers of the changes since the last round began (history says). */
+	char asker[96];
+	char askers[192];
 	uint32_t bad_pipes[64]; /* pipes already logged for bad messages */
 	uint32_t n_bad_pipes;
 };

@@ -781,6 +781,22 @@ mgr_net_members(struct mgr *m, uint64_t now)
 
 /* ---- sluicectl ---- */
 
+/*
+ * Who asks, for history: what the client says it is (sluicectl sends
+ * "user@host") and, over ipc, the uid the kernel vouches for.
+ */
+static void
+who_asks(struct mgr *m, const struct lb_msg *req, nng_pipe pipe)
+{
+	const char *who = strncmp(req->sender, "ctl:", 4) == 0 ? req->sender + 4 : req->sender;
+	uint64_t uid;
+
+	if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) == 0)
+		snprintf(m->asker, sizeof(m->asker), "%.60s (uid %" PRIu64 ")", who, uid);
+	else
+		snprintf(m->asker, sizeof(m->asker), "%.60s (tls)", who);
+}
+
 void
 mgr_net_ctl(struct mgr *m, uint64_t now)
 {
@@ -816,7 +832,9 @@ mgr_net_ctl(struct mgr *m, uint64_t now)
 				rc != 0 ? e : "not a CTL_REQUEST");
 		} else {
 			m->n_ctl++;
+			who_asks(m, req, pipe);
 			mgr_ctl_handle(m, req, rep, now);
+			m->asker[0] = '\0';
 		}
 		lb_msg_free(req);
 		rc = lb_msg_encode(rep, &buf, &len);

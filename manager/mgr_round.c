@@ -218,6 +218,12 @@ begin_round(struct mgr *m, uint64_t now)
 	r->r_started_ms = now;
 	mgr_summary_why(&m->committed, &r->r_next, r->r_summary, sizeof(r->r_summary),
 		mgr_health_why, m->health);
+	if (m->askers[0] != '\0') {
+		size_t n = strlen(r->r_summary);
+
+		snprintf(r->r_summary + n, sizeof(r->r_summary) - n, " [asked by %s]", m->askers);
+		m->askers[0] = '\0';
+	}
 	if (lb_ftable_diff(&m->committed, &r->r_next, &delta) != 0)
 		goto nomem;
 	/* From version 0 a member's table options are its own: always send ours. */
@@ -615,6 +621,17 @@ nomem:
 	LB_ERR("out of memory: a rejected round would revert to an older desired table");
 }
 
+/* Add the operator being served to the askers of the next round, once. */
+static void
+note_asker(struct mgr *m)
+{
+	size_t n = strlen(m->askers);
+
+	if (m->asker[0] == '\0' || strstr(m->askers, m->asker) != NULL)
+		return;
+	snprintf(m->askers + n, sizeof(m->askers) - n, "%s%s", n ? ", " : "", m->asker);
+}
+
 int
 mgr_set_desired(struct mgr *m, struct lb_ftable *next, struct mgr_pools *pools,
 	const struct mgr_meta *meta, uint64_t *version, char *err, size_t len)
@@ -650,6 +667,7 @@ mgr_set_desired(struct mgr *m, struct lb_ftable *next, struct mgr_pools *pools,
 	lb_ftable_digest(&m->desired, m->desired_digest);
 	desired_changed(m, now);
 	m->accepted_seq++;
+	note_asker(m);
 	if (!mgr_pending(m)) {
 		/*
 		 * Back to what is committed or already on its way, or a change

@@ -21,6 +21,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -620,6 +621,20 @@ ctl_env(const char *name)
 	return v != NULL && *v != '\0' ? v : NULL;
 }
 
+/* "ctl:user@host": who asks, as the manager's history shows it. */
+static void
+ctl_sender(char *out, size_t len)
+{
+	const char *user = getenv("SUDO_USER") ? getenv("SUDO_USER") : getenv("USER");
+	struct passwd *pw = user == NULL ? getpwuid(getuid()) : NULL;
+	char host[64] = "";
+
+	if (user == NULL)
+		user = pw != NULL ? pw->pw_name : "unknown";
+	gethostname(host, sizeof(host) - 1);
+	snprintf(out, len, "ctl:%.24s@%.32s", user, host);
+}
+
 static int
 ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 {
@@ -789,7 +804,7 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 		return ctl_usage_error(cmd, "%s: unexpected argument", args[cmd->max_args]);
 
 	req->type = LB_MSG_CTL_REQUEST;
-	snprintf(req->sender, sizeof(req->sender), "ctl");
+	ctl_sender(req->sender, sizeof(req->sender));
 	req->role = LB_ROLE_CTL;
 	ctl->op = cmd->op;
 
@@ -1236,7 +1251,7 @@ ctl_wait(struct ctl_conn *c, const struct ctl_opts *o, uint64_t version)
 		memset(&req, 0, sizeof(req));
 		memset(&rep, 0, sizeof(rep));
 		req.type = LB_MSG_CTL_REQUEST;
-		snprintf(req.sender, sizeof(req.sender), "ctl");
+		ctl_sender(req.sender, sizeof(req.sender));
 		req.role = LB_ROLE_CTL;
 		req.ctl.op = LB_CTL_WAIT;
 		req.version = version;
