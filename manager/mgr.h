@@ -37,7 +37,6 @@
 #include "mgr_pool.h"
 #include "mgr_store.h"
 #include "mgr_text.h"
-#include "mgr_vprobe.h"
 
 #define MGR_GRACE_MS 1000      /* after start: members reconnect before any round */
 #define MGR_SILENT_MS 5000     /* a connected member quiet this long is reported */
