@@ -181,6 +181,10 @@ lab_topology_up() {
 	lab_host_veth "${LAB_NS_HOST[1]}" "${LAB_IF_UP[1]}" rt-h1 "${LAB_HOST_RTMAC[1]}"
 	lab_host_veth "${LAB_NS_HOST[2]}" "${LAB_IF_UP[2]}" rt-h2 "${LAB_HOST_RTMAC[2]}"
 
+	# A client reading slowly (curl --limit-rate) must slow the sender: with
+	# Linux's default 32 MiB receive buffer a whole test download would sit
+	# in the client's kernel within a second, "long-lived" only to curl.
+	ip netns exec "$LAB_NS_CLIENT" sysctl -qw net.ipv4.tcp_rmem="4096 131072 262144"
 	ip -n "$LAB_NS_CLIENT" addr add "$LAB_CLIENT_IP/24" dev eth0
 	ip -n "$LAB_NS_CLIENT" link set eth0 up
 	ip -n "$LAB_NS_CLIENT" route add default via 198.51.100.1
