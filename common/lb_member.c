@@ -174,6 +174,7 @@ send_hello(struct lb_member *m)
 	snprintf(msg.id, sizeof(msg.id), "%s", m->cfg.id);
 	msg.version = m->applied_version;
 	memcpy(msg.digest, m->applied_digest, LB_DIGEST_LEN);
+	msg.probe_addr.a32[0] = m->cfg.probe_addr;
 	send_msg(m, &msg);
 	m->hello_sent_ms = now_ms();
 	m->welcomed = false;
@@ -661,6 +662,26 @@ void
 lb_member_stop(struct lb_member *m)
 {
 	__atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
+}
+
+bool
+lb_member_join(struct lb_member *m, pthread_t thread, unsigned timeout_ms)
+{
+	struct timespec until;
+
+	lb_member_stop(m);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (pthread_timedjoin_np(thread, NULL, &until) == 0)
+		return true;
+	LB_WARN("manager: the control thread did not stop within %u ms; exiting without it",
+		timeout_ms);
+	return false;
 }
 
 void

@@ -29,6 +29,7 @@
 #ifndef LB_MEMBER_H
 #define LB_MEMBER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,7 @@ struct lb_member_cfg {
 	char key[256];	       /* ... and its key */
 	char server_name[128]; /* tls+tcp: name in the manager's certificate */
 	uint32_t heartbeat_ms; /* STATUS period (default 1000) */
+	rte_be32_t probe_addr; /* sent in HELLO: a mux's tunnel address, or 0 */
 };
 
 /*
@@ -89,6 +91,13 @@ struct lb_member *lb_member_create(const struct lb_member_cfg *cfg, const struct
 void *lb_member_run(void *member);
 
 void lb_member_stop(struct lb_member *m);
+
+/*
+ * Stop the member and wait for its thread at most timeout_ms. false: the
+ * thread is stuck (seen in nng 1.5.2 calls that never return); the caller
+ * should then leave the member alone rather than free it, and exit anyway.
+ */
+bool lb_member_join(struct lb_member *m, pthread_t thread, unsigned timeout_ms);
 
 /* Close the connection and free what the member holds (after run returned). */
 void lb_member_destroy(struct lb_member *m);

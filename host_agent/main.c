@@ -69,10 +69,8 @@ member_destroy(struct ha_ctl *c, pthread_t *thread)
 
 	if (m == NULL)
 		return;
-	if (thread != NULL) {
-		lb_member_stop(m);
-		pthread_join(*thread, NULL);
-	}
+	if (thread != NULL && !lb_member_join(m, *thread, 3000))
+		return;
 	pthread_mutex_lock(&c->map_lock);
 	c->member = NULL;
 	pthread_mutex_unlock(&c->map_lock);

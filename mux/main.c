@@ -218,10 +218,8 @@ member_destroy(struct mux_app *app, pthread_t *thread)
 
 	if (m == NULL)
 		return;
-	if (thread != NULL) {
-		lb_member_stop(m);
-		pthread_join(*thread, NULL);
-	}
+	if (thread != NULL && !lb_member_join(m, *thread, 3000))
+		return;
 	pthread_mutex_lock(&app->gen_lock);
 	app->member = NULL;
 	pthread_mutex_unlock(&app->gen_lock);
@@ -265,6 +263,9 @@ main(int argc, char **argv)
 		return 1;
 	}
 	mcfg.role = LB_ROLE_MUX;
+	/* Without probers nothing answers VIP probes: do not ask to be probed. */
+	if (app.cfg.n_probers != 0)
+		mcfg.probe_addr = app.cfg.tunnel_addr;
 	if (o.workers)
 		app.cfg.workers = (uint16_t)o.workers;
 	if (o.busy_poll)
@@ -359,6 +360,8 @@ main(int argc, char **argv)
 	app.ctx.mtu = app.cfg.mtu;
 	app.ctx.tunnel_ttl = app.cfg.tunnel_ttl;
 	app.ctx.arp_for_vips = app.cfg.arp_for_vips;
+	app.ctx.n_probers = app.cfg.n_probers;
+	memcpy(app.ctx.probers, app.cfg.probers, sizeof(app.ctx.probers));
 	app.ctx.busy_poll = app.cfg.busy_poll;
 	app.ctx.idle_sleep_us = app.cfg.idle_sleep_us;
 	app.ctx.tsc_hz = rte_get_tsc_hz();
