@@ -173,6 +173,8 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 		hello.role = (Sluice__Role)m->role;
 		hello.applied_version = m->version;
 		hello.applied_digest = bin(m->digest, LB_DIGEST_LEN);
+		if (m->probe_addr.a32[0] != 0)
+			hello.probe_address = bin(&m->probe_addr.a32[0], 4);
 		env.body_case = SLUICE__ENVELOPE__BODY_HELLO;
 		env.hello = &hello;
 		break;
@@ -559,6 +561,10 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 		if (m->role < LB_ROLE_MUX || m->role > LB_ROLE_CTL)
 			return fail(errbuf, len, -LB_EPARSE, "hello: unknown role %d", m->role);
 		m->version = env->hello->applied_version;
+		if (env->hello->probe_address.len != 0 &&
+			(rc = dec_addr(&env->hello->probe_address, &m->probe_addr, "probe_address",
+				 errbuf, len)) != 0)
+			return rc;
 		return env->hello->applied_digest.len == 0
 			       ? 0
 			       : dec_digest(&env->hello->applied_digest, m->digest, errbuf, len);

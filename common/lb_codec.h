@@ -135,7 +135,8 @@ struct lb_counter {
 
 /*
  * One message, flat: `type` says which fields mean something.
- *   HELLO            id, role, version (applied), digest
+ *   HELLO            id, role, version (applied), digest, probe_addr (a
+ *                    mux's tunnel address for VIP probes; zero: none)
  *   WELCOME          version (current), flag (resync)
  *   PREPARE          version, base_version, delta, digest
  *   VOTE             version, digest, flag (yes), text (reason)
@@ -161,6 +162,7 @@ struct lb_msg {
 	uint64_t version;
 	uint64_t base_version;
 	uint8_t digest[LB_DIGEST_LEN];
+	struct lb_addr probe_addr; /* HELLO: IPv4 in a32[0], or all zero */
 	bool flag;
 	char text[LB_MSG_TEXT];
 	uint32_t index;

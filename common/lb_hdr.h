@@ -142,6 +142,23 @@ struct lb_icmp_hdr {
 } __attribute__((packed));
 static_assert(sizeof(struct lb_icmp_hdr) == 8, "ICMP header is 8 bytes");
 
+/*
+ * A VIP probe: the manager sends an ICMP echo request to a VIP, wrapped in
+ * IP-in-IP to one mux's tunnel address, with this payload. The mux answers
+ * it itself (an echo reply from the VIP, not encapsulated) with `version`
+ * set to the flow-table version it runs, so that the manager learns both
+ * that this mux serves the VIP and what it serves it with.
+ */
+#define LB_VPROBE_MAGIC "SLUICE-VIPPROBE" /* 16 bytes with the NUL */
+
+struct lb_vprobe {
+	uint8_t magic[16];
+	uint8_t nonce[8];   /* the manager's, echoed back */
+	rte_be64_t version; /* request: zero; reply: the mux's version */
+} __attribute__((__packed__));
+static_assert(sizeof(struct lb_vprobe) == 32, "VIP probe payload is 32 bytes");
+static_assert(sizeof(LB_VPROBE_MAGIC) == 16, "VIP probe magic is 16 bytes");
+
 /* Outer header Sluice prepends between Ethernet and the client's packet. */
 #define LB_ENCAP_LEN sizeof(struct lb_ipv4_hdr)
 

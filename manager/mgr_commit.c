@@ -229,6 +229,22 @@ mgr_commit_hello(struct mgr_commit *c, const char *member, enum lb_role role, ui
 }
 
 void
+mgr_commit_fence(struct mgr_commit *c, const char *member, const char *why)
+{
+	int i = mgr_commit_find(c, member);
+	bool in_round;
+
+	if (i < 0 || c->members[i].state != MGR_MEMBER_IN_SYNC)
+		return;
+	in_round = c->members[i].in_round;
+	c->members[i].vote = MGR_VOTE_NONE;
+	fence(c, i, why);
+	/* The others may all have voted yes already: it was the one left. */
+	if (in_round && c->inflight != 0)
+		maybe_decide(c);
+}
+
+void
 mgr_commit_tick(struct mgr_commit *c, uint64_t now_ms)
 {
 	char reason[LB_MSG_TEXT] = "";

@@ -109,6 +109,14 @@ void mgr_commit_vote(struct mgr_commit *c, const char *member, uint64_t version,
 void mgr_commit_hello(struct mgr_commit *c, const char *member, enum lb_role role, uint64_t applied,
 	const uint8_t digest[LB_DIGEST_LEN], uint64_t now_ms);
 
+/*
+ * Fence an in-sync member for a reason found outside the protocol (its VIP
+ * probes fail): it leaves the round in flight, if any (which may then
+ * commit without it), and is sent a snapshot; its next hello at the
+ * committed version takes it back. A fenced or unknown member: nothing.
+ */
+void mgr_commit_fence(struct mgr_commit *c, const char *member, const char *why);
+
 /* Time passes: a round past its deadline aborts and fences the silent. */
 void mgr_commit_tick(struct mgr_commit *c, uint64_t now_ms);
 

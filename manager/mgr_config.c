@@ -124,7 +124,7 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 {
 	static const char *const fields[] = {"listen", "ctl", "ctl_tls", "tls", "database",
 		"vote_timeout_ms", "batch_ms", "health_batch_ms", "hash_seed", "maglev_size",
-		"services_file", NULL};
+		"services_file", "vip_probe_interval_ms", "vip_probe_failures", NULL};
 	const config_setting_t *s;
 	const char *str = NULL;
 	long long v;
@@ -161,6 +161,17 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 		     &v, err)) != 0)
 		return rc;
 	cfg->mc_health_batch_ms = (uint32_t)v;
+	if ((rc = lb_cfg_get_int(m, "vip_probe_interval_ms", false, 0, 60000,
+		     MGR_DEFAULT_VIP_PROBE_INTERVAL_MS, &v, err)) != 0)
+		return rc;
+	if (v != 0 && v < 100)
+		return lb_cfg_error(err, config_setting_get_member(m, "vip_probe_interval_ms"),
+			NULL, "%lld is out of range 100..60000 (or 0: off)", v);
+	cfg->mc_vip_probe_interval_ms = (uint32_t)v;
+	if ((rc = lb_cfg_get_int(m, "vip_probe_failures", false, 1, 100,
+		     MGR_DEFAULT_VIP_PROBE_FAILURES, &v, err)) != 0)
+		return rc;
+	cfg->mc_vip_probe_failures = (uint32_t)v;
 
 	if ((rc = lb_cfg_get_string(m, "hash_seed", false, NULL, &str, err)) != 0)
 		return rc;

@@ -25,6 +25,8 @@
 #define MGR_DEFAULT_VOTE_TIMEOUT_MS 2000
 #define MGR_DEFAULT_BATCH_MS 50
 #define MGR_DEFAULT_HEALTH_BATCH_MS 1000
+#define MGR_DEFAULT_VIP_PROBE_INTERVAL_MS 2000
+#define MGR_DEFAULT_VIP_PROBE_FAILURES 3
 
 struct mgr_config {
 	char mc_path[PATH_MAX];	      /* the file itself */
@@ -38,7 +40,9 @@ struct mgr_config {
 	char mc_database[PATH_MAX];
 	uint32_t mc_vote_timeout_ms;
 	uint32_t mc_batch_ms;
-	uint32_t mc_health_batch_ms; /* health and timer changes wait this long for others */
+	uint32_t mc_health_batch_ms;	   /* health and timer changes wait this long for others */
+	uint32_t mc_vip_probe_interval_ms; /* VIP probes through every mux; 0: off */
+	uint32_t mc_vip_probe_failures;	   /* unanswered intervals in a row that fence */
 	bool mc_has_seed;
 	struct lb_hash_seed mc_seed;
 	bool mc_has_maglev_size;

@@ -109,7 +109,9 @@ status_members(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now
 			mgr_buf_json_str(j, p->mp_counters[k].name);
 			mgr_buf_printf(j, ":%" PRIu64, p->mp_counters[k].value);
 		}
-		mgr_buf_printf(j, "}}");
+		mgr_buf_printf(j, "}");
+		mgr_vprobe_view_member(m, (int)i, b, j, now);
+		mgr_buf_printf(j, "}");
 	}
 	mgr_buf_printf(j, "]");
 }
@@ -190,6 +192,7 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 		m->n_committed, m->n_aborted, m->n_malformed, m->n_refused, m->n_unexpected,
 		m->n_ctl, m->n_ctl_dropped);
 	mgr_view_health(m, &b, &j, now);
+	mgr_vprobe_view(m, &b, &j, now);
 	status_members(m, &b, &j, now);
 	mgr_buf_printf(&j, "}");
 	rep->version = c->committed;

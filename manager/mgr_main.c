@@ -285,12 +285,11 @@ on_signal(struct mgr *m, int fd)
 static void
 loop(struct mgr *m, int sig_fd)
 {
-	struct pollfd fds[5] = {
-		{.fd = m->msock_fd, .events = POLLIN},
-		{.fd = m->csock_fd, .events = POLLIN},
-		{.fd = m->pipe_ev[0], .events = POLLIN},
-		{.fd = sig_fd, .events = POLLIN},
+	struct pollfd fds[6] = {
+		{.fd = m->msock_fd, .events = POLLIN}, {.fd = m->csock_fd, .events = POLLIN},
+		{.fd = m->pipe_ev[0], .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
 		{.fd = mgr_health_fd(m->health), .events = POLLIN},
+		{.fd = mgr_vprobe_fd(m), .events = POLLIN}, /* -1 when off: ignored */
 	};
 
 	while (!m->stopping) {
@@ -300,6 +299,7 @@ loop(struct mgr *m, int sig_fd)
 		if (mgr_health_tick(m->health, now))
 			mgr_effective_touch(m, now);
 		mgr_round_tick(m, now);
+		mgr_vprobe_tick(m, now);
 		mgr_net_pump(m, now);
 		d = mgr_round_next_deadline(m);
 		t = mgr_net_next_deadline(m, now);
@@ -308,9 +308,12 @@ loop(struct mgr *m, int sig_fd)
 		t = mgr_health_next_deadline(m->health);
 		if (t < d)
 			d = t;
+		t = mgr_vprobe_next_deadline(m);
+		if (t < d)
+			d = t;
 		/* At least once a second: contact ages and silence checks stay fresh. */
 		timeout = d <= now ? 0 : d - now > 1000 ? 1000 : (int)(d - now);
-		if (poll(fds, 5, timeout) < 0 && errno != EINTR) {
+		if (poll(fds, 6, timeout) < 0 && errno != EINTR) {
 			LB_ERR("poll: %s", strerror(errno));
 			break;
 		}
@@ -318,6 +321,8 @@ loop(struct mgr *m, int sig_fd)
 		/* Probe results first: the rest of this turn sees them. */
 		if (fds[4].revents && mgr_health_io(m->health, now))
 			mgr_effective_touch(m, now);
+		if (fds[5].revents)
+			mgr_vprobe_io(m, now);
 		if (fds[3].revents)
 			on_signal(m, sig_fd);
 		if (fds[2].revents)
@@ -335,6 +340,7 @@ mgr_free(struct mgr *m)
 	mgr_net_stop(m);
 	mgr_store_close(m->store);
 	mgr_health_free(m->health);
+	mgr_vprobe_free(m->vprobe);
 	lb_ftable_free(&m->committed);
 	lb_ftable_free(&m->desired);
 	lb_ftable_free(&m->base_desired);
@@ -413,6 +419,10 @@ main(int argc, char **argv)
 		goto out;
 	if (mgr_net_start(m, err, sizeof(err)) != 0) {
 		LB_ERR("%s", err);
+		goto out;
+	}
+	if (mgr_vprobe_start(m) != 0) {
+		LB_ERR("VIP probes: out of memory");
 		goto out;
 	}
 	m->start_ms = mgr_now_ms();

@@ -606,6 +606,7 @@ on_hello(struct mgr *m, nng_pipe pipe, const struct lb_msg *h, uint64_t now)
 		refuse(m, pipe, "the manager has %d members already", MGR_MAX_MEMBERS);
 		return;
 	}
+	mgr_vprobe_hello(m, i, &h->probe_addr);
 	p = &m->peers[i];
 	if (!p->mp_connected || nng_pipe_id(p->mp_pipe) != nng_pipe_id(pipe)) {
 		flush_queue(p);

@@ -24,6 +24,7 @@
 #define MUX_MAX_PORTS 8
 #define MUX_MAX_WORKERS 32
 #define MUX_MAX_EAL_ARGS 64
+#define MUX_MAX_PROBERS 8
 
 struct mux_port_cfg {
 	char name[64];
@@ -45,6 +46,9 @@ struct mux_config {
 	uint16_t mtu;	    /* L3 MTU of the ports, outer header included */
 	uint8_t tunnel_ttl; /* outer TTL */
 	bool arp_for_vips;  /* answer ARP for VIPs, not only the tunnel address */
+	/* VIP probers (the manager's addresses): see mux_vprobe.c. */
+	uint16_t n_probers;
+	rte_be32_t probers[MUX_MAX_PROBERS];
 	uint16_t workers;
 	bool busy_poll;
 	uint32_t idle_sleep_us; /* longest nap of an idle worker */

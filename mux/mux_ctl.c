@@ -54,8 +54,10 @@ warn_unreloadable(const struct mux_config *a, const struct mux_config *b)
 	int i, same = a->file_n_ports == b->n_ports && a->file_workers == b->workers &&
 		      a->file_busy_poll == b->busy_poll && a->tunnel_addr == b->tunnel_addr &&
 		      a->mtu == b->mtu && a->tunnel_ttl == b->tunnel_ttl &&
-		      a->arp_for_vips == b->arp_for_vips && a->idle_sleep_us == b->idle_sleep_us &&
-		      a->rx_desc == b->rx_desc && a->tx_desc == b->tx_desc &&
+		      a->arp_for_vips == b->arp_for_vips && a->n_probers == b->n_probers &&
+		      memcmp(a->probers, b->probers, sizeof(a->probers)) == 0 &&
+		      a->idle_sleep_us == b->idle_sleep_us && a->rx_desc == b->rx_desc &&
+		      a->tx_desc == b->tx_desc &&
 		      memcmp(a->next_hop_mac, b->next_hop_mac, 6) == 0 &&
 		      a->conn_entries == b->conn_entries && a->tcp_timeout == b->tcp_timeout &&
 		      a->tcp_fin_timeout == b->tcp_fin_timeout &&

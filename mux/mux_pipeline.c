@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The per-burst packet path, in the order of the packet walk:
- *   1. parse every packet; ARP and pings are answered on the spot;
+ *   1. parse every packet; ARP, pings and the manager's VIP probes are
+ *      answered on the spot;
  *   2. look up the service of the rest in the generation's service table;
  *   3. hash each flow once, and look the flows up in the connection table
  *      in bulk with that hash (its bucket fetched as soon as it is known);
@@ -376,7 +377,11 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 		}
 		rc = lb_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, pi);
 		if (unlikely(rc != 0)) {
-			mux_drop(w, m, rc);
+			/* IP-in-IP may be the manager's VIP probe; it drops what is not. */
+			if (rc == LB_DROP_TUNNEL && w->ctx->n_probers != 0)
+				mux_reply_vip_probe(w, g, port, m, pi);
+			else
+				mux_drop(w, m, rc);
 			continue;
 		}
 		switch (pi->kind) {

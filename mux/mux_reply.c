@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Packets the mux originates: ARP replies, echo replies for VIPs and the
- * tunnel address, and ICMP "fragmentation needed" for packets that would not
- * fit once encapsulated. Each is built in place of the packet that caused
- * it, so no allocation happens on the fast path, and goes back out of the
+ * tunnel address, answers to the manager's VIP probes, and ICMP
+ * "fragmentation needed" for packets that would not fit once encapsulated. Each is built in place
+ * of the packet that caused it, so no allocation happens on the fast path, and goes back out of the
  * port it came in on, VLAN tag and all.
  */
 #include <string.h>
@@ -54,6 +54,116 @@ mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port, str
 	}
 	trim_to(m, lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, &w->ctx->port_mac[port]));
 	w->cnt.echo_replies++;
+	mux_enqueue(w, port, m);
+}
+
+static inline int
+is_prober(const struct mux_ctx *ctx, rte_be32_t a)
+{
+	uint16_t i;
+
+	for (i = 0; i < ctx->n_probers; i++)
+		if (ctx->probers[i] == a)
+			return 1;
+	return 0;
+}
+
+/*
+ * The inner packet of IP-in-IP at p + off (len bytes of outer payload), if it
+ * is a VIP probe: returns its ICMP header and sets *ihl and *icmp_len, or
+ * NULL. Anything that is not exactly a probe keeps the tunnel's drop reason.
+ */
+static struct lb_icmp_hdr *
+vprobe_parse(uint8_t *p, uint32_t off, uint32_t len, uint32_t *ihl, uint32_t *icmp_len)
+{
+	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + off);
+	struct lb_icmp_hdr *icmp;
+	const struct lb_vprobe *vp;
+	uint32_t tot;
+
+	/* Outer payload shorter than an IPv4 header. */
+	if (len < sizeof(*ip))
+		return NULL;
+	*ihl = (uint32_t)lb_ipv4_ihl(ip) * 4;
+	tot = rte_be_to_cpu_16(ip->total_len);
+	/* Not IPv4, a header running past its total length, a total past the outer payload. */
+	if (lb_ipv4_version(ip) != 4 || *ihl < 20 || tot < *ihl || tot > len)
+		return NULL;
+	/* A corrupt or fragmented inner packet, or not ICMP. */
+	if (lb_ipv4_hdr_csum(ip, *ihl) != ip->csum ||
+		(rte_be_to_cpu_16(ip->frag_off) & (LB_IPV4_MF | LB_IPV4_OFFMASK)) != 0 ||
+		ip->proto != LB_IPPROTO_ICMP)
+		return NULL;
+	*icmp_len = tot - *ihl;
+	/* Too short for the echo header and the probe payload. */
+	if (*icmp_len < sizeof(*icmp) + sizeof(*vp))
+		return NULL;
+	icmp = (struct lb_icmp_hdr *)(p + off + *ihl);
+	vp = (const struct lb_vprobe *)(icmp + 1);
+	/* Some other ICMP, or an echo request that is not the manager's probe. */
+	if (icmp->type != LB_ICMP_ECHO || icmp->code != 0 ||
+		memcmp(vp->magic, LB_VPROBE_MAGIC, sizeof(vp->magic)) != 0)
+		return NULL;
+	return icmp;
+}
+
+/*
+ * IP-in-IP to the mux (pi as lb_parse() left it: the outer header). A VIP
+ * probe from a configured prober to the tunnel address, for a VIP of the
+ * running generation, is answered: the inner echo request becomes an echo
+ * reply from the VIP to its sender carrying g->version, sent without the
+ * outer header to the next hop. The checksums are computed whole (this is
+ * a few packets a second, not the fast path).
+ */
+void
+mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port,
+	struct rte_mbuf *m, const struct lb_pkt *pi)
+{
+	const struct mux_ctx *ctx = w->ctx;
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t outer_hl = pi->l4_off - pi->l2_len;
+	uint32_t ihl, icmp_len;
+	struct lb_ipv4_hdr *ip;
+	struct lb_icmp_hdr *icmp;
+	struct lb_vprobe *vp;
+	struct lb_eth_hdr *eth;
+	rte_be32_t src;
+
+	if (pi->proto != LB_IPPROTO_IPIP || pi->dst != ctx->tunnel_addr ||
+		!is_prober(ctx, pi->src)) {
+		mux_drop(w, m, LB_DROP_TUNNEL);
+		return;
+	}
+	icmp = vprobe_parse(p, pi->l4_off, pi->l3_len - outer_hl, &ihl, &icmp_len);
+	if (icmp == NULL) {
+		mux_drop(w, m, LB_DROP_TUNNEL);
+		return;
+	}
+	ip = (struct lb_ipv4_hdr *)(p + pi->l4_off);
+	/* A VIP this mux does not serve (any more): no answer is the answer. */
+	if (!mux_gen_is_vip(g, ip->dst)) {
+		mux_drop(w, m, LB_DROP_NO_SERVICE);
+		return;
+	}
+	vp = (struct lb_vprobe *)(icmp + 1);
+	vp->version = rte_cpu_to_be_64(g->version);
+	icmp->type = LB_ICMP_ECHO_REPLY;
+	icmp->csum = 0;
+	icmp->csum = lb_icmp_csum(icmp, icmp_len);
+	src = ip->src;
+	ip->src = ip->dst;
+	ip->dst = src;
+	ip->ttl = 64;
+	ip->csum = 0;
+	ip->csum = lb_ipv4_hdr_csum(ip, ihl);
+	/* Drop the outer header: the Ethernet header (and tag) moves up to the inner one. */
+	memmove(p + outer_hl, p, pi->l2_len);
+	p = (uint8_t *)rte_pktmbuf_adj(m, (uint16_t)outer_hl);
+	eth = (struct lb_eth_hdr *)p;
+	memcpy(eth->dst, &ctx->next_hop, LB_ETH_ALEN);
+	memcpy(eth->src, &ctx->port_mac[port], LB_ETH_ALEN);
+	trim_to(m, pi->l2_len + rte_be_to_cpu_16(ip->total_len));
+	w->cnt.vip_probes++;
 	mux_enqueue(w, port, m);
 }
 

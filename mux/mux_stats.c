@@ -114,8 +114,8 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 	fprintf(out, "  transmitted  %12" PRIu64 " packets\n", t.tx_pkts);
 	fprintf(out,
 		"  icmp errors forwarded %" PRIu64 ", echo replies %" PRIu64
-		", arp replies %" PRIu64 ", frag-needed sent %" PRIu64 "\n",
-		t.icmp_err_fwd, t.echo_replies, t.arp_replies, t.too_big_sent);
+		", arp replies %" PRIu64 ", frag-needed sent %" PRIu64 ", vip probes %" PRIu64 "\n",
+		t.icmp_err_fwd, t.echo_replies, t.arp_replies, t.too_big_sent, t.vip_probes);
 	fprintf(out,
 		"  connections: new %" PRIu64 ", hits %" PRIu64 ", table full %" PRIu64
 		", live %" PRIu64 "\n",
@@ -164,10 +164,11 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 		",\"tx_pkts\":%" PRIu64 ",\"icmp_err_fwd\":%" PRIu64 ",\"echo_replies\":%" PRIu64
 		",\"arp_replies\":%" PRIu64 ",\"too_big_sent\":%" PRIu64 ",\"conn_new\":%" PRIu64
 		",\"conn_hit\":%" PRIu64 ",\"conn_full\":%" PRIu64 ",\"conn_swept\":%" PRIu64
-		",\"conn_live\":%" PRIu64,
+		",\"conn_live\":%" PRIu64 ",\"vip_probes\":%" PRIu64,
 		g->version, app->n_workers, t.rx_pkts, t.rx_bytes, t.fwd_pkts, t.fwd_bytes,
 		t.tx_pkts, t.icmp_err_fwd, t.echo_replies, t.arp_replies, t.too_big_sent,
-		t.conn_new, t.conn_hit, t.conn_full, t.conn_swept, mux_stats_conns(app));
+		t.conn_new, t.conn_hit, t.conn_full, t.conn_swept, mux_stats_conns(app),
+		t.vip_probes);
 	fprintf(out, ",\"drops\":{");
 	for (d = 1; d < LB_DROP_MAX; d++)
 		fprintf(out, "%s\"%s\":%" PRIu64, d > 1 ? "," : "", lb_drop_name(d), t.drops[d]);
@@ -234,6 +235,7 @@ tel_stats_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "icmp_err_fwd", t.icmp_err_fwd);
 	rte_tel_data_add_dict_u64(d, "echo_replies", t.echo_replies);
 	rte_tel_data_add_dict_u64(d, "arp_replies", t.arp_replies);
+	rte_tel_data_add_dict_u64(d, "vip_probes", t.vip_probes);
 	rte_tel_data_add_dict_u64(d, "too_big_sent", t.too_big_sent);
 	rte_tel_data_add_dict_u64(d, "conn_new", t.conn_new);
 	rte_tel_data_add_dict_u64(d, "conn_hit", t.conn_hit);

@@ -44,6 +44,8 @@ struct mux_ctx {
 	uint8_t tunnel_ttl;
 	bool arp_for_vips;
 	bool busy_poll;
+	uint16_t n_probers; /* VIP probes are answered from these outer sources */
+	rte_be32_t probers[MUX_MAX_PROBERS];
 	uint32_t idle_sleep_us;
 	uint64_t tsc_hz;
 	uint64_t tsc0;
@@ -58,6 +60,7 @@ struct mux_counters {
 	uint64_t icmp_err_fwd;
 	uint64_t echo_replies;
 	uint64_t arp_replies;
+	uint64_t vip_probes; /* VIP probes from the manager answered */
 	uint64_t too_big_sent;
 	uint64_t conn_new;
 	uint64_t conn_hit;
@@ -126,6 +129,8 @@ struct lb_pkt;
 void mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi);
 void mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port,
+	struct rte_mbuf *m, const struct lb_pkt *pi);
+void mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port,
 	struct rte_mbuf *m, const struct lb_pkt *pi);
 void mux_reply_too_big(
 	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi);

@@ -170,13 +170,14 @@ def delta(after, before):
 def dsr_report(c):
     """Who saw what, from a snapshot or a delta of two."""
     other_mux = (c["mux.rx_pkts"] - c["mux.fwd_pkts"] - c["mux.arp_replies"]
-                 - c["mux.echo_replies"])
+                 - c["mux.echo_replies"] - c.get("mux.vip_probes", 0))
     other_client = c["client.Ip.InReceives"] - c["agent.dsr"] - c["mux.echo_replies"]
     return "\n".join([
         f"client   sent {c['client.Ip.OutRequests']} IP packets, "
         f"received {c['client.Ip.InReceives']}",
         f"mux      received {c['mux.rx_pkts']}: forwarded {c['mux.fwd_pkts']} in IP-in-IP, "
-        f"answered {c['mux.arp_replies']} ARP and {c['mux.echo_replies']} pings; "
+        f"answered {c['mux.arp_replies']} ARP, {c['mux.echo_replies']} pings and "
+        f"{c.get('mux.vip_probes', 0)} VIP probes of the manager; "
         f"anything else: {other_mux} ({c['mux.drops']} dropped)",
         f"agents   decapsulated {c['agent.decap']} for the VMs; rewrote {c['agent.dsr']} "
         f"replies to the VIP's source and sent them straight to the router (DSR); "

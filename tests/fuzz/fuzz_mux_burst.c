@@ -142,6 +142,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	ctx.n_ports = 2;
 	ctx.mtu = 1500;
 	ctx.tunnel_ttl = 64;
+	ctx.n_probers = 1; /* IP-in-IP from it may be a VIP probe (mux_reply_vip_probe) */
+	ctx.probers[0] = ip(10, 255, 0, 254);
 	ctx.busy_poll = true;
 	ctx.tsc_hz = 1;
 	w = rte_zmalloc("fuzz_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);

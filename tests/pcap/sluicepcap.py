@@ -94,7 +94,7 @@ class MuxConfig:
     def __init__(self, services, tunnel_address="10.255.0.1",
                  next_hop_mac="02:00:00:00:00:fe", mtu=None, tunnel_ttl=None,
                  arp_for_vips=None, workers=None, hash_seed=DEFAULT_SEED,
-                 maglev_size=None):
+                 maglev_size=None, probers=None):
         self.services = services
         self.tunnel_address = tunnel_address
         self.next_hop_mac = next_hop_mac
@@ -104,6 +104,7 @@ class MuxConfig:
         self.workers = workers
         self.hash_seed = hash_seed
         self.maglev_size = maglev_size
+        self.probers = probers
 
     @property
     def ttl(self):
@@ -126,6 +127,8 @@ class MuxConfig:
                 mux.append("\t%s = %d;" % (name, getattr(self, name)))
         if self.arp_for_vips is not None:
             mux.append("\tarp_for_vips = %s;" % ("true" if self.arp_for_vips else "false"))
+        if self.probers is not None:
+            mux.append("\tprobers = [ %s ];" % ", ".join('"%s"' % a for a in self.probers))
         w = workers if workers is not None else self.workers
         if w is not None:
             mux.append("\tworkers = %d;" % w)

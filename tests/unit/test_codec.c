@@ -151,6 +151,27 @@ Test(codec, simple_messages_roundtrip)
 	}
 }
 
+/* A mux's hello carries its probe address; an agent's carries none. */
+Test(codec, hello_probe_address)
+{
+	struct lb_msg in, out;
+
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_HELLO;
+	snprintf(in.id, sizeof(in.id), "mux1");
+	in.role = LB_ROLE_MUX;
+	in.probe_addr.a32[0] = htonl(0x0aff0001);
+	roundtrip(&in, &out);
+	cr_assert_eq(out.probe_addr.a32[0], htonl(0x0aff0001));
+	cr_assert_eq(out.probe_addr.a32[1], 0);
+	lb_msg_free(&out);
+	in.role = LB_ROLE_AGENT;
+	in.probe_addr.a32[0] = 0;
+	roundtrip(&in, &out);
+	cr_assert_eq(out.probe_addr.a32[0], 0, "none sent, none decoded");
+	lb_msg_free(&out);
+}
+
 Test(codec, prepare_with_delta_roundtrips)
 {
 	struct lb_msg in, out;

@@ -279,3 +279,40 @@ Test(commit, no_members_commits_at_once)
 	cr_assert_not_null(find(a, n, MGR_ACT_COMMITTED));
 	cr_assert_eq(c.committed, 1);
 }
+
+/* A mux fenced by its VIP probes: between rounds, and as the last voter of one. */
+Test(commit, fence_from_outside_the_protocol)
+{
+	struct mgr_commit c;
+	const struct mgr_action *a;
+	uint32_t n;
+
+	setup(&c, 3);
+	mgr_commit_fence(&c, "m1", "VIP probe: no answer for 192.0.2.10 through 10.255.0.1");
+	a = mgr_commit_actions(&c, &n);
+	cr_assert_eq(count(a, n, MGR_ACT_FENCE, 1), 1);
+	cr_assert_eq(count(a, n, MGR_ACT_SEND_SNAPSHOT, 1), 1, "a fenced member gets a snapshot");
+	cr_assert_eq(c.members[1].state, MGR_MEMBER_FENCED);
+	cr_assert_str_eq(
+		c.members[1].why, "VIP probe: no answer for 192.0.2.10 through 10.255.0.1");
+	mgr_commit_fence(&c, "m1", "again");
+	mgr_commit_fence(&c, "nobody", "unknown");
+	mgr_commit_actions(&c, &n);
+	cr_assert_eq(n, 0, "a fenced or unknown member: nothing");
+	mgr_commit_hello(&c, "m1", LB_ROLE_MUX, 0, d0, 5);
+	mgr_commit_actions(&c, &n);
+	cr_assert_eq(c.members[1].state, MGR_MEMBER_IN_SYNC, "its hello at the committed version");
+
+	/* In a round where the others voted yes: fencing it lets the round commit. */
+	cr_assert_eq(mgr_commit_begin(&c, d1, 10), 0);
+	mgr_commit_vote(&c, "m0", 1, d1, true, "", 11);
+	mgr_commit_vote(&c, "m2", 1, d1, true, "", 11);
+	mgr_commit_actions(&c, &n);
+	mgr_commit_fence(&c, "m1", "VIP probe: answers with version 0, committed is 1");
+	a = mgr_commit_actions(&c, &n);
+	cr_assert_eq(count(a, n, MGR_ACT_FENCE, 1), 1);
+	cr_assert_not_null(find(a, n, MGR_ACT_COMMITTED), "the round commits without it");
+	cr_assert_eq(
+		count(a, n, MGR_ACT_SEND_COMMIT, 1), 0, "and the fenced member gets no COMMIT");
+	cr_assert_eq(c.committed, 1);
+}

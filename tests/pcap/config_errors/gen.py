@@ -39,6 +39,12 @@ TABLE = [
      ["flow_table.services[0].backends[1].wieght", "unknown field"]),
     ("mtu out of range", 'next_hop_mac = "02:00:00:00:00:fe";',
      'next_hop_mac = "02:00:00:00:00:fe"; mtu = 100;', ["mux.mtu", "100"]),
+    ("bad IPv4 address for a VIP prober", 'next_hop_mac = "02:00:00:00:00:fe";',
+     'next_hop_mac = "02:00:00:00:00:fe"; probers = [ "10.255.0.254", "10.255.0" ];',
+     ["mux.probers[1]", "not an IPv4 address"]),
+    ("nine VIP probers", 'next_hop_mac = "02:00:00:00:00:fe";',
+     'next_hop_mac = "02:00:00:00:00:fe"; probers = [ %s ];'
+     % ", ".join('"10.255.0.%d"' % i for i in range(9)), ["mux.probers", "between 0 and 8"]),
     ("unknown protocol", 'protocol = "udp"', 'protocol = "sctp"',
      ["flow_table.services[1].protocol", "sctp"]),
     ("port 0", 'port = 53;', 'port = 0;', ["flow_table.services[1].port"]),

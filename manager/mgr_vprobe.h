@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * VIP probes: every vip_probe_interval_ms the manager sends, through every
+ * connected mux that gave a probe address in its hello, one ICMP echo
+ * request per VIP address of the committed table. The request is wrapped
+ * in IP-in-IP to that mux's tunnel address (a raw IPPROTO_IPIP socket: the
+ * kernel writes the outer header), so only that mux sees it; the mux
+ * answers itself, from the VIP, with the version it runs in the payload
+ * (struct lb_vprobe). Replies come back on a raw ICMP socket and are
+ * matched by ICMP id, sequence (the target's index) and a fresh nonce.
+ *
+ * A probe still unanswered half an interval after it left is a failure (a
+ * mux answers in microseconds). A mux whose probes for some VIP fail
+ * vip_probe_failures intervals in a row, or that
+ * answers with a version older than the committed one more than a vote
+ * timeout after that version committed, is fenced through the commit state
+ * machine (mgr_commit_fence: it gets a snapshot, and its hello at the
+ * committed version takes it back); while its probes keep failing it is
+ * fenced again after every rejoin.
+ *
+ * Raw sockets need CAP_NET_RAW: without it probing is off, said once in
+ * the log and in status. All of it runs on the manager's one thread.
+ */
+#ifndef MGR_VPROBE_H
+#define MGR_VPROBE_H
+
+#include <stdint.h>
+
+#include "lb_config.h"
+
+struct mgr;
+struct mgr_buf;
+struct mgr_vprobe;
+
+/*
+ * Open the sockets (when the interval is not 0). Never fails the start:
+ * without raw sockets probing is off and says why. Returns 0, or -LB_ENOMEM.
+ */
+int mgr_vprobe_start(struct mgr *m);
+
+void mgr_vprobe_free(struct mgr_vprobe *v);
+
+/* Descriptor the loop polls for replies, or -1 when probing is off. */
+int mgr_vprobe_fd(const struct mgr *m);
+
+/* Member i said hello: its probe address (a mux's tunnel address; zero: none). */
+void mgr_vprobe_hello(struct mgr *m, int i, const struct lb_addr *addr);
+
+/* Interval due: judge the last round of probes (fencing) and send the next. */
+void mgr_vprobe_tick(struct mgr *m, uint64_t now);
+
+/* Read the replies waiting on the socket. */
+void mgr_vprobe_io(struct mgr *m, uint64_t now);
+
+/* When mgr_vprobe_tick has something to do (UINT64_MAX: never). */
+uint64_t mgr_vprobe_next_deadline(const struct mgr *m);
+
+/* status: the "vip probes" line and JSON "vip_probes":{...}. */
+void mgr_vprobe_view(const struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now);
+
+/*
+ * status, member i: a line under the member's row and the JSON field
+ * ,"vip_probe":null|{...} (appended inside the member's object).
+ */
+void mgr_vprobe_view_member(
+	const struct mgr *m, int i, struct mgr_buf *b, struct mgr_buf *j, uint64_t now);
+
+#endif /* MGR_VPROBE_H */

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# VIP probes: the lab under sluice-manager, which probes the VIP through the
+# mux every second (IP-in-IP from the router's 10.255.0.254 to the mux's
+# tunnel address; mux.probers lets it answer), 3 unanswered in a row fence.
+#   1. status shows the mux answering with the committed version.
+#   2. SIGSTOP the mux: within interval x failures + one interval (4 s) it
+#      is fenced, the reason naming the VIP and the mux ("VIP probe: no
+#      answer for 192.0.2.10 through 10.255.0.1 (3 in a row)").
+#   3. SIGCONT: it takes its snapshot, says hello at the committed version,
+#      is in sync again and answers its probes again.
+#   4. A commit after that reaches it (it takes part in rounds again).
+# Topology: scripts/netns-lab.sh.
+. "$(dirname "$0")/lib.sh"
+export LAB_MANAGED=1
+t_init
+lab_up_all 1 1 1 1
+echo "# lab up in $((SECONDS - T_START)) s"
+
+INTERVAL_MS=1000
+FAILURES=3
+now_ms() { date +%s%3N; }
+# FIELD of the mux's row in status JSON (vip_probe.FIELD with a dot)
+mux() {
+	lab_ctl --json status | t_py -c '
+import json, sys
+s = json.load(sys.stdin)
+m = [m for m in s["members"] if m["id"] == "mux"][0]
+for k in sys.argv[1].split("."):
+    m = m[k] if m is not None else None
+print(m)' "$1"
+}
+committed() { lab_ctl --json status | t_py -c 'import json,sys; print(json.load(sys.stdin)["committed"]["version"])'; }
+answers_current() { # in sync, answered within two intervals, with the committed version
+	lab_ctl --json status | t_py -c '
+import json, sys
+s = json.load(sys.stdin)
+m = [m for m in s["members"] if m["id"] == "mux"][0]
+p = m["vip_probe"]
+ok = (m["state"] == "in-sync" and p is not None and p["last_answer_ms"] is not None
+      and p["last_answer_ms"] < 2 * int(sys.argv[1]) and p["version"] == s["committed"]["version"]
+      and p["failures"] == 0)
+sys.exit(0 if ok else 1)' "$INTERVAL_MS"
+}
+fenced_by_probe() { [ "$(mux state)" = fenced ] && [ "$(mux vip_probe.fenced_by_probe)" = True ]; }
+
+status_has() { lab_ctl status | grep -q -- "$1"; }
+check "status: VIP probes are on" status_has "^vip probes  every $INTERVAL_MS ms"
+check "the mux answers VIP probes with the committed version ($(committed))" lab_poll answers_current
+lab_ctl status | sed -n '/^vip probes/p;/^  mux /,+1p' | sed 's/^/# /'
+probes0=$(mux vip_probe.answered)
+mux_stat() { t_py "$LAB_SRC/scripts/lab_tool.py" tel "${LAB_PREFIX[mux]}" /sluice/stats |
+	t_py -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1], -1))' "$1"; }
+n=$(mux_stat vip_probes)
+check "the mux counts them under vip_probes in /sluice/stats ($n)" test "$n" -gt 0
+
+# 2. freeze the mux
+pid=$(lab_pid mux)
+kill -STOP "$pid"
+t0=$(now_ms)
+lab_poll fenced_by_probe
+took=$(($(now_ms) - t0))
+why=$(mux why)
+echo "# mux fenced $took ms after SIGSTOP: $why"
+check "fenced by the VIP probes within $((INTERVAL_MS * FAILURES + INTERVAL_MS)) ms ($took ms)" \
+	test "$took" -le $((INTERVAL_MS * FAILURES + INTERVAL_MS))
+check "the reason names the VIP and the mux: $why" \
+	bash -c "[[ '$why' == 'VIP probe: no answer for $LAB_VIP through 10.255.0.1 ('*' in a row)' ]]"
+check "status says it loudly" status_has 'FENCED by VIP probe'
+lab_ctl status | sed -n '/^  mux /,+1p' | sed 's/^/# /'
+
+# 3. thaw it
+kill -CONT "$pid"
+t0=$(now_ms)
+lab_poll answers_current
+took=$(($(now_ms) - t0))
+echo "# mux back in sync and answering $took ms after SIGCONT"
+check "back in sync and answering at the committed version ($took ms after SIGCONT)" answers_current
+check "its answers count went on ($probes0 -> $(mux vip_probe.answered))" \
+	test "$(mux vip_probe.answered)" -gt "$probes0"
+
+# 4. it takes part in rounds again
+v0=$(committed)
+check "a weight change commits" lab_ctl backend set "$LAB_VIP:$LAB_VIP_PORT" \
+	"${LAB_VM_DIP[vm11]}:$LAB_BE_PORT" --weight 2
+applied_past() { [ "$(mux applied)" -gt "$1" ]; }
+check "the mux applies it (version $((v0 + 1)))" lab_poll applied_past "$v0"
+lab_poll answers_current
+check "and answers its probes with version $(committed)" answers_current
+lab_wait_vip
+
+lab_stop
+t_check_stopped mux agent1 agent2
+t_check_clean
+t_finish
