@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lb_config.h"
 #include "lb_ftable.h"
@@ -132,6 +133,16 @@ struct lb_counter {
 	char name[48];
 	uint64_t value;
 };
+
+/* Append one counter to out[*n], if there is room (max). */
+static inline void
+lb_counter_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *name, uint64_t value)
+{
+	if (*n >= max)
+		return;
+	snprintf(out[*n].name, sizeof(out[*n].name), "%s", name);
+	out[(*n)++].value = value;
+}
 
 /*
  * One message, flat: `type` says which fields mean something.

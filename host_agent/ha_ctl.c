@@ -152,16 +152,6 @@ member_discard(void *arg, void *built)
 	free(m);
 }
 
-/* Append one counter for the STATUS heartbeat, if there is room. */
-static void
-put_counter(struct lb_counter *out, uint32_t *n, uint32_t max, const char *name, uint64_t value)
-{
-	if (*n >= max)
-		return;
-	snprintf(out[*n].name, sizeof(out[*n].name), "%s", name);
-	out[(*n)++].value = value;
-}
-
 static uint32_t
 member_counters(void *arg, struct lb_counter *out, uint32_t max)
 {
@@ -172,9 +162,9 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 
 	for (d = 1; d < LB_DROP_MAX; d++)
 		drops += RD(w->cnt.drops[d]);
-	put_counter(out, &n, max, "decap", RD(w->cnt.decap));
-	put_counter(out, &n, max, "dsr", RD(w->cnt.dsr));
-	put_counter(out, &n, max, "drops", drops);
+	lb_counter_put(out, &n, max, "decap", RD(w->cnt.decap));
+	lb_counter_put(out, &n, max, "dsr", RD(w->cnt.dsr));
+	lb_counter_put(out, &n, max, "drops", drops);
 	return n;
 }
 

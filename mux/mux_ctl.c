@@ -307,16 +307,6 @@ member_discard(void *arg, void *built)
 	free(b);
 }
 
-/* Append one counter for the STATUS heartbeat, if there is room. */
-static void
-put_counter(struct lb_counter *out, uint32_t *n, uint32_t max, const char *name, uint64_t value)
-{
-	if (*n >= max)
-		return;
-	snprintf(out[*n].name, sizeof(out[*n].name), "%s", name);
-	out[(*n)++].value = value;
-}
-
 static uint32_t
 member_counters(void *arg, struct lb_counter *out, uint32_t max)
 {
@@ -329,11 +319,11 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 	mux_stats_total(app, &t);
 	for (d = 1; d < LB_DROP_MAX; d++)
 		drops += t.drops[d];
-	put_counter(out, &n, max, "rx_pkts", t.rx_pkts);
-	put_counter(out, &n, max, "fwd_pkts", t.fwd_pkts);
-	put_counter(out, &n, max, "drops", drops);
-	put_counter(out, &n, max, "conn_live", mux_stats_conns(app));
-	put_counter(out, &n, max, "conn_new", t.conn_new);
+	lb_counter_put(out, &n, max, "rx_pkts", t.rx_pkts);
+	lb_counter_put(out, &n, max, "fwd_pkts", t.fwd_pkts);
+	lb_counter_put(out, &n, max, "drops", drops);
+	lb_counter_put(out, &n, max, "conn_live", mux_stats_conns(app));
+	lb_counter_put(out, &n, max, "conn_new", t.conn_new);
 	return n;
 }
 
