@@ -10,11 +10,9 @@
 enum lb_log_level { LB_LOG_ERR, LB_LOG_WARN, LB_LOG_INFO, LB_LOG_DEBUG };
 
 /* Set the program name shown on every line and the most verbose level. */
-void
-lb_log_init(const char *prog, enum lb_log_level max);
+void lb_log_init(const char *prog, enum lb_log_level max);
 
-void
-lb_log(enum lb_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lb_log(enum lb_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define LB_ERR(...) lb_log(LB_LOG_ERR, __VA_ARGS__)
 #define LB_WARN(...) lb_log(LB_LOG_WARN, __VA_ARGS__)

@@ -31,17 +31,15 @@
 #define LB_MAGLEV_MAX_WEIGHT 65535u
 
 struct lb_maglev_backend {
-	uint64_t ident;  /* stable identity, see lb_maglev_ident() */
+	uint64_t ident;	 /* stable identity, see lb_maglev_ident() */
 	uint32_t weight; /* 0 = no slots; at most LB_MAGLEV_MAX_WEIGHT */
 };
 
 /* Identity of a backend from its DIP and port (host byte order port). */
-uint64_t
-lb_maglev_ident(const struct lb_addr *dip, uint8_t af, uint16_t port);
+uint64_t lb_maglev_ident(const struct lb_addr *dip, uint8_t af, uint16_t port);
 
 /* True if n is prime. */
-bool
-lb_is_prime(uint32_t n);
+bool lb_is_prime(uint32_t n);
 
 /*
  * Fill table[0..size) with indices into b[0..n). size must be a prime in
@@ -54,8 +52,7 @@ lb_is_prime(uint32_t n);
  *   -LB_EEXIST  two backends share an identity
  *   -LB_ENOMEM  scratch allocation failed
  */
-int
-lb_maglev_build(uint16_t *table, uint32_t size, const struct lb_maglev_backend *b, uint32_t n);
+int lb_maglev_build(uint16_t *table, uint32_t size, const struct lb_maglev_backend *b, uint32_t n);
 
 /* The backend index for a flow hash (see lb_flow_slot()). */
 static inline uint16_t

@@ -15,12 +15,20 @@
 
 static const struct ha_worker *tel_w;
 
+/* One counter per line: clang-format keeps this layout (not a mixed one). */
 #define HA_COUNTERS(X)                                                                             \
 	X(uplink_rx)                                                                               \
 	X(decap)                                                                                   \
 	X(vm_rx)                                                                                   \
-	X(dsr) X(passthrough) X(probe_in) X(probe_out) X(icmp_translated) X(mss_clamped)           \
-		X(arp_replies) X(echo_replies) X(tx)
+	X(dsr)                                                                                     \
+	X(passthrough)                                                                             \
+	X(probe_in)                                                                                \
+	X(probe_out)                                                                               \
+	X(icmp_translated)                                                                         \
+	X(mss_clamped)                                                                             \
+	X(arp_replies)                                                                             \
+	X(echo_replies)                                                                            \
+	X(tx)
 
 void
 ha_stats_print(const struct ha_worker *w, const struct ha_config *cfg, FILE *out)

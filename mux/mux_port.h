@@ -29,11 +29,9 @@ struct mux_port {
  * Probe, configure and start cfg's ports. Returns 0, or a negative lb_err
  * with a message in errbuf naming the port.
  */
-int
-mux_ports_start(const struct mux_config *cfg, struct rte_mempool *mp, uint16_t workers,
+int mux_ports_start(const struct mux_config *cfg, struct rte_mempool *mp, uint16_t workers,
 	struct mux_port *ports, char *errbuf, size_t errlen);
 
-void
-mux_ports_stop(const struct mux_port *ports, uint16_t n);
+void mux_ports_stop(const struct mux_port *ports, uint16_t n);
 
 #endif /* MUX_PORT_H */
