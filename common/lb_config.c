@@ -412,6 +412,28 @@ lb_ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cf
 	return rc;
 }
 
+int
+lb_ftable_load_unless_managed(const config_setting_t *root, struct lb_ftable *ft,
+	const config_setting_t **manager, bool *ignored, struct lb_cfg_err *err)
+{
+	const config_setting_t *group = config_setting_get_member(root, "flow_table");
+	int rc;
+
+	*manager = config_setting_get_member(root, "manager");
+	*ignored = false;
+	memset(ft, 0, sizeof(*ft));
+	if (group == NULL)
+		return *manager != NULL
+			       ? 0
+			       : lb_cfg_error(err, root, "flow_table", "missing required group");
+	rc = lb_ftable_load(group, ft, err);
+	if (rc == 0 && *manager != NULL) {
+		*ignored = true;
+		lb_ftable_free(ft);
+	}
+	return rc;
+}
+
 void
 lb_ftable_free(struct lb_ftable *ft)
 {

@@ -101,6 +101,16 @@ int lb_ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct l
 
 void lb_ftable_free(struct lb_ftable *ft);
 
+/*
+ * The flow table of a daemon's file (root). With a top-level "manager"
+ * group the daemon is managed: *manager points at it, the flow_table is
+ * optional and, when present, checked (a broken file is refused whole) and
+ * dropped (*ignored says so); *ft stays empty. Without one, flow_table is
+ * required and loaded into *ft.
+ */
+int lb_ftable_load_unless_managed(const config_setting_t *root, struct lb_ftable *ft,
+	const config_setting_t **manager, bool *ignored, struct lb_cfg_err *err);
+
 /* Total backends over all services. */
 uint32_t lb_ftable_backend_count(const struct lb_ftable *ft);
 

@@ -170,7 +170,7 @@ int
 mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"eal", "mux", "ports", "flow_table", "manager", NULL};
-	const config_setting_t *root, *ft;
+	const config_setting_t *root;
 	int rc;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -184,23 +184,11 @@ mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err
 			 root, cfg->eal_args, MUX_MAX_EAL_ARGS - 8, &cfg->n_eal_args, err)) != 0 ||
 		(rc = load_ports(cfg, root, err)) != 0 || (rc = load_mux(cfg, root, err)) != 0)
 		goto fail;
-	cfg->manager = config_setting_get_member(root, "manager");
-	cfg->managed = cfg->manager != NULL;
-	ft = config_setting_get_member(root, "flow_table");
-	if (ft == NULL && !cfg->managed) {
-		rc = lb_cfg_error(err, root, "flow_table", "missing required group");
+	rc = lb_ftable_load_unless_managed(
+		root, &cfg->ftable, &cfg->manager, &cfg->ftable_ignored, err);
+	if (rc != 0)
 		goto fail;
-	}
-	if (ft != NULL) {
-		/* Checked even when managed: a broken file is refused whole. */
-		rc = lb_ftable_load(ft, &cfg->ftable, err);
-		if (rc != 0)
-			goto fail;
-	}
-	if (cfg->managed) {
-		cfg->ftable_ignored = ft != NULL;
-		lb_ftable_free(&cfg->ftable);
-	}
+	cfg->managed = cfg->manager != NULL;
 	cfg->file_workers = cfg->workers;
 	cfg->file_busy_poll = cfg->busy_poll;
 	cfg->file_n_ports = cfg->n_ports;
