@@ -140,6 +140,33 @@ struct mgr_snap {
 	size_t *s_len;
 };
 
+/*
+ * A listener of the manager and its guard (mgr_guard.c): nng 1.5.2 can stop
+ * a listener for good; the guard notices and listens again.
+ */
+#define MGR_MAX_LISTENERS 3
+#define MGR_GUARD_TICK_MS 500
+#define MGR_GUARD_PERIOD_MS 10000 /* a probe at least this often */
+#define MGR_GUARD_WAIT_MS 5000	  /* the probe's dial completes within, or it proves nothing */
+#define MGR_GUARD_GRACE_MS 1000	  /* an accept after the probe's dial completed, at most */
+
+struct mgr_guard {
+	char what[16];
+	char url[MGR_URL_MAX];
+	nng_socket sock;
+	nng_listener l; /* id 0: closed, a restart to retry */
+	bool ipc;
+	bool req_probe;	  /* probe with req0 (the socket is rep0), else pair1 */
+	uint64_t other;	  /* the listener's "other" errors when last probed */
+	uint64_t next_ms; /* the next periodic probe */
+	nng_socket probe; /* id 0: no probe in flight */
+	nng_dialer pd;
+	uint64_t accepts; /* the listener's accepts when the probe began */
+	uint64_t deadline_ms;
+	uint64_t dialed_ms; /* when the probe's dial was seen complete (0: not yet) */
+	bool warned;	    /* a probe that could not run was logged */
+};
+
 struct mgr {
 	struct mgr_config cfg;
 	struct mgr_store *store;
@@ -210,6 +237,12 @@ struct mgr {
 	nng_socket msock; /* members: pair1 polyamorous */
 	nng_socket csock; /* sluicectl: rep0 */
 	nng_tls_config *tls;
+	nng_tls_config *probe_tls; /* the guard's probes: our certificate, as a client */
+	struct mgr_guard guards[MGR_MAX_LISTENERS];
+	uint32_t n_guards;
+	uint64_t guard_ms;
+	bool guard_warned;
+	uint64_t n_listener_restarts;
 	int msock_fd, csock_fd;
 	int pipe_ev[2]; /* pipe ids of closed connections, from nng's thread */
 	uint64_t n_malformed, n_refused, n_unexpected, n_ctl, n_ctl_dropped;
@@ -275,6 +308,15 @@ void mgr_net_pipes(struct mgr *m, uint64_t now);
 
 /* Hand queued messages to nng as their connections can take them. */
 void mgr_net_pump(struct mgr *m, uint64_t now);
+
+/* Listen on url with socket s (what: its name in logs), guarded; the guard
+ * probes with req0 if req_probe (s is rep0), else pair1. */
+int mgr_guard_listen(struct mgr *m, nng_socket s, const char *url, const char *what, bool req_probe,
+	char *err, size_t len);
+/* Probe the listeners when due; listen again on any nng has stopped. */
+void mgr_guard_tick(struct mgr *m, uint64_t now);
+uint64_t mgr_guard_next_deadline(const struct mgr *m, uint64_t now);
+void mgr_guard_stop(struct mgr *m);
 uint64_t mgr_net_next_deadline(const struct mgr *m, uint64_t now);
 
 /* Queue one encoded message for member i (copied); dropped if it is not connected. */

@@ -178,6 +178,13 @@ tls_setup(struct mgr *m, char *err, size_t len)
 		return -LB_EINVAL;
 	}
 	rv = nng_tls_config_own_cert(m->tls, cert, key, NULL);
+	/* The listener guard's probes dial us with the same certificate. */
+	if (rv == 0 && nng_tls_config_alloc(&m->probe_tls, NNG_TLS_MODE_CLIENT) == 0 &&
+		(nng_tls_config_auth_mode(m->probe_tls, NNG_TLS_AUTH_MODE_NONE) != 0 ||
+			nng_tls_config_own_cert(m->probe_tls, cert, key, NULL) != 0)) {
+		nng_tls_config_free(m->probe_tls);
+		m->probe_tls = NULL;
+	}
 	free(cert);
 	free(key);
 	if (rv != 0) {
@@ -186,47 +193,6 @@ tls_setup(struct mgr *m, char *err, size_t len)
 		return -LB_EINVAL;
 	}
 	return 0;
-}
-
-static void
-ipc_parent(const char *url)
-{
-	char dir[MGR_URL_MAX];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", url + strlen("ipc://"));
-	slash = strrchr(dir, '/');
-	if (slash == NULL || slash == dir)
-		return;
-	*slash = '\0';
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-		LB_WARN("cannot create %s: %s", dir, strerror(errno));
-}
-
-static int
-listen_on(struct mgr *m, nng_socket s, const char *url, const char *what, char *err, size_t len)
-{
-	bool ipc = strncmp(url, "ipc://", 6) == 0;
-	nng_listener l;
-	int rv;
-
-	if (ipc)
-		ipc_parent(url);
-	if ((rv = nng_listener_create(&l, s, url)) != 0)
-		goto fail;
-	if (!ipc)
-		rv = nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, m->tls);
-	else
-		/* Anyone who can open the socket could change the flow table. */
-		rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600);
-	if (rv != 0 || (rv = nng_listener_set_size(l, NNG_OPT_RECVMAXSZ, LB_MSG_MAX_BYTES)) != 0 ||
-		(rv = nng_listener_start(l, 0)) != 0)
-		goto fail;
-	LB_INFO("%s: listening on %s", what, url);
-	return 0;
-fail:
-	snprintf(err, len, "%s: cannot listen on %s: %s", what, url, nng_strerror(rv));
-	return -LB_EIO;
 }
 
 int
@@ -258,10 +224,10 @@ mgr_net_start(struct mgr *m, char *err, size_t len)
 		snprintf(err, len, "ctl socket: %s", nng_strerror(rv));
 		return -LB_EIO;
 	}
-	if (listen_on(m, m->msock, c->mc_listen, "members", err, len) != 0 ||
-		listen_on(m, m->csock, c->mc_ctl, "ctl", err, len) != 0 ||
-		(c->mc_ctl_tls[0] != '\0' &&
-			listen_on(m, m->csock, c->mc_ctl_tls, "ctl_tls", err, len) != 0))
+	if (mgr_guard_listen(m, m->msock, c->mc_listen, "members", false, err, len) != 0 ||
+		mgr_guard_listen(m, m->csock, c->mc_ctl, "ctl", true, err, len) != 0 ||
+		(c->mc_ctl_tls[0] != '\0' && mgr_guard_listen(m, m->csock, c->mc_ctl_tls, "ctl_tls",
+						     true, err, len) != 0))
 		return -LB_EIO;
 	return 0;
 }
@@ -273,13 +239,16 @@ mgr_net_stop(struct mgr *m)
 
 	for (i = 0; i < MGR_MAX_MEMBERS; i++)
 		flush_queue(&m->peers[i]);
+	mgr_guard_stop(m);
 	if (nng_socket_id(m->msock) > 0)
 		nng_close(m->msock);
 	if (nng_socket_id(m->csock) > 0)
 		nng_close(m->csock);
 	if (m->tls != NULL)
 		nng_tls_config_free(m->tls);
-	m->tls = NULL;
+	if (m->probe_tls != NULL)
+		nng_tls_config_free(m->probe_tls);
+	m->tls = m->probe_tls = NULL;
 	if (m->pipe_ev[0] > 0) {
 		close(m->pipe_ev[0]);
 		close(m->pipe_ev[1]);

@@ -228,3 +228,6 @@ def run_in_lab(lab_class, args, run, *run_args):
         finally:
             lab.stop_all()
             lab.dump_logs()
+            # Last, so that a log's tail (CI shows the last 100 lines) has them.
+            for f in check.failures:
+                print("failed: " + f)

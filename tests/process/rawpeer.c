@@ -279,6 +279,15 @@ rp_open(struct rp *rp)
 	rv = nng_dialer_create(&d, rp->sock, rp->o.url);
 	if (rv == 0 && rp->tls != NULL)
 		rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, rp->tls);
+	/*
+	 * One connection: once dropped it stays dropped ("closed"), rather than
+	 * nng redialing behind the script's back (and leaving a handshake
+	 * half done when rawpeer exits).
+	 */
+	if (rv == 0)
+		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMINT, 3600 * 1000);
+	if (rv == 0)
+		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMAXT, 3600 * 1000);
 	/* Synchronous: a refused handshake is an error here, not a retry. */
 	if (rv == 0)
 		rv = nng_dialer_start(d, 0);

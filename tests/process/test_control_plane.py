@@ -24,10 +24,12 @@ yet fixed: its checks print `xfail` instead of failing, and `XPASS` (a
 failure) once the bug is gone, so that the entry is removed.
 """
 import os
+import random
 import re
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import time
 
@@ -112,6 +114,29 @@ def tls_handshake(port, ca, cert=None, key=None):
                 return None if data else "closed after the handshake"
         except (ssl.SSLError, OSError) as e:
             return f"{type(e).__name__}: {e}"
+
+
+def hello_reset(port):
+    """A TLS ClientHello, then a reset while the server answers it (nng
+    1.5.2 stops a listener when its write fails with EPIPE). False if the
+    connection was refused (a listener between close and listen again)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    except ConnectionRefusedError:
+        return False
+    s.setblocking(False)
+    t = ctx.wrap_socket(s, do_handshake_on_connect=False)
+    try:
+        t.do_handshake()
+    except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+        pass
+    time.sleep(random.random() * 0.004)
+    t.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    t.close()
+    return True
 
 
 def summary(out):
@@ -463,6 +488,52 @@ class Cases:
         self.base = self.committed()
         self.held(case)
 
+    def handshake_reset(self, case):
+        """Connections that reset in the middle of their handshake, on the
+        members' port, on ctl_tls and (connect, close) on the ctl socket.
+        nng 1.5.2 stops a listener for good on one of them; the manager's
+        guard must see it and listen again (docs/manager.md)."""
+        lab = self.lab
+        before = lab.counters()
+        restarts = before["listener_restarts"]
+        for what, port in (("members", lab.port), ("ctl_tls", lab.ctl_port)):
+            n = 0
+            while n < 3000 and lab.counters()["listener_restarts"] == restarts:
+                for _ in range(50):
+                    hello_reset(port)
+                n += 50
+            now = lab.counters()["listener_restarts"]
+            print(f"{case}: {what}: {n} handshakes reset; the listener was restarted "
+                  f"{now - restarts} times")
+            restarts = now
+        path = lab.ctl_url[len("ipc://"):]
+        for _ in range(500):
+            with socket.socket(socket.AF_UNIX) as u:
+                try:
+                    u.connect(path)
+                except (ConnectionRefusedError, FileNotFoundError):
+                    pass  # between close and listen again
+        ok = lab.wait(lambda: lab.ctl("status", timeout=2).returncode == 0, timeout=20)
+        self.check(ok, f"{case}: sluicectl is served on the ctl socket after 500 connections "
+                       f"that closed at once")
+
+        def joins():
+            rc, _ = lab.rawpeer("hello:late-peer:0", "expect:WELCOME:2000", ident="late-peer")
+            return rc == 0
+
+        t0 = time.monotonic()
+        self.check(lab.wait(joins, timeout=30),
+                   f"{case}: a new member is welcomed ({time.monotonic() - t0:.1f} s)")
+        t0 = time.monotonic()
+        self.check(lab.wait(lambda: subprocess.run(
+            [lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca", f"{lab.pki}/ca.pem", "--cert",
+             f"{lab.pki}/ops.pem", "--key", f"{lab.pki}/ops.key", "--timeout", "2", "status"],
+            capture_output=True).returncode == 0, timeout=30),
+            f"{case}: sluicectl over ctl_tls is served ({time.monotonic() - t0:.1f} s)")
+        d = delta(lab.counters(), before)
+        print(f"{case}: listener restarts in all: {d['listener_restarts']}")
+        self.held(case)
+
     def impersonate(self, case, frozen):
         """A peer with a certificate of the CA says hello as mux1 at the
         committed version and digest, and votes yes to every PREPARE (the
@@ -547,7 +618,8 @@ def run(lab, check, only):
             ("oversize", cases.oversize), ("future-protocol", cases.future),
             ("out-of-place", cases.out_of_place), ("snapshot-flood", cases.snapshot_flood),
             ("fake-manager", cases.fake_manager), ("ctl-flood", cases.ctl_flood),
-            ("ctl-noread", cases.ctl_noread), ("impersonation", cases.impersonation),
+            ("ctl-noread", cases.ctl_noread), ("handshake-reset", cases.handshake_reset),
+            ("impersonation", cases.impersonation),
             ("impersonation-frozen", cases.impersonation_frozen)]
     for name, fn in todo:
         if only is None or name in only.split(","):
