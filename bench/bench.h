@@ -21,7 +21,9 @@
 
 #include "lb_config.h"
 
-#define BENCH_FRAME_LEN 60	    /* minimum Ethernet frame without FCS */
+#define BENCH_FRAME_LEN 60 /* minimum Ethernet frame without FCS */
+/* The largest whose inner packet (1480 bytes) still fits mux.mtu 1500 once encapsulated. */
+#define BENCH_FRAME_MAX 1494
 #define BENCH_VIP_BASE 0xc6120000u  /* 198.18.0.0/15, RFC 2544 benchmarking */
 #define BENCH_DIP_BASE 0x0a000000u  /* 10.0.0.0/8 */
 #define BENCH_HOST_BASE 0x64400000u /* 100.64.0.0/10 */
@@ -42,10 +44,11 @@ struct bench_flow {
 void bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl);
 
 /*
- * Build the 60-byte Ethernet/IPv4/TCP frame of fl into buf, with valid IPv4
- * and TCP checksums, DF set, TTL 64 and the given TCP flags.
+ * Build the Ethernet/IPv4/TCP frame of fl into buf, len bytes (at least
+ * BENCH_FRAME_LEN; the rest is TCP payload of zeros), with valid IPv4 and
+ * TCP checksums, DF set, TTL 64 and the given TCP flags.
  */
-void bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags);
+void bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16_t len);
 
 /*
  * A flow table of n_services TCP services (VIP 198.18.x.y:80), each with
@@ -62,8 +65,9 @@ int bench_ftable(
 uint32_t *bench_sequence(
 	enum bench_dist dist, double s, uint32_t n_flows, uint32_t len, uint64_t seed);
 
-/* Write n frames of flows 0..n-1 (tcp_flags) to a pcap file. Returns 0 or -1. */
-int bench_write_pcap(const char *path, uint32_t n, uint32_t n_services, uint8_t tcp_flags);
+/* Write n frames of len bytes, flows 0..n-1 (tcp_flags), to a pcap file. Returns 0 or -1. */
+int bench_write_pcap(
+	const char *path, uint32_t n, uint32_t n_services, uint8_t tcp_flags, uint16_t len);
 
 /* Options shared by the modes. */
 struct bench_opts {
@@ -78,6 +82,7 @@ struct bench_opts {
 	const char *testpmd;  /* dpdk-testpmd binary */
 	const char *csv;      /* append micro results as CSV */
 	const char *workdir;  /* process mode scratch directory */
+	uint16_t frame_len;   /* process mode: bytes per frame (BENCH_FRAME_LEN..BENCH_FRAME_MAX) */
 };
 
 int bench_micro(const struct bench_opts *o, const char *argv0);

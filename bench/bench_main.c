@@ -29,7 +29,8 @@ usage(FILE *out)
 		"  --csv FILE         append micro results to FILE\n"
 		"  --mux PATH         sluice-mux binary (%s)\n"
 		"  --testpmd PATH     dpdk-testpmd binary (/usr/bin/dpdk-testpmd)\n"
-		"  --workdir DIR      process mode scratch directory (/tmp/sluice-bench-PID)\n",
+		"  --workdir DIR      process mode scratch directory (/tmp/sluice-bench-PID)\n"
+		"  --frame-size N     process mode: bytes per frame, 60..1494 (60)\n",
 		SLUICE_MUX_PATH);
 }
 
@@ -48,6 +49,7 @@ main(int argc, char **argv)
 		{"mux", required_argument, NULL, 'm'},
 		{"testpmd", required_argument, NULL, 't'},
 		{"workdir", required_argument, NULL, 'w'},
+		{"frame-size", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -56,6 +58,7 @@ main(int argc, char **argv)
 		.repeat = 3,
 		.mux_path = SLUICE_MUX_PATH,
 		.testpmd = "/usr/bin/dpdk-testpmd",
+		.frame_len = BENCH_FRAME_LEN,
 	};
 	char workdir[64];
 	char *end;
@@ -93,6 +96,17 @@ main(int argc, char **argv)
 		case 'H':
 			o.hugepages = true;
 			break;
+		case 'f': {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end != '\0' || v < BENCH_FRAME_LEN || v > BENCH_FRAME_MAX) {
+				fprintf(stderr, "sluice-bench: --frame-size wants %d..%d\n",
+					BENCH_FRAME_LEN, BENCH_FRAME_MAX);
+				return 2;
+			}
+			o.frame_len = (uint16_t)v;
+			break;
+		}
 		case 'c':
 			o.csv = optarg;
 			break;

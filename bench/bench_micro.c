@@ -185,7 +185,7 @@ prep(struct rte_mbuf **m, const uint64_t *flows, uint32_t n, uint32_t n_services
 
 	for (i = 0; i < n; i++) {
 		bench_flow_of(flows[i], n_services, &fl);
-		bench_frame(rte_pktmbuf_mtod(m[i], uint8_t *), &fl, flags);
+		bench_frame(rte_pktmbuf_mtod(m[i], uint8_t *), &fl, flags, BENCH_FRAME_LEN);
 		m[i]->data_len = BENCH_FRAME_LEN;
 		m[i]->pkt_len = BENCH_FRAME_LEN;
 	}

@@ -393,7 +393,7 @@ bench_process(const struct bench_opts *o)
 	snprintf(pcap, sizeof(pcap), "%s/in.pcap", o->workdir);
 	snprintf(cfg, sizeof(cfg), "%s/mux.cfg", o->workdir);
 	snprintf(prefix, sizeof(prefix), "sbm-%d", (int)getpid());
-	if (bench_write_pcap(pcap, PROC_PCAP_PKTS, PROC_SERVICES, LB_TCP_ACK) != 0 ||
+	if (bench_write_pcap(pcap, PROC_PCAP_PKTS, PROC_SERVICES, LB_TCP_ACK, o->frame_len) != 0 ||
 		write_mux_cfg(cfg, pcap, prefix, c0, c1) != 0) {
 		fprintf(stderr, "sluice-bench: cannot write %s or %s\n", pcap, cfg);
 		return 1;
@@ -401,7 +401,7 @@ bench_process(const struct bench_opts *o)
 	printf("sluice-bench process: net_pcap infinite_rx (%d flows, %d-byte frames) -> "
 	       "same port TX drop;\n  main lcore on CPU %d, forwarding lcore on CPU %d; "
 	       "%.1f s warm-up, %.1f s measured, %d rounds\n",
-		PROC_PCAP_PKTS, BENCH_FRAME_LEN, c0, c1, PROC_WARMUP_S, o->seconds, rounds);
+		PROC_PCAP_PKTS, o->frame_len, c0, c1, PROC_WARMUP_S, o->seconds, rounds);
 	printf("%-6s %16s %16s %16s %9s %9s\n", "round", "testpmd io Mpps", "macswap Mpps",
 		"sluice Mpps", "s/io", "s/macswap");
 	for (i = 0; i < rounds; i++) {

@@ -27,7 +27,7 @@ bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl)
 }
 
 void
-bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags)
+bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16_t len)
 {
 	static const uint8_t dmac[6] = {0x02, 0, 0, 0, 0, 0x01};
 	static const uint8_t smac[6] = {0x02, 0, 0, 0, 0, 0x02};
@@ -35,12 +35,14 @@ bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags)
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(buf + sizeof(*eth));
 	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(buf + sizeof(*eth) + sizeof(*ip));
 
-	memset(buf, 0, BENCH_FRAME_LEN);
+	uint16_t l4_len = (uint16_t)(len - sizeof(*eth) - sizeof(*ip));
+
+	memset(buf, 0, len);
 	memcpy(eth->dst, dmac, 6);
 	memcpy(eth->src, smac, 6);
 	eth->type = rte_cpu_to_be_16(LB_ETHERTYPE_IPV4);
 	ip->ver_ihl = 0x45;
-	ip->total_len = rte_cpu_to_be_16(sizeof(*ip) + sizeof(*tcp));
+	ip->total_len = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + l4_len));
 	ip->frag_off = rte_cpu_to_be_16(LB_IPV4_DF);
 	ip->ttl = 64;
 	ip->proto = LB_IPPROTO_TCP;
@@ -54,7 +56,7 @@ bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags)
 	tcp->data_off = 0x50;
 	tcp->flags = tcp_flags;
 	tcp->window = rte_cpu_to_be_16(65535);
-	tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
+	tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, l4_len);
 }
 
 int
@@ -167,10 +169,10 @@ bench_sequence(enum bench_dist dist, double s, uint32_t n_flows, uint32_t len, u
 }
 
 int
-bench_write_pcap(const char *path, uint32_t n, uint32_t n_services, uint8_t tcp_flags)
+bench_write_pcap(const char *path, uint32_t n, uint32_t n_services, uint8_t tcp_flags, uint16_t len)
 {
-	struct pcap_pkthdr h = {.caplen = BENCH_FRAME_LEN, .len = BENCH_FRAME_LEN};
-	uint8_t frame[BENCH_FRAME_LEN];
+	struct pcap_pkthdr h = {.caplen = len, .len = len};
+	uint8_t frame[BENCH_FRAME_MAX];
 	struct bench_flow fl;
 	pcap_dumper_t *d;
 	pcap_t *p;
@@ -186,7 +188,7 @@ bench_write_pcap(const char *path, uint32_t n, uint32_t n_services, uint8_t tcp_
 	}
 	for (i = 0; i < n; i++) {
 		bench_flow_of(i, n_services, &fl);
-		bench_frame(frame, &fl, tcp_flags);
+		bench_frame(frame, &fl, tcp_flags, len);
 		h.ts.tv_sec = 1;
 		h.ts.tv_usec = (suseconds_t)i;
 		pcap_dump((u_char *)d, &h, frame);

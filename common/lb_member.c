@@ -540,7 +540,7 @@ static void
 redial_if_stuck(struct lb_member *m)
 {
 	uint64_t now = now_ms();
-	char err[LB_MSG_TEXT];
+	char err[sizeof(m->cfg.url) + 64]; /* the url and nng's error */
 
 	if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
 		m->down_since_ms = 0;
