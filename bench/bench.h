@@ -44,9 +44,10 @@ struct bench_flow {
 void bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl);
 
 /*
- * Build the Ethernet/IPv4/TCP frame of fl into buf, len bytes (at least
- * BENCH_FRAME_LEN; the rest is TCP payload of zeros), with valid IPv4 and
- * TCP checksums, DF set, TTL 64 and the given TCP flags.
+ * Build the Ethernet/IPv4/TCP frame of fl into buf, len bytes: at
+ * BENCH_FRAME_LEN a bare TCP segment and 6 bytes of Ethernet padding, above
+ * it a TCP payload of zeros filling the frame. Valid IPv4 and TCP checksums,
+ * DF set, TTL 64 and the given TCP flags.
  */
 void bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16_t len);
 

@@ -35,7 +35,9 @@ bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(buf + sizeof(*eth));
 	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(buf + sizeof(*eth) + sizeof(*ip));
 
-	uint16_t l4_len = (uint16_t)(len - sizeof(*eth) - sizeof(*ip));
+	/* A minimum frame is a 54-byte packet and Ethernet padding; larger ones carry payload. */
+	uint16_t l4_len = len <= BENCH_FRAME_LEN ? (uint16_t)sizeof(*tcp)
+						 : (uint16_t)(len - sizeof(*eth) - sizeof(*ip));
 
 	memset(buf, 0, len);
 	memcpy(eth->dst, dmac, 6);
