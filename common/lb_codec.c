@@ -153,6 +153,7 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 	Sluice__Refused refused = SLUICE__REFUSED__INIT;
 	Sluice__CtlRequest creq = SLUICE__CTL_REQUEST__INIT;
 	Sluice__CtlReply crep = SLUICE__CTL_REPLY__INIT;
+	Sluice__Challenge chal = SLUICE__CHALLENGE__INIT;
 	Sluice__ServiceKey *ckey = NULL;
 	Sluice__Backend cbe = SLUICE__BACKEND__INIT;
 	Sluice__PoolOptions cpool = SLUICE__POOL_OPTIONS__INIT;
@@ -175,8 +176,19 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 		hello.applied_digest = bin(m->digest, LB_DIGEST_LEN);
 		if (m->probe_addr.a32[0] != 0)
 			hello.probe_address = bin(&m->probe_addr.a32[0], 4);
+		if (m->proof_len != 0) {
+			hello.nonce = bin(m->nonce, LB_NONCE_LEN);
+			hello.proof = bin(m->proof, m->proof_len);
+			if (m->body != NULL)
+				hello.certificate = bin(m->body, strlen(m->body) + 1);
+		}
 		env.body_case = SLUICE__ENVELOPE__BODY_HELLO;
 		env.hello = &hello;
+		break;
+	case LB_MSG_CHALLENGE:
+		chal.nonce = bin(m->nonce, LB_NONCE_LEN);
+		env.body_case = SLUICE__ENVELOPE__BODY_CHALLENGE;
+		env.challenge = &chal;
 		break;
 	case LB_MSG_WELCOME:
 		welcome.current_version = m->version;
@@ -547,6 +559,28 @@ dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, siz
 	return 0;
 }
 
+/* A hello's proof: all three fields or none; the certificate is text ending in its NUL. */
+static int
+dec_proof(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
+{
+	if (h->nonce.len == 0 && h->proof.len == 0 && h->certificate.len == 0)
+		return 0;
+	if (h->nonce.len != LB_NONCE_LEN)
+		return fail(errbuf, len, -LB_EPARSE, "hello: nonce of %zu bytes", h->nonce.len);
+	if (h->proof.len == 0 || h->proof.len > LB_PROOF_MAX)
+		return fail(errbuf, len, -LB_EPARSE, "hello: proof of %zu bytes", h->proof.len);
+	if (h->certificate.len < 2 || h->certificate.len > LB_PROOF_CERT_MAX ||
+		h->certificate.data[h->certificate.len - 1] != '\0' ||
+		memchr(h->certificate.data, '\0', h->certificate.len - 1) != NULL)
+		return fail(errbuf, len, -LB_EPARSE,
+			"hello: certificate of %zu bytes, not PEM text", h->certificate.len);
+	memcpy(m->nonce, h->nonce.data, LB_NONCE_LEN);
+	memcpy(m->proof, h->proof.data, h->proof.len);
+	m->proof_len = (uint16_t)h->proof.len;
+	m->body = strdup((const char *)h->certificate.data);
+	return m->body == NULL ? -LB_ENOMEM : 0;
+}
+
 static int
 dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len)
 {
@@ -565,9 +599,18 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 			(rc = dec_addr(&env->hello->probe_address, &m->probe_addr, "probe_address",
 				 errbuf, len)) != 0)
 			return rc;
+		if ((rc = dec_proof(env->hello, m, errbuf, len)) != 0)
+			return rc;
 		return env->hello->applied_digest.len == 0
 			       ? 0
 			       : dec_digest(&env->hello->applied_digest, m->digest, errbuf, len);
+	case SLUICE__ENVELOPE__BODY_CHALLENGE:
+		m->type = LB_MSG_CHALLENGE;
+		if (env->challenge->nonce.len != LB_NONCE_LEN)
+			return fail(errbuf, len, -LB_EPARSE, "challenge: nonce of %zu bytes",
+				env->challenge->nonce.len);
+		memcpy(m->nonce, env->challenge->nonce.data, LB_NONCE_LEN);
+		return 0;
 	case SLUICE__ENVELOPE__BODY_WELCOME:
 		m->type = LB_MSG_WELCOME;
 		m->version = env->welcome->current_version;

@@ -20,6 +20,7 @@
 
 #include "lb_config.h"
 #include "lb_ftable.h"
+#include "lb_proof.h"
 
 #define LB_PROTOCOL 1
 #define LB_DIGEST_LEN 16
@@ -42,6 +43,7 @@ enum lb_msg_type {
 	LB_MSG_REFUSED,
 	LB_MSG_CTL_REQUEST,
 	LB_MSG_CTL_REPLY,
+	LB_MSG_CHALLENGE,
 };
 
 /* What sluicectl asks of the manager (CtlOp in the .proto). */
@@ -147,7 +149,10 @@ lb_counter_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *na
 /*
  * One message, flat: `type` says which fields mean something.
  *   HELLO            id, role, version (applied), digest, probe_addr (a
- *                    mux's tunnel address for VIP probes; zero: none)
+ *                    mux's tunnel address for VIP probes; zero: none);
+ *                    over TLS after a CHALLENGE: nonce, proof, body (the
+ *                    certificate, PEM)
+ *   CHALLENGE        nonce
  *   WELCOME          version (current), flag (resync)
  *   PREPARE          version, base_version, delta, digest
  *   VOTE             version, digest, flag (yes), text (reason)
@@ -174,6 +179,11 @@ struct lb_msg {
 	uint64_t base_version;
 	uint8_t digest[LB_DIGEST_LEN];
 	struct lb_addr probe_addr; /* HELLO: IPv4 in a32[0], or all zero */
+	/* CHALLENGE: the nonce. HELLO: its proof (proof_len 0: none); the
+	 * certificate, PEM with its NUL, is in body. */
+	uint8_t nonce[LB_NONCE_LEN];
+	uint8_t proof[LB_PROOF_MAX];
+	uint16_t proof_len;
 	bool flag;
 	char text[LB_MSG_TEXT];
 	uint32_t index;

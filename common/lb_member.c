@@ -20,6 +20,7 @@
 #include "lb_ftable.h"
 #include "lb_log.h"
 #include "lb_member.h"
+#include "lb_proof.h"
 
 #define RECV_TICK_MS 100       /* how often the loop looks at the clock and stop */
 #define SNAPSHOT_RETRY_MS 1000 /* at most one snapshot request per this */
@@ -33,6 +34,11 @@ struct lb_member {
 	nng_socket sock;
 	nng_dialer dialer;
 	nng_tls_config *tls;
+	/* Over TLS: the proof of our id asked for on this connection (lb_proof.h). */
+	struct lb_proof_signer *signer;
+	uint8_t nonce[LB_NONCE_LEN];
+	uint8_t proof[LB_PROOF_MAX];
+	size_t proof_len; /* 0: no challenge on this connection yet */
 
 	/* What runs. */
 	struct lb_ftable applied;
@@ -175,6 +181,14 @@ send_hello(struct lb_member *m)
 	msg.version = m->applied_version;
 	memcpy(msg.digest, m->applied_digest, LB_DIGEST_LEN);
 	msg.probe_addr.a32[0] = m->cfg.probe_addr;
+	if (m->proof_len != 0) {
+		size_t n;
+
+		memcpy(msg.nonce, m->nonce, LB_NONCE_LEN);
+		memcpy(msg.proof, m->proof, m->proof_len);
+		msg.proof_len = (uint16_t)m->proof_len;
+		msg.body = (char *)lb_proof_signer_cert(m->signer, &n);
+	}
 	send_msg(m, &msg);
 	m->hello_sent_ms = now_ms();
 	m->welcomed = false;
@@ -401,6 +415,27 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 	send_hello(m);
 }
 
+/* Over TLS the manager asks us to prove our id: sign its nonce, hello again. */
+static void
+on_challenge(struct lb_member *m, const struct lb_msg *msg)
+{
+	char err[LB_MSG_TEXT];
+
+	if (m->signer == NULL) {
+		LB_ERR("manager: asked to prove the id %s, but this member has no certificate",
+			m->cfg.id);
+		return;
+	}
+	if (lb_proof_sign(m->signer, msg->nonce, m->cfg.id, m->proof, &m->proof_len, err,
+		    sizeof(err)) != 0) {
+		m->proof_len = 0;
+		LB_ERR("manager: cannot prove the id %s: %s", m->cfg.id, err);
+		return;
+	}
+	memcpy(m->nonce, msg->nonce, LB_NONCE_LEN);
+	send_hello(m);
+}
+
 static void
 handle(struct lb_member *m, const void *buf, size_t len)
 {
@@ -419,6 +454,8 @@ handle(struct lb_member *m, const void *buf, size_t len)
 	}
 	switch (msg->type) {
 	case LB_MSG_WELCOME:
+		if (!m->welcomed)
+			send_status(m); /* the counters at once, then every heartbeat */
 		m->welcomed = true;
 		if (msg->flag)
 			ask_snapshot(m, "the manager says this member is out of sync");
@@ -437,6 +474,9 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		break;
 	case LB_MSG_REFUSED:
 		LB_ERR("manager refused this member: %s", msg->text);
+		break;
+	case LB_MSG_CHALLENGE:
+		on_challenge(m, msg);
 		break;
 	default:
 		break;
@@ -605,7 +645,15 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 	nng_socket_set_ms(m->sock, NNG_OPT_RECONNMAXT, 1000);
 	nng_pipe_notify(m->sock, NNG_PIPE_EV_ADD_POST, pipe_event, m);
 	nng_pipe_notify(m->sock, NNG_PIPE_EV_REM_POST, pipe_event, m);
-	rc = strncmp(m->cfg.url, "tls+tcp://", 10) == 0 ? setup_tls(m, err, len) : 0;
+	if (strncmp(m->cfg.url, "tls+tcp://", 10) == 0) {
+		rc = setup_tls(m, err, len);
+		/* The same certificate and key prove our id when the manager asks. */
+		if (rc == 0 && (m->signer = lb_proof_signer_load(
+					m->cfg.cert, m->cfg.key, err, len)) == NULL)
+			rc = -LB_EINVAL;
+	} else {
+		rc = 0;
+	}
 	if (rc == 0)
 		rc = dial(m, err, len);
 	if (rc != 0) {
@@ -630,9 +678,9 @@ lb_member_run(void *arg)
 		if (__atomic_exchange_n(&m->need_hello, 0, __ATOMIC_ACQ_REL)) {
 			/* A new connection: whatever was half-done is void. */
 			snap_reset(m);
+			m->proof_len = 0;
 			m->snap_asked_ms = 0;
 			send_hello(m);
-			send_status(m);
 		}
 		redial_if_stuck(m);
 		if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
@@ -640,7 +688,9 @@ lb_member_run(void *arg)
 			 * answers with a welcome, say it again. */
 			if (!m->welcomed && now_ms() - m->hello_sent_ms >= HELLO_RETRY_MS)
 				send_hello(m);
-			if (now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms)
+			/* Heartbeats once welcomed: before, over TLS, the manager
+			 * does not know who we are yet. */
+			if (m->welcomed && now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms)
 				send_status(m);
 		}
 		rc = nng_recv(m->sock, &buf, &len, NNG_FLAG_ALLOC);
@@ -692,6 +742,7 @@ lb_member_destroy(struct lb_member *m)
 	nng_close(m->sock);
 	if (m->tls != NULL)
 		nng_tls_config_free(m->tls);
+	lb_proof_signer_free(m->signer);
 	drop_prepared(m);
 	snap_reset(m);
 	lb_ftable_free(&m->applied);

@@ -84,6 +84,7 @@ struct mgr_peer {
 	uint64_t mp_snap_ms;
 	uint32_t mp_snap_backoff_ms;
 	uint64_t mp_snaps;
+	uint32_t mp_proven_pipe; /* the connection its id was proven on (0: none) */
 };
 
 /* The round in flight. */
@@ -238,6 +239,10 @@ struct mgr {
 	nng_socket csock; /* sluicectl: rep0 */
 	nng_tls_config *tls;
 	nng_tls_config *probe_tls; /* the guard's probes: our certificate, as a client */
+	/* Members over TLS prove their ids (lb_proof.h): the CA, the nonces' key. */
+	struct lb_proof_ca *proof_ca;
+	uint8_t nonce_key[32];
+	uint64_t n_challenges, n_unproven;
 	struct mgr_guard guards[MGR_MAX_LISTENERS];
 	uint32_t n_guards;
 	uint64_t guard_ms;

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@
 
 #include "lb_err.h"
 #include "lb_log.h"
+#include "lb_proof.h"
 #include "mgr.h"
 #include "mgr_text.h"
 
@@ -178,6 +180,18 @@ tls_setup(struct mgr *m, char *err, size_t len)
 		return -LB_EINVAL;
 	}
 	rv = nng_tls_config_own_cert(m->tls, cert, key, NULL);
+	if (rv == 0 && strncmp(c->mc_listen, "tls+tcp://", 10) == 0) {
+		char perr[256];
+
+		if ((m->proof_ca = lb_proof_ca_load(c->mc_ca, perr, sizeof(perr))) == NULL ||
+			getrandom(m->nonce_key, sizeof(m->nonce_key), 0) != sizeof(m->nonce_key)) {
+			snprintf(err, len, "tls: members' proofs of id: %s",
+				m->proof_ca == NULL ? perr : strerror(errno));
+			free(cert);
+			free(key);
+			return -LB_EINVAL;
+		}
+	}
 	/* The listener guard's probes dial us with the same certificate. */
 	if (rv == 0 && nng_tls_config_alloc(&m->probe_tls, NNG_TLS_MODE_CLIENT) == 0 &&
 		(nng_tls_config_auth_mode(m->probe_tls, NNG_TLS_AUTH_MODE_NONE) != 0 ||
@@ -249,6 +263,8 @@ mgr_net_stop(struct mgr *m)
 	if (m->probe_tls != NULL)
 		nng_tls_config_free(m->probe_tls);
 	m->tls = m->probe_tls = NULL;
+	lb_proof_ca_free(m->proof_ca);
+	m->proof_ca = NULL;
 	if (m->pipe_ev[0] > 0) {
 		close(m->pipe_ev[0]);
 		close(m->pipe_ev[1]);
@@ -542,6 +558,50 @@ refuse(struct mgr *m, nng_pipe pipe, const char *fmt, ...)
 	free(r);
 }
 
+/*
+ * Over TLS a hello counts only once its id is proven on this connection
+ * (lb_proof.h): the first is answered with a CHALLENGE, the next must carry
+ * a proof by the key of a certificate of our CA that names the id. false:
+ * not (yet); the hello is to be ignored.
+ */
+static bool
+proven(struct mgr *m, nng_pipe pipe, const struct lb_msg *h)
+{
+	uint32_t pid = (uint32_t)nng_pipe_id(pipe);
+	uint8_t nonce[LB_NONCE_LEN];
+	char why[LB_MSG_TEXT - 64];
+	int i;
+
+	if (m->proof_ca == NULL) /* ipc: local, owner-only */
+		return true;
+	i = mgr_commit_find(m->commit, h->id);
+	if (i >= 0 && m->peers[i].mp_proven_pipe == pid)
+		return true;
+	lb_proof_nonce(m->nonce_key, pid, nonce);
+	if (h->proof_len == 0) {
+		struct lb_msg *ch = calloc(1, sizeof(*ch));
+
+		m->n_challenges++;
+		if (ch == NULL)
+			return false;
+		ch->type = LB_MSG_CHALLENGE;
+		snprintf(ch->sender, sizeof(ch->sender), "manager");
+		memcpy(ch->nonce, nonce, LB_NONCE_LEN);
+		send_pipe(m, pipe, ch);
+		free(ch);
+		return false;
+	}
+	if (memcmp(h->nonce, nonce, LB_NONCE_LEN) != 0)
+		snprintf(why, sizeof(why), "the proof answers another connection's challenge");
+	else if (lb_proof_verify(m->proof_ca, h->body, strlen(h->body) + 1, nonce, h->id, h->proof,
+			 h->proof_len, why, sizeof(why)) == 0)
+		return true;
+	m->n_unproven++;
+	LB_WARN("connection %u: hello as %s refused: %s", pid, h->id, why);
+	refuse(m, pipe, "hello as %s refused: %s", h->id, why);
+	return false;
+}
+
 static void
 on_hello(struct mgr *m, nng_pipe pipe, const struct lb_msg *h, uint64_t now)
 {
@@ -560,6 +620,8 @@ on_hello(struct mgr *m, nng_pipe pipe, const struct lb_msg *h, uint64_t now)
 		refuse(m, pipe, "hello without a member id");
 		return;
 	}
+	if (!proven(m, pipe, h))
+		return;
 	i = mgr_commit_find(c, h->id);
 	if (i >= 0 && m->peers[i].mp_connected &&
 		nng_pipe_id(m->peers[i].mp_pipe) != nng_pipe_id(pipe)) {
@@ -577,6 +639,8 @@ on_hello(struct mgr *m, nng_pipe pipe, const struct lb_msg *h, uint64_t now)
 	}
 	mgr_vprobe_hello(m, i, &h->probe_addr);
 	p = &m->peers[i];
+	if (m->proof_ca != NULL)
+		p->mp_proven_pipe = (uint32_t)nng_pipe_id(pipe);
 	if (!p->mp_connected || nng_pipe_id(p->mp_pipe) != nng_pipe_id(pipe)) {
 		flush_queue(p);
 		p->mp_pipe = pipe;

@@ -49,7 +49,7 @@
 #include "lb_ftable.h"
 #include "lb_hdr.h"
 
-#define RP_TYPES (LB_MSG_CTL_REPLY + 1)
+#define RP_TYPES (LB_MSG_CHALLENGE + 1)
 #define RP_TICK_MS 50
 #define RP_CTL_TIMEOUT_MS 10000
 
@@ -67,6 +67,7 @@ static const char *const rp_type_names[RP_TYPES] = {
 	[LB_MSG_REFUSED] = "REFUSED",
 	[LB_MSG_CTL_REQUEST] = "CTL_REQUEST",
 	[LB_MSG_CTL_REPLY] = "CTL_REPLY",
+	[LB_MSG_CHALLENGE] = "CHALLENGE",
 };
 
 struct rp_opts {
@@ -89,6 +90,10 @@ struct rp {
 	uint64_t malformed;
 	int failures;
 	bool autovote; /* answer every PREPARE with a yes vote */
+	/* A member over TLS proves its id when challenged: the last HELLO is
+	 * sent again with a proof by --cert and --key (lb_proof.h). */
+	struct lb_proof_signer *signer;
+	struct lb_msg *hello;
 	/* Playing the manager: the table the member was sent, and the next. */
 	struct lb_ftable table;
 	uint64_t version;
@@ -262,6 +267,15 @@ rp_open(struct rp *rp)
 		fprintf(stderr, "rawpeer: %s\n", nng_strerror(rv));
 		return 2;
 	}
+	if (rp->tls != NULL && rp->o.cert != NULL && !rp->o.listen && !rp->o.ctl) {
+		char err[LB_MSG_TEXT];
+
+		rp->signer = lb_proof_signer_load(rp->o.cert, rp->o.key, err, sizeof(err));
+		if (rp->signer == NULL) {
+			fprintf(stderr, "rawpeer: %s\n", err);
+			return 2;
+		}
+	}
 	if (rp->o.listen) {
 		rv = nng_listener_create(&l, rp->sock, rp->o.url);
 		if (rv == 0 && rp->tls != NULL)
@@ -345,11 +359,44 @@ print_msg(const struct lb_msg *m)
 		d, m->index, m->count, m->protocol, m->text);
 }
 
+/* The last HELLO again, with a proof of its id over the CHALLENGE's nonce. */
+static void
+prove(struct rp *rp, const struct lb_msg *ch)
+{
+	struct lb_msg *h;
+	size_t n, cert_len;
+	char err[LB_MSG_TEXT];
+
+	if (rp->signer == NULL || rp->hello == NULL) {
+		printf("no proof: %s\n", rp->signer == NULL ? "no certificate" : "no hello sent");
+		return;
+	}
+	h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return;
+	*h = *rp->hello;
+	memcpy(h->nonce, ch->nonce, LB_NONCE_LEN);
+	if (lb_proof_sign(rp->signer, ch->nonce, h->id, h->proof, &n, err, sizeof(err)) != 0) {
+		printf("proof-failed: %s\n", err);
+		free(h);
+		return;
+	}
+	h->proof_len = (uint16_t)n;
+	h->body = (char *)lb_proof_signer_cert(rp->signer, &cert_len);
+	if (send_msg(rp, h, NULL, 0) == 0)
+		printf("sent HELLO id=%s with a proof\n", h->id);
+	free(h);
+}
+
 static void
 answer(struct rp *rp, const struct lb_msg *m)
 {
 	struct lb_msg *v;
 
+	if (m->type == LB_MSG_CHALLENGE) {
+		prove(rp, m);
+		return;
+	}
 	if (!rp->autovote || m->type != LB_MSG_PREPARE)
 		return;
 	v = calloc(1, sizeof(*v));
@@ -917,7 +964,8 @@ run_step(struct rp *rp, char *step)
 		if (unhex(argc > 3 ? argv[3] : NULL, m->digest) != 0)
 			return 2;
 		rc = send_msg(rp, m, NULL, 0);
-		free(m);
+		free(rp->hello);
+		rp->hello = m; /* kept to answer a CHALLENGE */
 	} else if (strcmp(argv[0], "future") == 0 && argc == 2) {
 		m = msg_new(LB_MSG_HELLO, 0);
 		m->role = LB_ROLE_MUX;

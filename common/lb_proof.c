@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A member's proof of its id (lb_proof.h), with mbed TLS (nng's own TLS library). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/oid.h>
+#include <mbedtls/error.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/sha256.h>
+#include <mbedtls/x509_crt.h>
+
+#include "lb_proof.h"
+
+#define PROOF_LABEL "sluice hello proof 1"
+
+struct lb_proof_signer {
+	mbedtls_pk_context key;
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+	char *cert; /* PEM */
+	size_t cert_len;
+};
+
+struct lb_proof_ca {
+	mbedtls_x509_crt chain;
+};
+
+static void
+mbed_err(char *err, size_t len, const char *what, int rc)
+{
+	char buf[128];
+
+	mbedtls_strerror(rc, buf, sizeof(buf));
+	snprintf(err, len, "%s: %s", what, buf);
+}
+
+/* SHA-256(label, 0, nonce, id): what is signed. */
+static int
+proof_hash(const uint8_t nonce[LB_NONCE_LEN], const char *id, uint8_t out[32])
+{
+	mbedtls_sha256_context c;
+	int rc;
+
+	mbedtls_sha256_init(&c);
+	rc = mbedtls_sha256_starts_ret(&c, 0);
+	if (rc == 0)
+		rc = mbedtls_sha256_update_ret(
+			&c, (const uint8_t *)PROOF_LABEL, sizeof(PROOF_LABEL)); /* with its NUL */
+	if (rc == 0)
+		rc = mbedtls_sha256_update_ret(&c, nonce, LB_NONCE_LEN);
+	if (rc == 0)
+		rc = mbedtls_sha256_update_ret(&c, (const uint8_t *)id, strlen(id));
+	if (rc == 0)
+		rc = mbedtls_sha256_finish_ret(&c, out);
+	mbedtls_sha256_free(&c);
+	return rc;
+}
+
+static char *
+read_file(const char *path, size_t max, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	size_t n;
+
+	if (f == NULL)
+		return NULL;
+	buf = malloc(max + 1);
+	if (buf == NULL) {
+		fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, max + 1, f);
+	fclose(f);
+	if (n == 0 || n > max) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n + 1;
+	return buf;
+}
+
+struct lb_proof_signer *
+lb_proof_signer_load(const char *cert_path, const char *key_path, char *err, size_t len)
+{
+	struct lb_proof_signer *s = calloc(1, sizeof(*s));
+	mbedtls_x509_crt crt;
+	int rc;
+
+	if (s == NULL) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	mbedtls_pk_init(&s->key);
+	mbedtls_entropy_init(&s->entropy);
+	mbedtls_ctr_drbg_init(&s->drbg);
+	mbedtls_x509_crt_init(&crt);
+	s->cert = read_file(cert_path, LB_PROOF_CERT_MAX - 1, &s->cert_len);
+	if (s->cert == NULL) {
+		snprintf(err, len, "cannot read %s (or over %d bytes)", cert_path,
+			LB_PROOF_CERT_MAX - 1);
+		goto fail;
+	}
+	if ((rc = mbedtls_x509_crt_parse(&crt, (const uint8_t *)s->cert, s->cert_len)) != 0) {
+		mbed_err(err, len, cert_path, rc);
+		goto fail;
+	}
+	if ((rc = mbedtls_pk_parse_keyfile(&s->key, key_path, NULL)) != 0) {
+		mbed_err(err, len, key_path, rc);
+		goto fail;
+	}
+	if ((rc = mbedtls_pk_check_pair(&crt.pk, &s->key)) != 0) {
+		snprintf(err, len, "%s is not the key of %s", key_path, cert_path);
+		goto fail;
+	}
+	if ((rc = mbedtls_ctr_drbg_seed(&s->drbg, mbedtls_entropy_func, &s->entropy,
+		     (const uint8_t *)PROOF_LABEL, sizeof(PROOF_LABEL) - 1)) != 0) {
+		mbed_err(err, len, "random numbers", rc);
+		goto fail;
+	}
+	mbedtls_x509_crt_free(&crt);
+	return s;
+fail:
+	mbedtls_x509_crt_free(&crt);
+	lb_proof_signer_free(s);
+	return NULL;
+}
+
+void
+lb_proof_signer_free(struct lb_proof_signer *s)
+{
+	if (s == NULL)
+		return;
+	mbedtls_pk_free(&s->key);
+	mbedtls_ctr_drbg_free(&s->drbg);
+	mbedtls_entropy_free(&s->entropy);
+	free(s->cert);
+	free(s);
+}
+
+const char *
+lb_proof_signer_cert(const struct lb_proof_signer *s, size_t *len)
+{
+	*len = s->cert_len;
+	return s->cert;
+}
+
+int
+lb_proof_sign(struct lb_proof_signer *s, const uint8_t nonce[LB_NONCE_LEN], const char *id,
+	uint8_t *sig, size_t *sig_len, char *err, size_t len)
+{
+	uint8_t hash[32], buf[MBEDTLS_PK_SIGNATURE_MAX_SIZE];
+	size_t n = 0;
+	int rc;
+
+	if ((rc = proof_hash(nonce, id, hash)) != 0 ||
+		(rc = mbedtls_pk_sign(&s->key, MBEDTLS_MD_SHA256, hash, sizeof(hash), buf, &n,
+			 mbedtls_ctr_drbg_random, &s->drbg)) != 0) {
+		mbed_err(err, len, "sign", rc);
+		return -1;
+	}
+	if (n > LB_PROOF_MAX) {
+		snprintf(err, len, "a signature of %zu bytes (at most %d)", n, LB_PROOF_MAX);
+		return -1;
+	}
+	memcpy(sig, buf, n);
+	*sig_len = n;
+	return 0;
+}
+
+void
+lb_proof_nonce(const uint8_t key[32], uint32_t conn, uint8_t out[LB_NONCE_LEN])
+{
+	uint8_t in[36];
+
+	memcpy(in, key, 32);
+	memcpy(in + 32, &conn, 4);
+	mbedtls_sha256_ret(in, sizeof(in), out, 0);
+}
+
+struct lb_proof_ca *
+lb_proof_ca_load(const char *ca_path, char *err, size_t len)
+{
+	struct lb_proof_ca *ca = calloc(1, sizeof(*ca));
+	int rc;
+
+	if (ca == NULL) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	mbedtls_x509_crt_init(&ca->chain);
+	if ((rc = mbedtls_x509_crt_parse_file(&ca->chain, ca_path)) != 0) {
+		mbed_err(err, len, ca_path, rc);
+		lb_proof_ca_free(ca);
+		return NULL;
+	}
+	return ca;
+}
+
+void
+lb_proof_ca_free(struct lb_proof_ca *ca)
+{
+	if (ca == NULL)
+		return;
+	mbedtls_x509_crt_free(&ca->chain);
+	free(ca);
+}
+
+/* The certificate's CN, for a message. */
+static void
+cert_name(const mbedtls_x509_crt *crt, char *out, size_t len)
+{
+	const mbedtls_x509_name *n;
+
+	snprintf(out, len, "?");
+	for (n = &crt->subject; n != NULL; n = n->next)
+		if (MBEDTLS_OID_CMP(MBEDTLS_OID_AT_CN, &n->oid) == 0) {
+			snprintf(out, len, "%.*s", (int)n->val.len, (const char *)n->val.p);
+			return;
+		}
+}
+
+int
+lb_proof_verify(struct lb_proof_ca *ca, const char *cert_pem, size_t cert_len,
+	const uint8_t nonce[LB_NONCE_LEN], const char *id, const uint8_t *sig, size_t sig_len,
+	char *err, size_t len)
+{
+	mbedtls_x509_crt crt;
+	uint8_t hash[32];
+	uint32_t flags = 0;
+	char name[80];
+	int rc, ret = -1;
+
+	mbedtls_x509_crt_init(&crt);
+	/* PEM must end with its NUL; a DER certificate is taken as it is. */
+	if (cert_len == 0 || cert_len > LB_PROOF_CERT_MAX) {
+		snprintf(err, len, "no certificate");
+		goto out;
+	}
+	if ((rc = mbedtls_x509_crt_parse(&crt, (const uint8_t *)cert_pem, cert_len)) != 0) {
+		mbed_err(err, len, "certificate", rc);
+		goto out;
+	}
+	rc = mbedtls_x509_crt_verify(&crt, &ca->chain, NULL, id, &flags, NULL, NULL);
+	if (rc != 0) {
+		cert_name(&crt, name, sizeof(name));
+		if (flags == MBEDTLS_X509_BADCERT_CN_MISMATCH)
+			snprintf(err, len, "the certificate names %s, not %s", name, id);
+		else {
+			char info[160];
+
+			mbedtls_x509_crt_verify_info(
+				info, sizeof(info), "", flags & ~MBEDTLS_X509_BADCERT_CN_MISMATCH);
+			info[strcspn(info, "\n")] = '\0';
+			snprintf(err, len, "certificate of %s: %s", name,
+				info[0] ? info : "not trusted");
+		}
+		goto out;
+	}
+	if ((rc = proof_hash(nonce, id, hash)) != 0) {
+		mbed_err(err, len, "hash", rc);
+		goto out;
+	}
+	if ((rc = mbedtls_pk_verify(
+		     &crt.pk, MBEDTLS_MD_SHA256, hash, sizeof(hash), sig, sig_len)) != 0) {
+		snprintf(err, len, "the signature does not verify with the certificate's key");
+		goto out;
+	}
+	ret = 0;
+out:
+	mbedtls_x509_crt_free(&crt);
+	return ret;
+}
