@@ -223,6 +223,14 @@ def codec_msgs():
         "hello_mux": env(10, fb(1, "mux-1") + fv(2, 1) + fv(3, 7) + fb(4, DIGEST), sender="mux-1"),
         "hello_agent_nodigest": env(10, fb(1, "agent-1") + fv(2, 2), sender="agent-1"),
         "hello_bad_role": env(10, fb(1, "x") + fv(2, 9)),
+        # over TLS: the challenge, and a hello answering it (nonce, certificate, proof)
+        "challenge": env(22, fb(1, bytes(range(32)))),
+        "challenge_short_nonce": env(22, fb(1, bytes(31))),
+        "hello_proven": env(10, fb(1, "mux-1") + fv(2, 1) + fv(3, 7) + fb(4, DIGEST) + fb(6, bytes(range(32)))
+                            + fb(7, b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n\0")
+                            + fb(8, bytes(70)), sender="mux-1"),
+        "hello_cert_no_nul": env(10, fb(1, "mux-1") + fv(2, 1) + fb(6, bytes(32)) + fb(7, b"PEM")
+                                 + fb(8, bytes(70)), sender="mux-1"),
         "welcome": env(11, fv(1, 7) + fv(2, 1)),
         "prepare": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(1, service()) + fb(1, service(VIP2, 17, 53, 1))
                                                       + fb(2, key(VIP1, 6, 443)) + fb(3, options()))
