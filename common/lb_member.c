@@ -25,6 +25,7 @@
 #define RECV_TICK_MS 100       /* how often the loop looks at the clock and stop */
 #define SNAPSHOT_RETRY_MS 1000 /* at most one snapshot request per this */
 #define HELLO_RETRY_MS 1000    /* a hello not answered by a welcome is sent again */
+#define REFUSED_HOLD_MS 30000  /* ... but only this long after a refusal */
 #define REDIAL_MS 3000	       /* disconnected this long: a new dialer */
 
 struct lb_member {
@@ -64,6 +65,7 @@ struct lb_member {
 
 	uint64_t status_sent_ms;
 	uint64_t hello_sent_ms;
+	uint64_t hello_hold_ms; /* refused: no hello again before this */
 	uint64_t down_since_ms; /* 0 while connected */
 	bool redialing;		/* said so once for this outage */
 	bool welcomed;		/* the manager answered this connection's hello */
@@ -473,7 +475,10 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		on_chunk(m, msg);
 		break;
 	case LB_MSG_REFUSED:
-		LB_ERR("manager refused this member: %s", msg->text);
+		/* It will say so again until something changes: ask less often. */
+		LB_ERR("manager refused this member: %s (again in %u s)", msg->text,
+			REFUSED_HOLD_MS / 1000);
+		m->hello_hold_ms = now_ms() + REFUSED_HOLD_MS;
 		break;
 	case LB_MSG_CHALLENGE:
 		on_challenge(m, msg);
@@ -686,7 +691,8 @@ lb_member_run(void *arg)
 		if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
 			/* A hello can be lost to a manager still starting: until it
 			 * answers with a welcome, say it again. */
-			if (!m->welcomed && now_ms() - m->hello_sent_ms >= HELLO_RETRY_MS)
+			if (!m->welcomed && now_ms() >= m->hello_hold_ms &&
+				now_ms() - m->hello_sent_ms >= HELLO_RETRY_MS)
 				send_hello(m);
 			/* Heartbeats once welcomed: before, over TLS, the manager
 			 * does not know who we are yet. */

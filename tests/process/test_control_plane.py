@@ -26,6 +26,7 @@ failure) once the bug is gone, so that the entry is removed.
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import ssl
@@ -47,7 +48,7 @@ KNOWN_BUGS = set()
 
 class Lab(ManagerLab):
     TAG = "cp"
-    LOGS = ("manager", "mux1", "mux2")
+    LOGS = ("manager", "mux1", "mux2", "mux3")
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
@@ -590,6 +591,28 @@ class Cases:
                    f"{case}: the real mux1 ends in sync on version {v + 1} (its telemetry too)")
         self.held(case)
 
+    def wrong_name(self, case):
+        """A real mux whose certificate names another member: id mux3 with
+        mux2's certificate and key. It is challenged, proves with mux2's key,
+        is refused with the reason, and asks again only after 30 s."""
+        lab = self.lab
+        before = lab.counters()
+        for ext in ("pem", "key"):
+            shutil.copy(f"{lab.pki}/mux2.{ext}", f"{lab.pki}/mux3.{ext}")
+        lab.start_mux("mux3")
+        why = "hello as mux3 refused: the certificate names mux2, not mux3"
+        self.check(lab.wait(lambda: why in lab.log("mux3"), timeout=20),
+                   f"{case}: mux3 logs the refusal and why")
+        self.check(why in lab.log("manager"), f"{case}: so does the manager")
+        time.sleep(3)
+        d = delta(lab.counters(), before)
+        self.check(d["unproven"] == 1,
+                   f"{case}: one refusal in the first 3 s (it waits 30 s before asking "
+                   f"again): unproven +{d['unproven']}")
+        self.check("mux3" not in lab.members(), f"{case}: mux3 is not a member")
+        self.check(lab.kill("mux3") == 0, f"{case}: mux3 exits 0 on SIGTERM")
+        self.held(case)
+
     def impersonation(self, case):
         self.impersonate(case, False)
 
@@ -632,7 +655,7 @@ def run(lab, check, only):
             ("out-of-place", cases.out_of_place), ("snapshot-flood", cases.snapshot_flood),
             ("fake-manager", cases.fake_manager), ("ctl-flood", cases.ctl_flood),
             ("ctl-noread", cases.ctl_noread), ("handshake-reset", cases.handshake_reset),
-            ("impersonation", cases.impersonation),
+            ("impersonation", cases.impersonation), ("wrong-name", cases.wrong_name),
             ("impersonation-frozen", cases.impersonation_frozen)]
     for name, fn in todo:
         if only is None or name in only.split(","):
