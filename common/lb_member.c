@@ -71,6 +71,7 @@ struct lb_member {
 	bool welcomed;		/* the manager answered this connection's hello */
 	int stop;		/* atomic */
 	int need_hello;		/* atomic: set by the pipe callback */
+	int lost;		/* atomic: a connection closed (pipe callback) */
 	int connected;		/* atomic: pipes open (pair1 has one, but events may cross) */
 };
 
@@ -502,6 +503,7 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 		__atomic_add_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
 		__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
 		__atomic_sub_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
 	}
 }
@@ -680,6 +682,10 @@ lb_member_run(void *arg)
 		size_t len;
 		int rc;
 
+		/* The welcome was for a connection that is gone: no heartbeat
+		 * until the next one welcomes us. */
+		if (__atomic_exchange_n(&m->lost, 0, __ATOMIC_ACQ_REL))
+			m->welcomed = false;
 		if (__atomic_exchange_n(&m->need_hello, 0, __ATOMIC_ACQ_REL)) {
 			/* A new connection: whatever was half-done is void. */
 			snap_reset(m);

@@ -25,6 +25,7 @@
 #ifndef MGR_H
 #define MGR_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -245,9 +246,11 @@ struct mgr {
 	uint64_t n_challenges, n_unproven;
 	struct mgr_guard guards[MGR_MAX_LISTENERS];
 	uint32_t n_guards;
-	uint64_t guard_ms;
-	bool guard_warned;
-	uint64_t n_listener_restarts;
+	pthread_t guard_thread; /* the guard runs beside the loop (mgr_guard.c) */
+	bool guard_running;
+	int guard_stop;		      /* atomic */
+	bool guard_warned;	      /* the guard's thread only */
+	uint64_t n_listener_restarts; /* atomic: the guard's thread adds */
 	int msock_fd, csock_fd;
 	int pipe_ev[2]; /* pipe ids of closed connections, from nng's thread */
 	uint64_t n_malformed, n_refused, n_unexpected, n_ctl, n_ctl_dropped;
@@ -318,9 +321,10 @@ void mgr_net_pump(struct mgr *m, uint64_t now);
  * probes with req0 if req_probe (s is rep0), else pair1. */
 int mgr_guard_listen(struct mgr *m, nng_socket s, const char *url, const char *what, bool req_probe,
 	char *err, size_t len);
-/* Probe the listeners when due; listen again on any nng has stopped. */
-void mgr_guard_tick(struct mgr *m, uint64_t now);
-uint64_t mgr_guard_next_deadline(const struct mgr *m, uint64_t now);
+/* Start the guard's thread: it probes the listeners and listens again on
+ * any nng has stopped. Returns 0 or an errno. */
+int mgr_guard_start(struct mgr *m);
+/* Stop it (waits at most 2 s for its thread) and close its probes. */
 void mgr_guard_stop(struct mgr *m);
 uint64_t mgr_net_next_deadline(const struct mgr *m, uint64_t now);
 

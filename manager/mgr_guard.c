@@ -12,7 +12,10 @@
  * hundred such connections did it here). The connections still complete
  * their handshakes underneath and wait forever for an accept.
  *
- * The guard, once per MGR_GUARD_TICK_MS: when the listener's "other" error
+ * The guard runs on a thread of its own, so that an nng call of its that
+ * does not return (nng 1.5.2 has such: nng_close() after a dropped
+ * connection) can never hold up the manager's loop. Once per
+ * MGR_GUARD_TICK_MS: when the listener's "other" error
  * count (nng's statistics, where NNG_ECLOSED lands) has grown, and every
  * MGR_GUARD_PERIOD_MS anyway, it dials the listener itself (pair1 to the
  * members' socket, req0 to the ctl socket; with the manager's certificate
@@ -27,9 +30,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/pair1/pair.h>
@@ -156,7 +161,7 @@ restart(struct mgr *m, struct mgr_guard *g)
 		return;
 	}
 	g->other = 0;
-	m->n_listener_restarts++;
+	__atomic_add_fetch(&m->n_listener_restarts, 1, __ATOMIC_RELAXED);
 	LB_WARN("%s: the listener on %s had stopped accepting connections (nng 1.5.2 stops a "
 		"listener when a peer drops in its handshake): listening again; the connections "
 		"it had reconnect",
@@ -195,16 +200,13 @@ scope_of(nng_stat *s, const char *name, int id)
 	return NULL;
 }
 
-void
-mgr_guard_tick(struct mgr *m, uint64_t now)
+static void
+guard_tick(struct mgr *m, uint64_t now)
 {
 	nng_stat *root;
 	uint32_t i;
 	int rv;
 
-	if (now < m->guard_ms)
-		return;
-	m->guard_ms = now + MGR_GUARD_TICK_MS;
 	if ((rv = nng_stats_get(&root)) != 0) {
 		if (!m->guard_warned)
 			LB_WARN("listener guard off: nng statistics: %s", nng_strerror(rv));
@@ -261,22 +263,49 @@ mgr_guard_tick(struct mgr *m, uint64_t now)
 	nng_stats_free(root);
 }
 
-uint64_t
-mgr_guard_next_deadline(const struct mgr *m, uint64_t now)
+static void *
+guard_main(void *arg)
 {
-	uint32_t i;
+	struct mgr *m = arg;
+	const struct timespec tick = {0, MGR_GUARD_TICK_MS * 1000000L};
 
-	for (i = 0; i < m->n_guards; i++)
-		if (nng_socket_id(m->guards[i].probe) > 0)
-			return m->guard_ms > now ? m->guard_ms : now;
-	return UINT64_MAX;
+	while (!__atomic_load_n(&m->guard_stop, __ATOMIC_ACQUIRE)) {
+		guard_tick(m, mgr_now_ms());
+		nanosleep(&tick, NULL);
+	}
+	return NULL;
+}
+
+int
+mgr_guard_start(struct mgr *m)
+{
+	int rv;
+
+	__atomic_store_n(&m->guard_stop, 0, __ATOMIC_RELEASE);
+	rv = pthread_create(&m->guard_thread, NULL, guard_main, m);
+	m->guard_running = rv == 0;
+	return rv;
 }
 
 void
 mgr_guard_stop(struct mgr *m)
 {
+	struct timespec until;
 	uint32_t i;
 
+	if (m->guard_running) {
+		__atomic_store_n(&m->guard_stop, 1, __ATOMIC_RELEASE);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 2;
+		m->guard_running = false;
+		if (pthread_timedjoin_np(m->guard_thread, NULL, &until) != 0) {
+			/* Stuck in nng: leave it and its probes; the process is ending. */
+			LB_WARN("listener guard: its thread did not stop in 2 s; leaving it");
+			pthread_detach(m->guard_thread);
+			m->n_guards = 0;
+			return;
+		}
+	}
 	for (i = 0; i < m->n_guards; i++)
 		probe_end(&m->guards[i]);
 	m->n_guards = 0;

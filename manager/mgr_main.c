@@ -301,7 +301,6 @@ loop(struct mgr *m, int sig_fd)
 		mgr_round_tick(m, now);
 		mgr_vprobe_tick(m, now);
 		mgr_net_pump(m, now);
-		mgr_guard_tick(m, now);
 		d = mgr_round_next_deadline(m);
 		t = mgr_net_next_deadline(m, now);
 		if (t < d)
@@ -310,9 +309,6 @@ loop(struct mgr *m, int sig_fd)
 		if (t < d)
 			d = t;
 		t = mgr_vprobe_next_deadline(m);
-		if (t < d)
-			d = t;
-		t = mgr_guard_next_deadline(m, now);
 		if (t < d)
 			d = t;
 		/* At least once a second: contact ages and silence checks stay fresh. */

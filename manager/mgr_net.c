@@ -243,6 +243,10 @@ mgr_net_start(struct mgr *m, char *err, size_t len)
 		(c->mc_ctl_tls[0] != '\0' && mgr_guard_listen(m, m->csock, c->mc_ctl_tls, "ctl_tls",
 						     true, err, len) != 0))
 		return -LB_EIO;
+	if ((rv = mgr_guard_start(m)) != 0) {
+		snprintf(err, len, "listener guard: %s", strerror(rv));
+		return -LB_EIO;
+	}
 	return 0;
 }
 
