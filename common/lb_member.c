@@ -17,6 +17,7 @@
 #include <nng/supplemental/tls/tls.h>
 
 #include "lb_err.h"
+#include "lb_file.h"
 #include "lb_ftable.h"
 #include "lb_log.h"
 #include "lb_member.h"
@@ -508,28 +509,6 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	}
 }
 
-static char *
-read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (1 << 20) &&
-		fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
-		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		} else {
-			buf[n] = '\0';
-		}
-	}
-	fclose(f);
-	return buf;
-}
-
 static int
 setup_tls(struct lb_member *m, char *err, size_t len)
 {
@@ -543,8 +522,8 @@ setup_tls(struct lb_member *m, char *err, size_t len)
 		rc = nng_tls_config_ca_file(m->tls, m->cfg.ca);
 	}
 	if (rc == 0) {
-		cert = read_file(m->cfg.cert);
-		key = read_file(m->cfg.key);
+		lb_read_file(m->cfg.cert, LB_PROOF_CERT_MAX, &cert, NULL);
+		lb_read_file(m->cfg.key, LB_PROOF_CERT_MAX, &key, NULL);
 		what = cert == NULL ? m->cfg.cert : m->cfg.key;
 		rc = cert == NULL || key == NULL ? NNG_ENOENT
 						 : nng_tls_config_own_cert(m->tls, cert, key, NULL);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A member's proof of its id (lb_proof.h), with mbed TLS (nng's own TLS library). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <mbedtls/sha256.h>
 #include <mbedtls/x509_crt.h>
 
+#include "lb_file.h"
 #include "lb_proof.h"
 
 #define PROOF_LABEL "sluice hello proof 1"
@@ -59,31 +61,6 @@ proof_hash(const uint8_t nonce[LB_NONCE_LEN], const char *id, uint8_t out[32])
 	return rc;
 }
 
-static char *
-read_file(const char *path, size_t max, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	size_t n;
-
-	if (f == NULL)
-		return NULL;
-	buf = malloc(max + 1);
-	if (buf == NULL) {
-		fclose(f);
-		return NULL;
-	}
-	n = fread(buf, 1, max + 1, f);
-	fclose(f);
-	if (n == 0 || n > max) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n + 1;
-	return buf;
-}
-
 struct lb_proof_signer *
 lb_proof_signer_load(const char *cert_path, const char *key_path, char *err, size_t len)
 {
@@ -99,12 +76,12 @@ lb_proof_signer_load(const char *cert_path, const char *key_path, char *err, siz
 	mbedtls_entropy_init(&s->entropy);
 	mbedtls_ctr_drbg_init(&s->drbg);
 	mbedtls_x509_crt_init(&crt);
-	s->cert = read_file(cert_path, LB_PROOF_CERT_MAX - 1, &s->cert_len);
-	if (s->cert == NULL) {
-		snprintf(err, len, "cannot read %s (or over %d bytes)", cert_path,
-			LB_PROOF_CERT_MAX - 1);
+	if ((rc = lb_read_file(cert_path, LB_PROOF_CERT_MAX - 1, &s->cert, &s->cert_len)) != 0) {
+		snprintf(err, len, "cannot read %s: %s", cert_path,
+			rc == -EFBIG ? "over 16 KB" : strerror(-rc));
 		goto fail;
 	}
+	s->cert_len++; /* PEM goes to mbed TLS with its NUL */
 	if ((rc = mbedtls_x509_crt_parse(&crt, (const uint8_t *)s->cert, s->cert_len)) != 0) {
 		mbed_err(err, len, cert_path, rc);
 		goto fail;

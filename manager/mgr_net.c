@@ -37,6 +37,7 @@
 #include <nng/supplemental/tls/tls.h>
 
 #include "lb_err.h"
+#include "lb_file.h"
 #include "lb_log.h"
 #include "lb_proof.h"
 #include "mgr.h"
@@ -132,28 +133,6 @@ mgr_net_pipes(struct mgr *m, uint64_t now)
 /* ---- sockets ---- */
 
 static int
-read_text(const char *path, char **out)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	long n;
-
-	*out = NULL;
-	if (f == NULL)
-		return -errno;
-	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || n > (1 << 20) ||
-		fseek(f, 0, SEEK_SET) != 0 || (buf = calloc(1, (size_t)n + 1)) == NULL ||
-		fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	*out = buf;
-	return 0;
-}
-
-static int
 tls_setup(struct mgr *m, char *err, size_t len)
 {
 	const struct mgr_config *c = &m->cfg;
@@ -173,7 +152,8 @@ tls_setup(struct mgr *m, char *err, size_t len)
 		snprintf(err, len, "tls: ca %s: %s", c->mc_ca, nng_strerror(rv));
 		return -LB_EINVAL;
 	}
-	if ((rv = read_text(c->mc_cert, &cert)) != 0 || (rv = read_text(c->mc_key, &key)) != 0) {
+	if ((rv = lb_read_file(c->mc_cert, 1 << 20, &cert, NULL)) != 0 ||
+		(rv = lb_read_file(c->mc_key, 1 << 20, &key, NULL)) != 0) {
 		snprintf(err, len, "tls: cannot read %s: %s", cert == NULL ? c->mc_cert : c->mc_key,
 			strerror(-rv));
 		free(cert);

@@ -89,6 +89,18 @@ round_clear(struct mgr_round *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* The round's desired table and pools become the committed version's base. */
+static void
+base_from_round(struct mgr *m, struct mgr_round *r)
+{
+	lb_ftable_free(&m->base_desired);
+	mgr_pools_free(&m->base_pools);
+	m->base_desired = r->r_desired;
+	m->base_pools = r->r_pools;
+	memset(&r->r_desired, 0, sizeof(r->r_desired));
+	memset(&r->r_pools, 0, sizeof(r->r_pools));
+}
+
 void
 mgr_effective_touch(struct mgr *m, uint64_t now)
 {
@@ -204,12 +216,7 @@ begin_round(struct mgr *m, uint64_t now)
 		m->committed_seq = m->accepted_seq;
 		m->batch_deadline_ms = 0;
 		/* What desired is now is what the committed version runs. */
-		lb_ftable_free(&m->base_desired);
-		mgr_pools_free(&m->base_pools);
-		m->base_desired = r->r_desired;
-		m->base_pools = r->r_pools;
-		memset(&r->r_desired, 0, sizeof(r->r_desired));
-		memset(&r->r_pools, 0, sizeof(r->r_pools));
+		base_from_round(m, r);
 		round_clear(r);
 		return;
 	}
@@ -372,12 +379,7 @@ finish_commit(struct mgr *m, uint64_t version, uint64_t now)
 	lb_ftable_free(&m->committed);
 	m->committed = r->r_next;
 	memset(&r->r_next, 0, sizeof(r->r_next));
-	lb_ftable_free(&m->base_desired);
-	mgr_pools_free(&m->base_pools);
-	m->base_desired = r->r_desired;
-	m->base_pools = r->r_pools;
-	memset(&r->r_desired, 0, sizeof(r->r_desired));
-	memset(&r->r_pools, 0, sizeof(r->r_pools));
+	base_from_round(m, r);
 	m->reject_retry_ms = 0;
 	m->reject_backoff_ms = 0;
 	memcpy(m->committed_digest, r->r_digest, LB_DIGEST_LEN);

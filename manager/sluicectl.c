@@ -41,6 +41,7 @@
 #include "lb_codec.h"
 #include "lb_config.h"
 #include "lb_err.h"
+#include "lb_file.h"
 #include "lb_flow.h"
 #include "lb_hdr.h"
 
@@ -531,42 +532,19 @@ ctl_parse_pool(const struct ctl_cmd *cmd, const struct ctl_opts *o, struct lb_po
 static int
 ctl_read_file(const struct ctl_cmd *cmd, const char *path, char **out)
 {
-	struct stat st;
-	FILE *f;
-	char *buf;
 	size_t n;
+	int rc = lb_read_file(path, CTL_MAX_FILE, out, &n);
 
-	f = fopen(path, "r");
-	if (f == NULL)
-		return ctl_usage_error(cmd, "%s: %s", path, strerror(errno));
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return ctl_usage_error(cmd, "%s: not a regular file", path);
-	}
-	if ((uint64_t)st.st_size > CTL_MAX_FILE) {
-		fclose(f);
+	if (rc == -EFBIG)
 		return ctl_usage_error(cmd, "%s: larger than %u bytes", path, CTL_MAX_FILE);
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (buf == NULL) {
-		fclose(f);
-		fprintf(stderr, "sluicectl: %s: out of memory\n", path);
-		return CTL_EXIT_REFUSED;
-	}
-	n = fread(buf, 1, (size_t)st.st_size, f);
-	if (ferror(f) || n != (size_t)st.st_size) {
-		free(buf);
-		fclose(f);
-		return ctl_usage_error(cmd, "%s: read error", path);
-	}
-	fclose(f);
-	buf[n] = '\0';
+	if (rc != 0)
+		return ctl_usage_error(cmd, "%s: %s", path, strerror(-rc));
 	/* The body is a protobuf string: a NUL would cut it short unseen. */
-	if (strlen(buf) != n) {
-		free(buf);
+	if (strlen(*out) != n) {
+		free(*out);
+		*out = NULL;
 		return ctl_usage_error(cmd, "%s: contains a NUL byte: not a services file", path);
 	}
-	*out = buf;
 	return 0;
 }
 
@@ -896,28 +874,11 @@ ctl_dial_timer(double seconds)
 static int
 ctl_read_pem(const char *opt, const char *path, char **out)
 {
-	FILE *f = fopen(path, "r");
-	char *buf;
-	size_t n;
+	int rc = lb_read_file(path, CTL_MAX_PEM, out, NULL);
 
-	if (f == NULL)
-		return ctl_usage_error(NULL, "%s %s: %s", opt, path, strerror(errno));
-	buf = malloc(CTL_MAX_PEM + 1);
-	if (buf == NULL) {
-		fclose(f);
-		fprintf(stderr, "sluicectl: %s: out of memory\n", path);
-		return CTL_EXIT_UNREACHABLE;
-	}
-	n = fread(buf, 1, CTL_MAX_PEM + 1, f);
-	if (ferror(f) || n > CTL_MAX_PEM) {
-		fclose(f);
-		free(buf);
+	if (rc != 0)
 		return ctl_usage_error(NULL, "%s %s: %s", opt, path,
-			n > CTL_MAX_PEM ? "too large for a PEM file" : "read error");
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*out = buf;
+			rc == -EFBIG ? "too large for a PEM file" : strerror(-rc));
 	return 0;
 }
 

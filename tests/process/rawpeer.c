@@ -46,6 +46,7 @@
 
 #include "lb_codec.h"
 #include "lb_err.h"
+#include "lb_file.h"
 #include "lb_ftable.h"
 #include "lb_hdr.h"
 
@@ -189,25 +190,6 @@ pipe_removed(nng_pipe p, nng_pipe_ev ev, void *arg)
 	fflush(stdout);
 }
 
-static char *
-read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (1 << 20) &&
-		fseek(f, 0, SEEK_SET) == 0 && (buf = calloc(1, (size_t)n + 1)) != NULL &&
-		fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 static int
 tls_config(struct rp *rp, nng_tls_config **out)
 {
@@ -225,8 +207,8 @@ tls_config(struct rp *rp, nng_tls_config **out)
 	if (o->ca != NULL)
 		rv = nng_tls_config_ca_file(c, o->ca);
 	if (rv == 0 && o->cert != NULL) {
-		cert = read_file(o->cert);
-		key = read_file(o->key);
+		lb_read_file(o->cert, 1 << 20, &cert, NULL);
+		lb_read_file(o->key, 1 << 20, &key, NULL);
 		rv = cert == NULL || key == NULL ? NNG_ENOENT
 						 : nng_tls_config_own_cert(c, cert, key, NULL);
 	}
