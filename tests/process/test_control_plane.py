@@ -123,14 +123,15 @@ def tls_handshake(port, ca, cert=None, key=None):
 def hello_reset(port):
     """A TLS ClientHello, then a reset while the server answers it (nng
     1.5.2 stops a listener when its write fails with EPIPE). False if the
-    connection was refused (a listener between close and listen again)."""
+    connection was refused or reset before the handshake (a listener
+    between close and listen again)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
     try:
         s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    except ConnectionRefusedError:
-        return False
+    except (ConnectionRefusedError, ConnectionResetError):
+        return False  # the listening socket closed under a connect in its backlog
     s.setblocking(False)
     t = ctx.wrap_socket(s, do_handshake_on_connect=False)
     try:
