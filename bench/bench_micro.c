@@ -39,6 +39,7 @@
 #include "lb_dpdk.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
+#include "lb_parse.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
 #include "mux_worker.h"
@@ -52,6 +53,19 @@
 #define BENCH_SWAP_POOL 4	    /* generations pre-built when a build is too slow */
 #define BENCH_SMOKE_SWAPS 20	    /* the smoke swap run lasts at least this many swaps */
 
+/*
+ * The floor scenarios time what every forwarded packet costs before the
+ * mux has chosen anything: mux_burst()'s parse (floor-parse), and that with
+ * the connection key and the keyed flow hash (floor-parse-hash), the same
+ * inline functions on the same frames. No real mux can cost less per packet
+ * than floor-parse-hash (the design's keyed, symmetric flow hash), so it
+ * bounds what any tuning of the rest can reach (docs/performance.md).
+ */
+enum bench_floor { BENCH_FLOOR_NONE, BENCH_FLOOR_PARSE, BENCH_FLOOR_HASH };
+
+/* Where the floor runs leave their results, so the compiler keeps the work. */
+volatile uint64_t bench_sink;
+
 struct scenario {
 	const char *name;
 	const char *what;
@@ -60,12 +74,13 @@ struct scenario {
 	uint32_t maglev;
 	uint32_t conns; /* established flows, inserted before timing */
 	enum bench_dist dist;
-	bool syn;	   /* every packet a new flow (SYN) */
-	bool fill;	   /* fill the table to the first failed insert first */
-	uint32_t entries;  /* connection-table size */
-	uint32_t reset_at; /* syn: reset the table (untimed) once it holds this many */
-	uint32_t swap_us;  /* replace the generation every swap_us microseconds (0: never) */
-	bool rcu;	   /* load ctx->gen and report RCU quiescence per burst, as a worker */
+	bool syn;		/* every packet a new flow (SYN) */
+	bool fill;		/* fill the table to the first failed insert first */
+	uint32_t entries;	/* connection-table size */
+	uint32_t reset_at;	/* syn: reset the table (untimed) once it holds this many */
+	uint32_t swap_us;	/* replace the generation every swap_us microseconds (0: never) */
+	bool rcu;		/* load ctx->gen and report RCU quiescence per burst, as a worker */
+	enum bench_floor floor; /* time only the first steps of mux_burst (a lower bound) */
 };
 
 struct result {
@@ -125,6 +140,10 @@ static const struct scenario full_suite[] = {
 		100, 65537, 1000, BENCH_UNIFORM, false, false, 1u << 20, 0, 1000, true},
 	{"swap-1ms-est-1m", "established, 1M connections, uniform, table replaced every 1 ms", 10,
 		100, 65537, 1000000, BENCH_UNIFORM, false, false, 1310720, 0, 1000, true},
+	{"floor-parse", "lower bound: mux_burst's parse only, est-1k-uniform's frames", 10, 100,
+		65537, 1000, BENCH_UNIFORM, false, false, 1u << 20, 0, 0, false, BENCH_FLOOR_PARSE},
+	{"floor-parse-hash", "lower bound: parse, connection key and flow hash", 10, 100, 65537,
+		1000, BENCH_UNIFORM, false, false, 1u << 20, 0, 0, false, BENCH_FLOOR_HASH},
 };
 
 /* The smoke run: tiny, and checks every packet instead of timing anything. */
@@ -208,6 +227,47 @@ run_batch(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 		t->n = 0;
 	}
 	return got;
+}
+
+/*
+ * A floor scenario's batch: per burst, what mux_burst()'s first loop does
+ * for each packet up to the flow hash (floor), nothing after. The mbufs are
+ * handed back untouched in out. Counts the parsed packets in *fwd.
+ */
+static inline uint32_t
+run_batch_floor(const struct mux_gen *g, enum bench_floor floor, struct rte_mbuf **m, uint32_t n,
+	struct rte_mbuf **out, uint64_t *fwd)
+{
+	struct lb_pkt info[MUX_BURST];
+	struct mux_conn_key ckey[MUX_BURST];
+	uint64_t acc = 0, ok = 0;
+	uint32_t i, b;
+
+	for (b = 0; b < n; b += MUX_BURST) {
+		uint32_t k = RTE_MIN((uint32_t)MUX_BURST, n - b);
+
+		for (i = 0; i < k; i++) {
+			const struct rte_mbuf *mb = m[b + i];
+			struct lb_pkt *pi = &info[i];
+
+			if (unlikely(mb->nb_segs != 1) ||
+				unlikely(lb_parse(rte_pktmbuf_mtod(mb, const uint8_t *),
+						 mb->data_len, pi) != 0))
+				continue;
+			ok++;
+			if (floor == BENCH_FLOOR_PARSE) {
+				acc += pi->sport;
+				continue;
+			}
+			mux_conn_key_v4(
+				&ckey[i], pi->src, pi->sport, pi->dst, pi->dport, pi->proto);
+			acc += mux_conn_hash(&g->seed, &ckey[i]);
+		}
+	}
+	bench_sink = acc;
+	memcpy(out, m, sizeof(*out) * n);
+	*fwd += ok;
+	return n;
 }
 
 /*
@@ -505,7 +565,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	bool swapping = false, online = false, sample;
 	rte_be32_t *dip_of = NULL;
 	uint32_t *seq = NULL, pos = 0, i, got, live, swept, n_dip = 0;
-	uint64_t next_new = BENCH_NEW_BASE, budget, t0, t1, t2, start, batch = 0;
+	uint64_t next_new = BENCH_NEW_BASE, budget, t0, t1, t2, start, batch = 0, floor_fwd = 0;
 	uint8_t flags = sc->syn ? LB_TCP_SYN : LB_TCP_ACK;
 	double t;
 	int rc = -1;
@@ -615,7 +675,9 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		t0 = rte_rdtsc();
 		prep(m, fl, BENCH_BATCH_PKTS, sc->services, flags);
 		t1 = rte_rdtsc();
-		if (sc->rcu)
+		if (sc->floor != BENCH_FLOOR_NONE)
+			got = run_batch_floor(g, sc->floor, m, BENCH_BATCH_PKTS, out, &floor_fwd);
+		else if (sc->rcu)
 			got = run_batch_rcu(w, &env->ctx, env->port, m, BENCH_BATCH_PKTS, out);
 		else
 			got = run_batch(w, g, env->port, m, BENCH_BATCH_PKTS, out);
@@ -680,7 +742,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 			goto out;
 		}
 	}
-	r->fwd = w->cnt.fwd_pkts;
+	r->fwd = w->cnt.fwd_pkts + floor_fwd;
 	r->hit = w->cnt.conn_hit;
 	r->new_conns = w->cnt.conn_new;
 	r->full = w->cnt.conn_full;
