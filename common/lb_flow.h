@@ -27,6 +27,8 @@
 
 #include <rte_byteorder.h>
 
+#include "lb_hdr.h"
+
 enum lb_af { LB_AF_NONE = 0, LB_AF_INET = 4, LB_AF_INET6 = 6 };
 
 struct lb_addr {
@@ -81,8 +83,8 @@ static inline void
 lb_flow_key_v4(struct lb_flow_key *k, rte_be32_t src, rte_be16_t sport, rte_be32_t dst,
 	rte_be16_t dport, uint8_t proto)
 {
-	uint64_t s = ((uint64_t)rte_be_to_cpu_32(src) << 16) | rte_be_to_cpu_16(sport);
-	uint64_t d = ((uint64_t)rte_be_to_cpu_32(dst) << 16) | rte_be_to_cpu_16(dport);
+	uint64_t s = ((uint64_t)rte_be_to_cpu_32(src) << 16) | lb_ntohs(sport);
+	uint64_t d = ((uint64_t)rte_be_to_cpu_32(dst) << 16) | lb_ntohs(dport);
 
 	memset(k, 0, sizeof(*k));
 	if (s <= d) {
@@ -161,7 +163,7 @@ lb_flow_hash_v4(const struct lb_hash_seed *seed, rte_be32_t lo_addr, rte_be32_t 
 	b = (uint64_t)lo_port | (uint64_t)hi_port << 16 | (uint64_t)proto << 32;
 #else
 	m = (uint64_t)rte_bswap32(lo_addr) | (uint64_t)rte_bswap32(hi_addr) << 32;
-	b = (uint64_t)rte_bswap16(lo_port) | (uint64_t)rte_bswap16(hi_port) << 16 |
+	b = (uint64_t)lb_ntohs(lo_port) | (uint64_t)lb_ntohs(hi_port) << 16 |
 	    (uint64_t)proto << 32;
 #endif
 	v3 ^= m;

@@ -15,6 +15,28 @@
 
 #include <rte_byteorder.h>
 
+/*
+ * A 16-bit field between network and host order, on the packet path.
+ * DPDK 22.11's rte_bswap16() of a variable is an asm volatile xchgb on x86,
+ * which the compiler can neither fold into its neighbours nor schedule; the
+ * builtin is one rotate, or none where the value is only compared.
+ */
+static inline uint16_t
+lb_ntohs(rte_be16_t v)
+{
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	return __builtin_bswap16(v);
+#else
+	return v;
+#endif
+}
+
+static inline rte_be16_t
+lb_htons(uint16_t v)
+{
+	return (rte_be16_t)lb_ntohs((rte_be16_t)v);
+}
+
 #define LB_ETH_ALEN 6
 
 #define LB_ETHERTYPE_IPV4 0x0800

@@ -99,8 +99,8 @@ static inline void
 mux_conn_key_v4(struct mux_conn_key *k, rte_be32_t src, rte_be16_t sport, rte_be32_t dst,
 	rte_be16_t dport, uint8_t proto)
 {
-	uint64_t s = ((uint64_t)rte_be_to_cpu_32(src) << 16) | rte_be_to_cpu_16(sport);
-	uint64_t d = ((uint64_t)rte_be_to_cpu_32(dst) << 16) | rte_be_to_cpu_16(dport);
+	uint64_t s = ((uint64_t)rte_be_to_cpu_32(src) << 16) | lb_ntohs(sport);
+	uint64_t d = ((uint64_t)rte_be_to_cpu_32(dst) << 16) | lb_ntohs(dport);
 	rte_be32_t la = src, ha = dst;
 	rte_be16_t lp = sport, hp = dport;
 	uint64_t w[2];

@@ -70,15 +70,15 @@ csum_apply(rte_be16_t csum, uint32_t delta)
 	return (rte_be16_t)~lb_csum_fold((uint32_t)(uint16_t)~csum + delta);
 }
 
-/* Two bytes as the 16-bit word they make in memory. */
+/* Two bytes as the 16-bit word they make in memory (shifts, not a store and a load). */
 static inline uint16_t
 mem16(uint8_t first, uint8_t second)
 {
-	uint8_t b[2] = {first, second};
-	uint16_t v;
-
-	memcpy(&v, b, 2);
-	return v;
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	return (uint16_t)(first | (uint16_t)second << 8);
+#else
+	return (uint16_t)((uint16_t)first << 8 | second);
+#endif
 }
 
 /*
@@ -158,15 +158,15 @@ encapsulate(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi,
 	outer = (struct lb_ipv4_hdr *)(p + sizeof(*eth));
 	memcpy(eth->dst, &ctx->next_hop, LB_ETH_ALEN);
 	memcpy(eth->src, &ctx->port_mac[port], LB_ETH_ALEN);
-	eth->type = rte_cpu_to_be_16(LB_ETHERTYPE_IPV4);
+	eth->type = lb_htons(LB_ETHERTYPE_IPV4);
 
-	tot = rte_cpu_to_be_16((uint16_t)(pi->l3_len + LB_ENCAP_LEN));
+	tot = lb_htons((uint16_t)(pi->l3_len + LB_ENCAP_LEN));
 	if (pi->df) {
-		frag = rte_cpu_to_be_16(LB_IPV4_DF);
+		frag = lb_htons(LB_IPV4_DF);
 		id = 0; /* RFC 6864: the id of an atomic datagram is unused */
 	} else {
 		frag = 0;
-		id = rte_cpu_to_be_16(w->ip_id++);
+		id = lb_htons(w->ip_id++);
 	}
 	outer->ver_ihl = 0x45;
 	outer->tos = tos;
