@@ -163,8 +163,7 @@ lb_flow_hash_v4(const struct lb_hash_seed *seed, rte_be32_t lo_addr, rte_be32_t 
 	b = (uint64_t)lo_port | (uint64_t)hi_port << 16 | (uint64_t)proto << 32;
 #else
 	m = (uint64_t)rte_bswap32(lo_addr) | (uint64_t)rte_bswap32(hi_addr) << 32;
-	b = (uint64_t)lb_ntohs(lo_port) | (uint64_t)lb_ntohs(hi_port) << 16 |
-	    (uint64_t)proto << 32;
+	b = (uint64_t)lb_ntohs(lo_port) | (uint64_t)lb_ntohs(hi_port) << 16 | (uint64_t)proto << 32;
 #endif
 	v3 ^= m;
 	LB_SIPROUND(v0, v1, v2, v3);

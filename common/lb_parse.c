@@ -28,9 +28,8 @@ parse_arp(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	if (len < pkt->l2_len + sizeof(*arp))
 		return LB_DROP_TRUNCATED;
 	/* Some other hardware or protocol family: not ours to answer. */
-	if (arp->hrd != lb_htons(LB_ARP_HRD_ETHER) ||
-		arp->pro != lb_htons(LB_ETHERTYPE_IPV4) || arp->hln != LB_ETH_ALEN ||
-		arp->pln != 4)
+	if (arp->hrd != lb_htons(LB_ARP_HRD_ETHER) || arp->pro != lb_htons(LB_ETHERTYPE_IPV4) ||
+		arp->hln != LB_ETH_ALEN || arp->pln != 4)
 		return LB_DROP_ARP_MALFORMED;
 	pkt->kind = LB_PKT_ARP;
 	pkt->arp_op = lb_ntohs(arp->op);
