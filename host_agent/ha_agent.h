@@ -23,6 +23,7 @@
 
 #include <rte_common.h>
 #include <rte_ether.h>
+#include <rte_ip_frag.h>
 #include <rte_mbuf.h>
 
 #include "ha_config.h"
@@ -31,6 +32,17 @@
 #define HA_BURST 32
 #define HA_TXBUF 64
 #define HA_MAX_PORTS (HA_MAX_VMS + 1)
+
+/*
+ * Reassembly of outer fragments (ha_decap.c): at most HA_FRAG_MAX datagrams
+ * in progress (HA_FRAG_BUCKETS buckets of HA_FRAG_BUCKET_ENTRIES), each
+ * given HA_FRAG_TIMEOUT_MS from its first fragment to its last. The limit
+ * bounds the mbufs fragments can pin: HA_FRAG_MAX x 8 at most.
+ */
+#define HA_FRAG_BUCKETS 64
+#define HA_FRAG_BUCKET_ENTRIES 4
+#define HA_FRAG_MAX 128
+#define HA_FRAG_TIMEOUT_MS 2000
 
 struct rte_hash;
 struct rte_rcu_qsbr;
@@ -71,6 +83,8 @@ struct ha_counters {
 	uint64_t mss_clamped;
 	uint64_t arp_replies;
 	uint64_t echo_replies;
+	uint64_t frags_in;    /* outer fragments taken for reassembly */
+	uint64_t reassembled; /* ... and the whole datagrams they made */
 	uint64_t tx;
 	uint64_t drops[LB_DROP_MAX];
 };
@@ -100,6 +114,8 @@ struct ha_worker {
 	uint32_t idle_sleep_us;
 	volatile bool quit;
 	/* owned by the lcore */
+	struct rte_ip_frag_tbl *frag_tbl; /* NULL: outer fragments are dropped */
+	struct rte_ip_frag_death_row frag_dr;
 	struct ha_txbuf tx[HA_MAX_PORTS];
 	uint64_t vm_rx[HA_MAX_VMS];
 	uint64_t vm_tx[HA_MAX_VMS];
@@ -128,6 +144,13 @@ const struct ha_lb *ha_map_by_vip(
 	const struct ha_map *m, rte_be32_t vip, rte_be16_t vport, uint8_t proto, rte_be32_t dip);
 
 void ha_uplink_burst(struct ha_worker *w, struct rte_mbuf **pkts, uint16_t n);
+
+/*
+ * Discard the datagrams whose fragments stopped coming (tsc: now), and free
+ * what reassembly has given up, counting it as reassembly_failed. The lcore
+ * calls it once per loop; ha_uplink_burst() frees after every burst.
+ */
+void ha_frag_expire(struct ha_worker *w, uint64_t tsc);
 
 void ha_vm_burst(struct ha_worker *w, int vm, struct rte_mbuf **pkts, uint16_t n);
 

@@ -7,8 +7,12 @@
  * DIP of a local VM. The outer header is stripped by writing the VM's
  * Ethernet header over its last 14 bytes: no copy of the payload.
  */
+/* rte_ip_frag_table_del_expired_entries() is still experimental in DPDK 22.11. */
+#define ALLOW_EXPERIMENTAL_API
+
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 
 #include "ha_agent.h"
@@ -68,6 +72,75 @@ vm_of_dip(const struct ha_worker *w, rte_be32_t dip)
 	return -1;
 }
 
+/*
+ * An outer fragment. The mux copies DF from the client's packet, so a
+ * router between mux and host may split a tunnel packet the client let be
+ * fragmented. Fragments of a tunnel from a known mux to our PA (header
+ * already checked by lb_parse) wait in DPDK's reassembly table; the whole
+ * datagram comes back as one segment with its outer header made whole and
+ * goes the way of any tunnel packet. Anything else stays a drop. Returns the
+ * whole datagram, or NULL: m was held, or dropped under its reason.
+ */
+static struct rte_mbuf *
+reassemble(struct ha_worker *w, struct rte_mbuf *m, uint16_t l2)
+{
+	struct lb_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct lb_ipv4_hdr *, l2);
+	uint32_t ihl = (uint32_t)lb_ipv4_ihl(ip) * 4;
+	uint32_t frame = l2 + (uint32_t)lb_ntohs(ip->total_len);
+	struct rte_mbuf *whole;
+	int rc = 0;
+
+	if (ip->proto != LB_IPPROTO_IPIP || w->frag_tbl == NULL)
+		rc = LB_DROP_FRAGMENT;
+	else if (ip->dst != w->pa)
+		rc = LB_DROP_NOT_OUR_PA;
+	else if (!is_mux(w, ip->src))
+		rc = LB_DROP_UNKNOWN_MUX;
+	if (rc != 0) {
+		ha_drop(w, m, rc);
+		return NULL;
+	}
+	/* Ethernet padding would land inside the reassembled datagram. */
+	if (m->data_len > frame)
+		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - frame));
+	m->l2_len = l2;
+	m->l3_len = ihl;
+	w->cnt.frags_in++;
+	whole = rte_ipv4_frag_reassemble_packet(
+		w->frag_tbl, &w->frag_dr, m, rte_rdtsc(), (struct rte_ipv4_hdr *)ip);
+	if (whole == NULL)
+		return NULL; /* held; or given up, in the death row */
+	if (whole->nb_segs != 1 && rte_pktmbuf_linearize(whole) != 0) {
+		ha_drop(w, whole, LB_DROP_REASSEMBLY_TOO_BIG);
+		return NULL;
+	}
+	/* The library leaves the checksum for a TX offload we do not ask for. */
+	whole->ol_flags &= ~RTE_MBUF_F_TX_IP_CKSUM;
+	ip = rte_pktmbuf_mtod_offset(whole, struct lb_ipv4_hdr *, whole->l2_len);
+	ip->csum = 0;
+	ip->csum = lb_ipv4_hdr_csum(ip, whole->l3_len);
+	w->cnt.reassembled++;
+	return whole;
+}
+
+/* Free the fragments reassembly gave up on: each one a drop. */
+static inline void
+frag_reap(struct ha_worker *w)
+{
+	if (w->frag_dr.cnt != 0) {
+		w->cnt.drops[LB_DROP_REASSEMBLY_FAILED] += w->frag_dr.cnt;
+		rte_ip_frag_free_death_row(&w->frag_dr, 0);
+	}
+}
+
+void
+ha_frag_expire(struct ha_worker *w, uint64_t tsc)
+{
+	if (w->frag_tbl != NULL)
+		rte_ip_frag_table_del_expired_entries(w->frag_tbl, &w->frag_dr, tsc);
+	frag_reap(w);
+}
+
 /* Outer header checks; returns 0 or a drop reason, and the outer IHL. */
 static int
 check_outer(struct ha_worker *w, const uint8_t *p, uint32_t len, uint32_t l2, uint32_t *ihl)
@@ -101,6 +174,14 @@ deliver(struct ha_worker *w, struct rte_mbuf *m)
 	int rc, vm;
 
 	rc = lb_parse(p0, len, &outer);
+	if (unlikely(rc == LB_DROP_FRAGMENT)) {
+		m = reassemble(w, m, outer.l2_len);
+		if (m == NULL)
+			return;
+		p0 = rte_pktmbuf_mtod(m, const uint8_t *);
+		len = m->data_len;
+		rc = lb_parse(p0, len, &outer);
+	}
 	/* The outer frame must itself be sound; lb_parse stops at proto 4. */
 	if (rc == 0) {
 		if (outer.kind == LB_PKT_ARP) {
@@ -197,4 +278,6 @@ ha_uplink_burst(struct ha_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		}
 		deliver(w, pkts[i]);
 	}
+	/* What reassembly gave up on in this burst (overlaps, too many fragments). */
+	frag_reap(w);
 }

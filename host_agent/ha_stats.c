@@ -28,6 +28,8 @@ static const struct ha_worker *tel_w;
 	X(mss_clamped)                                                                             \
 	X(arp_replies)                                                                             \
 	X(echo_replies)                                                                            \
+	X(frags_in)                                                                                \
+	X(reassembled)                                                                             \
 	X(tx)
 
 void

@@ -57,6 +57,7 @@ ha_worker_main(void *arg)
 			}
 		}
 		ha_flush(w);
+		ha_frag_expire(w, rte_rdtsc());
 		/* Done with this loop's map: a replaced one may now be freed. */
 		rte_rcu_qsbr_quiescent(w->qsv, 0);
 		if (got != 0) {

@@ -204,6 +204,12 @@ main(int argc, char **argv)
 		w.vm_of_port[id] = (int8_t)v;
 	}
 	w.n_vms = cfg.n_vms;
+	w.frag_tbl = rte_ip_frag_table_create(HA_FRAG_BUCKETS, HA_FRAG_BUCKET_ENTRIES, HA_FRAG_MAX,
+		rte_get_tsc_hz() / 1000 * HA_FRAG_TIMEOUT_MS, (int)rte_socket_id());
+	if (w.frag_tbl == NULL) {
+		snprintf(errbuf, sizeof(errbuf), "reassembly table: %s", rte_strerror(rte_errno));
+		goto fail;
+	}
 	/*
 	 * A managed agent starts empty at version 0: the file's table, if any,
 	 * was dropped, and nothing is mapped until the manager's arrives.
@@ -308,6 +314,10 @@ fail:
 	member_destroy(&ctl, NULL); /* its thread was never started */
 out : {
 	uint16_t pid;
+
+	/* Frees the fragments still waiting for the rest of their datagram. */
+	if (w.frag_tbl != NULL)
+		rte_ip_frag_table_destroy(w.frag_tbl);
 
 	RTE_ETH_FOREACH_DEV(pid)
 	{

@@ -57,6 +57,7 @@
 #   lab_agent_start 1|2         sluice-agent; moves its taps into the VMs
 #   lab_wait_vip                until an HTTP request through the VIP works
 #   lab_up_all W11 W12 W21 W22  all of the above
+#   lab_start_all W11 W12 W21 W22  the same, after topology and configs
 #   lab_manager_start           sluice-manager (LAB_MANAGED=1); returns once it answers
 #   lab_ctl ARGS...             sluicectl against the lab's manager
 #   lab_ctl_pool W11 W12 W21 W22  the VIP and its four backends, through the manager
@@ -386,6 +387,11 @@ lab_wait_vip() { lab_poll lab_http_ok || { lab_log "no HTTP answer through the V
 lab_up_all() {
 	lab_topology_up
 	lab_configs "$@"
+	lab_start_all "$@"
+}
+
+# What lab_up_all starts once the topology and the configs are there.
+lab_start_all() {
 	lab_servers_start
 	if [ "$LAB_MANAGED" = 1 ]; then lab_manager_start; fi
 	lab_mux_start

@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
@@ -109,6 +111,7 @@ static void
 cleanup(void)
 {
 	ha_map_free(&map);
+	rte_ip_frag_table_destroy(w->frag_tbl);
 	rte_free(w);
 	rte_mempool_free(pool);
 }
@@ -154,6 +157,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		w->vm_of_port[v + 1] = (int8_t)v;
 	}
 	w->busy_poll = true;
+	/* As main.c; each input's held fragments are expired after it (below). */
+	w->frag_tbl = rte_ip_frag_table_create(HA_FRAG_BUCKETS, HA_FRAG_BUCKET_ENTRIES, HA_FRAG_MAX,
+		rte_get_tsc_hz() / 1000 * HA_FRAG_TIMEOUT_MS, (int)rte_socket_id());
+	if (w->frag_tbl == NULL) {
+		fprintf(stderr, "fuzz_agent: reassembly table: %s\n", rte_strerror(rte_errno));
+		exit(1);
+	}
 	atexit(cleanup);
 	return 0;
 }
@@ -246,6 +256,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		t->n = 0;
 	}
+	/* Fragments still held: give them up as their timeout would. */
+	ha_frag_expire(w, UINT64_MAX);
 	FUZZ_CHECK(rte_mempool_avail_count(pool) == FUZZ_POOL);
 	return 0;
 }

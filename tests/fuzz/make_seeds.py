@@ -137,6 +137,11 @@ def agent_frames():
         "ping_pa": up / IP(src="172.16.0.254", dst=PA) / ICMP(type=8),
         "plain_tcp": up / IP(src=CLIENT, dst=PA) / TCP(dport=22),
         "tun_6in4": up / IP(src=MUX_ADDR, dst=PA, proto=41) / Raw(b"\x60" + b"\0" * 39),
+        # Outer fragments (held for reassembly; two copies of a first one: given up).
+        "tun_frag_first": tunnel(Raw(raw(IP(src=CLIENT, dst=VM1) / TCP(dport=8080) / Raw(b"x" * 40))[:32]),
+                                 flags="MF", id=7),
+        "tun_frag_last": tunnel(Raw(b"y" * 16), frag=4, id=7),
+        "frag_not_tunnel": up / IP(src=CLIENT, dst=PA, proto=6, flags="MF") / Raw(b"z" * 24),
     }
     vm = {
         "dsr_synack": vm1 / IP(src=VM1, dst=CLIENT) / TCP(sport=8080, dport=40000, flags="SA",
@@ -159,6 +164,7 @@ def agent_frames():
         out["up_" + k] = bytes([0x04]) + raw(v)            # uplink, MSS clamp on
     out["up_tun_syn_x4"] = bytes([0x18]) + raw(uplink["tun_syn"])
     out["up_tun_ack_2seg"] = bytes([0x28]) + raw(uplink["tun_ack"])     # 2 copies, last in 2 segments
+    out["up_tun_frag_first_x2"] = bytes([0x08]) + raw(uplink["tun_frag_first"])
     for k, v in vm.items():
         ctl = 0x01 | (0x02 if k in ("dsr_udp",) else 0) | 0x04
         out["vm_" + k] = bytes([ctl]) + raw(v)

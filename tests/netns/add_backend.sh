@@ -29,11 +29,7 @@ lab_topology_up
 lab_configs 1 1 1 1
 lab_flow_table "$LAB_VIP_PORT:$LAB_BE_PORT" "vm11=1 vm12=1 vm21=1"
 lab_flow_table_apply
-lab_servers_start
-lab_mux_start
-lab_agent_start 1
-lab_agent_start 2
-lab_wait_vip
+lab_start_all 1 1 1 1
 echo "# lab up in $((SECONDS - T_START)) s"
 
 burst() { # burst N WEIGHTS [JSON]

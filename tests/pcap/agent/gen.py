@@ -9,9 +9,14 @@
 Each row is (description, input port, frame, expectation). The expectation
 is a drop reason (nothing may come out anywhere) or one of:
 
-    to_vm(vm, mss=, quote_src=)   decapsulated to vm: the inner datagram as
-                                  sent, but the MSS clamped / the ICMP
-                                  quote's source set to (dip, port)
+    to_vm(vm, mss=, quote_src=, whole=)
+                                  decapsulated to vm: the inner datagram as
+                                  sent (whole: as given, for the last of a
+                                  datagram's outer fragments), but the MSS
+                                  clamped / the ICMP quote's source set to
+                                  (dip, port)
+    HELD                          an outer fragment the agent keeps for
+                                  reassembly: nothing comes out for it
     dsr(src, sport=, mss=, quote_dst=)
                                   out the uplink to next_hop_mac with the
                                   source (and port) rewritten to the VIP's
@@ -35,7 +40,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import sluicepcap as sp  # noqa: E402
-from scapy.layers.inet import ICMP, IP, TCP, UDP  # noqa: E402
+from scapy.layers.inet import ICMP, IP, TCP, UDP, fragment  # noqa: E402
 from scapy.layers.inet6 import IPv6  # noqa: E402
 from scapy.layers.l2 import ARP, Dot1Q, Ether  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
@@ -68,8 +73,10 @@ def config():
                           probers=[PROBER])
 
 
-def to_vm(vm, mss=None, quote_src=None):
-    return {"kind": "to_vm", "port": vm, "mss": mss, "quote_src": quote_src}
+def to_vm(vm, mss=None, quote_src=None, whole=None):
+    """whole: the inner datagram, when the row's frame holds only its last
+    outer fragment."""
+    return {"kind": "to_vm", "port": vm, "mss": mss, "quote_src": quote_src, "whole": whole}
 
 
 def dsr(src, sport=None, mss=None, quote_dst=None):
@@ -86,6 +93,7 @@ def probe_in(vm):
 
 
 PASS = {"kind": "pass", "port": "uplink"}
+HELD = {"kind": "held"}  # an outer fragment, kept until its datagram is whole
 PROBE_OUT = {"kind": "probe_out", "port": "uplink"}
 ECHO = {"kind": "echo", "port": "uplink"}
 
@@ -244,6 +252,45 @@ def rows():
     row("echo to PA, 3 bytes (odd) padded to 60", "uplink", f + b"\x5a" * (60 - len(f)), ECHO)
     t, f = ping("10.0.1.2", 56)
     row("echo to another address on the uplink", "uplink", f, "not_tunnel")
+
+    # -- 2b. Outer fragments: a router between mux and host split a tunnel
+    # packet whose client allowed fragmentation (the mux copies DF, here
+    # clear). Held until the datagram is whole, then delivered as any other.
+    def tunnel_frags(inner, t, size, src=MUX, dst=PA, proto=4):
+        o = IP(src=src, dst=dst, proto=proto, id=t, ttl=63) / Raw(bytes(inner))
+        return [bytes(Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / f)
+                for f in fragment(o, fragsize=size)]
+
+    t, p = syn("10.1.0.11", [("NOP", None), ("NOP", None), ("Timestamp", (7, 9))],
+               flags="PA", n=1300)
+    fr = tunnel_frags(p, t, 800)
+    assert len(fr) == 2
+    row("outer fragments in order: first of 2, held", "uplink", fr[0], HELD)
+    row("outer fragments in order: last of 2, whole: TCP 1300 bytes to vm11", "uplink",
+        fr[1], to_vm("vm11", whole=bytes(p)))
+    t, p = syn("10.1.0.12", [("MSS", 1460)], n=1000)
+    fr = tunnel_frags(p, t, 400)
+    assert len(fr) == 3
+    row("outer fragments out of order: last of 3, held", "uplink", fr[2], HELD)
+    row("outer fragments out of order: first of 3, held", "uplink", fr[0], HELD)
+    row("outer fragments out of order: middle of 3, whole: SYN with 1000 bytes to vm12, "
+        "clamped", "uplink", fr[1], to_vm("vm12", mss=CLAMP, whole=bytes(p)))
+    t, p = syn("10.1.0.11", [], flags="PA", n=600)
+    fr = tunnel_frags(p, t, 304)
+    # DPDK's reassembly gives up on a datagram whose first fragment comes twice.
+    row("outer fragments: first of 3 (then duplicated: given up)", "uplink", fr[0],
+        "reassembly_failed")
+    row("outer fragments: the same first fragment again", "uplink", fr[0], "reassembly_failed")
+    t, p = syn("10.1.0.11", [], flags="PA", n=600)
+    row("outer fragment of a tunnel from an unknown source", "uplink",
+        tunnel_frags(p, t, 304, src="10.255.0.9")[0], "unknown_mux")
+    t, p = syn("10.1.0.11", [], flags="PA", n=600)
+    row("outer fragment of a tunnel to another PA", "uplink",
+        tunnel_frags(p, t, 304, dst=OTHER_PA)[0], "not_our_pa")
+    t, p = syn(PA, [], flags="PA", n=600)
+    row("plain TCP fragment to the PA (not a tunnel: never reassembled)", "uplink",
+        bytes(Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) /
+              fragment(p, fragsize=304)[1]), "fragment")
 
     # -- 3. What the uplink refuses.
     t, p = syn("10.1.0.11", [("MSS", 1460)])
