@@ -312,6 +312,13 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 			enc_pool(&cpool, &m->ctl.pool);
 			creq.pool = &cpool;
 		}
+		creq.operator_name = (char *)m->id;
+		if (m->proof_len != 0) {
+			creq.nonce = bin(m->nonce, LB_NONCE_LEN);
+			creq.proof = bin(m->proof, m->proof_len);
+			if (m->cert != NULL)
+				creq.certificate = bin(m->cert, strlen(m->cert) + 1);
+		}
 		env.body_case = SLUICE__ENVELOPE__BODY_CTL_REQUEST;
 		env.ctl_request = &creq;
 		break;
@@ -505,6 +512,31 @@ dec_pool(const Sluice__PoolOptions *p, struct lb_pool_opts *o, char *errbuf, siz
 	return 0;
 }
 
+/*
+ * A proof (of a hello or a ctl request, named what): all three fields or
+ * none; the certificate is text ending in its NUL, copied to *cert.
+ */
+static int
+dec_proof(const char *what, const ProtobufCBinaryData *nonce, const ProtobufCBinaryData *proof,
+	const ProtobufCBinaryData *crt, struct lb_msg *m, char **cert, char *errbuf, size_t len)
+{
+	if (nonce->len == 0 && proof->len == 0 && crt->len == 0)
+		return 0;
+	if (nonce->len != LB_NONCE_LEN)
+		return fail(errbuf, len, -LB_EPARSE, "%s: nonce of %zu bytes", what, nonce->len);
+	if (proof->len == 0 || proof->len > LB_PROOF_MAX)
+		return fail(errbuf, len, -LB_EPARSE, "%s: proof of %zu bytes", what, proof->len);
+	if (crt->len < 2 || crt->len > LB_PROOF_CERT_MAX || crt->data[crt->len - 1] != '\0' ||
+		memchr(crt->data, '\0', crt->len - 1) != NULL)
+		return fail(errbuf, len, -LB_EPARSE, "%s: certificate of %zu bytes, not PEM text",
+			what, crt->len);
+	memcpy(m->nonce, nonce->data, LB_NONCE_LEN);
+	memcpy(m->proof, proof->data, proof->len);
+	m->proof_len = (uint16_t)proof->len;
+	*cert = strdup((const char *)crt->data);
+	return *cert == NULL ? -LB_ENOMEM : 0;
+}
+
 static int
 dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, size_t len)
 {
@@ -556,29 +588,9 @@ dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, siz
 		if (m->body == NULL)
 			return -LB_ENOMEM;
 	}
-	return 0;
-}
-
-/* A hello's proof: all three fields or none; the certificate is text ending in its NUL. */
-static int
-dec_proof(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
-{
-	if (h->nonce.len == 0 && h->proof.len == 0 && h->certificate.len == 0)
-		return 0;
-	if (h->nonce.len != LB_NONCE_LEN)
-		return fail(errbuf, len, -LB_EPARSE, "hello: nonce of %zu bytes", h->nonce.len);
-	if (h->proof.len == 0 || h->proof.len > LB_PROOF_MAX)
-		return fail(errbuf, len, -LB_EPARSE, "hello: proof of %zu bytes", h->proof.len);
-	if (h->certificate.len < 2 || h->certificate.len > LB_PROOF_CERT_MAX ||
-		h->certificate.data[h->certificate.len - 1] != '\0' ||
-		memchr(h->certificate.data, '\0', h->certificate.len - 1) != NULL)
-		return fail(errbuf, len, -LB_EPARSE,
-			"hello: certificate of %zu bytes, not PEM text", h->certificate.len);
-	memcpy(m->nonce, h->nonce.data, LB_NONCE_LEN);
-	memcpy(m->proof, h->proof.data, h->proof.len);
-	m->proof_len = (uint16_t)h->proof.len;
-	m->body = strdup((const char *)h->certificate.data);
-	return m->body == NULL ? -LB_ENOMEM : 0;
+	copy_text(m->id, sizeof(m->id), r->operator_name);
+	return dec_proof("operator request", &r->nonce, &r->proof, &r->certificate, m, &m->cert,
+		errbuf, len);
 }
 
 static int
@@ -599,7 +611,8 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 			(rc = dec_addr(&env->hello->probe_address, &m->probe_addr, "probe_address",
 				 errbuf, len)) != 0)
 			return rc;
-		if ((rc = dec_proof(env->hello, m, errbuf, len)) != 0)
+		if ((rc = dec_proof("hello", &env->hello->nonce, &env->hello->proof,
+			     &env->hello->certificate, m, &m->body, errbuf, len)) != 0)
 			return rc;
 		return env->hello->applied_digest.len == 0
 			       ? 0
@@ -751,6 +764,7 @@ msg_clear(struct lb_msg *m)
 	lb_ftable_free(&m->table);
 	free(m->body);
 	free(m->json);
+	free(m->cert);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -179,8 +179,10 @@ struct lb_msg {
 	uint64_t base_version;
 	uint8_t digest[LB_DIGEST_LEN];
 	struct lb_addr probe_addr; /* HELLO: IPv4 in a32[0], or all zero */
-	/* CHALLENGE: the nonce. HELLO: its proof (proof_len 0: none); the
-	 * certificate, PEM with its NUL, is in body. */
+	/* CHALLENGE: the nonce. HELLO, CTL_REQUEST: the proof (proof_len 0:
+	 * none); the certificate, PEM with its NUL, is in body for HELLO and in
+	 * cert for CTL_REQUEST (whose body is its config); the name proven is
+	 * id. */
 	uint8_t nonce[LB_NONCE_LEN];
 	uint8_t proof[LB_PROOF_MAX];
 	uint16_t proof_len;
@@ -195,6 +197,7 @@ struct lb_msg {
 	struct lb_ctl ctl;
 	char *body; /* malloc'd or NULL; freed by lb_msg_free() */
 	char *json; /* malloc'd or NULL; freed by lb_msg_free() */
+	char *cert; /* CTL_REQUEST: malloc'd or NULL; freed by lb_msg_free() */
 };
 
 /*

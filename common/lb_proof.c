@@ -24,6 +24,7 @@ struct lb_proof_signer {
 	mbedtls_ctr_drbg_context drbg;
 	char *cert; /* PEM */
 	size_t cert_len;
+	char name[LB_PROOF_NAME_MAX]; /* its CN */
 };
 
 struct lb_proof_ca {
@@ -61,6 +62,20 @@ proof_hash(const uint8_t nonce[LB_NONCE_LEN], const char *id, uint8_t out[32])
 	return rc;
 }
 
+/* The certificate's CN, for a message or an operator's name. */
+static void
+cert_name(const mbedtls_x509_crt *crt, char *out, size_t len)
+{
+	const mbedtls_x509_name *n;
+
+	snprintf(out, len, "?");
+	for (n = &crt->subject; n != NULL; n = n->next)
+		if (MBEDTLS_OID_CMP(MBEDTLS_OID_AT_CN, &n->oid) == 0) {
+			snprintf(out, len, "%.*s", (int)n->val.len, (const char *)n->val.p);
+			return;
+		}
+}
+
 struct lb_proof_signer *
 lb_proof_signer_load(const char *cert_path, const char *key_path, char *err, size_t len)
 {
@@ -90,6 +105,7 @@ lb_proof_signer_load(const char *cert_path, const char *key_path, char *err, siz
 		mbed_err(err, len, key_path, rc);
 		goto fail;
 	}
+	cert_name(&crt, s->name, sizeof(s->name));
 	if ((rc = mbedtls_pk_check_pair(&crt.pk, &s->key)) != 0) {
 		snprintf(err, len, "%s is not the key of %s", key_path, cert_path);
 		goto fail;
@@ -124,6 +140,12 @@ lb_proof_signer_cert(const struct lb_proof_signer *s, size_t *len)
 {
 	*len = s->cert_len;
 	return s->cert;
+}
+
+const char *
+lb_proof_signer_name(const struct lb_proof_signer *s)
+{
+	return s->name;
 }
 
 int
@@ -185,20 +207,6 @@ lb_proof_ca_free(struct lb_proof_ca *ca)
 		return;
 	mbedtls_x509_crt_free(&ca->chain);
 	free(ca);
-}
-
-/* The certificate's CN, for a message. */
-static void
-cert_name(const mbedtls_x509_crt *crt, char *out, size_t len)
-{
-	const mbedtls_x509_name *n;
-
-	snprintf(out, len, "?");
-	for (n = &crt->subject; n != NULL; n = n->next)
-		if (MBEDTLS_OID_CMP(MBEDTLS_OID_AT_CN, &n->oid) == 0) {
-			snprintf(out, len, "%.*s", (int)n->val.len, (const char *)n->val.p);
-			return;
-		}
 }
 
 int

@@ -11,6 +11,10 @@
  * nonce, id). The manager accepts the id only if the certificate chains to
  * its CA, is valid now, names the id (CN or a DNS subjectAltName) and the
  * signature verifies with its key. ipc members are local and need none.
+ *
+ * Operators over ctl_tls prove the name on their certificate (its CN) the
+ * same way, in their requests (CtlRequest's proof fields), so that history
+ * names them by what the CA certified.
  */
 #ifndef LB_PROOF_H
 #define LB_PROOF_H
@@ -21,6 +25,7 @@
 #define LB_NONCE_LEN 32
 #define LB_PROOF_MAX 512	/* a signature: ECDSA P-521 or RSA-4096 at most */
 #define LB_PROOF_CERT_MAX 16384 /* a certificate in PEM */
+#define LB_PROOF_NAME_MAX 64	/* a certificate's CN, as a name to prove */
 
 /* The member's side: its certificate (PEM) and private key. */
 struct lb_proof_signer;
@@ -31,6 +36,8 @@ struct lb_proof_signer *lb_proof_signer_load(
 void lb_proof_signer_free(struct lb_proof_signer *s);
 /* The certificate as PEM text and its length (with the final NUL). */
 const char *lb_proof_signer_cert(const struct lb_proof_signer *s, size_t *len);
+/* The certificate's CN ("?" if it has none): the name an operator proves. */
+const char *lb_proof_signer_name(const struct lb_proof_signer *s);
 /* Sign (nonce, id) into sig (LB_PROOF_MAX bytes). Returns 0 or -1 with err. */
 int lb_proof_sign(struct lb_proof_signer *s, const uint8_t nonce[LB_NONCE_LEN], const char *id,
 	uint8_t *sig, size_t *sig_len, char *err, size_t len);

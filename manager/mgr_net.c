@@ -160,12 +160,13 @@ tls_setup(struct mgr *m, char *err, size_t len)
 		return -LB_EINVAL;
 	}
 	rv = nng_tls_config_own_cert(m->tls, cert, key, NULL);
-	if (rv == 0 && strncmp(c->mc_listen, "tls+tcp://", 10) == 0) {
+	/* Members and operators over TLS prove their names (lb_proof.h). */
+	if (rv == 0) {
 		char perr[256];
 
 		if ((m->proof_ca = lb_proof_ca_load(c->mc_ca, perr, sizeof(perr))) == NULL ||
 			getrandom(m->nonce_key, sizeof(m->nonce_key), 0) != sizeof(m->nonce_key)) {
-			snprintf(err, len, "tls: members' proofs of id: %s",
+			snprintf(err, len, "tls: proofs of names: %s",
 				m->proof_ca == NULL ? perr : strerror(errno));
 			free(cert);
 			free(key);
@@ -542,6 +543,15 @@ refuse(struct mgr *m, nng_pipe pipe, const char *fmt, ...)
 	free(r);
 }
 
+/* A connection over TLS (members' or ctl_tls), not over ipc. */
+static bool
+pipe_is_tls(nng_pipe pipe)
+{
+	bool verified;
+
+	return nng_pipe_get_bool(pipe, NNG_OPT_TLS_VERIFIED, &verified) == 0;
+}
+
 /*
  * Over TLS a hello counts only once its id is proven on this connection
  * (lb_proof.h): the first is answered with a CHALLENGE, the next must carry
@@ -556,7 +566,7 @@ proven(struct mgr *m, nng_pipe pipe, const struct lb_msg *h)
 	char why[LB_MSG_TEXT - 64];
 	int i;
 
-	if (m->proof_ca == NULL) /* ipc: local, owner-only */
+	if (m->proof_ca == NULL || !pipe_is_tls(pipe)) /* ipc: local, owner-only */
 		return true;
 	i = mgr_commit_find(m->commit, h->id);
 	if (i >= 0 && m->peers[i].mp_proven_pipe == pid)
@@ -800,8 +810,49 @@ mgr_net_members(struct mgr *m, uint64_t now)
 /* ---- sluicectl ---- */
 
 /*
+ * Over ctl_tls a request is served only with a proof of the operator's name
+ * (lb_proof.h): its certificate, of our CA and naming it, and a signature of
+ * this connection's nonce and the name by the certificate's key. A request
+ * without one is answered with a CHALLENGE, which sluicectl answers by
+ * sending the request again with the proof. true: serve it (over TLS, the
+ * name proven is req->id); false: rep is the challenge or the refusal.
+ */
+static bool
+ctl_proven(struct mgr *m, const struct lb_msg *req, nng_pipe pipe, struct lb_msg *rep)
+{
+	uint32_t pid = (uint32_t)nng_pipe_id(pipe);
+	uint8_t nonce[LB_NONCE_LEN];
+	char why[LB_MSG_TEXT - 96];
+
+	if (m->proof_ca == NULL || !pipe_is_tls(pipe))
+		return true; /* ipc: the kernel names the uid */
+	lb_proof_nonce(m->nonce_key, pid, nonce);
+	if (req->proof_len == 0) {
+		m->n_challenges++;
+		rep->type = LB_MSG_CHALLENGE;
+		memcpy(rep->nonce, nonce, LB_NONCE_LEN);
+		return false;
+	}
+	if (memcmp(req->nonce, nonce, LB_NONCE_LEN) != 0)
+		snprintf(why, sizeof(why), "the proof answers another connection's challenge");
+	else if (req->cert == NULL)
+		snprintf(why, sizeof(why), "no certificate");
+	else if (lb_proof_verify(m->proof_ca, req->cert, strlen(req->cert) + 1, nonce, req->id,
+			 req->proof, req->proof_len, why, sizeof(why)) == 0)
+		return true;
+	m->n_unproven++;
+	if (first_bad(m, pipe))
+		LB_WARN("ctl connection %u: request as operator %s refused: %s", pid, req->id, why);
+	rep->type = LB_MSG_CTL_REPLY;
+	rep->flag = false;
+	snprintf(rep->text, sizeof(rep->text), "refused: operator %.60s: %s", req->id, why);
+	return false;
+}
+
+/*
  * Who asks, for history: what the client says it is (sluicectl sends
- * "user@host") and, over ipc, the uid the kernel vouches for.
+ * "user@host") and, over ipc, the uid the kernel vouches for; over TLS,
+ * the name its certificate proves (ctl_proven()).
  */
 static void
 who_asks(struct mgr *m, const struct lb_msg *req, nng_pipe pipe)
@@ -812,7 +863,7 @@ who_asks(struct mgr *m, const struct lb_msg *req, nng_pipe pipe)
 	if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) == 0)
 		snprintf(m->asker, sizeof(m->asker), "%.60s (uid %" PRIu64 ")", who, uid);
 	else
-		snprintf(m->asker, sizeof(m->asker), "%.60s (tls)", who);
+		snprintf(m->asker, sizeof(m->asker), "%.40s (certificate %.40s)", who, req->id);
 }
 
 void
@@ -848,7 +899,7 @@ mgr_net_ctl(struct mgr *m, uint64_t now)
 			rep->flag = false;
 			snprintf(rep->text, sizeof(rep->text), "malformed request: %.200s",
 				rc != 0 ? e : "not a CTL_REQUEST");
-		} else {
+		} else if (ctl_proven(m, req, pipe, rep)) {
 			m->n_ctl++;
 			who_asks(m, req, pipe);
 			mgr_ctl_handle(m, req, rep, now);

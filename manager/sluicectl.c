@@ -44,6 +44,7 @@
 #include "lb_file.h"
 #include "lb_flow.h"
 #include "lb_hdr.h"
+#include "lb_proof.h"
 
 #define CTL_DEFAULT_URL "ipc:///run/sluice/manager.sock"
 #define CTL_DEFAULT_SERVER_NAME "sluice-manager"
@@ -841,6 +842,10 @@ struct ctl_conn {
 	nng_socket sock;
 	const char *url;
 	double timeout;
+	/* tls+tcp: we prove the name on our certificate (lb_proof.h) */
+	struct lb_proof_signer *signer;
+	bool have_nonce; /* the manager's challenge for this connection */
+	uint8_t nonce[LB_NONCE_LEN];
 };
 
 static char ctl_dial_timeout_msg[512];
@@ -955,6 +960,7 @@ ctl_connect(const struct ctl_opts *o, struct ctl_conn *c)
 	nng_dialer d;
 	int rv, rc;
 
+	memset(c, 0, sizeof(*c));
 	c->url = o->url;
 	c->timeout = o->timeout;
 	if (!tls && o->tls_on_cmdline)
@@ -962,6 +968,16 @@ ctl_connect(const struct ctl_opts *o, struct ctl_conn *c)
 			NULL, "--ca, --cert and --key apply only to tls+tcp:// URLs");
 	if (tls && (rc = ctl_tls_config(o, &tcfg)) != 0)
 		return rc;
+	if (tls) {
+		char err[256];
+
+		c->signer = lb_proof_signer_load(o->cert, o->key, err, sizeof(err));
+		if (c->signer == NULL) {
+			ctl_tls_config_free(tcfg);
+			return ctl_usage_error(
+				NULL, "--cert %s, --key %s: %s", o->cert, o->key, err);
+		}
+	}
 
 	rc = CTL_EXIT_UNREACHABLE;
 	rv = nng_req0_open(&c->sock);
@@ -1022,22 +1038,92 @@ fail_sock:
 	nng_close(c->sock);
 fail_tls:
 	ctl_tls_config_free(tcfg);
+	lb_proof_signer_free(c->signer);
+	c->signer = NULL;
 	return rc;
+}
+
+static void
+ctl_close(struct ctl_conn *c)
+{
+	nng_close(c->sock);
+	lb_proof_signer_free(c->signer);
+	c->signer = NULL;
+}
+
+/*
+ * req as sent: over TLS, once the manager has challenged this connection,
+ * with the proof of our certificate's name. *out is req itself, or a copy
+ * (free() it, not lb_msg_free(): it shares req's buffers).
+ */
+static int
+ctl_signed(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg **out)
+{
+	struct lb_msg *r;
+	char err[256];
+	size_t n;
+
+	*out = (struct lb_msg *)req;
+	if (c->signer == NULL || !c->have_nonce)
+		return 0;
+	if ((r = malloc(sizeof(*r))) == NULL) {
+		fprintf(stderr, "sluicectl: out of memory\n");
+		return CTL_EXIT_REFUSED;
+	}
+	*r = *req;
+	snprintf(r->id, sizeof(r->id), "%s", lb_proof_signer_name(c->signer));
+	memcpy(r->nonce, c->nonce, LB_NONCE_LEN);
+	r->cert = (char *)lb_proof_signer_cert(c->signer, &n);
+	if (lb_proof_sign(c->signer, c->nonce, r->id, r->proof, &n, err, sizeof(err)) != 0) {
+		free(r);
+		fprintf(stderr, "sluicectl: cannot sign the request: %s\n", err);
+		return CTL_EXIT_REFUSED;
+	}
+	r->proof_len = (uint16_t)n;
+	*out = r;
+	return 0;
 }
 
 /*
  * One request, one reply. Returns 0 with *rep a CTL_REPLY (ok or not), or
- * an exit code after saying what went wrong.
+ * an exit code after saying what went wrong. Over TLS, the first request of
+ * a connection is challenged (lb_proof.h) and sent again with the proof.
  */
+static int ctl_call_once(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep);
+
 static int
 ctl_call(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
 {
+	int rc = ctl_call_once(c, req, rep);
+
+	if (rc == 0 && rep->type == LB_MSG_CHALLENGE && c->signer != NULL && !c->have_nonce) {
+		memcpy(c->nonce, rep->nonce, LB_NONCE_LEN);
+		c->have_nonce = true;
+		lb_msg_free(rep);
+		rc = ctl_call_once(c, req, rep);
+	}
+	if (rc == 0 && rep->type != LB_MSG_CTL_REPLY) {
+		fprintf(stderr, "sluicectl: unexpected reply from the manager (message type %d)\n",
+			(int)rep->type);
+		return CTL_EXIT_UNREACHABLE;
+	}
+	return rc;
+}
+
+static int
+ctl_call_once(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
+{
+	struct lb_msg *sent;
 	char err[256] = "";
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int rv;
 
-	rv = lb_msg_encode(req, &buf, &len);
+	if ((rv = ctl_signed(c, req, &sent)) != 0)
+		return rv;
+	rv = lb_msg_encode(sent, &buf, &len);
+	if (sent != req)
+		free(sent);
 	if (rv != 0) {
 		fprintf(stderr, "sluicectl: cannot encode the request: %s\n", lb_strerror(rv));
 		return CTL_EXIT_REFUSED;
@@ -1078,11 +1164,6 @@ ctl_call(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
 	if (rep->type == LB_MSG_REFUSED) {
 		fprintf(stderr, "sluicectl: refused by the manager: %s\n", rep->text);
 		return CTL_EXIT_REFUSED;
-	}
-	if (rep->type != LB_MSG_CTL_REPLY) {
-		fprintf(stderr, "sluicectl: unexpected reply from the manager (message type %d)\n",
-			(int)rep->type);
-		return CTL_EXIT_UNREACHABLE;
 	}
 	return 0;
 }
@@ -1345,7 +1426,7 @@ ctl_run(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *const *
 	}
 out:
 	lb_msg_free(&rep);
-	nng_close(conn.sock);
+	ctl_close(&conn);
 	return rc;
 }
 

@@ -6,6 +6,7 @@
  * every field the type carries; lb_msg_free runs on every path, so a leak
  * on any of them is a LeakSanitizer report.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,12 @@ same_services(const struct lb_service_cfg *a, const struct lb_service_cfg *b, ui
 			FUZZ_CHECK(x->state == y->state && x->id == y->id);
 		}
 	}
+}
+
+static bool
+same_str(const char *a, const char *b)
+{
+	return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
 }
 
 static void
@@ -74,6 +81,12 @@ same_msg(const struct lb_msg *a, const struct lb_msg *b)
 	same_services(a->table.services, b->table.services, a->table.n_services);
 	/* HELLO may omit its digest; what encode sends for it is zeros, as decoded. */
 	FUZZ_CHECK(memcmp(a->digest, b->digest, LB_DIGEST_LEN) == 0);
+	/* Proofs (HELLO, CTL_REQUEST) and challenges, and the texts beside them. */
+	FUZZ_CHECK(a->proof_len == b->proof_len && memcmp(a->proof, b->proof, a->proof_len) == 0);
+	if (a->proof_len != 0 || a->type == LB_MSG_CHALLENGE)
+		FUZZ_CHECK(memcmp(a->nonce, b->nonce, LB_NONCE_LEN) == 0);
+	FUZZ_CHECK(same_str(a->cert, b->cert));
+	FUZZ_CHECK(same_str(a->body, b->body));
 }
 
 int

@@ -237,6 +237,16 @@ def codec_msgs():
                             + fb(8, bytes(70)), sender="mux-1"),
         "hello_cert_no_nul": env(10, fb(1, "mux-1") + fv(2, 1) + fb(6, bytes(32)) + fb(7, b"PEM")
                                  + fb(8, bytes(70)), sender="mux-1"),
+        # operator requests; over ctl_tls with a proof of the name (11: name, 12: nonce,
+        # 13: certificate, 14: proof), next to an apply's config (7)
+        "ctl_status": env(20, fv(1, 1), sender="ctl:op@host"),
+        "ctl_status_proven": env(20, fv(1, 1) + fb(11, "ops") + fb(12, bytes(range(32)))
+                                 + fb(13, b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n\0")
+                                 + fb(14, bytes(70)), sender="ctl:op@host"),
+        "ctl_apply_proven": env(20, fv(1, 10) + fb(7, "services = ( );") + fb(11, "ops")
+                                + fb(12, bytes(32)) + fb(13, b"PEM\0") + fb(14, bytes(64)),
+                                sender="ctl:op@host"),
+        "ctl_proof_no_cert": env(20, fv(1, 1) + fb(11, "ops") + fb(12, bytes(32)) + fb(14, bytes(64))),
         "welcome": env(11, fv(1, 7) + fv(2, 1)),
         "prepare": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(1, service()) + fb(1, service(VIP2, 17, 53, 1))
                                                       + fb(2, key(VIP1, 6, 443)) + fb(3, options()))

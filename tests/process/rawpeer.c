@@ -126,7 +126,8 @@ usage(FILE *f)
 		"manager steps (--listen): snapshot:VERSION, prepare:VERSION[:BASE],\n"
 		"  welcome:VERSION[:resync], commit:VERSION, abort:VERSION, and the receive steps\n"
 		"operator steps (--ctl): ctl-status:N  ctl-malformed:N  ctl-parallel:N:THREADS\n"
-		"  ctl-noread:N  sleep:MS\n");
+		"  ctl-noread:N  ctl-as:NAME (over TLS: challenged, then proven as NAME)  "
+		"sleep:MS\n");
 }
 
 static void
@@ -249,7 +250,7 @@ rp_open(struct rp *rp)
 		fprintf(stderr, "rawpeer: %s\n", nng_strerror(rv));
 		return 2;
 	}
-	if (rp->tls != NULL && rp->o.cert != NULL && !rp->o.listen && !rp->o.ctl) {
+	if (rp->tls != NULL && rp->o.cert != NULL && !rp->o.listen) {
 		char err[LB_MSG_TEXT];
 
 		rp->signer = lb_proof_signer_load(rp->o.cert, rp->o.key, err, sizeof(err));
@@ -698,6 +699,93 @@ ctl_call(nng_socket s, const uint8_t *buf, size_t len, struct ctl_tally *t)
 		nng_free(rbuf, rlen);
 }
 
+/* One request, one reply: the decoded reply, or NULL after printing why. */
+static struct lb_msg *
+ctl_roundtrip(struct rp *rp, const struct lb_msg *req, const char *what)
+{
+	struct lb_msg *m = msg_new(0, 0);
+	char err[LB_MSG_TEXT];
+	uint8_t *buf = NULL;
+	void *rbuf = NULL;
+	size_t len = 0, rlen = 0;
+	int rv;
+
+	if (lb_msg_encode(req, &buf, &len) != 0) {
+		printf("%s: cannot encode\n", what);
+		free(m);
+		return NULL;
+	}
+	rv = nng_send(rp->sock, buf, len, 0);
+	free(buf);
+	if (rv == 0)
+		rv = nng_recv(rp->sock, &rbuf, &rlen, NNG_FLAG_ALLOC);
+	if (rv != 0) {
+		printf("%s: no reply: %s\n", what, nng_strerror(rv));
+		free(m);
+		return NULL;
+	}
+	rv = lb_msg_decode(rbuf, rlen, m, err, sizeof(err));
+	nng_free(rbuf, rlen);
+	if (rv != 0) {
+		printf("%s: bad reply: %s\n", what, err);
+		lb_msg_free(m);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/*
+ * ctl-as:NAME: a status request over ctl_tls claiming to be operator NAME,
+ * proven with --cert and --key (which may well not name NAME): the first
+ * request must be challenged; prints the answer to the proven one.
+ */
+static int
+step_ctl_as(struct rp *rp, const char *name)
+{
+	struct lb_msg *req = msg_new(LB_MSG_CTL_REQUEST, 0), *rep;
+	char err[LB_MSG_TEXT];
+	size_t n;
+	int rc = 1;
+
+	req->ctl.op = LB_CTL_STATUS;
+	snprintf(req->sender, sizeof(req->sender), "ctl:rawpeer");
+	rep = ctl_roundtrip(rp, req, "ctl-as");
+	if (rep == NULL)
+		goto out;
+	if (rep->type != LB_MSG_CHALLENGE || rp->signer == NULL) {
+		printf("ctl-as %s: not challenged (message type %d)%s\n", name, (int)rep->type,
+			rp->signer == NULL ? ", and no --cert to prove with" : "");
+		goto out;
+	}
+	snprintf(req->id, sizeof(req->id), "%s", name);
+	memcpy(req->nonce, rep->nonce, LB_NONCE_LEN);
+	if (lb_proof_sign(rp->signer, rep->nonce, name, req->proof, &n, err, sizeof(err)) != 0) {
+		printf("ctl-as %s: proof-failed: %s\n", name, err);
+		goto out;
+	}
+	req->proof_len = (uint16_t)n;
+	req->cert = (char *)lb_proof_signer_cert(rp->signer, &n);
+	lb_msg_free(rep);
+	free(rep);
+	rep = ctl_roundtrip(rp, req, "ctl-as");
+	req->cert = NULL; /* the signer's */
+	if (rep == NULL)
+		goto out;
+	if (rep->type == LB_MSG_CTL_REPLY && rep->flag)
+		printf("ctl-as %s: served\n", name);
+	else
+		printf("ctl-as %s: not served: %s\n", name, rep->text);
+	rc = 0;
+out:
+	if (rep != NULL) {
+		lb_msg_free(rep);
+		free(rep);
+	}
+	free(req);
+	return rc;
+}
+
 static void
 print_tally(const char *what, uint64_t n, const struct ctl_tally *t)
 {
@@ -1030,6 +1118,8 @@ run_step(struct rp *rp, char *step)
 		step_ctl_parallel(rp, (long)ARG_U(1, 1), (long)ARG_U(2, 1));
 	} else if (strcmp(argv[0], "ctl-noread") == 0 && argc == 2) {
 		step_ctl_noread(rp, (long)ARG_U(1, 1));
+	} else if (strcmp(argv[0], "ctl-as") == 0 && argc == 2) {
+		rc = step_ctl_as(rp, argv[1]);
 	} else {
 		return 2;
 	}

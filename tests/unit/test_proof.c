@@ -179,3 +179,63 @@ Test(proof, the_codec_carries_challenge_and_proven_hello)
 	lb_msg_free(&out);
 	free(buf);
 }
+
+/*
+ * An operator's request over ctl_tls: the name proven, the nonce, the proof
+ * and the certificate travel with it, next to its own config text; the
+ * decoded request verifies as the signer's CN and as nothing else.
+ */
+Test(proof, an_operator_request_carries_its_proof)
+{
+	struct lb_msg in, out;
+	struct lb_proof_signer *s;
+	struct lb_proof_ca *ca;
+	char err[256], why[256];
+	const char *pem;
+	uint8_t *buf;
+	size_t len, n;
+
+	s = lb_proof_signer_load(
+		path("pki", "mux2.pem"), path("pki", "mux2.key"), err, sizeof(err));
+	cr_assert_not_null(s, "%s", err);
+	cr_assert_str_eq(lb_proof_signer_name(s), "mux2");
+	ca = lb_proof_ca_load(path("pki", "ca.pem"), err, sizeof(err));
+	cr_assert_not_null(ca, "%s", err);
+
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_CTL_REQUEST;
+	in.ctl.op = LB_CTL_APPLY;
+	in.body = (char *)"services = ( );";
+	snprintf(in.id, sizeof(in.id), "%s", lb_proof_signer_name(s));
+	memcpy(in.nonce, nonce, LB_NONCE_LEN);
+	cr_assert_eq(lb_proof_sign(s, nonce, in.id, in.proof, &n, err, sizeof(err)), 0, "%s", err);
+	in.proof_len = (uint16_t)n;
+	in.cert = (char *)lb_proof_signer_cert(s, &len);
+	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
+	cr_assert_eq(lb_msg_decode(buf, len, &out, err, sizeof(err)), 0, "%s", err);
+	free(buf);
+	cr_assert_str_eq(out.id, "mux2");
+	cr_assert_str_eq(out.body, "services = ( );", "the config stays the config");
+	cr_assert_not_null(out.cert);
+	cr_assert_str_eq(out.cert, in.cert);
+	cr_assert_eq(out.proof_len, in.proof_len);
+	pem = out.cert;
+	cr_assert_eq(lb_proof_verify(ca, pem, strlen(pem) + 1, out.nonce, out.id, out.proof,
+			     out.proof_len, why, sizeof(why)),
+		0, "%s", why);
+	cr_assert_neq(lb_proof_verify(ca, pem, strlen(pem) + 1, out.nonce, "mux1", out.proof,
+			      out.proof_len, why, sizeof(why)),
+		0);
+	cr_assert_str_eq(why, "the certificate names mux2, not mux1");
+	lb_msg_free(&out);
+
+	/* A proof without its certificate is no proof: refused whole. */
+	in.cert = NULL;
+	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
+	cr_assert_neq(lb_msg_decode(buf, len, &out, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "operator request: certificate") != NULL, "%s", err);
+	lb_msg_free(&out);
+	free(buf);
+	lb_proof_ca_free(ca);
+	lb_proof_signer_free(s);
+}
