@@ -149,8 +149,8 @@ struct mgr_snap {
 #define MGR_MAX_LISTENERS 3
 #define MGR_GUARD_TICK_MS 500
 #define MGR_GUARD_PERIOD_MS 10000 /* a probe at least this often */
-#define MGR_GUARD_WAIT_MS 5000	  /* the probe's dial completes within, or it proves nothing */
-#define MGR_GUARD_GRACE_MS 1000	  /* an accept after the probe's dial completed, at most */
+#define MGR_GUARD_WAIT_MS 2000	  /* connect and handshake within, or the probe proves nothing */
+#define MGR_GUARD_GRACE_MS 1000	  /* an accept after the probe's header was sent, at most */
 
 struct mgr_guard {
 	char what[16];
@@ -161,13 +161,13 @@ struct mgr_guard {
 	bool req_probe;	  /* probe with req0 (the socket is rep0), else pair1 */
 	uint64_t other;	  /* the listener's "other" errors when last probed */
 	uint64_t next_ms; /* the next periodic probe */
-	nng_socket probe; /* id 0: no probe in flight */
-	nng_dialer pd;
-	uint64_t accepts; /* the listener's accepts when the probe began */
-	uint64_t deadline_ms;
-	uint64_t dialed_ms; /* when the probe's dial was seen complete (0: not yet) */
-	bool warned;	    /* a probe that could not run was logged */
+	bool warned;	  /* a probe that could not get through was logged */
 };
+
+/* The guard's TLS client (mbed TLS): the manager's certificate and key. */
+struct mgr_probe_tls;
+struct mgr_probe_tls *mgr_guard_tls_load(const char *cert, const char *key, char *err, size_t len);
+void mgr_guard_tls_free(struct mgr_probe_tls *t);
 
 struct mgr {
 	struct mgr_config cfg;
@@ -239,7 +239,7 @@ struct mgr {
 	nng_socket msock; /* members: pair1 polyamorous */
 	nng_socket csock; /* sluicectl: rep0 */
 	nng_tls_config *tls;
-	nng_tls_config *probe_tls; /* the guard's probes: our certificate, as a client */
+	struct mgr_probe_tls *probe_tls; /* the guard's probes: our certificate, as a client */
 	/* Members over TLS prove their ids (lb_proof.h): the CA, the nonces' key. */
 	struct lb_proof_ca *proof_ca;
 	uint8_t nonce_key[32];

@@ -12,33 +12,52 @@
  * hundred such connections did it here). The connections still complete
  * their handshakes underneath and wait forever for an accept.
  *
- * The guard runs on a thread of its own, so that an nng call of its that
- * does not return (nng 1.5.2 has such: nng_close() after a dropped
- * connection) can never hold up the manager's loop. Once per
- * MGR_GUARD_TICK_MS: when the listener's "other" error
- * count (nng's statistics, where NNG_ECLOSED lands) has grown, and every
- * MGR_GUARD_PERIOD_MS anyway, it dials the listener itself (pair1 to the
- * members' socket, req0 to the ctl socket; with the manager's certificate
- * over TLS) and watches the listener's "accept" count. The probe's own
- * dialer completes even on a stopped listener; if it did and no accept
- * followed within MGR_GUARD_GRACE_MS, the listener is closed and listened
- * again on the same address. A probe that cannot connect at all within
- * MGR_GUARD_WAIT_MS (a certificate the manager's TLS refuses) proves
- * nothing and restarts nothing; it is logged once. Closing it drops the connections it had
- * accepted: members redial and say hello at the version they run, which
- * takes them back in sync without a snapshot.
+ * The guard runs on a thread of its own, beside the manager's loop. Once
+ * per MGR_GUARD_TICK_MS it reads nng's statistics; when the listener's
+ * "other" error count (where NNG_ECLOSED lands) has grown, and every
+ * MGR_GUARD_PERIOD_MS anyway, it probes the listener: it connects to it
+ * itself, completes the TLS handshake with the manager's own certificate
+ * (mbed TLS, the library nng uses), sends the SP header of the peer
+ * protocol (pair1 to the members' socket, req0 to the ctl socket), and
+ * watches the listener's "accept" count. A live listener accepts within
+ * the millisecond; if none followed within MGR_GUARD_GRACE_MS, the listener
+ * is closed and listened again on the same address. A probe that cannot
+ * connect or finish its handshake within MGR_GUARD_WAIT_MS proves nothing
+ * and restarts nothing; it is logged once. Closing a listener drops the
+ * connections it had accepted: members redial and say hello at the version
+ * they run, which takes them back in sync without a snapshot.
+ *
+ * The probe is a plain socket, not an nng dialer. nng 1.5.2 can orphan a
+ * pipe when a socket or dialer is closed while it is making one (nng issue
+ * 1498, fixed in 1.6.0), and nng_close() then never returns: the first
+ * version of this guard dialed with an nng socket and closed it after each
+ * probe, and its thread was found stuck in nng in CI (after which every
+ * listener that stopped stayed stopped). The guard's only nng calls now are
+ * the statistics and a listener's close and re-creation.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/x509_crt.h>
 #include <nng/nng.h>
-#include <nng/protocol/pair1/pair.h>
-#include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/tls/tls.h>
 
 #include "lb_codec.h"
@@ -112,38 +131,210 @@ mgr_guard_listen(struct mgr *m, nng_socket s, const char *url, const char *what,
 	return 0;
 }
 
-static void
-probe_end(struct mgr_guard *g)
+/* The guard's TLS client: the manager's own certificate, no check of the server. */
+struct mgr_probe_tls {
+	mbedtls_ssl_config conf;
+	mbedtls_x509_crt crt;
+	mbedtls_pk_context key;
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+};
+
+struct mgr_probe_tls *
+mgr_guard_tls_load(const char *cert, const char *key, char *err, size_t len)
 {
-	if (nng_socket_id(g->probe) > 0)
-		nng_close(g->probe);
-	g->probe = (nng_socket)NNG_SOCKET_INITIALIZER;
+	struct mgr_probe_tls *t = calloc(1, sizeof(*t));
+	int rc;
+
+	if (t == NULL) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	mbedtls_ssl_config_init(&t->conf);
+	mbedtls_x509_crt_init(&t->crt);
+	mbedtls_pk_init(&t->key);
+	mbedtls_entropy_init(&t->entropy);
+	mbedtls_ctr_drbg_init(&t->drbg);
+	if ((rc = mbedtls_x509_crt_parse_file(&t->crt, cert)) != 0 ||
+		(rc = mbedtls_pk_parse_keyfile(&t->key, key, NULL)) != 0 ||
+		(rc = mbedtls_ctr_drbg_seed(&t->drbg, mbedtls_entropy_func, &t->entropy,
+			 (const uint8_t *)"sluice guard", 12)) != 0 ||
+		(rc = mbedtls_ssl_config_defaults(&t->conf, MBEDTLS_SSL_IS_CLIENT,
+			 MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT)) != 0 ||
+		(rc = mbedtls_ssl_conf_own_cert(&t->conf, &t->crt, &t->key)) != 0) {
+		char buf[128];
+
+		mbedtls_strerror(rc, buf, sizeof(buf));
+		snprintf(err, len, "%s", buf);
+		mgr_guard_tls_free(t);
+		return NULL;
+	}
+	/* Our own listener: what matters is that it accepts, not who it is. */
+	mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_NONE);
+	mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
+	mbedtls_ssl_conf_read_timeout(&t->conf, MGR_GUARD_WAIT_MS);
+	return t;
 }
 
-static void
-probe_start(struct mgr *m, struct mgr_guard *g, uint64_t accepts, uint64_t now)
+void
+mgr_guard_tls_free(struct mgr_probe_tls *t)
 {
-	int rv;
-
-	g->next_ms = now + MGR_GUARD_PERIOD_MS;
-	rv = g->req_probe ? nng_req0_open(&g->probe) : nng_pair1_open(&g->probe);
-	if (rv == 0 && (rv = nng_dialer_create(&g->pd, g->probe, g->url)) == 0 && !g->ipc)
-		rv = m->probe_tls == NULL
-			     ? NNG_ENOTSUP
-			     : nng_dialer_set_ptr(g->pd, NNG_OPT_TLS_CONFIG, m->probe_tls);
-	if (rv == 0)
-		rv = nng_dialer_start(g->pd, NNG_FLAG_NONBLOCK);
-	if (rv != 0) {
-		if (!g->warned)
-			LB_WARN("%s: cannot probe the listener on %s: %s", g->what, g->url,
-				nng_strerror(rv));
-		g->warned = true;
-		probe_end(g);
+	if (t == NULL)
 		return;
+	mbedtls_ssl_config_free(&t->conf);
+	mbedtls_x509_crt_free(&t->crt);
+	mbedtls_pk_free(&t->key);
+	mbedtls_ctr_drbg_free(&t->drbg);
+	mbedtls_entropy_free(&t->entropy);
+	free(t);
+}
+
+/* Connect fd to addr within MGR_GUARD_WAIT_MS; 0 or an errno. */
+static int
+connect_within(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+	int err = 0, fl = fcntl(fd, F_GETFL);
+	socklen_t elen = sizeof(err);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return errno;
+	if (connect(fd, addr, len) != 0) {
+		if (errno != EINPROGRESS)
+			return errno;
+		if (poll(&pfd, 1, MGR_GUARD_WAIT_MS) != 1)
+			return ETIMEDOUT;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
+			return errno;
+		if (err != 0)
+			return err;
 	}
-	g->accepts = accepts;
-	g->deadline_ms = now + MGR_GUARD_WAIT_MS;
-	g->dialed_ms = 0;
+	return fcntl(fd, F_SETFL, fl) < 0 ? errno : 0;
+}
+
+/* A connected socket to the listener's address (a wildcard host: loopback), or -1. */
+static int
+probe_connect(const struct mgr_guard *g, char *why, size_t len)
+{
+	const char *rest = strstr(g->url, "://") + 3;
+	char host[MGR_URL_MAX], *port;
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL, *a;
+	int fd = -1, rc = 0;
+
+	if (g->ipc) {
+		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", rest);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 &&
+			(rc = connect_within(fd, (struct sockaddr *)&sun, sizeof(sun))) != 0) {
+			snprintf(why, len, "connect: %s", strerror(rc));
+			close(fd);
+			return -1;
+		}
+		return fd;
+	}
+	snprintf(host, sizeof(host), "%s", rest);
+	port = strrchr(host, ':');
+	if (port == NULL) {
+		snprintf(why, len, "no port in the URL");
+		return -1;
+	}
+	*port++ = '\0';
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1]:7400 */
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	if (host[0] == '\0' || strcmp(host, "*") == 0 || strcmp(host, "0.0.0.0") == 0)
+		snprintf(host, sizeof(host), "127.0.0.1");
+	else if (strcmp(host, "::") == 0)
+		snprintf(host, sizeof(host), "::1");
+	if ((rc = getaddrinfo(host, port, &hints, &ai)) != 0) {
+		snprintf(why, len, "%s: %s", host, gai_strerror(rc));
+		return -1;
+	}
+	for (a = ai; a != NULL; a = a->ai_next) {
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		if (fd < 0)
+			continue;
+		if ((rc = connect_within(fd, a->ai_addr, a->ai_addrlen)) == 0)
+			break;
+		snprintf(why, len, "connect: %s", strerror(rc));
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+/* The listener's "accept" count now (UINT64_MAX: no statistics). */
+static uint64_t accepts_of(const struct mgr_guard *g);
+
+enum probe_verdict { PROBE_ACCEPTED, PROBE_STOPPED, PROBE_UNKNOWN };
+
+/*
+ * Probe g's listener (accepts0: its "accept" count before): connect, TLS
+ * handshake, the SP header of the peer protocol; then wait for the accept.
+ */
+static enum probe_verdict
+probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t len)
+{
+	/* nng's connection header: 0, 'S', 'P', 0, the sender's protocol, 0, 0. */
+	const uint16_t proto = g->req_probe ? 0x30 /* req0 */ : 0x11 /* pair1 */;
+	const uint8_t hdr[8] = {0, 'S', 'P', 0, (uint8_t)(proto >> 8), (uint8_t)proto, 0, 0};
+	enum probe_verdict v = PROBE_UNKNOWN;
+	mbedtls_net_context net;
+	mbedtls_ssl_context ssl;
+	uint64_t until, a;
+	int fd, rc = 0;
+
+	mbedtls_net_init(&net);
+	mbedtls_ssl_init(&ssl);
+	if ((fd = probe_connect(g, why, len)) < 0)
+		goto out;
+	net.fd = fd;
+	if (g->ipc) {
+		if (write(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr)) {
+			snprintf(why, len, "send: %s", strerror(errno));
+			goto out;
+		}
+	} else {
+		if (m->probe_tls == NULL) {
+			snprintf(why, len, "no TLS client configuration");
+			goto out;
+		}
+		if ((rc = mbedtls_ssl_setup(&ssl, &m->probe_tls->conf)) == 0) {
+			mbedtls_ssl_set_bio(
+				&ssl, &net, mbedtls_net_send, NULL, mbedtls_net_recv_timeout);
+			while ((rc = mbedtls_ssl_handshake(&ssl)) == MBEDTLS_ERR_SSL_WANT_READ ||
+				rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+				;
+		}
+		if (rc == 0)
+			rc = mbedtls_ssl_write(&ssl, hdr, sizeof(hdr));
+		if (rc < 0) {
+			char buf[96];
+
+			mbedtls_strerror(rc, buf, sizeof(buf));
+			snprintf(why, len, "TLS: %s", buf);
+			goto out;
+		}
+	}
+	/* In: a live listener accepts at once. */
+	until = mgr_now_ms() + MGR_GUARD_GRACE_MS;
+	v = PROBE_STOPPED;
+	do {
+		a = accepts_of(g);
+		if (a == UINT64_MAX || a > accepts0) {
+			v = PROBE_ACCEPTED;
+			break;
+		}
+		nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+	} while (mgr_now_ms() < until && !__atomic_load_n(&m->guard_stop, __ATOMIC_ACQUIRE));
+out:
+	mbedtls_ssl_free(&ssl);
+	mbedtls_net_free(&net); /* closes fd */
+	return v;
 }
 
 static void
@@ -200,67 +391,70 @@ scope_of(nng_stat *s, const char *name, int id)
 	return NULL;
 }
 
+/* The listener's "accept" and "other" counts now (false: no statistics). */
+static bool
+listener_stats(const struct mgr_guard *g, uint64_t *accepts, uint64_t *other)
+{
+	nng_stat *root, *ls;
+
+	if (nng_stats_get(&root) != 0)
+		return false;
+	ls = scope_of(root, "listener", nng_listener_id(g->l));
+	*accepts = stat_of(ls, "accept");
+	*other = stat_of(ls, "other");
+	nng_stats_free(root);
+	return true;
+}
+
+static uint64_t
+accepts_of(const struct mgr_guard *g)
+{
+	uint64_t accepts, other;
+
+	return listener_stats(g, &accepts, &other) ? accepts : UINT64_MAX;
+}
+
 static void
 guard_tick(struct mgr *m, uint64_t now)
 {
-	nng_stat *root;
 	uint32_t i;
-	int rv;
 
-	if ((rv = nng_stats_get(&root)) != 0) {
-		if (!m->guard_warned)
-			LB_WARN("listener guard off: nng statistics: %s", nng_strerror(rv));
-		m->guard_warned = true;
-		return;
-	}
 	for (i = 0; i < m->n_guards; i++) {
 		struct mgr_guard *g = &m->guards[i];
-		nng_stat *ls;
 		uint64_t other, accepts;
+		char why[160] = "";
 
 		if (nng_listener_id(g->l) <= 0) { /* a restart that failed: again */
 			restart(m, g);
 			continue;
 		}
-		ls = scope_of(root, "listener", nng_listener_id(g->l));
-		other = stat_of(ls, "other");
-		accepts = stat_of(ls, "accept");
-		if (nng_socket_id(g->probe) > 0) {
-			bool dialed;
-
-			if (accepts > g->accepts) {
-				probe_end(g);
-				/* Its closing counts as one more "other": not a reason to probe. */
-				g->other = other + 1;
-				continue;
-			}
-			/*
-			 * Our dial went through and no accept followed: a stopped
-			 * listener (a live one accepts within the same millisecond,
-			 * or 100 ms after an error).
-			 */
-			dialed = stat_of(scope_of(root, "dialer", nng_dialer_id(g->pd)),
-					 "connect") > 0;
-			if (dialed && g->dialed_ms == 0)
-				g->dialed_ms = now;
-			if (dialed && now - g->dialed_ms >= MGR_GUARD_GRACE_MS) {
-				probe_end(g);
-				restart(m, g);
-			} else if (!dialed && now >= g->deadline_ms) {
-				probe_end(g);
-				if (!g->warned)
-					LB_WARN("%s: cannot tell whether the listener on %s "
-						"accepts: "
-						"the probe did not connect",
-						g->what, g->url);
-				g->warned = true;
-			}
-		} else if (other > g->other || now >= g->next_ms) {
-			g->other = other;
-			probe_start(m, g, accepts, now);
+		if (!listener_stats(g, &accepts, &other)) {
+			if (!m->guard_warned)
+				LB_WARN("listener guard off: no nng statistics");
+			m->guard_warned = true;
+			return;
 		}
+		if (other <= g->other && now < g->next_ms)
+			continue;
+		switch (probe(m, g, accepts, why, sizeof(why))) {
+		case PROBE_ACCEPTED:
+			break;
+		case PROBE_STOPPED:
+			restart(m, g);
+			break;
+		case PROBE_UNKNOWN:
+			if (!g->warned)
+				LB_WARN("%s: cannot tell whether the listener on %s accepts: the "
+					"probe did not get through: %s",
+					g->what, g->url, why);
+			g->warned = true;
+			break;
+		}
+		g->next_ms = mgr_now_ms() + MGR_GUARD_PERIOD_MS;
+		/* The probe's own end counts as an error of the listener's: not a reason. */
+		if (nng_listener_id(g->l) > 0 && listener_stats(g, &accepts, &other))
+			g->other = other;
 	}
-	nng_stats_free(root);
 }
 
 static void *
@@ -291,22 +485,21 @@ void
 mgr_guard_stop(struct mgr *m)
 {
 	struct timespec until;
-	uint32_t i;
 
 	if (m->guard_running) {
 		__atomic_store_n(&m->guard_stop, 1, __ATOMIC_RELEASE);
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 2;
+		/* A probe in its connect or handshake takes up to twice the wait. */
+		until.tv_sec += 2 * MGR_GUARD_WAIT_MS / 1000 + 1;
 		m->guard_running = false;
 		if (pthread_timedjoin_np(m->guard_thread, NULL, &until) != 0) {
-			/* Stuck in nng: leave it and its probes; the process is ending. */
-			LB_WARN("listener guard: its thread did not stop in 2 s; leaving it");
+			/* Stuck in nng: leave it; the process is ending. */
+			LB_WARN("listener guard: its thread did not stop in %d s; leaving it",
+				2 * MGR_GUARD_WAIT_MS / 1000 + 1);
 			pthread_detach(m->guard_thread);
 			m->n_guards = 0;
 			return;
 		}
 	}
-	for (i = 0; i < m->n_guards; i++)
-		probe_end(&m->guards[i]);
 	m->n_guards = 0;
 }

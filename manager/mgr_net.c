@@ -173,12 +173,14 @@ tls_setup(struct mgr *m, char *err, size_t len)
 			return -LB_EINVAL;
 		}
 	}
-	/* The listener guard's probes dial us with the same certificate. */
-	if (rv == 0 && nng_tls_config_alloc(&m->probe_tls, NNG_TLS_MODE_CLIENT) == 0 &&
-		(nng_tls_config_auth_mode(m->probe_tls, NNG_TLS_AUTH_MODE_NONE) != 0 ||
-			nng_tls_config_own_cert(m->probe_tls, cert, key, NULL) != 0)) {
-		nng_tls_config_free(m->probe_tls);
-		m->probe_tls = NULL;
+	/* The listener guard's probes connect to us with the same certificate. */
+	if (rv == 0) {
+		char perr[256];
+
+		m->probe_tls = mgr_guard_tls_load(c->mc_cert, c->mc_key, perr, sizeof(perr));
+		if (m->probe_tls == NULL)
+			LB_WARN("listener guard: no TLS client (%s): TLS listeners are not probed",
+				perr);
 	}
 	free(cert);
 	free(key);
@@ -245,9 +247,9 @@ mgr_net_stop(struct mgr *m)
 		nng_close(m->csock);
 	if (m->tls != NULL)
 		nng_tls_config_free(m->tls);
-	if (m->probe_tls != NULL)
-		nng_tls_config_free(m->probe_tls);
-	m->tls = m->probe_tls = NULL;
+	mgr_guard_tls_free(m->probe_tls);
+	m->tls = NULL;
+	m->probe_tls = NULL;
 	lb_proof_ca_free(m->proof_ca);
 	m->proof_ca = NULL;
 	if (m->pipe_ev[0] > 0) {

@@ -226,7 +226,12 @@ class Cases:
         n = len(self.check.failures)
         print(f"--- {name}")
         try:
+            restarts = self.lab.counters()["listener_restarts"]
             fn(name)
+            # The guard restarts a listener only when nng has stopped it.
+            if name != "handshake-reset":
+                now = self.lab.counters()["listener_restarts"]
+                self.check(now == restarts, f"{name}: no listener restarted ({now - restarts})")
         except (subprocess.TimeoutExpired, OSError, ValueError, KeyError, TypeError) as e:
             self.check(False, f"{name}: {type(e).__name__}: {e}")
         ok = len(self.check.failures) == n
