@@ -337,8 +337,10 @@ loop(struct mgr *m, int sig_fd)
 static void
 mgr_free(struct mgr *m)
 {
-	mgr_net_stop(m);
+	/* The database first: nng 1.5.2's close can hang (docs/reliability.md). */
 	mgr_store_close(m->store);
+	m->store = NULL;
+	mgr_net_stop(m);
 	mgr_health_free(m->health);
 	mgr_vprobe_free(m->vprobe);
 	lb_ftable_free(&m->committed);
