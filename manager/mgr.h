@@ -251,6 +251,7 @@ struct mgr {
 	int guard_stop;		      /* atomic */
 	bool guard_warned;	      /* the guard's thread only */
 	uint64_t n_listener_restarts; /* atomic: the guard's thread adds */
+	uint64_t n_listener_probes;   /* atomic: the guard's thread adds */
 	int msock_fd, csock_fd;
 	int pipe_ev[2]; /* pipe ids of closed connections, from nng's thread */
 	uint64_t n_malformed, n_refused, n_unexpected, n_ctl, n_ctl_dropped;

@@ -421,7 +421,7 @@ guard_tick(struct mgr *m, uint64_t now)
 
 	for (i = 0; i < m->n_guards; i++) {
 		struct mgr_guard *g = &m->guards[i];
-		uint64_t other, accepts;
+		uint64_t other, accepts, before;
 		char why[160] = "";
 
 		if (nng_listener_id(g->l) <= 0) { /* a restart that failed: again */
@@ -436,6 +436,7 @@ guard_tick(struct mgr *m, uint64_t now)
 		}
 		if (other <= g->other && now < g->next_ms)
 			continue;
+		__atomic_add_fetch(&m->n_listener_probes, 1, __ATOMIC_RELAXED);
 		switch (probe(m, g, accepts, why, sizeof(why))) {
 		case PROBE_ACCEPTED:
 			break;
@@ -451,9 +452,14 @@ guard_tick(struct mgr *m, uint64_t now)
 			break;
 		}
 		g->next_ms = mgr_now_ms() + MGR_GUARD_PERIOD_MS;
-		/* The probe's own end counts as an error of the listener's: not a reason. */
+		/*
+		 * The probe's own end counts as one more "other" error of the
+		 * listener's (nng 1.5.2 counts a closed connection), now or a
+		 * little later: not a reason to probe again.
+		 */
+		before = other;
 		if (nng_listener_id(g->l) > 0 && listener_stats(g, &accepts, &other))
-			g->other = other;
+			g->other = other > before + 1 ? other : before + 1;
 	}
 }
 
