@@ -248,6 +248,7 @@ struct mgr {
 	uint32_t n_guards;
 	pthread_t guard_thread; /* the guard runs beside the loop (mgr_guard.c) */
 	bool guard_running;
+	bool guard_detached;	      /* it did not stop: what it reads is never freed */
 	int guard_stop;		      /* atomic */
 	bool guard_warned;	      /* the guard's thread only */
 	uint64_t n_listener_restarts; /* atomic: the guard's thread adds */

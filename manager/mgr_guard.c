@@ -267,6 +267,33 @@ probe_connect(const struct mgr_guard *g, char *why, size_t len)
 	return fd;
 }
 
+/*
+ * mbed TLS's receive with a timeout, on poll(): its own uses select(),
+ * which fails for a descriptor at or above FD_SETSIZE (a manager with
+ * thousands of health-probe sockets has such).
+ */
+static int
+probe_recv(void *ctx, unsigned char *buf, size_t len, uint32_t timeout_ms)
+{
+	struct pollfd pfd = {.fd = ((mbedtls_net_context *)ctx)->fd, .events = POLLIN};
+	int rc;
+
+	do
+		rc = poll(&pfd, 1, (int)timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc == 0)
+		return MBEDTLS_ERR_SSL_TIMEOUT;
+	if (rc < 0)
+		return MBEDTLS_ERR_NET_POLL_FAILED;
+	return mbedtls_net_recv(ctx, buf, len);
+}
+
+static bool
+stopping(struct mgr *m)
+{
+	return __atomic_load_n(&m->guard_stop, __ATOMIC_ACQUIRE) != 0;
+}
+
 /* The listener's "accept" count now (UINT64_MAX: no statistics). */
 static uint64_t accepts_of(const struct mgr_guard *g);
 
@@ -293,6 +320,8 @@ probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t l
 	if ((fd = probe_connect(g, why, len)) < 0)
 		goto out;
 	net.fd = fd;
+	if (stopping(m))
+		goto out;
 	if (g->ipc) {
 		if (write(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr)) {
 			snprintf(why, len, "send: %s", strerror(errno));
@@ -304,10 +333,10 @@ probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t l
 			goto out;
 		}
 		if ((rc = mbedtls_ssl_setup(&ssl, &m->probe_tls->conf)) == 0) {
-			mbedtls_ssl_set_bio(
-				&ssl, &net, mbedtls_net_send, NULL, mbedtls_net_recv_timeout);
-			while ((rc = mbedtls_ssl_handshake(&ssl)) == MBEDTLS_ERR_SSL_WANT_READ ||
-				rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+			mbedtls_ssl_set_bio(&ssl, &net, mbedtls_net_send, NULL, probe_recv);
+			while (!stopping(m) &&
+				((rc = mbedtls_ssl_handshake(&ssl)) == MBEDTLS_ERR_SSL_WANT_READ ||
+					rc == MBEDTLS_ERR_SSL_WANT_WRITE))
 				;
 		}
 		if (rc == 0)
@@ -330,7 +359,7 @@ probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t l
 			break;
 		}
 		nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
-	} while (mgr_now_ms() < until && !__atomic_load_n(&m->guard_stop, __ATOMIC_ACQUIRE));
+	} while (mgr_now_ms() < until && !stopping(m));
 out:
 	mbedtls_ssl_free(&ssl);
 	mbedtls_net_free(&net); /* closes fd */
@@ -422,6 +451,7 @@ guard_tick(struct mgr *m, uint64_t now)
 	for (i = 0; i < m->n_guards; i++) {
 		struct mgr_guard *g = &m->guards[i];
 		uint64_t other, accepts, before;
+		enum probe_verdict v;
 		char why[160] = "";
 
 		if (nng_listener_id(g->l) <= 0) { /* a restart that failed: again */
@@ -437,12 +467,16 @@ guard_tick(struct mgr *m, uint64_t now)
 		if (other <= g->other && now < g->next_ms)
 			continue;
 		__atomic_add_fetch(&m->n_listener_probes, 1, __ATOMIC_RELAXED);
-		switch (probe(m, g, accepts, why, sizeof(why))) {
+		before = other;
+		v = probe(m, g, accepts, why, sizeof(why));
+		g->next_ms = mgr_now_ms() + MGR_GUARD_PERIOD_MS;
+		switch (v) {
 		case PROBE_ACCEPTED:
 			break;
 		case PROBE_STOPPED:
+			/* A new listener: its own count, from zero (restart() set it). */
 			restart(m, g);
-			break;
+			continue;
 		case PROBE_UNKNOWN:
 			if (!g->warned)
 				LB_WARN("%s: cannot tell whether the listener on %s accepts: the "
@@ -451,14 +485,12 @@ guard_tick(struct mgr *m, uint64_t now)
 			g->warned = true;
 			break;
 		}
-		g->next_ms = mgr_now_ms() + MGR_GUARD_PERIOD_MS;
 		/*
 		 * The probe's own end counts as one more "other" error of the
 		 * listener's (nng 1.5.2 counts a closed connection), now or a
 		 * little later: not a reason to probe again.
 		 */
-		before = other;
-		if (nng_listener_id(g->l) > 0 && listener_stats(g, &accepts, &other))
+		if (listener_stats(g, &accepts, &other))
 			g->other = other > before + 1 ? other : before + 1;
 	}
 }
@@ -499,11 +531,14 @@ mgr_guard_stop(struct mgr *m)
 		until.tv_sec += 2 * MGR_GUARD_WAIT_MS / 1000 + 1;
 		m->guard_running = false;
 		if (pthread_timedjoin_np(m->guard_thread, NULL, &until) != 0) {
-			/* Stuck in nng: leave it; the process is ending. */
+			/*
+			 * Stuck: leave it, and with it everything it may still
+			 * read (the TLS contexts, m itself): the process is ending.
+			 */
 			LB_WARN("listener guard: its thread did not stop in %d s; leaving it",
 				2 * MGR_GUARD_WAIT_MS / 1000 + 1);
 			pthread_detach(m->guard_thread);
-			m->n_guards = 0;
+			m->guard_detached = true;
 			return;
 		}
 	}

@@ -245,11 +245,13 @@ mgr_net_stop(struct mgr *m)
 		nng_close(m->msock);
 	if (nng_socket_id(m->csock) > 0)
 		nng_close(m->csock);
-	if (m->tls != NULL)
+	if (m->tls != NULL && !m->guard_detached)
 		nng_tls_config_free(m->tls);
-	mgr_guard_tls_free(m->probe_tls);
+	if (!m->guard_detached) {
+		mgr_guard_tls_free(m->probe_tls);
+		m->probe_tls = NULL;
+	}
 	m->tls = NULL;
-	m->probe_tls = NULL;
 	lb_proof_ca_free(m->proof_ca);
 	m->proof_ca = NULL;
 	if (m->pipe_ev[0] > 0) {
@@ -545,13 +547,18 @@ refuse(struct mgr *m, nng_pipe pipe, const char *fmt, ...)
 	free(r);
 }
 
-/* A connection over TLS (members' or ctl_tls), not over ipc. */
+/*
+ * A connection over ipc, as the kernel says (its peer's uid). Anything else
+ * must prove its name, including a connection nng has already forgotten: a
+ * message can outlive its connection in the socket's queue, and then no
+ * option of the pipe can be read any more. Fail closed.
+ */
 static bool
-pipe_is_tls(nng_pipe pipe)
+pipe_is_ipc(nng_pipe pipe)
 {
-	bool verified;
+	uint64_t uid;
 
-	return nng_pipe_get_bool(pipe, NNG_OPT_TLS_VERIFIED, &verified) == 0;
+	return nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) == 0;
 }
 
 /*
@@ -568,7 +575,7 @@ proven(struct mgr *m, nng_pipe pipe, const struct lb_msg *h)
 	char why[LB_MSG_TEXT - 64];
 	int i;
 
-	if (m->proof_ca == NULL || !pipe_is_tls(pipe)) /* ipc: local, owner-only */
+	if (m->proof_ca == NULL || pipe_is_ipc(pipe)) /* ipc: local, owner-only */
 		return true;
 	i = mgr_commit_find(m->commit, h->id);
 	if (i >= 0 && m->peers[i].mp_proven_pipe == pid)
@@ -826,18 +833,20 @@ ctl_proven(struct mgr *m, const struct lb_msg *req, nng_pipe pipe, struct lb_msg
 	uint8_t nonce[LB_NONCE_LEN];
 	char why[LB_MSG_TEXT - 96];
 
-	if (m->proof_ca == NULL || !pipe_is_tls(pipe))
+	if (m->proof_ca == NULL || pipe_is_ipc(pipe))
 		return true; /* ipc: the kernel names the uid */
 	lb_proof_nonce(m->nonce_key, pid, nonce);
-	if (req->proof_len == 0) {
+	/*
+	 * No proof, or one for another connection (req0 sends a request again
+	 * on its new connection after a reconnect): this connection's challenge.
+	 */
+	if (req->proof_len == 0 || memcmp(req->nonce, nonce, LB_NONCE_LEN) != 0) {
 		m->n_challenges++;
 		rep->type = LB_MSG_CHALLENGE;
 		memcpy(rep->nonce, nonce, LB_NONCE_LEN);
 		return false;
 	}
-	if (memcmp(req->nonce, nonce, LB_NONCE_LEN) != 0)
-		snprintf(why, sizeof(why), "the proof answers another connection's challenge");
-	else if (req->cert == NULL)
+	if (req->cert == NULL)
 		snprintf(why, sizeof(why), "no certificate");
 	else if (lb_proof_verify(m->proof_ca, req->cert, strlen(req->cert) + 1, nonce, req->id,
 			 req->proof, req->proof_len, why, sizeof(why)) == 0)

@@ -101,6 +101,17 @@ Test(proof, another_id_is_refused_by_name)
 	cr_assert_str_eq(why, "the certificate names mux1, not mux2");
 }
 
+/* Names compare exactly, not by TLS host-name rules: no case folding, no prefix. */
+Test(proof, a_name_is_compared_exactly)
+{
+	char why[256] = "";
+
+	cr_assert_neq(check("pki", "mux1", "pki", nonce, "MUX1", false, why, sizeof(why)), 0);
+	cr_assert_str_eq(why, "the certificate names mux1, not MUX1");
+	cr_assert_neq(check("pki", "mux1", "pki", nonce, "mux", false, why, sizeof(why)), 0);
+	cr_assert_neq(check("pki", "mux1", "pki", nonce, "", false, why, sizeof(why)), 0);
+}
+
 Test(proof, another_nonce_is_refused)
 {
 	uint8_t other[LB_NONCE_LEN] = {9, 9, 9};
