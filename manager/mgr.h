@@ -147,10 +147,11 @@ struct mgr_snap {
  * a listener for good; the guard notices and listens again.
  */
 #define MGR_MAX_LISTENERS 3
+#define MGR_CLOSE_WAIT_S 3 /* nng's closing of the sockets at exit, at most */
 #define MGR_GUARD_TICK_MS 500
 #define MGR_GUARD_PERIOD_MS 10000 /* a probe at least this often */
 #define MGR_GUARD_WAIT_MS 2000	  /* connect and handshake within, or the probe proves nothing */
-#define MGR_GUARD_GRACE_MS 1000	  /* an accept after the probe's header was sent, at most */
+#define MGR_GUARD_GRACE_MS 2000	  /* an accept after the headers were exchanged, at most */
 
 struct mgr_guard {
 	char what[16];
@@ -248,9 +249,9 @@ struct mgr {
 	uint32_t n_guards;
 	pthread_t guard_thread; /* the guard runs beside the loop (mgr_guard.c) */
 	bool guard_running;
-	bool guard_detached;	      /* it did not stop: what it reads is never freed */
-	int guard_stop;		      /* atomic */
-	bool guard_warned;	      /* the guard's thread only */
+	bool guard_detached; /* it, or nng closing the sockets, did not stop: keep what they read */
+	int guard_stop;	     /* atomic */
+	bool guard_warned;   /* the guard's thread only */
 	uint64_t n_listener_restarts; /* atomic: the guard's thread adds */
 	uint64_t n_listener_probes;   /* atomic: the guard's thread adds */
 	int msock_fd, csock_fd;

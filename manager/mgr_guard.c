@@ -310,6 +310,8 @@ probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t l
 	const uint16_t proto = g->req_probe ? 0x30 /* req0 */ : 0x11 /* pair1 */;
 	const uint8_t hdr[8] = {0, 'S', 'P', 0, (uint8_t)(proto >> 8), (uint8_t)proto, 0, 0};
 	enum probe_verdict v = PROBE_UNKNOWN;
+	uint8_t peer[sizeof(hdr)];
+	size_t got;
 	mbedtls_net_context net;
 	mbedtls_ssl_context ssl;
 	uint64_t until, a;
@@ -323,8 +325,20 @@ probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t l
 	if (stopping(m))
 		goto out;
 	if (g->ipc) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
 		if (write(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr)) {
 			snprintf(why, len, "send: %s", strerror(errno));
+			goto out;
+		}
+		/* Its header: nng has taken our connection in hand (under load, that waits). */
+		for (got = 0; got < sizeof(peer) && poll(&pfd, 1, MGR_GUARD_WAIT_MS) == 1 &&
+			      (n = read(fd, peer + got, sizeof(peer) - got)) > 0;)
+			got += (size_t)n;
+		if (got != sizeof(peer)) {
+			snprintf(why, len, "no header from the listener within %d ms",
+				MGR_GUARD_WAIT_MS);
 			goto out;
 		}
 	} else {
@@ -341,6 +355,14 @@ probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t l
 		}
 		if (rc == 0)
 			rc = mbedtls_ssl_write(&ssl, hdr, sizeof(hdr));
+		/* Its header: nng has taken our connection in hand (under load, that waits). */
+		for (got = 0; rc >= 0 && got < sizeof(peer);) {
+			rc = mbedtls_ssl_read(&ssl, peer + got, sizeof(peer) - got);
+			if (rc == 0)
+				rc = MBEDTLS_ERR_SSL_CONN_EOF;
+			if (rc > 0)
+				got += (size_t)rc;
+		}
 		if (rc < 0) {
 			char buf[96];
 

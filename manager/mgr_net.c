@@ -23,12 +23,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -233,6 +235,46 @@ mgr_net_start(struct mgr *m, char *err, size_t len)
 	return 0;
 }
 
+static void *
+close_sockets(void *arg)
+{
+	struct mgr *m = arg;
+
+	if (nng_socket_id(m->msock) > 0)
+		nng_close(m->msock);
+	if (nng_socket_id(m->csock) > 0)
+		nng_close(m->csock);
+	return NULL;
+}
+
+/*
+ * Close both sockets, or give up after MGR_CLOSE_WAIT_S: nng 1.5.2's close
+ * can wait forever for a connection it orphaned when a listener was closed
+ * in the middle of a handshake (nng issue 1498; the guard closes listeners).
+ * The process is ending and the database is closed: the kernel closes what
+ * nng could not. Returns false if it gave up (the thread may still run).
+ */
+static bool
+close_sockets_within(struct mgr *m)
+{
+	struct timespec until;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, close_sockets, m) != 0) {
+		close_sockets(m);
+		return true;
+	}
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += MGR_CLOSE_WAIT_S;
+	if (pthread_timedjoin_np(t, NULL, &until) == 0)
+		return true;
+	LB_WARN("nng did not close its sockets within %d s (nng 1.5.2 can hang there, see "
+		"docs/reliability.md); leaving them to the kernel",
+		MGR_CLOSE_WAIT_S);
+	pthread_detach(t);
+	return false;
+}
+
 void
 mgr_net_stop(struct mgr *m)
 {
@@ -241,10 +283,10 @@ mgr_net_stop(struct mgr *m)
 	for (i = 0; i < MGR_MAX_MEMBERS; i++)
 		flush_queue(&m->peers[i]);
 	mgr_guard_stop(m);
-	if (nng_socket_id(m->msock) > 0)
-		nng_close(m->msock);
-	if (nng_socket_id(m->csock) > 0)
-		nng_close(m->csock);
+	if (!close_sockets_within(m)) {
+		m->guard_detached = true; /* nng may still use what it was given: keep it */
+		return;
+	}
 	if (m->tls != NULL && !m->guard_detached)
 		nng_tls_config_free(m->tls);
 	if (!m->guard_detached) {
