@@ -879,8 +879,8 @@ ctl_proven(struct mgr *m, const struct lb_msg *req, nng_pipe pipe, struct lb_msg
 		return true; /* ipc: the kernel names the uid */
 	lb_proof_nonce(m->nonce_key, pid, nonce);
 	/*
-	 * No proof, or one for another connection (req0 sends a request again
-	 * on its new connection after a reconnect): this connection's challenge.
+	 * No proof, or one for another connection (a client that kept its proof
+	 * across a reconnect): this connection's challenge.
 	 */
 	if (req->proof_len == 0 || memcmp(req->nonce, nonce, LB_NONCE_LEN) != 0) {
 		m->n_challenges++;

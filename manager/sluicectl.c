@@ -1096,7 +1096,7 @@ ctl_call(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
 {
 	int rc = ctl_call_once(c, req, rep);
 
-	/* Challenged: first on a connection, or again after req0 reconnected. */
+	/* Challenged: first on a connection, or again after a reconnect. */
 	if (rc == 0 && rep->type == LB_MSG_CHALLENGE && c->signer != NULL &&
 		(!c->have_nonce || memcmp(c->nonce, rep->nonce, LB_NONCE_LEN) != 0)) {
 		memcpy(c->nonce, rep->nonce, LB_NONCE_LEN);
