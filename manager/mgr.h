@@ -249,9 +249,9 @@ struct mgr {
 	uint32_t n_guards;
 	pthread_t guard_thread; /* the guard runs beside the loop (mgr_guard.c) */
 	bool guard_running;
-	bool guard_detached; /* it, or nng closing the sockets, did not stop: keep what they read */
-	int guard_stop;	     /* atomic */
-	bool guard_warned;   /* the guard's thread only */
+	bool abandoned;	   /* a thread given up on at exit (the guard's, nng's close) may read m */
+	int guard_stop;	   /* atomic */
+	bool guard_warned; /* the guard's thread only */
 	uint64_t n_listener_restarts; /* atomic: the guard's thread adds */
 	uint64_t n_listener_probes;   /* atomic: the guard's thread adds */
 	int msock_fd, csock_fd;

@@ -560,7 +560,7 @@ mgr_guard_stop(struct mgr *m)
 			LB_WARN("listener guard: its thread did not stop in %d s; leaving it",
 				2 * MGR_GUARD_WAIT_MS / 1000 + 1);
 			pthread_detach(m->guard_thread);
-			m->guard_detached = true;
+			m->abandoned = true;
 			return;
 		}
 	}

@@ -341,7 +341,7 @@ mgr_free(struct mgr *m)
 	mgr_store_close(m->store);
 	m->store = NULL;
 	mgr_net_stop(m);
-	if (m->guard_detached)
+	if (m->abandoned)
 		return; /* its thread may still read m: the process is ending */
 	mgr_health_free(m->health);
 	mgr_vprobe_free(m->vprobe);

@@ -284,12 +284,12 @@ mgr_net_stop(struct mgr *m)
 		flush_queue(&m->peers[i]);
 	mgr_guard_stop(m);
 	if (!close_sockets_within(m)) {
-		m->guard_detached = true; /* nng may still use what it was given: keep it */
+		m->abandoned = true; /* nng may still use what it was given: keep it */
 		return;
 	}
-	if (m->tls != NULL && !m->guard_detached)
+	if (m->tls != NULL && !m->abandoned)
 		nng_tls_config_free(m->tls);
-	if (!m->guard_detached) {
+	if (!m->abandoned) {
 		mgr_guard_tls_free(m->probe_tls);
 		m->probe_tls = NULL;
 	}
@@ -596,11 +596,9 @@ refuse(struct mgr *m, nng_pipe pipe, const char *fmt, ...)
  * option of the pipe can be read any more. Fail closed.
  */
 static bool
-pipe_is_ipc(nng_pipe pipe)
+pipe_ipc_uid(nng_pipe pipe, uint64_t *uid)
 {
-	uint64_t uid;
-
-	return nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) == 0;
+	return nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, uid) == 0;
 }
 
 /*
@@ -615,9 +613,10 @@ proven(struct mgr *m, nng_pipe pipe, const struct lb_msg *h)
 	uint32_t pid = (uint32_t)nng_pipe_id(pipe);
 	uint8_t nonce[LB_NONCE_LEN];
 	char why[LB_MSG_TEXT - 64];
+	uint64_t uid;
 	int i;
 
-	if (m->proof_ca == NULL || pipe_is_ipc(pipe)) /* ipc: local, owner-only */
+	if (m->proof_ca == NULL || pipe_ipc_uid(pipe, &uid)) /* ipc: local, owner-only */
 		return true;
 	i = mgr_commit_find(m->commit, h->id);
 	if (i >= 0 && m->peers[i].mp_proven_pipe == pid)
@@ -869,13 +868,13 @@ mgr_net_members(struct mgr *m, uint64_t now)
  * name proven is req->id); false: rep is the challenge or the refusal.
  */
 static bool
-ctl_proven(struct mgr *m, const struct lb_msg *req, nng_pipe pipe, struct lb_msg *rep)
+ctl_proven(struct mgr *m, const struct lb_msg *req, nng_pipe pipe, bool ipc, struct lb_msg *rep)
 {
 	uint32_t pid = (uint32_t)nng_pipe_id(pipe);
 	uint8_t nonce[LB_NONCE_LEN];
 	char why[LB_MSG_TEXT - 96];
 
-	if (m->proof_ca == NULL || pipe_is_ipc(pipe))
+	if (m->proof_ca == NULL || ipc)
 		return true; /* ipc: the kernel names the uid */
 	lb_proof_nonce(m->nonce_key, pid, nonce);
 	/*
@@ -904,19 +903,20 @@ ctl_proven(struct mgr *m, const struct lb_msg *req, nng_pipe pipe, struct lb_msg
 
 /*
  * Who asks, for history: what the client says it is (sluicectl sends
- * "user@host") and, over ipc, the uid the kernel vouches for; over TLS,
- * the name its certificate proves (ctl_proven()).
+ * "user@host") and, over ipc, the uid the kernel vouches for (uid); over
+ * TLS, the name its certificate proved (ctl_proven()).
  */
 static void
-who_asks(struct mgr *m, const struct lb_msg *req, nng_pipe pipe)
+who_asks(struct mgr *m, const struct lb_msg *req, const uint64_t *uid)
 {
 	const char *who = strncmp(req->sender, "ctl:", 4) == 0 ? req->sender + 4 : req->sender;
-	uint64_t uid;
 
-	if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) == 0)
-		snprintf(m->asker, sizeof(m->asker), "%.60s (uid %" PRIu64 ")", who, uid);
-	else
+	if (uid != NULL)
+		snprintf(m->asker, sizeof(m->asker), "%.60s (uid %" PRIu64 ")", who, *uid);
+	else if (req->proof_len != 0)
 		snprintf(m->asker, sizeof(m->asker), "%.40s (certificate %.40s)", who, req->id);
+	else
+		snprintf(m->asker, sizeof(m->asker), "%.60s (not proven)", who);
 }
 
 void
@@ -934,7 +934,9 @@ mgr_net_ctl(struct mgr *m, uint64_t now)
 		int rc = lb_msg_decode(nng_msg_body(nm), nng_msg_len(nm), req, e, sizeof(e));
 		nng_pipe pipe = nng_msg_get_pipe(nm);
 		uint8_t *buf = NULL;
+		uint64_t uid = 0;
 		size_t len = 0;
+		bool ipc;
 
 		nng_msg_free(nm);
 		memset(rep, 0, sizeof(*rep));
@@ -952,9 +954,9 @@ mgr_net_ctl(struct mgr *m, uint64_t now)
 			rep->flag = false;
 			snprintf(rep->text, sizeof(rep->text), "malformed request: %.200s",
 				rc != 0 ? e : "not a CTL_REQUEST");
-		} else if (ctl_proven(m, req, pipe, rep)) {
+		} else if (ctl_proven(m, req, pipe, (ipc = pipe_ipc_uid(pipe, &uid)), rep)) {
 			m->n_ctl++;
-			who_asks(m, req, pipe);
+			who_asks(m, req, ipc ? &uid : NULL);
 			mgr_ctl_handle(m, req, rep, now);
 			m->asker[0] = '\0';
 		}

@@ -1084,34 +1084,7 @@ ctl_signed(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg **out)
 	return 0;
 }
 
-/*
- * One request, one reply. Returns 0 with *rep a CTL_REPLY (ok or not), or
- * an exit code after saying what went wrong. Over TLS, the first request of
- * a connection is challenged (lb_proof.h) and sent again with the proof.
- */
-static int ctl_call_once(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep);
-
-static int
-ctl_call(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
-{
-	int rc = ctl_call_once(c, req, rep);
-
-	/* Challenged: first on a connection, or again after a reconnect. */
-	if (rc == 0 && rep->type == LB_MSG_CHALLENGE && c->signer != NULL &&
-		(!c->have_nonce || memcmp(c->nonce, rep->nonce, LB_NONCE_LEN) != 0)) {
-		memcpy(c->nonce, rep->nonce, LB_NONCE_LEN);
-		c->have_nonce = true;
-		lb_msg_free(rep);
-		rc = ctl_call_once(c, req, rep);
-	}
-	if (rc == 0 && rep->type != LB_MSG_CTL_REPLY) {
-		fprintf(stderr, "sluicectl: unexpected reply from the manager (message type %d)\n",
-			(int)rep->type);
-		return CTL_EXIT_UNREACHABLE;
-	}
-	return rc;
-}
-
+/* One request sent, one reply decoded (of any type); 0 or an exit code. */
 static int
 ctl_call_once(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
 {
@@ -1168,6 +1141,32 @@ ctl_call_once(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
 		return CTL_EXIT_REFUSED;
 	}
 	return 0;
+}
+
+/*
+ * One request, one reply. Returns 0 with *rep a CTL_REPLY (ok or not), or
+ * an exit code after saying what went wrong. Over TLS, the first request of
+ * a connection is challenged (lb_proof.h) and sent again with the proof.
+ */
+static int
+ctl_call(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
+{
+	int rc = ctl_call_once(c, req, rep);
+
+	/* Challenged: first on a connection, or again after a reconnect. */
+	if (rc == 0 && rep->type == LB_MSG_CHALLENGE && c->signer != NULL &&
+		(!c->have_nonce || memcmp(c->nonce, rep->nonce, LB_NONCE_LEN) != 0)) {
+		memcpy(c->nonce, rep->nonce, LB_NONCE_LEN);
+		c->have_nonce = true;
+		lb_msg_free(rep);
+		rc = ctl_call_once(c, req, rep);
+	}
+	if (rc == 0 && rep->type != LB_MSG_CTL_REPLY) {
+		fprintf(stderr, "sluicectl: unexpected reply from the manager (message type %d)\n",
+			(int)rep->type);
+		return CTL_EXIT_UNREACHABLE;
+	}
+	return rc;
 }
 
 /* ---- the WAIT reply's three fields, without a JSON library ---------------- */
