@@ -18,12 +18,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "lb_config.h"
 #include "lb_ftable.h"
 #include "lb_proof.h"
 
 #define LB_PROTOCOL 1
-#define LB_DIGEST_LEN 16
 #define LB_MSG_TEXT 256
 #define LB_MSG_ID 64
 #define LB_MSG_MAX_COUNTERS 64
@@ -218,12 +216,5 @@ int lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len);
 int lb_msg_decode(const uint8_t *buf, size_t len, struct lb_msg *m, char *errbuf, size_t errlen);
 
 void lb_msg_free(struct lb_msg *m);
-
-/*
- * Digest of a flow table, independent of the order services and backends
- * are listed in: what PREPARE, COMMIT and snapshots carry so that a member
- * can prove it holds exactly the manager's table.
- */
-void lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN]);
 
 #endif /* LB_CODEC_H */

@@ -238,13 +238,6 @@ lb_cfg_get_eal(
 	return 0;
 }
 
-const char *
-lb_addr_str(const struct lb_addr *a, char *buf, size_t len)
-{
-	inet_ntop(AF_INET, &a->a32[0], buf, (socklen_t)len);
-	return buf;
-}
-
 static int
 load_backend(const config_setting_t *s, struct lb_backend_cfg *b, struct lb_cfg_err *err)
 {
@@ -327,9 +320,7 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 		if (rc != 0)
 			return rc;
 		for (j = 0; j < i; j++)
-			if (memcmp(&svc->backends[j].dip, &svc->backends[i].dip,
-				    sizeof(struct lb_addr)) == 0 &&
-				svc->backends[j].port == svc->backends[i].port)
+			if (lb_backend_cmp(&svc->backends[j], &svc->backends[i]) == 0)
 				return lb_cfg_error(err, bs, NULL,
 					"duplicate backend (same dip and port as backends[%u])", j);
 		svc->n_backends = i + 1;
@@ -386,8 +377,7 @@ ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_e
 		for (j = 0; j < i; j++) {
 			const struct lb_service_cfg *o = &ft->services[j];
 
-			if (memcmp(&o->vip, &svc->vip, sizeof(o->vip)) == 0 &&
-				o->port == svc->port && o->proto == svc->proto) {
+			if (lb_service_cmp(o, svc) == 0) {
 				rc = lb_cfg_error(err, ss, NULL,
 					"duplicate service (same vip, protocol and port as "
 					"services[%u])",
@@ -432,25 +422,4 @@ lb_ftable_load_unless_managed(const config_setting_t *root, struct lb_ftable *ft
 		lb_ftable_free(ft);
 	}
 	return rc;
-}
-
-void
-lb_ftable_free(struct lb_ftable *ft)
-{
-	uint32_t i;
-
-	for (i = 0; i < ft->n_services; i++)
-		free(ft->services[i].backends);
-	free(ft->services);
-	memset(ft, 0, sizeof(*ft));
-}
-
-uint32_t
-lb_ftable_backend_count(const struct lb_ftable *ft)
-{
-	uint32_t i, n = 0;
-
-	for (i = 0; i < ft->n_services; i++)
-		n += ft->services[i].n_backends;
-	return n;
 }

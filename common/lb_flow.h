@@ -112,6 +112,9 @@ lb_svc_key_v4(struct lb_svc_key *k, rte_be32_t vip, rte_be16_t port, uint8_t pro
 	k->af = LB_AF_INET;
 }
 
+/* Format an IPv4 lb_addr into buf (at least 16 bytes). */
+const char *lb_addr_str(const struct lb_addr *a, char *buf, size_t len);
+
 /* SipHash-1-3 of an arbitrary buffer (used for keys, seeds and tests). */
 uint64_t lb_siphash13(const struct lb_hash_seed *seed, const void *data, size_t len);
 

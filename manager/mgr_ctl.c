@@ -730,15 +730,6 @@ ctl_backend_set(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 
 /* ---- services files (APPLY, services_file) ---- */
 
-static int
-be_cmp(const void *a, const void *b)
-{
-	const struct lb_backend_cfg *x = a, *y = b;
-	int c = memcmp(&x->dip, &y->dip, sizeof(x->dip));
-
-	return c != 0 ? c : (int)x->port - (int)y->port;
-}
-
 /* "<config>:12: ..." from a text without a file becomes "<apply>:12: ...". */
 static void
 name_errors(char *msg, size_t len, const char *name)
@@ -880,7 +871,7 @@ mgr_services_load(const struct mgr *m, config_t *c, const char *name, struct mgr
 				old == NULL
 					? NULL
 					: bsearch(&sc->backends[j], old->backends, old->n_backends,
-						  sizeof(*old->backends), be_cmp);
+						  sizeof(*old->backends), lb_backend_cmp);
 
 			sc->backends[j].id = ob != NULL ? ob->id : meta->mm_next_backend_id++;
 		}

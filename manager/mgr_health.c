@@ -292,29 +292,16 @@ table_backend(const struct lb_ftable *t, const struct lb_svc_key *k, const struc
 	uint16_t port)
 {
 	int i = t != NULL ? lb_ftable_find(t, k) : -1;
+	const struct lb_backend_cfg want = {.dip = *dip, .port = port};
 	const struct lb_service_cfg *s;
-	uint32_t lo = 0, hi;
 
 	if (i < 0)
 		return NULL;
 	s = &t->services[i];
-	hi = s->n_backends;
-	/* Tables are sorted: backends by (dip, port). */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		const struct lb_backend_cfg *b = &s->backends[mid];
-		int c = memcmp(&b->dip, dip, sizeof(*dip));
-
-		if (c == 0)
-			c = (int)b->port - (int)port;
-		if (c == 0)
-			return b;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	if (s->n_backends == 0)
+		return NULL;
+	/* Tables are sorted: backends in the canonical order. */
+	return bsearch(&want, s->backends, s->n_backends, sizeof(*s->backends), lb_backend_cmp);
 }
 
 static void

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lb_config.h"
+#include "lb_ftable.h"
 #include "mgr_pool.h"
 #include "mgr_probe.h"
 

@@ -215,11 +215,8 @@ item(struct summ *s, const char *fmt, ...)
 static int
 be_cmp(const void *a, const void *b)
 {
-	const struct lb_backend_cfg *x = *(const struct lb_backend_cfg *const *)a;
-	const struct lb_backend_cfg *y = *(const struct lb_backend_cfg *const *)b;
-	int c = memcmp(&x->dip, &y->dip, sizeof(x->dip));
-
-	return c != 0 ? c : (int)x->port - (int)y->port;
+	return lb_backend_cmp(
+		*(const struct lb_backend_cfg *const *)a, *(const struct lb_backend_cfg *const *)b);
 }
 
 static const struct lb_backend_cfg **

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "lb_codec.h"
-#include "lb_config.h"
+#include "lb_ftable.h"
 
 struct mgr_buf {
 	char *mb_p;

@@ -26,7 +26,7 @@
 
 #include <stdint.h>
 
-#include "lb_config.h"
+#include "lb_ftable.h"
 
 struct mgr;
 struct mgr_buf;

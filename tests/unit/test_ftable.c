@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "lb_codec.h"
+#include "lb_config.h"
 #include "lb_err.h"
 #include "lb_ftable.h"
 #include "lb_hdr.h"
