@@ -17,8 +17,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <rte_byteorder.h>
-
 #include "lb_config.h"
 
 #define BENCH_FRAME_LEN 60 /* minimum Ethernet frame without FCS */
@@ -34,10 +32,10 @@ enum bench_dist { BENCH_UNIFORM, BENCH_ZIPF, BENCH_SEQ };
 
 /* One flow: the client side of the tuple and the service it talks to. */
 struct bench_flow {
-	rte_be32_t src;
-	rte_be32_t dst;
-	rte_be16_t sport;
-	rte_be16_t dport;
+	lb_be32_t src;
+	lb_be32_t dst;
+	lb_be16_t sport;
+	lb_be16_t dport;
 };
 
 /* Flow number f -> tuple; f may exceed n_flows (ever-new flows). */

@@ -296,7 +296,7 @@ run_batch_rcu(struct mux_worker *w, struct mux_ctx *ctx, uint16_t port, struct r
 }
 
 /* The inner destination (the backend's DIP) of a forwarded frame. */
-static inline rte_be32_t
+static inline lb_be32_t
 inner_dst(const struct rte_mbuf *m)
 {
 	const struct lb_ipv4_hdr *in =
@@ -436,7 +436,7 @@ swapper_main(void *arg)
 /* Push flows through the mux untimed (warm-up); returns forwarded packets. */
 static uint64_t
 push_flows(struct bench_env *env, struct mux_worker *w, const struct mux_gen *g, uint64_t first,
-	uint64_t n, uint32_t n_services, uint8_t flags, rte_be32_t *dip_of)
+	uint64_t n, uint32_t n_services, uint8_t flags, lb_be32_t *dip_of)
 {
 	struct rte_mbuf *m[BENCH_BATCH_PKTS], *out[BENCH_BATCH_PKTS];
 	uint64_t fl[BENCH_BATCH_PKTS], done = 0, fwd = 0;
@@ -483,7 +483,7 @@ fill_table(
  */
 static int
 check_output(const struct bench_env *env, struct rte_mbuf **out, uint32_t got,
-	const uint64_t *flows, uint32_t n, const struct scenario *sc, const rte_be32_t *dip_of,
+	const uint64_t *flows, uint32_t n, const struct scenario *sc, const lb_be32_t *dip_of,
 	uint32_t n_dip)
 {
 	const uint32_t hl = sizeof(struct lb_ipv4_hdr);
@@ -501,30 +501,30 @@ check_output(const struct bench_env *env, struct rte_mbuf **out, uint32_t got,
 			(const struct lb_ipv4_hdr *)((const uint8_t *)o + hl);
 		const struct lb_tcp_hdr *tcp =
 			(const struct lb_tcp_hdr *)((const uint8_t *)in + hl);
-		uint32_t id = rte_be_to_cpu_32(in->dst) - BENCH_DIP_BASE - 1;
+		uint32_t id = lb_be32_to_cpu(in->dst) - BENCH_DIP_BASE - 1;
 		struct bench_flow fl;
 		const char *bad = NULL;
 
 		bench_flow_of(flows[i], sc->services, &fl);
 		if (out[i]->data_len != sizeof(*eth) + 2 * hl + sizeof(*tcp))
 			bad = "frame length (padding not trimmed, or no outer header)";
-		else if (eth->type != rte_cpu_to_be_16(LB_ETHERTYPE_IPV4) ||
+		else if (eth->type != lb_cpu_to_be16(LB_ETHERTYPE_IPV4) ||
 			 memcmp(eth->dst, &env->ctx.next_hop, 6) != 0)
 			bad = "outer Ethernet header";
 		else if (o->ver_ihl != 0x45 || o->proto != LB_IPPROTO_IPIP ||
 			 o->src != env->ctx.tunnel_addr || lb_ipv4_hdr_csum(o, hl) != o->csum ||
-			 rte_be_to_cpu_16(o->total_len) != 2 * hl + sizeof(*tcp))
+			 lb_be16_to_cpu(o->total_len) != 2 * hl + sizeof(*tcp))
 			bad = "outer IPv4 header";
 		else if (id >= sc->services * sc->backends ||
 			 id / sc->backends != (uint32_t)(flows[i] % sc->services))
 			bad = "inner destination is not a backend of the flow's service";
 		else if (dip_of != NULL && flows[i] < n_dip && in->dst != dip_of[flows[i]])
 			bad = "established flow moved to another backend";
-		else if (o->dst != rte_cpu_to_be_32(BENCH_HOST_BASE + (id & 0xffff) + 1))
+		else if (o->dst != lb_cpu_to_be32(BENCH_HOST_BASE + (id & 0xffff) + 1))
 			bad = "outer destination is not the backend's host";
 		else if (in->ttl != 63 || in->src != fl.src || lb_ipv4_hdr_csum(in, hl) != in->csum)
 			bad = "inner IPv4 header (TTL, source or checksum)";
-		else if (tcp->dport != rte_cpu_to_be_16(BENCH_BE_PORT) || tcp->sport != fl.sport ||
+		else if (tcp->dport != lb_cpu_to_be16(BENCH_BE_PORT) || tcp->sport != fl.sport ||
 			 lb_ipv4_l4_csum(in->src, in->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp)) != 0)
 			bad = "inner TCP header (port or checksum)";
 		if (bad != NULL) {
@@ -563,7 +563,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	struct swapper sw;
 	pthread_t swap_th;
 	bool swapping = false, online = false, sample;
-	rte_be32_t *dip_of = NULL;
+	lb_be32_t *dip_of = NULL;
 	uint32_t *seq = NULL, pos = 0, i, got, live, swept, n_dip = 0;
 	uint64_t next_new = BENCH_NEW_BASE, budget, t0, t1, t2, start, batch = 0, floor_fwd = 0;
 	uint8_t flags = sc->syn ? LB_TCP_SYN : LB_TCP_ACK;
@@ -1068,7 +1068,7 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 	env.hz = rte_get_tsc_hz();
 	env.pool = rte_pktmbuf_pool_create("bench_pool", 2 * BENCH_BATCH_PKTS + 1024, 256, 0,
 		RTE_MBUF_DEFAULT_BUF_SIZE, env.socket);
-	env.ctx.tunnel_addr = rte_cpu_to_be_32(0x0aff0001); /* 10.255.0.1 */
+	env.ctx.tunnel_addr = lb_cpu_to_be32(0x0aff0001); /* 10.255.0.1 */
 	memcpy(&env.ctx.next_hop, "\x02\x00\x00\x00\x00\xfe", 6);
 	env.ctx.mtu = 1500;
 	env.ctx.tunnel_ttl = 64;

@@ -208,7 +208,7 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 		for (i = 0; e.err == 0 && i < m->delta.n_remove; i++) {
 			const struct lb_svc_key *k = &m->delta.remove[i];
 
-			keys[i] = enc_key(&e, &k->vip, k->proto, rte_be_to_cpu_16(k->port));
+			keys[i] = enc_key(&e, &k->vip, k->proto, lb_be16_to_cpu(k->port));
 			delta.n_remove = i + 1;
 		}
 		delta.upsert = svcs;
@@ -291,7 +291,7 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 		creq.op = (Sluice__CtlOp)m->ctl.op;
 		if (m->ctl.has_svc) {
 			creq.service = ckey = enc_key(&e, &m->ctl.svc.vip, m->ctl.svc.proto,
-				rte_be_to_cpu_16(m->ctl.svc.port));
+				lb_be16_to_cpu(m->ctl.svc.port));
 		}
 		if (m->ctl.has_be) {
 			cbe.id = m->ctl.be.id;
@@ -555,7 +555,7 @@ dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, siz
 		rc = dec_key(r->service, &vip, &proto, &port, errbuf, len);
 		if (rc != 0)
 			return rc;
-		lb_svc_key_v4(&c->svc, vip.a32[0], rte_cpu_to_be_16(port), proto);
+		lb_svc_key_v4(&c->svc, vip.a32[0], lb_cpu_to_be16(port), proto);
 		c->has_svc = true;
 	}
 	if (r->backend != NULL) {
@@ -662,7 +662,7 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 			rc = dec_key(d->remove[i], &vip, &proto, &port, errbuf, len);
 			if (rc != 0)
 				return rc;
-			lb_svc_key_v4(k, vip.a32[0], rte_cpu_to_be_16(port), proto);
+			lb_svc_key_v4(k, vip.a32[0], lb_cpu_to_be16(port), proto);
 			m->delta.n_remove = (uint32_t)i + 1;
 		}
 		if (d->options != NULL) {

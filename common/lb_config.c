@@ -162,7 +162,7 @@ lb_cfg_get_string(const config_setting_t *group, const char *name, bool required
 }
 
 int
-lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, rte_be32_t *out,
+lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, lb_be32_t *out,
 	struct lb_cfg_err *err)
 {
 	const char *s = NULL;
@@ -244,7 +244,7 @@ load_backend(const config_setting_t *s, struct lb_backend_cfg *b, struct lb_cfg_
 	static const char *const fields[] = {"dip", "port", "weight", "host", "state", NULL};
 	static const char *const states[] = {"active", "drain", "maint"};
 	const char *state = NULL;
-	rte_be32_t dip, host;
+	lb_be32_t dip, host;
 	long long port, weight;
 	int rc, i;
 
@@ -278,7 +278,7 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	static const char *const fields[] = {"vip", "protocol", "port", "backends", NULL};
 	const config_setting_t *list;
 	const char *proto = NULL;
-	rte_be32_t vip;
+	lb_be32_t vip;
 	long long port;
 	uint32_t i, j, n;
 	int rc;

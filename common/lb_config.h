@@ -48,7 +48,7 @@ int lb_cfg_get_string(const config_setting_t *group, const char *name, bool requ
 	const char *def, const char **out, struct lb_cfg_err *err);
 
 /* Dotted-quad IPv4 address member. */
-int lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, rte_be32_t *out,
+int lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, lb_be32_t *out,
 	struct lb_cfg_err *err);
 
 /* "aa:bb:cc:dd:ee:ff" member. */

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <rte_byteorder.h>
+#include "lb_types.h"
 
 static inline uint16_t
 lb_csum_fold(uint32_t sum)
@@ -24,19 +24,19 @@ lb_csum_fold(uint32_t sum)
 }
 
 /* Checksum field after a 16-bit word of the covered data changed. */
-static inline rte_be16_t
-lb_csum_update16(rte_be16_t csum, rte_be16_t old, rte_be16_t new)
+static inline lb_be16_t
+lb_csum_update16(lb_be16_t csum, lb_be16_t old, lb_be16_t new)
 {
 	uint32_t sum = (uint16_t)~csum;
 
 	sum += (uint16_t)~old;
 	sum += new;
-	return (rte_be16_t)~lb_csum_fold(sum);
+	return (lb_be16_t)~lb_csum_fold(sum);
 }
 
 /* Checksum field after a 32-bit word (an IPv4 address) changed. */
-static inline rte_be16_t
-lb_csum_update32(rte_be16_t csum, rte_be32_t old, rte_be32_t new)
+static inline lb_be16_t
+lb_csum_update32(lb_be16_t csum, lb_be32_t old, lb_be32_t new)
 {
 	uint32_t sum = (uint16_t)~csum;
 
@@ -44,7 +44,7 @@ lb_csum_update32(rte_be16_t csum, rte_be32_t old, rte_be32_t new)
 	sum += (uint16_t) ~(old >> 16);
 	sum += new & 0xffff;
 	sum += new >> 16;
-	return (rte_be16_t)~lb_csum_fold(sum);
+	return (lb_be16_t)~lb_csum_fold(sum);
 }
 
 /* One's-complement sum of a buffer (not folded, not inverted). */
@@ -55,7 +55,7 @@ uint32_t lb_csum_partial(const void *buf, size_t len, uint32_t sum);
  * IHL makes it; its csum field is skipped). Inline and summed as 32-bit
  * words: it runs twice per forwarded packet (parse, outer header).
  */
-static inline rte_be16_t
+static inline lb_be16_t
 lb_ipv4_hdr_csum(const void *ip, size_t hdr_len)
 {
 	const uint8_t *p = (const uint8_t *)ip;
@@ -73,17 +73,17 @@ lb_ipv4_hdr_csum(const void *ip, size_t hdr_len)
 	sum += (uint16_t)~c;
 	sum = (sum & 0xffffffff) + (sum >> 32);
 	sum = (sum & 0xffffffff) + (sum >> 32);
-	return (rte_be16_t)~lb_csum_fold((uint32_t)sum);
+	return (lb_be16_t)~lb_csum_fold((uint32_t)sum);
 }
 
 /*
  * Full TCP/UDP checksum over the IPv4 pseudo-header and l4_len bytes of
  * segment (whose checksum field must be zero or is included as given).
  */
-rte_be16_t lb_ipv4_l4_csum(
-	rte_be32_t src, rte_be32_t dst, uint8_t proto, const void *l4, size_t l4_len);
+lb_be16_t lb_ipv4_l4_csum(
+	lb_be32_t src, lb_be32_t dst, uint8_t proto, const void *l4, size_t l4_len);
 
 /* Checksum of an ICMP message (no pseudo-header for ICMPv4). */
-rte_be16_t lb_icmp_csum(const void *icmp, size_t len);
+lb_be16_t lb_icmp_csum(const void *icmp, size_t len);
 
 #endif /* LB_CSUM_H */

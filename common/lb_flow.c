@@ -31,7 +31,7 @@ load_le64(const uint8_t *p)
 	uint64_t v;
 
 	memcpy(&v, p, 8);
-	return rte_le_to_cpu_64(v);
+	return lb_le64_to_cpu(v);
 }
 
 uint64_t

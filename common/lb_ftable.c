@@ -206,7 +206,7 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 void
 lb_ftable_key(const struct lb_service_cfg *sc, struct lb_svc_key *k)
 {
-	lb_svc_key_v4(k, sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto);
+	lb_svc_key_v4(k, sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto);
 }
 
 int
@@ -218,7 +218,7 @@ lb_ftable_find(const struct lb_ftable *ft, const struct lb_svc_key *k)
 		const struct lb_service_cfg *s = &ft->services[i];
 
 		if (s->vip.a32[0] == k->vip.a32[0] && s->proto == k->proto &&
-			rte_cpu_to_be_16(s->port) == k->port)
+			lb_cpu_to_be16(s->port) == k->port)
 			return (int)i;
 	}
 	return -1;
@@ -352,7 +352,7 @@ lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
 		int k = lb_ftable_find(out, &d->remove[i]);
 
 		if (k < 0) {
-			struct lb_service_cfg tmp = {.port = rte_be_to_cpu_16(d->remove[i].port),
+			struct lb_service_cfg tmp = {.port = lb_be16_to_cpu(d->remove[i].port),
 				.proto = d->remove[i].proto};
 
 			tmp.vip = d->remove[i].vip;

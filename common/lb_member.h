@@ -64,7 +64,7 @@ struct lb_member_cfg {
 	char key[256];	       /* ... and its key */
 	char server_name[128]; /* tls+tcp: name in the manager's certificate */
 	uint32_t heartbeat_ms; /* STATUS period (default 1000) */
-	rte_be32_t probe_addr; /* sent in HELLO: a mux's tunnel address, or 0 */
+	lb_be32_t probe_addr;  /* sent in HELLO: a mux's tunnel address, or 0 */
 };
 
 /*

@@ -49,17 +49,17 @@ struct rte_rcu_qsbr;
 
 struct ha_vm {
 	uint16_t port;
-	rte_be32_t dip;
+	lb_be32_t dip;
 	struct rte_ether_addr mac;	/* the VM's own interface */
 	struct rte_ether_addr port_mac; /* our side of it */
 };
 
 /* A load-balanced endpoint on this host: DIP:port serves VIP:vport. */
 struct ha_lb {
-	rte_be32_t vip;
-	rte_be16_t vport;
-	rte_be32_t dip;
-	rte_be16_t dport;
+	lb_be32_t vip;
+	lb_be16_t vport;
+	lb_be32_t dip;
+	lb_be16_t dport;
 };
 
 /* Compiled mapping; immutable once workers run. */
@@ -101,11 +101,11 @@ struct ha_worker {
 	uint16_t uplink;
 	struct rte_ether_addr uplink_mac;
 	struct rte_ether_addr next_hop;
-	rte_be32_t pa;
+	lb_be32_t pa;
 	uint16_t n_muxes;
-	rte_be32_t muxes[HA_MAX_MUXES];
+	lb_be32_t muxes[HA_MAX_MUXES];
 	uint16_t n_probers;
-	rte_be32_t probers[HA_MAX_PROBERS];
+	lb_be32_t probers[HA_MAX_PROBERS];
 	uint16_t mss_clamp;
 	uint16_t n_vms;
 	struct ha_vm vms[HA_MAX_VMS];
@@ -137,11 +137,11 @@ void ha_map_free(struct ha_map *m);
 
 /* The ha_lb for a VM's (dip, dport, proto), or NULL. */
 const struct ha_lb *ha_map_by_dip(
-	const struct ha_map *m, rte_be32_t dip, rte_be16_t dport, uint8_t proto);
+	const struct ha_map *m, lb_be32_t dip, lb_be16_t dport, uint8_t proto);
 
 /* The ha_lb for (vip, vport, proto) served by dip, or NULL. */
 const struct ha_lb *ha_map_by_vip(
-	const struct ha_map *m, rte_be32_t vip, rte_be16_t vport, uint8_t proto, rte_be32_t dip);
+	const struct ha_map *m, lb_be32_t vip, lb_be16_t vport, uint8_t proto, lb_be32_t dip);
 
 void ha_uplink_burst(struct ha_worker *w, struct rte_mbuf **pkts, uint16_t n);
 
@@ -158,7 +158,7 @@ int ha_worker_main(void *arg);
 
 /* a is one of the configured health probers. */
 static inline bool
-ha_is_prober(const struct ha_worker *w, rte_be32_t a)
+ha_is_prober(const struct ha_worker *w, lb_be32_t a)
 {
 	uint16_t i;
 
@@ -171,7 +171,7 @@ ha_is_prober(const struct ha_worker *w, rte_be32_t a)
 struct lb_pkt;
 /* ARP on port: answer requests for addr, or (proxy) for anything but addr. */
 void ha_arp(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac,
-	struct rte_mbuf *m, const struct lb_pkt *pi, int proxy, rte_be32_t addr);
+	struct rte_mbuf *m, const struct lb_pkt *pi, int proxy, lb_be32_t addr);
 
 void ha_flush(struct ha_worker *w);
 
@@ -204,7 +204,7 @@ ha_set_eth(struct rte_mbuf *m, uint16_t l2_len, const struct rte_ether_addr *dst
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	eth->dst_addr = *dst;
 	eth->src_addr = *src;
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	eth->ether_type = lb_cpu_to_be16(RTE_ETHER_TYPE_IPV4);
 	return (uint8_t *)eth;
 }
 

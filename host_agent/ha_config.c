@@ -8,7 +8,7 @@
 
 /* The list of IPv4 addresses `name` of group a: min..max of them (0: optional). */
 static int
-load_addrs(const config_setting_t *a, const char *name, int min, int max, rte_be32_t *out,
+load_addrs(const config_setting_t *a, const char *name, int min, int max, lb_be32_t *out,
 	uint16_t *n_out, struct lb_cfg_err *err)
 {
 	const config_setting_t *m = config_setting_get_member(a, name);

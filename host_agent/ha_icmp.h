@@ -21,8 +21,7 @@
  * (src_side) or destination address and port to addr/port.
  */
 static inline void
-ha_quote_rewrite(
-	uint8_t *p, const struct lb_pkt *pi, int src_side, rte_be32_t addr, rte_be16_t port)
+ha_quote_rewrite(uint8_t *p, const struct lb_pkt *pi, int src_side, lb_be32_t addr, lb_be16_t port)
 {
 	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(p + pi->l4_off);
 	struct lb_ipv4_hdr *q = (struct lb_ipv4_hdr *)(p + pi->quote_off);
@@ -30,8 +29,8 @@ ha_quote_rewrite(
 	uint8_t *pa = (uint8_t *)q + (src_side ? offsetof(struct lb_ipv4_hdr, src)
 					       : offsetof(struct lb_ipv4_hdr, dst));
 	uint8_t *pp = ports + (src_side ? 0 : 2);
-	rte_be32_t old_a;
-	rte_be16_t old_p, old_c, new_c;
+	lb_be32_t old_a;
+	lb_be16_t old_p, old_c, new_c;
 
 	memcpy(&old_a, pa, 4);
 	memcpy(&old_p, pp, 2);

@@ -532,7 +532,7 @@ ctl_vip_add(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 		goto nomem_next;
 	next.n_services++;
 	sc->vip = req->ctl.svc.vip;
-	sc->port = rte_be_to_cpu_16(req->ctl.svc.port);
+	sc->port = lb_be16_to_cpu(req->ctl.svc.port);
 	sc->proto = req->ctl.svc.proto;
 	sc->af = LB_AF_INET;
 	sc->id = meta.mm_next_service_id++;
@@ -752,7 +752,7 @@ pool_entry(const config_setting_t *g, const struct lb_ftable *t, struct mgr_pool
 	struct mgr_pool p = *mgr_pool_defaults();
 	struct lb_svc_key k;
 	char ks[MGR_SVC_STR];
-	rte_be32_t vip;
+	lb_be32_t vip;
 	long long port;
 	uint32_t i, n = 0;
 	int rc;
@@ -774,7 +774,7 @@ pool_entry(const config_setting_t *g, const struct lb_ftable *t, struct mgr_pool
 	if (strcmp(proto, "tcp") != 0 && strcmp(proto, "udp") != 0)
 		return lb_cfg_error(e, config_setting_get_member(g, "protocol"), NULL,
 			"\"%s\": must be tcp or udp", proto);
-	lb_svc_key_v4(&k, vip, rte_cpu_to_be_16((uint16_t)port),
+	lb_svc_key_v4(&k, vip, lb_cpu_to_be16((uint16_t)port),
 		strcmp(proto, "udp") == 0 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP);
 	mgr_key_str(&k, ks, sizeof(ks));
 	if (lb_ftable_find(t, &k) < 0)

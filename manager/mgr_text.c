@@ -116,7 +116,7 @@ mgr_key_str(const struct lb_svc_key *k, char *buf, size_t len)
 	char a[16];
 
 	snprintf(buf, len, "%s %s:%u", proto_name(k->proto), lb_addr_str(&k->vip, a, sizeof(a)),
-		rte_be_to_cpu_16(k->port));
+		lb_be16_to_cpu(k->port));
 	return buf;
 }
 

@@ -346,7 +346,7 @@ mgr_view_export(struct mgr *m, char **text)
 
 		fprintf(f, "%s\n\t{ vip = \"%s\"; port = %u; protocol = \"%s\";\n\t\t  ",
 			i ? "," : "", lb_addr_str(&e->pe_key.vip, a, sizeof(a)),
-			rte_be_to_cpu_16(e->pe_key.port),
+			lb_be16_to_cpu(e->pe_key.port),
 			e->pe_key.proto == LB_IPPROTO_UDP ? "udp" : "tcp");
 		mgr_pool_write(&e->pe_pool, f);
 		fprintf(f, " }");

@@ -25,7 +25,7 @@
 /* One (mux, VIP address) pair, probed once per interval. */
 struct vp_target {
 	int tg_member;
-	rte_be32_t tg_vip;
+	lb_be32_t tg_vip;
 	uint64_t tg_nonce;
 	uint64_t tg_sent_ms;
 	bool tg_out;	  /* sent, not answered yet */
@@ -34,12 +34,12 @@ struct vp_target {
 
 /* What member i's probes say. */
 struct vp_member {
-	rte_be32_t vm_addr;    /* its tunnel address, 0: not probed */
-	rte_be32_t vm_src;     /* the manager's address toward it */
+	lb_be32_t vm_addr;     /* its tunnel address, 0: not probed */
+	lb_be32_t vm_src;      /* the manager's address toward it */
 	uint64_t vm_answer_ms; /* last answer, 0: none yet */
 	uint64_t vm_version;   /* the version it answered with */
 	uint32_t vm_fail;      /* the worst of its targets */
-	rte_be32_t vm_fail_vip;
+	lb_be32_t vm_fail_vip;
 	uint32_t vm_vips; /* VIP addresses probed through it */
 	uint64_t vm_sent, vm_answered;
 };
@@ -88,7 +88,7 @@ csum(const void *p, size_t len)
 }
 
 static const char *
-ip_str(rte_be32_t a, char *buf, size_t len)
+ip_str(lb_be32_t a, char *buf, size_t len)
 {
 	struct in_addr ia = {.s_addr = a};
 
@@ -180,14 +180,14 @@ mgr_vprobe_next_deadline(const struct mgr *m)
 }
 
 /* The source address the kernel picks toward addr (0 if it has no route). */
-static rte_be32_t
-source_toward(rte_be32_t addr)
+static lb_be32_t
+source_toward(lb_be32_t addr)
 {
 	struct sockaddr_in sa = {
 		.sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = addr};
 	socklen_t sl = sizeof(sa);
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	rte_be32_t src = 0;
+	lb_be32_t src = 0;
 
 	if (fd < 0)
 		return 0;
@@ -269,16 +269,16 @@ fence(struct mgr *m, int i, const char *why, uint64_t now)
 static int
 be32_cmp(const void *a, const void *b)
 {
-	uint32_t x = ntohl(*(const rte_be32_t *)a), y = ntohl(*(const rte_be32_t *)b);
+	uint32_t x = ntohl(*(const lb_be32_t *)a), y = ntohl(*(const lb_be32_t *)b);
 
 	return x < y ? -1 : x > y;
 }
 
 /* The committed table's distinct VIP addresses, sorted; *n of them (NULL if none). */
-static rte_be32_t *
+static lb_be32_t *
 vip_list(const struct lb_ftable *ft, uint32_t *n)
 {
-	rte_be32_t *vips = ft->n_services ? malloc(ft->n_services * sizeof(*vips)) : NULL;
+	lb_be32_t *vips = ft->n_services ? malloc(ft->n_services * sizeof(*vips)) : NULL;
 	uint32_t s, k = 0;
 
 	*n = 0;
@@ -345,7 +345,7 @@ mgr_vprobe_tick(struct mgr *m, uint64_t now)
 	const struct mgr_commit *c = m->commit;
 	struct vp_target *old, *tg;
 	uint32_t i, k, n_old, n_vips, n = 0, o = 0;
-	rte_be32_t *vips;
+	lb_be32_t *vips;
 
 	if (v == NULL || v->vp_rx < 0)
 		return;
@@ -439,7 +439,7 @@ on_reply(struct mgr *m, const uint8_t *p, size_t len, uint64_t now)
 	if (!t->tg_out || t->tg_nonce != nonce || ip->src != t->tg_vip)
 		return;
 	vm = &v->vp_mb[t->tg_member];
-	version = rte_be_to_cpu_64(vp->version);
+	version = lb_be64_to_cpu(vp->version);
 	if (t->tg_fail >= m->cfg.mc_vip_probe_failures) {
 		char a[16], b[16];
 

@@ -296,7 +296,7 @@ ctl_parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 static bool
-ctl_parse_ipv4(const char *s, rte_be32_t *out)
+ctl_parse_ipv4(const char *s, lb_be32_t *out)
 {
 	struct in_addr a;
 
@@ -308,7 +308,7 @@ ctl_parse_ipv4(const char *s, rte_be32_t *out)
 
 /* "A.B.C.D:PORT", port 1..65535. */
 static int
-ctl_parse_endpoint(const struct ctl_cmd *cmd, const char *s, rte_be32_t *ip, uint16_t *port)
+ctl_parse_endpoint(const struct ctl_cmd *cmd, const char *s, lb_be32_t *ip, uint16_t *port)
 {
 	char addr[INET_ADDRSTRLEN];
 	const char *colon = strrchr(s, ':');
@@ -360,7 +360,7 @@ static int
 ctl_parse_svc(
 	const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *arg, struct lb_ctl *ctl)
 {
-	rte_be32_t vip;
+	lb_be32_t vip;
 	uint16_t port;
 	uint8_t proto = 0;
 	int rc;
@@ -370,7 +370,7 @@ ctl_parse_svc(
 		rc = ctl_parse_proto(cmd, o->proto, &proto);
 	if (rc != 0)
 		return rc;
-	lb_svc_key_v4(&ctl->svc, vip, rte_cpu_to_be_16(port), proto);
+	lb_svc_key_v4(&ctl->svc, vip, lb_cpu_to_be16(port), proto);
 	ctl->has_svc = true;
 	return 0;
 }
@@ -382,7 +382,7 @@ ctl_parse_backend(
 {
 	struct lb_backend_cfg *be = &ctl->be;
 	unsigned long w;
-	rte_be32_t ip;
+	lb_be32_t ip;
 	int rc;
 
 	rc = ctl_parse_endpoint(cmd, arg, &ip, &be->port);

@@ -80,7 +80,7 @@ flow_total(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow
 }
 
 static const char *
-ip4(rte_be32_t a, char *buf)
+ip4(lb_be32_t a, char *buf)
 {
 	const uint8_t *b = (const uint8_t *)&a;
 
@@ -127,7 +127,7 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 		fprintf(out,
 			"  service %s:%u/%s  packets %" PRIu64 " bytes %" PRIu64 " new %" PRIu64
 			"\n",
-			ip4(sv->key.vip.a32[0], a), rte_be_to_cpu_16(sv->key.port),
+			ip4(sv->key.vip.a32[0], a), lb_be16_to_cpu(sv->key.port),
 			proto_name(sv->key.proto), fc.pkts, fc.bytes, fc.new_conns);
 		for (i = 0; i < sv->n_backends; i++) {
 			const struct mux_backend *be = &g->backends[sv->first_backend + i];
@@ -136,7 +136,7 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 			fprintf(out,
 				"    backend %s:%u via %s  packets %" PRIu64 " bytes %" PRIu64
 				" new %" PRIu64 "\n",
-				ip4(be->dip, a), rte_be_to_cpu_16(be->port), ip4(be->host, b),
+				ip4(be->dip, a), lb_be16_to_cpu(be->port), ip4(be->host, b),
 				fc.pkts, fc.bytes, fc.new_conns);
 		}
 	}
@@ -183,7 +183,7 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 		fprintf(out,
 			"%s{\"vip\":\"%s\",\"port\":%u,\"protocol\":\"%s\",\"pkts\":%" PRIu64
 			",\"bytes\":%" PRIu64 ",\"new_conns\":%" PRIu64 ",\"backends\":[",
-			s ? "," : "", ip4(sv->key.vip.a32[0], a), rte_be_to_cpu_16(sv->key.port),
+			s ? "," : "", ip4(sv->key.vip.a32[0], a), lb_be16_to_cpu(sv->key.port),
 			proto_name(sv->key.proto), fc.pkts, fc.bytes, fc.new_conns);
 		for (i = 0; i < sv->n_backends; i++) {
 			const struct mux_backend *be = &g->backends[sv->first_backend + i];
@@ -192,7 +192,7 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 			fprintf(out,
 				"%s{\"dip\":\"%s\",\"port\":%u,\"host\":\"%s\",\"pkts\":%" PRIu64
 				",\"bytes\":%" PRIu64 ",\"new_conns\":%" PRIu64 "}",
-				i ? "," : "", ip4(be->dip, a), rte_be_to_cpu_16(be->port),
+				i ? "," : "", ip4(be->dip, a), lb_be16_to_cpu(be->port),
 				ip4(be->host, b), fc.pkts, fc.bytes, fc.new_conns);
 		}
 		fprintf(out, "]}");
@@ -208,7 +208,7 @@ static struct mux_app *tel_app;
 
 /* Telemetry names allow only [A-Za-z0-9_/]: 192.0.2.10 is written 192_0_2_10. */
 static const char *
-tel_ip4(rte_be32_t a, char *buf)
+tel_ip4(lb_be32_t a, char *buf)
 {
 	const uint8_t *b = (const uint8_t *)&a;
 
@@ -293,7 +293,7 @@ tel_services_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_array_u64(c, sv->n_backends);
 		rte_tel_data_add_array_u64(c, s);
 		snprintf(key, sizeof(key), "%s_%u_%s", tel_ip4(sv->key.vip.a32[0], a),
-			rte_be_to_cpu_16(sv->key.port), proto_name(sv->key.proto));
+			lb_be16_to_cpu(sv->key.port), proto_name(sv->key.proto));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
 	return 0;
@@ -326,10 +326,9 @@ tel_backends_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_array_u64(c, fc.pkts);
 		rte_tel_data_add_array_u64(c, fc.bytes);
 		rte_tel_data_add_array_u64(c, fc.new_conns);
-		rte_tel_data_add_array_u64(c, rte_be_to_cpu_32(be->host));
+		rte_tel_data_add_array_u64(c, lb_be32_to_cpu(be->host));
 		rte_tel_data_add_array_u64(c, be->weight_zero);
-		snprintf(
-			key, sizeof(key), "%s_%u", tel_ip4(be->dip, a), rte_be_to_cpu_16(be->port));
+		snprintf(key, sizeof(key), "%s_%u", tel_ip4(be->dip, a), lb_be16_to_cpu(be->port));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
 	return 0;

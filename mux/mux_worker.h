@@ -36,7 +36,7 @@ struct mux_conn_table;
 struct mux_ctx {
 	struct mux_gen *gen; /* current generation; load with acquire */
 	struct rte_rcu_qsbr *qsv;
-	rte_be32_t tunnel_addr;
+	lb_be32_t tunnel_addr;
 	struct rte_ether_addr next_hop;
 	struct rte_ether_addr port_mac[MUX_MAX_PORTS];
 	uint16_t n_ports;
@@ -45,7 +45,7 @@ struct mux_ctx {
 	bool arp_for_vips;
 	bool busy_poll;
 	uint16_t n_probers; /* VIP probes are answered from these outer sources */
-	rte_be32_t probers[MUX_MAX_PROBERS];
+	lb_be32_t probers[MUX_MAX_PROBERS];
 	uint32_t idle_sleep_us;
 	uint64_t tsc_hz;
 	uint64_t tsc0;

@@ -44,10 +44,10 @@ static struct ha_worker *w;
 static struct ha_map map;
 static struct ha_config cfg;
 
-static rte_be32_t
+static lb_be32_t
 ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
-	return rte_cpu_to_be_32((uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d);
+	return lb_cpu_to_be32((uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d);
 }
 
 /*

@@ -55,10 +55,10 @@ static struct mux_gen *gen;
 static bool verbose;
 static unsigned sent; /* FUZZ_VERBOSE=1: what happened to each input, on stderr */
 
-static rte_be32_t
+static lb_be32_t
 ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
-	return rte_cpu_to_be_32((uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d);
+	return lb_cpu_to_be32((uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d);
 }
 
 /*
@@ -186,7 +186,7 @@ report(void)
 
 /* True if a is a backend's DIP (dip) or host (!dip) in the generation. */
 static bool
-is_backend(rte_be32_t a, bool dip)
+is_backend(lb_be32_t a, bool dip)
 {
 	uint32_t i;
 
@@ -223,12 +223,12 @@ check_out(const struct rte_mbuf *m)
 	outer = (const struct lb_ipv4_hdr *)(p + o.l2_len);
 	FUZZ_CHECK(o.l2_len == sizeof(struct lb_eth_hdr));
 	FUZZ_CHECK(outer->src == ctx.tunnel_addr && is_backend(outer->dst, false));
-	FUZZ_CHECK(rte_be_to_cpu_16(outer->total_len) == m->data_len - sizeof(struct lb_eth_hdr));
+	FUZZ_CHECK(lb_be16_to_cpu(outer->total_len) == m->data_len - sizeof(struct lb_eth_hdr));
 	inner = outer + 1;
 	ihl = (uint32_t)lb_ipv4_ihl(inner) * 4;
 	FUZZ_CHECK(lb_ipv4_version(inner) == 4 && ihl >= 20);
-	FUZZ_CHECK(rte_be_to_cpu_16(inner->total_len) + sizeof(*outer) ==
-		   rte_be_to_cpu_16(outer->total_len));
+	FUZZ_CHECK(lb_be16_to_cpu(inner->total_len) + sizeof(*outer) ==
+		   lb_be16_to_cpu(outer->total_len));
 	FUZZ_CHECK(lb_ipv4_hdr_csum(inner, ihl) == inner->csum);
 	FUZZ_CHECK(is_backend(inner->dst, true));
 	FUZZ_CHECK(inner->ttl >= 1);

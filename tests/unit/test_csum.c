@@ -160,23 +160,23 @@ ref_l4_csum(const struct pkt *p)
 	return c;
 }
 
-static rte_be16_t
+static lb_be16_t
 l4_csum_get(struct pkt *p)
 {
 	return get16(l4_of(p) + l4_csum_off(p->proto));
 }
 
 static void
-l4_csum_set(struct pkt *p, rte_be16_t c)
+l4_csum_set(struct pkt *p, lb_be16_t c)
 {
 	put16(l4_of(p) + l4_csum_off(p->proto), c);
 }
 
 /* Full L4 checksum by lb_ipv4_l4_csum(), leaving the packet as it was. */
-static rte_be16_t
+static lb_be16_t
 lb_l4_full(struct pkt *p)
 {
-	rte_be16_t saved = l4_csum_get(p), c;
+	lb_be16_t saved = l4_csum_get(p), c;
 
 	l4_csum_set(p, 0);
 	c = lb_ipv4_l4_csum(ip_of(p)->src, ip_of(p)->dst, p->proto, l4_of(p), p->l4_len);
@@ -214,14 +214,14 @@ random_packet(struct pkt *p, uint8_t proto, uint64_t *rng)
 	for (i = 0; i < total; i++)
 		p->b[i] = (uint8_t)splitmix64(rng);
 	ip->ver_ihl = (uint8_t)(0x40 | p->ihl / 4);
-	ip->total_len = rte_cpu_to_be_16((uint16_t)total);
-	ip->frag_off = rnd(rng, 2) ? rte_cpu_to_be_16(LB_IPV4_DF) : 0;
+	ip->total_len = lb_cpu_to_be16((uint16_t)total);
+	ip->frag_off = rnd(rng, 2) ? lb_cpu_to_be16(LB_IPV4_DF) : 0;
 	ip->ttl = (uint8_t)(2 + rnd(rng, 254));
 	ip->proto = proto;
 	if (proto == LB_IPPROTO_TCP)
 		l4_of(p)[12] = (uint8_t)((l4_hdr / 4) << 4);
 	else
-		put16(l4_of(p) + 4, rte_cpu_to_be_16((uint16_t)p->l4_len));
+		put16(l4_of(p) + 4, lb_cpu_to_be16((uint16_t)p->l4_len));
 	fill_csums(p);
 }
 
@@ -236,14 +236,14 @@ Test(csum, full_matches_reference)
 		uint16_t got, want;
 
 		random_packet(&p, proto, &rng);
-		got = rte_be_to_cpu_16(ip_of(&p)->csum);
+		got = lb_be16_to_cpu(ip_of(&p)->csum);
 		want = ref_ip_csum(&p);
 		cr_assert_eq(
 			got, want, "packet %d: IP header checksum %#06x, want %#06x", i, got, want);
 		/* The receiver's check: the header with its checksum sums to all ones. */
 		cr_assert_eq(
 			ref_sum(p.b, p.ihl, 0), 0xffff, "packet %d: header does not verify", i);
-		got = rte_be_to_cpu_16(l4_csum_get(&p));
+		got = lb_be16_to_cpu(l4_csum_get(&p));
 		want = ref_l4_csum(&p);
 		cr_assert_eq(got, want, "packet %d (%s, %u bytes): L4 checksum %#06x, want %#06x",
 			i, proto == LB_IPPROTO_TCP ? "TCP" : "UDP", p.l4_len, got, want);
@@ -261,7 +261,7 @@ Test(csum, matches_dpdk)
 		uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
 		struct pkt p;
 		const struct rte_ipv4_hdr *rip = (const struct rte_ipv4_hdr *)p.b;
-		rte_be16_t lb_ip, lb_l4;
+		lb_be16_t lb_ip, lb_l4;
 		uint16_t dp_ip, dp_l4;
 
 		random_packet(&p, proto, &rng);
@@ -285,17 +285,17 @@ Test(csum, matches_dpdk)
  * down by one, both checksums patched, never recomputed.
  */
 struct rewrite {
-	rte_be32_t dst;
-	rte_be16_t dport;
+	lb_be32_t dst;
+	lb_be16_t dport;
 };
 
 static void
 rewrite_incremental(struct pkt *p, const struct rewrite *rw)
 {
 	struct lb_ipv4_hdr *ip = ip_of(p);
-	rte_be32_t old_dst = ip->dst;
-	rte_be16_t old_ttl_proto = get16(p->b + 8), old_dport = get16(l4_of(p) + 2);
-	rte_be16_t c;
+	lb_be32_t old_dst = ip->dst;
+	lb_be16_t old_ttl_proto = get16(p->b + 8), old_dport = get16(l4_of(p) + 2);
+	lb_be16_t c;
 
 	ip->ttl--;
 	ip->dst = rw->dst;
@@ -318,7 +318,7 @@ random_rewrite(struct rewrite *rw, const struct pkt *p, uint64_t *rng)
 		rw->dport = get16(p->b + p->ihl + 2);
 		break;
 	default:
-		rw->dst = (rte_be32_t)((uint32_t)rnd16(rng) << 16 | rnd16(rng));
+		rw->dst = (lb_be32_t)((uint32_t)rnd16(rng) << 16 | rnd16(rng));
 		rw->dport = rnd16(rng);
 	}
 }
@@ -333,7 +333,7 @@ Test(csum, incremental_dnat)
 		uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
 		struct rewrite rw;
 		struct pkt p;
-		rte_be16_t got, want;
+		lb_be16_t got, want;
 
 		random_packet(&p, proto, &rng);
 		random_rewrite(&rw, &p, &rng);
@@ -353,8 +353,8 @@ Test(csum, incremental_dnat)
 			"packet %d (%s, %u bytes): L4 after rewrite %#06x, full %#06x", i,
 			proto == LB_IPPROTO_TCP ? "TCP" : "UDP", p.l4_len, got, want);
 		/* And independently of lb_csum: the rewritten segment verifies. */
-		cr_assert_eq(rte_be_to_cpu_16(got), ref_l4_csum(&p),
-			"packet %d: reference disagrees", i);
+		cr_assert_eq(
+			lb_be16_to_cpu(got), ref_l4_csum(&p), "packet %d: reference disagrees", i);
 	}
 	/* 1 in 65535 per UDP packet; incremental_udp_zero makes it happen on purpose. */
 	cr_expect_leq(udp_zero, 2, "%u UDP rewrites came out 0x0000", udp_zero);
@@ -377,7 +377,7 @@ Test(csum, incremental_udp_zero)
 		struct rewrite rw;
 		uint32_t s;
 		uint16_t w;
-		rte_be16_t inc, full;
+		lb_be16_t inc, full;
 
 		do {
 			random_packet(&p, LB_IPPROTO_UDP, &rng);
@@ -390,7 +390,7 @@ Test(csum, incremental_udp_zero)
 		put16(l4_of(&q) + 8, 0);
 		s = ref_l4_sum(&q);
 		w = (uint16_t)(0xffff - s);
-		put16(l4_of(&p) + 8, rte_cpu_to_be_16(w));
+		put16(l4_of(&p) + 8, lb_cpu_to_be16(w));
 		fill_csums(&p);
 
 		rewrite_incremental(&p, &rw);
@@ -413,14 +413,14 @@ Test(csum, udp_zero_rule)
 	for (i = 0; i < 200; i++) {
 		struct pkt p;
 		uint16_t w;
-		rte_be16_t tcp_view;
+		lb_be16_t tcp_view;
 
 		do {
 			random_packet(&p, LB_IPPROTO_UDP, &rng);
 		} while (p.l4_len < 10);
 		put16(l4_of(&p) + 8, 0);
 		w = (uint16_t)(0xffff - ref_l4_sum(&p));
-		put16(l4_of(&p) + 8, rte_cpu_to_be_16(w));
+		put16(l4_of(&p) + 8, lb_cpu_to_be16(w));
 		fill_csums(&p);
 		cr_assert_eq(
 			l4_csum_get(&p), 0xffff, "case %d: UDP checksum %#06x", i, l4_csum_get(&p));
@@ -433,8 +433,8 @@ Test(csum, udp_zero_rule)
 		 */
 		tcp_view = lb_ipv4_l4_csum(
 			ip_of(&p)->src, ip_of(&p)->dst, LB_IPPROTO_TCP, l4_of(&p), p.l4_len);
-		cr_assert_eq(rte_be_to_cpu_16(tcp_view), LB_IPPROTO_UDP - LB_IPPROTO_TCP,
-			"case %d: TCP view %#06x", i, rte_be_to_cpu_16(tcp_view));
+		cr_assert_eq(lb_be16_to_cpu(tcp_view), LB_IPPROTO_UDP - LB_IPPROTO_TCP,
+			"case %d: TCP view %#06x", i, lb_be16_to_cpu(tcp_view));
 	}
 }
 
@@ -451,7 +451,7 @@ Test(csum, incremental_words)
 
 	for (i = 0; i < 100000; i++) {
 		uint32_t len = 6 + 2 * rnd(&rng, 29), j, off = 0;
-		rte_be16_t c, full;
+		lb_be16_t c, full;
 		bool zero = true;
 
 		for (j = 0; j < len; j++)
@@ -459,15 +459,14 @@ Test(csum, incremental_words)
 		put16(buf + 2, 0); /* the checksum field */
 		c = lb_icmp_csum(buf, len);
 		if (i & 1) {
-			rte_be16_t old, new = rnd16(&rng);
+			lb_be16_t old, new = rnd16(&rng);
 
 			off = 4 + 2 * rnd(&rng, (len - 4) / 2);
 			old = get16(buf + off);
 			put16(buf + off, new);
 			c = lb_csum_update16(c, old, new);
 		} else {
-			rte_be32_t old,
-				new = (rte_be32_t)((uint32_t)rnd16(&rng) << 16 | rnd16(&rng));
+			lb_be32_t old, new = (lb_be32_t)((uint32_t)rnd16(&rng) << 16 | rnd16(&rng));
 
 			if (len < 8)
 				continue;

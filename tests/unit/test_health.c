@@ -35,7 +35,7 @@
 static uint16_t port;
 static int lfd[N_BE + 1] = {-1, -1, -1, -1};
 
-static rte_be32_t
+static lb_be32_t
 be_ip(int i)
 {
 	return htonl(0x7f005800u + (uint32_t)i); /* 127.0.88.i */

@@ -38,7 +38,7 @@ make_backends(struct lb_maglev_backend *b, uint32_t n, uint32_t weight)
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		lb_addr_v4(&a, rte_cpu_to_be_32(0x0a000000u + i + 1));
+		lb_addr_v4(&a, lb_cpu_to_be32(0x0a000000u + i + 1));
 		b[i].ident = lb_maglev_ident(&a, LB_AF_INET, 8080);
 		b[i].weight = weight;
 	}
@@ -355,8 +355,8 @@ Test(maglev, ident)
 {
 	struct lb_addr a, c;
 
-	lb_addr_v4(&a, rte_cpu_to_be_32(0x0a000001));
-	lb_addr_v4(&c, rte_cpu_to_be_32(0x0a000002));
+	lb_addr_v4(&a, lb_cpu_to_be32(0x0a000001));
+	lb_addr_v4(&c, lb_cpu_to_be32(0x0a000002));
 	cr_expect_eq(lb_maglev_ident(&a, LB_AF_INET, 80), lb_maglev_ident(&a, LB_AF_INET, 80));
 	cr_expect_neq(lb_maglev_ident(&a, LB_AF_INET, 80), lb_maglev_ident(&c, LB_AF_INET, 80));
 	cr_expect_neq(lb_maglev_ident(&a, LB_AF_INET, 80), lb_maglev_ident(&a, LB_AF_INET, 81));

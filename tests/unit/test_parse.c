@@ -85,7 +85,7 @@ put_eth(struct frame *f, uint16_t type)
 
 	memcpy(e->dst, mux_mac, LB_ETH_ALEN);
 	memcpy(e->src, router_mac, LB_ETH_ALEN);
-	e->type = rte_cpu_to_be_16(type);
+	e->type = lb_cpu_to_be16(type);
 }
 
 static void
@@ -93,8 +93,8 @@ put_vlan(struct frame *f, uint16_t tci, uint16_t type)
 {
 	struct lb_vlan_hdr *v = (struct lb_vlan_hdr *)put(f, sizeof(*v));
 
-	v->tci = rte_cpu_to_be_16(tci);
-	v->type = rte_cpu_to_be_16(type);
+	v->tci = lb_cpu_to_be16(tci);
+	v->type = lb_cpu_to_be16(type);
 }
 
 /* Ethernet, tagged when tci >= 0. */
@@ -124,12 +124,12 @@ put_ipv4(struct frame *f, uint8_t proto, uint32_t src, uint32_t dst, uint8_t ihl
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)p;
 
 	ip->ver_ihl = (uint8_t)(0x40 | ihl);
-	ip->id = rte_cpu_to_be_16(0x1234);
-	ip->frag_off = rte_cpu_to_be_16(LB_IPV4_DF);
+	ip->id = lb_cpu_to_be16(0x1234);
+	ip->frag_off = lb_cpu_to_be16(LB_IPV4_DF);
 	ip->ttl = 64;
 	ip->proto = proto;
-	ip->src = rte_cpu_to_be_32(src);
-	ip->dst = rte_cpu_to_be_32(dst);
+	ip->src = lb_cpu_to_be32(src);
+	ip->dst = lb_cpu_to_be32(dst);
 	memset(p + sizeof(*ip), 1, ihl * 4u - sizeof(*ip));
 	return off;
 }
@@ -140,7 +140,7 @@ ip_fix(struct frame *f, uint32_t off, uint32_t tot)
 {
 	struct lb_ipv4_hdr *ip = ip_at(f, off);
 
-	ip->total_len = rte_cpu_to_be_16((uint16_t)tot);
+	ip->total_len = lb_cpu_to_be16((uint16_t)tot);
 	ip->csum = lb_ipv4_hdr_csum(ip, lb_ipv4_ihl(ip) * 4u);
 }
 
@@ -169,12 +169,12 @@ put_tcp(struct frame *f, uint16_t sport, uint16_t dport, uint8_t flags, uint8_t 
 	f->l4 = f->len;
 	p = put(f, sizeof(*t) + opt_words * 4u);
 	t = (struct lb_tcp_hdr *)p;
-	t->sport = rte_cpu_to_be_16(sport);
-	t->dport = rte_cpu_to_be_16(dport);
-	t->seq = rte_cpu_to_be_32(0x01020304);
+	t->sport = lb_cpu_to_be16(sport);
+	t->dport = lb_cpu_to_be16(dport);
+	t->seq = lb_cpu_to_be32(0x01020304);
 	t->data_off = (uint8_t)((5 + opt_words) << 4);
 	t->flags = flags;
-	t->window = rte_cpu_to_be_16(65535);
+	t->window = lb_cpu_to_be16(65535);
 	memset(p + sizeof(*t), 1, opt_words * 4u);
 }
 
@@ -185,8 +185,8 @@ put_udp(struct frame *f, uint16_t sport, uint16_t dport)
 
 	f->l4 = f->len;
 	u = (struct lb_udp_hdr *)put(f, sizeof(*u));
-	u->sport = rte_cpu_to_be_16(sport);
-	u->dport = rte_cpu_to_be_16(dport);
+	u->sport = lb_cpu_to_be16(sport);
+	u->dport = lb_cpu_to_be16(dport);
 }
 
 static void
@@ -198,7 +198,7 @@ put_icmp(struct frame *f, uint8_t type, uint8_t code, uint32_t rest)
 	i = (struct lb_icmp_hdr *)put(f, sizeof(*i));
 	i->type = type;
 	i->code = code;
-	i->rest = rte_cpu_to_be_32(rest);
+	i->rest = lb_cpu_to_be32(rest);
 }
 
 static void
@@ -258,7 +258,7 @@ finish(struct frame *f)
 		tcp_of(f)->csum = lb_ipv4_l4_csum(ip->src, ip->dst, ip->proto, tcp_of(f), l4_len);
 		break;
 	case LB_IPPROTO_UDP:
-		udp_of(f)->len = rte_cpu_to_be_16((uint16_t)l4_len);
+		udp_of(f)->len = lb_cpu_to_be16((uint16_t)l4_len);
 		udp_of(f)->csum = 0;
 		udp_of(f)->csum = lb_ipv4_l4_csum(ip->src, ip->dst, ip->proto, udp_of(f), l4_len);
 		break;
@@ -317,16 +317,16 @@ static void
 build_arp(struct frame *f, int tci, uint16_t op)
 {
 	struct lb_arp_hdr *a;
-	rte_be32_t spa = rte_cpu_to_be_32(ROUTER), tpa = rte_cpu_to_be_32(VIP);
+	lb_be32_t spa = lb_cpu_to_be32(ROUTER), tpa = lb_cpu_to_be32(VIP);
 
 	put_l2(f, tci, LB_ETHERTYPE_ARP);
 	f->l3 = f->len;
 	a = (struct lb_arp_hdr *)put(f, sizeof(*a));
-	a->hrd = rte_cpu_to_be_16(LB_ARP_HRD_ETHER);
-	a->pro = rte_cpu_to_be_16(LB_ETHERTYPE_IPV4);
+	a->hrd = lb_cpu_to_be16(LB_ARP_HRD_ETHER);
+	a->pro = lb_cpu_to_be16(LB_ETHERTYPE_IPV4);
 	a->hln = LB_ETH_ALEN;
 	a->pln = 4;
-	a->op = rte_cpu_to_be_16(op);
+	a->op = lb_cpu_to_be16(op);
 	memcpy(a->sha, router_mac, LB_ETH_ALEN);
 	memcpy(&a->spa, &spa, 4);
 	memcpy(&a->tpa, &tpa, 4);
@@ -581,7 +581,7 @@ static void
 c_bad_csum(struct frame *f)
 {
 	c_tcp(f);
-	ip_at(f, f->l3)->csum ^= rte_cpu_to_be_16(0x0100);
+	ip_at(f, f->l3)->csum ^= lb_cpu_to_be16(0x0100);
 }
 
 static void
@@ -595,7 +595,7 @@ static void
 c_first_fragment(struct frame *f)
 {
 	c_tcp(f);
-	ip_at(f, f->l3)->frag_off = rte_cpu_to_be_16(LB_IPV4_MF);
+	ip_at(f, f->l3)->frag_off = lb_cpu_to_be16(LB_IPV4_MF);
 	ip_recsum(f);
 }
 
@@ -603,7 +603,7 @@ static void
 c_later_fragment(struct frame *f)
 {
 	c_udp(f);
-	ip_at(f, f->l3)->frag_off = rte_cpu_to_be_16(185); /* offset 1480 */
+	ip_at(f, f->l3)->frag_off = lb_cpu_to_be16(185); /* offset 1480 */
 	ip_recsum(f);
 }
 
@@ -611,7 +611,7 @@ static void
 c_middle_fragment(struct frame *f)
 {
 	c_udp(f);
-	ip_at(f, f->l3)->frag_off = rte_cpu_to_be_16(LB_IPV4_MF | 1);
+	ip_at(f, f->l3)->frag_off = lb_cpu_to_be16(LB_IPV4_MF | 1);
 	ip_recsum(f);
 }
 
@@ -688,7 +688,7 @@ static void
 c_udp_len7(struct frame *f)
 {
 	c_udp(f);
-	udp_of(f)->len = rte_cpu_to_be_16(7);
+	udp_of(f)->len = lb_cpu_to_be16(7);
 }
 
 static void
@@ -702,7 +702,7 @@ static void
 c_udp_len_past(struct frame *f)
 {
 	c_udp(f);
-	udp_of(f)->len = rte_cpu_to_be_16(8 + 10 + 1);
+	udp_of(f)->len = lb_cpu_to_be16(8 + 10 + 1);
 }
 
 /* Padding holds the last UDP byte: the UDP length must fit the IP payload. */
@@ -764,14 +764,14 @@ static void
 c_arp_hrd_ieee802(struct frame *f)
 {
 	build_arp(f, -1, LB_ARP_OP_REQUEST);
-	arp_of(f)->hrd = rte_cpu_to_be_16(6);
+	arp_of(f)->hrd = lb_cpu_to_be16(6);
 }
 
 static void
 c_arp_pro_ipv6(struct frame *f)
 {
 	build_arp(f, -1, LB_ARP_OP_REQUEST);
-	arp_of(f)->pro = rte_cpu_to_be_16(LB_ETHERTYPE_IPV6);
+	arp_of(f)->pro = lb_cpu_to_be16(LB_ETHERTYPE_IPV6);
 }
 
 static void
@@ -893,7 +893,7 @@ static void
 c_quote_later_fragment(struct frame *f)
 {
 	build_icmp_err(f, LB_ICMP_TIME_EXCEEDED, 1, LB_IPPROTO_UDP, 5, 8);
-	ip_at(f, f->quote)->frag_off = rte_cpu_to_be_16(185);
+	ip_at(f, f->quote)->frag_off = lb_cpu_to_be16(185);
 }
 
 /* The ports sit in Ethernet padding, past the outer IP total length. */
@@ -937,10 +937,10 @@ static void
 check_arp(const char *desc, const struct lb_pkt *pkt, uint16_t op)
 {
 	cr_expect_eq(pkt->arp_op, op, "%s: arp_op %u", desc, pkt->arp_op);
-	cr_expect_eq(rte_be_to_cpu_32(pkt->arp_spa), ROUTER, "%s: arp_spa %#x", desc,
-		rte_be_to_cpu_32(pkt->arp_spa));
-	cr_expect_eq(rte_be_to_cpu_32(pkt->arp_tpa), VIP, "%s: arp_tpa %#x", desc,
-		rte_be_to_cpu_32(pkt->arp_tpa));
+	cr_expect_eq(lb_be32_to_cpu(pkt->arp_spa), ROUTER, "%s: arp_spa %#x", desc,
+		lb_be32_to_cpu(pkt->arp_spa));
+	cr_expect_eq(lb_be32_to_cpu(pkt->arp_tpa), VIP, "%s: arp_tpa %#x", desc,
+		lb_be32_to_cpu(pkt->arp_tpa));
 }
 
 static void
@@ -1061,8 +1061,8 @@ expect_layout(const char *desc, struct frame *f, const struct lb_pkt *pkt)
 	cr_expect_eq(pkt->l2_len, f->l3, "%s: l2_len %u, want %u", desc, pkt->l2_len, f->l3);
 	if (pkt->kind == LB_PKT_ARP)
 		return;
-	cr_expect_eq(pkt->l3_len, rte_be_to_cpu_16(ip_at(f, f->l3)->total_len), "%s: l3_len %u",
-		desc, pkt->l3_len);
+	cr_expect_eq(pkt->l3_len, lb_be16_to_cpu(ip_at(f, f->l3)->total_len), "%s: l3_len %u", desc,
+		pkt->l3_len);
 	cr_expect_eq(pkt->l4_off, f->l4, "%s: l4_off %u, want %u", desc, pkt->l4_off, f->l4);
 	if (pkt->kind == LB_PKT_ICMP_ERR)
 		cr_expect_eq(pkt->quote_off, f->quote, "%s: quote_off %u, want %u", desc,
@@ -1073,14 +1073,14 @@ static void
 expect_tuple(const char *desc, const struct lb_pkt *pkt, const struct tuple *t)
 {
 	cr_expect_eq(pkt->proto, t->proto, "%s: proto %u, want %u", desc, pkt->proto, t->proto);
-	cr_expect_eq(rte_be_to_cpu_32(pkt->src), t->src, "%s: src %#x, want %#x", desc,
-		rte_be_to_cpu_32(pkt->src), t->src);
-	cr_expect_eq(rte_be_to_cpu_32(pkt->dst), t->dst, "%s: dst %#x, want %#x", desc,
-		rte_be_to_cpu_32(pkt->dst), t->dst);
-	cr_expect_eq(rte_be_to_cpu_16(pkt->sport), t->sport, "%s: sport %u, want %u", desc,
-		rte_be_to_cpu_16(pkt->sport), t->sport);
-	cr_expect_eq(rte_be_to_cpu_16(pkt->dport), t->dport, "%s: dport %u, want %u", desc,
-		rte_be_to_cpu_16(pkt->dport), t->dport);
+	cr_expect_eq(lb_be32_to_cpu(pkt->src), t->src, "%s: src %#x, want %#x", desc,
+		lb_be32_to_cpu(pkt->src), t->src);
+	cr_expect_eq(lb_be32_to_cpu(pkt->dst), t->dst, "%s: dst %#x, want %#x", desc,
+		lb_be32_to_cpu(pkt->dst), t->dst);
+	cr_expect_eq(lb_be16_to_cpu(pkt->sport), t->sport, "%s: sport %u, want %u", desc,
+		lb_be16_to_cpu(pkt->sport), t->sport);
+	cr_expect_eq(lb_be16_to_cpu(pkt->dport), t->dport, "%s: dport %u, want %u", desc,
+		lb_be16_to_cpu(pkt->dport), t->dport);
 }
 
 Test(parse, table)
@@ -1266,7 +1266,7 @@ Test(parse, every_short_datagram)
 			case LB_IPPROTO_UDP:
 				if (avail < sizeof(struct lb_udp_hdr))
 					want = LB_DROP_L4_TRUNCATED;
-				else if (avail < rte_be_to_cpu_16(udp_of(&f)->len))
+				else if (avail < lb_be16_to_cpu(udp_of(&f)->len))
 					want = LB_DROP_L4_LEN;
 				else
 					want = 0;
@@ -1412,7 +1412,7 @@ steer(uint8_t *b, uint32_t len, uint64_t *rng)
 	tot = len - l2;
 	if (rnd(rng, 4) == 0)
 		tot -= rnd(rng, tot + 1);
-	ip->total_len = rte_cpu_to_be_16((uint16_t)tot);
+	ip->total_len = lb_cpu_to_be16((uint16_t)tot);
 	if (l2 + ihl * 4 + 8 <= len) {
 		uint8_t *l4 = b + l2 + ihl * 4;
 
