@@ -1,10 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Internet checksums: full computation for headers Sluice builds, and the
- * incremental update of RFC 1624 (eqn. 3, HC' = ~(~HC + ~m + m')) for fields
- * it rewrites, so a DNAT costs a few additions instead of a pass over the
- * payload. Values are in network byte order throughout; the one's-complement
- * sum is byte-order independent as long as old and new are in the same order.
+ * Internet checksums, the one set every part of Sluice uses: full
+ * computation for headers Sluice builds (the mux's replies, the agent's
+ * reassembled datagrams, the manager's VIP probes), and the incremental
+ * update of RFC 1624 (eqn. 3, HC' = ~(~HC + ~m + m')) for fields the data
+ * planes rewrite, so a DNAT costs a few additions instead of a pass over
+ * the payload. Values are in network byte order throughout; the
+ * one's-complement sum is byte-order independent as long as old and new
+ * are in the same order (RFC 1071), so the updates need no swaps.
+ *
+ * A rewrite that changes several fields under one checksum sums what each
+ * change adds (lb_csum_delta16/32(), unfolded; add them up) and applies the
+ * sum once (lb_csum_apply(): one fold per checksum). That is bit for bit
+ * the checksum one lb_csum_update16/32() per field gives (the update is the
+ * same arithmetic for one field; tests/unit/test_csum.c checks both against
+ * full recomputation). A delta shared by two checksums (an address under
+ * both the IP header's and the pseudo-header's) is summed once.
  */
 #ifndef LB_CSUM_H
 #define LB_CSUM_H
@@ -23,28 +34,43 @@ lb_csum_fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
-/* Checksum field after a 16-bit word of the covered data changed. */
+/* What replacing the 16-bit word old by new adds to a checksum: unfolded. */
+static inline uint32_t
+lb_csum_delta16(lb_be16_t old, lb_be16_t new)
+{
+	return (uint32_t)(uint16_t)~old + new;
+}
+
+/* What replacing the 32-bit word old (an IPv4 address) by new adds: unfolded. */
+static inline uint32_t
+lb_csum_delta32(lb_be32_t old, lb_be32_t new)
+{
+	return (uint32_t)(uint16_t) ~(old & 0xffff) + (uint16_t) ~(old >> 16) + (new & 0xffff) +
+	       (new >> 16);
+}
+
+/*
+ * The checksum field after the changes summed in delta (a sum of a few
+ * lb_csum_delta*(): anything below 2^32 - 2^16 folds correctly).
+ */
+static inline lb_be16_t
+lb_csum_apply(lb_be16_t csum, uint32_t delta)
+{
+	return (lb_be16_t)~lb_csum_fold((uint32_t)(uint16_t)~csum + delta);
+}
+
+/* Checksum field after one 16-bit word of the covered data changed. */
 static inline lb_be16_t
 lb_csum_update16(lb_be16_t csum, lb_be16_t old, lb_be16_t new)
 {
-	uint32_t sum = (uint16_t)~csum;
-
-	sum += (uint16_t)~old;
-	sum += new;
-	return (lb_be16_t)~lb_csum_fold(sum);
+	return lb_csum_apply(csum, lb_csum_delta16(old, new));
 }
 
-/* Checksum field after a 32-bit word (an IPv4 address) changed. */
+/* Checksum field after one 32-bit word (an IPv4 address) changed. */
 static inline lb_be16_t
 lb_csum_update32(lb_be16_t csum, lb_be32_t old, lb_be32_t new)
 {
-	uint32_t sum = (uint16_t)~csum;
-
-	sum += (uint16_t) ~(old & 0xffff);
-	sum += (uint16_t) ~(old >> 16);
-	sum += new & 0xffff;
-	sum += new >> 16;
-	return (lb_be16_t)~lb_csum_fold(sum);
+	return lb_csum_apply(csum, lb_csum_delta32(old, new));
 }
 
 /* One's-complement sum of a buffer (not folded, not inverted). */

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lb_csum.h"
 #include "lb_err.h"
 #include "lb_hdr.h"
 #include "lb_log.h"
@@ -69,22 +70,6 @@ vp_rand(struct mgr_vprobe *v)
 	v->vp_rand ^= v->vp_rand << 25;
 	v->vp_rand ^= v->vp_rand >> 27;
 	return v->vp_rand * 0x2545f4914f6cdd1dULL;
-}
-
-static uint16_t
-csum(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	uint32_t sum = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)b[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return htons((uint16_t)~sum);
 }
 
 static const char *
@@ -237,13 +222,13 @@ send_probe(struct mgr *m, struct vp_target *t, uint16_t seq, uint64_t now)
 	ip->proto = LB_IPPROTO_ICMP;
 	ip->src = vm->vm_src;
 	ip->dst = t->tg_vip;
-	ip->csum = csum(ip, sizeof(*ip));
+	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
 	icmp->type = LB_ICMP_ECHO;
 	icmp->echo.id = htons(v->vp_id);
 	icmp->echo.seq = htons(seq);
 	memcpy(vp->magic, LB_VPROBE_MAGIC, sizeof(vp->magic));
 	memcpy(vp->nonce, &t->tg_nonce, sizeof(vp->nonce));
-	icmp->csum = csum(icmp, sizeof(*icmp) + sizeof(*vp));
+	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + sizeof(*vp));
 	t->tg_sent_ms = now;
 	t->tg_out = true;
 	vm->vm_sent++;

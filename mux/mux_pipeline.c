@@ -45,31 +45,6 @@ conn_record(const struct mux_conn_table *ct, const struct lb_pkt *pi, uint32_t i
 	return closing ? id | MUX_CONN_CLOSING : id;
 }
 
-/*
- * One's-complement sum of what replacing old by new adds to a checksum
- * (RFC 1624, eqn. 3), unfolded. Summed in memory order: the sum does not
- * depend on byte order (RFC 1071), so no swaps.
- */
-static inline uint32_t
-csum_delta32(lb_be32_t old, lb_be32_t new)
-{
-	return (uint32_t)(uint16_t) ~(old & 0xffff) + (uint16_t) ~(old >> 16) + (new & 0xffff) +
-	       (new >> 16);
-}
-
-static inline uint32_t
-csum_delta16(lb_be16_t old, lb_be16_t new)
-{
-	return (uint32_t)(uint16_t)~old + new;
-}
-
-/* The checksum field after the changes summed in delta: one fold for all of them. */
-static inline lb_be16_t
-csum_apply(lb_be16_t csum, uint32_t delta)
-{
-	return (lb_be16_t)~lb_csum_fold((uint32_t)(uint16_t)~csum + delta);
-}
-
 /* Two bytes as the 16-bit word they make in memory (shifts, not a store and a load). */
 static inline uint16_t
 mem16(uint8_t first, uint8_t second)
@@ -90,7 +65,7 @@ static inline void
 rewrite_inner(uint8_t *p, const struct lb_pkt *pi, const struct mux_backend *be)
 {
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + pi->l2_len);
-	uint32_t daddr = csum_delta32(ip->dst, be->dip);
+	uint32_t daddr = lb_csum_delta32(ip->dst, be->dip);
 	lb_be16_t old_tp, new_tp;
 	uint8_t ttl;
 
@@ -98,16 +73,16 @@ rewrite_inner(uint8_t *p, const struct lb_pkt *pi, const struct mux_backend *be)
 		if (pi->proto == LB_IPPROTO_TCP) {
 			struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(p + pi->l4_off);
 
-			tcp->csum =
-				csum_apply(tcp->csum, daddr + csum_delta16(tcp->dport, be->port));
+			tcp->csum = lb_csum_apply(
+				tcp->csum, daddr + lb_csum_delta16(tcp->dport, be->port));
 			tcp->dport = be->port;
 		} else {
 			struct lb_udp_hdr *udp = (struct lb_udp_hdr *)(p + pi->l4_off);
 
 			/* Zero means the sender computed no checksum: keep it so. */
 			if (udp->csum != 0) {
-				udp->csum = csum_apply(
-					udp->csum, daddr + csum_delta16(udp->dport, be->port));
+				udp->csum = lb_csum_apply(
+					udp->csum, daddr + lb_csum_delta16(udp->dport, be->port));
 				if (udp->csum == 0)
 					udp->csum = 0xffff;
 			}
@@ -120,7 +95,7 @@ rewrite_inner(uint8_t *p, const struct lb_pkt *pi, const struct mux_backend *be)
 	new_tp = mem16((uint8_t)(ttl - 1), ip->proto);
 	ip->dst = be->dip;
 	ip->ttl = (uint8_t)(ttl - 1);
-	ip->csum = csum_apply(ip->csum, daddr + csum_delta16(old_tp, new_tp));
+	ip->csum = lb_csum_apply(ip->csum, daddr + lb_csum_delta16(old_tp, new_tp));
 }
 
 /*

@@ -2,8 +2,13 @@
 /*
  * Internet checksums: the full computations against a textbook RFC 1071 sum
  * and against DPDK's rte_ipv4_cksum() / rte_ipv4_udptcp_cksum(), and the
- * RFC 1624 incremental updates against full recomputation after a DNAT-style
- * rewrite (destination address, destination port, TTL).
+ * RFC 1624 incremental updates against full recomputation after the
+ * rewrites the data planes make: the mux's DNAT (destination address,
+ * destination port, TTL), the agent's SNAT of a reply (source address and
+ * port) and its translation of an ICMP error's quote. Each rewrite both as a
+ * chain of single updates (lb_csum_update16/32) and as the data planes do
+ * it, deltas summed and folded once per checksum (lb_csum_delta16/32,
+ * lb_csum_apply), which must agree bit for bit.
  *
  * Packets are random: IHL 5..15, TCP options, payloads of every parity. A
  * fixed seed makes a failure reproduce.
@@ -15,6 +20,7 @@
  * because 0x0000 means "no checksum"; the update helpers do not know the
  * protocol, see incremental_udp_zero.
  */
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -488,5 +494,233 @@ Test(csum, incremental_words)
 		else
 			cr_assert_eq(c, full, "case %d (len %u, off %u): update %#06x, full %#06x",
 				i, len, off, c, full);
+	}
+}
+
+static uint32_t
+rnd32(uint64_t *s)
+{
+	return (uint32_t)rnd16(s) << 16 | rnd16(s);
+}
+
+/*
+ * Several changes under one checksum: their deltas summed and applied once
+ * equal one update per change, whatever the values (0x0000 and 0xffff,
+ * one's complement's two zeros, on every side, checksum included).
+ */
+Test(csum, delta_apply_equals_chained_updates)
+{
+	uint64_t rng = 0x4b4b4b4b;
+	int i;
+
+	for (i = 0; i < 1000000; i++) {
+		lb_be16_t c0 = rnd16(&rng), chained = c0, once;
+		uint32_t delta = 0, n = 1 + rnd(&rng, 5), j;
+
+		for (j = 0; j < n; j++) {
+			if (rnd(&rng, 2)) {
+				lb_be16_t old = rnd16(&rng), new = rnd16(&rng);
+
+				chained = lb_csum_update16(chained, old, new);
+				delta += lb_csum_delta16(old, new);
+			} else {
+				lb_be32_t old = rnd32(&rng), new = rnd32(&rng);
+
+				chained = lb_csum_update32(chained, old, new);
+				delta += lb_csum_delta32(old, new);
+			}
+		}
+		once = lb_csum_apply(c0, delta);
+		cr_assert_eq(once, chained,
+			"case %d (%u changes, checksum %#06x): one fold %#06x, chained %#06x", i, n,
+			c0, once, chained);
+	}
+}
+
+/*
+ * The mux's DNAT (mux_pipeline.c, rewrite_inner): the address delta summed
+ * once for both checksums, each checksum folded once, UDP's zero rule
+ * applied by the caller.
+ */
+static void
+rewrite_one_fold(struct pkt *p, const struct rewrite *rw)
+{
+	struct lb_ipv4_hdr *ip = ip_of(p);
+	uint32_t daddr = lb_csum_delta32(ip->dst, rw->dst);
+	lb_be16_t old_tp = get16(p->b + 8), old_dport = get16(l4_of(p) + 2), c;
+
+	ip->ttl--;
+	ip->dst = rw->dst;
+	ip->csum = lb_csum_apply(ip->csum, daddr + lb_csum_delta16(old_tp, get16(p->b + 8)));
+	put16(l4_of(p) + 2, rw->dport);
+	c = l4_csum_get(p);
+	if (p->proto == LB_IPPROTO_TCP) {
+		c = lb_csum_apply(c, daddr + lb_csum_delta16(old_dport, rw->dport));
+	} else if (c != 0) {
+		c = lb_csum_apply(c, daddr + lb_csum_delta16(old_dport, rw->dport));
+		if (c == 0)
+			c = 0xffff;
+	}
+	l4_csum_set(p, c);
+}
+
+Test(csum, incremental_dnat_one_fold)
+{
+	uint64_t rng = 0x5c5c5c5c;
+	int i;
+
+	for (i = 0; i < N_PACKETS; i++) {
+		uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
+		struct rewrite rw;
+		struct pkt p, q;
+		lb_be16_t got, want;
+
+		random_packet(&p, proto, &rng);
+		random_rewrite(&rw, &p, &rng);
+		q = p;
+		rewrite_one_fold(&p, &rw);
+		rewrite_incremental(&q, &rw);
+
+		got = ip_of(&p)->csum;
+		want = lb_ipv4_hdr_csum(p.b, p.ihl);
+		cr_assert_eq(got, want, "packet %d: IP checksum after rewrite %#06x, full %#06x", i,
+			got, want);
+		cr_assert_eq(got, ip_of(&q)->csum,
+			"packet %d: IP checksum, one fold %#06x, chained %#06x", i, got,
+			ip_of(&q)->csum);
+		got = l4_csum_get(&p);
+		want = lb_l4_full(&p);
+		cr_assert_eq(got, want,
+			"packet %d (%s, %u bytes): L4 after rewrite %#06x, full %#06x", i,
+			proto == LB_IPPROTO_TCP ? "TCP" : "UDP", p.l4_len, got, want);
+		cr_assert_eq(
+			lb_be16_to_cpu(got), ref_l4_csum(&p), "packet %d: reference disagrees", i);
+		/* The chained updates lack UDP's zero rule only (incremental_udp_zero). */
+		if (!(proto == LB_IPPROTO_UDP && got == 0xffff && l4_csum_get(&q) == 0))
+			cr_assert_eq(got, l4_csum_get(&q),
+				"packet %d: L4 checksum, one fold %#06x, chained %#06x", i, got,
+				l4_csum_get(&q));
+	}
+}
+
+/*
+ * The agent's SNAT of a reply (ha_return.c, rewrite_reply): source address
+ * and port, the address delta shared, one fold per checksum.
+ */
+Test(csum, incremental_snat_one_fold)
+{
+	uint64_t rng = 0x6d6d6d6d;
+	int i;
+
+	for (i = 0; i < N_PACKETS; i++) {
+		uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
+		struct lb_ipv4_hdr *ip;
+		lb_be32_t vip = rnd32(&rng);
+		lb_be16_t vport = rnd16(&rng), old_sport, c, got, want;
+		uint32_t saddr;
+		struct pkt p;
+
+		random_packet(&p, proto, &rng);
+		ip = ip_of(&p);
+		old_sport = get16(l4_of(&p));
+		saddr = lb_csum_delta32(ip->src, vip);
+		c = l4_csum_get(&p);
+		if (proto == LB_IPPROTO_TCP) {
+			c = lb_csum_apply(c, saddr + lb_csum_delta16(old_sport, vport));
+		} else if (c != 0) {
+			c = lb_csum_apply(c, saddr + lb_csum_delta16(old_sport, vport));
+			if (c == 0)
+				c = 0xffff;
+		}
+		l4_csum_set(&p, c);
+		put16(l4_of(&p), vport);
+		ip->csum = lb_csum_apply(ip->csum, saddr);
+		ip->src = vip;
+
+		got = ip->csum;
+		want = lb_ipv4_hdr_csum(p.b, p.ihl);
+		cr_assert_eq(got, want, "packet %d: IP checksum after SNAT %#06x, full %#06x", i,
+			got, want);
+		got = l4_csum_get(&p);
+		want = lb_l4_full(&p);
+		cr_assert_eq(got, want, "packet %d (%s, %u bytes): L4 after SNAT %#06x, full %#06x",
+			i, proto == LB_IPPROTO_TCP ? "TCP" : "UDP", p.l4_len, got, want);
+		cr_assert_eq(
+			lb_be16_to_cpu(got), ref_l4_csum(&p), "packet %d: reference disagrees", i);
+	}
+}
+
+/*
+ * The agent's translation of an ICMP error's quote (ha_icmp.h): the quoted
+ * source or destination address and port change, the quoted header's
+ * checksum follows, and the ICMP checksum covers all three changes with one
+ * fold. Against full recomputation of both.
+ */
+Test(csum, incremental_quote_one_fold)
+{
+	uint64_t rng = 0x7e7e7e7e;
+	uint8_t m[8 + 60 + 8 + 64] __attribute__((aligned(4)));
+	int i;
+
+	for (i = 0; i < 100000; i++) {
+		uint32_t ihl = 20 + 4 * rnd(&rng, 11), len = 8 + ihl + 8 + rnd(&rng, 65), j;
+		struct lb_ipv4_hdr *q = (struct lb_ipv4_hdr *)(m + 8);
+		int src_side = (int)rnd(&rng, 2);
+		uint8_t *pa = m + 8 + (src_side ? 12 : 16), *pp = m + 8 + ihl + (src_side ? 0 : 2);
+		lb_be32_t addr = rnd32(&rng), old_a;
+		lb_be16_t port = rnd16(&rng), old_p, old_c, new_c, icmp_c;
+		uint32_t da;
+
+		for (j = 0; j < len; j++)
+			m[j] = (uint8_t)splitmix64(&rng);
+		m[0] = LB_ICMP_UNREACH;
+		m[1] = 3;
+		q->ver_ihl = (uint8_t)(0x40 | ihl / 4);
+		q->csum = lb_ipv4_hdr_csum(q, ihl);
+		put16(m + 2, 0);
+		put16(m + 2, lb_icmp_csum(m, len));
+
+		memcpy(&old_a, pa, 4);
+		memcpy(&old_p, pp, 2);
+		memcpy(&old_c, &q->csum, 2);
+		da = lb_csum_delta32(old_a, addr);
+		new_c = lb_csum_apply(old_c, da);
+		memcpy(pa, &addr, 4);
+		memcpy(&q->csum, &new_c, 2);
+		memcpy(pp, &port, 2);
+		icmp_c = lb_csum_apply(get16(m + 2),
+			da + lb_csum_delta16(old_c, new_c) + lb_csum_delta16(old_p, port));
+
+		cr_assert_eq(new_c, lb_ipv4_hdr_csum(q, ihl),
+			"case %d: quoted IP checksum %#06x, full %#06x", i, new_c,
+			lb_ipv4_hdr_csum(q, ihl));
+		put16(m + 2, 0);
+		cr_assert_eq(icmp_c, lb_icmp_csum(m, len),
+			"case %d (%u bytes): ICMP checksum %#06x, full %#06x", i, len, icmp_c,
+			lb_icmp_csum(m, len));
+	}
+}
+
+/*
+ * lb_icmp_csum() against the textbook sum, as the manager's VIP prober
+ * computed it before it used lb_csum.h: big-endian words, odd byte padded,
+ * complemented, sent in network order. Every length, all-zero buffers too.
+ */
+Test(csum, icmp_full_matches_reference)
+{
+	uint64_t rng = 0x8f8f8f8f;
+	uint8_t buf[256];
+	int i;
+
+	for (i = 0; i < 100000; i++) {
+		uint32_t len = 1 + rnd(&rng, sizeof(buf)), j;
+		bool zero = rnd(&rng, 64) == 0;
+		uint16_t want;
+
+		for (j = 0; j < len; j++)
+			buf[j] = zero ? 0 : (uint8_t)splitmix64(&rng);
+		want = htons((uint16_t)~ref_sum(buf, len, 0));
+		cr_assert_eq(lb_icmp_csum(buf, len), want, "case %d (%u bytes): %#06x, want %#06x",
+			i, len, lb_icmp_csum(buf, len), want);
 	}
 }
