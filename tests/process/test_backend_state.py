@@ -46,7 +46,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pcap"))
 import sluicepcap as sp  # noqa: E402
-from proclib import telemetry  # noqa: E402
+from sluicetest.procs import telemetry  # noqa: E402
 from scapy.layers.inet import IP, TCP  # noqa: E402
 from scapy.layers.l2 import ARP, Ether  # noqa: E402
 

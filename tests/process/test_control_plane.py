@@ -34,7 +34,8 @@ import struct
 import subprocess
 import time
 
-from proclib import ManagerLab, flow_table, free_port, manager_test_args, run_in_lab
+from sluicetest.manager import ManagerLab, flow_table, manager_test_args, run_in_lab
+from sluicetest.procs import free_port
 
 SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.10"
@@ -679,8 +680,7 @@ def main():
         return 77
     check, results = run_in_lab(Lab, args, run, args.only)
     print("cases: " + " ".join(f"{n}={'held' if ok else 'FAILED'}" for n, ok in results))
-    print(f"{len(check.failures)} failed")
-    return 1 if check.failures else 0
+    return check.report("control_plane")
 
 
 def run(lab, check, only):

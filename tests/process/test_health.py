@@ -29,7 +29,7 @@ import socket
 import subprocess
 import time
 
-from proclib import ManagerLab, manager_test_args, mux_version, run_in_lab
+from sluicetest.manager import ManagerLab, manager_test_args, mux_version, run_in_lab
 
 SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.30"
@@ -90,8 +90,7 @@ class Lab(ManagerLab):
 
 def main():
     check, _ = run_in_lab(Lab, manager_test_args().parse_args(), run)
-    print(f"{len(check.failures)} failed")
-    return 1 if check.failures else 0
+    return check.report("health")
 
 
 def state_is(lab, i, state, health):
