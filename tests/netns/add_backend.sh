@@ -54,15 +54,11 @@ t_big_file "$size" $(for ((i = 1; i <= n_dl; i++)); do echo "big$i.bin"; done)
 dl_start=$SECONDS
 declare -A dl=()
 for ((i = 1; i <= n_dl; i++)); do
-	ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 2M \
-		--local-port "${ports[$((i - 1))]}" -o "$LAB_DIR/got$i.bin" \
-		-w '%{http_code} %{size_download} %{num_connects} %{local_port} %{time_total}\n' \
-		"http://$LAB_VIP/big$i.bin" >"$LAB_DIR/dl$i.out" 2>&1 &
-	dl[$i]=$!
+	t_download "big$i.bin" 2M 60 --local-port "${ports[$((i - 1))]}"
+	dl[$i]=$T_DL
 done
-got_some() { [ "$(t_bytes "$LAB_DIR/got$1.bin")" -gt 1048576 ]; }
 for ((i = 1; i <= n_dl; i++)); do
-	check "download $i is under way (1 MiB in)" lab_poll got_some "$i"
+	check "download $i is under way (1 MiB in)" lab_poll t_under_way "big$i.bin"
 done
 # which backend serves each: its http.server logged the request
 declare -A server=()
@@ -95,12 +91,11 @@ dl_end=$SECONDS
 for ((i = 1; i <= n_dl; i++)); do
 	rc=0
 	wait "${dl[$i]}" || rc=$?
-	out=$(cat "$LAB_DIR/dl$i.out")
+	out=$(cat "$LAB_DIR/big$i.bin.out")
 	echo "# download $i: $out (code size connects port time), exit $rc"
 	check "download $i completes (curl exit 0, HTTP 200, one connection)" \
 		bash -c "[ $rc -eq 0 ] && [[ '$out' == '200 $size 1 '* ]]"
-	check "download $i arrived intact (sha256)" \
-		bash -c "[ \"\$(sha256sum <'$LAB_DIR/got$i.bin')\" = '$T_BIG_SUM' ]"
+	check "download $i arrived intact (sha256)" t_intact "big$i.bin"
 	requests=$(count_lines "GET /big$i.bin" "$LAB_DIR"/http-vm*.log)
 	check "download $i: one request in all backends' logs (no retry elsewhere): $requests" \
 		test "$requests" -eq 1

@@ -86,15 +86,13 @@ check "vm21 settles healthy once its server stays up" lab_poll all_healthy
 # 4. drain: a long download on a backend, then backend del
 size=$((24 * 1024 * 1024))
 t_big_file "$size" big.bin
-ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 2M \
-	-o "$LAB_DIR/got.bin" -w '%{http_code} %{size_download}\n' \
-	"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl.out" 2>&1 &
-dl=$!
+t_download big.bin 2M 60
+dl=$T_DL
 lab_poll t_served_by /big.bin
 server=$(t_served_by /big.bin)
 dip=${LAB_VM_DIP[$server]}
 echo "# the download is served by $server ($dip)"
-got() { t_bytes "$LAB_DIR/got.bin"; }
+got() { t_bytes "$LAB_DIR/big.bin.got"; }
 del_at=$(now_ms)
 check "backend del $dip" lab_ctl backend del "$T_SVC" "$dip:$LAB_BE_PORT"
 check "it is draining (state drain, deregistered), time left: $(be "$dip" draining)" \
@@ -115,7 +113,7 @@ check "the backend is gone when the delay ends (6 s): after $took ms" \
 	bash -c "[ $took -ge 6000 ] && [ $took -le 9000 ]"
 dl_rc=0
 wait "$dl" || dl_rc=$?
-echo "# download: curl exit $dl_rc, $(cat "$LAB_DIR/dl.out"), $(got) of $size bytes"
+echo "# download: curl exit $dl_rc, $(cat "$LAB_DIR/big.bin.out"), $(got) of $size bytes"
 check "and the download ended with it, unfinished (curl exit $dl_rc)" \
 	bash -c "[ $dl_rc -ne 0 ] && [ $(got) -lt $size ]"
 

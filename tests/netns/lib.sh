@@ -132,6 +132,20 @@ t_big_file() {
 	T_BIG_SUM=$(sha256sum <"$LAB_DIR/big.bin")
 }
 
+# t_download NAME RATE MAX_S [CURL_ARGS...]: GET /NAME through the VIP in
+# the background (its pid in T_DL), at most RATE bytes/s (curl's
+# --limit-rate) for at most MAX_S s: the body in DIR/NAME.got, and
+# "code size connects port seconds" in DIR/NAME.out.
+t_download() {
+	ip netns exec "$LAB_NS_CLIENT" curl -s --max-time "$3" --limit-rate "$2" "${@:4}" \
+		-o "$LAB_DIR/$1.got" \
+		-w '%{http_code} %{size_download} %{num_connects} %{local_port} %{time_total}\n' \
+		"http://$LAB_VIP/$1" >"$LAB_DIR/$1.out" 2>&1 &
+	T_DL=$!
+}
+t_under_way() { [ "$(t_bytes "$LAB_DIR/$1.got")" -gt 1048576 ]; } # NAME: 1 MiB in
+t_intact() { [ "$(sha256sum <"$LAB_DIR/$1.got")" = "$T_BIG_SUM" ]; } # NAME: all of big.bin
+
 # t_served_by PATH: the VM whose http.server logged GET PATH (fails if none).
 t_served_by() {
 	local v
