@@ -69,9 +69,9 @@ class Lab(ManagerLab):
     def counters(self):
         return self.status()["counters"]
 
-    def rawpeer(self, *steps, cert="peer1", pki=None, ident=None, ctl=False, listen=False,
-                url=None, timeout=120):
-        """Run rawpeer to the end: (exit status, its output)."""
+    def rawpeer_argv(self, steps, cert="peer1", pki=None, ident=None, ctl=False, url=None):
+        """rawpeer's command line: to the members' socket (ctl: the ctl
+        socket; or url), with pki's CERT certificate (None: none) over TLS."""
         argv = [self.args.rawpeer]
         pki = pki or self.pki
         url = url or (self.ctl_url if ctl else self.url)
@@ -83,23 +83,24 @@ class Lab(ManagerLab):
             argv += ["--id", ident]
         if ctl:
             argv.append("--ctl")
-        if listen:
-            argv.append("--listen")
-        r = subprocess.run(argv + ["--quiet-status", url] + list(steps),
-                           capture_output=True, text=True, timeout=timeout)
+        return argv + ["--quiet-status", url] + list(steps)
+
+    def rawpeer(self, *steps, timeout=120, **how):
+        """Run rawpeer to the end: (exit status, its output)."""
+        r = subprocess.run(self.rawpeer_argv(steps, **how), capture_output=True, text=True,
+                           timeout=timeout)
         return r.returncode, r.stdout + r.stderr
 
-    def rawpeer_bg(self, name, *steps, cert="peer1", ident=None, ctl=False, url=None):
-        argv = [self.args.rawpeer]
-        url = url or (self.ctl_url if ctl else self.url)
-        if url.startswith("tls+tcp://"):
-            argv += ["--ca", f"{self.pki}/ca.pem", "--cert", f"{self.pki}/{cert}.pem",
-                     "--key", f"{self.pki}/{cert}.key"]
-        if ident:
-            argv += ["--id", ident]
-        if ctl:
-            argv.append("--ctl")
-        return self.start(name, argv + ["--quiet-status", url] + list(steps))
+    def rawpeer_bg(self, name, *steps, **how):
+        return self.start(name, self.rawpeer_argv(steps, **how))
+
+    def ctl_tls(self, cert, *argv, pki=None, timeout=5):
+        """sluicectl over ctl_tls with pki's CERT certificate."""
+        pki = pki or self.pki
+        return subprocess.run([self.args.ctl, "--manager", self.ctl_tls_url, "--ca",
+                               f"{self.pki}/ca.pem", "--cert", f"{pki}/{cert}.pem", "--key",
+                               f"{pki}/{cert}.key", "--timeout", str(timeout)] + list(argv),
+                              capture_output=True, text=True)
 
 
 def tls_handshake(port, ca, cert=None, key=None):
@@ -273,14 +274,9 @@ class Cases:
                                   ctl=what == "ctl_tls")
             self.check(rc == 3 and "dial-failed" in out,
                        f"{case}: {what}: rawpeer with it cannot connect: {out.splitlines()[0]}")
-        r = subprocess.run([lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca",
-                            f"{lab.pki}/ca.pem", "--cert", pem, "--key", key, "--timeout", "5",
-                            "vip", "add", "192.0.2.99:80"], capture_output=True, text=True)
+        r = lab.ctl_tls("peer9", "vip", "add", "192.0.2.99:80", pki=lab.other)
         self.check(r.returncode == 3, f"{case}: sluicectl with it: exit 3: {r.stderr.strip()}")
-        r = subprocess.run([lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca",
-                            f"{lab.pki}/ca.pem", "--cert", f"{lab.pki}/ops.pem", "--key",
-                            f"{lab.pki}/ops.key", "--timeout", "5", "status"],
-                           capture_output=True, text=True)
+        r = lab.ctl_tls("ops", "status")
         self.check(r.returncode == 0, f"{case}: (control) sluicectl with the CA's 'ops' "
                                       f"certificate is served over ctl_tls")
         after = lab.counters()  # the 'ops' status and this one are expected
@@ -545,10 +541,8 @@ class Cases:
         self.check(lab.wait(joins, timeout=30),
                    f"{case}: a new member is welcomed ({time.monotonic() - t0:.1f} s)")
         t0 = time.monotonic()
-        self.check(lab.wait(lambda: subprocess.run(
-            [lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca", f"{lab.pki}/ca.pem", "--cert",
-             f"{lab.pki}/ops.pem", "--key", f"{lab.pki}/ops.key", "--timeout", "2", "status"],
-            capture_output=True).returncode == 0, timeout=30),
+        self.check(lab.wait(lambda: lab.ctl_tls("ops", "status", timeout=2).returncode == 0,
+                            timeout=30),
             f"{case}: sluicectl over ctl_tls is served ({time.monotonic() - t0:.1f} s)")
         d = delta(lab.counters(), before)
         print(f"{case}: listener restarts in all: {d['listener_restarts']}")
@@ -613,11 +607,8 @@ class Cases:
         v = self.base["version"]
         before = lab.counters()
         self.weight = self.weight % 9 + 1
-        r = subprocess.run([lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca",
-                            f"{lab.pki}/ca.pem", "--cert", f"{lab.pki}/ops.pem", "--key",
-                            f"{lab.pki}/ops.key", "--timeout", "10", "backend", "set",
-                            f"{VIP}:80", DIP, "--weight", str(self.weight)],
-                           capture_output=True, text=True)
+        r = lab.ctl_tls("ops", "backend", "set", f"{VIP}:80", DIP, "--weight", str(self.weight),
+                        timeout=10)
         self.check(r.returncode == 0 and f"committed as version {v + 1}" in r.stdout,
                    f"{case}: a change over ctl_tls with the 'ops' certificate commits as "
                    f"{v + 1}: {r.stdout.strip()} {r.stderr.strip()}")

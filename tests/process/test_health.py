@@ -130,6 +130,15 @@ def mux_runs_committed(lab, prefix):
                     f"the mux to run version {v}")
 
 
+def seconds_until(lab, action, i, state, health, what):
+    """action(i), then the seconds until backend i is in state and health
+    (a FAIL after 10 s)."""
+    t0 = time.monotonic()
+    action(i)
+    lab.wait(lambda: state_is(lab, i, state, health), what, timeout=10)
+    return time.monotonic() - t0
+
+
 def quiet(lab):
     st = lab.status()
     return st["round"] is None and st["pending"] is None
@@ -192,10 +201,7 @@ def reset(lab, check, prefix, phase):
 def phase_down(lab, check, prefix):
     """A server stops: unhealthy, out of the members' table, in time."""
     v0 = lab.committed()
-    t0 = time.monotonic()
-    lab.server_down(2)
-    lab.wait(lambda: state_is(lab, 2, "maint", "unhealthy"), "backend 2 unhealthy", timeout=10)
-    took = time.monotonic() - t0
+    took = seconds_until(lab, lab.server_down, 2, "maint", "unhealthy", "backend 2 unhealthy")
     limit = INTERVAL * UNHEALTHY + INTERVAL
     check(took <= limit, f"backend 2 out of the table {took:.2f} s after its server stopped "
           f"(limit {limit} s = interval x unhealthy + interval)")
@@ -218,10 +224,7 @@ def phase_back(lab, check, prefix):
     if not lab.wait(lambda: state_is(lab, 2, "maint", "unhealthy"), "backend 2 out first",
                     timeout=10):
         return
-    t0 = time.monotonic()
-    lab.server_up(2)
-    lab.wait(lambda: state_is(lab, 2, "active", "healthy"), "backend 2 healthy", timeout=10)
-    took = time.monotonic() - t0
+    took = seconds_until(lab, lab.server_up, 2, "active", "healthy", "backend 2 healthy")
     limit = INTERVAL * HEALTHY + INTERVAL
     check(took <= limit, f"backend 2 back {took:.2f} s after its server restarted "
           f"(limit {limit} s)")

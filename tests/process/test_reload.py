@@ -97,10 +97,7 @@ def main():
                    seed="f" * 32)
             check(telemetry(prefix, "/sluice/flow_table")["version"] == 3, "still version 3")
         finally:
-            status = daemons.kill("mux")
-            log = daemons.log("mux")
-            left = os.path.exists(rundir(prefix))
-            daemons.stop_all()
+            status, log, left = daemons.end("mux")
         check(status == 0, f"exit status 0: {status}")
         check("flow table version 3" in log and "10.1.0.4:8080" in log,
               "the summary shows version 3 and the added backend")

@@ -66,10 +66,7 @@ def main():
             check(ft == {"version": 1, "services": 1, "backends": 2, "maglev_size": 65537},
                   f"/sluice/flow_table: {ft}")
         finally:
-            status = daemons.kill("mux")
-            log = daemons.log("mux")
-            left = os.path.exists(rundir(prefix))
-            daemons.stop_all()
+            status, log, left = daemons.end("mux")
         check(status == 0, f"exit status 0 after SIGTERM: {status} {log[-300:]}")
         check("service 192.0.2.10:80/tcp  packets 300" in log, "summary printed on SIGTERM")
         check(not left, f"runtime folder {rundir(prefix)} removed")

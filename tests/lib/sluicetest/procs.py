@@ -104,6 +104,7 @@ class Daemons:
         self.folder = folder
         self.procs = {}
         self.prefixes = []
+        self.prefix_of = {}
 
     def log_path(self, name):
         return os.path.join(self.folder, name + ".log")
@@ -113,6 +114,8 @@ class Daemons:
         prefix it runs with, cleaned up by stop_all()."""
         if prefix is not None and prefix not in self.prefixes:
             self.prefixes.append(prefix)
+        if prefix is not None:
+            self.prefix_of[name] = prefix
         with open(self.log_path(name), "a") as log:
             self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log,
                                                 stdin=subprocess.DEVNULL, cwd=cwd)
@@ -130,6 +133,16 @@ class Daemons:
     def log(self, name):
         with open(self.log_path(name)) as f:
             return f.read()
+
+    def end(self, name):
+        """Stop NAME (SIGTERM) and then everything else (stop_all): its exit
+        status, its log, and whether it left its DPDK run folder behind."""
+        prefix = self.prefix_of.get(name)
+        status = self.kill(name)
+        left = prefix is not None and os.path.exists(rundir(prefix))
+        log = self.log(name)
+        self.stop_all()
+        return status, log, left
 
     def stop_all(self):
         """Kill (-9) what still runs; remove the run folders of the prefixes."""
