@@ -24,6 +24,7 @@
 
 #include "lb_csum.h"
 #include "lb_hdr.h"
+#include "test_util.h"
 
 #define N_PACKETS 5000
 #define MAX_PAYLOAD 1400
@@ -35,22 +36,6 @@ struct pkt {
 	uint32_t l4_len; /* L4 header and payload */
 	uint8_t proto;
 };
-
-static uint64_t
-splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint32_t
-rnd(uint64_t *s, uint32_t n)
-{
-	return (uint32_t)(splitmix64(s) % n);
-}
 
 /* A 16-bit value that is 0x0000 or 0xffff more often than chance would have it. */
 static uint16_t
