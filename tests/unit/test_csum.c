@@ -210,17 +210,26 @@ random_packet(struct pkt *p, uint8_t proto, uint64_t *rng)
 	fill_csums(p);
 }
 
+/* Packet i of a test's sequence: UDP when i is odd, TCP when even. */
+static uint8_t
+packet_i(struct pkt *p, int i, uint64_t *rng)
+{
+	uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
+
+	random_packet(p, proto, rng);
+	return proto;
+}
+
 Test(csum, full_matches_reference)
 {
 	uint64_t rng = 0xc5c5c5c5;
 	int i;
 
 	for (i = 0; i < N_PACKETS; i++) {
-		uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
 		struct pkt p;
+		uint8_t proto = packet_i(&p, i, &rng);
 		uint16_t got, want;
 
-		random_packet(&p, proto, &rng);
 		got = rte_be_to_cpu_16(ip_of(&p)->csum);
 		want = ref_ip_csum(&p);
 		cr_assert_eq(
@@ -243,13 +252,12 @@ Test(csum, matches_dpdk)
 	int i;
 
 	for (i = 0; i < N_PACKETS; i++) {
-		uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
 		struct pkt p;
+		uint8_t proto = packet_i(&p, i, &rng);
 		const struct rte_ipv4_hdr *rip = (const struct rte_ipv4_hdr *)p.b;
 		rte_be16_t lb_ip, lb_l4;
 		uint16_t dp_ip, dp_l4;
 
-		random_packet(&p, proto, &rng);
 		lb_ip = ip_of(&p)->csum;
 		lb_l4 = l4_csum_get(&p);
 		/* DPDK sums the fields as they are: both checksums must be zero. */
@@ -315,12 +323,11 @@ Test(csum, incremental_dnat)
 	int i;
 
 	for (i = 0; i < N_PACKETS; i++) {
-		uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
 		struct rewrite rw;
 		struct pkt p;
+		uint8_t proto = packet_i(&p, i, &rng);
 		rte_be16_t got, want;
 
-		random_packet(&p, proto, &rng);
 		random_rewrite(&rw, &p, &rng);
 		rewrite_incremental(&p, &rw);
 
