@@ -35,7 +35,7 @@
 #include <rte_mempool.h>
 
 #include "fuzz_check.h"
-#include "fuzz_table.h"
+#include "fuzz_packet.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
@@ -187,13 +187,9 @@ check_out(const struct rte_mbuf *m)
 	uint32_t ihl;
 	int rc;
 
-	rc = lb_parse(p, m->data_len, &o);
-	if (rc == 0 && o.kind == LB_PKT_ARP) {
-		FUZZ_CHECK(o.arp_op == LB_ARP_OP_REPLY);
+	rc = fuzz_sent(p, m->data_len, &o);
+	if (rc < 0)
 		return;
-	}
-	FUZZ_CHECK(rc != LB_DROP_TRUNCATED && rc != LB_DROP_IP_VERSION && rc != LB_DROP_IP_IHL &&
-		   rc != LB_DROP_IP_LEN && rc != LB_DROP_IP_CSUM && rc != LB_DROP_ETHERTYPE);
 	if (rc != LB_DROP_TUNNEL)
 		return;
 	outer = (const struct lb_ipv4_hdr *)(p + o.l2_len);

@@ -54,14 +54,23 @@ round_trip(const struct lb_msg *in, struct lb_msg *out, char *e, size_t elen)
 	return rc;
 }
 
+/* An operator's vip set for 192.0.2.1:80/TCP, no pool option given yet. */
+static void
+vip_set(struct lb_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = LB_MSG_CTL_REQUEST;
+	m->ctl.op = LB_CTL_VIP_SET;
+	m->ctl.has_svc = true;
+	lb_svc_key_v4(&m->ctl.svc, htonl(0xc0000201u), htons(80), LB_IPPROTO_TCP);
+}
+
 Test(pool, vip_set_survives_the_codec)
 {
-	struct lb_msg in = {.type = LB_MSG_CTL_REQUEST}, out;
+	struct lb_msg in, out;
 	char e[128];
 
-	in.ctl.op = LB_CTL_VIP_SET;
-	in.ctl.has_svc = true;
-	lb_svc_key_v4(&in.ctl.svc, htonl(0xc0000201u), htons(80), LB_IPPROTO_TCP);
+	vip_set(&in);
 	full_opts(&in.ctl.pool);
 	cr_assert_eq(round_trip(&in, &out, e, sizeof(e)), 0, "%s", e);
 	cr_assert_eq(out.ctl.op, LB_CTL_VIP_SET);
@@ -89,12 +98,10 @@ Test(pool, vip_set_survives_the_codec)
 
 Test(pool, the_codec_refuses_what_it_cannot_copy)
 {
-	struct lb_msg in = {.type = LB_MSG_CTL_REQUEST}, out;
+	struct lb_msg in, out;
 	char e[128];
 
-	in.ctl.op = LB_CTL_VIP_SET;
-	in.ctl.has_svc = true;
-	lb_svc_key_v4(&in.ctl.svc, htonl(0xc0000201u), htons(80), LB_IPPROTO_TCP);
+	vip_set(&in);
 	/* A field this build does not know: a newer sluicectl, refused not misread. */
 	in.ctl.pool.given = LB_POOL_INTERVAL | (LB_POOL_ALL + 1);
 	cr_assert_eq(round_trip(&in, &out, e, sizeof(e)), -LB_EPARSE);
