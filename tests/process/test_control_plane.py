@@ -240,21 +240,30 @@ class Cases:
         print(f"case {name}: {'held' if ok else 'FAILED'}")
         self.results.append((name, ok))
 
+    def refused_at_tls(self, case, cert, pki, who, why=None):
+        """Both TLS listeners (members, ctl_tls) refuse a client with pki's
+        CERT certificate (None: none) in the handshake (why: in its error),
+        and rawpeer with it cannot connect."""
+        lab = self.lab
+        files = (f"{pki}/{cert}.pem", f"{pki}/{cert}.key") if cert else ()
+        for what, port, url in (("members", lab.port, lab.url),
+                                ("ctl_tls", lab.ctl_port, lab.ctl_tls_url)):
+            e = tls_handshake(port, f"{lab.pki}/ca.pem", *files)
+            self.check(e is not None and (why is None or why in e.upper()),
+                       f"{case}: {what}: a TLS client with {who} is refused in the handshake"
+                       f"{f' ({why})' if why else ''}: {e}")
+            rc, out = lab.rawpeer(f"hello:{cert or 'nocert'}:0", cert=cert, pki=pki, url=url,
+                                  ctl=what == "ctl_tls")
+            self.check(rc == 3 and "dial-failed" in out,
+                       f"{case}: {what}: rawpeer with {who} cannot connect: "
+                       f"{out.splitlines()[0]}")
+
     # ---- the cases ----
 
     def no_cert(self, case):
         lab = self.lab
         before = lab.counters()
-        for what, port, url in (("members", lab.port, lab.url),
-                                ("ctl_tls", lab.ctl_port, lab.ctl_tls_url)):
-            e = tls_handshake(port, f"{lab.pki}/ca.pem")
-            self.check(e is not None, f"{case}: {what}: a TLS client without a certificate "
-                                      f"is refused in the handshake: {e}")
-            rc, out = lab.rawpeer("hello:nocert:0", cert=None, url=url,
-                                  ctl=what == "ctl_tls")
-            self.check(rc == 3 and "dial-failed" in out,
-                       f"{case}: {what}: rawpeer without a certificate cannot connect: "
-                       f"{out.splitlines()[0]}")
+        self.refused_at_tls(case, None, lab.pki, "no certificate")
         after = lab.counters()  # this status is the one request expected
         self.check(after["ctl_requests"] == before["ctl_requests"] + 1,
                    f"{case}: no operator request got through")
@@ -264,16 +273,7 @@ class Cases:
     def foreign_ca(self, case):
         lab = self.lab
         before = lab.counters()
-        pem, key = f"{lab.other}/peer9.pem", f"{lab.other}/peer9.key"
-        for what, port, url in (("members", lab.port, lab.url),
-                                ("ctl_tls", lab.ctl_port, lab.ctl_tls_url)):
-            e = tls_handshake(port, f"{lab.pki}/ca.pem", pem, key)
-            self.check(e is not None and "UNKNOWN_CA" in e.upper(),
-                       f"{case}: {what}: another CA's certificate is refused (unknown ca): {e}")
-            rc, out = lab.rawpeer("hello:peer9:0", cert="peer9", pki=lab.other, url=url,
-                                  ctl=what == "ctl_tls")
-            self.check(rc == 3 and "dial-failed" in out,
-                       f"{case}: {what}: rawpeer with it cannot connect: {out.splitlines()[0]}")
+        self.refused_at_tls(case, "peer9", lab.other, "another CA's certificate", "UNKNOWN_CA")
         r = lab.ctl_tls("peer9", "vip", "add", "192.0.2.99:80", pki=lab.other)
         self.check(r.returncode == 3, f"{case}: sluicectl with it: exit 3: {r.stderr.strip()}")
         r = lab.ctl_tls("ops", "status")
