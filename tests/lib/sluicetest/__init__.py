@@ -3,7 +3,7 @@
 
 Every Python test (tests/pcap, tests/process, the Python parts of
 tests/netns) imports it; meson puts tests/lib on PYTHONPATH for them
-(tests/meson.build), and no test edits sys.path. By hand:
+(tests/meson.build), and no test changes its own import path. By hand:
 
     PYTHONPATH=tests/lib /usr/bin/python3 tests/pcap/icmp/test.py --keep
 
