@@ -35,8 +35,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
-                                "process"))
-from proclib import free_port, telemetry  # noqa: E402
+                                "lib"))
+from sluicetest.procs import free_port, telemetry  # noqa: E402
 
 SEED = "00112233445566778899aabbccddeeff"
 

@@ -30,6 +30,7 @@
 
 #include "lb_csum.h"
 #include "lb_hdr.h"
+#include "test_util.h"
 
 #define N_PACKETS 5000
 #define MAX_PAYLOAD 1400
@@ -41,22 +42,6 @@ struct pkt {
 	uint32_t l4_len; /* L4 header and payload */
 	uint8_t proto;
 };
-
-static uint64_t
-splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint32_t
-rnd(uint64_t *s, uint32_t n)
-{
-	return (uint32_t)(splitmix64(s) % n);
-}
 
 /* A 16-bit value that is 0x0000 or 0xffff more often than chance would have it. */
 static uint16_t
@@ -231,17 +216,26 @@ random_packet(struct pkt *p, uint8_t proto, uint64_t *rng)
 	fill_csums(p);
 }
 
+/* Packet i of a test's sequence: UDP when i is odd, TCP when even. */
+static uint8_t
+packet_i(struct pkt *p, int i, uint64_t *rng)
+{
+	uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
+
+	random_packet(p, proto, rng);
+	return proto;
+}
+
 Test(csum, full_matches_reference)
 {
 	uint64_t rng = 0xc5c5c5c5;
 	int i;
 
 	for (i = 0; i < N_PACKETS; i++) {
-		uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
 		struct pkt p;
+		uint8_t proto = packet_i(&p, i, &rng);
 		uint16_t got, want;
 
-		random_packet(&p, proto, &rng);
 		got = lb_be16_to_cpu(ip_of(&p)->csum);
 		want = ref_ip_csum(&p);
 		cr_assert_eq(
@@ -264,13 +258,12 @@ Test(csum, matches_dpdk)
 	int i;
 
 	for (i = 0; i < N_PACKETS; i++) {
-		uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
 		struct pkt p;
+		uint8_t proto = packet_i(&p, i, &rng);
 		const struct rte_ipv4_hdr *rip = (const struct rte_ipv4_hdr *)p.b;
 		lb_be16_t lb_ip, lb_l4;
 		uint16_t dp_ip, dp_l4;
 
-		random_packet(&p, proto, &rng);
 		lb_ip = ip_of(&p)->csum;
 		lb_l4 = l4_csum_get(&p);
 		/* DPDK sums the fields as they are: both checksums must be zero. */
@@ -336,12 +329,11 @@ Test(csum, incremental_dnat)
 	int i;
 
 	for (i = 0; i < N_PACKETS; i++) {
-		uint8_t proto = i & 1 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
 		struct rewrite rw;
 		struct pkt p;
+		uint8_t proto = packet_i(&p, i, &rng);
 		lb_be16_t got, want;
 
-		random_packet(&p, proto, &rng);
 		random_rewrite(&rw, &p, &rng);
 		rewrite_incremental(&p, &rw);
 

@@ -19,6 +19,7 @@
 #include "lb_err.h"
 #include "lb_flow.h"
 #include "lb_types.h"
+#include "test_util.h"
 
 #define NTUPLES 200000u
 #define NSLOTS 65537u
@@ -30,16 +31,6 @@ struct tuple {
 	lb_be32_t src, dst;
 	lb_be16_t sport, dport;
 };
-
-static uint64_t
-splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static void
 random_tuple(struct tuple *t, uint64_t *rng)

@@ -16,19 +16,10 @@
 
 #include "lb_err.h"
 #include "lb_maglev.h"
+#include "test_util.h"
 
 #define SIZE LB_MAGLEV_DEFAULT_SIZE
 #define MAX_N 128
-
-static uint64_t
-splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /* n backends 10.0.<i/256>.<i%256>:8080, all of the given weight. */
 static void

@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared harness for the packet tests (tests/pcap/<case>/test.py).
+"""The packet tests' harness (tests/pcap/<case>/test.py, and the process
+test of backend states): pcap files, frames decoded byte by byte, expected
+frames made by byte-level edits, runs of sluice-mux and sluice-agent over
+net_pcap ports, and field-by-field checks.
 
 A case builds its input frames with scapy (in the case's gen.py), runs
 sluice-mux on them through net_pcap ports, and checks what came out, field by
@@ -8,16 +11,18 @@ configuration, never from the mux's own algorithms: which backend a flow gets
 is read from the output, and what is asserted is that the choice is one of the
 service's backends, consistent, and weighted as configured.
 
-    with Case("forward") as case:             # temp dir, checker, mux path
+    with Case("forward") as case:             # temp dir, checks, mux path
         cfg = MuxConfig(services=[...])
         run = case.run(cfg, [frames])         # one worker, --pcap IN:OUT
         for out, inp in zip(run.outputs[0], frames):
             check_encap(case, cfg, out, inp, "tcp syn")
     # exit status: non-zero if any check failed
 
-The host agent's case (agent/) uses the same checker with AgentConfig and
+The host agent's case (agent/) uses the same checks with AgentConfig and
 Case.run_agent: one net_pcap port for the uplink and one per VM, each with
-its own input and output pcap, --exit-on-eof.
+its own input and output pcap, --exit-on-eof. The configuration writers
+(MuxConfig, AgentConfig, Service, Backend: sluicetest.config) are names of
+this module too, since a case hands them to its runs and its checks.
 
 Only /usr/bin/python3 has scapy (python3-scapy); meson runs the tests with it.
 """
@@ -28,24 +33,21 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import traceback
 
 from scapy.layers.inet import IP, in4_chksum
 from scapy.utils import checksum as scapy_checksum
 
+from .checks import CheckFailed, Checks
+from .config import (DEFAULT_SEED, PROTO_NUM, AgentConfig, AgentVM, Backend,  # noqa: F401
+                     MuxConfig, Service, pcap_port_mac)
+from .procs import rundir
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 DEFAULT_MUX = os.path.join(REPO, "build", "mux", "sluice-mux")
 DEFAULT_AGENT = os.path.join(REPO, "build", "host_agent", "sluice-agent")
-
-
-def pcap_port_mac(i):
-    """MAC of the i-th net_pcap port a process probes: the PMD numbers its
-    fixed locally administered addresses 02:70:63:61:70:NN (0x02, "pcap", a
-    per-process counter) in probe order."""
-    return "02:70:63:61:70:%02x" % i
 
 
 # The net_pcap PMD has no hardware: it reports the fixed locally administered
@@ -55,163 +57,11 @@ PORT_MAC = pcap_port_mac(0)
 # Addresses the inputs use on the wire; the mux runs promiscuous.
 ROUTER_MAC = "02:00:00:00:00:01"    # dst of frames the "router" sends to the mux
 CLIENT_MAC = "02:00:00:00:c1:01"    # src of client frames (replies go back here)
-DEFAULT_SEED = "5a1ce0f10e5eed5a1ce0f10e5eed0001"
 
 ETH_IPV4 = 0x0800
 ETH_ARP = 0x0806
 ETH_VLAN = 0x8100
 PROTO_ICMP, PROTO_IPIP, PROTO_TCP, PROTO_UDP = 1, 4, 6, 17
-PROTO_NUM = {"tcp": PROTO_TCP, "udp": PROTO_UDP}
-
-DPDK_RUNDIR = "/var/run/dpdk"
-
-
-# --------------------------------------------------------------------------
-# Configuration
-
-
-class Backend:
-    def __init__(self, dip, port, host, weight=None):
-        self.dip, self.port, self.host, self.weight = dip, port, host, weight
-
-    def render(self):
-        w = "" if self.weight is None else " weight = %d;" % self.weight
-        return '{ dip = "%s"; port = %d;%s host = "%s"; }' % (
-            self.dip, self.port, w, self.host)
-
-
-class Service:
-    def __init__(self, vip, proto, port, backends):
-        self.vip, self.proto, self.port, self.backends = vip, proto, port, backends
-
-    def key(self):
-        return (self.vip, PROTO_NUM[self.proto], self.port)
-
-
-class MuxConfig:
-    """A mux configuration, rendered to libconfig text for each run."""
-
-    def __init__(self, services, tunnel_address="10.255.0.1",
-                 next_hop_mac="02:00:00:00:00:fe", mtu=None, tunnel_ttl=None,
-                 arp_for_vips=None, workers=None, hash_seed=DEFAULT_SEED,
-                 maglev_size=None, probers=None):
-        self.services = services
-        self.tunnel_address = tunnel_address
-        self.next_hop_mac = next_hop_mac
-        self.mtu = mtu
-        self.tunnel_ttl = tunnel_ttl
-        self.arp_for_vips = arp_for_vips
-        self.workers = workers
-        self.hash_seed = hash_seed
-        self.maglev_size = maglev_size
-        self.probers = probers
-
-    @property
-    def ttl(self):
-        return 64 if self.tunnel_ttl is None else self.tunnel_ttl
-
-    def service(self, vip, proto, port):
-        for s in self.services:
-            if s.key() == (vip, proto, port):
-                return s
-        return None
-
-    def vips(self):
-        return sorted({s.vip for s in self.services})
-
-    def render(self, devargs=None, workers=None):
-        mux = ['\ttunnel_address = "%s";' % self.tunnel_address,
-               '\tnext_hop_mac = "%s";' % self.next_hop_mac]
-        for name in ("mtu", "tunnel_ttl"):
-            if getattr(self, name) is not None:
-                mux.append("\t%s = %d;" % (name, getattr(self, name)))
-        if self.arp_for_vips is not None:
-            mux.append("\tarp_for_vips = %s;" % ("true" if self.arp_for_vips else "false"))
-        if self.probers is not None:
-            mux.append("\tprobers = [ %s ];" % ", ".join('"%s"' % a for a in self.probers))
-        w = workers if workers is not None else self.workers
-        if w is not None:
-            mux.append("\tworkers = %d;" % w)
-        lines = ["# generated by tests/pcap/sluicepcap.py",
-                 'eal = [ "--no-huge", "-m", "256", "--no-pci" ];',
-                 "mux = {"] + mux + ["};"]
-        if devargs is not None:
-            lines.append('ports = ( { name = "pcap"; devargs = "%s"; } );' % devargs)
-        lines += ["flow_table = {", '\thash_seed = "%s";' % self.hash_seed]
-        if self.maglev_size is not None:
-            lines.append("\tmaglev_size = %d;" % self.maglev_size)
-        lines.append("\tservices = (")
-        for i, s in enumerate(self.services):
-            lines.append('\t\t{ vip = "%s"; protocol = "%s"; port = %d; backends = (' % (
-                s.vip, s.proto, s.port))
-            for j, b in enumerate(s.backends):
-                lines.append("\t\t\t" + b.render() + ("," if j + 1 < len(s.backends) else ""))
-            lines.append("\t\t) }" + ("," if i + 1 < len(self.services) else ""))
-        lines += ["\t);", "};", ""]
-        return "\n".join(lines)
-
-
-def render_services(services, hash_seed=DEFAULT_SEED):
-    """The flow_table group (shared by the mux and the agent configuration)."""
-    lines = ["flow_table = {", '\thash_seed = "%s";' % hash_seed, "\tservices = ("]
-    for i, s in enumerate(services):
-        lines.append('\t\t{ vip = "%s"; protocol = "%s"; port = %d; backends = (' % (
-            s.vip, s.proto, s.port))
-        for j, b in enumerate(s.backends):
-            lines.append("\t\t\t" + b.render() + ("," if j + 1 < len(s.backends) else ""))
-        lines.append("\t\t) }" + ("," if i + 1 < len(services) else ""))
-    lines += ["\t);", "};"]
-    return lines
-
-
-class AgentVM:
-    def __init__(self, name, dip, mac):
-        self.name, self.dip, self.mac = name, dip, mac
-
-
-class AgentConfig:
-    """A host agent configuration: its PA, the muxes it accepts tunnels from,
-    its VMs and the flow table. Ports are probed uplink first, then the VMs
-    in order, so the uplink has pcap_port_mac(0) and VM i pcap_port_mac(i + 1)."""
-
-    def __init__(self, pa, muxes, vms, services, next_hop_mac="02:00:00:00:fe:11",
-                 mss_clamp=None, hash_seed=DEFAULT_SEED, probers=()):
-        self.pa, self.muxes, self.vms = pa, muxes, vms
-        self.probers = list(probers)
-        self.services = services
-        self.next_hop_mac = next_hop_mac
-        self.mss_clamp = mss_clamp
-        self.hash_seed = hash_seed
-
-    def ports(self):
-        """Port names in probe order: "uplink", then the VM names."""
-        return ["uplink"] + [v.name for v in self.vms]
-
-    def port_mac(self, name):
-        return pcap_port_mac(self.ports().index(name))
-
-    def vm(self, name):
-        return [v for v in self.vms if v.name == name][0]
-
-    def render(self, devargs):
-        """devargs: port name -> net_pcap devargs."""
-        agent = ['\tpa = "%s";' % self.pa,
-                 "\tmuxes = [ %s ];" % ", ".join('"%s"' % m for m in self.muxes),
-                 '\tnext_hop_mac = "%s";' % self.next_hop_mac]
-        if self.mss_clamp is not None:
-            agent.append("\tmss_clamp = %d;" % self.mss_clamp)
-        if self.probers:
-            agent.append("\tprobers = [ %s ];" % ", ".join('"%s"' % p for p in self.probers))
-        lines = ["# generated by tests/pcap/sluicepcap.py",
-                 'eal = [ "--no-huge", "-m", "256", "--no-pci" ];',
-                 "agent = {"] + agent + ["};",
-                 'uplink = { devargs = "%s"; };' % devargs["uplink"], "vms = ("]
-        for i, v in enumerate(self.vms):
-            lines.append('\t{ name = "%s"; devargs = "%s"; dip = "%s"; mac = "%s"; }%s' % (
-                v.name, devargs[v.name], v.dip, v.mac, "," if i + 1 < len(self.vms) else ""))
-        lines.append(");")
-        lines += render_services(self.services, self.hash_seed) + [""]
-        return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------
@@ -395,9 +245,9 @@ def l4_csum_fixed(data):
     return bytes(d)
 
 
-def ip_edit(data, src=None, dst=None, sport=None, dport=None):
-    """The datagram with new addresses and/or TCP/UDP ports, checksums redone."""
-    d = bytearray(data)
+def set_addrs_ports(d, src=None, dst=None, sport=None, dport=None):
+    """In a bytearray holding an IPv4 header and the first 4 bytes of its
+    L4 header: the addresses and ports given (checksums untouched)."""
     hl = (d[0] & 0x0F) * 4
     if src is not None:
         d[12:16] = ip_bytes(src)
@@ -407,6 +257,12 @@ def ip_edit(data, src=None, dst=None, sport=None, dport=None):
         d[hl:hl + 2] = struct.pack("!H", sport)
     if dport is not None:
         d[hl + 2:hl + 4] = struct.pack("!H", dport)
+
+
+def ip_edit(data, src=None, dst=None, sport=None, dport=None):
+    """The datagram with new addresses and/or TCP/UDP ports, checksums redone."""
+    d = bytearray(data)
+    set_addrs_ports(d, src, dst, sport, dport)
     d = ip_csum_fixed(bytes(d))
     if d[9] in (PROTO_TCP, PROTO_UDP):
         d = l4_csum_fixed(d)
@@ -453,14 +309,7 @@ def icmp_quote_edit(data, src=None, sport=None, dst=None, dport=None):
     q = data[hl + 8:]
     qhl = (q[0] & 0x0F) * 4
     head = bytearray(q[:qhl + 4])
-    if src is not None:
-        head[12:16] = ip_bytes(src)
-    if dst is not None:
-        head[16:20] = ip_bytes(dst)
-    if sport is not None:
-        head[qhl:qhl + 2] = struct.pack("!H", sport)
-    if dport is not None:
-        head[qhl + 2:qhl + 4] = struct.pack("!H", dport)
+    set_addrs_ports(head, src, dst, sport, dport)
     head = ip_csum_fixed(bytes(head[:qhl])) + bytes(head[qhl:])
     d = bytes(data[:hl + 8]) + head + bytes(q[qhl + 4:])
     return l4_csum_fixed(d)
@@ -504,13 +353,9 @@ class MuxRun:
         return self.stats.get("drops", {}) if self.stats else {}
 
 
-class CheckFailed(Exception):
-    pass
-
-
-class Case:
-    """One test case: argument parsing, a temp dir, a check counter, the mux
-    (or the host agent).
+class Case(Checks):
+    """One test case: argument parsing, a temp dir, the checks (quiet: only
+    failures print), the mux (or the host agent).
 
     Checks do not stop the case: each failure is printed and counted, and
     the process exits 1 at the end if there was any (require() stops).
@@ -519,6 +364,7 @@ class Case:
     MAX_PRINTED = 40
 
     def __init__(self, name, argv=None):
+        super().__init__(quiet=True, max_printed=self.MAX_PRINTED)
         ap = argparse.ArgumentParser(description="sluice packet test: " + name)
         ap.add_argument("--mux", default=DEFAULT_MUX, help="path of sluice-mux")
         ap.add_argument("--agent", default=DEFAULT_AGENT, help="path of sluice-agent")
@@ -527,8 +373,6 @@ class Case:
         self.name = name
         self.mux = self.args.mux
         self.agent = self.args.agent
-        self.checks = 0
-        self.failures = 0
         self.pids = []
         self.rundirs = []  # EAL runtime dirs of the processes run (file prefix prog-pid)
         self.tmp = None
@@ -542,9 +386,7 @@ class Case:
     def __exit__(self, et, ev, tb):
         if et is not None and not issubclass(et, CheckFailed):
             traceback.print_exception(et, ev, tb)
-            self.failures += 1
-        elif et is not None:
-            self.failures += 1
+            self.failures.append("%s: %s" % (et.__name__, ev))
         for d in self.rundirs:
             self.check(not os.path.exists(d), "%s left its runtime dir behind",
                        os.path.basename(d))
@@ -554,31 +396,9 @@ class Case:
             print("%s: kept %s" % (self.name, self.tmp))
         else:
             shutil.rmtree(self.tmp, ignore_errors=True)
-        status = "FAILED" if self.failures else "ok"
-        print("%s: %s (%d checks, %d failed, %d %s runs)" % (
-            self.name, status, self.checks, self.failures, self.runs,
-            "agent" if self.agent_runs else "mux"))
-        sys.stdout.flush()
-        sys.exit(1 if self.failures else 0)
-
-    # -- checks
-
-    def check(self, cond, fmt, *args):
-        self.checks += 1
-        if not cond:
-            self.failures += 1
-            if self.failures <= self.MAX_PRINTED:
-                print("FAIL: " + (fmt % args if args else fmt))
-            elif self.failures == self.MAX_PRINTED + 1:
-                print("FAIL: ... (further failures not printed)")
-        return bool(cond)
-
-    def eq(self, got, want, what):
-        return self.check(got == want, "%s: got %r, want %r", what, got, want)
-
-    def require(self, cond, fmt, *args):
-        if not self.check(cond, fmt, *args):
-            raise CheckFailed(fmt % args if args else fmt)
+        print("%s: %s (%d %s runs)" % (self.name, "FAILED" if self.failures else "ok",
+                                      self.runs, "agent" if self.agent_runs else "mux"))
+        raise SystemExit(self.report(self.name))
 
     def path(self, name):
         return os.path.join(self.tmp, name)
@@ -634,7 +454,7 @@ class Case:
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, cwd=self.tmp)
         self.pids.append(p.pid)
-        self.rundirs.append(os.path.join(DPDK_RUNDIR, "%s-%d" % (prog, p.pid)))
+        self.rundirs.append(rundir("%s-%d" % (prog, p.pid)))
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
