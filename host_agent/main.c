@@ -22,7 +22,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "ha_agent.h"
-#include "ha_ctl.h"
+#include "ha_update.h"
 #include "ha_stats.h"
 #include "lb_dpdk.h"
 #include "lb_log.h"
@@ -46,34 +46,34 @@ usage(FILE *out)
  * after the lcore. Returns 0, or -1 with a message in errbuf.
  */
 static int
-member_create(struct ha_ctl *c, const struct lb_member_cfg *mc, char *errbuf, size_t len)
+member_create(struct ha_update *u, const struct lb_member_cfg *mc, char *errbuf, size_t len)
 {
 	struct lb_member *m;
 
 	m = lb_member_create(
-		mc, &ha_member_ops, c, &c->cfg->ftable, c->w->map->version, errbuf, len);
+		mc, &ha_member_ops, u, &u->cfg->ftable, u->w->map->version, errbuf, len);
 	if (m == NULL)
 		return -1;
-	pthread_mutex_lock(&c->map_lock);
-	c->member_connected = lb_member_connected;
-	c->member = m;
-	pthread_mutex_unlock(&c->map_lock);
+	pthread_mutex_lock(&u->map_lock);
+	u->member_connected = lb_member_connected;
+	u->member = m;
+	pthread_mutex_unlock(&u->map_lock);
 	return 0;
 }
 
 /* Stop the member's thread and free the member (telemetry forgets it first). */
 static void
-member_destroy(struct ha_ctl *c, pthread_t *thread)
+member_destroy(struct ha_update *u, pthread_t *thread)
 {
-	struct lb_member *m = c->member;
+	struct lb_member *m = u->member;
 
 	if (m == NULL)
 		return;
 	if (thread != NULL && !lb_member_join(m, *thread, 3000))
 		return;
-	pthread_mutex_lock(&c->map_lock);
-	c->member = NULL;
-	pthread_mutex_unlock(&c->map_lock);
+	pthread_mutex_lock(&u->map_lock);
+	u->member = NULL;
+	pthread_mutex_unlock(&u->map_lock);
 	lb_member_destroy(m);
 }
 
@@ -89,7 +89,7 @@ main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	static struct ha_config cfg;
-	static struct ha_ctl ctl;
+	static struct ha_update upd;
 	struct lb_member_cfg mcfg;
 	pthread_t member_thread;
 	struct ha_map *map;
@@ -241,11 +241,11 @@ main(int argc, char **argv)
 	w.mss_clamp = cfg.mss_clamp;
 	w.busy_poll = cfg.busy_poll;
 	w.idle_sleep_us = cfg.idle_sleep_us;
-	ctl.w = &w;
-	ctl.cfg = &cfg;
-	ctl.path = config;
-	pthread_mutex_init(&ctl.map_lock, NULL);
-	if (ha_telemetry_register(&w) != 0 || ha_ctl_telemetry_register(&ctl) != 0)
+	upd.w = &w;
+	upd.cfg = &cfg;
+	upd.path = config;
+	pthread_mutex_init(&upd.map_lock, NULL);
+	if (ha_telemetry_register(&w) != 0 || ha_update_telemetry_register(&upd) != 0)
 		LB_WARN("telemetry commands not registered");
 
 	lcore = rte_get_next_lcore(-1, 1, 0);
@@ -253,15 +253,15 @@ main(int argc, char **argv)
 		snprintf(errbuf, sizeof(errbuf), "no worker lcore");
 		goto fail;
 	}
-	if (cfg.managed && member_create(&ctl, &mcfg, errbuf, sizeof(errbuf)) != 0)
+	if (cfg.managed && member_create(&upd, &mcfg, errbuf, sizeof(errbuf)) != 0)
 		goto fail;
 	lb_signals_install(&w.quit);
 	LB_INFO("%u VMs, %u load-balanced endpoints, %u muxes", cfg.n_vms, map->n_lb, cfg.n_muxes);
 	rte_eal_remote_launch(ha_worker_main, &w, lcore);
 	/* A control thread, not the worker lcore: it blocks on the network. */
-	if (ctl.member != NULL) {
+	if (upd.member != NULL) {
 		rc = rte_ctrl_thread_create(
-			&member_thread, "sluice-member", NULL, lb_member_run, ctl.member);
+			&member_thread, "sluice-member", NULL, lb_member_run, upd.member);
 		if (rc != 0) {
 			snprintf(errbuf, sizeof(errbuf), "member thread: %s", strerror(-rc));
 			w.quit = true;
@@ -289,12 +289,12 @@ main(int argc, char **argv)
 				w.quit = true;
 		}
 		if (lb_reload_requested()) {
-			ha_reload(&ctl);
+			ha_reload(&upd);
 		}
 		nanosleep(&nap, NULL);
 	}
 	/* No map changes while the lcore drains and the summary reads it. */
-	member_destroy(&ctl, &member_thread);
+	member_destroy(&upd, &member_thread);
 	rte_eal_mp_wait_lcore();
 	if (!quiet)
 		ha_stats_print(&w, &cfg, stdout);
@@ -311,7 +311,7 @@ main(int argc, char **argv)
 	goto out;
 fail:
 	LB_ERR("%s", errbuf);
-	member_destroy(&ctl, NULL); /* its thread was never started */
+	member_destroy(&upd, NULL); /* its thread was never started */
 out : {
 	uint16_t pid;
 

@@ -30,6 +30,7 @@
 #include "mux_app.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_update.h"
 
 struct mux_opts {
 	const char *config;

@@ -40,26 +40,6 @@ struct mux_app {
 	bool (*member_connected)(const struct lb_member *m);
 };
 
-struct mux_gen;
-struct lb_member_ops;
-
-/*
- * The mux's side of the manager's commit (arg: the struct mux_app): build
- * a generation for a table off the fast path, publish it, or throw it away.
- * Only the member's thread calls them, and in managed mode nothing else
- * replaces the generation.
- */
-extern const struct lb_member_ops mux_member_ops;
-
-/* Publish ng, wait an RCU grace period, free the generation it replaced. */
-void mux_gen_publish(struct mux_app *app, struct mux_gen *ng);
-
-/*
- * Re-read the configuration file and apply its flow table (SIGHUP). A
- * managed mux only checks the file: its flow table comes from the manager.
- */
-int mux_reload(struct mux_app *app);
-
 /* A service's (backend == 0) or backend's counters summed over workers, since start. */
 void mux_stats_flow_raw(
 	const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out);

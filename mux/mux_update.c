@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The control side of the mux: replacing the running generation.
+ * Updating the mux: replacing the running generation.
  *
  * A new flow table is compiled off the fast path, keeping the stable ids
  * of every service and backend the running one knows, then published with
@@ -32,6 +32,7 @@
 #include "mux_app.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_update.h"
 
 void
 mux_gen_publish(struct mux_app *app, struct mux_gen *ng)
