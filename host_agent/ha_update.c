@@ -14,12 +14,11 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_telemetry.h>
 
+#include "dp_status.h"
 #include "ha_agent.h"
 #include "ha_update.h"
 #include "lb_log.h"
 #include "lb_member.h"
-
-#define RD(x) (*(const volatile uint64_t *)&(x))
 
 static void
 warn_unreloadable(const struct ha_config *a, const struct ha_config *b)
@@ -152,20 +151,18 @@ member_discard(void *arg, void *built)
 	free(m);
 }
 
+/* STATUS: the list's counters with a place there, and the drops' sum. */
 static uint32_t
 member_counters(void *arg, struct lb_counter *out, uint32_t max)
 {
 	const struct ha_worker *w = ((const struct ha_update *)arg)->w;
-	uint64_t drops = 0;
-	uint32_t n = 0;
-	int d;
+	struct dp_status st = {0};
 
-	for (d = 1; d < LB_DROP_MAX; d++)
-		drops += RD(w->cnt.drops[d]);
-	lb_counter_put(out, &n, max, "decap", RD(w->cnt.decap));
-	lb_counter_put(out, &n, max, "dsr", RD(w->cnt.dsr));
-	lb_counter_put(out, &n, max, "drops", drops);
-	return n;
+#define S(name, show, status, ...) dp_status_set(&st, status, #name, DP_RD(w->cnt.name));
+	HA_COUNTERS(S)
+#undef S
+	dp_status_set(&st, HA_STATUS_DROPS, "drops", dp_drops_total(w->cnt.drops));
+	return dp_status_put(&st, out, max);
 }
 
 const struct lb_member_ops ha_member_ops = {
@@ -191,8 +188,7 @@ tel_flow_table(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "endpoints", tel_upd->w->map->n_lb);
 	/* 22.11 telemetry has no booleans: 1 or 0. */
 	rte_tel_data_add_dict_u64(d, "managed", tel_upd->cfg->managed);
-	rte_tel_data_add_dict_u64(d, "manager_connected",
-		tel_upd->member != NULL && tel_upd->member_connected(tel_upd->member));
+	rte_tel_data_add_dict_u64(d, "manager_connected", dp_member_connected(&tel_upd->member));
 	pthread_mutex_unlock(&tel_upd->map_lock);
 	return 0;
 }

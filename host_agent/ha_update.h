@@ -12,9 +12,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "dp_member.h"
 #include "ha_agent.h"
 
-struct lb_member;
 struct lb_member_ops;
 
 struct ha_update {
@@ -22,13 +22,8 @@ struct ha_update {
 	const struct ha_config *cfg; /* the running configuration */
 	const char *path;	     /* its file, re-read on SIGHUP */
 	pthread_mutex_t map_lock;    /* telemetry vs. map swaps; never the lcore */
-	/*
-	 * Managed mode (cfg->managed): the member, set by main.c, which alone
-	 * links the member library, hence the function pointer. Read by
-	 * telemetry under map_lock.
-	 */
-	struct lb_member *member;
-	bool (*member_connected)(const struct lb_member *m);
+	/* Managed mode (cfg->managed): the member of the manager's commit. */
+	struct dp_member member;
 };
 
 /*

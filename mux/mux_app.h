@@ -8,11 +8,11 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "dp_counters.h"
+#include "dp_member.h"
 #include "mux_config.h"
 #include "mux_port.h"
 #include "mux_worker.h"
-
-struct lb_member;
 
 struct mux_app {
 	struct mux_config cfg;
@@ -20,9 +20,8 @@ struct mux_app {
 	struct mux_port ports[MUX_MAX_PORTS];
 	uint16_t n_workers;
 	struct mux_worker *workers; /* [n_workers] */
-	struct rte_mempool *pool;
-	pthread_mutex_t gen_lock; /* telemetry vs. generation swaps; never a worker */
-	uint64_t *be_freed_at;	  /* [cap_backends]: TSC when a backend sid was removed, or 0 */
+	pthread_mutex_t gen_lock;   /* telemetry vs. generation swaps; never a worker */
+	uint64_t *be_freed_at;	    /* [cap_backends]: TSC when a backend sid was removed, or 0 */
 	/* Counters at the moment an id was (re)assigned: [cap_backends], [cap_services]. */
 	struct mux_flow_counters *be_base;
 	struct mux_flow_counters *svc_base;
@@ -31,13 +30,8 @@ struct mux_app {
 	 * no generation with a service has run (a managed mux's version 0).
 	 */
 	bool seed_fixed;
-	/*
-	 * Managed mode (cfg.managed): the member of the manager's commit, set
-	 * by main.c, which alone links the member library, hence the function
-	 * pointer. Both are read by telemetry under gen_lock.
-	 */
-	struct lb_member *member;
-	bool (*member_connected)(const struct lb_member *m);
+	/* Managed mode (cfg.managed): the member of the manager's commit. */
+	struct dp_member member;
 };
 
 /* A service's (backend == 0) or backend's counters summed over workers, since start. */
@@ -53,8 +47,11 @@ uint64_t mux_stats_conns(const struct mux_app *app);
 /* Human-readable summary: totals, per service and backend, drops by reason. */
 void mux_stats_print(const struct mux_app *app, FILE *out);
 
-/* The same as one JSON object. */
+/* The same as the members of one JSON object (without its braces). */
 void mux_stats_json(const struct mux_app *app, FILE *out);
+
+/* Both, as the first section of the daemon's report (dp_report()). */
+struct dp_section mux_stats_section(const struct mux_app *app);
 
 /* Register the read-only /sluice/... telemetry commands. */
 int mux_telemetry_register(struct mux_app *app);

@@ -1,36 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Counters as operators see them. Workers own their counters and write them
- * as plain words; readers here sum them without stopping anyone. A sum read
- * while traffic flows is a consistent-enough snapshot: each word is read
- * whole (aligned 64-bit loads), only the totals may be a few packets apart.
+ * Counters as operators see them: the summary, the JSON summary and
+ * telemetry, the totals made from the list in mux_counters.h. Workers own
+ * their counters and write them as plain words; readers here sum them
+ * without stopping anyone (dp_counters.h).
  */
 #include <inttypes.h>
 #include <stdlib.h>
 
 #include <rte_telemetry.h>
 
+#include "dp_counters.h"
 #include "lb_hdr.h"
 #include "mux_app.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
 
-#define RD(x) (*(const volatile uint64_t *)&(x))
-
 void
 mux_stats_total(const struct mux_app *app, struct mux_counters *sum)
 {
-	const uint64_t *src;
-	uint64_t *dst = (uint64_t *)sum;
-	size_t i, n = sizeof(*sum) / sizeof(uint64_t);
 	uint16_t w;
 
 	memset(sum, 0, sizeof(*sum));
-	for (w = 0; w < app->n_workers; w++) {
-		src = (const uint64_t *)&app->workers[w].cnt;
-		for (i = 0; i < n; i++)
-			dst[i] += RD(src[i]);
-	}
+	for (w = 0; w < app->n_workers; w++)
+		dp_counters_add((uint64_t *)sum, (const uint64_t *)&app->workers[w].cnt,
+			sizeof(*sum) / sizeof(uint64_t));
 }
 
 uint64_t
@@ -55,9 +49,9 @@ mux_stats_flow_raw(
 		const struct mux_flow_counters *c =
 			backend ? &app->workers[w].be_cnt[sid] : &app->workers[w].svc_cnt[sid];
 
-		out->pkts += RD(c->pkts);
-		out->bytes += RD(c->bytes);
-		out->new_conns += RD(c->new_conns);
+		out->pkts += DP_RD(c->pkts);
+		out->bytes += DP_RD(c->bytes);
+		out->new_conns += DP_RD(c->new_conns);
 	}
 }
 
@@ -102,24 +96,14 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 	struct mux_flow_counters fc;
 	char a[16], b[16];
 	uint32_t s, i;
-	int d;
 
 	mux_stats_total(app, &t);
 	fprintf(out, "sluice-mux summary (flow table version %" PRIu64 ", %u workers)\n",
 		g->version, app->n_workers);
-	fprintf(out, "  received     %12" PRIu64 " packets %14" PRIu64 " bytes\n", t.rx_pkts,
-		t.rx_bytes);
-	fprintf(out, "  forwarded    %12" PRIu64 " packets %14" PRIu64 " bytes (inner)\n",
-		t.fwd_pkts, t.fwd_bytes);
-	fprintf(out, "  transmitted  %12" PRIu64 " packets\n", t.tx_pkts);
-	fprintf(out,
-		"  icmp errors forwarded %" PRIu64 ", echo replies %" PRIu64
-		", arp replies %" PRIu64 ", frag-needed sent %" PRIu64 ", vip probes %" PRIu64 "\n",
-		t.icmp_err_fwd, t.echo_replies, t.arp_replies, t.too_big_sent, t.vip_probes);
-	fprintf(out,
-		"  connections: new %" PRIu64 ", hits %" PRIu64 ", table full %" PRIu64
-		", live %" PRIu64 "\n",
-		t.conn_new, t.conn_hit, t.conn_full, mux_stats_conns(app));
+#define P(name, show, status, summary, ...) dp_print_u64(out, summary, t.name);
+	MUX_COUNTERS(P)
+#undef P
+	fprintf(out, ", live %" PRIu64 "\n", mux_stats_conns(app));
 	for (s = 0; s < g->n_services; s++) {
 		const struct mux_service *sv = &g->services[s];
 
@@ -140,11 +124,7 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 				fc.pkts, fc.bytes, fc.new_conns);
 		}
 	}
-	fprintf(out, "  drops:");
-	for (d = 1; d < LB_DROP_MAX; d++)
-		if (t.drops[d] != 0)
-			fprintf(out, " %s=%" PRIu64, lb_drop_name(d), t.drops[d]);
-	fprintf(out, "\n");
+	dp_drops_print(out, t.drops);
 }
 
 void
@@ -155,26 +135,17 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 	struct mux_flow_counters fc;
 	char a[16], b[16];
 	uint32_t s, i;
-	int d;
 
 	mux_stats_total(app, &t);
-	fprintf(out,
-		"{\"version\":%" PRIu64 ",\"workers\":%u,\"rx_pkts\":%" PRIu64
-		",\"rx_bytes\":%" PRIu64 ",\"fwd_pkts\":%" PRIu64 ",\"fwd_bytes\":%" PRIu64
-		",\"tx_pkts\":%" PRIu64 ",\"icmp_err_fwd\":%" PRIu64 ",\"echo_replies\":%" PRIu64
-		",\"arp_replies\":%" PRIu64 ",\"too_big_sent\":%" PRIu64 ",\"conn_new\":%" PRIu64
-		",\"conn_hit\":%" PRIu64 ",\"conn_full\":%" PRIu64 ",\"conn_swept\":%" PRIu64
-		",\"conn_live\":%" PRIu64 ",\"vip_probes\":%" PRIu64,
-		g->version, app->n_workers, t.rx_pkts, t.rx_bytes, t.fwd_pkts, t.fwd_bytes,
-		t.tx_pkts, t.icmp_err_fwd, t.echo_replies, t.arp_replies, t.too_big_sent,
-		t.conn_new, t.conn_hit, t.conn_full, t.conn_swept, mux_stats_conns(app),
-		t.vip_probes);
-	fprintf(out, ",\"drops\":{");
-	for (d = 1; d < LB_DROP_MAX; d++)
-		fprintf(out, "%s\"%s\":%" PRIu64, d > 1 ? "," : "", lb_drop_name(d), t.drops[d]);
-	fprintf(out, "},\"per_worker_rx\":[");
+	fprintf(out, "\"version\":%" PRIu64 ",\"workers\":%u", g->version, app->n_workers);
+#define J(name, show, ...) dp_json_u64(out, show, #name, t.name);
+	MUX_COUNTERS(J)
+#undef J
+	dp_json_u64(out, DP_JSON, "conn_live", mux_stats_conns(app));
+	dp_drops_json(out, t.drops);
+	fprintf(out, ",\"per_worker_rx\":[");
 	for (i = 0; i < app->n_workers; i++)
-		fprintf(out, "%s%" PRIu64, i ? "," : "", RD(app->workers[i].cnt.rx_pkts));
+		fprintf(out, "%s%" PRIu64, i ? "," : "", DP_RD(app->workers[i].cnt.rx_pkts));
 	fprintf(out, "],\"services\":[");
 	for (s = 0; s < g->n_services; s++) {
 		const struct mux_service *sv = &g->services[s];
@@ -197,7 +168,25 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 		}
 		fprintf(out, "]}");
 	}
-	fprintf(out, "]}\n");
+	fprintf(out, "]");
+}
+
+static void
+section_print(const void *app, FILE *out)
+{
+	mux_stats_print(app, out);
+}
+
+static void
+section_json(const void *app, FILE *out)
+{
+	mux_stats_json(app, out);
+}
+
+struct dp_section
+mux_stats_section(const struct mux_app *app)
+{
+	return (struct dp_section){.print = section_print, .json = section_json, .arg = app};
 }
 
 /* ---- telemetry: read-only, paged where lists can be long ---- */
@@ -227,25 +216,13 @@ tel_stats_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "version", tel_app->ctx.gen->version);
 	rte_tel_data_add_dict_u64(d, "workers", tel_app->n_workers);
-	rte_tel_data_add_dict_u64(d, "rx_pkts", t.rx_pkts);
-	rte_tel_data_add_dict_u64(d, "rx_bytes", t.rx_bytes);
-	rte_tel_data_add_dict_u64(d, "fwd_pkts", t.fwd_pkts);
-	rte_tel_data_add_dict_u64(d, "fwd_bytes", t.fwd_bytes);
-	rte_tel_data_add_dict_u64(d, "tx_pkts", t.tx_pkts);
-	rte_tel_data_add_dict_u64(d, "icmp_err_fwd", t.icmp_err_fwd);
-	rte_tel_data_add_dict_u64(d, "echo_replies", t.echo_replies);
-	rte_tel_data_add_dict_u64(d, "arp_replies", t.arp_replies);
-	rte_tel_data_add_dict_u64(d, "vip_probes", t.vip_probes);
-	rte_tel_data_add_dict_u64(d, "too_big_sent", t.too_big_sent);
-	rte_tel_data_add_dict_u64(d, "conn_new", t.conn_new);
-	rte_tel_data_add_dict_u64(d, "conn_hit", t.conn_hit);
-	rte_tel_data_add_dict_u64(d, "conn_full", t.conn_full);
+#define T(name, show, ...) dp_tel_u64(d, show, #name, t.name);
+	MUX_COUNTERS(T)
+#undef T
 	rte_tel_data_add_dict_u64(d, "conn_live", mux_stats_conns(tel_app));
-	rte_tel_data_add_dict_u64(d, "idle_sleeps", t.idle_sleeps);
 	/* 22.11 telemetry has no booleans: 1 or 0. */
 	rte_tel_data_add_dict_u64(d, "managed", tel_app->cfg.managed);
-	rte_tel_data_add_dict_u64(d, "manager_connected",
-		tel_app->member != NULL && tel_app->member_connected(tel_app->member));
+	rte_tel_data_add_dict_u64(d, "manager_connected", dp_member_connected(&tel_app->member));
 	return 0;
 }
 
@@ -253,14 +230,12 @@ static int
 tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct mux_counters t;
-	int r;
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	mux_stats_total(tel_app, &t);
 	rte_tel_data_start_dict(d);
-	for (r = 1; r < LB_DROP_MAX; r++)
-		rte_tel_data_add_dict_u64(d, lb_drop_name(r), t.drops[r]);
+	dp_drops_tel(d, t.drops, 0);
 	return 0;
 }
 
