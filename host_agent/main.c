@@ -13,10 +13,9 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
-#include <rte_malloc.h>
-#include <rte_rcu_qsbr.h>
 
 #include "dp_daemon.h"
+#include "dp_rcu.h"
 #include "ha_agent.h"
 #include "ha_stats.h"
 #include "ha_update.h"
@@ -113,11 +112,9 @@ worker_setup(struct ha_worker *w, const struct ha_config *cfg, char *errbuf, siz
 		return -1;
 	map->version = cfg->managed ? 0 : 1;
 	w->map = map;
-	w->qsv = rte_zmalloc("ha_qsbr", rte_rcu_qsbr_get_memsize(1), RTE_CACHE_LINE_SIZE);
-	if (w->qsv == NULL || rte_rcu_qsbr_init(w->qsv, 1) != 0) {
-		snprintf(errbuf, len, "RCU state: out of memory");
+	w->qsv = dp_rcu_create("ha_qsbr", 1, errbuf, len);
+	if (w->qsv == NULL)
 		return -1;
-	}
 	w->pa = cfg->pa;
 	w->n_muxes = cfg->n_muxes;
 	for (i = 0; i < cfg->n_muxes; i++)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The running mux as one object, for main, the summary and telemetry.
+ * The running mux as one object, for main, the summary and telemetry;
+ * mux_app.c starts it.
  */
 #ifndef MUX_APP_H
 #define MUX_APP_H
@@ -33,6 +34,16 @@ struct mux_app {
 	/* Managed mode (cfg.managed): the member of the manager's commit. */
 	struct dp_member member;
 };
+
+/*
+ * After EAL and the ports: the first generation (the file's table, or an
+ * empty one at version 0 when managed) and its RCU state, the settings
+ * every worker reads, the workers (not launched yet), telemetry. With
+ * exit_on_eof every port must read rx_pcap files only; *eof_pkts gets
+ * their packets. Returns 0, or -1 with errbuf.
+ */
+int mux_app_start(
+	struct mux_app *app, bool exit_on_eof, uint64_t *eof_pkts, char *errbuf, size_t len);
 
 /* A service's (backend == 0) or backend's counters summed over workers, since start. */
 void mux_stats_flow_raw(
