@@ -155,15 +155,6 @@ static const struct scenario smoke_suite[] = {
 		BENCH_UNIFORM, false, false, 4096, 0, 1000, true},
 };
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* A worker as the mux's (mux_worker_init()), on the benchmark's lcore. */
 static int
 worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g, uint32_t entries)
@@ -561,9 +552,9 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		rte_free(w);
 		return -1;
 	}
-	t = now_s();
+	t = bench_now_s();
 	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, env->socket, &err);
-	r->build_s = now_s() - t;
+	r->build_s = bench_now_s() - t;
 	lb_ftable_free(&ft);
 	if (g == NULL) {
 		fprintf(stderr, "sluice-bench: %s: %s\n", sc->name, err.msg);
@@ -578,7 +569,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	}
 
 	/* Warm-up: establish every connection once, untimed. */
-	t = now_s();
+	t = bench_now_s();
 	if (sc->conns != 0) {
 		if (check || sc->rcu) {
 			n_dip = sc->conns;
@@ -593,7 +584,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	}
 	if (sc->fill)
 		fill_table(env, w, g, sc->services);
-	r->warm_s = now_s() - t;
+	r->warm_s = bench_now_s() - t;
 	r->live = mux_conn_count(w->conn);
 	memset(&w->cnt, 0, sizeof(w->cnt));
 
@@ -632,7 +623,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	}
 
 	budget = (uint64_t)(seconds * (double)env->hz);
-	t = now_s();
+	t = bench_now_s();
 	start = rte_rdtsc();
 	do {
 		if (rte_pktmbuf_alloc_bulk(env->pool, m, BENCH_BATCH_PKTS) != 0) {
@@ -678,7 +669,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 				 (swapping && __atomic_load_n(&sw.swaps, __ATOMIC_RELAXED) <
 						      BENCH_SMOKE_SWAPS)
 		       : rte_rdtsc() - start < budget);
-	r->loop_s = now_s() - t;
+	r->loop_s = bench_now_s() - t;
 
 	/* Stop the control thread: offline first, so no grace period waits on us. */
 	if (swapping) {
