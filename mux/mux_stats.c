@@ -239,12 +239,33 @@ tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-/* /sluice/services,PAGE: services PAGE*64 .. +63 with their counters. */
+/*
+ * 22.11 nests arrays only: a service's (backend 0) or backend's counters
+ * as [pkts, bytes, new_conns, x, y]. NULL: out of memory.
+ */
+static struct rte_tel_data *
+tel_flow_array(int backend, uint32_t sid, uint64_t x, uint64_t y)
+{
+	struct rte_tel_data *c = rte_tel_data_alloc();
+	struct mux_flow_counters fc;
+
+	if (c == NULL)
+		return NULL;
+	flow_total(tel_app, backend, sid, &fc);
+	rte_tel_data_start_array(c, RTE_TEL_U64_VAL);
+	rte_tel_data_add_array_u64(c, fc.pkts);
+	rte_tel_data_add_array_u64(c, fc.bytes);
+	rte_tel_data_add_array_u64(c, fc.new_conns);
+	rte_tel_data_add_array_u64(c, x);
+	rte_tel_data_add_array_u64(c, y);
+	return c;
+}
+
+/* /sluice/services,PAGE: services PAGE*64 .. +63: [pkts, bytes, new_conns, backends, index]. */
 static int
 tel_services_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct mux_gen *g = tel_app->ctx.gen;
-	struct mux_flow_counters fc;
 	unsigned long page = params && *params ? strtoul(params, NULL, 10) : 0;
 	uint32_t s;
 	char a[16], key[48];
@@ -255,18 +276,10 @@ tel_services_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "page", page);
 	for (s = (uint32_t)(page * TEL_PAGE); s < g->n_services && s < (page + 1) * TEL_PAGE; s++) {
 		const struct mux_service *sv = &g->services[s];
-		struct rte_tel_data *c = rte_tel_data_alloc();
+		struct rte_tel_data *c = tel_flow_array(0, sv->sid, sv->n_backends, s);
 
 		if (c == NULL)
 			return -ENOMEM;
-		/* 22.11 nests arrays only: [pkts, bytes, new_conns, backends, index]. */
-		flow_total(tel_app, 0, sv->sid, &fc);
-		rte_tel_data_start_array(c, RTE_TEL_U64_VAL);
-		rte_tel_data_add_array_u64(c, fc.pkts);
-		rte_tel_data_add_array_u64(c, fc.bytes);
-		rte_tel_data_add_array_u64(c, fc.new_conns);
-		rte_tel_data_add_array_u64(c, sv->n_backends);
-		rte_tel_data_add_array_u64(c, s);
 		snprintf(key, sizeof(key), "%s_%u_%s", tel_ip4(sv->key.vip.a32[0], a),
 			lb_be16_to_cpu(sv->key.port), proto_name(sv->key.proto));
 		rte_tel_data_add_dict_container(d, key, c, 0);
@@ -279,7 +292,6 @@ static int
 tel_backends_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct mux_gen *g = tel_app->ctx.gen;
-	struct mux_flow_counters fc;
 	unsigned long s = params && *params ? strtoul(params, NULL, 10) : 0;
 	char a[16], key[48];
 	uint32_t i;
@@ -291,18 +303,12 @@ tel_backends_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (i = 0; i < g->services[s].n_backends && i < TEL_PAGE; i++) {
 		uint32_t id = g->services[s].first_backend + i;
 		const struct mux_backend *be = &g->backends[id];
-		struct rte_tel_data *c = rte_tel_data_alloc();
+		/* [pkts, bytes, new_conns, host PA (host order), weight is zero] */
+		struct rte_tel_data *c =
+			tel_flow_array(1, be->sid, lb_be32_to_cpu(be->host), be->weight_zero);
 
 		if (c == NULL)
 			return -ENOMEM;
-		/* [pkts, bytes, new_conns, host PA (host order), weight is zero] */
-		flow_total(tel_app, 1, be->sid, &fc);
-		rte_tel_data_start_array(c, RTE_TEL_U64_VAL);
-		rte_tel_data_add_array_u64(c, fc.pkts);
-		rte_tel_data_add_array_u64(c, fc.bytes);
-		rte_tel_data_add_array_u64(c, fc.new_conns);
-		rte_tel_data_add_array_u64(c, lb_be32_to_cpu(be->host));
-		rte_tel_data_add_array_u64(c, be->weight_zero);
 		snprintf(key, sizeof(key), "%s_%u", tel_ip4(be->dip, a), lb_be16_to_cpu(be->port));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
