@@ -74,6 +74,7 @@ struct lb_member {
 	int need_hello;		/* atomic: set by the pipe callback */
 	int lost;		/* atomic: a connection closed (pipe callback) */
 	int connected;		/* atomic: pipes open (pair1 has one, but events may cross) */
+	int synced; /* atomic: welcomed in sync, or a snapshot or commit applied since */
 };
 
 static uint64_t
@@ -318,6 +319,7 @@ on_commit(struct lb_member *m, const struct lb_msg *msg)
 		m->prep_built = NULL;
 		m->prepared = false;
 		became(m, &m->prep_table, msg->version, msg->digest);
+		__atomic_store_n(&m->synced, 1, __ATOMIC_RELEASE);
 		LB_INFO("manager: version %llu committed and running",
 			(unsigned long long)msg->version);
 		send_status(m);
@@ -411,6 +413,7 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 	}
 	m->ops->publish(m->arg, built, m->snap_version);
 	became(m, &m->snap, m->snap_version, m->snap_digest);
+	__atomic_store_n(&m->synced, 1, __ATOMIC_RELEASE);
 	snap_reset(m);
 	m->snap_asked_ms = 0;
 	LB_INFO("manager: snapshot of version %llu applied (%u services)",
@@ -461,6 +464,7 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		if (!m->welcomed)
 			send_status(m); /* the counters at once, then every heartbeat */
 		m->welcomed = true;
+		__atomic_store_n(&m->synced, !msg->flag, __ATOMIC_RELEASE);
 		if (msg->flag)
 			ask_snapshot(m, "the manager says this member is out of sync");
 		break;
@@ -750,4 +754,10 @@ bool
 lb_member_connected(const struct lb_member *m)
 {
 	return __atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0;
+}
+
+bool
+lb_member_synced(const struct lb_member *m)
+{
+	return __atomic_load_n(&m->synced, __ATOMIC_ACQUIRE) != 0;
 }

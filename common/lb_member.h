@@ -108,4 +108,11 @@ uint64_t lb_member_applied(const struct lb_member *m);
 /* Connected to the manager right now (any thread). */
 bool lb_member_connected(const struct lb_member *m);
 
+/*
+ * Runs what the manager committed (any thread): welcomed without being
+ * told to resync, or a snapshot or commit applied since. A daemon is
+ * ready (sd_notify) once this is first true.
+ */
+bool lb_member_synced(const struct lb_member *m);
+
 #endif /* LB_MEMBER_H */

@@ -73,6 +73,12 @@ flow_total(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow
 	}
 }
 
+void
+mux_stats_flow(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out)
+{
+	flow_total(app, backend, sid, out);
+}
+
 static const char *
 ip4(lb_be32_t a, char *buf)
 {
