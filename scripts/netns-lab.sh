@@ -66,6 +66,10 @@
 #   lab_reload N...             SIGHUP each; wait for its reloaded/refused line
 #   lab_stop                    SIGTERM mux and agents: summaries, JSON in DIR
 #   lab_down                    everything gone: processes, namespaces, runtime dirs
+#                               (and the hugepages lab_hugepages_up made)
+#   lab_hugepages_up            LAB_HUGEPAGES=1: 2 MiB pages on a hugetlbfs of
+#                               the lab's own (DIR/huge), so that DPDK secondary
+#                               processes (dpdk-dumpcap) can attach
 #
 # Waits poll a condition with a bound (LAB_WAIT seconds); none sleeps blindly.
 
@@ -80,6 +84,11 @@ SLUICECTL=${SLUICECTL:-$LAB_SRC/build/manager/sluicectl}
 LAB_MANAGED=${LAB_MANAGED:-0}
 LAB_PY=/usr/bin/python3 # Debian's: the one scapy imports under
 LAB_WAIT=${LAB_WAIT:-20}
+# LAB_HUGEPAGES=1: the DPDK processes on 2 MiB hugepages instead of
+# --no-huge, from a hugetlbfs mount of the lab's own (lab_hugepages_up);
+# three processes of 256 MB each, and room for dpdk-dumpcap.
+LAB_HUGEPAGES=${LAB_HUGEPAGES:-0}
+LAB_HUGE_PAGES=448
 
 LAB_VIP=192.0.2.10
 LAB_VIP_PORT=80
@@ -255,11 +264,51 @@ lab_configs() {
 			mv "$LAB_DIR/$f.cfg.new" "$LAB_DIR/$f.cfg"
 		done
 	fi
-	if [ "${LAB_HUGEPAGES:-0}" = 1 ]; then
+	if [ "$LAB_HUGEPAGES" = 1 ]; then
 		for f in "$LAB_DIR/mux.cfg" "$LAB_DIR/agent1.cfg" "$LAB_DIR/agent2.cfg"; do
-			sed -i 's/"--no-huge", "-m", "256", /"-m", "256", /' "$f"
+			sed -i "s|\"--no-huge\", \"-m\", \"256\", |\"-m\", \"256\", \"--huge-dir=$LAB_DIR/huge\", |" "$f"
 		done
 	fi
+}
+
+# Free 2 MiB pages now.
+lab_hugepages_free() { awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo; }
+
+# LAB_HUGEPAGES=1: LAB_HUGE_PAGES free 2 MiB pages and a hugetlbfs mount on
+# DIR/huge for the lab's DPDK processes (their EAL runs with --huge-dir).
+# The pool grows by what is missing; DIR/huge.state records what to undo,
+# for lab_hugepages_down (lab_down calls it). Fails, saying why, if the
+# kernel cannot give the pages.
+lab_hugepages_up() {
+	local free total want
+	[ "$LAB_HUGEPAGES" = 1 ] || return 0
+	free=$(lab_hugepages_free)
+	total=$(cat /proc/sys/vm/nr_hugepages)
+	want=$((total + LAB_HUGE_PAGES - free))
+	mkdir -p "$LAB_DIR/huge"
+	echo "$total" >"$LAB_DIR/huge.state"
+	if [ "$free" -lt "$LAB_HUGE_PAGES" ]; then
+		echo "$want" >/proc/sys/vm/nr_hugepages
+	fi
+	mount -t hugetlbfs -o pagesize=2M nodev "$LAB_DIR/huge"
+	free=$(lab_hugepages_free)
+	if [ "$free" -lt "$LAB_HUGE_PAGES" ]; then
+		lab_log "hugepages: $free free 2 MiB pages, the lab needs $LAB_HUGE_PAGES (memory too fragmented?)"
+		return 1
+	fi
+}
+
+# Undo lab_hugepages_up: unmount, and give back the pages it asked for
+# (the pool goes back to the size it had, as far as the kernel can).
+lab_hugepages_down() {
+	[ -e "$LAB_DIR/huge.state" ] || return 0
+	if mountpoint -q "$LAB_DIR/huge"; then
+		rm -f "$LAB_DIR/huge/"* 2>/dev/null
+		umount "$LAB_DIR/huge"
+	fi
+	rmdir "$LAB_DIR/huge" 2>/dev/null
+	cat "$LAB_DIR/huge.state" >/proc/sys/vm/nr_hugepages
+	rm -f "$LAB_DIR/huge.state"
 }
 
 # Start "$@" in namespace NS, detached (own session: a closed terminal or
@@ -539,6 +588,7 @@ lab_down() {
 	for p in "${LAB_PREFIX[@]}"; do
 		rm -rf "/var/run/dpdk/$p"
 	done
+	lab_hugepages_down
 	[ -n "$errexit" ] && set -e
 	return 0
 }
@@ -555,6 +605,7 @@ lab_leftovers() {
 	for p in "$LAB_DIR"/pids/*.pid; do
 		[ -e "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && left+=("process $(cat "$p")")
 	done
+	mountpoint -q "$LAB_DIR/huge" 2>/dev/null && left+=("hugetlbfs on $LAB_DIR/huge")
 	[ "${#left[@]}" -eq 0 ] && return 0
 	printf 'left behind: %s\n' "${left[@]}" >&2
 	return 1
