@@ -67,6 +67,8 @@
 #   lab_stop                    SIGTERM mux and agents: summaries, JSON in DIR
 #   lab_down                    everything gone: processes, namespaces, runtime dirs
 #                               (and the hugepages lab_hugepages_up made)
+#   lab_metrics_url N           LAB_METRICS=1: the /metrics URL of N (mux agent1
+#                               agent2 manager), reachable from the router
 #   lab_hugepages_up            LAB_HUGEPAGES=1: 2 MiB pages on a hugetlbfs of
 #                               the lab's own (DIR/huge), so that DPDK secondary
 #                               processes (dpdk-dumpcap) can attach
@@ -89,6 +91,14 @@ LAB_WAIT=${LAB_WAIT:-20}
 # three processes of 256 MB each, and room for dpdk-dumpcap.
 LAB_HUGEPAGES=${LAB_HUGEPAGES:-0}
 LAB_HUGE_PAGES=448
+# LAB_METRICS=1: every daemon serves GET /metrics (docs/operations.md,
+# "Metrics") where a Prometheus in the router's namespace can scrape it:
+# the manager on the router's loopback, the DPDK processes on a management
+# link of their own to the router (mg0, a /30 each: the data port is
+# DPDK's). Nothing else travels on those links.
+LAB_METRICS=${LAB_METRICS:-0}
+declare -A LAB_MG_NET=([mux]=10.254.1 [agent1]=10.254.2 [agent2]=10.254.3)
+declare -A LAB_METRICS_PORT=([mux]=9540 [agent1]=9541 [agent2]=9541 [manager]=9542)
 
 LAB_VIP=192.0.2.10
 LAB_VIP_PORT=80
@@ -218,7 +228,37 @@ lab_topology_up() {
 		mkdir -p "$LAB_DIR/www/$v"
 		printf 'served by %s (%s)\n' "$v" "${LAB_VM_DIP[$v]}" >"$LAB_DIR/www/$v/index.html"
 	done
+	if [ "$LAB_METRICS" = 1 ]; then lab_mgmt_up; fi
 }
+
+# LAB_METRICS=1: a management link from each DPDK process's namespace to
+# the router: mg0 NET.1/30 there, mg-NAME NET.2/30 in the router.
+lab_mgmt_up() {
+	local n ns
+	declare -A nsof=([mux]=$LAB_NS_MUX [agent1]=${LAB_NS_HOST[1]} [agent2]=${LAB_NS_HOST[2]})
+	for n in mux agent1 agent2; do
+		ns=${nsof[$n]}
+		ip -n "$ns" link add mg0 type veth peer name "mg-$n" netns "$LAB_NS_ROUTER"
+		ip -n "$ns" addr add "${LAB_MG_NET[$n]}.1/30" dev mg0
+		ip -n "$LAB_NS_ROUTER" addr add "${LAB_MG_NET[$n]}.2/30" dev "mg-$n"
+		ip -n "$ns" link set mg0 up
+		ip -n "$LAB_NS_ROUTER" link set "mg-$n" up
+	done
+}
+
+# LAB_METRICS=1: N's metrics group, appended to DIR/N.cfg (before the
+# flow table: lab_flow_table_apply replaces everything from it on).
+lab_metrics_cfg() {
+	[ "$LAB_METRICS" = 1 ] || return 0
+	printf 'metrics = { listen = "%s"; };\n' "$(lab_metrics_addr "$1")" >>"$LAB_DIR/$1.cfg"
+}
+
+# The listen address of N's metrics, and its URL.
+lab_metrics_addr() {
+	if [ "$1" = manager ]; then echo "127.0.0.1:${LAB_METRICS_PORT[manager]}"; else
+		echo "${LAB_MG_NET[$1]}.1:${LAB_METRICS_PORT[$1]}"; fi
+}
+lab_metrics_url() { echo "http://$(lab_metrics_addr "$1")/metrics"; }
 
 # Render a template: @KEY@ -> value for each KEY=value argument.
 lab_render() {
@@ -238,6 +278,7 @@ lab_configs() {
 		"W11=${1:-1}" "W12=${2:-1}" "W21=${3:-1}" "W22=${4:-1}"
 	lab_render "$ex/mux.cfg.in" "$LAB_DIR/mux.cfg" \
 		"PREFIX=${LAB_PREFIX[mux]}" "MUX_IF=$LAB_IF_MUX"
+	lab_metrics_cfg mux
 	cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux.cfg"
 	for h in 1 2; do
 		read -r a b < <(lab_vms_of "$h" | xargs)
@@ -249,6 +290,7 @@ lab_configs() {
 			"MAC_A=${LAB_VM_MAC[$a]}" \
 			"VM_B=$b" "TAP_B=$(lab_tap "$b")" "DIP_B=${LAB_VM_DIP[$b]}" \
 			"MAC_B=${LAB_VM_MAC[$b]}"
+		lab_metrics_cfg "agent$h"
 		cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/agent$h.cfg"
 	done
 	if [ "$LAB_MANAGED" = 1 ]; then
@@ -257,6 +299,7 @@ lab_configs() {
 		lab_render "$ex/manager.cfg.in" "$LAB_DIR/manager.cfg" "DIR=$LAB_DIR" \
 			"SEED=$(sed -n 's/^[[:space:]]*hash_seed = "\([0-9a-f]*\)";.*/\1/p' \
 				"$ex/flow_table.cfg.in")"
+		lab_metrics_cfg manager
 		for f in mux agent1 agent2; do
 			awk '/^flow_table[[:space:]]*=/ { exit } { print }' "$LAB_DIR/$f.cfg" >"$LAB_DIR/$f.cfg.new"
 			printf 'manager = { url = "ipc://%s/members.sock"; id = "%s"; heartbeat_ms = 500; };\n' \
