@@ -317,6 +317,12 @@ ctl_wait(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 		mgr_buf_printf(&b, ": %s", reason);
 	mgr_buf_printf(&b, "\n");
 	rep->version = st == MGR_WAIT_COMMITTED ? as : v;
+	/* The same answer typed, for sluicectl to decide by. */
+	rep->wait.state = st == MGR_WAIT_COMMITTED ? LB_WAIT_COMMITTED
+			  : st == MGR_WAIT_ABORTED ? LB_WAIT_ABORTED
+						   : LB_WAIT_PENDING;
+	rep->wait.committed_as = st == MGR_WAIT_COMMITTED ? as : 0;
+	snprintf(rep->wait.reason, sizeof(rep->wait.reason), "%s", reason ? reason : "");
 	reply(rep, &b, &j);
 }
 

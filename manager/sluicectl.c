@@ -1169,92 +1169,6 @@ ctl_call(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
 	return rc;
 }
 
-/* ---- the WAIT reply's three fields, without a JSON library ---------------- */
-
-/* The value after "key": in a flat object, or NULL. */
-static const char *
-ctl_json_value(const char *json, const char *key)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\"", key);
-	/* Inside a string a quote is escaped, so a bare "key" is a key or a value. */
-	for (p = json; (p = strstr(p, pat)) != NULL; p++) {
-		const char *v = p + strlen(pat);
-
-		while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r')
-			v++;
-		if (*v != ':')
-			continue;
-		v++;
-		while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r')
-			v++;
-		return v;
-	}
-	return NULL;
-}
-
-static bool
-ctl_json_u64(const char *json, const char *key, uint64_t *out)
-{
-	const char *v = json != NULL ? ctl_json_value(json, key) : NULL;
-
-	return v != NULL && sscanf(v, "%" SCNu64, out) == 1;
-}
-
-/* A string value, unescaped; \u escapes outside ASCII become '?'. */
-static bool
-ctl_json_str(const char *json, const char *key, char *out, size_t len)
-{
-	const char *v = json != NULL ? ctl_json_value(json, key) : NULL;
-	size_t n = 0;
-
-	if (v == NULL || *v != '"' || len == 0)
-		return false;
-	for (v++; *v != '\0' && *v != '"'; v++) {
-		char ch = *v;
-
-		if (ch == '\\') {
-			v++;
-			switch (*v) {
-			case 'n':
-				ch = '\n';
-				break;
-			case 't':
-				ch = '\t';
-				break;
-			case 'r':
-				ch = '\r';
-				break;
-			case 'b':
-			case 'f':
-				ch = ' ';
-				break;
-			case 'u': {
-				unsigned cp;
-
-				if (sscanf(v + 1, "%4x", &cp) != 1)
-					return false;
-				ch = cp < 0x80 ? (char)cp : '?';
-				for (int i = 0; i < 4 && v[1] != '\0'; i++)
-					v++;
-				break;
-			}
-			case '\0':
-				return false;
-			default: /* \" \\ \/ */
-				ch = *v;
-				break;
-			}
-		}
-		if (n + 1 < len)
-			out[n++] = ch;
-	}
-	out[n] = '\0';
-	return *v == '"';
-}
-
 /* ---- the commands ------------------------------------------------------- */
 
 static void
@@ -1285,7 +1199,6 @@ ctl_wait(struct ctl_conn *c, const struct ctl_opts *o, uint64_t version)
 {
 	struct timespec nap = {0, CTL_POLL_FIRST_MS * 1000000L};
 	double deadline = ctl_now() + o->timeout;
-	char state[32], reason[LB_MSG_TEXT];
 	struct lb_msg req, rep;
 	uint64_t v;
 	int rc;
@@ -1312,15 +1225,9 @@ ctl_wait(struct ctl_conn *c, const struct ctl_opts *o, uint64_t version)
 			lb_msg_free(&rep);
 			return CTL_EXIT_REFUSED;
 		}
-		if (!ctl_json_str(rep.json, "state", state, sizeof(state))) {
-			fprintf(stderr, "sluicectl: bad WAIT reply from the manager: %s\n",
-				rep.json != NULL ? rep.json : "(no json)");
-			lb_msg_free(&rep);
-			return CTL_EXIT_UNREACHABLE;
-		}
-		if (!ctl_json_u64(rep.json, "version", &v))
-			v = version;
-		if (strcmp(state, "committed") == 0) {
+		/* The answer's typed fields: the JSON is for --json only. */
+		v = rep.wait.state == LB_WAIT_COMMITTED ? rep.wait.committed_as : version;
+		if (rep.wait.state == LB_WAIT_COMMITTED) {
 			if (o->json)
 				ctl_print(rep.json);
 			else
@@ -1328,20 +1235,17 @@ ctl_wait(struct ctl_conn *c, const struct ctl_opts *o, uint64_t version)
 			lb_msg_free(&rep);
 			return CTL_EXIT_OK;
 		}
-		if (strcmp(state, "aborted") == 0) {
-			if (!ctl_json_str(rep.json, "reason", reason, sizeof(reason)) ||
-				reason[0] == '\0')
-				snprintf(reason, sizeof(reason), "no reason given");
+		if (rep.wait.state == LB_WAIT_ABORTED) {
 			if (o->json)
 				ctl_print(rep.json);
-			fprintf(stderr, "sluicectl: version %" PRIu64 " aborted: %s\n", v, reason);
+			fprintf(stderr, "sluicectl: version %" PRIu64 " aborted: %s\n", v,
+				rep.wait.reason[0] != '\0' ? rep.wait.reason : "no reason given");
 			lb_msg_free(&rep);
 			return CTL_EXIT_REFUSED;
 		}
-		if (strcmp(state, "pending") != 0) {
-			fprintf(stderr,
-				"sluicectl: bad WAIT reply from the manager: state \"%s\"\n",
-				state);
+		if (rep.wait.state != LB_WAIT_PENDING) {
+			fprintf(stderr, "sluicectl: bad WAIT reply from the manager: %s\n",
+				rep.json != NULL && rep.json[0] != '\0' ? rep.json : "(no wait state)");
 			lb_msg_free(&rep);
 			return CTL_EXIT_UNREACHABLE;
 		}

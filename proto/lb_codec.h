@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control protocol as plain C. proto/sluice.proto is the only
- * definition of the wire format; this codec is the only code that sees the
- * generated protobuf-c types, so nothing else depends on them.
+ * definition of the wire format; this codec (lb_codec*.c, lb_codec_int.h)
+ * is the only code that sees the generated protobuf-c types, so nothing
+ * else depends on them.
  *
  * Decoding validates everything a peer could get wrong or forge: the
  * protocol version (a peer built from another version is refused, never
@@ -127,6 +128,24 @@ struct lb_ctl {
 	struct lb_pool_opts pool; /* pool.given == 0: none */
 };
 
+/*
+ * WAIT's answer, typed (WaitState in the .proto), so that sluicectl reads
+ * no JSON to decide: what became of the change(s) told they commit as the
+ * version asked.
+ */
+enum lb_wait_state {
+	LB_WAIT_NONE = 0, /* not an answer to WAIT */
+	LB_WAIT_PENDING,
+	LB_WAIT_COMMITTED,
+	LB_WAIT_ABORTED,
+};
+
+struct lb_wait {
+	enum lb_wait_state state;
+	uint64_t committed_as;	  /* COMMITTED: the version that carries the change */
+	char reason[LB_MSG_TEXT]; /* ABORTED: why; PENDING: the store's error, or "" */
+};
+
 enum lb_role { LB_ROLE_NONE = 0, LB_ROLE_MUX, LB_ROLE_AGENT, LB_ROLE_CTL };
 
 struct lb_counter {
@@ -165,7 +184,8 @@ lb_counter_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *na
  *                    ctl.pool (VIP_SET, VIP_ADD)
  *   CTL_REPLY        flag (ok), text (the error when not ok), version (the
  *                    version a change will commit as, or the committed
- *                    one), body (for people), json (for programs)
+ *                    one), body (for people), json (for programs); wait
+ *                    (the answer to WAIT)
  */
 struct lb_msg {
 	enum lb_msg_type type;
@@ -193,6 +213,7 @@ struct lb_msg {
 	uint32_t n_counters;
 	struct lb_counter counters[LB_MSG_MAX_COUNTERS];
 	struct lb_ctl ctl;
+	struct lb_wait wait;
 	char *body; /* malloc'd or NULL; freed by lb_msg_free() */
 	char *json; /* malloc'd or NULL; freed by lb_msg_free() */
 	char *cert; /* CTL_REQUEST: malloc'd or NULL; freed by lb_msg_free() */
