@@ -57,7 +57,8 @@ lb_dec_addr(
 	const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf, size_t len)
 {
 	if (b->len == 16)
-		return lb_dec_fail(errbuf, len, -LB_EUNSUPPORTED, "%s: IPv6 is not forwarded yet", what);
+		return lb_dec_fail(
+			errbuf, len, -LB_EUNSUPPORTED, "%s: IPv6 is not forwarded yet", what);
 	if (b->len != 4)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "%s: %zu address bytes", what, b->len);
 	memset(a, 0, sizeof(*a));
@@ -259,15 +260,15 @@ dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
 	if (m->role < LB_ROLE_MUX || m->role > LB_ROLE_CTL)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "hello: unknown role %d", m->role);
 	m->version = h->applied_version;
-	if (h->probe_address.len != 0 &&
-		(rc = lb_dec_addr(&h->probe_address, &m->probe_addr, "probe_address", errbuf, len)) !=
-			0)
+	if (h->probe_address.len != 0 && (rc = lb_dec_addr(&h->probe_address, &m->probe_addr,
+						  "probe_address", errbuf, len)) != 0)
 		return rc;
 	if ((rc = lb_dec_proof("hello", &h->nonce, &h->proof, &h->certificate, m, &m->body, errbuf,
 		     len)) != 0)
 		return rc;
-	return h->applied_digest.len == 0 ? 0
-					  : lb_dec_digest(&h->applied_digest, m->digest, errbuf, len);
+	return h->applied_digest.len == 0
+		       ? 0
+		       : lb_dec_digest(&h->applied_digest, m->digest, errbuf, len);
 }
 
 static int
@@ -366,11 +367,12 @@ lb_msg_decode(const uint8_t *buf, size_t len, struct lb_msg *m, char *errbuf, si
 
 	memset(m, 0, sizeof(*m));
 	if (len > LB_MSG_MAX_BYTES)
-		return lb_dec_fail(errbuf, errlen, -LB_EPARSE, "message of %zu bytes (limit %u)", len,
-			LB_MSG_MAX_BYTES);
+		return lb_dec_fail(errbuf, errlen, -LB_EPARSE, "message of %zu bytes (limit %u)",
+			len, LB_MSG_MAX_BYTES);
 	env = sluice__envelope__unpack(NULL, len, buf);
 	if (env == NULL)
-		return lb_dec_fail(errbuf, errlen, -LB_EPARSE, "not a Sluice message (%zu bytes)", len);
+		return lb_dec_fail(
+			errbuf, errlen, -LB_EPARSE, "not a Sluice message (%zu bytes)", len);
 	proto = env->protocol;
 	if (proto != LB_PROTOCOL) {
 		sluice__envelope__free_unpacked(env, NULL);

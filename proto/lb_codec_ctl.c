@@ -177,7 +177,8 @@ lb_dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, 
 
 	m->type = LB_MSG_CTL_REQUEST;
 	if (r->op < (Sluice__CtlOp)LB_CTL_STATUS || r->op > (Sluice__CtlOp)LB_CTL_OP_MAX)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "unknown operator request %d", (int)r->op);
+		return lb_dec_fail(
+			errbuf, len, -LB_EPARSE, "unknown operator request %d", (int)r->op);
 	c->op = (enum lb_ctl_op)r->op;
 	if (r->service != NULL) {
 		struct lb_addr vip;

@@ -67,15 +67,15 @@ int lb_dec_fail(char *errbuf, size_t len, int rc, const char *fmt, ...)
 /* A string field into a fixed buffer ("" for NULL). */
 void lb_dec_text(char *dst, size_t size, const char *src);
 
-int lb_dec_addr(
-	const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf, size_t len);
+int lb_dec_addr(const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf,
+	size_t len);
 
 int lb_dec_digest(const ProtobufCBinaryData *b, uint8_t *out, char *errbuf, size_t len);
 
 /* ---- lb_codec_table.c ---- */
 
-Sluice__ServiceKey *lb_enc_key(struct lb_enc *e, const struct lb_addr *vip, uint8_t proto,
-	uint16_t port);
+Sluice__ServiceKey *lb_enc_key(
+	struct lb_enc *e, const struct lb_addr *vip, uint8_t proto, uint16_t port);
 
 /* A service key in network order: VIP, protocol, port. */
 int lb_dec_key(const Sluice__ServiceKey *k, struct lb_addr *vip, uint8_t *proto, uint16_t *port,

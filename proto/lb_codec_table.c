@@ -144,8 +144,7 @@ lb_enc_chunk(struct lb_enc *e, const struct lb_msg *m)
 	e->chunk.services = e->svcs;
 	e->chunk.n_services = e->n_svcs;
 	if (m->index == 0)
-		e->chunk.options = e->opts =
-			enc_options(e, &m->table.seed, m->table.maglev_size);
+		e->chunk.options = e->opts = enc_options(e, &m->table.seed, m->table.maglev_size);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_SNAPSHOT_CHUNK;
 	e->env.snapshot_chunk = &e->chunk;
 }
