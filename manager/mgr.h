@@ -8,7 +8,7 @@
  *   mgr_net.c    nng sockets, the member protocol, paced sends, snapshots
  *   mgr_ctl.c    the operator API (sluicectl); mgr_view.c what it shows
  *   mgr_store.c  SQLite; mgr_config.c the configuration file
- *   mgr_pool.c   pool options; mgr_health.c DIP probes (mgr_probe.c);
+ *   mgr_pool.c   pool options; mgr_health.c DIP probes (mgr_dip_probe.c);
  *                mgr_effective.c the effective table; mgr_vprobe.c VIP
  *                probes through every mux
  *

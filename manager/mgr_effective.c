@@ -299,7 +299,7 @@ mgr_health_why(void *ctx, const struct lb_svc_key *k, const struct lb_backend_cf
 void
 mgr_hrec_why(const struct mgr_hrec *r, char *buf, size_t len)
 {
-	char t[MGR_PROBE_WHY + 48];
+	char t[MGR_DIP_PROBE_WHY + 48];
 	const char *c = cause_text(r, t, sizeof(t));
 
 	snprintf(buf, len, "%s", c != NULL && r->hr_cause != MGR_WHY_HEALTHY ? c : "");

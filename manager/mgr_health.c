@@ -238,7 +238,7 @@ static void
 rec_close(struct mgr_health *h, struct mgr_hrec *r)
 {
 	if (r->hr_probe.pr_fd >= 0) {
-		mgr_probe_close(&r->hr_probe);
+		mgr_dip_probe_close(&r->hr_probe);
 		h->h_stats.ps_in_flight--;
 	}
 }
@@ -383,7 +383,7 @@ rec_new(struct mgr_hsvc *s, const struct lb_backend_cfg *b)
 	r->hr_svc = s;
 	r->hr_be = *b;
 	r->hr_heap = MGR_NO_HEAP;
-	mgr_probe_init(&r->hr_probe);
+	mgr_dip_probe_init(&r->hr_probe);
 	return r;
 }
 
@@ -681,7 +681,7 @@ set_health(struct mgr_health *h, struct mgr_hrec *r, uint8_t state, uint64_t now
  * the effective table sees (healthy or not).
  */
 static bool
-verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_probe_rc rc, const char *why,
+verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_rc rc, const char *why,
 	uint64_t now)
 {
 	const struct mgr_pool *p = &r->hr_svc->hs_pool;
@@ -689,7 +689,7 @@ verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_probe_rc rc, const ch
 	bool changed = false;
 
 	unhold(h, r);
-	if (rc == MGR_PROBE_NOSOCK) {
+	if (rc == MGR_DIP_NOSOCK) {
 		h->h_stats.ps_nosock++;
 		if (!h->h_nosock_logged)
 			LB_WARN("health: no socket for a probe (%s): probes wait; raise the "
@@ -699,7 +699,7 @@ verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_probe_rc rc, const ch
 		schedule(h, r, now + MGR_NOSOCK_RETRY_MS);
 		return false;
 	}
-	if (rc == MGR_PROBE_UP) {
+	if (rc == MGR_DIP_UP) {
 		h->h_stats.ps_up++;
 		r->hr_fail = 0;
 		if (r->hr_succ < UINT8_MAX)
@@ -743,7 +743,7 @@ late(struct mgr_health *h, uint64_t ms)
 bool
 mgr_health_tick(struct mgr_health *h, uint64_t now)
 {
-	char why[MGR_PROBE_WHY];
+	char why[MGR_DIP_PROBE_WHY];
 	bool changed = false;
 
 	h->h_capped_until = 0;
@@ -751,13 +751,13 @@ mgr_health_tick(struct mgr_health *h, uint64_t now)
 		struct mgr_hrec *r = h->h_heap[0];
 		const struct mgr_pool *p = &r->hr_svc->hs_pool;
 		uint16_t port = p->pl_probe_port != 0 ? p->pl_probe_port : r->hr_be.port;
-		enum mgr_probe_rc rc;
+		enum mgr_dip_probe_rc rc;
 
 		if (r->hr_probe.pr_fd >= 0) {
 			/* Its deadline. */
-			mgr_probe_timeout(&r->hr_probe, p->pl_timeout_s, why, sizeof(why));
+			mgr_dip_probe_timeout(&r->hr_probe, p->pl_timeout_s, why, sizeof(why));
 			h->h_stats.ps_in_flight--;
-			changed |= verdict(h, r, MGR_PROBE_DOWN, why, now);
+			changed |= verdict(h, r, MGR_DIP_DOWN, why, now);
 			continue;
 		}
 		if (h->h_stats.ps_in_flight >= h->h_max_in_flight) {
@@ -768,9 +768,9 @@ mgr_health_tick(struct mgr_health *h, uint64_t now)
 		late(h, now - r->hr_due);
 		r->hr_probe_due = r->hr_due;
 		h->h_stats.ps_started++;
-		rc = mgr_probe_start(
+		rc = mgr_dip_probe_start(
 			&r->hr_probe, h->h_epfd, r, &r->hr_be.dip, port, why, sizeof(why));
-		if (rc == MGR_PROBE_PENDING) {
+		if (rc == MGR_DIP_PENDING) {
 			h->h_stats.ps_in_flight++;
 			schedule(h, r, now + (uint64_t)p->pl_timeout_s * 1000);
 		} else {
@@ -784,7 +784,7 @@ bool
 mgr_health_io(struct mgr_health *h, uint64_t now)
 {
 	struct epoll_event ev[MGR_EPOLL_BATCH];
-	char why[MGR_PROBE_WHY];
+	char why[MGR_DIP_PROBE_WHY];
 	bool changed = false;
 	int n, i;
 
@@ -792,11 +792,11 @@ mgr_health_io(struct mgr_health *h, uint64_t now)
 		n = epoll_wait(h->h_epfd, ev, MGR_EPOLL_BATCH, 0);
 		for (i = 0; i < n; i++) {
 			struct mgr_hrec *r = ev[i].data.ptr;
-			enum mgr_probe_rc rc;
+			enum mgr_dip_probe_rc rc;
 
-			rc = mgr_probe_event(&r->hr_probe, h->h_epfd, ev[i].events,
+			rc = mgr_dip_probe_event(&r->hr_probe, h->h_epfd, ev[i].events,
 				&r->hr_svc->hs_pool, &r->hr_be.dip, why, sizeof(why));
-			if (rc == MGR_PROBE_PENDING)
+			if (rc == MGR_DIP_PENDING)
 				continue;
 			h->h_stats.ps_in_flight--;
 			changed |= verdict(h, r, rc, why, now);
@@ -883,7 +883,7 @@ mgr_health_service(
 }
 
 void
-mgr_health_stats(const struct mgr_health *h, struct mgr_probe_stats *s)
+mgr_health_stats(const struct mgr_health *h, struct mgr_dip_probe_stats *s)
 {
 	*s = h->h_stats;
 }

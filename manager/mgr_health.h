@@ -4,7 +4,7 @@
  *
  * The manager keeps one record per backend of the desired table (and per
  * backend still draining after it left it). Each record is probed on its
- * pool's interval by a non-blocking socket (mgr_probe.h) in the manager's
+ * pool's interval by a non-blocking socket (mgr_dip_probe.h) in the manager's
  * one event loop: the sockets sit in one epoll set whose descriptor the
  * loop polls, and every record's next event (its next probe, or the
  * deadline of the one in flight) sits in one binary heap. Probe start
@@ -32,7 +32,7 @@
 
 #include "lb_ftable.h"
 #include "mgr_pool.h"
-#include "mgr_probe.h"
+#include "mgr_dip_probe.h"
 
 struct mgr_health;
 
@@ -45,10 +45,10 @@ struct mgr_hview {
 	bool hv_deregistered; /* gone from desired, draining until the delay ends */
 	uint8_t hv_admin;     /* enum lb_backend_state the operators gave */
 	uint32_t hv_admin_weight;
-	uint8_t hv_health;		     /* enum mgr_hstate */
-	uint64_t hv_health_ms;		     /* in that state for */
-	uint32_t hv_successes, hv_failures;  /* consecutive */
-	char hv_last_failure[MGR_PROBE_WHY]; /* "" when none */
+	uint8_t hv_health;			 /* enum mgr_hstate */
+	uint64_t hv_health_ms;			 /* in that state for */
+	uint32_t hv_successes, hv_failures;	 /* consecutive */
+	char hv_last_failure[MGR_DIP_PROBE_WHY]; /* "" when none */
 	uint64_t hv_last_failure_ago_ms;
 	bool hv_draining;	   /* admin drain or deregistered */
 	uint64_t hv_drain_left_ms; /* 0: the delay is over */
@@ -56,7 +56,7 @@ struct mgr_hview {
 	uint64_t hv_slow_start_left_ms;
 	uint32_t hv_slow_weight, hv_slow_target; /* weight now, at the end */
 	uint32_t hv_share_permille;		 /* of the pool's new connections */
-	char hv_why[MGR_PROBE_WHY + 48];	 /* why it runs as it does, or "" */
+	char hv_why[MGR_DIP_PROBE_WHY + 48];	 /* why it runs as it does, or "" */
 };
 
 /* One service's pool as the last effective table left it. */
@@ -68,7 +68,7 @@ struct mgr_sview {
 	uint64_t sv_fail_open_ms; /* for how long */
 };
 
-struct mgr_probe_stats {
+struct mgr_dip_probe_stats {
 	uint32_t ps_backends; /* records probed */
 	uint32_t ps_in_flight;
 	uint32_t ps_max_in_flight; /* the cap (file descriptors) */
@@ -150,6 +150,6 @@ void mgr_health_backend(const struct mgr_health *h, const struct lb_svc_key *k,
 void mgr_health_service(
 	const struct mgr_health *h, const struct lb_svc_key *k, uint64_t now, struct mgr_sview *v);
 
-void mgr_health_stats(const struct mgr_health *h, struct mgr_probe_stats *s);
+void mgr_health_stats(const struct mgr_health *h, struct mgr_dip_probe_stats *s);
 
 #endif /* MGR_HEALTH_H */

@@ -51,7 +51,7 @@ struct mgr_hrec {
 	uint8_t hr_health; /* enum mgr_hstate */
 	uint8_t hr_succ, hr_fail;
 	uint64_t hr_health_since;
-	char hr_last_fail[MGR_PROBE_WHY];
+	char hr_last_fail[MGR_DIP_PROBE_WHY];
 	uint64_t hr_last_fail_ms;
 	/* draining: admin drain or deregistration */
 	uint64_t hr_drain_since, hr_drain_until; /* 0: not draining */
@@ -61,7 +61,7 @@ struct mgr_hrec {
 	uint64_t hr_due;
 	uint64_t hr_probe_due; /* when the probe in flight was due (lateness) */
 	uint32_t hr_heap;      /* index in the heap, MGR_NO_HEAP when out */
-	struct mgr_probe hr_probe;
+	struct mgr_dip_probe hr_probe;
 	/* from the last effective table */
 	uint8_t hr_cause; /* enum mgr_why */
 	uint8_t hr_eff_state;
@@ -86,7 +86,7 @@ struct mgr_health {
 	/* the heap of records by hr_due */
 	struct mgr_hrec **h_heap;
 	uint32_t h_n_heap, h_cap_heap;
-	struct mgr_probe_stats h_stats;
+	struct mgr_dip_probe_stats h_stats;
 	bool h_nosock_logged;
 	uint64_t h_capped_until; /* every socket busy: look again then */
 	uint64_t h_hold_until;	 /* rounds wait for new backends' first probes until then */

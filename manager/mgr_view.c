@@ -269,7 +269,7 @@ void
 mgr_view_health(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
 {
 	static const unsigned edges[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000};
-	struct mgr_probe_stats ps;
+	struct mgr_dip_probe_stats ps;
 	uint32_t i, n_open = 0;
 	char s[MGR_SVC_STR], a[16], mn[32];
 

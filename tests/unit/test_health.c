@@ -159,7 +159,7 @@ pools(struct mgr_pools *ps, uint32_t min, uint32_t pct, uint32_t slow, uint32_t 
 static void
 drive(struct mgr_health *h, uint64_t now)
 {
-	struct mgr_probe_stats st;
+	struct mgr_dip_probe_stats st;
 	struct pollfd pfd = {.fd = mgr_health_fd(h), .events = POLLIN};
 	int i;
 

@@ -15,8 +15,8 @@
  * side. Failure reasons are short and stable, for people and greps:
  * "connect: connection refused", "HTTP 503", "timeout after 2 s".
  */
-#ifndef MGR_PROBE_H
-#define MGR_PROBE_H
+#ifndef MGR_DIP_PROBE_H
+#define MGR_DIP_PROBE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,23 +24,18 @@
 #include "lb_flow.h"
 #include "mgr_pool.h"
 
-#define MGR_PROBE_WHY 96
+#define MGR_DIP_PROBE_WHY 96
 
-enum mgr_probe_rc {
-	MGR_PROBE_PENDING = 0, /* wait for the next event */
-	MGR_PROBE_UP,	       /* the backend passed */
-	MGR_PROBE_DOWN,	       /* it failed; why says how */
-	MGR_PROBE_NOSOCK,      /* the manager is out of sockets: not the backend's fault */
+enum mgr_dip_probe_rc {
+	MGR_DIP_PENDING = 0, /* wait for the next event */
+	MGR_DIP_UP,	     /* the backend passed */
+	MGR_DIP_DOWN,	     /* it failed; why says how */
+	MGR_DIP_NOSOCK,	     /* the manager is out of sockets: not the backend's fault */
 };
 
-enum mgr_probe_stage {
-	MGR_PROBE_IDLE = 0,
-	MGR_PROBE_CONNECTING,
-	MGR_PROBE_SENDING,
-	MGR_PROBE_READING
-};
+enum mgr_dip_probe_stage { MGR_DIP_IDLE = 0, MGR_DIP_CONNECTING, MGR_DIP_SENDING, MGR_DIP_READING };
 
-struct mgr_probe {
+struct mgr_dip_probe {
 	int pr_fd;	/* -1 when idle */
 	void *pr_owner; /* epoll's data.ptr for it */
 	uint8_t pr_stage;
@@ -49,30 +44,30 @@ struct mgr_probe {
 	char pr_rx[40];	  /* "HTTP/1.1 200 OK\r\n": the status line is all we read */
 };
 
-void mgr_probe_init(struct mgr_probe *p);
+void mgr_dip_probe_init(struct mgr_dip_probe *p);
 
 /*
  * Open a socket and start connecting to dip:port; the socket joins epfd
  * with data.ptr = owner. Returns PENDING, or DOWN (an error the connect
  * returned at once: "connect: network is unreachable") or NOSOCK with why.
  */
-enum mgr_probe_rc mgr_probe_start(struct mgr_probe *p, int epfd, void *owner,
+enum mgr_dip_probe_rc mgr_dip_probe_start(struct mgr_dip_probe *p, int epfd, void *owner,
 	const struct lb_addr *dip, uint16_t port, char *why, size_t len);
 
 /* An epoll event on the probe's socket: advance it. Ends closed unless PENDING. */
-enum mgr_probe_rc mgr_probe_event(struct mgr_probe *p, int epfd, uint32_t events,
+enum mgr_dip_probe_rc mgr_dip_probe_event(struct mgr_dip_probe *p, int epfd, uint32_t events,
 	const struct mgr_pool *pool, const struct lb_addr *dip, char *why, size_t len);
 
 /* The deadline passed: close it and say what it was waiting for. */
-void mgr_probe_timeout(struct mgr_probe *p, uint32_t timeout_s, char *why, size_t len);
+void mgr_dip_probe_timeout(struct mgr_dip_probe *p, uint32_t timeout_s, char *why, size_t len);
 
 /* Close without a verdict (the backend is gone). */
-void mgr_probe_close(struct mgr_probe *p);
+void mgr_dip_probe_close(struct mgr_dip_probe *p);
 
 /*
  * "HTTP/1.1 503 Service Unavailable" -> 503; -1 when the text is not a
  * status line. Exposed for the tests.
  */
-int mgr_probe_status_code(const char *line, size_t len);
+int mgr_dip_probe_status_code(const char *line, size_t len);
 
-#endif /* MGR_PROBE_H */
+#endif /* MGR_DIP_PROBE_H */
