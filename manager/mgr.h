@@ -9,7 +9,7 @@
  *   mgr_ctl.c    the operator API (sluicectl); mgr_view.c what it shows
  *   mgr_store.c  SQLite; mgr_config.c the configuration file
  *   mgr_pool.c   pool options; mgr_health.c DIP probes (mgr_dip_probe.c);
- *                mgr_effective.c the effective table; mgr_vprobe.c VIP
+ *                mgr_effective.c the effective table; mgr_vip_probe.c VIP
  *                probes through every mux
  *
  * One thread owns all of it: nng's own threads only move bytes, and the
@@ -39,7 +39,7 @@
 #include "mgr_pool.h"
 #include "mgr_store.h"
 #include "mgr_text.h"
-#include "mgr_vprobe.h"
+#include "mgr_vip_probe.h"
 
 #define MGR_GRACE_MS 1000      /* after start: members reconnect before any round */
 #define MGR_SILENT_MS 5000     /* a connected member quiet this long is reported */
@@ -207,7 +207,7 @@ struct mgr {
 	struct mgr_pools base_pools;
 	/* the effective table: desired as the backends' health makes it */
 	struct mgr_health *health;
-	struct mgr_vprobe *vprobe; /* VIP probes through the muxes */
+	struct mgr_vip_probe *vip; /* VIP probes through the muxes */
 	struct lb_ftable effective;
 	uint8_t effective_digest[LB_DIGEST_LEN];
 	bool eff_dirty;	       /* health or timers moved: rebuild before use */

@@ -110,7 +110,7 @@ status_members(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now
 			mgr_buf_printf(j, ":%" PRIu64, p->mp_counters[k].value);
 		}
 		mgr_buf_printf(j, "}");
-		mgr_vprobe_view_member(m, (int)i, b, j, now);
+		mgr_vip_probe_view_member(m, (int)i, b, j, now);
 		mgr_buf_printf(j, "}");
 	}
 	mgr_buf_printf(j, "]");
@@ -197,7 +197,7 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 		__atomic_load_n(&m->n_listener_probes, __ATOMIC_RELAXED), m->n_challenges,
 		m->n_unproven);
 	mgr_view_health(m, &b, &j, now);
-	mgr_vprobe_view(m, &b, &j, now);
+	mgr_vip_probe_view(m, &b, &j, now);
 	status_members(m, &b, &j, now);
 	mgr_buf_printf(&j, "}");
 	rep->version = c->committed;

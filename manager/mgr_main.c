@@ -289,7 +289,7 @@ loop(struct mgr *m, int sig_fd)
 		{.fd = m->msock_fd, .events = POLLIN}, {.fd = m->csock_fd, .events = POLLIN},
 		{.fd = m->pipe_ev[0], .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
 		{.fd = mgr_health_fd(m->health), .events = POLLIN},
-		{.fd = mgr_vprobe_fd(m), .events = POLLIN}, /* -1 when off: ignored */
+		{.fd = mgr_vip_probe_fd(m), .events = POLLIN}, /* -1 when off: ignored */
 	};
 
 	while (!m->stopping) {
@@ -299,7 +299,7 @@ loop(struct mgr *m, int sig_fd)
 		if (mgr_health_tick(m->health, now))
 			mgr_effective_touch(m, now);
 		mgr_round_tick(m, now);
-		mgr_vprobe_tick(m, now);
+		mgr_vip_probe_tick(m, now);
 		mgr_net_pump(m, now);
 		d = mgr_round_next_deadline(m);
 		t = mgr_net_next_deadline(m, now);
@@ -308,7 +308,7 @@ loop(struct mgr *m, int sig_fd)
 		t = mgr_health_next_deadline(m->health);
 		if (t < d)
 			d = t;
-		t = mgr_vprobe_next_deadline(m);
+		t = mgr_vip_probe_next_deadline(m);
 		if (t < d)
 			d = t;
 		/* At least once a second: contact ages and silence checks stay fresh. */
@@ -322,7 +322,7 @@ loop(struct mgr *m, int sig_fd)
 		if (fds[4].revents && mgr_health_io(m->health, now))
 			mgr_effective_touch(m, now);
 		if (fds[5].revents)
-			mgr_vprobe_io(m, now);
+			mgr_vip_probe_io(m, now);
 		if (fds[3].revents)
 			on_signal(m, sig_fd);
 		if (fds[2].revents)
@@ -344,7 +344,7 @@ mgr_free(struct mgr *m)
 	if (m->abandoned)
 		return; /* its thread may still read m: the process is ending */
 	mgr_health_free(m->health);
-	mgr_vprobe_free(m->vprobe);
+	mgr_vip_probe_free(m->vip);
 	lb_ftable_free(&m->committed);
 	lb_ftable_free(&m->desired);
 	lb_ftable_free(&m->base_desired);
@@ -425,7 +425,7 @@ main(int argc, char **argv)
 		LB_ERR("%s", err);
 		goto out;
 	}
-	if (mgr_vprobe_start(m) != 0) {
+	if (mgr_vip_probe_start(m) != 0) {
 		LB_ERR("VIP probes: out of memory");
 		goto out;
 	}

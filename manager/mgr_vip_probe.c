@@ -17,7 +17,7 @@
 #include "lb_hdr.h"
 #include "lb_log.h"
 #include "mgr.h"
-#include "mgr_vprobe.h"
+#include "mgr_vip_probe.h"
 
 #define VP_MAX_TARGETS 65535 /* the ICMP sequence number names the target */
 #define VP_PKT_LEN                                                                                 \
@@ -45,7 +45,7 @@ struct vp_member {
 	uint64_t vm_sent, vm_answered;
 };
 
-struct mgr_vprobe {
+struct mgr_vip_probe {
 	int vp_tx;	  /* raw IPPROTO_IPIP: we write the inner packet */
 	int vp_rx;	  /* raw ICMP: echo replies only */
 	char vp_off[160]; /* "" when on */
@@ -63,7 +63,7 @@ struct mgr_vprobe {
 };
 
 static uint64_t
-vp_rand(struct mgr_vprobe *v)
+vp_rand(struct mgr_vip_probe *v)
 {
 	/* xorshift64*: nonces need to be unguessable to a stranger only loosely */
 	v->vp_rand ^= v->vp_rand >> 12;
@@ -81,7 +81,7 @@ ip_str(lb_be32_t a, char *buf, size_t len)
 }
 
 static void
-vp_off(struct mgr_vprobe *v, const char *what)
+vp_off(struct mgr_vip_probe *v, const char *what)
 {
 	snprintf(v->vp_off, sizeof(v->vp_off), "off: %s: %s%s", what, strerror(errno),
 		errno == EPERM ? " (raw sockets need root or CAP_NET_RAW)" : "");
@@ -94,17 +94,17 @@ vp_off(struct mgr_vprobe *v, const char *what)
 }
 
 int
-mgr_vprobe_start(struct mgr *m)
+mgr_vip_probe_start(struct mgr *m)
 {
 	/* The send socket never reads: a filter that keeps nothing. */
 	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
 	struct sock_fprog prog = {.len = 1, .filter = &drop};
 	struct icmp_filter f = {.data = ~(1u << ICMP_ECHOREPLY)};
-	struct mgr_vprobe *v = calloc(1, sizeof(*v));
+	struct mgr_vip_probe *v = calloc(1, sizeof(*v));
 
 	if (v == NULL)
 		return -LB_ENOMEM;
-	m->vprobe = v;
+	m->vip = v;
 	v->vp_tx = v->vp_rx = -1;
 	if (m->cfg.mc_vip_probe_interval_ms == 0) {
 		snprintf(v->vp_off, sizeof(v->vp_off), "off (vip_probe_interval_ms = 0)");
@@ -135,7 +135,7 @@ mgr_vprobe_start(struct mgr *m)
 }
 
 void
-mgr_vprobe_free(struct mgr_vprobe *v)
+mgr_vip_probe_free(struct mgr_vip_probe *v)
 {
 	if (v == NULL)
 		return;
@@ -148,15 +148,15 @@ mgr_vprobe_free(struct mgr_vprobe *v)
 }
 
 int
-mgr_vprobe_fd(const struct mgr *m)
+mgr_vip_probe_fd(const struct mgr *m)
 {
-	return m->vprobe != NULL ? m->vprobe->vp_rx : -1;
+	return m->vip != NULL ? m->vip->vp_rx : -1;
 }
 
 uint64_t
-mgr_vprobe_next_deadline(const struct mgr *m)
+mgr_vip_probe_next_deadline(const struct mgr *m)
 {
-	const struct mgr_vprobe *v = m->vprobe;
+	const struct mgr_vip_probe *v = m->vip;
 
 	if (v == NULL || v->vp_rx < 0)
 		return UINT64_MAX;
@@ -184,9 +184,9 @@ source_toward(lb_be32_t addr)
 }
 
 void
-mgr_vprobe_hello(struct mgr *m, int i, const struct lb_addr *addr)
+mgr_vip_probe_hello(struct mgr *m, int i, const struct lb_addr *addr)
 {
-	struct mgr_vprobe *v = m->vprobe;
+	struct mgr_vip_probe *v = m->vip;
 	struct vp_member *vm;
 	char a[16], s[16];
 
@@ -205,7 +205,7 @@ mgr_vprobe_hello(struct mgr *m, int i, const struct lb_addr *addr)
 static void
 send_probe(struct mgr *m, struct vp_target *t, uint16_t seq, uint64_t now)
 {
-	struct mgr_vprobe *v = m->vprobe;
+	struct mgr_vip_probe *v = m->vip;
 	struct vp_member *vm = &v->vp_mb[t->tg_member];
 	uint8_t pkt[VP_PKT_LEN];
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)pkt;
@@ -245,7 +245,7 @@ fence(struct mgr *m, int i, const char *why, uint64_t now)
 
 	if (mb->state != MGR_MEMBER_IN_SYNC)
 		return;
-	m->vprobe->vp_fences++;
+	m->vip->vp_fences++;
 	m->cause = MGR_CAUSE_NONE;
 	mgr_commit_fence(m->commit, mb->id, why);
 	mgr_run_actions(m, now);
@@ -279,7 +279,7 @@ vip_list(const struct lb_ftable *ft, uint32_t *n)
 }
 
 static void
-note_committed(struct mgr_vprobe *v, const struct mgr *m, uint64_t now)
+note_committed(struct mgr_vip_probe *v, const struct mgr *m, uint64_t now)
 {
 	if (v->vp_seen_version != m->committed_version) {
 		v->vp_seen_version = m->committed_version;
@@ -291,7 +291,7 @@ note_committed(struct mgr_vprobe *v, const struct mgr *m, uint64_t now)
 static void
 judge(struct mgr *m, uint64_t now)
 {
-	struct mgr_vprobe *v = m->vprobe;
+	struct mgr_vip_probe *v = m->vip;
 	const struct mgr_commit *c = m->commit;
 	uint32_t i, k;
 
@@ -324,9 +324,9 @@ judge(struct mgr *m, uint64_t now)
 }
 
 void
-mgr_vprobe_tick(struct mgr *m, uint64_t now)
+mgr_vip_probe_tick(struct mgr *m, uint64_t now)
 {
-	struct mgr_vprobe *v = m->vprobe;
+	struct mgr_vip_probe *v = m->vip;
 	const struct mgr_commit *c = m->commit;
 	struct vp_target *old, *tg;
 	uint32_t i, k, n_old, n_vips, n = 0, o = 0;
@@ -393,7 +393,7 @@ mgr_vprobe_tick(struct mgr *m, uint64_t now)
 static void
 on_reply(struct mgr *m, const uint8_t *p, size_t len, uint64_t now)
 {
-	struct mgr_vprobe *v = m->vprobe;
+	struct mgr_vip_probe *v = m->vip;
 	const struct lb_ipv4_hdr *ip = (const struct lb_ipv4_hdr *)p;
 	const struct lb_icmp_hdr *icmp;
 	const struct lb_vprobe *vp;
@@ -463,9 +463,9 @@ on_reply(struct mgr *m, const uint8_t *p, size_t len, uint64_t now)
 }
 
 void
-mgr_vprobe_io(struct mgr *m, uint64_t now)
+mgr_vip_probe_io(struct mgr *m, uint64_t now)
 {
-	struct mgr_vprobe *v = m->vprobe;
+	struct mgr_vip_probe *v = m->vip;
 	uint8_t buf[2048];
 	ssize_t n;
 	int k;
@@ -489,9 +489,9 @@ age(uint64_t now, uint64_t then)
 }
 
 void
-mgr_vprobe_view(const struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
+mgr_vip_probe_view(const struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
 {
-	const struct mgr_vprobe *v = m->vprobe;
+	const struct mgr_vip_probe *v = m->vip;
 	uint32_t i, muxes = 0;
 
 	(void)now;
@@ -519,10 +519,10 @@ mgr_vprobe_view(const struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint6
 }
 
 void
-mgr_vprobe_view_member(
+mgr_vip_probe_view_member(
 	const struct mgr *m, int i, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
 {
-	const struct mgr_vprobe *v = m->vprobe;
+	const struct mgr_vip_probe *v = m->vip;
 	const struct mgr_member *mb = &m->commit->members[i];
 	const struct vp_member *vm;
 	bool by_probe = mb->state != MGR_MEMBER_IN_SYNC && strncmp(mb->why, "VIP probe:", 10) == 0;

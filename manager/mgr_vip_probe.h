@@ -21,8 +21,8 @@
  * Raw sockets need CAP_NET_RAW: without it probing is off, said once in
  * the log and in status. All of it runs on the manager's one thread.
  */
-#ifndef MGR_VPROBE_H
-#define MGR_VPROBE_H
+#ifndef MGR_VIP_PROBE_H
+#define MGR_VIP_PROBE_H
 
 #include <stdint.h>
 
@@ -30,39 +30,39 @@
 
 struct mgr;
 struct mgr_buf;
-struct mgr_vprobe;
+struct mgr_vip_probe;
 
 /*
  * Open the sockets (when the interval is not 0). Never fails the start:
  * without raw sockets probing is off and says why. Returns 0, or -LB_ENOMEM.
  */
-int mgr_vprobe_start(struct mgr *m);
+int mgr_vip_probe_start(struct mgr *m);
 
-void mgr_vprobe_free(struct mgr_vprobe *v);
+void mgr_vip_probe_free(struct mgr_vip_probe *v);
 
 /* Descriptor the loop polls for replies, or -1 when probing is off. */
-int mgr_vprobe_fd(const struct mgr *m);
+int mgr_vip_probe_fd(const struct mgr *m);
 
 /* Member i said hello: its probe address (a mux's tunnel address; zero: none). */
-void mgr_vprobe_hello(struct mgr *m, int i, const struct lb_addr *addr);
+void mgr_vip_probe_hello(struct mgr *m, int i, const struct lb_addr *addr);
 
 /* Interval due: judge the last round of probes (fencing) and send the next. */
-void mgr_vprobe_tick(struct mgr *m, uint64_t now);
+void mgr_vip_probe_tick(struct mgr *m, uint64_t now);
 
 /* Read the replies waiting on the socket. */
-void mgr_vprobe_io(struct mgr *m, uint64_t now);
+void mgr_vip_probe_io(struct mgr *m, uint64_t now);
 
-/* When mgr_vprobe_tick has something to do (UINT64_MAX: never). */
-uint64_t mgr_vprobe_next_deadline(const struct mgr *m);
+/* When mgr_vip_probe_tick has something to do (UINT64_MAX: never). */
+uint64_t mgr_vip_probe_next_deadline(const struct mgr *m);
 
 /* status: the "vip probes" line and JSON "vip_probes":{...}. */
-void mgr_vprobe_view(const struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now);
+void mgr_vip_probe_view(const struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now);
 
 /*
  * status, member i: a line under the member's row and the JSON field
  * ,"vip_probe":null|{...} (appended inside the member's object).
  */
-void mgr_vprobe_view_member(
+void mgr_vip_probe_view_member(
 	const struct mgr *m, int i, struct mgr_buf *b, struct mgr_buf *j, uint64_t now);
 
-#endif /* MGR_VPROBE_H */
+#endif /* MGR_VIP_PROBE_H */
