@@ -207,7 +207,8 @@ struct mgr {
 	struct mgr_pools base_pools;
 	/* the effective table: desired as the backends' health makes it */
 	struct mgr_health *health;
-	struct mgr_vip_probe *vip; /* VIP probes through the muxes */
+	struct mgr_dip_prober *dip; /* runs health's probes */
+	struct mgr_vip_probe *vip;  /* VIP probes through the muxes */
 	struct lb_ftable effective;
 	uint8_t effective_digest[LB_DIGEST_LEN];
 	bool eff_dirty;	       /* health or timers moved: rebuild before use */

@@ -9,8 +9,8 @@
  *         close, then read the status line: its code must be one the
  *         pool accepts.
  *
- * The deadline is the caller's (mgr_health.c keeps every probe's in one
- * heap). A probe ends with a reset (SO_LINGER 0) rather than a FIN, so
+ * The deadline is the caller's (DIP health keeps every probe's in one
+ * heap; mgr_dip_prober.c runs them). A probe ends with a reset (SO_LINGER 0) rather than a FIN, so
  * that 2,000 probes a second leave no TIME_WAIT sockets behind on either
  * side. Failure reasons are short and stable, for people and greps:
  * "connect: connection refused", "HTTP 503", "timeout after 2 s".
@@ -22,16 +22,8 @@
 #include <stdint.h>
 
 #include "lb_flow.h"
+#include "mgr_health.h" /* enum mgr_dip_probe_rc, MGR_DIP_PROBE_WHY */
 #include "mgr_pool.h"
-
-#define MGR_DIP_PROBE_WHY 96
-
-enum mgr_dip_probe_rc {
-	MGR_DIP_PENDING = 0, /* wait for the next event */
-	MGR_DIP_UP,	     /* the backend passed */
-	MGR_DIP_DOWN,	     /* it failed; why says how */
-	MGR_DIP_NOSOCK,	     /* the manager is out of sockets: not the backend's fault */
-};
 
 enum mgr_dip_probe_stage { MGR_DIP_IDLE = 0, MGR_DIP_CONNECTING, MGR_DIP_SENDING, MGR_DIP_READING };
 

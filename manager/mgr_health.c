@@ -1,16 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * DIP probes: the records, their schedule (one heap), the probes in flight
- * (one epoll set), rise and fall. The effective table is mgr_effective.c.
+ * DIP health: the records, their schedule (one heap), rise and fall. The
+ * probes themselves are the prober's (mgr_dip_prober.c); the effective
+ * table is mgr_effective.c.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "lb_err.h"
 #include "lb_ftable.h"
@@ -18,10 +15,7 @@
 #include "mgr_hrec.h"
 #include "mgr_text.h"
 
-#define MGR_EPOLL_BATCH 256
-#define MGR_FD_RESERVE 256	 /* descriptors kept for nng, SQLite and the rest */
 #define MGR_NOSOCK_RETRY_MS 1000 /* a probe the manager had no socket for */
-#define MGR_CAPPED_RECHECK_MS 5	 /* every socket busy: look again this soon */
 #define MGR_STAGGER_MS 1	 /* first probes of a sync, at most one per ms... */
 
 /* ---- keys ---- */
@@ -205,42 +199,24 @@ schedule(struct mgr_health *h, struct mgr_hrec *r, uint64_t due)
 /* ---- life ---- */
 
 struct mgr_health *
-mgr_health_new(void)
+mgr_health_new(mgr_health_release_fn release, void *ctx)
 {
 	struct mgr_health *h = calloc(1, sizeof(*h));
-	struct rlimit rl;
 
 	if (h == NULL)
 		return NULL;
-	h->h_epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (h->h_epfd < 0) {
-		free(h);
-		return NULL;
-	}
-	/* Probes in flight take one descriptor each: allow what the system does. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-			getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		rl.rlim_cur = 65536;
-	h->h_max_in_flight = rl.rlim_cur > 2 * MGR_FD_RESERVE
-				     ? (uint32_t)(rl.rlim_cur - MGR_FD_RESERVE)
-				     : MGR_FD_RESERVE;
-	if (h->h_max_in_flight > 1000000)
-		h->h_max_in_flight = 1000000;
-	h->h_stats.ps_max_in_flight = h->h_max_in_flight;
+	h->h_release = release;
+	h->h_release_ctx = ctx;
 	return h;
 }
 
+/* The prober lets go of r's probe (closed without a verdict if in flight). */
 static void
 rec_close(struct mgr_health *h, struct mgr_hrec *r)
 {
-	if (r->hr_probe.pr_fd >= 0) {
-		mgr_dip_probe_close(&r->hr_probe);
-		h->h_stats.ps_in_flight--;
-	}
+	if (r->hr_probe != NULL && h->h_release != NULL)
+		h->h_release(h->h_release_ctx, r);
+	r->hr_in_flight = false;
 }
 
 static void
@@ -275,14 +251,7 @@ mgr_health_free(struct mgr_health *h)
 	free(h->h_recs);
 	free(h->h_svcs);
 	free(h->h_heap);
-	close(h->h_epfd);
 	free(h);
-}
-
-int
-mgr_health_fd(const struct mgr_health *h)
-{
-	return h->h_epfd;
 }
 
 /* ---- sync with the desired table ---- */
@@ -383,7 +352,6 @@ rec_new(struct mgr_hsvc *s, const struct lb_backend_cfg *b)
 	r->hr_svc = s;
 	r->hr_be = *b;
 	r->hr_heap = MGR_NO_HEAP;
-	mgr_dip_probe_init(&r->hr_probe);
 	return r;
 }
 
@@ -453,7 +421,7 @@ sync_backend(struct mgr_health *h, struct sync_ctx *c, struct mgr_hsvc *s,
 	r->hr_be = *b;
 	if (b->state == LB_BACKEND_ACTIVE && was != LB_BACKEND_ACTIVE)
 		maybe_slow_start(r, now);
-	if (fresh && r->hr_probe.pr_fd < 0)
+	if (fresh && !r->hr_in_flight)
 		c->fresh[c->n_fresh++] = r;
 	push(c, r);
 }
@@ -549,7 +517,7 @@ stagger(struct mgr_health *h, struct sync_ctx *c, uint64_t now)
 		uint64_t off = c->n_fresh <= iv ? (uint64_t)i * MGR_STAGGER_MS
 						: (uint64_t)i * iv / c->n_fresh;
 
-		if (r->hr_probe.pr_fd >= 0)
+		if (r->hr_in_flight)
 			continue; /* in flight: its result comes first */
 		schedule(h, r, now + off);
 	}
@@ -675,19 +643,17 @@ set_health(struct mgr_health *h, struct mgr_hrec *r, uint8_t state, uint64_t now
 	h->h_stats.ps_transitions++;
 }
 
-/*
- * Rise and fall. A new backend's first success makes it healthy: it has no
- * failures to live down. Returns true when its health changed in a way
- * the effective table sees (healthy or not).
+/* Rise and fall. A new backend's first success makes it healthy: it has no failures to live down.
  */
-static bool
-verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_rc rc, const char *why,
-	uint64_t now)
+bool
+mgr_health_verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_rc rc,
+	const char *why, uint64_t now)
 {
 	const struct mgr_pool *p = &r->hr_svc->hs_pool;
 	uint64_t iv = (uint64_t)p->pl_interval_s * 1000, next = r->hr_probe_due + iv;
 	bool changed = false;
 
+	r->hr_in_flight = false;
 	unhold(h, r);
 	if (rc == MGR_DIP_NOSOCK) {
 		h->h_stats.ps_nosock++;
@@ -740,71 +706,31 @@ late(struct mgr_health *h, uint64_t ms)
 		h->h_stats.ps_late_max_ms = ms;
 }
 
-bool
-mgr_health_tick(struct mgr_health *h, uint64_t now)
+struct mgr_hrec *
+mgr_health_due(const struct mgr_health *h, uint64_t now)
 {
-	char why[MGR_DIP_PROBE_WHY];
-	bool changed = false;
-
-	h->h_capped_until = 0;
-	while (h->h_n_heap > 0 && h->h_heap[0]->hr_due <= now) {
-		struct mgr_hrec *r = h->h_heap[0];
-		const struct mgr_pool *p = &r->hr_svc->hs_pool;
-		uint16_t port = p->pl_probe_port != 0 ? p->pl_probe_port : r->hr_be.port;
-		enum mgr_dip_probe_rc rc;
-
-		if (r->hr_probe.pr_fd >= 0) {
-			/* Its deadline. */
-			mgr_dip_probe_timeout(&r->hr_probe, p->pl_timeout_s, why, sizeof(why));
-			h->h_stats.ps_in_flight--;
-			changed |= verdict(h, r, MGR_DIP_DOWN, why, now);
-			continue;
-		}
-		if (h->h_stats.ps_in_flight >= h->h_max_in_flight) {
-			/* Every socket we allow is busy: the rest start late. */
-			h->h_capped_until = now + MGR_CAPPED_RECHECK_MS;
-			break;
-		}
-		late(h, now - r->hr_due);
-		r->hr_probe_due = r->hr_due;
-		h->h_stats.ps_started++;
-		rc = mgr_dip_probe_start(
-			&r->hr_probe, h->h_epfd, r, &r->hr_be.dip, port, why, sizeof(why));
-		if (rc == MGR_DIP_PENDING) {
-			h->h_stats.ps_in_flight++;
-			schedule(h, r, now + (uint64_t)p->pl_timeout_s * 1000);
-		} else {
-			changed |= verdict(h, r, rc, why, now);
-		}
-	}
-	return changed;
+	return h->h_n_heap > 0 && h->h_heap[0]->hr_due <= now ? h->h_heap[0] : NULL;
 }
 
-bool
-mgr_health_io(struct mgr_health *h, uint64_t now)
+void
+mgr_health_started(struct mgr_health *h, struct mgr_hrec *r, uint64_t now)
 {
-	struct epoll_event ev[MGR_EPOLL_BATCH];
-	char why[MGR_DIP_PROBE_WHY];
-	bool changed = false;
-	int n, i;
+	late(h, now - r->hr_due);
+	r->hr_probe_due = r->hr_due;
+	h->h_stats.ps_started++;
+}
 
-	do {
-		n = epoll_wait(h->h_epfd, ev, MGR_EPOLL_BATCH, 0);
-		for (i = 0; i < n; i++) {
-			struct mgr_hrec *r = ev[i].data.ptr;
-			enum mgr_dip_probe_rc rc;
+void
+mgr_health_pending(struct mgr_health *h, struct mgr_hrec *r, uint64_t now)
+{
+	r->hr_in_flight = true;
+	schedule(h, r, now + (uint64_t)r->hr_svc->hs_pool.pl_timeout_s * 1000);
+}
 
-			rc = mgr_dip_probe_event(&r->hr_probe, h->h_epfd, ev[i].events,
-				&r->hr_svc->hs_pool, &r->hr_be.dip, why, sizeof(why));
-			if (rc == MGR_DIP_PENDING)
-				continue;
-			h->h_stats.ps_in_flight--;
-			changed |= verdict(h, r, rc, why, now);
-		}
-	} while (n == MGR_EPOLL_BATCH);
-	if (n < 0 && errno != EINTR)
-		LB_WARN("health: epoll_wait: %s", strerror(errno));
-	return changed;
+void
+mgr_health_capped(struct mgr_health *h, uint64_t until)
+{
+	h->h_capped_until = until;
 }
 
 uint64_t

@@ -4,13 +4,13 @@
  *
  * The manager keeps one record per backend of the desired table (and per
  * backend still draining after it left it). Each record is probed on its
- * pool's interval by a non-blocking socket (mgr_dip_probe.h) in the manager's
- * one event loop: the sockets sit in one epoll set whose descriptor the
- * loop polls, and every record's next event (its next probe, or the
- * deadline of the one in flight) sits in one binary heap. Probe start
- * times are spread: a sync that adds many backends staggers their first
- * probes, and each record keeps its phase afterwards, so 10,000 backends
- * on a 5 s interval start about two a millisecond, never all at once.
+ * pool's interval by the DIP prober (mgr_dip_prober.h, non-blocking
+ * sockets in the manager's one event loop); health keeps every record's
+ * next event (its next probe, or the deadline of the one in flight) in one
+ * binary heap and judges the verdicts, with no socket or clock of its own
+ * (the caller gives the time). Probe start times are spread: a sync that adds many backends
+ * staggers their first probes, and each record keeps its phase afterwards, so 10,000 backends on a
+ * 5 s interval start about two a millisecond, never all at once.
  *
  * A backend is `initial` until its first probe passes (then healthy) or
  * `unhealthy` consecutive probes fail; a healthy one becomes unhealthy
@@ -32,9 +32,19 @@
 
 #include "lb_ftable.h"
 #include "mgr_pool.h"
-#include "mgr_dip_probe.h"
 
 struct mgr_health;
+struct mgr_hrec;
+
+/* What one DIP probe says (mgr_dip_probe.h runs it). */
+#define MGR_DIP_PROBE_WHY 96
+
+enum mgr_dip_probe_rc {
+	MGR_DIP_PENDING = 0, /* wait for the next event */
+	MGR_DIP_UP,	     /* the backend passed */
+	MGR_DIP_DOWN,	     /* it failed; why says how */
+	MGR_DIP_NOSOCK,	     /* the manager is out of sockets: not the backend's fault */
+};
 
 enum mgr_hstate { MGR_H_INITIAL = 1, MGR_H_HEALTHY, MGR_H_UNHEALTHY };
 
@@ -69,9 +79,9 @@ struct mgr_sview {
 };
 
 struct mgr_dip_probe_stats {
-	uint32_t ps_backends; /* records probed */
-	uint32_t ps_in_flight;
-	uint32_t ps_max_in_flight; /* the cap (file descriptors) */
+	uint32_t ps_backends;	   /* records probed */
+	uint32_t ps_in_flight;	   /* the prober's (mgr_dip_prober_stats) */
+	uint32_t ps_max_in_flight; /* the cap (file descriptors), the prober's too */
 	uint64_t ps_started, ps_up, ps_down, ps_nosock;
 	uint64_t ps_late_max_ms; /* start time past the due time, since the manager started */
 	uint64_t ps_late_sum_ms;
@@ -81,15 +91,15 @@ struct mgr_dip_probe_stats {
 };
 
 /*
- * The probe set and its epoll descriptor. Raises RLIMIT_NOFILE to its hard
- * limit: probes in flight are capped below it. NULL on failure (errno).
+ * A record whose probe may be in flight goes away or stops being probed:
+ * the prober closes the probe without a verdict (mgr_dip_prober_release).
  */
-struct mgr_health *mgr_health_new(void);
+typedef void (*mgr_health_release_fn)(void *ctx, struct mgr_hrec *r);
+
+/* No records yet. NULL when out of memory. */
+struct mgr_health *mgr_health_new(mgr_health_release_fn release, void *ctx);
 
 void mgr_health_free(struct mgr_health *h);
-
-/* The descriptor for the loop's poll(): readable when a probe has news. */
-int mgr_health_fd(const struct mgr_health *h);
 
 /*
  * Bring the records in line with the desired table and its pools, after
@@ -106,14 +116,30 @@ int mgr_health_sync(struct mgr_health *h, const struct lb_ftable *desired,
 	const struct mgr_pools *pools, const struct lb_ftable *committed, bool restart,
 	uint64_t now);
 
-/*
- * Start the probes that are due and end those past their deadline.
- * Returns true when some backend's health changed.
- */
-bool mgr_health_tick(struct mgr_health *h, uint64_t now);
+/* ---- for the DIP prober (mgr_dip_prober.c) ---- */
 
-/* Handle the probe sockets that are ready. Returns true as mgr_health_tick. */
-bool mgr_health_io(struct mgr_health *h, uint64_t now);
+/*
+ * The record whose next event is due at `now`, or NULL: a probe to start,
+ * or (hr_in_flight) the deadline of the one in flight.
+ */
+struct mgr_hrec *mgr_health_due(const struct mgr_health *h, uint64_t now);
+
+/* r's probe starts now: its lateness is counted. */
+void mgr_health_started(struct mgr_health *h, struct mgr_hrec *r, uint64_t now);
+
+/* r's probe is in flight: its next event is its deadline (the pool's timeout). */
+void mgr_health_pending(struct mgr_health *h, struct mgr_hrec *r, uint64_t now);
+
+/*
+ * r's probe ended (UP, DOWN or NOSOCK, with why): rise and fall, and its
+ * next probe scheduled. Returns true when its health changed in a way the
+ * effective table sees (healthy or not).
+ */
+bool mgr_health_verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_rc rc,
+	const char *why, uint64_t now);
+
+/* Every socket is busy: the prober looks again at `until` (0: not capped). */
+void mgr_health_capped(struct mgr_health *h, uint64_t until);
 
 /*
  * Until when the next round should wait for the first probes of backends
@@ -123,7 +149,7 @@ bool mgr_health_io(struct mgr_health *h, uint64_t now);
  */
 uint64_t mgr_health_hold(const struct mgr_health *h, uint64_t now);
 
-/* When mgr_health_tick has work next (UINT64_MAX: never). */
+/* When the prober has work next (UINT64_MAX: never). */
 uint64_t mgr_health_next_deadline(const struct mgr_health *h);
 
 /*

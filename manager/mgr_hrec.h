@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Inside mgr_health: the records mgr_health.c probes and mgr_effective.c
- * turns into the effective table. Not for other modules.
+ * Inside DIP health: the records mgr_health.c keeps, mgr_effective.c turns
+ * into the effective table and the DIP prober (mgr_dip_prober.c) probes.
+ * Not for other modules.
  *
  * Records and service entries are allocated one by one, so their addresses
  * are stable (epoll and the heap hold pointers); sorted arrays of pointers,
@@ -11,6 +12,8 @@
 #define MGR_HREC_H
 
 #include "mgr_health.h"
+
+struct mgr_dip_probe;
 
 /* What decided a backend's effective state, for history's "why". */
 enum mgr_why {
@@ -61,7 +64,9 @@ struct mgr_hrec {
 	uint64_t hr_due;
 	uint64_t hr_probe_due; /* when the probe in flight was due (lateness) */
 	uint32_t hr_heap;      /* index in the heap, MGR_NO_HEAP when out */
-	struct mgr_dip_probe hr_probe;
+	bool hr_in_flight;     /* its probe runs: hr_due is the deadline */
+	/* the prober's state for r (mgr_dip_prober.c), NULL until it probes r */
+	struct mgr_dip_probe *hr_probe;
 	/* from the last effective table */
 	uint8_t hr_cause; /* enum mgr_why */
 	uint8_t hr_eff_state;
@@ -76,8 +81,8 @@ struct mgr_hrec {
 #define MGR_FIRST_PROBE_WAIT_MS 1000
 
 struct mgr_health {
-	int h_epfd;
-	uint32_t h_max_in_flight;
+	mgr_health_release_fn h_release; /* the prober's, for records going away */
+	void *h_release_ctx;
 	/* sorted by key */
 	struct mgr_hsvc **h_svcs;
 	uint32_t h_n_svcs;

@@ -28,6 +28,7 @@
 #include "lb_log.h"
 #include "lb_maglev.h"
 #include "mgr.h"
+#include "mgr_dip_prober.h"
 #include "mgr_text.h"
 
 static void
@@ -288,7 +289,7 @@ loop(struct mgr *m, int sig_fd)
 	struct pollfd fds[6] = {
 		{.fd = m->msock_fd, .events = POLLIN}, {.fd = m->csock_fd, .events = POLLIN},
 		{.fd = m->pipe_ev[0], .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
-		{.fd = mgr_health_fd(m->health), .events = POLLIN},
+		{.fd = mgr_dip_prober_fd(m->dip), .events = POLLIN},
 		{.fd = mgr_vip_probe_fd(m), .events = POLLIN}, /* -1 when off: ignored */
 	};
 
@@ -296,7 +297,7 @@ loop(struct mgr *m, int sig_fd)
 		uint64_t now = mgr_now_ms(), d, t;
 		int timeout;
 
-		if (mgr_health_tick(m->health, now))
+		if (mgr_dip_prober_tick(m->dip, m->health, now))
 			mgr_effective_touch(m, now);
 		mgr_round_tick(m, now);
 		mgr_vip_probe_tick(m, now);
@@ -319,7 +320,7 @@ loop(struct mgr *m, int sig_fd)
 		}
 		now = mgr_now_ms();
 		/* Probe results first: the rest of this turn sees them. */
-		if (fds[4].revents && mgr_health_io(m->health, now))
+		if (fds[4].revents && mgr_dip_prober_io(m->dip, m->health, now))
 			mgr_effective_touch(m, now);
 		if (fds[5].revents)
 			mgr_vip_probe_io(m, now);
@@ -342,8 +343,9 @@ mgr_free(struct mgr *m)
 	m->store = NULL;
 	mgr_net_stop(m);
 	if (m->abandoned)
-		return; /* its thread may still read m: the process is ending */
-	mgr_health_free(m->health);
+		return;		    /* its thread may still read m: the process is ending */
+	mgr_health_free(m->health); /* before the prober: it releases the probes */
+	mgr_dip_prober_free(m->dip);
 	mgr_vip_probe_free(m->vip);
 	lb_ftable_free(&m->committed);
 	lb_ftable_free(&m->desired);
@@ -399,7 +401,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	m->eff_timer_ms = UINT64_MAX;
-	m->health = mgr_health_new();
+	m->dip = mgr_dip_prober_new();
+	m->health = m->dip != NULL ? mgr_health_new(mgr_dip_prober_release, m->dip) : NULL;
 	if (m->health == NULL) {
 		LB_ERR("health probes: %s", strerror(errno));
 		goto out;

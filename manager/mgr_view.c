@@ -15,6 +15,7 @@
 #include "lb_ftable.h"
 #include "lb_hdr.h"
 #include "mgr.h"
+#include "mgr_dip_prober.h"
 #include "mgr_text.h"
 
 static const char *
@@ -274,6 +275,7 @@ mgr_view_health(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t no
 	char s[MGR_SVC_STR], a[16], mn[32];
 
 	mgr_health_stats(m->health, &ps);
+	mgr_dip_prober_stats(m->dip, &ps);
 	mgr_buf_printf(b,
 		"probes      %u backends, %u in flight, %" PRIu64 " run (%" PRIu64 " up, %" PRIu64
 		" down), late: max %" PRIu64 " ms, mean %.2f ms\n",
