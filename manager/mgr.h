@@ -268,9 +268,6 @@ struct mgr {
 
 /* ---- mgr_round.c ---- */
 
-/* Monotonic milliseconds. */
-uint64_t mgr_now_ms(void);
-
 /* Run the actions mgr_commit produced, until it produces none. */
 void mgr_run_actions(struct mgr *m, uint64_t now);
 

@@ -64,6 +64,7 @@
 #include "lb_err.h"
 #include "lb_log.h"
 #include "mgr.h"
+#include "mgr_clock.h"
 
 static void
 ipc_parent(const char *url)

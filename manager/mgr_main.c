@@ -28,6 +28,7 @@
 #include "lb_log.h"
 #include "lb_maglev.h"
 #include "mgr.h"
+#include "mgr_clock.h"
 #include "mgr_dip_prober.h"
 #include "mgr_text.h"
 

@@ -23,22 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lb_err.h"
 #include "lb_ftable.h"
 #include "lb_log.h"
 #include "mgr.h"
+#include "mgr_clock.h"
 #include "mgr_text.h"
-
-uint64_t
-mgr_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void outcome(struct mgr *m, uint64_t now, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -17,6 +17,7 @@
 #include "lb_hdr.h"
 #include "lb_log.h"
 #include "mgr.h"
+#include "mgr_clock.h"
 #include "mgr_vip_probe.h"
 
 #define VP_MAX_TARGETS 65535 /* the ICMP sequence number names the target */
