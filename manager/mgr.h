@@ -69,8 +69,6 @@ struct mgr_peer {
 	bool mp_connected;
 	uint64_t mp_since_ms; /* connected / disconnected at */
 	uint64_t mp_last_contact_ms;
-	bool mp_has_status;
-	uint64_t mp_status_applied;
 	uint32_t mp_n_counters;
 	struct lb_counter mp_counters[LB_MSG_MAX_COUNTERS];
 	uint64_t mp_bad_msgs;
@@ -122,15 +120,6 @@ struct mgr_rejection {
 struct mgr_commit_rec {
 	uint64_t cr_version;
 	uint64_t cr_seq;
-};
-
-/* Why mgr_commit might abort during the call being made (see finish_abort). */
-enum mgr_cause {
-	MGR_CAUSE_NONE,
-	MGR_CAUSE_VOTE_NO,  /* a member judged the change: it is rejected */
-	MGR_CAUSE_BEHIND,   /* a member voted no because it is behind: fence it, retry */
-	MGR_CAUSE_TIMEOUT,  /* members were silent (now fenced): retry */
-	MGR_CAUSE_RECOVERY, /* the round a restart found undecided */
 };
 
 /* The encoded snapshot of the committed version, shared by every resync. */
@@ -187,8 +176,7 @@ struct mgr {
 
 	/* the two-phase commit */
 	struct mgr_commit *commit;
-	struct mgr_action *acts; /* a copy of mgr_commit's actions being run */
-	enum mgr_cause cause;
+	struct mgr_action *acts;      /* a copy of mgr_commit's actions being run */
 	uint64_t skip_commit_version; /* its commit record failed: no COMMIT goes out */
 	struct mgr_peer peers[MGR_MAX_MEMBERS];
 	/*

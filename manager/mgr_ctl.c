@@ -102,7 +102,7 @@ status_members(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now
 			",\"applied\":%" PRIu64 ",\"reported\":%" PRIu64
 			",\"last_contact_ms\":%" PRIu64 ",\"connected\":%s,\"snapshots\":%" PRIu64
 			",\"bad_messages\":%" PRIu64 ",\"counters\":{",
-			mb->applied, p->mp_has_status ? p->mp_status_applied : mb->applied, a,
+			mb->applied, mb->has_reported ? mb->reported : mb->applied, a,
 			p->mp_connected ? "true" : "false", p->mp_snaps, p->mp_bad_msgs);
 		for (k = 0; k < p->mp_n_counters; k++) {
 			mgr_buf_printf(j, "%s", k ? "," : "");

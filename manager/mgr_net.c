@@ -101,18 +101,9 @@ disconnected(struct mgr *m, int i, uint64_t now)
 	flush_queue(p);
 	LB_WARN("member %s disconnected (%s)", mb->id,
 		mb->state == MGR_MEMBER_IN_SYNC ? "was in sync" : "was fenced");
-	/*
-	 * A member that is gone cannot vote: fence it now rather than let the
-	 * next round wait out its deadline. mgr_commit has no call for this;
-	 * between rounds a fenced member is only one left out of the next
-	 * round, and its hello at the committed version takes it back. One
-	 * in the round in flight is left to the deadline (mgr_commit decides).
-	 */
-	if (mb->state == MGR_MEMBER_IN_SYNC && !mb->in_round) {
-		mb->state = MGR_MEMBER_FENCED;
-		snprintf(mb->why, sizeof(mb->why), "disconnected");
-		LB_WARN("fenced %s: disconnected", mb->id);
-	}
+	/* Gone, it cannot vote: fenced now between rounds (mgr_commit_gone). */
+	mgr_commit_gone(m->commit, mb->id);
+	mgr_run_actions(m, now);
 }
 
 void
@@ -674,7 +665,6 @@ on_hello(struct mgr *m, nng_pipe pipe, const struct lb_msg *h, uint64_t now)
 		flush_queue(&m->peers[i]);
 		nng_pipe_close(m->peers[i].mp_pipe);
 	}
-	m->cause = MGR_CAUSE_NONE;
 	mgr_commit_hello(c, h->id, h->role, h->version, h->digest, now);
 	i = mgr_commit_find(c, h->id);
 	if (i < 0) {
@@ -693,8 +683,6 @@ on_hello(struct mgr *m, nng_pipe pipe, const struct lb_msg *h, uint64_t now)
 	}
 	p->mp_last_contact_ms = now;
 	p->mp_silent_logged = false;
-	p->mp_has_status = true; /* a hello reports what it runs, as STATUS does */
-	p->mp_status_applied = h->version;
 	current = h->version == c->committed &&
 		  (c->committed == 0 || memcmp(h->digest, c->committed_digest, LB_DIGEST_LEN) == 0);
 	if (c->members[i].state == MGR_MEMBER_IN_SYNC) {
@@ -726,39 +714,15 @@ on_hello(struct mgr *m, nng_pipe pipe, const struct lb_msg *h, uint64_t now)
 	mgr_run_actions(m, now);
 }
 
-/*
- * A "no" rejects the change, unless the member said no because it runs
- * something older than the round's base (it missed a COMMIT): its latest
- * STATUS, which comes before the vote on the same connection, shows it.
- * Then the member is the problem: it is fenced (mgr_commit_hello with what
- * it reported is how mgr_commit learns a member is behind) and the round
- * is retried without it.
- */
+/* A "no" from a member behind the committed version fences it (mgr_commit_vote). */
 static void
 on_vote(struct mgr *m, int i, const struct lb_msg *msg, uint64_t now)
 {
-	struct mgr_commit *c = m->commit;
-	struct mgr_peer *p = &m->peers[i];
-	bool behind = !msg->flag && msg->version == c->inflight && p->mp_has_status &&
-		      p->mp_status_applied != c->committed;
-	uint8_t none[LB_DIGEST_LEN] = {0};
 	char id[LB_MSG_ID];
 
-	m->cause = msg->flag || msg->version != c->inflight ? MGR_CAUSE_NONE
-		   : behind				    ? MGR_CAUSE_BEHIND
-							    : MGR_CAUSE_VOTE_NO;
-	snprintf(id, sizeof(id), "%s", c->members[i].id);
-	mgr_commit_vote(c, id, msg->version, msg->digest, msg->flag, msg->text, now);
+	snprintf(id, sizeof(id), "%s", m->commit->members[i].id);
+	mgr_commit_vote(m->commit, id, msg->version, msg->digest, msg->flag, msg->text, now);
 	mgr_run_actions(m, now);
-	if (behind && c->inflight == 0) {
-		LB_WARN("member %s voted no from version %" PRIu64 " (committed is %" PRIu64
-			"): fenced, the round is retried without it",
-			id, p->mp_status_applied, c->committed);
-		m->cause = MGR_CAUSE_NONE;
-		mgr_commit_hello(c, id, c->members[i].role, p->mp_status_applied, none, now);
-		mgr_run_actions(m, now);
-	}
-	m->cause = MGR_CAUSE_NONE;
 }
 
 static void
@@ -794,8 +758,7 @@ on_member_msg(struct mgr *m, nng_pipe pipe, const struct lb_msg *msg, uint64_t n
 		break;
 	case LB_MSG_STATUS:
 		/* Not a hello: a hello mid-round would fence it. */
-		p->mp_has_status = true;
-		p->mp_status_applied = msg->version;
+		mgr_commit_status(m->commit, m->commit->members[i].id, msg->version);
 		p->mp_n_counters = msg->n_counters;
 		memcpy(p->mp_counters, msg->counters, msg->n_counters * sizeof(msg->counters[0]));
 		break;

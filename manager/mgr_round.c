@@ -280,7 +280,6 @@ begin_round(struct mgr *m, uint64_t now)
 		m->rec_abort_version = 0;
 	LB_INFO("version %" PRIu64 " prepared: %s", r->r_version, r->r_summary);
 	/* 2. PREPARE to the in-sync members (actions). */
-	m->cause = MGR_CAUSE_NONE;
 	mgr_commit_begin(m->commit, r->r_digest, now);
 	mgr_run_actions(m, now);
 	return;
@@ -337,17 +336,13 @@ record_commit(struct mgr *m, uint64_t version, uint64_t now)
 		r->r_active ? mgr_store_error(m->store) : "no round");
 	LB_ERR("version %" PRIu64 " aborted: %s", version, why);
 	/*
-	 * mgr_commit already counts it committed; take that back (it has no
-	 * call for this) and tell every member to drop what it prepared.
+	 * mgr_commit already counts it committed: take that back, skip the
+	 * COMMITs it asked for, and tell every member to drop what it prepared.
 	 */
 	m->skip_commit_version = version;
-	c->committed = version - 1;
-	memcpy(c->committed_digest, m->committed_digest, LB_DIGEST_LEN);
-	for (i = 0; i < c->n_members; i++) {
-		if (c->members[i].applied == version)
-			c->members[i].applied = version - 1;
+	mgr_commit_undo(c, version, m->committed_digest);
+	for (i = 0; i < c->n_members; i++)
 		send_simple(m, (int)i, LB_MSG_ABORT, version, why, now);
-	}
 	if (r->r_active && mgr_store_round_abort(m->store, r->r_id, why) != 0)
 		LB_ERR("%s", mgr_store_error(m->store));
 	outcome(m, now, "version %" PRIu64 " aborted: %s", version, why);
@@ -391,7 +386,7 @@ finish_abort(struct mgr *m, const struct mgr_action *a, uint64_t now)
 {
 	struct mgr_round *r = &m->round;
 
-	if (m->cause == MGR_CAUSE_RECOVERY || !r->r_active || r->r_version != a->version) {
+	if (a->cause == MGR_CAUSE_RECOVERY || !r->r_active || r->r_version != a->version) {
 		LB_WARN("version %" PRIu64 " aborted: %s (ABORT sent to the members)", a->version,
 			a->reason);
 		outcome(m, now, "version %" PRIu64 " aborted: %s", a->version, a->reason);
@@ -403,10 +398,18 @@ finish_abort(struct mgr *m, const struct mgr_action *a, uint64_t now)
 	outcome(m, now, "version %" PRIu64 " aborted: %s", a->version, a->reason);
 	m->n_aborted++;
 	round_clear(r);
-	if (m->cause == MGR_CAUSE_VOTE_NO)
+	if (a->cause == MGR_CAUSE_VOTE_NO) {
 		reject_pending(m, a->version, a->reason, now);
-	else
-		m->start_now = true; /* without the silent or stale ones, now fenced */
+		return;
+	}
+	if (a->cause == MGR_CAUSE_BEHIND) {
+		const struct mgr_member *mb = &m->commit->members[a->member];
+
+		LB_WARN("member %s voted no from version %" PRIu64 " (committed is %" PRIu64
+			"): fenced, the round is retried without it",
+			mb->id, mb->reported, m->commit->committed);
+	}
+	m->start_now = true; /* without the silent or stale ones, now fenced */
 }
 
 static void
@@ -473,10 +476,8 @@ recover(struct mgr *m, uint64_t now)
 		m->commit->n_members == 1 ? "" : "s");
 	if (!m->rec_decided)
 		m->rec_abort_version = m->rec_version;
-	m->cause = MGR_CAUSE_RECOVERY;
 	mgr_commit_recover(m->commit, m->rec_version, m->rec_digest, m->rec_decided);
 	mgr_run_actions(m, now);
-	m->cause = MGR_CAUSE_NONE;
 }
 
 static void
@@ -507,10 +508,8 @@ mgr_round_tick(struct mgr *m, uint64_t now)
 		recover(m, now);
 	}
 	if (m->commit->inflight != 0) {
-		m->cause = MGR_CAUSE_TIMEOUT;
 		mgr_commit_tick(m->commit, now);
 		mgr_run_actions(m, now);
-		m->cause = MGR_CAUSE_NONE;
 	}
 	if (m->eff_timer_ms <= now) {
 		m->eff_timer_ms = UINT64_MAX;

@@ -247,7 +247,6 @@ fence(struct mgr *m, int i, const char *why, uint64_t now)
 	if (mb->state != MGR_MEMBER_IN_SYNC)
 		return;
 	m->vip->vp_fences++;
-	m->cause = MGR_CAUSE_NONE;
 	mgr_commit_fence(m->commit, mb->id, why);
 	mgr_run_actions(m, now);
 }

@@ -6,25 +6,28 @@
 #include "lb_err.h"
 #include "mgr_commit.h"
 
-static void
+static struct mgr_action *
 act(struct mgr_commit *c, enum mgr_action_type t, int member, uint64_t version, const char *fmt,
 	...)
 {
+	static struct mgr_action dropped;
 	struct mgr_action *a;
 	va_list ap;
 
 	if (c->n_actions == MGR_MAX_ACTIONS)
-		return; /* bounded by construction: one action per member per kind */
+		return &dropped; /* bounded by construction: one action per member per kind */
 	a = &c->actions[c->n_actions++];
 	a->type = t;
 	a->member = member;
 	a->version = version;
+	a->cause = MGR_CAUSE_NONE;
 	a->reason[0] = '\0';
 	if (fmt != NULL) {
 		va_start(ap, fmt);
 		vsnprintf(a->reason, sizeof(a->reason), fmt, ap);
 		va_end(ap);
 	}
+	return a;
 }
 
 void
@@ -74,15 +77,16 @@ end_round(struct mgr_commit *c)
 	}
 }
 
+/* `voter`: the member whose "no" aborts it, or -1. */
 static void
-abort_round(struct mgr_commit *c, const char *reason)
+abort_round(struct mgr_commit *c, enum mgr_abort_cause cause, int voter, const char *reason)
 {
 	uint32_t i;
 
 	/* Everyone hears it: a member that prepared must drop what it built. */
 	for (i = 0; i < c->n_members; i++)
-		act(c, MGR_ACT_SEND_ABORT, (int)i, c->inflight, "%s", reason);
-	act(c, MGR_ACT_ABORTED, -1, c->inflight, "%s", reason);
+		act(c, MGR_ACT_SEND_ABORT, (int)i, c->inflight, "%s", reason)->cause = cause;
+	act(c, MGR_ACT_ABORTED, voter, c->inflight, "%s", reason)->cause = cause;
 	end_round(c);
 }
 
@@ -133,7 +137,7 @@ mgr_commit_recover(
 	} else {
 		c->inflight = version;
 		memcpy(c->inflight_digest, digest, LB_DIGEST_LEN);
-		abort_round(c, "manager restarted before deciding");
+		abort_round(c, MGR_CAUSE_RECOVERY, -1, "manager restarted before deciding");
 	}
 }
 
@@ -176,12 +180,20 @@ mgr_commit_vote(struct mgr_commit *c, const char *member, uint64_t version,
 		memcmp(digest, c->inflight_digest, LB_DIGEST_LEN) != 0 || m->vote != MGR_VOTE_NONE)
 		return;
 	if (!yes) {
+		bool behind = m->has_reported && m->reported != c->committed;
 		char why[LB_MSG_TEXT];
 
 		m->vote = MGR_VOTE_NO;
 		/* The outcome names who refused and why. */
 		snprintf(why, sizeof(why), "%.63s voted no: %.180s", m->id, reason ? reason : "");
-		abort_round(c, why);
+		abort_round(c, behind ? MGR_CAUSE_BEHIND : MGR_CAUSE_VOTE_NO, i, why);
+		if (behind) {
+			/* As its hello at that version would: fenced, a snapshot. */
+			m->applied = m->reported;
+			snprintf(why, sizeof(why), "runs version %llu, current is %llu",
+				(unsigned long long)m->reported, (unsigned long long)c->committed);
+			fence(c, i, why);
+		}
 		return;
 	}
 	m->vote = MGR_VOTE_YES;
@@ -207,6 +219,8 @@ mgr_commit_hello(struct mgr_commit *c, const char *member, enum lb_role role, ui
 	m = &c->members[i];
 	m->role = role;
 	m->applied = applied;
+	m->has_reported = true;
+	m->reported = applied;
 	m->last_contact_ms = now_ms;
 	current = applied == c->committed &&
 		  (c->committed == 0 || memcmp(digest, c->committed_digest, LB_DIGEST_LEN) == 0);
@@ -226,6 +240,47 @@ mgr_commit_hello(struct mgr_commit *c, const char *member, enum lb_role role, ui
 			(unsigned long long)applied, (unsigned long long)c->committed);
 		fence(c, i, why);
 	}
+}
+
+void
+mgr_commit_status(struct mgr_commit *c, const char *member, uint64_t applied)
+{
+	int i = mgr_commit_find(c, member);
+
+	if (i < 0)
+		return;
+	c->members[i].has_reported = true;
+	c->members[i].reported = applied;
+}
+
+void
+mgr_commit_gone(struct mgr_commit *c, const char *member)
+{
+	int i = mgr_commit_find(c, member);
+	struct mgr_member *m;
+
+	if (i < 0)
+		return;
+	m = &c->members[i];
+	if (m->state != MGR_MEMBER_IN_SYNC || m->in_round)
+		return; /* the round's deadline decides about one in flight */
+	m->state = MGR_MEMBER_FENCED;
+	snprintf(m->why, sizeof(m->why), "disconnected");
+	act(c, MGR_ACT_FENCE, i, c->committed, "%s: %s", m->id, m->why);
+}
+
+void
+mgr_commit_undo(struct mgr_commit *c, uint64_t version, const uint8_t digest[LB_DIGEST_LEN])
+{
+	uint32_t i;
+
+	if (version == 0 || c->committed != version)
+		return;
+	c->committed = version - 1;
+	memcpy(c->committed_digest, digest, LB_DIGEST_LEN);
+	for (i = 0; i < c->n_members; i++)
+		if (c->members[i].applied == version)
+			c->members[i].applied = version - 1;
 }
 
 void
@@ -266,7 +321,7 @@ mgr_commit_tick(struct mgr_commit *c, uint64_t now_ms)
 			act(c, MGR_ACT_FENCE, (int)i, c->inflight, "%s: %s", m->id, m->why);
 		}
 	}
-	abort_round(c, reason);
+	abort_round(c, MGR_CAUSE_TIMEOUT, -1, reason);
 	/* The silent ones get the committed table when they come back. */
 	for (i = 0; i < c->n_members; i++)
 		if (c->members[i].state == MGR_MEMBER_FENCED)

@@ -49,6 +49,8 @@ struct mgr_member {
 	enum lb_role role;
 	enum mgr_member_state state;
 	uint64_t applied;
+	bool has_reported;
+	uint64_t reported; /* what it last said it runs (hello, STATUS) */
 	uint64_t last_contact_ms;
 	enum mgr_vote vote;
 	bool in_round;	       /* was sent this round's PREPARE */
@@ -66,10 +68,20 @@ enum mgr_action_type {
 	MGR_ACT_ABORTED,	  /* the round ended: version aborted (reason) */
 };
 
+/* Why a round aborted: what the driver does next depends on it. */
+enum mgr_abort_cause {
+	MGR_CAUSE_NONE = 0,
+	MGR_CAUSE_VOTE_NO,  /* a member judged the change: it is rejected */
+	MGR_CAUSE_BEHIND,   /* a member said no because it runs an older version: it is fenced */
+	MGR_CAUSE_TIMEOUT,  /* members were silent (now fenced) */
+	MGR_CAUSE_RECOVERY, /* the round a restart found undecided */
+};
+
 struct mgr_action {
 	enum mgr_action_type type;
-	int member; /* index into members, -1 for none */
+	int member; /* index into members, -1 for none; ABORTED: who voted no, if one did */
 	uint64_t version;
+	enum mgr_abort_cause cause; /* SEND_ABORT, ABORTED */
 	char reason[LB_MSG_TEXT];
 };
 
@@ -101,13 +113,41 @@ void mgr_commit_recover(
 /* Start the round for committed + 1. Returns -LB_EEXIST if one is in flight. */
 int mgr_commit_begin(struct mgr_commit *c, const uint8_t digest[LB_DIGEST_LEN], uint64_t now_ms);
 
-/* A member's vote. */
+/*
+ * A member's vote. A "no" aborts the round (MGR_CAUSE_VOTE_NO), unless the
+ * member last reported a version other than the committed one (it missed
+ * a COMMIT): then the member is the problem, not the change; the round
+ * aborts with MGR_CAUSE_BEHIND and the member is fenced and sent a
+ * snapshot, so that the retry goes on without it.
+ */
 void mgr_commit_vote(struct mgr_commit *c, const char *member, uint64_t version,
 	const uint8_t digest[LB_DIGEST_LEN], bool yes, const char *reason, uint64_t now_ms);
 
 /* A member's hello (or status): registers it or updates what it runs. */
 void mgr_commit_hello(struct mgr_commit *c, const char *member, enum lb_role role, uint64_t applied,
 	const uint8_t digest[LB_DIGEST_LEN], uint64_t now_ms);
+
+/*
+ * A member's STATUS: the version it runs now. Not a hello: a hello
+ * mid-round would fence it.
+ */
+void mgr_commit_status(struct mgr_commit *c, const char *member, uint64_t applied);
+
+/*
+ * A member's connection closed. A member that is gone cannot vote: one in
+ * sync between rounds is fenced now (MGR_ACT_FENCE, no snapshot: it gets
+ * one when it says hello again) rather than let the next round wait out
+ * its deadline; one in the round in flight is left to the deadline.
+ */
+void mgr_commit_gone(struct mgr_commit *c, const char *member);
+
+/*
+ * The commit record of `version`, just decided, could not be made durable:
+ * take the decision back. The committed version returns to version - 1
+ * with `digest`, and so do the members that were counted at `version`. No
+ * action: the caller tells the members to drop what they prepared.
+ */
+void mgr_commit_undo(struct mgr_commit *c, uint64_t version, const uint8_t digest[LB_DIGEST_LEN]);
 
 /*
  * Fence an in-sync member for a reason found outside the protocol (its VIP
