@@ -131,33 +131,7 @@ struct mgr_snap {
 	size_t *s_len;
 };
 
-/*
- * A listener of the manager and its guard (mgr_guard.c): nng 1.5.2 can stop
- * a listener for good; the guard notices and listens again.
- */
-#define MGR_MAX_LISTENERS 3
 #define MGR_CLOSE_WAIT_S 3 /* nng's closing of the sockets at exit, at most */
-#define MGR_GUARD_TICK_MS 500
-#define MGR_GUARD_PERIOD_MS 10000 /* a probe at least this often */
-#define MGR_GUARD_WAIT_MS 2000	  /* connect and handshake within, or the probe proves nothing */
-#define MGR_GUARD_GRACE_MS 2000	  /* an accept after the headers were exchanged, at most */
-
-struct mgr_guard {
-	char what[16];
-	char url[MGR_URL_MAX];
-	nng_socket sock;
-	nng_listener l; /* id 0: closed, a restart to retry */
-	bool ipc;
-	bool req_probe;	  /* probe with req0 (the socket is rep0), else pair1 */
-	uint64_t other;	  /* the listener's "other" errors when last probed */
-	uint64_t next_ms; /* the next periodic probe */
-	bool warned;	  /* a probe that could not get through was logged */
-};
-
-/* The guard's TLS client (mbed TLS): the manager's certificate and key. */
-struct mgr_probe_tls;
-struct mgr_probe_tls *mgr_guard_tls_load(const char *cert, const char *key, char *err, size_t len);
-void mgr_guard_tls_free(struct mgr_probe_tls *t);
 
 struct mgr {
 	struct mgr_config cfg;
@@ -229,20 +203,12 @@ struct mgr {
 	nng_socket msock; /* members: pair1 polyamorous */
 	nng_socket csock; /* sluicectl: rep0 */
 	nng_tls_config *tls;
-	struct mgr_probe_tls *probe_tls; /* the guard's probes: our certificate, as a client */
 	/* Members over TLS prove their ids (lb_proof.h): the CA, the nonces' key. */
 	struct lb_proof_ca *proof_ca;
 	uint8_t nonce_key[32];
 	uint64_t n_challenges, n_unproven;
-	struct mgr_guard guards[MGR_MAX_LISTENERS];
-	uint32_t n_guards;
-	pthread_t guard_thread; /* the guard runs beside the loop (mgr_guard.c) */
-	bool guard_running;
-	bool abandoned;	   /* a thread given up on at exit (the guard's, nng's close) may read m */
-	int guard_stop;	   /* atomic */
-	bool guard_warned; /* the guard's thread only */
-	uint64_t n_listener_restarts; /* atomic: the guard's thread adds */
-	uint64_t n_listener_probes;   /* atomic: the guard's thread adds */
+	struct mgr_guard *guard; /* the listeners' guard, on a thread of its own */
+	bool abandoned; /* a thread given up on at exit (the guard's, nng's close) may read m */
 	int msock_fd, csock_fd;
 	int pipe_ev[2]; /* pipe ids of closed connections, from nng's thread */
 	uint64_t n_malformed, n_refused, n_unexpected, n_ctl, n_ctl_dropped;
@@ -306,15 +272,6 @@ void mgr_net_pipes(struct mgr *m, uint64_t now);
 /* Hand queued messages to nng as their connections can take them. */
 void mgr_net_pump(struct mgr *m, uint64_t now);
 
-/* Listen on url with socket s (what: its name in logs), guarded; the guard
- * probes with req0 if req_probe (s is rep0), else pair1. */
-int mgr_guard_listen(struct mgr *m, nng_socket s, const char *url, const char *what, bool req_probe,
-	char *err, size_t len);
-/* Start the guard's thread: it probes the listeners and listens again on
- * any nng has stopped. Returns 0 or an errno. */
-int mgr_guard_start(struct mgr *m);
-/* Stop it (waits at most 2 s for its thread) and close its probes. */
-void mgr_guard_stop(struct mgr *m);
 uint64_t mgr_net_next_deadline(const struct mgr *m, uint64_t now);
 
 /* Queue one encoded message for member i (copied); dropped if it is not connected. */

@@ -23,6 +23,7 @@
 #include "lb_log.h"
 #include "lb_maglev.h"
 #include "mgr.h"
+#include "mgr_guard.h"
 #include "mgr_text.h"
 
 static void refuse(struct lb_msg *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -192,10 +193,8 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 		",\"listener_restarts\":%" PRIu64 ",\"listener_probes\":%" PRIu64
 		",\"challenges\":%" PRIu64 ",\"unproven\":%" PRIu64 "}",
 		m->n_committed, m->n_aborted, m->n_malformed, m->n_refused, m->n_unexpected,
-		m->n_ctl, m->n_ctl_dropped,
-		__atomic_load_n(&m->n_listener_restarts, __ATOMIC_RELAXED),
-		__atomic_load_n(&m->n_listener_probes, __ATOMIC_RELAXED), m->n_challenges,
-		m->n_unproven);
+		m->n_ctl, m->n_ctl_dropped, mgr_guard_restarts(m->guard),
+		mgr_guard_checks(m->guard), m->n_challenges, m->n_unproven);
 	mgr_view_health(m, &b, &j, now);
 	mgr_vip_probe_view(m, &b, &j, now);
 	status_members(m, &b, &j, now);

@@ -43,6 +43,7 @@
 #include "lb_log.h"
 #include "lb_proof.h"
 #include "mgr.h"
+#include "mgr_guard.h"
 #include "mgr_text.h"
 
 /* Conservative wire rate for pacing (10 MB/s), plus 1 ms per message. */
@@ -166,15 +167,6 @@ tls_setup(struct mgr *m, char *err, size_t len)
 			return -LB_EINVAL;
 		}
 	}
-	/* The listener guard's probes connect to us with the same certificate. */
-	if (rv == 0) {
-		char perr[256];
-
-		m->probe_tls = mgr_guard_tls_load(c->mc_cert, c->mc_key, perr, sizeof(perr));
-		if (m->probe_tls == NULL)
-			LB_WARN("listener guard: no TLS client (%s): TLS listeners are not probed",
-				perr);
-	}
 	free(cert);
 	free(key);
 	if (rv != 0) {
@@ -214,12 +206,19 @@ mgr_net_start(struct mgr *m, char *err, size_t len)
 		snprintf(err, len, "ctl socket: %s", nng_strerror(rv));
 		return -LB_EIO;
 	}
-	if (mgr_guard_listen(m, m->msock, c->mc_listen, "members", false, err, len) != 0 ||
-		mgr_guard_listen(m, m->csock, c->mc_ctl, "ctl", true, err, len) != 0 ||
-		(c->mc_ctl_tls[0] != '\0' && mgr_guard_listen(m, m->csock, c->mc_ctl_tls, "ctl_tls",
-						     true, err, len) != 0))
+	/* The guard checks the TLS listeners with our own certificate. */
+	m->guard = mgr_guard_new(
+		m->tls, c->mc_has_tls ? c->mc_cert : NULL, c->mc_has_tls ? c->mc_key : NULL);
+	if (m->guard == NULL) {
+		snprintf(err, len, "listener guard: out of memory");
+		return -LB_ENOMEM;
+	}
+	if (mgr_guard_listen(m->guard, m->msock, c->mc_listen, "members", false, err, len) != 0 ||
+		mgr_guard_listen(m->guard, m->csock, c->mc_ctl, "ctl", true, err, len) != 0 ||
+		(c->mc_ctl_tls[0] != '\0' && mgr_guard_listen(m->guard, m->csock, c->mc_ctl_tls,
+						     "ctl_tls", true, err, len) != 0))
 		return -LB_EIO;
-	if ((rv = mgr_guard_start(m)) != 0) {
+	if ((rv = mgr_guard_start(m->guard)) != 0) {
 		snprintf(err, len, "listener guard: %s", strerror(rv));
 		return -LB_EIO;
 	}
@@ -273,7 +272,8 @@ mgr_net_stop(struct mgr *m)
 
 	for (i = 0; i < MGR_MAX_MEMBERS; i++)
 		flush_queue(&m->peers[i]);
-	mgr_guard_stop(m);
+	if (!mgr_guard_stop(m->guard))
+		m->abandoned = true; /* its thread may still read the guard and the TLS config */
 	if (!close_sockets_within(m)) {
 		m->abandoned = true; /* nng may still use what it was given: keep it */
 		return;
@@ -281,8 +281,8 @@ mgr_net_stop(struct mgr *m)
 	if (m->tls != NULL && !m->abandoned)
 		nng_tls_config_free(m->tls);
 	if (!m->abandoned) {
-		mgr_guard_tls_free(m->probe_tls);
-		m->probe_tls = NULL;
+		mgr_guard_free(m->guard);
+		m->guard = NULL;
 	}
 	m->tls = NULL;
 	lb_proof_ca_free(m->proof_ca);
