@@ -190,7 +190,7 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 		"},\"counters\":{\"committed\":%" PRIu64 ",\"aborted\":%" PRIu64
 		",\"malformed\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"unexpected\":%" PRIu64
 		",\"ctl_requests\":%" PRIu64 ",\"ctl_dropped\":%" PRIu64
-		",\"listener_restarts\":%" PRIu64 ",\"listener_probes\":%" PRIu64
+		",\"listener_restarts\":%" PRIu64 ",\"listener_checks\":%" PRIu64
 		",\"challenges\":%" PRIu64 ",\"unproven\":%" PRIu64 "}",
 		m->n_committed, m->n_aborted, m->n_malformed, m->n_refused, m->n_unexpected,
 		m->n_ctl, m->n_ctl_dropped, mgr_guard_restarts(m->guard),
