@@ -259,6 +259,9 @@ enum mgr_wait_state { MGR_WAIT_PENDING, MGR_WAIT_COMMITTED, MGR_WAIT_ABORTED, MG
 enum mgr_wait_state mgr_wait(
 	const struct mgr *m, uint64_t version, uint64_t *committed_as, const char **reason);
 
+/* What the VIP prober reads of m (mgr_main.c). */
+void mgr_vip_env(const struct mgr *m, struct mgr_vip_env *e);
+
 /* ---- mgr_net.c ---- */
 
 int mgr_net_start(struct mgr *m, char *err, size_t len);

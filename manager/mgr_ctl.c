@@ -65,8 +65,10 @@ static void
 status_members(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
 {
 	const struct mgr_commit *c = m->commit;
+	struct mgr_vip_env env;
 	uint32_t i, k, in_sync = 0;
 
+	mgr_vip_env(m, &env);
 	for (i = 0; i < c->n_members; i++)
 		in_sync += c->members[i].state == MGR_MEMBER_IN_SYNC;
 	mgr_buf_printf(b, "members     %u (%u in sync)\n", c->n_members, in_sync);
@@ -111,7 +113,7 @@ status_members(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now
 			mgr_buf_printf(j, ":%" PRIu64, p->mp_counters[k].value);
 		}
 		mgr_buf_printf(j, "}");
-		mgr_vip_probe_view_member(m, (int)i, b, j, now);
+		mgr_vip_probe_view_member(m->vip, &env, (int)i, b, j, now);
 		mgr_buf_printf(j, "}");
 	}
 	mgr_buf_printf(j, "]");
@@ -122,6 +124,7 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 {
 	const struct mgr_commit *c = m->commit;
 	const struct mgr_round *r = &m->round;
+	struct mgr_vip_env env;
 	struct mgr_buf b = {0}, j = {0};
 	char hex[MGR_HEX_DIGEST];
 	uint64_t pending = m->accepted_seq - (r->r_active ? r->r_seq : m->committed_seq);
@@ -196,7 +199,8 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 		m->n_ctl, m->n_ctl_dropped, mgr_guard_restarts(m->guard),
 		mgr_guard_checks(m->guard), m->n_challenges, m->n_unproven);
 	mgr_view_health(m, &b, &j, now);
-	mgr_vip_probe_view(m, &b, &j, now);
+	mgr_vip_env(m, &env);
+	mgr_vip_probe_view(m->vip, &env, &b, &j, now);
 	status_members(m, &b, &j, now);
 	mgr_buf_printf(&j, "}");
 	rep->version = c->committed;

@@ -284,14 +284,44 @@ on_signal(struct mgr *m, int fd)
 	}
 }
 
+static bool
+member_connected(const void *ctx, int i)
+{
+	const struct mgr *m = ctx;
+
+	return m->peers[i].mp_connected;
+}
+
+void
+mgr_vip_env(const struct mgr *m, struct mgr_vip_env *e)
+{
+	e->commit = m->commit;
+	e->committed = &m->committed;
+	e->version = m->committed_version;
+	e->started = m->recovered;
+	e->connected = member_connected;
+	e->ctx = m;
+}
+
+/* The VIP probes fence a mux through the commit state machine. */
+static void
+vip_fence(void *ctx, int i, const char *why, uint64_t now)
+{
+	struct mgr *m = ctx;
+
+	mgr_commit_fence(m->commit, m->commit->members[i].id, why);
+	mgr_run_actions(m, now);
+}
+
 static void
 loop(struct mgr *m, int sig_fd)
 {
+	struct mgr_vip_env env;
 	struct pollfd fds[6] = {
 		{.fd = m->msock_fd, .events = POLLIN}, {.fd = m->csock_fd, .events = POLLIN},
 		{.fd = m->pipe_ev[0], .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
 		{.fd = mgr_dip_prober_fd(m->dip), .events = POLLIN},
-		{.fd = mgr_vip_probe_fd(m), .events = POLLIN}, /* -1 when off: ignored */
+		{.fd = mgr_vip_probe_fd(m->vip), .events = POLLIN}, /* -1 when off: ignored */
 	};
 
 	while (!m->stopping) {
@@ -301,7 +331,8 @@ loop(struct mgr *m, int sig_fd)
 		if (mgr_dip_prober_tick(m->dip, m->health, now))
 			mgr_effective_touch(m, now);
 		mgr_round_tick(m, now);
-		mgr_vip_probe_tick(m, now);
+		mgr_vip_env(m, &env);
+		mgr_vip_probe_tick(m->vip, &env, now);
 		mgr_net_pump(m, now);
 		d = mgr_round_next_deadline(m);
 		t = mgr_net_next_deadline(m, now);
@@ -310,7 +341,7 @@ loop(struct mgr *m, int sig_fd)
 		t = mgr_health_next_deadline(m->health);
 		if (t < d)
 			d = t;
-		t = mgr_vip_probe_next_deadline(m);
+		t = mgr_vip_probe_next_deadline(m->vip);
 		if (t < d)
 			d = t;
 		/* At least once a second: contact ages and silence checks stay fresh. */
@@ -323,8 +354,10 @@ loop(struct mgr *m, int sig_fd)
 		/* Probe results first: the rest of this turn sees them. */
 		if (fds[4].revents && mgr_dip_prober_io(m->dip, m->health, now))
 			mgr_effective_touch(m, now);
-		if (fds[5].revents)
-			mgr_vip_probe_io(m, now);
+		if (fds[5].revents) {
+			mgr_vip_env(m, &env);
+			mgr_vip_probe_io(m->vip, &env, now);
+		}
 		if (fds[3].revents)
 			on_signal(m, sig_fd);
 		if (fds[2].revents)
@@ -429,7 +462,9 @@ main(int argc, char **argv)
 		LB_ERR("%s", err);
 		goto out;
 	}
-	if (mgr_vip_probe_start(m) != 0) {
+	m->vip = mgr_vip_probe_new(m->cfg.mc_vip_probe_interval_ms, m->cfg.mc_vip_probe_failures,
+		m->cfg.mc_vote_timeout_ms, vip_fence, m, mgr_now_ms());
+	if (m->vip == NULL) {
 		LB_ERR("VIP probes: out of memory");
 		goto out;
 	}

@@ -671,7 +671,7 @@ on_hello(struct mgr *m, nng_pipe pipe, const struct lb_msg *h, uint64_t now)
 		refuse(m, pipe, "the manager has %d members already", MGR_MAX_MEMBERS);
 		return;
 	}
-	mgr_vip_probe_hello(m, i, &h->probe_addr);
+	mgr_vip_probe_hello(m->vip, i, h->id, &h->probe_addr);
 	p = &m->peers[i];
 	if (m->proof_ca != NULL)
 		p->mp_proven_pipe = (uint32_t)nng_pipe_id(pipe);

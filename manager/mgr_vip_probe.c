@@ -16,8 +16,7 @@
 #include "lb_err.h"
 #include "lb_hdr.h"
 #include "lb_log.h"
-#include "mgr.h"
-#include "mgr_clock.h"
+#include "mgr_text.h"
 #include "mgr_vip_probe.h"
 
 #define VP_MAX_TARGETS 65535 /* the ICMP sequence number names the target */
@@ -47,6 +46,11 @@ struct vp_member {
 };
 
 struct mgr_vip_probe {
+	uint32_t vp_interval_ms;
+	uint32_t vp_failures;	     /* intervals in a row that fence */
+	uint32_t vp_vote_timeout_ms; /* how long a new version may take to reach a mux */
+	mgr_vip_fence_fn vp_fence;
+	void *vp_fence_ctx;
 	int vp_tx;	  /* raw IPPROTO_IPIP: we write the inner packet */
 	int vp_rx;	  /* raw ICMP: echo replies only */
 	char vp_off[160]; /* "" when on */
@@ -94,8 +98,9 @@ vp_off(struct mgr_vip_probe *v, const char *what)
 	v->vp_tx = v->vp_rx = -1;
 }
 
-int
-mgr_vip_probe_start(struct mgr *m)
+struct mgr_vip_probe *
+mgr_vip_probe_new(uint32_t interval_ms, uint32_t failures, uint32_t vote_timeout_ms,
+	mgr_vip_fence_fn fence, void *ctx, uint64_t now)
 {
 	/* The send socket never reads: a filter that keeps nothing. */
 	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
@@ -104,20 +109,24 @@ mgr_vip_probe_start(struct mgr *m)
 	struct mgr_vip_probe *v = calloc(1, sizeof(*v));
 
 	if (v == NULL)
-		return -LB_ENOMEM;
-	m->vip = v;
+		return NULL;
+	v->vp_interval_ms = interval_ms;
+	v->vp_failures = failures;
+	v->vp_vote_timeout_ms = vote_timeout_ms;
+	v->vp_fence = fence;
+	v->vp_fence_ctx = ctx;
 	v->vp_tx = v->vp_rx = -1;
-	if (m->cfg.mc_vip_probe_interval_ms == 0) {
+	if (interval_ms == 0) {
 		snprintf(v->vp_off, sizeof(v->vp_off), "off (vip_probe_interval_ms = 0)");
-		return 0;
+		return v;
 	}
 	if (getrandom(&v->vp_rand, sizeof(v->vp_rand), 0) != sizeof(v->vp_rand) || v->vp_rand == 0)
-		v->vp_rand = (uint64_t)mgr_now_ms() * 0x9e3779b97f4a7c15ULL | 1;
+		v->vp_rand = now * 0x9e3779b97f4a7c15ULL | 1;
 	v->vp_id = (uint16_t)vp_rand(v);
 	v->vp_tx = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_IPIP);
 	if (v->vp_tx < 0) {
 		vp_off(v, "socket(IPPROTO_IPIP)");
-		return 0;
+		return v;
 	}
 	if (setsockopt(v->vp_tx, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) != 0)
 		LB_WARN("VIP probes: SO_ATTACH_FILTER: %s (IP-in-IP to this host queues unread)",
@@ -125,14 +134,14 @@ mgr_vip_probe_start(struct mgr *m)
 	v->vp_rx = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMP);
 	if (v->vp_rx < 0) {
 		vp_off(v, "socket(IPPROTO_ICMP)");
-		return 0;
+		return v;
 	}
 	if (setsockopt(v->vp_rx, SOL_RAW, ICMP_FILTER, &f, sizeof(f)) != 0)
 		LB_WARN("VIP probes: ICMP_FILTER: %s", strerror(errno));
-	v->vp_next_ms = mgr_now_ms() + m->cfg.mc_vip_probe_interval_ms;
+	v->vp_next_ms = now + interval_ms;
 	LB_INFO("VIP probes every %u ms through every mux; %u unanswered in a row fence it",
-		m->cfg.mc_vip_probe_interval_ms, m->cfg.mc_vip_probe_failures);
-	return 0;
+		interval_ms, failures);
+	return v;
 }
 
 void
@@ -149,16 +158,14 @@ mgr_vip_probe_free(struct mgr_vip_probe *v)
 }
 
 int
-mgr_vip_probe_fd(const struct mgr *m)
+mgr_vip_probe_fd(const struct mgr_vip_probe *v)
 {
-	return m->vip != NULL ? m->vip->vp_rx : -1;
+	return v != NULL ? v->vp_rx : -1;
 }
 
 uint64_t
-mgr_vip_probe_next_deadline(const struct mgr *m)
+mgr_vip_probe_next_deadline(const struct mgr_vip_probe *v)
 {
-	const struct mgr_vip_probe *v = m->vip;
-
 	if (v == NULL || v->vp_rx < 0)
 		return UINT64_MAX;
 	return v->vp_judge_ms != 0 && v->vp_judge_ms < v->vp_next_ms ? v->vp_judge_ms
@@ -185,9 +192,8 @@ source_toward(lb_be32_t addr)
 }
 
 void
-mgr_vip_probe_hello(struct mgr *m, int i, const struct lb_addr *addr)
+mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct lb_addr *addr)
 {
-	struct mgr_vip_probe *v = m->vip;
 	struct vp_member *vm;
 	char a[16], s[16];
 
@@ -199,14 +205,13 @@ mgr_vip_probe_hello(struct mgr *m, int i, const struct lb_addr *addr)
 	vm->vm_addr = addr->a32[0];
 	vm->vm_src = vm->vm_addr != 0 ? source_toward(vm->vm_addr) : 0;
 	if (vm->vm_addr != 0 && v->vp_rx >= 0)
-		LB_INFO("member %s: VIP probes through %s (from %s)", m->commit->members[i].id,
+		LB_INFO("member %s: VIP probes through %s (from %s)", id,
 			ip_str(vm->vm_addr, a, sizeof(a)), ip_str(vm->vm_src, s, sizeof(s)));
 }
 
 static void
-send_probe(struct mgr *m, struct vp_target *t, uint16_t seq, uint64_t now)
+send_probe(struct mgr_vip_probe *v, struct vp_target *t, uint16_t seq, uint64_t now)
 {
-	struct mgr_vip_probe *v = m->vip;
 	struct vp_member *vm = &v->vp_mb[t->tg_member];
 	uint8_t pkt[VP_PKT_LEN];
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)pkt;
@@ -239,16 +244,14 @@ send_probe(struct mgr *m, struct vp_target *t, uint16_t seq, uint64_t now)
 		v->vp_send_errors++;
 }
 
+/* Through the commit state machine (the caller's callback): an in-sync member only. */
 static void
-fence(struct mgr *m, int i, const char *why, uint64_t now)
+fence(struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i, const char *why, uint64_t now)
 {
-	struct mgr_member *mb = &m->commit->members[i];
-
-	if (mb->state != MGR_MEMBER_IN_SYNC)
+	if (env->commit->members[i].state != MGR_MEMBER_IN_SYNC)
 		return;
-	m->vip->vp_fences++;
-	mgr_commit_fence(m->commit, mb->id, why);
-	mgr_run_actions(m, now);
+	v->vp_fences++;
+	v->vp_fence(v->vp_fence_ctx, i, why, now);
 }
 
 static int
@@ -279,20 +282,19 @@ vip_list(const struct lb_ftable *ft, uint32_t *n)
 }
 
 static void
-note_committed(struct mgr_vip_probe *v, const struct mgr *m, uint64_t now)
+note_committed(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
 {
-	if (v->vp_seen_version != m->committed_version) {
-		v->vp_seen_version = m->committed_version;
+	if (v->vp_seen_version != env->version) {
+		v->vp_seen_version = env->version;
 		v->vp_seen_ms = now;
 	}
 }
 
 /* Half an interval after they went out: what is still unanswered failed. */
 static void
-judge(struct mgr *m, uint64_t now)
+judge(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
 {
-	struct mgr_vip_probe *v = m->vip;
-	const struct mgr_commit *c = m->commit;
+	const struct mgr_commit *c = env->commit;
 	uint32_t i, k;
 
 	for (i = 0; i < MGR_MAX_MEMBERS; i++)
@@ -314,20 +316,19 @@ judge(struct mgr *m, uint64_t now)
 		struct vp_member *vm = &v->vp_mb[i];
 		char why[LB_MSG_TEXT], a[16], b[16];
 
-		if (vm->vm_fail < m->cfg.mc_vip_probe_failures || !m->peers[i].mp_connected)
+		if (vm->vm_fail < v->vp_failures || !env->connected(env->ctx, (int)i))
 			continue;
 		snprintf(why, sizeof(why), "VIP probe: no answer for %s through %s (%u in a row)",
 			ip_str(vm->vm_fail_vip, a, sizeof(a)), ip_str(vm->vm_addr, b, sizeof(b)),
 			vm->vm_fail);
-		fence(m, (int)i, why, now);
+		fence(v, env, (int)i, why, now);
 	}
 }
 
 void
-mgr_vip_probe_tick(struct mgr *m, uint64_t now)
+mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
 {
-	struct mgr_vip_probe *v = m->vip;
-	const struct mgr_commit *c = m->commit;
+	const struct mgr_commit *c = env->commit;
 	struct vp_target *old, *tg;
 	uint32_t i, k, n_old, n_vips, n = 0, o = 0;
 	lb_be32_t *vips;
@@ -336,27 +337,27 @@ mgr_vip_probe_tick(struct mgr *m, uint64_t now)
 		return;
 	if (v->vp_judge_ms != 0 && now >= v->vp_judge_ms) {
 		v->vp_judge_ms = 0;
-		note_committed(v, m, now);
-		judge(m, now);
+		note_committed(v, env, now);
+		judge(v, env, now);
 	}
 	if (now < v->vp_next_ms)
 		return;
-	v->vp_next_ms = now + m->cfg.mc_vip_probe_interval_ms;
-	if (!m->recovered)
+	v->vp_next_ms = now + v->vp_interval_ms;
+	if (!env->started)
 		return;
-	note_committed(v, m, now);
+	note_committed(v, env, now);
 	for (i = 0; i < MGR_MAX_MEMBERS; i++)
 		v->vp_mb[i].vm_vips = 0;
 
 	/* This interval's targets: every connected mux with an address, every VIP. */
-	vips = vip_list(&m->committed, &n_vips);
+	vips = vip_list(env->committed, &n_vips);
 	old = v->vp_tg;
 	n_old = v->vp_n;
 	tg = NULL;
 	if (n_vips != 0)
 		tg = calloc((size_t)c->n_members * n_vips, sizeof(*tg));
 	for (i = 0; tg != NULL && i < c->n_members; i++) {
-		if (v->vp_mb[i].vm_addr == 0 || !m->peers[i].mp_connected ||
+		if (v->vp_mb[i].vm_addr == 0 || !env->connected(env->ctx, (int)i) ||
 			c->members[i].role != LB_ROLE_MUX)
 			continue;
 		for (k = 0; k < n_vips && n < VP_MAX_TARGETS; k++) {
@@ -385,15 +386,15 @@ mgr_vip_probe_tick(struct mgr *m, uint64_t now)
 	v->vp_tg = tg;
 	v->vp_n = tg != NULL ? n : 0;
 	for (k = 0; k < v->vp_n; k++)
-		send_probe(m, &v->vp_tg[k], (uint16_t)k, now);
+		send_probe(v, &v->vp_tg[k], (uint16_t)k, now);
 	if (v->vp_n != 0)
-		v->vp_judge_ms = now + m->cfg.mc_vip_probe_interval_ms / 2;
+		v->vp_judge_ms = now + v->vp_interval_ms / 2;
 }
 
 static void
-on_reply(struct mgr *m, const uint8_t *p, size_t len, uint64_t now)
+on_reply(struct mgr_vip_probe *v, const struct mgr_vip_env *env, const uint8_t *p, size_t len,
+	uint64_t now)
 {
-	struct mgr_vip_probe *v = m->vip;
 	const struct lb_ipv4_hdr *ip = (const struct lb_ipv4_hdr *)p;
 	const struct lb_icmp_hdr *icmp;
 	const struct lb_vprobe *vp;
@@ -425,12 +426,12 @@ on_reply(struct mgr *m, const uint8_t *p, size_t len, uint64_t now)
 		return;
 	vm = &v->vp_mb[t->tg_member];
 	version = lb_be64_to_cpu(vp->version);
-	if (t->tg_fail >= m->cfg.mc_vip_probe_failures) {
+	if (t->tg_fail >= v->vp_failures) {
 		char a[16], b[16];
 
 		LB_INFO("member %s: VIP %s answers through %s again (version %" PRIu64
 			") after %u failed probes",
-			m->commit->members[t->tg_member].id, ip_str(t->tg_vip, a, sizeof(a)),
+			env->commit->members[t->tg_member].id, ip_str(t->tg_vip, a, sizeof(a)),
 			ip_str(vm->vm_addr, b, sizeof(b)), version, t->tg_fail);
 	}
 	t->tg_out = false;
@@ -451,34 +452,32 @@ on_reply(struct mgr *m, const uint8_t *p, size_t len, uint64_t now)
 	vm->vm_answered++;
 	v->vp_answered++;
 	/* Stale: the committed version has had a vote timeout to reach it. */
-	if (version < m->committed_version &&
-		t->tg_sent_ms >= v->vp_seen_ms + m->cfg.mc_vote_timeout_ms) {
+	if (version < env->version && t->tg_sent_ms >= v->vp_seen_ms + v->vp_vote_timeout_ms) {
 		char why[LB_MSG_TEXT];
 
 		snprintf(why, sizeof(why),
 			"VIP probe: answers with version %" PRIu64 ", committed is %" PRIu64,
-			version, m->committed_version);
-		fence(m, t->tg_member, why, now);
+			version, env->version);
+		fence(v, env, t->tg_member, why, now);
 	}
 }
 
 void
-mgr_vip_probe_io(struct mgr *m, uint64_t now)
+mgr_vip_probe_io(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
 {
-	struct mgr_vip_probe *v = m->vip;
 	uint8_t buf[2048];
 	ssize_t n;
 	int k;
 
 	if (v == NULL || v->vp_rx < 0)
 		return;
-	note_committed(v, m, now);
+	note_committed(v, env, now);
 	/* Bounded: the loop has other work; what is left wakes poll again. */
 	for (k = 0; k < 1024; k++) {
 		n = recv(v->vp_rx, buf, sizeof(buf), 0);
 		if (n < 0)
 			break;
-		on_reply(m, buf, (size_t)n, now);
+		on_reply(v, env, buf, (size_t)n, now);
 	}
 }
 
@@ -489,9 +488,9 @@ age(uint64_t now, uint64_t then)
 }
 
 void
-mgr_vip_probe_view(const struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
+mgr_vip_probe_view(const struct mgr_vip_probe *v, const struct mgr_vip_env *env, struct mgr_buf *b,
+	struct mgr_buf *j, uint64_t now)
 {
-	const struct mgr_vip_probe *v = m->vip;
 	uint32_t i, muxes = 0;
 
 	(void)now;
@@ -503,27 +502,26 @@ mgr_vip_probe_view(const struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, ui
 	mgr_buf_printf(j,
 		",\"interval_ms\":%u,\"failures\":%u,\"targets\":%u,\"sent\":%" PRIu64
 		",\"answered\":%" PRIu64 ",\"send_errors\":%" PRIu64 ",\"fences\":%" PRIu64 "}",
-		m->cfg.mc_vip_probe_interval_ms, m->cfg.mc_vip_probe_failures, v->vp_n, v->vp_sent,
-		v->vp_answered, v->vp_send_errors, v->vp_fences);
+		v->vp_interval_ms, v->vp_failures, v->vp_n, v->vp_sent, v->vp_answered,
+		v->vp_send_errors, v->vp_fences);
 	if (v->vp_off[0] != '\0') {
 		mgr_buf_printf(b, "vip probes  %s\n", v->vp_off);
 		return;
 	}
-	for (i = 0; i < m->commit->n_members; i++)
+	for (i = 0; i < env->commit->n_members; i++)
 		muxes += v->vp_mb[i].vm_vips != 0;
 	mgr_buf_printf(b,
 		"vip probes  every %u ms, %u in a row fence: %u (mux, VIP) pairs through %u muxes, "
 		"%" PRIu64 " sent, %" PRIu64 " answered, %" PRIu64 " fences\n",
-		m->cfg.mc_vip_probe_interval_ms, m->cfg.mc_vip_probe_failures, v->vp_n, muxes,
-		v->vp_sent, v->vp_answered, v->vp_fences);
+		v->vp_interval_ms, v->vp_failures, v->vp_n, muxes, v->vp_sent, v->vp_answered,
+		v->vp_fences);
 }
 
 void
-mgr_vip_probe_view_member(
-	const struct mgr *m, int i, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
+mgr_vip_probe_view_member(const struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i,
+	struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
 {
-	const struct mgr_vip_probe *v = m->vip;
-	const struct mgr_member *mb = &m->commit->members[i];
+	const struct mgr_member *mb = &env->commit->members[i];
 	const struct vp_member *vm;
 	bool by_probe = mb->state != MGR_MEMBER_IN_SYNC && strncmp(mb->why, "VIP probe:", 10) == 0;
 	uint64_t a;
