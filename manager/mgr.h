@@ -49,9 +49,8 @@
 #define MGR_STORE_RETRY_MAX_MS 30000
 #define MGR_REJECT_RETRY_MS 1000 /* after a "no" vote, the next round waits, doubling */
 #define MGR_REJECT_RETRY_MAX_MS 30000
-#define MGR_SNAP_CHUNK_ENTRIES 20000 /* backends (+1 per service) per snapshot chunk */
-#define MGR_CTL_BATCH 64	     /* operator requests handled per pass of the loop */
-#define MGR_CTL_SEND_MS 50	     /* a client that leaves a reply unread this long is dropped */
+#define MGR_CTL_BATCH 64   /* operator requests handled per pass of the loop */
+#define MGR_CTL_SEND_MS 50 /* a client that leaves a reply unread this long is dropped */
 #define MGR_PROMISES 4096
 #define MGR_REJECTIONS 32
 #define MGR_COMMITS 256
@@ -122,15 +121,6 @@ struct mgr_commit_rec {
 	uint64_t cr_seq;
 };
 
-/* The encoded snapshot of the committed version, shared by every resync. */
-struct mgr_snap {
-	uint64_t s_version;
-	bool s_valid;
-	uint32_t s_count;
-	uint8_t **s_buf;
-	size_t *s_len;
-};
-
 #define MGR_CLOSE_WAIT_S 3 /* nng's closing of the sockets at exit, at most */
 
 struct mgr {
@@ -176,7 +166,7 @@ struct mgr {
 	bool eff_dirty;	       /* health or timers moved: rebuild before use */
 	uint64_t eff_timer_ms; /* when it changes by itself (drain, slow start) */
 	struct mgr_round round;
-	struct mgr_snap snap;
+	struct mgr_snap *snap; /* the committed version, encoded for resyncs */
 
 	/* batching */
 	uint64_t batch_deadline_ms; /* 0: no change waiting for its window */
@@ -281,7 +271,6 @@ uint64_t mgr_net_next_deadline(const struct mgr *m, uint64_t now);
 void mgr_send(struct mgr *m, int i, const uint8_t *buf, size_t len, uint64_t now);
 void mgr_send_msg(struct mgr *m, int i, const struct lb_msg *msg, uint64_t now);
 void mgr_send_snapshot(struct mgr *m, int i, uint64_t now);
-void mgr_snap_invalidate(struct mgr *m);
 
 /* ---- mgr_ctl.c ---- */
 

@@ -44,6 +44,7 @@
 #include "lb_proof.h"
 #include "mgr.h"
 #include "mgr_guard.h"
+#include "mgr_snap.h"
 #include "mgr_text.h"
 
 /* Conservative wire rate for pacing (10 MB/s), plus 1 ms per message. */
@@ -183,6 +184,11 @@ mgr_net_start(struct mgr *m, char *err, size_t len)
 	const struct mgr_config *c = &m->cfg;
 	int rv;
 
+	m->snap = mgr_snap_new();
+	if (m->snap == NULL) {
+		snprintf(err, len, "snapshots: out of memory");
+		return -LB_ENOMEM;
+	}
 	if (pipe2(m->pipe_ev, O_NONBLOCK | O_CLOEXEC) != 0) {
 		snprintf(err, len, "pipe: %s", strerror(errno));
 		return -LB_EIO;
@@ -291,7 +297,8 @@ mgr_net_stop(struct mgr *m)
 		close(m->pipe_ev[0]);
 		close(m->pipe_ev[1]);
 	}
-	mgr_snap_invalidate(m);
+	mgr_snap_free(m->snap);
+	m->snap = NULL;
 }
 
 /* ---- paced sends ---- */
@@ -392,81 +399,9 @@ send_pipe(struct mgr *m, nng_pipe pipe, const struct lb_msg *msg)
 /* ---- snapshots ---- */
 
 void
-mgr_snap_invalidate(struct mgr *m)
-{
-	uint32_t i;
-
-	for (i = 0; i < m->snap.s_count; i++)
-		free(m->snap.s_buf[i]);
-	free(m->snap.s_buf);
-	free(m->snap.s_len);
-	memset(&m->snap, 0, sizeof(m->snap));
-}
-
-/*
- * Chunks of at most MGR_SNAP_CHUNK_ENTRIES backends (a service counts one
- * more), services never split: a member can check each service whole.
- */
-static int
-snap_build(struct mgr *m)
-{
-	const struct lb_ftable *t = &m->committed;
-	uint32_t *start = calloc(t->n_services + 2, sizeof(*start));
-	uint32_t i, n = 0, load = 0;
-	struct lb_msg *msg = calloc(1, sizeof(*msg));
-	int rc = 0;
-
-	mgr_snap_invalidate(m);
-	if (start == NULL || msg == NULL) {
-		rc = -LB_ENOMEM;
-		goto out;
-	}
-	start[n++] = 0;
-	for (i = 0; i < t->n_services; i++) {
-		uint32_t w = 1 + t->services[i].n_backends;
-
-		if (i > start[n - 1] && load + w > MGR_SNAP_CHUNK_ENTRIES) {
-			start[n++] = i;
-			load = 0;
-		}
-		load += w;
-	}
-	start[n] = t->n_services;
-	m->snap.s_buf = calloc(n, sizeof(*m->snap.s_buf));
-	m->snap.s_len = calloc(n, sizeof(*m->snap.s_len));
-	if (m->snap.s_buf == NULL || m->snap.s_len == NULL) {
-		rc = -LB_ENOMEM;
-		goto out;
-	}
-	msg->type = LB_MSG_SNAPSHOT_CHUNK;
-	snprintf(msg->sender, sizeof(msg->sender), "manager");
-	msg->version = m->committed_version;
-	memcpy(msg->digest, m->committed_digest, LB_DIGEST_LEN);
-	msg->count = n;
-	msg->table.seed = t->seed;
-	msg->table.maglev_size = t->maglev_size;
-	for (i = 0; i < n; i++) {
-		msg->index = i;
-		msg->table.services = t->services + start[i]; /* borrowed */
-		msg->table.n_services = start[i + 1] - start[i];
-		rc = lb_msg_encode(msg, &m->snap.s_buf[i], &m->snap.s_len[i]);
-		if (rc != 0)
-			goto out;
-		m->snap.s_count = i + 1;
-	}
-	m->snap.s_version = m->committed_version;
-	m->snap.s_valid = true;
-out:
-	if (rc != 0)
-		mgr_snap_invalidate(m);
-	free(start);
-	free(msg);
-	return rc;
-}
-
-void
 mgr_send_snapshot(struct mgr *m, int i, uint64_t now)
 {
+	struct mgr_snap_chunks sc;
 	struct mgr_peer *p;
 	size_t bytes = 0;
 	uint32_t k;
@@ -475,26 +410,23 @@ mgr_send_snapshot(struct mgr *m, int i, uint64_t now)
 	if (i < 0 || (uint32_t)i >= m->commit->n_members || !m->peers[i].mp_connected)
 		return; /* it gets one when it says hello again */
 	p = &m->peers[i];
-	if (!m->snap.s_valid || m->snap.s_version != m->committed_version) {
-		rc = snap_build(m);
-		if (rc != 0) {
-			LB_ERR("member %s: cannot build a snapshot of version %" PRIu64 ": %s",
-				m->commit->members[i].id, m->committed_version, lb_strerror(rc));
-			return;
-		}
+	rc = mgr_snap_get(m->snap, &m->committed, m->committed_version, m->committed_digest, &sc);
+	if (rc != 0) {
+		LB_ERR("member %s: cannot build a snapshot of version %" PRIu64 ": %s",
+			m->commit->members[i].id, m->committed_version, lb_strerror(rc));
+		return;
 	}
-	for (k = 0; k < m->snap.s_count; k++) {
-		mgr_send(m, i, m->snap.s_buf[k], m->snap.s_len[k], now);
-		bytes += m->snap.s_len[k];
+	for (k = 0; k < sc.count; k++) {
+		mgr_send(m, i, sc.buf[k], sc.len[k], now);
+		bytes += sc.len[k];
 	}
-	p->mp_snap_version = m->snap.s_version;
+	p->mp_snap_version = sc.version;
 	p->mp_snap_ms = now;
 	p->mp_snaps++;
 	if (p->mp_snap_backoff_ms == 0)
 		p->mp_snap_backoff_ms = MGR_SNAP_RETRY_MS;
 	LB_INFO("member %s: snapshot of version %" PRIu64 " sent (%u chunk%s, %zu bytes)",
-		m->commit->members[i].id, m->snap.s_version, m->snap.s_count,
-		m->snap.s_count == 1 ? "" : "s", bytes);
+		m->commit->members[i].id, sc.version, sc.count, sc.count == 1 ? "" : "s", bytes);
 }
 
 void

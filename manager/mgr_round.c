@@ -29,6 +29,7 @@
 #include "lb_log.h"
 #include "mgr.h"
 #include "mgr_clock.h"
+#include "mgr_snap.h"
 #include "mgr_text.h"
 
 static void outcome(struct mgr *m, uint64_t now, const char *fmt, ...)
@@ -372,7 +373,7 @@ finish_commit(struct mgr *m, uint64_t version, uint64_t now)
 	m->committed_version = version;
 	m->committed_seq = r->r_seq;
 	push_commit_rec(m, version, r->r_seq);
-	mgr_snap_invalidate(m);
+	mgr_snap_clear(m->snap); /* its version is no longer the committed one */
 	LB_INFO("committed version %" PRIu64 " (digest %s): %s", version,
 		mgr_digest_hex(r->r_digest, hex), r->r_summary);
 	outcome(m, now, "version %" PRIu64 " committed", version);
