@@ -39,6 +39,7 @@
 #include "mgr_pool.h"
 #include "mgr_store.h"
 #include "mgr_text.h"
+#include "mgr_transport.h"
 #include "mgr_vip_probe.h"
 
 #define MGR_GRACE_MS 1000      /* after start: members reconnect before any round */
@@ -49,22 +50,13 @@
 #define MGR_STORE_RETRY_MAX_MS 30000
 #define MGR_REJECT_RETRY_MS 1000 /* after a "no" vote, the next round waits, doubling */
 #define MGR_REJECT_RETRY_MAX_MS 30000
-#define MGR_CTL_BATCH 64   /* operator requests handled per pass of the loop */
-#define MGR_CTL_SEND_MS 50 /* a client that leaves a reply unread this long is dropped */
 #define MGR_PROMISES 4096
 #define MGR_REJECTIONS 32
 #define MGR_COMMITS 256
 
-/* A message waiting for its member's connection to take it (see mgr_net.c). */
-struct mgr_out {
-	struct mgr_out *mo_next;
-	nng_msg *mo_msg;
-	size_t mo_size;
-};
-
 /* What the daemon knows of member i beyond mgr_commit's members[i]. */
 struct mgr_peer {
-	nng_pipe mp_pipe;
+	uint32_t mp_pipe; /* its connection */
 	bool mp_connected;
 	uint64_t mp_since_ms; /* connected / disconnected at */
 	uint64_t mp_last_contact_ms;
@@ -73,10 +65,7 @@ struct mgr_peer {
 	uint64_t mp_bad_msgs;
 	bool mp_bad_logged;
 	bool mp_silent_logged;
-	/* paced sends */
-	struct mgr_out *mp_head, *mp_tail;
-	uint32_t mp_queued;
-	uint64_t mp_done_ms[2]; /* when the last two handed to nng should be on the wire */
+	struct mgr_sendq mp_q; /* paced sends */
 	/* snapshots */
 	uint64_t mp_snap_version;
 	uint64_t mp_snap_ms;
@@ -120,8 +109,6 @@ struct mgr_commit_rec {
 	uint64_t cr_version;
 	uint64_t cr_seq;
 };
-
-#define MGR_CLOSE_WAIT_S 3 /* nng's closing of the sockets at exit, at most */
 
 struct mgr {
 	struct mgr_config cfg;
@@ -189,25 +176,11 @@ struct mgr {
 	uint64_t last_outcome_ms;
 	uint64_t n_committed, n_aborted;
 
-	/* transport */
-	nng_socket msock; /* members: pair1 polyamorous */
-	nng_socket csock; /* sluicectl: rep0 */
-	nng_tls_config *tls;
-	/* Members over TLS prove their ids (lb_proof.h): the CA, the nonces' key. */
-	struct lb_proof_ca *proof_ca;
-	uint8_t nonce_key[32];
-	uint64_t n_challenges, n_unproven;
-	struct mgr_guard *guard; /* the listeners' guard, on a thread of its own */
-	bool abandoned; /* a thread given up on at exit (the guard's, nng's close) may read m */
-	int msock_fd, csock_fd;
-	int pipe_ev[2]; /* pipe ids of closed connections, from nng's thread */
-	uint64_t n_malformed, n_refused, n_unexpected, n_ctl, n_ctl_dropped;
-	/* Who asked: the operator request being handled ("" otherwise), and the
-	 * askers of the changes since the last round began (history says). */
-	char asker[96];
+	struct mgr_transport *transport; /* sockets, TLS, paced sends */
+	struct mgr_guard *guard;	 /* the listeners' guard, on a thread of its own */
+	uint64_t n_unexpected;
+	/* who asked for the changes since the last round began (history says) */
 	char askers[192];
-	uint32_t bad_pipes[64]; /* pipes already logged for bad messages */
-	uint32_t n_bad_pipes;
 };
 
 /* ---- mgr_round.c ---- */
@@ -229,7 +202,7 @@ uint64_t mgr_round_next_deadline(const struct mgr *m);
  * -LB_EINVAL / -LB_EIO with the reason in err (nothing changed).
  */
 int mgr_set_desired(struct mgr *m, struct lb_ftable *next, struct mgr_pools *pools,
-	const struct mgr_meta *meta, uint64_t *version, char *err, size_t len);
+	const struct mgr_meta *meta, const char *asker, uint64_t *version, char *err, size_t len);
 
 /* Health or a timer moved: the effective table is rebuilt, batched (health_batch_ms). */
 void mgr_effective_touch(struct mgr *m, uint64_t now);
@@ -254,13 +227,10 @@ void mgr_vip_env(const struct mgr *m, struct mgr_vip_env *e);
 
 /* ---- mgr_net.c ---- */
 
-int mgr_net_start(struct mgr *m, char *err, size_t len);
-void mgr_net_stop(struct mgr *m);
-
-/* Drain the member socket / the ctl socket / the closed-pipe notices. */
-void mgr_net_members(struct mgr *m, uint64_t now);
-void mgr_net_ctl(struct mgr *m, uint64_t now);
-void mgr_net_pipes(struct mgr *m, uint64_t now);
+/* The transport's events: a member's message, a bad one, a closed connection. */
+void mgr_net_member_msg(struct mgr *m, uint32_t pipe, const struct lb_msg *msg, uint64_t now);
+void mgr_net_member_malformed(struct mgr *m, uint32_t pipe, const char *why, bool first);
+void mgr_net_gone(struct mgr *m, uint32_t pipe, uint64_t now);
 
 /* Hand queued messages to nng as their connections can take them. */
 void mgr_net_pump(struct mgr *m, uint64_t now);
@@ -275,7 +245,8 @@ void mgr_send_snapshot(struct mgr *m, int i, uint64_t now);
 /* ---- mgr_ctl.c ---- */
 
 /* Answer one operator request; rep is filled (body/json malloc'd). */
-void mgr_ctl_handle(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep, uint64_t now);
+void mgr_ctl_handle(struct mgr *m, const struct lb_msg *req, const char *asker, struct lb_msg *rep,
+	uint64_t now);
 
 /*
  * The flow_table group of a services file already read into `c` (APPLY's

@@ -24,6 +24,7 @@
 #include "lb_maglev.h"
 #include "mgr.h"
 #include "mgr_guard.h"
+#include "mgr_transport.h"
 #include "mgr_text.h"
 
 static void refuse(struct lb_msg *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -124,11 +125,13 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 {
 	const struct mgr_commit *c = m->commit;
 	const struct mgr_round *r = &m->round;
+	struct mgr_transport_stats ts;
 	struct mgr_vip_env env;
 	struct mgr_buf b = {0}, j = {0};
 	char hex[MGR_HEX_DIGEST];
 	uint64_t pending = m->accepted_seq - (r->r_active ? r->r_seq : m->committed_seq);
 
+	mgr_transport_stats(m->transport, &ts);
 	mgr_digest_hex(m->committed_digest, hex);
 	mgr_buf_printf(&b,
 		"committed   version %" PRIu64 "  digest %s  (%u services, %u backends)\n",
@@ -195,9 +198,9 @@ ctl_status(struct mgr *m, struct lb_msg *rep, uint64_t now)
 		",\"ctl_requests\":%" PRIu64 ",\"ctl_dropped\":%" PRIu64
 		",\"listener_restarts\":%" PRIu64 ",\"listener_checks\":%" PRIu64
 		",\"challenges\":%" PRIu64 ",\"unproven\":%" PRIu64 "}",
-		m->n_committed, m->n_aborted, m->n_malformed, m->n_refused, m->n_unexpected,
-		m->n_ctl, m->n_ctl_dropped, mgr_guard_restarts(m->guard),
-		mgr_guard_checks(m->guard), m->n_challenges, m->n_unproven);
+		m->n_committed, m->n_aborted, ts.malformed, ts.refused, m->n_unexpected, ts.ctl,
+		ts.ctl_dropped, mgr_guard_restarts(m->guard), mgr_guard_checks(m->guard),
+		ts.challenges, ts.unproven);
 	mgr_view_health(m, &b, &j, now);
 	mgr_vip_env(m, &env);
 	mgr_vip_probe_view(m->vip, &env, &b, &j, now);
@@ -338,7 +341,7 @@ ctl_wait(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
  */
 static void
 change(struct mgr *m, struct lb_ftable *next, struct mgr_pools *pools, const struct mgr_meta *meta,
-	const char *what, struct lb_msg *rep)
+	const char *what, const char *asker, struct lb_msg *rep)
 {
 	struct mgr_buf b = {0}, j = {0};
 	struct mgr_pools keep;
@@ -375,7 +378,7 @@ change(struct mgr *m, struct lb_ftable *next, struct mgr_pools *pools, const str
 		reply(rep, &b, &j);
 		return;
 	}
-	rc = mgr_set_desired(m, next, pools, meta, &v, e, sizeof(e));
+	rc = mgr_set_desired(m, next, pools, meta, asker, &v, e, sizeof(e));
 	if (rc != 0) {
 		refuse(rep, "%s%s", rc == -LB_EIO ? "change refused: " : "", e);
 		return;
@@ -500,7 +503,7 @@ pool_diff(const struct mgr_pool *a, const struct mgr_pool *b, char *out, size_t 
 }
 
 static void
-ctl_vip_add(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
+ctl_vip_add(struct mgr *m, const struct lb_msg *req, const char *asker, struct lb_msg *rep)
 {
 	struct mgr_pool pool = *mgr_pool_defaults();
 	struct mgr_meta meta = m->meta;
@@ -546,7 +549,7 @@ ctl_vip_add(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 	sc->af = LB_AF_INET;
 	sc->id = meta.mm_next_service_id++;
 	snprintf(what, sizeof(what), "+vip %s", k);
-	change(m, &next, &pools, &meta, what, rep);
+	change(m, &next, &pools, &meta, what, asker, rep);
 	return;
 nomem_next:
 	lb_ftable_free(&next);
@@ -556,7 +559,7 @@ nomem:
 }
 
 static void
-ctl_vip_set(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
+ctl_vip_set(struct mgr *m, const struct lb_msg *req, const char *asker, struct lb_msg *rep)
 {
 	struct mgr_pools pools;
 	struct mgr_pool pool;
@@ -587,11 +590,11 @@ ctl_vip_set(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 	}
 	snprintf(what, sizeof(what), "~pool %s:%s", mgr_key_str(&req->ctl.svc, k, sizeof(k)),
 		diff[0] ? diff : " no change");
-	change(m, &next, &pools, &m->meta, what, rep);
+	change(m, &next, &pools, &m->meta, what, asker, rep);
 }
 
 static void
-ctl_vip_del(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
+ctl_vip_del(struct mgr *m, const struct lb_msg *req, const char *asker, struct lb_msg *rep)
 {
 	struct lb_ftable next;
 	char k[MGR_SVC_STR], what[64];
@@ -608,11 +611,11 @@ ctl_vip_del(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 		(next.n_services - (uint32_t)i - 1) * sizeof(next.services[0]));
 	next.n_services--;
 	snprintf(what, sizeof(what), "-vip %s", mgr_key_str(&req->ctl.svc, k, sizeof(k)));
-	change(m, &next, NULL, &m->meta, what, rep);
+	change(m, &next, NULL, &m->meta, what, asker, rep);
 }
 
 static void
-ctl_backend_add(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
+ctl_backend_add(struct mgr *m, const struct lb_msg *req, const char *asker, struct lb_msg *rep)
 {
 	struct mgr_meta meta = m->meta;
 	struct lb_backend_cfg *bes, *be;
@@ -652,14 +655,14 @@ ctl_backend_add(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 	be->state = req->ctl.be.state;
 	be->id = meta.mm_next_backend_id++;
 	snprintf(what, sizeof(what), "+backend %s on %s", d, k);
-	change(m, &next, NULL, &meta, what, rep);
+	change(m, &next, NULL, &meta, what, asker, rep);
 	return;
 nomem:
 	refuse(rep, "out of memory");
 }
 
 static void
-ctl_backend_del(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
+ctl_backend_del(struct mgr *m, const struct lb_msg *req, const char *asker, struct lb_msg *rep)
 {
 	struct lb_service_cfg *sc;
 	struct lb_ftable next;
@@ -688,11 +691,11 @@ ctl_backend_del(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 		(sc->n_backends - (uint32_t)b - 1) * sizeof(sc->backends[0]));
 	sc->n_backends--;
 	snprintf(what, sizeof(what), "-backend %s on %s", d, k);
-	change(m, &next, NULL, &m->meta, what, rep);
+	change(m, &next, NULL, &m->meta, what, asker, rep);
 }
 
 static void
-ctl_backend_set(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
+ctl_backend_set(struct mgr *m, const struct lb_msg *req, const char *asker, struct lb_msg *rep)
 {
 	const struct lb_ctl *c = &req->ctl;
 	struct lb_backend_cfg *be;
@@ -734,7 +737,7 @@ ctl_backend_set(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 		snprintf(what + off, sizeof(what) - off, " host %s",
 			lb_addr_str(&be->host, h, sizeof(h)));
 	}
-	change(m, &next, NULL, &m->meta, what, rep);
+	change(m, &next, NULL, &m->meta, what, asker, rep);
 }
 
 /* ---- services files (APPLY, services_file) ---- */
@@ -895,7 +898,7 @@ nomem:
 }
 
 static void
-ctl_apply(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
+ctl_apply(struct mgr *m, const struct lb_msg *req, const char *asker, struct lb_msg *rep)
 {
 	struct mgr_meta meta = m->meta;
 	struct mgr_pools pools;
@@ -923,11 +926,12 @@ ctl_apply(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep)
 	mgr_summary(&m->desired, &next, what, sizeof(what));
 	if (strcmp(what, "no change") == 0 && !mgr_pools_equal(&pools, &m->pools))
 		snprintf(what, sizeof(what), "pool options");
-	change(m, &next, &pools, &meta, what, rep);
+	change(m, &next, &pools, &meta, what, asker, rep);
 }
 
 void
-mgr_ctl_handle(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep, uint64_t now)
+mgr_ctl_handle(struct mgr *m, const struct lb_msg *req, const char *asker, struct lb_msg *rep,
+	uint64_t now)
 {
 	rep->type = LB_MSG_CTL_REPLY;
 	rep->version = m->commit->committed;
@@ -941,22 +945,22 @@ mgr_ctl_handle(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep, uint
 		ctl_vip_list(m, req, rep, now);
 		break;
 	case LB_CTL_VIP_SET:
-		ctl_vip_set(m, req, rep);
+		ctl_vip_set(m, req, asker, rep);
 		break;
 	case LB_CTL_VIP_ADD:
-		ctl_vip_add(m, req, rep);
+		ctl_vip_add(m, req, asker, rep);
 		break;
 	case LB_CTL_VIP_DEL:
-		ctl_vip_del(m, req, rep);
+		ctl_vip_del(m, req, asker, rep);
 		break;
 	case LB_CTL_BACKEND_ADD:
-		ctl_backend_add(m, req, rep);
+		ctl_backend_add(m, req, asker, rep);
 		break;
 	case LB_CTL_BACKEND_DEL:
-		ctl_backend_del(m, req, rep);
+		ctl_backend_del(m, req, asker, rep);
 		break;
 	case LB_CTL_BACKEND_SET:
-		ctl_backend_set(m, req, rep);
+		ctl_backend_set(m, req, asker, rep);
 		break;
 	case LB_CTL_HISTORY:
 		ctl_history(m, req, rep);
@@ -965,7 +969,7 @@ mgr_ctl_handle(struct mgr *m, const struct lb_msg *req, struct lb_msg *rep, uint
 		ctl_export(m, rep);
 		break;
 	case LB_CTL_APPLY:
-		ctl_apply(m, req, rep);
+		ctl_apply(m, req, asker, rep);
 		break;
 	case LB_CTL_WAIT:
 		ctl_wait(m, req, rep);

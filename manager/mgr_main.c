@@ -30,6 +30,9 @@
 #include "mgr.h"
 #include "mgr_clock.h"
 #include "mgr_dip_prober.h"
+#include "mgr_guard.h"
+#include "mgr_snap.h"
+#include "mgr_transport.h"
 #include "mgr_text.h"
 
 static void
@@ -313,13 +316,105 @@ vip_fence(void *ctx, int i, const char *why, uint64_t now)
 	mgr_run_actions(m, now);
 }
 
+/* ---- the transport's events ---- */
+
+static void
+on_member_msg(void *ctx, uint32_t pipe, const struct lb_msg *msg, uint64_t now)
+{
+	mgr_net_member_msg(ctx, pipe, msg, now);
+}
+
+static void
+on_member_malformed(void *ctx, uint32_t pipe, const char *why, bool first)
+{
+	mgr_net_member_malformed(ctx, pipe, why, first);
+}
+
+static void
+on_member_gone(void *ctx, uint32_t pipe, uint64_t now)
+{
+	mgr_net_gone(ctx, pipe, now);
+}
+
+static void
+on_ctl_request(
+	void *ctx, const struct lb_msg *req, const char *asker, struct lb_msg *rep, uint64_t now)
+{
+	mgr_ctl_handle(ctx, req, asker, rep, now);
+}
+
+/* Sockets, the snapshots, the listeners and their guard. */
+static int
+start_transport(struct mgr *m, char *err, size_t len)
+{
+	const struct mgr_transport_ops ops = {
+		.ctx = m,
+		.member_msg = on_member_msg,
+		.member_malformed = on_member_malformed,
+		.member_gone = on_member_gone,
+		.ctl_request = on_ctl_request,
+	};
+	const struct mgr_config *c = &m->cfg;
+	int rv;
+
+	m->snap = mgr_snap_new();
+	if (m->snap == NULL) {
+		snprintf(err, len, "snapshots: out of memory");
+		return -1;
+	}
+	m->transport = mgr_transport_open(c, &ops, err, len);
+	if (m->transport == NULL)
+		return -1;
+	/* The guard checks the TLS listeners with our own certificate. */
+	m->guard = mgr_guard_new(mgr_transport_tls(m->transport), c->mc_has_tls ? c->mc_cert : NULL,
+		c->mc_has_tls ? c->mc_key : NULL);
+	if (m->guard == NULL) {
+		snprintf(err, len, "listener guard: out of memory");
+		return -1;
+	}
+	if (mgr_transport_listen(m->transport, m->guard, err, len) != 0)
+		return -1;
+	if ((rv = mgr_guard_start(m->guard)) != 0) {
+		snprintf(err, len, "listener guard: %s", strerror(rv));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The guard's thread and nng's close can hang (nng 1.5.2): stop both, and
+ * say whether everything they may still use can be freed.
+ */
+static bool
+stop_transport(struct mgr *m)
+{
+	bool left = false;
+	uint32_t i;
+
+	for (i = 0; i < MGR_MAX_MEMBERS; i++)
+		mgr_sendq_flush(&m->peers[i].mp_q);
+	if (!mgr_guard_stop(m->guard))
+		left = true; /* its thread may still read the guard and the TLS config */
+	if (m->transport != NULL && !mgr_transport_close(m->transport))
+		return false; /* nng may still use what it was given: keep it */
+	if (left)
+		return false;
+	mgr_guard_free(m->guard);
+	mgr_transport_free(m->transport);
+	m->guard = NULL;
+	m->transport = NULL;
+	return true;
+}
+
 static void
 loop(struct mgr *m, int sig_fd)
 {
 	struct mgr_vip_env env;
 	struct pollfd fds[6] = {
-		{.fd = m->msock_fd, .events = POLLIN}, {.fd = m->csock_fd, .events = POLLIN},
-		{.fd = m->pipe_ev[0], .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
+		{.fd = mgr_transport_fd_members(m->transport), .events = POLLIN},
+		{.fd = mgr_transport_fd_ctl(m->transport), .events = POLLIN},
+		{.fd = mgr_transport_fd_pipes(m->transport), .events = POLLIN},
+		{.fd = sig_fd, .events = POLLIN},
 		{.fd = mgr_dip_prober_fd(m->dip), .events = POLLIN},
 		{.fd = mgr_vip_probe_fd(m->vip), .events = POLLIN}, /* -1 when off: ignored */
 	};
@@ -361,11 +456,11 @@ loop(struct mgr *m, int sig_fd)
 		if (fds[3].revents)
 			on_signal(m, sig_fd);
 		if (fds[2].revents)
-			mgr_net_pipes(m, now);
+			mgr_transport_recv_pipes(m->transport, now);
 		if (fds[0].revents)
-			mgr_net_members(m, now);
+			mgr_transport_recv_members(m->transport, now);
 		if (fds[1].revents)
-			mgr_net_ctl(m, now);
+			mgr_transport_recv_ctl(m->transport, now);
 	}
 }
 
@@ -375,9 +470,9 @@ mgr_free(struct mgr *m)
 	/* The database first: nng 1.5.2's close can hang (docs/reliability.md). */
 	mgr_store_close(m->store);
 	m->store = NULL;
-	mgr_net_stop(m);
-	if (m->abandoned)
-		return;		    /* its thread may still read m: the process is ending */
+	if (!stop_transport(m))
+		return; /* a thread may still read m: the process is ending */
+	mgr_snap_free(m->snap);
 	mgr_health_free(m->health); /* before the prober: it releases the probes */
 	mgr_dip_prober_free(m->dip);
 	mgr_vip_probe_free(m->vip);
@@ -441,7 +536,6 @@ main(int argc, char **argv)
 		LB_ERR("health probes: %s", strerror(errno));
 		goto out;
 	}
-	m->pipe_ev[0] = m->pipe_ev[1] = -1;
 	if (mgr_config_load(cfg_path, &m->cfg, &cerr) != 0) {
 		LB_ERR("%s", cerr.msg);
 		goto out;
@@ -458,7 +552,7 @@ main(int argc, char **argv)
 	}
 	if (load_meta(m) != 0 || load_tables(m) != 0 || plan_recovery(m) != 0)
 		goto out;
-	if (mgr_net_start(m, err, sizeof(err)) != 0) {
+	if (start_transport(m, err, sizeof(err)) != 0) {
 		LB_ERR("%s", err);
 		goto out;
 	}

@@ -614,20 +614,20 @@ nomem:
 	LB_ERR("out of memory: a rejected round would revert to an older desired table");
 }
 
-/* Add the operator being served to the askers of the next round, once. */
+/* Add who asked (NULL or "": nobody) to the askers of the next round, once. */
 static void
-note_asker(struct mgr *m)
+note_asker(struct mgr *m, const char *asker)
 {
 	size_t n = strlen(m->askers);
 
-	if (m->asker[0] == '\0' || strstr(m->askers, m->asker) != NULL)
+	if (asker == NULL || asker[0] == '\0' || strstr(m->askers, asker) != NULL)
 		return;
-	snprintf(m->askers + n, sizeof(m->askers) - n, "%s%s", n ? ", " : "", m->asker);
+	snprintf(m->askers + n, sizeof(m->askers) - n, "%s%s", n ? ", " : "", asker);
 }
 
 int
 mgr_set_desired(struct mgr *m, struct lb_ftable *next, struct mgr_pools *pools,
-	const struct mgr_meta *meta, uint64_t *version, char *err, size_t len)
+	const struct mgr_meta *meta, const char *asker, uint64_t *version, char *err, size_t len)
 {
 	struct mgr_promise *p;
 	uint64_t now = mgr_now_ms();
@@ -660,7 +660,7 @@ mgr_set_desired(struct mgr *m, struct lb_ftable *next, struct mgr_pools *pools,
 	lb_ftable_digest(&m->desired, m->desired_digest);
 	desired_changed(m, now);
 	m->accepted_seq++;
-	note_asker(m);
+	note_asker(m, asker);
 	if (!mgr_pending(m)) {
 		/*
 		 * Back to what is committed or already on its way, or a change
