@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
 
 #include "lb_codec.h"

@@ -14,8 +14,9 @@
 
 #include "lb_ftable.h"
 #include "lb_hdr.h"
-#include "mgr.h"
+#include "mgr_api_int.h"
 #include "mgr_dip_prober.h"
+#include "mgr_health.h"
 #include "mgr_text.h"
 
 static const char *
@@ -180,8 +181,8 @@ pool_json(struct mgr_buf *j, const struct mgr_pool *p)
 }
 
 static void
-table(struct mgr *m, const struct lb_ftable *t, const struct lb_svc_key *only, struct mgr_buf *b,
-	struct mgr_buf *j, uint64_t now)
+table(struct mgr_api *api, const struct mgr_driver_view *dv, const struct lb_ftable *t,
+	const struct lb_svc_key *only, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
 {
 	bool first = true;
 
@@ -200,8 +201,8 @@ table(struct mgr *m, const struct lb_ftable *t, const struct lb_svc_key *only, s
 		lb_ftable_key(sc, &key);
 		if (only != NULL && memcmp(&key, only, sizeof(key)) != 0)
 			continue;
-		p = mgr_pools_get(&m->pools, &key);
-		mgr_health_service(m->health, &key, now, &sv);
+		p = mgr_pools_get(dv->pools, &key);
+		mgr_health_service(api->health, &key, now, &sv);
 		mgr_buf_printf(b, "%s  (%u backend%s, %u of %u registered healthy)\n  pool: ",
 			mgr_svc_str(sc, s, sizeof(s)), sc->n_backends,
 			sc->n_backends == 1 ? "" : "s", sv.sv_healthy, sv.sv_registered);
@@ -223,7 +224,7 @@ table(struct mgr *m, const struct lb_ftable *t, const struct lb_svc_key *only, s
 			const struct lb_backend_cfg *be = &sc->backends[k];
 			struct mgr_hview v;
 
-			mgr_health_backend(m->health, &key, &be->dip, be->port, now, &v);
+			mgr_health_backend(api->health, &key, &be->dip, be->port, now, &v);
 			mgr_buf_printf(b, "  %-21s  host %-15s  weight %-5u  %-6s  id %-5u  ",
 				mgr_be_str(be, d, sizeof(d)), lb_addr_str(&be->host, h, sizeof(h)),
 				be->weight, mgr_state_name(be->state), be->id);
@@ -245,20 +246,20 @@ table(struct mgr *m, const struct lb_ftable *t, const struct lb_svc_key *only, s
 }
 
 void
-mgr_view_vip_list(struct mgr *m, const struct lb_svc_key *only, struct mgr_buf *b,
-	struct mgr_buf *j, uint64_t now)
+mgr_api_vip_view(struct mgr_api *api, const struct mgr_driver_view *dv,
+	const struct lb_svc_key *only, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
 {
-	uint64_t v = m->commit->committed;
+	uint64_t v = dv->commit->committed;
 
 	mgr_buf_printf(b, "version %" PRIu64 "\n", v);
 	mgr_buf_printf(j, "{\"version\":%" PRIu64 ",\"services\":", v);
-	table(m, &m->committed, only, b, j, now);
-	if (mgr_pending(m)) {
+	table(api, dv, dv->committed, only, b, j, now);
+	if (dv->pending) {
 		mgr_buf_printf(
-			b, "\nnext (will commit as version %" PRIu64 ")\n", mgr_target_version(m));
-		mgr_buf_printf(j, ",\"desired\":{\"version\":%" PRIu64 ",\"services\":",
-			mgr_target_version(m));
-		table(m, &m->effective, only, b, j, now);
+			b, "\nnext (will commit as version %" PRIu64 ")\n", dv->target_version);
+		mgr_buf_printf(j,
+			",\"desired\":{\"version\":%" PRIu64 ",\"services\":", dv->target_version);
+		table(api, dv, dv->effective, only, b, j, now);
 		mgr_buf_printf(j, "}");
 	} else {
 		mgr_buf_printf(j, ",\"desired\":null");
@@ -267,15 +268,16 @@ mgr_view_vip_list(struct mgr *m, const struct lb_svc_key *only, struct mgr_buf *
 }
 
 void
-mgr_view_health(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
+mgr_api_health_view(struct mgr_api *api, const struct mgr_driver_view *v, struct mgr_buf *b,
+	struct mgr_buf *j, uint64_t now)
 {
 	static const unsigned edges[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000};
 	struct mgr_dip_probe_stats ps;
 	uint32_t i, n_open = 0;
 	char s[MGR_SVC_STR], a[16], mn[32];
 
-	mgr_health_stats(m->health, &ps);
-	mgr_dip_prober_stats(m->dip, &ps);
+	mgr_health_stats(api->health, &ps);
+	mgr_dip_prober_stats(api->dip, &ps);
 	mgr_buf_printf(b,
 		"probes      %u backends, %u in flight, %" PRIu64 " run (%" PRIu64 " up, %" PRIu64
 		" down), late: max %" PRIu64 " ms, mean %.2f ms\n",
@@ -295,17 +297,17 @@ mgr_view_health(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t no
 	for (i = 0; i < 11; i++)
 		mgr_buf_printf(j, "%s%" PRIu64, i ? "," : "", ps.ps_late_hist[i]);
 	mgr_buf_printf(j, "]}},\"fail_open\":[");
-	for (i = 0; i < m->desired.n_services; i++) {
-		const struct lb_service_cfg *sc = &m->desired.services[i];
+	for (i = 0; i < v->desired->n_services; i++) {
+		const struct lb_service_cfg *sc = &v->desired->services[i];
 		const struct mgr_pool *p;
 		struct lb_svc_key k;
 		struct mgr_sview sv;
 
 		lb_ftable_key(sc, &k);
-		mgr_health_service(m->health, &k, now, &sv);
+		mgr_health_service(api->health, &k, now, &sv);
 		if (!sv.sv_fail_open)
 			continue;
-		p = mgr_pools_get(&m->pools, &k);
+		p = mgr_pools_get(v->pools, &k);
 		/* Loud on purpose: every backend, sick or not, takes traffic. */
 		mgr_buf_printf(b, "FAIL-OPEN   %s: %u of %u healthy, minimum %s (for ",
 			mgr_svc_str(sc, s, sizeof(s)), sv.sv_healthy, sv.sv_registered,
@@ -325,7 +327,7 @@ mgr_view_health(struct mgr *m, struct mgr_buf *b, struct mgr_buf *j, uint64_t no
 }
 
 int
-mgr_view_export(struct mgr *m, char **text)
+mgr_api_export_text(const struct mgr_driver_view *v, char **text)
 {
 	size_t len = 0;
 	FILE *f = open_memstream(text, &len);
@@ -338,12 +340,12 @@ mgr_view_export(struct mgr *m, char **text)
 	fprintf(f,
 		"# sluice-manager: the desired flow table and its pools (committed version "
 		"%" PRIu64 ")\n",
-		m->commit->committed);
-	rc = lb_ftable_write(&m->desired, f);
-	if (m->pools.ps_n > 0)
+		v->commit->committed);
+	rc = lb_ftable_write(v->desired, f);
+	if (v->pools->ps_n > 0)
 		fprintf(f, "pools = (");
-	for (i = 0; i < m->pools.ps_n; i++) {
-		const struct mgr_pool_entry *e = &m->pools.ps_v[i];
+	for (i = 0; i < v->pools->ps_n; i++) {
+		const struct mgr_pool_entry *e = &v->pools->ps_v[i];
 		char a[16];
 
 		fprintf(f, "%s\n\t{ vip = \"%s\"; port = %u; protocol = \"%s\";\n\t\t  ",
@@ -353,7 +355,7 @@ mgr_view_export(struct mgr *m, char **text)
 		mgr_pool_write(&e->pe_pool, f);
 		fprintf(f, " }");
 	}
-	if (m->pools.ps_n > 0)
+	if (v->pools->ps_n > 0)
 		fprintf(f, "\n);\n");
 	if (fclose(f) != 0 || rc != 0) {
 		free(*text);
