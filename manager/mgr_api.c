@@ -48,17 +48,8 @@ mgr_api_new(const struct mgr_api_deps *deps)
 {
 	struct mgr_api *api = calloc(1, sizeof(*api));
 
-	if (api == NULL)
-		return NULL;
-	api->cfg = deps->cfg;
-	api->d = deps->driver;
-	api->store = deps->store;
-	api->health = deps->health;
-	api->dip = deps->dip;
-	api->members = deps->members;
-	api->vip = deps->vip;
-	api->transport = deps->transport;
-	api->guard = deps->guard;
+	if (api != NULL)
+		api->deps = *deps;
 	return api;
 }
 
@@ -94,11 +85,11 @@ api_history(struct mgr_api *api, const struct mgr_api_req *q)
 	struct mgr_buf b = {0}, j = {0}, ab = {0};
 	struct mgr_hist *h = NULL;
 	char t[32], hex[MGR_HEX_DIGEST];
-	int n = mgr_store_history(api->store, q->req->ctl.limit, &h), i, nv = 0, na = 0;
+	int n = mgr_store_history(api->deps.store, q->req->ctl.limit, &h), i, nv = 0, na = 0;
 
 	if (n < 0) {
-		mgr_api_refuse(
-			q->rep, "%s", n == -LB_EIO ? mgr_store_error(api->store) : lb_strerror(n));
+		mgr_api_refuse(q->rep, "%s",
+			n == -LB_EIO ? mgr_store_error(api->deps.store) : lb_strerror(n));
 		return;
 	}
 	mgr_buf_printf(&j, "{\"versions\":[");
@@ -163,7 +154,7 @@ api_wait(struct mgr_api *api, const struct mgr_api_req *q)
 	struct mgr_buf b = {0}, j = {0};
 	const char *reason = NULL;
 	uint64_t as = 0, v = q->req->version;
-	enum mgr_wait_state st = mgr_driver_wait(api->d, v, &as, &reason);
+	enum mgr_wait_state st = mgr_driver_wait(api->deps.driver, v, &as, &reason);
 
 	if (st == MGR_WAIT_UNKNOWN) {
 		mgr_api_refuse(q->rep,
@@ -219,10 +210,10 @@ mgr_api_handle(struct mgr_api *api, const struct lb_msg *req, const char *asker,
 	unsigned op = (unsigned)req->ctl.op;
 
 	rep->type = LB_MSG_CTL_REPLY;
-	rep->version = mgr_driver_commit(api->d)->committed;
+	rep->version = mgr_driver_commit(api->deps.driver)->committed;
 	/* Answers about health and pending versions see the news so far. */
-	mgr_driver_refresh(api->d, now);
-	mgr_driver_view(api->d, &q.v);
+	mgr_driver_refresh(api->deps.driver, now);
+	mgr_driver_view(api->deps.driver, &q.v);
 	if (op <= LB_CTL_OP_MAX && handlers[op] != NULL)
 		handlers[op](api, &q);
 	else

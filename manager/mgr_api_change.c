@@ -66,7 +66,8 @@ change(struct mgr_api *api, const struct mgr_api_req *q, struct lb_ftable *next,
 		mgr_api_reply(q->rep, &b, &j);
 		return;
 	}
-	rc = mgr_driver_set_desired(api->d, next, pools, meta, q->asker, &v, e, sizeof(e), q->now);
+	rc = mgr_driver_set_desired(
+		api->deps.driver, next, pools, meta, q->asker, &v, e, sizeof(e), q->now);
 	if (rc != 0) {
 		mgr_api_refuse(q->rep, "%s%s", rc == -LB_EIO ? "change refused: " : "", e);
 		return;
@@ -352,6 +353,30 @@ nomem:
 	mgr_api_refuse(q->rep, "out of memory");
 }
 
+/*
+ * The request's backend in service i of desired: its index, with *next a
+ * copy of desired to change and k, d their names. -1 after refusing.
+ */
+static int
+backend_of(const struct mgr_api_req *q, int i, struct lb_ftable *next, char k[MGR_SVC_STR],
+	char d[MGR_BE_STR])
+{
+	int b;
+
+	mgr_key_str(&q->req->ctl.svc, k, MGR_SVC_STR);
+	mgr_be_str(&q->req->ctl.be, d, MGR_BE_STR);
+	b = be_in(&q->v.desired->services[i], &q->req->ctl.be);
+	if (b < 0) {
+		mgr_api_refuse(q->rep, "no backend %s in %s", d, k);
+		return -1;
+	}
+	if (lb_ftable_copy(next, q->v.desired) != 0) {
+		mgr_api_refuse(q->rep, "out of memory");
+		return -1;
+	}
+	return b;
+}
+
 void
 mgr_api_backend_del(struct mgr_api *api, const struct mgr_api_req *q)
 {
@@ -366,17 +391,8 @@ mgr_api_backend_del(struct mgr_api *api, const struct mgr_api_req *q)
 		mgr_api_refuse(q->rep, "the request names no backend");
 		return;
 	}
-	mgr_key_str(&q->req->ctl.svc, k, sizeof(k));
-	mgr_be_str(&q->req->ctl.be, d, sizeof(d));
-	b = be_in(&q->v.desired->services[i], &q->req->ctl.be);
-	if (b < 0) {
-		mgr_api_refuse(q->rep, "no backend %s in %s", d, k);
+	if ((b = backend_of(q, i, &next, k, d)) < 0)
 		return;
-	}
-	if (lb_ftable_copy(&next, q->v.desired) != 0) {
-		mgr_api_refuse(q->rep, "out of memory");
-		return;
-	}
 	sc = &next.services[i];
 	memmove(&sc->backends[b], &sc->backends[b + 1],
 		(sc->n_backends - (uint32_t)b - 1) * sizeof(sc->backends[0]));
@@ -401,17 +417,8 @@ mgr_api_backend_set(struct mgr_api *api, const struct mgr_api_req *q)
 		mgr_api_refuse(q->rep, "nothing to change: set the weight, the state or the host");
 		return;
 	}
-	mgr_key_str(&c->svc, k, sizeof(k));
-	mgr_be_str(&c->be, d, sizeof(d));
-	b = be_in(&q->v.desired->services[i], &c->be);
-	if (b < 0) {
-		mgr_api_refuse(q->rep, "no backend %s in %s", d, k);
+	if ((b = backend_of(q, i, &next, k, d)) < 0)
 		return;
-	}
-	if (lb_ftable_copy(&next, q->v.desired) != 0) {
-		mgr_api_refuse(q->rep, "out of memory");
-		return;
-	}
 	be = &next.services[i].backends[b];
 	off = (size_t)snprintf(what, sizeof(what), "~backend %s on %s:", d, k);
 	if (c->set_weight) {

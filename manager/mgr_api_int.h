@@ -8,15 +8,7 @@
 #include "mgr_text.h"
 
 struct mgr_api {
-	const struct mgr_config *cfg;
-	struct mgr_driver *d;
-	struct mgr_store *store;
-	const struct mgr_health *health;
-	const struct mgr_dip_prober *dip;
-	const struct mgr_members *members;
-	const struct mgr_vip_probe *vip;
-	const struct mgr_transport *transport;
-	const struct mgr_guard *guard;
+	struct mgr_api_deps deps; /* what it reads, and the driver it changes through */
 };
 
 /* One request being answered. */

@@ -25,7 +25,7 @@ status_members(
 	struct mgr_vip_env env;
 	uint32_t i, k, in_sync = 0;
 
-	mgr_members_vip_env(api->members, &env);
+	mgr_members_vip_env(api->deps.members, &env);
 	for (i = 0; i < c->n_members; i++)
 		in_sync += c->members[i].state == MGR_MEMBER_IN_SYNC;
 	mgr_buf_printf(b, "members     %u (%u in sync)\n", c->n_members, in_sync);
@@ -39,7 +39,7 @@ status_members(
 		uint64_t last, a;
 		bool fenced = mb->state != MGR_MEMBER_IN_SYNC;
 
-		mgr_members_view(api->members, (int)i, &p);
+		mgr_members_view(api->deps.members, (int)i, &p);
 		last = p.last_contact_ms > mb->last_contact_ms ? p.last_contact_ms
 							       : mb->last_contact_ms;
 		a = mgr_api_age(q->now, last);
@@ -73,7 +73,7 @@ status_members(
 			mgr_buf_printf(j, ":%" PRIu64, p.counters[k].value);
 		}
 		mgr_buf_printf(j, "}");
-		mgr_vip_probe_view_member(api->vip, &env, (int)i, b, j, q->now);
+		mgr_vip_probe_view_member(api->deps.vip, &env, (int)i, b, j, q->now);
 		mgr_buf_printf(j, "}");
 	}
 	mgr_buf_printf(j, "]");
@@ -88,9 +88,10 @@ mgr_api_status(struct mgr_api *api, const struct mgr_api_req *q)
 	struct mgr_vip_env env;
 	struct mgr_buf b = {0}, j = {0};
 	char hex[MGR_HEX_DIGEST];
-	uint64_t pending = v->pending_changes, now = q->now;
+	uint64_t pending = v->pending_changes, now = q->now, restarts, checks;
 
-	mgr_transport_stats(api->transport, &ts);
+	mgr_transport_stats(api->deps.transport, &ts);
+	mgr_guard_stats(api->deps.guard, &restarts, &checks);
 	mgr_digest_hex(v->committed_digest, hex);
 	mgr_buf_printf(&b,
 		"committed   version %" PRIu64 "  digest %s  (%u services, %u backends)\n",
@@ -144,12 +145,12 @@ mgr_api_status(struct mgr_api *api, const struct mgr_api_req *q)
 	if (v->last_outcome[0])
 		mgr_buf_printf(
 			&b, " (%" PRIu64 " s ago)", mgr_api_age(now, v->last_outcome_ms) / 1000);
-	mgr_buf_printf(&b, "\ndatabase    %s  %s%s\n", api->cfg->mc_database,
+	mgr_buf_printf(&b, "\ndatabase    %s  %s%s\n", api->deps.cfg->mc_database,
 		v->store_err[0] ? "error: " : "ok", v->store_err);
 	mgr_buf_printf(&j, ",\"last_round\":");
 	mgr_buf_json_str(&j, v->last_outcome);
 	mgr_buf_printf(&j, ",\"database\":{\"path\":");
-	mgr_buf_json_str(&j, api->cfg->mc_database);
+	mgr_buf_json_str(&j, api->deps.cfg->mc_database);
 	mgr_buf_printf(&j, ",\"error\":");
 	mgr_buf_json_str(&j, v->store_err);
 	mgr_buf_printf(&j,
@@ -159,12 +160,11 @@ mgr_api_status(struct mgr_api *api, const struct mgr_api_req *q)
 		",\"listener_restarts\":%" PRIu64 ",\"listener_checks\":%" PRIu64
 		",\"challenges\":%" PRIu64 ",\"unproven\":%" PRIu64 "}",
 		v->n_committed, v->n_aborted, ts.malformed, ts.refused,
-		mgr_members_unexpected(api->members), ts.ctl, ts.ctl_dropped,
-		mgr_guard_restarts(api->guard), mgr_guard_checks(api->guard), ts.challenges,
-		ts.unproven);
+		mgr_members_unexpected(api->deps.members), ts.ctl, ts.ctl_dropped, restarts, checks,
+		ts.challenges, ts.unproven);
 	mgr_api_health_view(api, v, &b, &j, now);
-	mgr_members_vip_env(api->members, &env);
-	mgr_vip_probe_view(api->vip, &env, &b, &j, now);
+	mgr_members_vip_env(api->deps.members, &env);
+	mgr_vip_probe_view(api->deps.vip, &env, &b, &j, now);
 	status_members(api, q, &b, &j);
 	mgr_buf_printf(&j, "}");
 	q->rep->version = c->committed;

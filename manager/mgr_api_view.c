@@ -202,7 +202,7 @@ table(struct mgr_api *api, const struct mgr_driver_view *dv, const struct lb_fta
 		if (only != NULL && memcmp(&key, only, sizeof(key)) != 0)
 			continue;
 		p = mgr_pools_get(dv->pools, &key);
-		mgr_health_service(api->health, &key, now, &sv);
+		mgr_health_service(api->deps.health, &key, now, &sv);
 		mgr_buf_printf(b, "%s  (%u backend%s, %u of %u registered healthy)\n  pool: ",
 			mgr_svc_str(sc, s, sizeof(s)), sc->n_backends,
 			sc->n_backends == 1 ? "" : "s", sv.sv_healthy, sv.sv_registered);
@@ -224,7 +224,7 @@ table(struct mgr_api *api, const struct mgr_driver_view *dv, const struct lb_fta
 			const struct lb_backend_cfg *be = &sc->backends[k];
 			struct mgr_hview v;
 
-			mgr_health_backend(api->health, &key, &be->dip, be->port, now, &v);
+			mgr_health_backend(api->deps.health, &key, &be->dip, be->port, now, &v);
 			mgr_buf_printf(b, "  %-21s  host %-15s  weight %-5u  %-6s  id %-5u  ",
 				mgr_be_str(be, d, sizeof(d)), lb_addr_str(&be->host, h, sizeof(h)),
 				be->weight, mgr_state_name(be->state), be->id);
@@ -276,8 +276,8 @@ mgr_api_health_view(struct mgr_api *api, const struct mgr_driver_view *v, struct
 	uint32_t i, n_open = 0;
 	char s[MGR_SVC_STR], a[16], mn[32];
 
-	mgr_health_stats(api->health, &ps);
-	mgr_dip_prober_stats(api->dip, &ps);
+	mgr_health_stats(api->deps.health, &ps);
+	mgr_dip_prober_stats(api->deps.dip, &ps);
 	mgr_buf_printf(b,
 		"probes      %u backends, %u in flight, %" PRIu64 " run (%" PRIu64 " up, %" PRIu64
 		" down), late: max %" PRIu64 " ms, mean %.2f ms\n",
@@ -304,7 +304,7 @@ mgr_api_health_view(struct mgr_api *api, const struct mgr_driver_view *v, struct
 		struct mgr_sview sv;
 
 		lb_ftable_key(sc, &k);
-		mgr_health_service(api->health, &k, now, &sv);
+		mgr_health_service(api->deps.health, &k, now, &sv);
 		if (!sv.sv_fail_open)
 			continue;
 		p = mgr_pools_get(v->pools, &k);

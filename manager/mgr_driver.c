@@ -176,22 +176,6 @@ digest_of(const struct mgr_driver *d, uint64_t version)
 	return d->commit->inflight_digest;
 }
 
-/* One message to member i, encoded here. */
-static void
-send_msg(struct mgr_driver *d, int i, const struct lb_msg *msg, uint64_t now)
-{
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int rc = lb_msg_encode(msg, &buf, &len);
-
-	if (rc != 0) {
-		LB_ERR("cannot encode a message (type %d): %s", msg->type, lb_strerror(rc));
-		return;
-	}
-	d->out.send(d->out.ctx, i, buf, len, now);
-	free(buf);
-}
-
 static void
 send_simple(struct mgr_driver *d, int i, enum lb_msg_type type, uint64_t version,
 	const char *reason, uint64_t now)
@@ -206,7 +190,7 @@ send_simple(struct mgr_driver *d, int i, enum lb_msg_type type, uint64_t version
 	memcpy(msg->digest, digest_of(d, version), LB_DIGEST_LEN);
 	if (reason != NULL)
 		snprintf(msg->text, sizeof(msg->text), "%s", reason);
-	send_msg(d, i, msg, now);
+	d->out.send_msg(d->out.ctx, i, msg, now);
 	free(msg);
 }
 

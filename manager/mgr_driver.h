@@ -56,6 +56,8 @@ struct mgr_driver_out {
 	void *ctx;
 	/* One encoded message to member i (copied); dropped if it is not connected. */
 	void (*send)(void *ctx, int member, const uint8_t *buf, size_t len, uint64_t now);
+	/* One message to member i, encoded by the sender. */
+	void (*send_msg)(void *ctx, int member, const struct lb_msg *msg, uint64_t now);
 	/* The committed version's snapshot to member i. */
 	void (*snapshot)(void *ctx, int member, uint64_t now);
 	/* A new version committed: the last one's snapshot is of no more use. */

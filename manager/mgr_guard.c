@@ -590,14 +590,9 @@ mgr_guard_free(struct mgr_guard *gd)
 	free(gd);
 }
 
-uint64_t
-mgr_guard_restarts(const struct mgr_guard *gd)
+void
+mgr_guard_stats(const struct mgr_guard *gd, uint64_t *restarts, uint64_t *checks)
 {
-	return __atomic_load_n(&gd->n_restarts, __ATOMIC_RELAXED);
-}
-
-uint64_t
-mgr_guard_checks(const struct mgr_guard *gd)
-{
-	return __atomic_load_n(&gd->n_checks, __ATOMIC_RELAXED);
+	*restarts = __atomic_load_n(&gd->n_restarts, __ATOMIC_RELAXED);
+	*checks = __atomic_load_n(&gd->n_checks, __ATOMIC_RELAXED);
 }

@@ -141,6 +141,12 @@ driver_send(void *ctx, int member, const uint8_t *buf, size_t len, uint64_t now)
 }
 
 static void
+driver_send_msg(void *ctx, int member, const struct lb_msg *msg, uint64_t now)
+{
+	mgr_members_send_msg(ctx, member, msg, now);
+}
+
+static void
 driver_snapshot(void *ctx, int member, uint64_t now)
 {
 	mgr_members_send_snapshot(ctx, member, now);
@@ -199,6 +205,7 @@ start_network(struct mgr *m, char *err, size_t len)
 	}
 	out = (struct mgr_driver_out){.ctx = m->members,
 		.send = driver_send,
+		.send_msg = driver_send_msg,
 		.snapshot = driver_snapshot,
 		.committed = driver_committed};
 	mgr_driver_set_out(m->driver, &out);

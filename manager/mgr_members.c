@@ -141,8 +141,8 @@ mgr_members_send(struct mgr_members *mb, int i, const uint8_t *buf, size_t len, 
 	mgr_transport_send(mb->t, &p->mp_q, p->mp_pipe, buf, len, id_of(mb, i), now);
 }
 
-static void
-send_msg(struct mgr_members *mb, int i, const struct lb_msg *msg, uint64_t now)
+void
+mgr_members_send_msg(struct mgr_members *mb, int i, const struct lb_msg *msg, uint64_t now)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -348,10 +348,10 @@ on_hello(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *h, uint64_t
 		snprintf(w->sender, sizeof(w->sender), "manager");
 		w->version = c->committed;
 		w->flag = !current;
-		send_msg(mb, i, w, now);
+		mgr_members_send_msg(mb, i, w, now);
 		/* It may hold what a round before our restart prepared. */
 		if (mgr_driver_hello_abort(mb->d, w))
-			send_msg(mb, i, w, now);
+			mgr_members_send_msg(mb, i, w, now);
 		free(w);
 	}
 	/* Its hello's actions (a snapshot to a fenced member) follow the WELCOME. */

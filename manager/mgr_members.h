@@ -62,6 +62,9 @@ void mgr_members_on_gone(struct mgr_members *mb, uint32_t pipe, uint64_t now);
 /* Queue one encoded message for member i (copied); dropped if it is not connected. */
 void mgr_members_send(struct mgr_members *mb, int i, const uint8_t *buf, size_t len, uint64_t now);
 
+/* One message for member i, encoded here (an encoding error is logged). */
+void mgr_members_send_msg(struct mgr_members *mb, int i, const struct lb_msg *msg, uint64_t now);
+
 /* The committed version's snapshot to member i (if connected: else at its next hello). */
 void mgr_members_send_snapshot(struct mgr_members *mb, int i, uint64_t now);
 
