@@ -18,95 +18,6 @@
 #define MGR_NOSOCK_RETRY_MS 1000 /* a probe the manager had no socket for */
 #define MGR_STAGGER_MS 1	 /* first probes of a sync, at most one per ms... */
 
-/* ---- keys ---- */
-
-static int
-rec_key_cmp(const struct lb_svc_key *ka, const struct lb_addr *da, uint16_t pa,
-	const struct lb_svc_key *kb, const struct lb_addr *db, uint16_t pb)
-{
-	int c = memcmp(ka, kb, sizeof(*ka));
-
-	if (c != 0)
-		return c;
-	c = memcmp(da, db, sizeof(*da));
-	return c != 0 ? c : (int)pa - (int)pb;
-}
-
-static int
-rec_cmp(const void *a, const void *b)
-{
-	const struct mgr_hrec *x = *(const struct mgr_hrec *const *)a;
-	const struct mgr_hrec *y = *(const struct mgr_hrec *const *)b;
-
-	return rec_key_cmp(&x->hr_svc->hs_key, &x->hr_be.dip, x->hr_be.port, &y->hr_svc->hs_key,
-		&y->hr_be.dip, y->hr_be.port);
-}
-
-static int
-svc_cmp(const void *a, const void *b)
-{
-	const struct mgr_hsvc *x = *(const struct mgr_hsvc *const *)a;
-	const struct mgr_hsvc *y = *(const struct mgr_hsvc *const *)b;
-
-	return memcmp(&x->hs_key, &y->hs_key, sizeof(x->hs_key));
-}
-
-struct mgr_hsvc *
-mgr_hsvc_find(const struct mgr_health *h, const struct lb_svc_key *k)
-{
-	uint32_t lo = 0, hi = h->h_n_svcs;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int c = memcmp(&h->h_svcs[mid]->hs_key, k, sizeof(*k));
-
-		if (c == 0)
-			return h->h_svcs[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-uint32_t
-mgr_hrec_lower(const struct mgr_health *h, const struct lb_svc_key *k)
-{
-	uint32_t lo = 0, hi = h->h_n_recs;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (memcmp(&h->h_recs[mid]->hr_svc->hs_key, k, sizeof(*k)) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-struct mgr_hrec *
-mgr_hrec_find(const struct mgr_health *h, const struct lb_svc_key *k, const struct lb_addr *dip,
-	uint16_t port)
-{
-	uint32_t lo = 0, hi = h->h_n_recs;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		const struct mgr_hrec *r = h->h_recs[mid];
-		int c = rec_key_cmp(&r->hr_svc->hs_key, &r->hr_be.dip, r->hr_be.port, k, dip, port);
-
-		if (c == 0)
-			return h->h_recs[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /* ---- the heap of next events ---- */
 
 static void
@@ -471,7 +382,7 @@ sync_restart_drains(
 {
 	uint32_t i, j;
 
-	qsort(c->recs, c->n, sizeof(*c->recs), rec_cmp);
+	qsort(c->recs, c->n, sizeof(*c->recs), mgr_hrec_cmp);
 	h->h_recs = c->recs; /* borrowed for the lookups below */
 	h->h_n_recs = c->n;
 	for (i = 0; i < committed->n_services; i++) {
@@ -590,7 +501,7 @@ mgr_health_sync(struct mgr_health *h, const struct lb_ftable *desired,
 	for (i = 0; i < h->h_n_svcs; i++)
 		if (!h->h_svcs[i]->hs_seen)
 			free(h->h_svcs[i]);
-	qsort(svcs, n_svcs, sizeof(*svcs), svc_cmp);
+	qsort(svcs, n_svcs, sizeof(*svcs), mgr_hsvc_cmp);
 	free(h->h_svcs);
 	h->h_svcs = svcs;
 	h->h_n_svcs = n_svcs;
@@ -599,7 +510,7 @@ mgr_health_sync(struct mgr_health *h, const struct lb_ftable *desired,
 	h->h_n_recs = 0;
 	if (restart)
 		sync_restart_drains(h, &c, committed, now);
-	qsort(c.recs, c.n, sizeof(*c.recs), rec_cmp);
+	qsort(c.recs, c.n, sizeof(*c.recs), mgr_hrec_cmp);
 	h->h_recs = c.recs;
 	h->h_n_recs = c.n;
 	stagger(h, &c, now);

@@ -98,7 +98,11 @@ struct mgr_health {
 	uint32_t h_hold_n;	 /* records with hr_hold */
 };
 
-/* Lookups in the sorted arrays (mgr_health.c). */
+/* The orders of the sorted arrays, for qsort (mgr_hrec.c). */
+int mgr_hrec_cmp(const void *a, const void *b); /* struct mgr_hrec *: service, DIP, port */
+int mgr_hsvc_cmp(const void *a, const void *b); /* struct mgr_hsvc *: service */
+
+/* Lookups in the sorted arrays (mgr_hrec.c). */
 struct mgr_hsvc *mgr_hsvc_find(const struct mgr_health *h, const struct lb_svc_key *k);
 
 /* Index of the first record of service k (or where it would be). */
