@@ -6,7 +6,6 @@
  * and packs them; decoding unpacks, validates, and copies into plain C
  * before freeing the generated tree, so no pointer into it escapes.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,66 +13,6 @@
 #include "lb_codec_int.h"
 #include "lb_err.h"
 #include "lb_hdr.h"
-
-/* ---- shared by the codec's files ---- */
-
-void *
-lb_enc_alloc(struct lb_enc *e, size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
-	if (p == NULL)
-		e->err = -LB_ENOMEM;
-	return p;
-}
-
-ProtobufCBinaryData
-lb_enc_bin(const void *p, size_t len)
-{
-	ProtobufCBinaryData b = {len, (uint8_t *)(uintptr_t)p};
-
-	return b;
-}
-
-int
-lb_dec_fail(char *errbuf, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(errbuf, len, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-void
-lb_dec_text(char *dst, size_t size, const char *src)
-{
-	snprintf(dst, size, "%s", src ? src : "");
-}
-
-int
-lb_dec_addr(
-	const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf, size_t len)
-{
-	if (b->len == 16)
-		return lb_dec_fail(
-			errbuf, len, -LB_EUNSUPPORTED, "%s: IPv6 is not forwarded yet", what);
-	if (b->len != 4)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "%s: %zu address bytes", what, b->len);
-	memset(a, 0, sizeof(*a));
-	memcpy(&a->a32[0], b->data, 4);
-	return 0;
-}
-
-int
-lb_dec_digest(const ProtobufCBinaryData *b, uint8_t *out, char *errbuf, size_t len)
-{
-	if (b->len != LB_DIGEST_LEN)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "digest of %zu bytes", b->len);
-	memcpy(out, b->data, LB_DIGEST_LEN);
-	return 0;
-}
 
 /* ---- encoding ---- */
 

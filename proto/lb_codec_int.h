@@ -13,14 +13,21 @@
  * Encoding fills an lb_enc: the generated structs of one message and the
  * heap parts they point at, all freed after packing. Decoding validates and
  * copies into plain C; a failure leaves the caller to clear the message.
+ * The helpers all three use are inline here, so that the files call one
+ * way: lb_codec.c -> lb_codec_ctl.c -> lb_codec_table.c.
  */
 #ifndef LB_CODEC_INT_H
 #define LB_CODEC_INT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "lb_codec.h"
+#include "lb_err.h"
 #include "sluice.pb-c.h"
 
 struct lb_enc {
@@ -55,22 +62,66 @@ struct lb_enc {
 };
 
 /* calloc, recording a failure in e->err. */
-void *lb_enc_alloc(struct lb_enc *e, size_t n, size_t size);
+static inline void *
+lb_enc_alloc(struct lb_enc *e, size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (p == NULL)
+		e->err = -LB_ENOMEM;
+	return p;
+}
 
 /* Bytes the generated struct borrows (never freed through it). */
-ProtobufCBinaryData lb_enc_bin(const void *p, size_t len);
+static inline ProtobufCBinaryData
+lb_enc_bin(const void *p, size_t len)
+{
+	ProtobufCBinaryData b = {len, (uint8_t *)(uintptr_t)p};
+
+	return b;
+}
 
 /* Write the error into errbuf and return rc. */
-int lb_dec_fail(char *errbuf, size_t len, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static inline int __attribute__((format(printf, 4, 5)))
+lb_dec_fail(char *errbuf, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, len, fmt, ap);
+	va_end(ap);
+	return rc;
+}
 
 /* A string field into a fixed buffer ("" for NULL). */
-void lb_dec_text(char *dst, size_t size, const char *src);
+static inline void
+lb_dec_text(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
 
-int lb_dec_addr(const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf,
-	size_t len);
+static inline int
+lb_dec_addr(
+	const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf, size_t len)
+{
+	if (b->len == 16)
+		return lb_dec_fail(
+			errbuf, len, -LB_EUNSUPPORTED, "%s: IPv6 is not forwarded yet", what);
+	if (b->len != 4)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "%s: %zu address bytes", what, b->len);
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->a32[0], b->data, 4);
+	return 0;
+}
 
-int lb_dec_digest(const ProtobufCBinaryData *b, uint8_t *out, char *errbuf, size_t len);
+static inline int
+lb_dec_digest(const ProtobufCBinaryData *b, uint8_t *out, char *errbuf, size_t len)
+{
+	if (b->len != LB_DIGEST_LEN)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "digest of %zu bytes", b->len);
+	memcpy(out, b->data, LB_DIGEST_LEN);
+	return 0;
+}
 
 /* ---- lb_codec_table.c ---- */
 
