@@ -175,20 +175,9 @@ pool_diff(const struct mgr_pool *a, const struct mgr_pool *b, char *out, size_t 
 		b->pl_probe_port);
 	PD(strcmp(a->pl_path, b->pl_path) != 0, " path %s", b->pl_path);
 	PD(strcmp(a->pl_codes, b->pl_codes) != 0, " codes %s", b->pl_codes);
-	PD(a->pl_interval_s != b->pl_interval_s, " interval %u->%u", a->pl_interval_s,
-		b->pl_interval_s);
-	PD(a->pl_timeout_s != b->pl_timeout_s, " timeout %u->%u", a->pl_timeout_s, b->pl_timeout_s);
-	PD(a->pl_healthy != b->pl_healthy, " healthy %u->%u", a->pl_healthy, b->pl_healthy);
-	PD(a->pl_unhealthy != b->pl_unhealthy, " unhealthy %u->%u", a->pl_unhealthy,
-		b->pl_unhealthy);
-	PD(a->pl_drain_delay_s != b->pl_drain_delay_s, " drain_delay %u->%u", a->pl_drain_delay_s,
-		b->pl_drain_delay_s);
-	PD(a->pl_slow_start_s != b->pl_slow_start_s, " slow_start %u->%u", a->pl_slow_start_s,
-		b->pl_slow_start_s);
-	PD(a->pl_min_healthy != b->pl_min_healthy, " min_healthy %u->%u", a->pl_min_healthy,
-		b->pl_min_healthy);
-	PD(a->pl_min_healthy_pct != b->pl_min_healthy_pct, " min_healthy_percent %u->%u",
-		a->pl_min_healthy_pct, b->pl_min_healthy_pct);
+#define X(c, bit, pb, name) PD(a->pl_##c != b->pl_##c, " " name " %u->%u", a->pl_##c, b->pl_##c);
+	LB_POOL_NUMBERS(X)
+#undef X
 #undef PD
 }
 

@@ -82,6 +82,21 @@ mgr_store_round_abort(struct mgr_store *s, int64_t round_id, const char *reason)
 	return mgr_store_run(s, "record round aborted", st);
 }
 
+/* A statement of n integer parameters (a, then b), run to its end. */
+static int
+run_ints(struct mgr_store *s, const char *op, const char *sql, int n, sqlite3_int64 a,
+	sqlite3_int64 b)
+{
+	sqlite3_stmt *st;
+
+	if (mgr_store_prepare(s, op, sql, &st) != 0)
+		return -LB_EIO;
+	sqlite3_bind_int64(st, 1, a);
+	if (n > 1)
+		sqlite3_bind_int64(st, 2, b);
+	return mgr_store_run(s, op, st);
+}
+
 int
 mgr_store_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
 	const uint8_t digest[LB_DIGEST_LEN], const char *summary, const uint8_t *delta,
@@ -110,41 +125,28 @@ mgr_store_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
 	}
 	if (mgr_store_run(s, op, st) != 0)
 		goto fail;
-	if (round_id != 0) {
-		if (mgr_store_prepare(s, op,
-			    "UPDATE rounds SET state = 'committed', ended_ms = ?, tbl = NULL"
-			    " WHERE id = ?",
-			    &st) != 0)
-			goto fail;
-		sqlite3_bind_int64(st, 1, t);
-		sqlite3_bind_int64(st, 2, round_id);
-		if (mgr_store_run(s, op, st) != 0)
-			goto fail;
-	}
+	if (round_id != 0 &&
+		run_ints(s, op,
+			"UPDATE rounds SET state = 'committed', ended_ms = ?, tbl = NULL"
+			" WHERE id = ?",
+			2, t, round_id) != 0)
+		goto fail;
 	/* Rounds whose end the store could not take (it was failing) ended here. */
-	if (mgr_store_prepare(s, op,
+	if (run_ints(s, op,
 		    "UPDATE rounds SET state = 'aborted', ended_ms = ?, tbl = NULL,"
 		    " reason = COALESCE(reason, 'aborted; the database could not record it then')"
 		    " WHERE state = 'prepared' AND id != ?",
-		    &st) != 0)
-		goto fail;
-	sqlite3_bind_int64(st, 1, t);
-	sqlite3_bind_int64(st, 2, round_id);
-	if (mgr_store_run(s, op, st) != 0)
+		    2, t, round_id) != 0)
 		goto fail;
 	snprintf(v, sizeof(v), "%" PRIu64, version);
 	if (mgr_store_meta_put(s, "committed_version", v) != 0)
 		goto fail;
 	/* Bound the file: old tables go, their version rows and deltas stay. */
-	if (version > MGR_STORE_KEEP_TABLES) {
-		if (mgr_store_prepare(s, op,
-			    "UPDATE versions SET tbl = NULL WHERE version <= ? AND tbl IS NOT NULL",
-			    &st) != 0)
-			goto fail;
-		sqlite3_bind_int64(st, 1, (sqlite3_int64)(version - MGR_STORE_KEEP_TABLES));
-		if (mgr_store_run(s, op, st) != 0)
-			goto fail;
-	}
+	if (version > MGR_STORE_KEEP_TABLES &&
+		run_ints(s, op,
+			"UPDATE versions SET tbl = NULL WHERE version <= ? AND tbl IS NOT NULL", 1,
+			(sqlite3_int64)(version - MGR_STORE_KEEP_TABLES), 0) != 0)
+		goto fail;
 	if (mgr_store_exec(s, op, "COMMIT") != 0)
 		goto fail;
 	return 0;

@@ -157,6 +157,7 @@ pools_write(struct mgr_store *s, const struct mgr_pools *ps)
 		const struct mgr_pool_entry *e = &ps->ps_v[i];
 		const struct mgr_pool *p = &e->pe_pool;
 		char vip[16];
+		int col;
 
 		if (mgr_store_prepare(s, op,
 			    "INSERT INTO pools VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
@@ -171,14 +172,10 @@ pools_write(struct mgr_store *s, const struct mgr_pools *ps)
 		sqlite3_bind_int(st, 5, p->pl_probe_port);
 		sqlite3_bind_text(st, 6, p->pl_path, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, 7, p->pl_codes, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 8, p->pl_interval_s);
-		sqlite3_bind_int64(st, 9, p->pl_timeout_s);
-		sqlite3_bind_int64(st, 10, p->pl_healthy);
-		sqlite3_bind_int64(st, 11, p->pl_unhealthy);
-		sqlite3_bind_int64(st, 12, p->pl_drain_delay_s);
-		sqlite3_bind_int64(st, 13, p->pl_slow_start_s);
-		sqlite3_bind_int64(st, 14, p->pl_min_healthy);
-		sqlite3_bind_int64(st, 15, p->pl_min_healthy_pct);
+		col = 8; /* the numbers, in the order of LB_POOL_NUMBERS and the schema */
+#define X(c, bit, pb, name) sqlite3_bind_int64(st, col++, p->pl_##c);
+		LB_POOL_NUMBERS(X)
+#undef X
 		if (mgr_store_run(s, op, st) != 0)
 			return -LB_EIO;
 	}
@@ -190,7 +187,7 @@ mgr_store_load_pools(struct mgr_store *s, struct mgr_pools *ps)
 {
 	const char *op = "load pool options";
 	sqlite3_stmt *st;
-	int rc;
+	int rc, col;
 
 	memset(ps, 0, sizeof(*ps));
 	if (mgr_store_prepare(s, op,
@@ -222,14 +219,10 @@ mgr_store_load_pools(struct mgr_store *s, struct mgr_pools *ps)
 		o.probe_port = (uint16_t)sqlite3_column_int(st, 4);
 		snprintf(o.path, sizeof(o.path), "%s", (const char *)sqlite3_column_text(st, 5));
 		snprintf(o.codes, sizeof(o.codes), "%s", (const char *)sqlite3_column_text(st, 6));
-		o.interval_s = (uint32_t)sqlite3_column_int64(st, 7);
-		o.timeout_s = (uint32_t)sqlite3_column_int64(st, 8);
-		o.healthy = (uint32_t)sqlite3_column_int64(st, 9);
-		o.unhealthy = (uint32_t)sqlite3_column_int64(st, 10);
-		o.drain_delay_s = (uint32_t)sqlite3_column_int64(st, 11);
-		o.slow_start_s = (uint32_t)sqlite3_column_int64(st, 12);
-		o.min_healthy = (uint32_t)sqlite3_column_int64(st, 13);
-		o.min_healthy_pct = (uint32_t)sqlite3_column_int64(st, 14);
+		col = 7; /* the numbers, in the order of LB_POOL_NUMBERS and the schema */
+#define X(c, bit, pb, name) o.c = (uint32_t)sqlite3_column_int64(st, col++);
+		LB_POOL_NUMBERS(X)
+#undef X
 		if (mgr_pool_apply(&p, &o, e, sizeof(e)) != 0 || mgr_pools_set(ps, &k, &p) != 0) {
 			snprintf(s->err, sizeof(s->err), "database: %s: %s", op, e);
 			sqlite3_finalize(st);

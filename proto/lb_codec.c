@@ -59,12 +59,8 @@ enc_hello(struct lb_enc *e, const struct lb_msg *m)
 	h->applied_digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
 	if (m->probe_addr.a32[0] != 0)
 		h->probe_address = lb_enc_bin(&m->probe_addr.a32[0], 4);
-	if (m->proof_len != 0) {
-		h->nonce = lb_enc_bin(m->nonce, LB_NONCE_LEN);
-		h->proof = lb_enc_bin(m->proof, m->proof_len);
-		if (m->body != NULL)
-			h->certificate = lb_enc_bin(m->body, strlen(m->body) + 1);
-	}
+	/* Over TLS, the answer to a CHALLENGE: the certificate rides in body. */
+	lb_enc_proof(m, m->body, &h->nonce, &h->proof, &h->certificate);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_HELLO;
 	e->env.hello = h;
 }

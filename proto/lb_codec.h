@@ -101,6 +101,22 @@ enum lb_pool_field {
 #define LB_POOL_SLOW_START_MAX 900
 #define LB_POOL_MIN_HEALTHY_MAX 65534
 
+/*
+ * The pool's numeric options, in one list for every copy of them (the
+ * codec, the manager's pools and store, the history's diff): the field of
+ * struct lb_pool_opts (and pl_ + it of the manager's struct mgr_pool), its
+ * LB_POOL_* bit, its PoolOptions field, and its name in a services file.
+ */
+#define LB_POOL_NUMBERS(X)                                                                         \
+	X(interval_s, LB_POOL_INTERVAL, interval_s, "interval")                                    \
+	X(timeout_s, LB_POOL_TIMEOUT, timeout_s, "timeout")                                        \
+	X(healthy, LB_POOL_HEALTHY, healthy, "healthy")                                            \
+	X(unhealthy, LB_POOL_UNHEALTHY, unhealthy, "unhealthy")                                    \
+	X(drain_delay_s, LB_POOL_DRAIN_DELAY, drain_delay_s, "drain_delay")                        \
+	X(slow_start_s, LB_POOL_SLOW_START, slow_start_s, "slow_start")                            \
+	X(min_healthy, LB_POOL_MIN_HEALTHY, min_healthy, "min_healthy")                            \
+	X(min_healthy_pct, LB_POOL_MIN_HEALTHY_PCT, min_healthy_percent, "min_healthy_percent")
+
 struct lb_pool_opts {
 	uint32_t given; /* enum lb_pool_field bits */
 	uint8_t probe;	/* enum lb_probe_type */

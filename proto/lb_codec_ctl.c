@@ -21,14 +21,9 @@ enc_pool(Sluice__PoolOptions *p, const struct lb_pool_opts *o)
 	p->probe_port = o->probe_port;
 	p->path = (char *)o->path;
 	p->codes = (char *)o->codes;
-	p->interval_s = o->interval_s;
-	p->timeout_s = o->timeout_s;
-	p->healthy = o->healthy;
-	p->unhealthy = o->unhealthy;
-	p->drain_delay_s = o->drain_delay_s;
-	p->slow_start_s = o->slow_start_s;
-	p->min_healthy = o->min_healthy;
-	p->min_healthy_percent = o->min_healthy_pct;
+#define X(c, bit, pb, name) p->pb = o->c;
+	LB_POOL_NUMBERS(X)
+#undef X
 }
 
 int
@@ -63,12 +58,7 @@ lb_enc_ctl_request(struct lb_enc *e, const struct lb_msg *m)
 		r->pool = &e->cpool;
 	}
 	r->operator_name = (char *)m->id;
-	if (m->proof_len != 0) {
-		r->nonce = lb_enc_bin(m->nonce, LB_NONCE_LEN);
-		r->proof = lb_enc_bin(m->proof, m->proof_len);
-		if (m->cert != NULL)
-			r->certificate = lb_enc_bin(m->cert, strlen(m->cert) + 1);
-	}
+	lb_enc_proof(m, m->cert, &r->nonce, &r->proof, &r->certificate);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_CTL_REQUEST;
 	e->env.ctl_request = r;
 	return 0;
@@ -115,14 +105,9 @@ dec_pool(const Sluice__PoolOptions *p, struct lb_pool_opts *o, char *errbuf, siz
 	o->probe_port = (uint16_t)p->probe_port;
 	lb_dec_text(o->path, sizeof(o->path), p->path);
 	lb_dec_text(o->codes, sizeof(o->codes), p->codes);
-	o->interval_s = p->interval_s;
-	o->timeout_s = p->timeout_s;
-	o->healthy = p->healthy;
-	o->unhealthy = p->unhealthy;
-	o->drain_delay_s = p->drain_delay_s;
-	o->slow_start_s = p->slow_start_s;
-	o->min_healthy = p->min_healthy;
-	o->min_healthy_pct = p->min_healthy_percent;
+#define X(c, bit, pb, name) o->c = p->pb;
+	LB_POOL_NUMBERS(X)
+#undef X
 	return 0;
 }
 

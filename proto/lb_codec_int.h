@@ -100,6 +100,19 @@ lb_dec_text(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src ? src : "");
 }
 
+/* A message's proof (none: nothing): the nonce, the proof, the certificate text with its NUL. */
+static inline void
+lb_enc_proof(const struct lb_msg *m, const char *cert, ProtobufCBinaryData *nonce,
+	ProtobufCBinaryData *proof, ProtobufCBinaryData *crt)
+{
+	if (m->proof_len == 0)
+		return;
+	*nonce = lb_enc_bin(m->nonce, LB_NONCE_LEN);
+	*proof = lb_enc_bin(m->proof, m->proof_len);
+	if (cert != NULL)
+		*crt = lb_enc_bin(cert, strlen(cert) + 1);
+}
+
 static inline int
 lb_dec_addr(
 	const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf, size_t len)

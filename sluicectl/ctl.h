@@ -68,24 +68,6 @@ enum {
 		CTL_O_PROBE_TIMEOUT | CTL_O_HEALTHY | CTL_O_UNHEALTHY | CTL_O_DRAIN_DELAY |        \
 		CTL_O_SLOW_START | CTL_O_MIN_HEALTHY)
 
-/* getopt_long values of the long-only options. */
-enum {
-	CTL_OPT_JSON = 256,
-	CTL_OPT_MANAGER,
-	CTL_OPT_CA,
-	CTL_OPT_CERT,
-	CTL_OPT_KEY,
-	CTL_OPT_SERVER_NAME,
-	CTL_OPT_TIMEOUT,
-	CTL_OPT_NO_WAIT,
-	CTL_OPT_PROTO,
-	CTL_OPT_HOST,
-	CTL_OPT_WEIGHT,
-	CTL_OPT_STATE,
-	CTL_OPT_LIMIT,
-	CTL_OPT_POOL, /* the pool options: CTL_OPT_POOL + index in ctl_pool_opts */
-};
-
 #define CTL_MAX_WORDS 8
 
 struct ctl_opts {

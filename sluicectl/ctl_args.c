@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -470,37 +471,66 @@ ctl_sender(char *out, size_t len)
 	snprintf(out, len, "ctl:%.24s@%.32s", user, host);
 }
 
+/*
+ * The options that take a string and keep it as given: where it goes, the
+ * CTL_O_* bit a command must accept to take it (0: a global option), and
+ * whether it names a TLS file (--ca, --cert, --key) on the command line.
+ */
+static const struct ctl_str_opt {
+	const char *name;
+	size_t off; /* of its const char * in struct ctl_opts */
+	unsigned bit;
+	bool tls;
+} ctl_str_opts[] = {
+	{"manager", offsetof(struct ctl_opts, url), 0, false},
+	{"ca", offsetof(struct ctl_opts, ca), 0, true},
+	{"cert", offsetof(struct ctl_opts, cert), 0, true},
+	{"key", offsetof(struct ctl_opts, key), 0, true},
+	{"server-name", offsetof(struct ctl_opts, server_name), 0, false},
+	{"proto", offsetof(struct ctl_opts, proto), CTL_O_PROTO, false},
+	{"host", offsetof(struct ctl_opts, host), CTL_O_HOST, false},
+	{"weight", offsetof(struct ctl_opts, weight), CTL_O_WEIGHT, false},
+	{"state", offsetof(struct ctl_opts, state), CTL_O_STATE, false},
+	{"limit", offsetof(struct ctl_opts, limit), CTL_O_LIMIT, false},
+};
+
+#define CTL_N_STR_OPTS (sizeof(ctl_str_opts) / sizeof(ctl_str_opts[0]))
+
+/* getopt_long's values of the long-only options. */
+enum {
+	CTL_OPT_JSON = 256,
+	CTL_OPT_TIMEOUT,
+	CTL_OPT_NO_WAIT,
+	CTL_OPT_STR,			 /* + index in ctl_str_opts */
+	CTL_OPT_POOL = CTL_OPT_STR + 64, /* + index in ctl_pool_opts */
+};
+
+/* getopt_long's table, from the tables above. */
+static const struct option *
+ctl_longopts(void)
+{
+	static struct option v[4 + CTL_N_STR_OPTS + CTL_N_POOL_OPTS + 1];
+	size_t n = 0, i;
+
+	if (v[0].name != NULL)
+		return v;
+	v[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	v[n++] = (struct option){"json", no_argument, NULL, CTL_OPT_JSON};
+	v[n++] = (struct option){"timeout", required_argument, NULL, CTL_OPT_TIMEOUT};
+	v[n++] = (struct option){"no-wait", no_argument, NULL, CTL_OPT_NO_WAIT};
+	for (i = 0; i < CTL_N_STR_OPTS; i++)
+		v[n++] = (struct option){
+			ctl_str_opts[i].name, required_argument, NULL, CTL_OPT_STR + (int)i};
+	for (i = 0; i < CTL_N_POOL_OPTS; i++)
+		v[n++] = (struct option){
+			ctl_pool_opts[i].name, required_argument, NULL, CTL_OPT_POOL + (int)i};
+	return v;
+}
+
 int
 ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 {
-	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"json", no_argument, NULL, CTL_OPT_JSON},
-		{"manager", required_argument, NULL, CTL_OPT_MANAGER},
-		{"ca", required_argument, NULL, CTL_OPT_CA},
-		{"cert", required_argument, NULL, CTL_OPT_CERT},
-		{"key", required_argument, NULL, CTL_OPT_KEY},
-		{"server-name", required_argument, NULL, CTL_OPT_SERVER_NAME},
-		{"timeout", required_argument, NULL, CTL_OPT_TIMEOUT},
-		{"no-wait", no_argument, NULL, CTL_OPT_NO_WAIT},
-		{"proto", required_argument, NULL, CTL_OPT_PROTO},
-		{"host", required_argument, NULL, CTL_OPT_HOST},
-		{"weight", required_argument, NULL, CTL_OPT_WEIGHT},
-		{"state", required_argument, NULL, CTL_OPT_STATE},
-		{"limit", required_argument, NULL, CTL_OPT_LIMIT},
-		{"probe", required_argument, NULL, CTL_OPT_POOL + 0},
-		{"probe-port", required_argument, NULL, CTL_OPT_POOL + 1},
-		{"path", required_argument, NULL, CTL_OPT_POOL + 2},
-		{"codes", required_argument, NULL, CTL_OPT_POOL + 3},
-		{"interval", required_argument, NULL, CTL_OPT_POOL + 4},
-		{"probe-timeout", required_argument, NULL, CTL_OPT_POOL + 5},
-		{"healthy", required_argument, NULL, CTL_OPT_POOL + 6},
-		{"unhealthy", required_argument, NULL, CTL_OPT_POOL + 7},
-		{"drain-delay", required_argument, NULL, CTL_OPT_POOL + 8},
-		{"slow-start", required_argument, NULL, CTL_OPT_POOL + 9},
-		{"min-healthy", required_argument, NULL, CTL_OPT_POOL + 10},
-		{NULL, 0, NULL, 0},
-	};
+	const struct option *longopts = ctl_longopts();
 	char *end;
 	int c;
 
@@ -521,6 +551,19 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 	 */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "-:hf:", longopts, NULL)) != -1) {
+		if (c >= CTL_OPT_STR && c < CTL_OPT_STR + (int)CTL_N_STR_OPTS) {
+			const struct ctl_str_opt *so = &ctl_str_opts[c - CTL_OPT_STR];
+
+			*(const char **)((char *)o + so->off) = optarg;
+			o->given |= so->bit;
+			o->tls_on_cmdline |= so->tls;
+			continue;
+		}
+		if (c >= CTL_OPT_POOL && c < CTL_OPT_POOL + (int)CTL_N_POOL_OPTS) {
+			o->pool[c - CTL_OPT_POOL] = optarg;
+			o->given |= ctl_pool_opts[c - CTL_OPT_POOL].bit;
+			continue;
+		}
 		switch (c) {
 		case 'f': /* config apply -f FILE: the file, as ipvsadm and kubectl take it */
 		case 1:
@@ -534,24 +577,6 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 		case CTL_OPT_JSON:
 			o->json = true;
 			break;
-		case CTL_OPT_MANAGER:
-			o->url = optarg;
-			break;
-		case CTL_OPT_CA:
-			o->ca = optarg;
-			o->tls_on_cmdline = true;
-			break;
-		case CTL_OPT_CERT:
-			o->cert = optarg;
-			o->tls_on_cmdline = true;
-			break;
-		case CTL_OPT_KEY:
-			o->key = optarg;
-			o->tls_on_cmdline = true;
-			break;
-		case CTL_OPT_SERVER_NAME:
-			o->server_name = optarg;
-			break;
 		case CTL_OPT_TIMEOUT:
 			errno = 0;
 			o->timeout = strtod(optarg, &end);
@@ -564,34 +589,9 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 		case CTL_OPT_NO_WAIT:
 			o->no_wait = true;
 			break;
-		case CTL_OPT_PROTO:
-			o->proto = optarg;
-			o->given |= CTL_O_PROTO;
-			break;
-		case CTL_OPT_HOST:
-			o->host = optarg;
-			o->given |= CTL_O_HOST;
-			break;
-		case CTL_OPT_WEIGHT:
-			o->weight = optarg;
-			o->given |= CTL_O_WEIGHT;
-			break;
-		case CTL_OPT_STATE:
-			o->state = optarg;
-			o->given |= CTL_O_STATE;
-			break;
-		case CTL_OPT_LIMIT:
-			o->limit = optarg;
-			o->given |= CTL_O_LIMIT;
-			break;
 		case ':':
 			return ctl_usage_error(NULL, "%s: needs an argument", argv[optind - 1]);
 		default:
-			if (c >= CTL_OPT_POOL && c < CTL_OPT_POOL + (int)CTL_N_POOL_OPTS) {
-				o->pool[c - CTL_OPT_POOL] = optarg;
-				o->given |= ctl_pool_opts[c - CTL_OPT_POOL].bit;
-				break;
-			}
 			if (optopt != 0)
 				return ctl_usage_error(NULL, "-%c: unknown option", optopt);
 			return ctl_usage_error(NULL, "%s: unknown option", argv[optind - 1]);
@@ -610,24 +610,14 @@ int
 ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *const *args,
 	int n_args, struct lb_msg *req)
 {
-	static const struct {
-		unsigned bit;
-		const char *name;
-	} names[] = {
-		{CTL_O_PROTO, "--proto"},
-		{CTL_O_HOST, "--host"},
-		{CTL_O_WEIGHT, "--weight"},
-		{CTL_O_STATE, "--state"},
-		{CTL_O_LIMIT, "--limit"},
-	};
 	struct lb_ctl *ctl = &req->ctl;
 	unsigned long limit;
 	int rc;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if ((o->given & names[i].bit) && !(cmd->opts & names[i].bit))
+	for (size_t i = 0; i < CTL_N_STR_OPTS; i++)
+		if ((o->given & ctl_str_opts[i].bit) && !(cmd->opts & ctl_str_opts[i].bit))
 			return ctl_usage_error(
-				cmd, "%s does not apply to this command", names[i].name);
+				cmd, "--%s does not apply to this command", ctl_str_opts[i].name);
 	for (size_t i = 0; i < CTL_N_POOL_OPTS; i++)
 		if ((o->given & ctl_pool_opts[i].bit) && !(cmd->opts & ctl_pool_opts[i].bit))
 			return ctl_usage_error(

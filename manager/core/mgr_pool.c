@@ -188,22 +188,11 @@ mgr_pool_apply(struct mgr_pool *p, const struct lb_pool_opts *o, char *err, size
 		snprintf(n.pl_path, sizeof(n.pl_path), "%s", o->path);
 	if (o->given & LB_POOL_CODES)
 		snprintf(n.pl_codes, sizeof(n.pl_codes), "%s", o->codes);
-	if (o->given & LB_POOL_INTERVAL)
-		n.pl_interval_s = o->interval_s;
-	if (o->given & LB_POOL_TIMEOUT)
-		n.pl_timeout_s = o->timeout_s;
-	if (o->given & LB_POOL_HEALTHY)
-		n.pl_healthy = o->healthy;
-	if (o->given & LB_POOL_UNHEALTHY)
-		n.pl_unhealthy = o->unhealthy;
-	if (o->given & LB_POOL_DRAIN_DELAY)
-		n.pl_drain_delay_s = o->drain_delay_s;
-	if (o->given & LB_POOL_SLOW_START)
-		n.pl_slow_start_s = o->slow_start_s;
-	if (o->given & LB_POOL_MIN_HEALTHY)
-		n.pl_min_healthy = o->min_healthy;
-	if (o->given & LB_POOL_MIN_HEALTHY_PCT)
-		n.pl_min_healthy_pct = o->min_healthy_pct;
+#define X(c, bit, pb, name)                                                                        \
+	if (o->given & bit)                                                                        \
+		n.pl_##c = o->c;
+	LB_POOL_NUMBERS(X)
+#undef X
 	rc = mgr_pool_check(&n, err, len);
 	if (rc != 0)
 		return rc;
