@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "lb_config.h"
 
@@ -27,6 +28,16 @@
 #define BENCH_HOST_BASE 0x64400000u /* 100.64.0.0/10 */
 #define BENCH_SVC_PORT 80
 #define BENCH_BE_PORT 8080
+
+/* Seconds on the monotonic clock. */
+static inline double
+bench_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 enum bench_dist { BENCH_UNIFORM, BENCH_ZIPF, BENCH_SEQ };
 

@@ -155,44 +155,13 @@ static const struct scenario smoke_suite[] = {
 		BENCH_UNIFORM, false, false, 4096, 0, 1000, true},
 };
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Set a worker up as workers_create() in mux/main.c does. */
+/* A worker as the mux's (mux_worker_init()), on the benchmark's lcore. */
 static int
-worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g, uint32_t entries,
-	const char *name)
+worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g, uint32_t entries)
 {
 	static const uint32_t timeout[3] = {300, 15, 30};
 
-	memset(w, 0, sizeof(*w));
-	w->ctx = &env->ctx;
-	w->lcore = rte_lcore_id();
-	w->idx = 0;
-	w->ip_id = 0;
-	w->conn = mux_conn_create(name, entries, env->socket, timeout, &g->seed);
-	w->svc_cnt = rte_zmalloc_socket(
-		"svc_cnt", sizeof(*w->svc_cnt) * g->cap_services, RTE_CACHE_LINE_SIZE, env->socket);
-	w->be_cnt = rte_zmalloc_socket(
-		"be_cnt", sizeof(*w->be_cnt) * g->cap_backends, RTE_CACHE_LINE_SIZE, env->socket);
-	if (w->conn == NULL || w->svc_cnt == NULL || w->be_cnt == NULL)
-		return -1;
-	return 0;
-}
-
-static void
-worker_fini(struct mux_worker *w)
-{
-	mux_conn_free(w->conn);
-	rte_free(w->svc_cnt);
-	rte_free(w->be_cnt);
-	memset(w, 0, sizeof(*w));
+	return mux_worker_init(w, &env->ctx, g, 0, rte_lcore_id(), entries, timeout, env->socket);
 }
 
 /* Fill n mbufs with the frames of flows[0..n). */
@@ -215,7 +184,7 @@ static inline uint32_t
 run_batch(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf **m,
 	uint32_t n, struct rte_mbuf **out)
 {
-	struct mux_txbuf *t = &w->tx[port];
+	struct dp_txbuf *t = &w->tx[port];
 	uint32_t i, got = 0;
 
 	for (i = 0; i < n; i += MUX_BURST) {
@@ -279,7 +248,7 @@ static inline uint32_t
 run_batch_rcu(struct mux_worker *w, struct mux_ctx *ctx, uint16_t port, struct rte_mbuf **m,
 	uint32_t n, struct rte_mbuf **out)
 {
-	struct mux_txbuf *t = &w->tx[port];
+	struct dp_txbuf *t = &w->tx[port];
 	uint32_t i, got = 0;
 
 	for (i = 0; i < n; i += MUX_BURST) {
@@ -583,9 +552,9 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		rte_free(w);
 		return -1;
 	}
-	t = now_s();
+	t = bench_now_s();
 	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, env->socket, &err);
-	r->build_s = now_s() - t;
+	r->build_s = bench_now_s() - t;
 	lb_ftable_free(&ft);
 	if (g == NULL) {
 		fprintf(stderr, "sluice-bench: %s: %s\n", sc->name, err.msg);
@@ -593,14 +562,14 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		return -1;
 	}
 	env->ctx.gen = g;
-	if (worker_init(w, env, g, sc->entries, sc->name) != 0) {
+	if (worker_init(w, env, g, sc->entries) != 0) {
 		fprintf(stderr, "sluice-bench: %s: no memory for the connection table (%s)\n",
 			sc->name, rte_strerror(rte_errno));
 		goto out;
 	}
 
 	/* Warm-up: establish every connection once, untimed. */
-	t = now_s();
+	t = bench_now_s();
 	if (sc->conns != 0) {
 		if (check || sc->rcu) {
 			n_dip = sc->conns;
@@ -615,7 +584,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	}
 	if (sc->fill)
 		fill_table(env, w, g, sc->services);
-	r->warm_s = now_s() - t;
+	r->warm_s = bench_now_s() - t;
 	r->live = mux_conn_count(w->conn);
 	memset(&w->cnt, 0, sizeof(w->cnt));
 
@@ -654,7 +623,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	}
 
 	budget = (uint64_t)(seconds * (double)env->hz);
-	t = now_s();
+	t = bench_now_s();
 	start = rte_rdtsc();
 	do {
 		if (rte_pktmbuf_alloc_bulk(env->pool, m, BENCH_BATCH_PKTS) != 0) {
@@ -700,7 +669,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 				 (swapping && __atomic_load_n(&sw.swaps, __ATOMIC_RELAXED) <
 						      BENCH_SMOKE_SWAPS)
 		       : rte_rdtsc() - start < budget);
-	r->loop_s = now_s() - t;
+	r->loop_s = bench_now_s() - t;
 
 	/* Stop the control thread: offline first, so no grace period waits on us. */
 	if (swapping) {
@@ -762,7 +731,7 @@ out:
 		rte_rcu_qsbr_thread_offline(env->ctx.qsv, w->idx);
 	free(seq);
 	free(dip_of);
-	worker_fini(w);
+	mux_worker_fini(w);
 	rte_free(w);
 	if (sw.fresh) {
 		mux_gen_free(env->ctx.gen); /* g, unless a swap replaced (and freed) it */

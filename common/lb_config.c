@@ -184,6 +184,35 @@ lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, 
 }
 
 int
+lb_cfg_get_ipv4_list(const config_setting_t *a, const char *name, int min, int max, lb_be32_t *out,
+	uint16_t *n_out, struct lb_cfg_err *err)
+{
+	const config_setting_t *m = config_setting_get_member(a, name);
+	int i, n;
+
+	*n_out = 0;
+	if (m == NULL && min == 0)
+		return 0;
+	if (m == NULL)
+		return lb_cfg_error(err, a, name, "missing required field (a list of addresses)");
+	if (!config_setting_is_array(m) && !config_setting_is_list(m))
+		return lb_cfg_error(err, m, NULL, "expected a list of IPv4 addresses");
+	n = config_setting_length(m);
+	if (n < min || n > max)
+		return lb_cfg_error(err, m, NULL, "between %d and %d addresses", min, max);
+	for (i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(m, (unsigned)i);
+		struct in_addr ia;
+
+		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
+			inet_pton(AF_INET, config_setting_get_string(e), &ia) != 1)
+			return lb_cfg_error(err, e, NULL, "not an IPv4 address");
+		out[(*n_out)++] = ia.s_addr;
+	}
+	return 0;
+}
+
+int
 lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, uint8_t out[6],
 	struct lb_cfg_err *err)
 {

@@ -51,6 +51,13 @@ int lb_cfg_get_string(const config_setting_t *group, const char *name, bool requ
 int lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, lb_be32_t *out,
 	struct lb_cfg_err *err);
 
+/*
+ * A list (or array) member of min..max dotted-quad IPv4 addresses into
+ * out[0..*n); with min 0 the member may be absent (*n = 0).
+ */
+int lb_cfg_get_ipv4_list(const config_setting_t *group, const char *name, int min, int max,
+	lb_be32_t *out, uint16_t *n, struct lb_cfg_err *err);
+
 /* "aa:bb:cc:dd:ee:ff" member. */
 int lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, uint8_t out[6],
 	struct lb_cfg_err *err);

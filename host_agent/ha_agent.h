@@ -26,11 +26,11 @@
 #include <rte_ip_frag.h>
 #include <rte_mbuf.h>
 
+#include "dp_tx.h"
 #include "ha_config.h"
-#include "lb_drop.h"
+#include "ha_counters.h"
 
 #define HA_BURST 32
-#define HA_TXBUF 64
 #define HA_MAX_PORTS (HA_MAX_VMS + 1)
 
 /*
@@ -71,29 +71,6 @@ struct ha_map {
 	struct ha_lb *lb;
 };
 
-struct ha_counters {
-	uint64_t uplink_rx;
-	uint64_t decap; /* delivered to a VM */
-	uint64_t vm_rx;
-	uint64_t dsr;	      /* rewritten VIP-sourced replies */
-	uint64_t passthrough; /* other VM traffic */
-	uint64_t probe_in;    /* a prober's packets delivered to a VM */
-	uint64_t probe_out;   /* a VM's answers to a prober, untouched */
-	uint64_t icmp_translated;
-	uint64_t mss_clamped;
-	uint64_t arp_replies;
-	uint64_t echo_replies;
-	uint64_t frags_in;    /* outer fragments taken for reassembly */
-	uint64_t reassembled; /* ... and the whole datagrams they made */
-	uint64_t tx;
-	uint64_t drops[LB_DROP_MAX];
-};
-
-struct ha_txbuf {
-	uint16_t n;
-	struct rte_mbuf *pkts[HA_TXBUF];
-};
-
 struct ha_worker {
 	/* read-only settings, but the map: swapped by the control side under RCU */
 	const struct ha_map *map;
@@ -116,9 +93,10 @@ struct ha_worker {
 	/* owned by the lcore */
 	struct rte_ip_frag_tbl *frag_tbl; /* NULL: outer fragments are dropped */
 	struct rte_ip_frag_death_row frag_dr;
-	struct ha_txbuf tx[HA_MAX_PORTS];
+	struct dp_txbuf tx[HA_MAX_PORTS];
 	uint64_t vm_rx[HA_MAX_VMS];
 	uint64_t vm_tx[HA_MAX_VMS];
+	uint64_t loops; /* +1 per loop: a reader sees the lcore progress */
 	struct ha_counters cnt;
 } __rte_cache_aligned;
 
@@ -178,18 +156,15 @@ void ha_flush(struct ha_worker *w);
 static inline void
 ha_drop(struct ha_worker *w, struct rte_mbuf *m, int reason)
 {
-	w->cnt.drops[reason]++;
-	rte_pktmbuf_free(m);
+	dp_drop(w->cnt.drops, m, reason);
 }
 
 static inline void
 ha_enqueue(struct ha_worker *w, uint16_t port, struct rte_mbuf *m)
 {
-	struct ha_txbuf *t = &w->tx[port];
-
-	if (unlikely(t->n == HA_TXBUF))
+	if (unlikely(dp_txbuf_full(&w->tx[port])))
 		ha_flush(w);
-	t->pkts[t->n++] = m;
+	dp_txbuf_add(&w->tx[port], m);
 }
 
 /* Replace the frame's L2 header (l2_len bytes) with a plain Ethernet header. */

@@ -216,7 +216,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		ha_uplink_burst(w, m, (uint16_t)copies);
 	for (p = 0; p < HA_MAX_PORTS; p++) {
-		struct ha_txbuf *t = &w->tx[p];
+		struct dp_txbuf *t = &w->tx[p];
 
 		FUZZ_CHECK(t->n == 0 || p <= w->n_vms);
 		for (i = 0; i < t->n; i++) {

@@ -89,9 +89,7 @@ build_gen(void)
 static void
 cleanup(void)
 {
-	mux_conn_free(w->conn);
-	rte_free(w->svc_cnt);
-	rte_free(w->be_cnt);
+	mux_worker_fini(w);
 	rte_free(w);
 	mux_gen_free(gen);
 	rte_mempool_free(pool);
@@ -127,12 +125,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_mux_burst: out of memory\n");
 		exit(1);
 	}
-	w->ctx = &ctx;
-	w->lcore = rte_lcore_id();
-	w->conn = mux_conn_create("fuzz_conn", 1024, socket, timeout, &gen->seed);
-	w->svc_cnt = rte_zmalloc("svc_cnt", sizeof(*w->svc_cnt) * gen->cap_services, 0);
-	w->be_cnt = rte_zmalloc("be_cnt", sizeof(*w->be_cnt) * gen->cap_backends, 0);
-	if (w->conn == NULL || w->svc_cnt == NULL || w->be_cnt == NULL) {
+	if (mux_worker_init(w, &ctx, gen, 0, rte_lcore_id(), 1024, timeout, socket) != 0) {
 		fprintf(stderr, "fuzz_mux_burst: worker: out of memory\n");
 		exit(1);
 	}
@@ -214,7 +207,7 @@ drain(void)
 	uint16_t p, i;
 
 	for (p = 0; p < MUX_MAX_PORTS; p++) {
-		struct mux_txbuf *t = &w->tx[p];
+		struct dp_txbuf *t = &w->tx[p];
 
 		FUZZ_CHECK(t->n == 0 || p < ctx.n_ports);
 		for (i = 0; i < t->n; i++) {

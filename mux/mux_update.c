@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The control side of the mux: replacing the running generation.
+ * Updating the mux: replacing the running generation.
  *
  * A new flow table is compiled off the fast path, keeping the stable ids
  * of every service and backend the running one knows, then published with
@@ -25,6 +25,7 @@
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
 
+#include "dp_status.h"
 #include "lb_err.h"
 #include "lb_ftable.h"
 #include "lb_log.h"
@@ -32,6 +33,7 @@
 #include "mux_app.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_update.h"
 
 void
 mux_gen_publish(struct mux_app *app, struct mux_gen *ng)
@@ -307,24 +309,21 @@ member_discard(void *arg, void *built)
 	free(b);
 }
 
+/* STATUS: the list's counters with a place there, and two computed now. */
 static uint32_t
 member_counters(void *arg, struct lb_counter *out, uint32_t max)
 {
 	const struct mux_app *app = arg;
+	struct dp_status st = {0};
 	struct mux_counters t;
-	uint64_t drops = 0;
-	uint32_t n = 0;
-	int d;
 
 	mux_stats_total(app, &t);
-	for (d = 1; d < LB_DROP_MAX; d++)
-		drops += t.drops[d];
-	lb_counter_put(out, &n, max, "rx_pkts", t.rx_pkts);
-	lb_counter_put(out, &n, max, "fwd_pkts", t.fwd_pkts);
-	lb_counter_put(out, &n, max, "drops", drops);
-	lb_counter_put(out, &n, max, "conn_live", mux_stats_conns(app));
-	lb_counter_put(out, &n, max, "conn_new", t.conn_new);
-	return n;
+#define S(name, show, status, ...) dp_status_set(&st, status, #name, t.name);
+	MUX_COUNTERS(S)
+#undef S
+	dp_status_set(&st, MUX_STATUS_DROPS, "drops", dp_drops_total(t.drops));
+	dp_status_set(&st, MUX_STATUS_CONN_LIVE, "conn_live", mux_stats_conns(app));
+	return dp_status_put(&st, out, max);
 }
 
 const struct lb_member_ops mux_member_ops = {

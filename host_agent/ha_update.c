@@ -14,12 +14,11 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_telemetry.h>
 
+#include "dp_status.h"
 #include "ha_agent.h"
-#include "ha_ctl.h"
+#include "ha_update.h"
 #include "lb_log.h"
 #include "lb_member.h"
-
-#define RD(x) (*(const volatile uint64_t *)&(x))
 
 static void
 warn_unreloadable(const struct ha_config *a, const struct ha_config *b)
@@ -44,41 +43,41 @@ warn_unreloadable(const struct ha_config *a, const struct ha_config *b)
 }
 
 void
-ha_map_publish(struct ha_ctl *c, struct ha_map *m)
+ha_map_publish(struct ha_update *u, struct ha_map *m)
 {
-	struct ha_worker *w = c->w;
+	struct ha_worker *w = u->w;
 	struct ha_map *old;
 
-	pthread_mutex_lock(&c->map_lock);
+	pthread_mutex_lock(&u->map_lock);
 	old = (struct ha_map *)(uintptr_t)w->map;
 	__atomic_store_n(&w->map, m, __ATOMIC_RELEASE);
 	/* The lcore finishes the loop that loaded the old pointer first. */
 	rte_rcu_qsbr_synchronize(w->qsv, RTE_QSBR_THRID_INVALID);
 	ha_map_free(old);
 	free(old);
-	pthread_mutex_unlock(&c->map_lock);
+	pthread_mutex_unlock(&u->map_lock);
 }
 
 int
-ha_reload(struct ha_ctl *c)
+ha_reload(struct ha_update *u)
 {
-	const struct ha_map *old = c->w->map;
+	const struct ha_map *old = u->w->map;
 	struct ha_config nc;
 	struct lb_cfg_err err;
 	struct ha_map *m;
 	char errbuf[256];
 	int rc;
 
-	rc = ha_config_load(&nc, c->path, &err);
+	rc = ha_config_load(&nc, u->path, &err);
 	if (rc != 0) {
 		LB_ERR("reload refused: %s", err.msg);
 		return rc;
 	}
-	warn_unreloadable(c->cfg, &nc);
-	if (c->cfg->managed) {
+	warn_unreloadable(u->cfg, &nc);
+	if (u->cfg->managed) {
 		if (!nc.managed)
 			LB_WARN("%s: no manager group any more; restart to run standalone",
-				c->path);
+				u->path);
 		LB_INFO("managed: the flow table comes from the manager");
 		ha_config_free(&nc);
 		return 0;
@@ -86,13 +85,13 @@ ha_reload(struct ha_ctl *c)
 	if (nc.managed) {
 		/* Its flow table is dropped: applying it would empty the mapping. */
 		LB_ERR("reload refused: %s: manager: switching to managed mode needs a restart",
-			c->path);
+			u->path);
 		ha_config_free(&nc);
 		return -1;
 	}
 	m = calloc(1, sizeof(*m));
 	if (m == NULL || ha_map_build(m, &nc, errbuf, sizeof(errbuf)) != 0) {
-		LB_ERR("reload refused: %s: %s", c->path, m ? errbuf : "out of memory");
+		LB_ERR("reload refused: %s: %s", u->path, m ? errbuf : "out of memory");
 		if (m != NULL)
 			ha_map_free(m);
 		free(m);
@@ -100,7 +99,7 @@ ha_reload(struct ha_ctl *c)
 		return -1;
 	}
 	m->version = old->version + 1;
-	ha_map_publish(c, m);
+	ha_map_publish(u, m);
 	LB_INFO("reloaded flow table: version %llu, %u load-balanced endpoints",
 		(unsigned long long)m->version, m->n_lb);
 	ha_config_free(&nc);
@@ -112,14 +111,14 @@ ha_reload(struct ha_ctl *c)
 static void *
 member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *err, size_t len)
 {
-	struct ha_ctl *c = arg;
+	struct ha_update *u = arg;
 	struct ha_map *m = calloc(1, sizeof(*m));
 
 	if (m == NULL) {
 		snprintf(err, len, "out of memory");
 		return NULL;
 	}
-	if (ha_map_compile(m, c->cfg, next, err, len) != 0) {
+	if (ha_map_compile(m, u->cfg, next, err, len) != 0) {
 		ha_map_free(m);
 		free(m);
 		return NULL;
@@ -131,11 +130,11 @@ member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *er
 static void
 member_publish(void *arg, void *built, uint64_t version)
 {
-	struct ha_ctl *c = arg;
+	struct ha_update *u = arg;
 	struct ha_map *m = built;
 
 	m->version = version;
-	ha_map_publish(c, m);
+	ha_map_publish(u, m);
 	LB_INFO("managed: applied flow table version %llu: %u load-balanced endpoints",
 		(unsigned long long)version, m->n_lb);
 }
@@ -152,20 +151,18 @@ member_discard(void *arg, void *built)
 	free(m);
 }
 
+/* STATUS: the list's counters with a place there, and the drops' sum. */
 static uint32_t
 member_counters(void *arg, struct lb_counter *out, uint32_t max)
 {
-	const struct ha_worker *w = ((const struct ha_ctl *)arg)->w;
-	uint64_t drops = 0;
-	uint32_t n = 0;
-	int d;
+	const struct ha_worker *w = ((const struct ha_update *)arg)->w;
+	struct dp_status st = {0};
 
-	for (d = 1; d < LB_DROP_MAX; d++)
-		drops += RD(w->cnt.drops[d]);
-	lb_counter_put(out, &n, max, "decap", RD(w->cnt.decap));
-	lb_counter_put(out, &n, max, "dsr", RD(w->cnt.dsr));
-	lb_counter_put(out, &n, max, "drops", drops);
-	return n;
+#define S(name, show, status, ...) dp_status_set(&st, status, #name, DP_RD(w->cnt.name));
+	HA_COUNTERS(S)
+#undef S
+	dp_status_set(&st, HA_STATUS_DROPS, "drops", dp_drops_total(w->cnt.drops));
+	return dp_status_put(&st, out, max);
 }
 
 const struct lb_member_ops ha_member_ops = {
@@ -177,7 +174,7 @@ const struct lb_member_ops ha_member_ops = {
 
 /* ---- telemetry ---- */
 
-static struct ha_ctl *tel_ctl;
+static struct ha_update *tel_upd;
 
 /* Telemetry runs in its own thread, not an RCU reader: hold the map. */
 static int
@@ -185,22 +182,21 @@ tel_flow_table(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
-	pthread_mutex_lock(&tel_ctl->map_lock);
+	pthread_mutex_lock(&tel_upd->map_lock);
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "version", tel_ctl->w->map->version);
-	rte_tel_data_add_dict_u64(d, "endpoints", tel_ctl->w->map->n_lb);
+	rte_tel_data_add_dict_u64(d, "version", tel_upd->w->map->version);
+	rte_tel_data_add_dict_u64(d, "endpoints", tel_upd->w->map->n_lb);
 	/* 22.11 telemetry has no booleans: 1 or 0. */
-	rte_tel_data_add_dict_u64(d, "managed", tel_ctl->cfg->managed);
-	rte_tel_data_add_dict_u64(d, "manager_connected",
-		tel_ctl->member != NULL && tel_ctl->member_connected(tel_ctl->member));
-	pthread_mutex_unlock(&tel_ctl->map_lock);
+	rte_tel_data_add_dict_u64(d, "managed", tel_upd->cfg->managed);
+	rte_tel_data_add_dict_u64(d, "manager_connected", dp_member_connected(&tel_upd->member));
+	pthread_mutex_unlock(&tel_upd->map_lock);
 	return 0;
 }
 
 int
-ha_ctl_telemetry_register(struct ha_ctl *c)
+ha_update_telemetry_register(struct ha_update *u)
 {
-	tel_ctl = c;
+	tel_upd = u;
 	return rte_telemetry_register_cmd("/sluice/agent/flow_table", tel_flow_table,
 		"Mapping version, load-balanced endpoints, managed and manager_connected "
 		"(1/0). No parameters.");
