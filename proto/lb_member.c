@@ -65,6 +65,8 @@ struct lb_member {
 	uint64_t snap_asked_ms;
 
 	uint64_t status_sent_ms;
+	struct lb_flow_count *flows; /* ops->flows' room, LB_MSG_MAX_FLOWS */
+	uint32_t flows_next;	     /* where the next STATUS's flows start */
 	uint64_t hello_sent_ms;
 	uint64_t hello_hold_ms; /* refused: no hello again before this */
 	uint64_t down_since_ms; /* 0 while connected */
@@ -210,6 +212,18 @@ send_status(struct lb_member *m)
 	msg->version = m->applied_version;
 	if (m->ops->counters != NULL)
 		msg->n_counters = m->ops->counters(m->arg, msg->counters, LB_MSG_MAX_COUNTERS);
+	if (m->ops->flows != NULL && m->flows == NULL)
+		m->flows = calloc(LB_MSG_MAX_FLOWS, sizeof(*m->flows));
+	if (m->flows != NULL) {
+		/* a window of them each time, round and round */
+		msg->n_flows = m->ops->flows(
+			m->arg, m->flows, LB_MSG_MAX_FLOWS, m->flows_next, &msg->flows_total);
+		msg->flows = m->flows;
+		msg->flows_first = m->flows_next;
+		m->flows_next = msg->flows_total != 0
+					? (m->flows_next + msg->n_flows) % msg->flows_total
+					: 0;
+	}
 	send_msg(m, msg);
 	free(msg);
 	m->status_sent_ms = now_ms();
@@ -741,6 +755,7 @@ lb_member_destroy(struct lb_member *m)
 	drop_prepared(m);
 	snap_reset(m);
 	lb_ftable_free(&m->applied);
+	free(m->flows);
 	free(m);
 }
 
