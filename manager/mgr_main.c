@@ -294,13 +294,14 @@ static void
 loop(struct mgr *m, int sig_fd)
 {
 	struct mgr_vip_env env;
-	struct pollfd fds[6] = {
+	struct pollfd fds[7] = {
 		{.fd = mgr_transport_fd_members(m->transport), .events = POLLIN},
 		{.fd = mgr_transport_fd_ctl(m->transport), .events = POLLIN},
 		{.fd = mgr_transport_fd_pipes(m->transport), .events = POLLIN},
 		{.fd = sig_fd, .events = POLLIN},
 		{.fd = mgr_dip_prober_fd(m->dip), .events = POLLIN},
-		{.fd = mgr_vip_probe_fd(m->vip), .events = POLLIN}, /* -1 when off: ignored */
+		{.fd = mgr_vip_probe_fd(m->vip), .events = POLLIN},   /* -1 when off: ignored */
+		{.fd = mgr_metrics_fd(m->metrics), .events = POLLIN}, /* a scrape waits */
 	};
 
 	while (!m->stopping) {
@@ -313,7 +314,6 @@ loop(struct mgr *m, int sig_fd)
 		mgr_members_vip_env(m->members, &env);
 		mgr_vip_probe_tick(m->vip, &env, now);
 		mgr_members_tick(m->members, now);
-		mgr_metrics_tick(m->metrics, now);
 		d = mgr_driver_next_deadline(m->driver, now);
 		t = mgr_members_next_deadline(m->members, now);
 		if (t < d)
@@ -326,7 +326,7 @@ loop(struct mgr *m, int sig_fd)
 			d = t;
 		/* At least once a second: contact ages and silence checks stay fresh. */
 		timeout = d <= now ? 0 : d - now > 1000 ? 1000 : (int)(d - now);
-		if (poll(fds, 6, timeout) < 0 && errno != EINTR) {
+		if (poll(fds, 7, timeout) < 0 && errno != EINTR) {
 			LB_ERR("poll: %s", strerror(errno));
 			break;
 		}
@@ -346,6 +346,8 @@ loop(struct mgr *m, int sig_fd)
 			mgr_transport_recv_members(m->transport, now);
 		if (fds[1].revents)
 			mgr_transport_recv_ctl(m->transport, now);
+		if (fds[6].revents)
+			mgr_metrics_tick(m->metrics, now);
 	}
 }
 

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "lb_hdr.h"
 #include "lb_log.h"
@@ -41,13 +44,24 @@ struct mgr_metrics {
 	struct mt_commit commits[MGR_METRICS_COMMITS];
 	uint32_t head, n_commits;
 	struct mt_member m[MGR_MAX_MEMBERS];
-	uint64_t rendered_ms;
-	int scraped; /* atomic: a scrape came since the last render */
-	/* the text the scrapes copy */
+	int efd; /* a scrape wants a render */
+	/* the text the scrapes copy, and when it was made (CLOCK_MONOTONIC ms) */
 	pthread_mutex_t lock;
+	pthread_cond_t rendered;
 	char *text;
 	size_t len;
+	uint64_t text_ms;
+	uint64_t generation;
 };
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 /* ---- what the loop tells it ---- */
 
@@ -350,37 +364,59 @@ mgr_metrics_text(struct mgr_metrics *mt, uint64_t now)
 	return text;
 }
 
-void
-mgr_metrics_tick(struct mgr_metrics *mt, uint64_t now)
+int
+mgr_metrics_fd(const struct mgr_metrics *mt)
 {
-	bool scraped;
-	char *text;
+	return mt != NULL && mt->srv != NULL ? mt->efd : -1;
+}
 
-	if (mt == NULL || mt->srv == NULL)
-		return;
-	scraped = __atomic_load_n(&mt->scraped, __ATOMIC_ACQUIRE) != 0;
-	if (now < mt->rendered_ms + (scraped ? MGR_METRICS_RENDER_MS : MGR_METRICS_IDLE_MS))
-		return;
-	text = mgr_metrics_text(mt, now);
-	if (text == NULL)
-		return; /* out of memory: the scrapes keep the last text */
-	__atomic_store_n(&mt->scraped, 0, __ATOMIC_RELEASE);
-	mt->rendered_ms = now;
+/* A new text for the scrapes (taken over). */
+static void
+publish(struct mgr_metrics *mt, char *text)
+{
 	pthread_mutex_lock(&mt->lock);
 	free(mt->text);
 	mt->text = text;
 	mt->len = strlen(text);
+	mt->text_ms = mono_ms();
+	mt->generation++;
+	pthread_cond_broadcast(&mt->rendered);
 	pthread_mutex_unlock(&mt->lock);
 }
 
-/* nng's thread: the text the loop rendered last. */
+void
+mgr_metrics_tick(struct mgr_metrics *mt, uint64_t now)
+{
+	uint64_t asked;
+	char *text;
+
+	if (mt == NULL || mt->srv == NULL || read(mt->efd, &asked, sizeof(asked)) != sizeof(asked))
+		return; /* nobody waits */
+	text = mgr_metrics_text(mt, now);
+	if (text != NULL)
+		publish(mt, text); /* out of memory: the scrape gets the last text */
+}
+
+/* nng's thread: a text a few milliseconds old, rendered by the loop. */
 static void
 serve(void *arg, FILE *out)
 {
 	struct mgr_metrics *mt = arg;
+	const uint64_t one = 1;
+	struct timespec until;
+	uint64_t gen;
 
-	__atomic_store_n(&mt->scraped, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&mt->lock);
+	if (mono_ms() > mt->text_ms + MGR_METRICS_FRESH_MS) {
+		gen = mt->generation;
+		if (write(mt->efd, &one, sizeof(one)) == sizeof(one)) {
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += MGR_METRICS_WAIT_MS / 1000;
+			while (mt->generation == gen &&
+				pthread_cond_timedwait(&mt->rendered, &mt->lock, &until) == 0)
+				;
+		}
+	}
 	if (mt->text != NULL)
 		fwrite(mt->text, 1, mt->len, out);
 	pthread_mutex_unlock(&mt->lock);
@@ -398,14 +434,22 @@ mgr_metrics_new(const struct mgr_metrics_deps *deps, const struct lb_metrics_cfg
 		return NULL;
 	}
 	mt->deps = *deps;
+	mt->efd = -1;
 	pthread_mutex_init(&mt->lock, NULL);
+	pthread_cond_init(&mt->rendered, NULL);
 	for (i = 0; i < MGR_MAX_MEMBERS; i++)
 		lb_hist_init(&mt->m[i].delay, delay_le, sizeof(delay_le) / sizeof(delay_le[0]));
 	if (!cfg->enabled)
 		return mt;
+	mt->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	mt->text = mgr_metrics_text(mt, now);
-	mt->len = mt->text != NULL ? strlen(mt->text) : 0;
-	mt->rendered_ms = now;
+	if (mt->efd < 0 || mt->text == NULL) {
+		snprintf(err, len, "metrics: %s", mt->efd < 0 ? "eventfd failed" : "out of memory");
+		mgr_metrics_free(mt);
+		return NULL;
+	}
+	mt->len = strlen(mt->text);
+	mt->text_ms = mono_ms();
 	mt->srv = lb_metrics_start(cfg, serve, mt, err, len);
 	if (mt->srv == NULL) {
 		mgr_metrics_free(mt);
@@ -421,6 +465,9 @@ mgr_metrics_free(struct mgr_metrics *mt)
 	if (mt == NULL)
 		return;
 	lb_metrics_stop(mt->srv); /* no scrape reads mt once this returns */
+	if (mt->efd >= 0)
+		close(mt->efd);
+	pthread_cond_destroy(&mt->rendered);
 	pthread_mutex_destroy(&mt->lock);
 	free(mt->text);
 	free(mt);

@@ -11,11 +11,13 @@
  * counters the muxes' STATUS carry (mgr_stats.h).
  *
  * The manager's subsystems belong to its loop thread, and nng serves
- * HTTP on its own threads: the loop renders the text into a buffer
- * (mgr_metrics_tick(), at most every MGR_METRICS_RENDER_MS while someone
- * scrapes, every MGR_METRICS_IDLE_MS otherwise) and a scrape only copies
- * that buffer under a mutex. A scrape sees the state of up to a second
- * ago. It reads the subsystems like the operator API and changes nothing.
+ * HTTP on its own threads: the loop renders the text into a buffer and a
+ * scrape copies that buffer under a mutex. A scrape that finds the text
+ * older than MGR_METRICS_FRESH_MS wakes the loop (an eventfd it polls:
+ * mgr_metrics_fd()) and waits, at most MGR_METRICS_WAIT_MS, for the next
+ * render, so what it gets is the state of a few milliseconds ago; several
+ * scrapers at once share one render. It reads the subsystems like the
+ * operator API and changes nothing.
  */
 #ifndef MGR_METRICS_H
 #define MGR_METRICS_H
@@ -25,8 +27,8 @@
 
 #include "lb_metrics.h"
 
-#define MGR_METRICS_RENDER_MS 500
-#define MGR_METRICS_IDLE_MS 10000
+#define MGR_METRICS_FRESH_MS 100
+#define MGR_METRICS_WAIT_MS 2000
 #define MGR_METRICS_COMMITS 1024 /* commit times kept for the sync delay */
 
 struct mgr_config;
@@ -67,7 +69,10 @@ void mgr_metrics_status(struct mgr_metrics *mt, int member, uint64_t version, ui
 /* Member i's connection closed: its next STATUS starts its count afresh. */
 void mgr_metrics_gone(struct mgr_metrics *mt, int member);
 
-/* Render the text for the next scrapes, when due. */
+/* The descriptor the loop polls: readable when a scrape waits for a render; -1: none. */
+int mgr_metrics_fd(const struct mgr_metrics *mt);
+
+/* Render the text for the scrapes waiting, if any. */
 void mgr_metrics_tick(struct mgr_metrics *mt, uint64_t now);
 
 /* The text as rendered now, whatever was due (tests; malloc'd). */

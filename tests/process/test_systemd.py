@@ -13,7 +13,6 @@ import argparse
 import os
 import re
 import signal
-import socket
 import subprocess
 import tempfile
 
@@ -22,35 +21,11 @@ from scapy.all import IP, TCP, Ether, wrpcap
 from sluicetest.checks import Checks
 from sluicetest.config import AgentConfig, AgentVM, Backend, MuxConfig, Service
 from sluicetest.procs import poll, stop, test_prefix
+from sluicetest.systemd import Notify
 
 SERVICE = Service("192.0.2.10", "tcp", 80, [Backend("10.1.0.11", 8080, "10.0.1.1")])
 VM = AgentVM("vm11", "10.1.0.11", "02:00:00:01:01:11")
 PRIO = re.compile(r"^<[0-7]>")
-
-
-class Notify:
-    """The NOTIFY_SOCKET of a unit: what the daemon sent, message by message."""
-
-    def __init__(self, path):
-        self.path = path
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.s.bind(path)
-        self.s.setblocking(False)
-        self.got = []
-
-    def read(self):
-        while True:
-            try:
-                self.got.append(self.s.recv(4096).decode())
-            except BlockingIOError:
-                return self.got
-
-    def has(self, state):
-        """The index of the first message holding state after those seen, or None."""
-        for i, m in enumerate(self.read()):
-            if state in m.split("\n"):
-                return i
-        return None
 
 
 def configs(tmp):

@@ -14,6 +14,7 @@ tests/netns) imports it; meson puts tests/lib on PYTHONPATH for them
   manager  a manager and its muxes (ManagerLab); readings of sluicectl's
            JSON, also as a command line for the shell tests
   netns    network namespaces, raw sockets inside them, their SNMP counters
+  systemd  a NOTIFY_SOCKET, as a Type=notify unit gives a daemon
   lab      the namespace lab's traffic and counters (scripts/lab_tool.py is
            its command line)
   metrics  the daemons' Prometheus endpoints: scrapes, promtool, a

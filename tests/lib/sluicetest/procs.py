@@ -109,16 +109,17 @@ class Daemons:
     def log_path(self, name):
         return os.path.join(self.folder, name + ".log")
 
-    def start(self, name, argv, cwd=None, prefix=None):
+    def start(self, name, argv, cwd=None, prefix=None, env=None):
         """Start argv as NAME (its log appended to); prefix: the DPDK file
-        prefix it runs with, cleaned up by stop_all()."""
+        prefix it runs with, cleaned up by stop_all(); env: its environment
+        (None: ours)."""
         if prefix is not None and prefix not in self.prefixes:
             self.prefixes.append(prefix)
         if prefix is not None:
             self.prefix_of[name] = prefix
         with open(self.log_path(name), "a") as log:
             self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log,
-                                                stdin=subprocess.DEVNULL, cwd=cwd)
+                                                stdin=subprocess.DEVNULL, cwd=cwd, env=env)
         return self.procs[name]
 
     def running(self, name):
