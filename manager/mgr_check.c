@@ -65,9 +65,13 @@ check_database(const struct mgr_config *cfg, config_t *c, struct lb_cfg_err *err
 		return at(err, c, "manager.database", "database", why);
 	}
 	snprintf(dir, sizeof(dir), "%s", cfg->mc_database);
-	do
-		snprintf(dir, sizeof(dir), "%s", dirname(dir));
-	while (stat(dir, &st) != 0 && strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0);
+	do {
+		char up[PATH_MAX];
+
+		/* dirname() works in place: copy out of its buffer */
+		snprintf(up, sizeof(up), "%s", dirname(dir));
+		snprintf(dir, sizeof(dir), "%s", up);
+	} while (stat(dir, &st) != 0 && strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0);
 	if (!S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
 		snprintf(why, sizeof(why), "cannot create %.250s: %.250s is %s", cfg->mc_database,
 			dir, S_ISDIR(st.st_mode) ? "not writable" : "not a folder");

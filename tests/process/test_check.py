@@ -1,17 +1,19 @@
 #!/usr/bin/python3
-"""--check, like nginx -t and haproxy -c: sluice-mux and sluice-agent
-validate a configuration and every file it names, then exit, without
-starting EAL or binding a socket.
+"""--check, like nginx -t and haproxy -c: sluice-mux, sluice-agent and
+sluice-manager validate a configuration and every file it names, then
+exit, without starting EAL, opening a database or binding a socket.
 
 A good file prints "FILE: ok" and exits 0; a bad one prints its first
 error as "FILE:LINE: field: message" on stderr and exits 1. Each row of
 CASES makes one mistake in a good file (a string replacement) and names
 the line, the field and the message that must come back. --check never
 creates a DPDK run folder, and binds nothing: it passes while another
-socket holds the metrics port it names.
+socket holds the metrics port it names, and the manager's database is
+never created.
 """
 import argparse
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -64,6 +66,21 @@ CASES = [
      "unknown field"),
     ("agent", "managed", "a certificate that is not there", ('cert = "host1.pem"', 'cert = "no.pem"'),
      "manager.cert", "{dir}/no.pem: No such file or directory"),
+    ("manager", "manager", "plain tcp:// for the members", ('listen = "tls+tcp://', 'listen = "tcp://'),
+     "manager.listen", '"tcp://127.0.0.1:7400": plain tcp:// is refused'),
+    ("manager", "manager", "a key that is not the certificate's",
+     ('key = "sluice-manager.key"', 'key = "other.key"'), "manager.tls.key",
+     "{dir}/other.key is not the key of {dir}/sluice-manager.pem"),
+    ("manager", "manager", "a CA that is no certificate", ('ca = "ca.pem"', 'ca = "ca.key"'),
+     "manager.tls.ca", None),
+    ("manager", "manager", "a database where no folder can be made",
+     ('database = "{dir}/db/manager.db"', 'database = "{dir}/in.pcap/db/manager.db"'),
+     "manager.database", "cannot create {dir}/in.pcap/db/manager.db: {dir}/in.pcap is not a folder"),
+    ("manager", "manager", "a metrics address with a host name", ("127.0.0.1:9542", "localhost:9542"),
+     "metrics.listen", '"localhost:9542": not a numeric IPv4 or [IPv6] address'),
+    ("manager", "manager", "a services file whose weight is out of range",
+     ("port = 8080;", "port = 8080; weight = 70000;"),
+     "flow_table.services[0].backends[0].weight", "70000 is out of range 0..65535"),
 ]
 
 
@@ -77,6 +94,7 @@ def files(tmp, certs):
     mux = MuxConfig([SERVICE])
     out = {}
     prefix = test_prefix("chk")
+    os.mkdir(os.path.join(tmp, "db"))
     texts = {
         ("mux", "standalone"): mux.render(
             devargs=f"net_pcap0,rx_pcap={tmp}/in.pcap,tx_pcap={tmp}/out.pcap",
@@ -90,6 +108,19 @@ def files(tmp, certs):
     }
     managed_agent = texts[("agent", "standalone")].split("flow_table = {")[0]
     texts[("agent", "managed")] = managed_agent + MANAGER % ("host1", "host1", "host1") + "\n"
+    # the manager, with a services file (the mux's flow table)
+    flow_table = "flow_table = {" + texts[("mux", "standalone")].split("flow_table = {")[1]
+    with open(os.path.join(tmp, "services.cfg"), "w") as f:
+        f.write(flow_table)
+    texts[("manager", "manager")] = f"""manager = {{
+	listen = "tls+tcp://127.0.0.1:7400";
+	ctl = "ipc://{tmp}/ctl.sock";
+	tls = {{ ca = "ca.pem"; cert = "sluice-manager.pem"; key = "sluice-manager.key"; }};
+	database = "{tmp}/db/manager.db";
+	services_file = "services.cfg";
+}};
+metrics = {{ listen = "127.0.0.1:9542"; }};
+"""
     for (daemon, kind), text in texts.items():
         path = os.path.join(tmp, f"{daemon}-{kind}.cfg")
         with open(path, "w") as f:
@@ -108,15 +139,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mux", required=True)
     ap.add_argument("--agent", required=True)
+    ap.add_argument("--manager", required=True)
     ap.add_argument("--certs", required=True)
     args = ap.parse_args()
     check = Checks()
-    binary = {"mux": args.mux, "agent": args.agent}
+    binary = {"mux": args.mux, "agent": args.agent, "manager": args.manager}
     with tempfile.TemporaryDirectory() as tmp:
         good, prefix = files(tmp, args.certs)
         # The metrics ports the good files name are taken: --check binds nothing.
         held = []
-        for port in (9540, 9541):
+        for port in (9540, 9541, 9542):
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
@@ -131,7 +163,10 @@ def main():
                   f"{daemon} --check on a good {kind} file: {rc} {out.strip()} {err.strip()[:200]}")
         for daemon, kind, what, (old, new), field, msg in CASES:
             path = good[(daemon, kind)]
+            if daemon == "manager" and "weight" in new:  # the mistake is in the services file
+                path = os.path.join(tmp, "services.cfg")
             text = open(path).read()
+            old, new = old.replace("{dir}", tmp), new.replace("{dir}", tmp)
             if old not in text:
                 check(False, f"{daemon}: {what}: the good file holds {old!r}")
                 continue
@@ -141,7 +176,16 @@ def main():
             bad_path = os.path.join(tmp, "bad.cfg")
             with open(bad_path, "w") as f:
                 f.write(bad)
-            rc, out, err = run_check(binary[daemon], bad_path)
+            if path.endswith("services.cfg"):
+                # the services file, named by the good manager file
+                shutil.copy(path, path + ".good")
+                shutil.copy(bad_path, path)
+                bad_path, run_path = path, good[("manager", "manager")]
+            else:
+                run_path = bad_path
+            rc, out, err = run_check(binary[daemon], run_path)
+            if path.endswith("services.cfg"):
+                shutil.move(path + ".good", path)
             if field is None:  # a syntax error names no field
                 want = f"{bad_path}:{line}: {msg}"
                 ok = err.startswith(want)
@@ -153,6 +197,8 @@ def main():
         for s in held:
             s.close()
         check(not os.path.exists(rundir(prefix)), "no DPDK run folder: EAL never started")
+        check(os.listdir(os.path.join(tmp, "db")) == [],
+              "the manager's database was never created")
     raise SystemExit(check.report("check"))
 
 
