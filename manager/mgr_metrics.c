@@ -227,14 +227,31 @@ backends(struct lb_prom *p, const struct mgr_metrics *mt, uint64_t now)
 	}
 }
 
+/* One family of the VIP probes of each probed mux: sent (0), answered (1), failing (2). */
 static void
-probes(struct lb_prom *p, const struct mgr_metrics *mt)
+vip_family(struct lb_prom *p, const struct mgr_metrics *mt, const char *name,
+	enum lb_prom_type type, const char *help, int which)
 {
 	const struct mgr_commit *c = mgr_driver_commit(mt->deps.driver);
-	struct mgr_dip_probe_stats ps;
 	uint64_t sent, answered;
 	uint32_t failing, i;
 	char l[160];
+
+	lb_prom_family(p, name, type, help);
+	for (i = 0; i < c->n_members; i++)
+		if (mgr_vip_probe_member(mt->deps.vip, (int)i, &sent, &answered, &failing))
+			lb_prom_sample(p,
+				lb_prom_labels(l, sizeof(l), "mux", c->members[i].id, NULL),
+				which == 0   ? sent
+				: which == 1 ? answered
+					     : failing);
+}
+
+static void
+probes(struct lb_prom *p, const struct mgr_metrics *mt)
+{
+	struct mgr_dip_probe_stats ps;
+	char l[64];
 
 	mgr_health_stats(mt->deps.health, &ps);
 	lb_prom_family(p, "dip_probes_total", LB_PROM_COUNTER,
@@ -248,28 +265,14 @@ probes(struct lb_prom *p, const struct mgr_metrics *mt)
 	lb_prom_hist(p, lb_prom_labels(l, sizeof(l), "result", "down", NULL),
 		mgr_dip_prober_latency(mt->deps.dip, false));
 
-	/* the VIP probes through each probed mux */
-	lb_prom_family(p, "vip_probes_sent_total", LB_PROM_COUNTER,
-		"VIP probes sent through each mux since it said hello.");
-	for (i = 0; i < c->n_members; i++)
-		if (mgr_vip_probe_member(mt->deps.vip, (int)i, &sent, &answered, &failing))
-			lb_prom_sample(p,
-				lb_prom_labels(l, sizeof(l), "mux", c->members[i].id, NULL), sent);
-	lb_prom_family(p, "vip_probes_answered_total", LB_PROM_COUNTER,
-		"VIP probes each mux answered (itself, with the version it runs).");
-	for (i = 0; i < c->n_members; i++)
-		if (mgr_vip_probe_member(mt->deps.vip, (int)i, &sent, &answered, &failing))
-			lb_prom_sample(p,
-				lb_prom_labels(l, sizeof(l), "mux", c->members[i].id, NULL),
-				answered);
-	lb_prom_family(p, "vip_probe_failed_intervals", LB_PROM_GAUGE,
+	vip_family(p, mt, "vip_probes_sent_total", LB_PROM_COUNTER,
+		"VIP probes sent through each mux since it said hello.", 0);
+	vip_family(p, mt, "vip_probes_answered_total", LB_PROM_COUNTER,
+		"VIP probes each mux answered (itself, with the version it runs).", 1);
+	vip_family(p, mt, "vip_probe_failed_intervals", LB_PROM_GAUGE,
 		"Intervals in a row the mux's worst VIP went unanswered (vip_probe_failures fence "
-		"it).");
-	for (i = 0; i < c->n_members; i++)
-		if (mgr_vip_probe_member(mt->deps.vip, (int)i, &sent, &answered, &failing))
-			lb_prom_sample(p,
-				lb_prom_labels(l, sizeof(l), "mux", c->members[i].id, NULL),
-				failing);
+		"it).",
+		2);
 }
 
 /*

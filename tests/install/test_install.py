@@ -12,13 +12,13 @@ folder, then what an operator gets there is used as they would use it.
     point into the install folder (verify checks that the ExecStart=
     binaries exist, and man finds the Documentation= pages on MANPATH).
 """
-import argparse
 import os
 import shutil
 import subprocess
 import tempfile
 
 from sluicetest.checks import Checks
+from sluicetest.procs import required_args
 
 PREFIX_SBIN = ["sluice-mux", "sluice-agent", "sluice-manager"]
 PREFIX_BIN = ["sluicectl"]
@@ -44,10 +44,7 @@ def meson_dirs(build):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--certs", required=True)
-    args = ap.parse_args()
+    args = required_args("build", "certs").parse_args()
     check = Checks()
     with tempfile.TemporaryDirectory() as dest:
         r = run(["meson", "install", "-C", args.build, "--destdir", dest, "--no-rebuild",

@@ -11,7 +11,6 @@ creates a DPDK run folder, and binds nothing: it passes while another
 socket holds the metrics port it names, and the manager's database is
 never created.
 """
-import argparse
 import os
 import shutil
 import socket
@@ -22,7 +21,7 @@ from scapy.all import IP, TCP, Ether, wrpcap
 
 from sluicetest.checks import Checks
 from sluicetest.config import AgentConfig, AgentVM, Backend, MuxConfig, Service
-from sluicetest.procs import rundir, test_prefix
+from sluicetest.procs import required_args, rundir, test_prefix
 
 SERVICE = Service("192.0.2.10", "tcp", 80, [Backend("10.1.0.11", 8080, "10.0.1.1")])
 VM = AgentVM("vm11", "10.1.0.11", "02:00:00:01:01:11")
@@ -136,12 +135,7 @@ def run_check(binary, path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mux", required=True)
-    ap.add_argument("--agent", required=True)
-    ap.add_argument("--manager", required=True)
-    ap.add_argument("--certs", required=True)
-    args = ap.parse_args()
+    args = required_args("mux", "agent", "manager", "certs").parse_args()
     check = Checks()
     binary = {"mux": args.mux, "agent": args.agent, "manager": args.manager}
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,7 +12,6 @@ to lint in what they serve, and the endpoint stops with the daemon.
 Each daemon listens on 127.0.0.1 port 0 (any free port) and logs the URL;
 the test waits on the scraped counters, never on a timer.
 """
-import argparse
 import os
 import tempfile
 import urllib.error
@@ -23,7 +22,7 @@ from scapy.all import IP, TCP, UDP, Ether, wrpcap
 from sluicetest.checks import Checks
 from sluicetest.config import AgentConfig, AgentVM, Backend, MuxConfig, Service, pcap_port_mac
 from sluicetest.metrics import promtool_check, scrape_until, url_in_log
-from sluicetest.procs import Daemons, poll, test_prefix
+from sluicetest.procs import Daemons, poll, required_args, test_prefix
 
 VIP = "192.0.2.10"
 MUX_SERVICE = Service(VIP, "tcp", 80, [Backend("10.1.0.1", 8080, "10.0.1.1"),
@@ -151,10 +150,7 @@ def test_agent(check, args, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mux", required=True)
-    ap.add_argument("--agent", required=True)
-    args = ap.parse_args()
+    args = required_args("mux", "agent").parse_args()
     check = Checks()
     with tempfile.TemporaryDirectory() as tmp:
         os.mkdir(os.path.join(tmp, "mux"))

@@ -9,7 +9,6 @@ stream (JOURNAL_STREAM naming the daemon's stderr).
     too) starts with a syslog priority and carries no program name, the
     journal's format; without it, the plain one.
 """
-import argparse
 import os
 import re
 import signal
@@ -20,7 +19,7 @@ from scapy.all import IP, TCP, Ether, wrpcap
 
 from sluicetest.checks import Checks
 from sluicetest.config import AgentConfig, AgentVM, Backend, MuxConfig, Service
-from sluicetest.procs import poll, stop, test_prefix
+from sluicetest.procs import poll, required_args, stop, test_prefix
 from sluicetest.systemd import Notify
 
 SERVICE = Service("192.0.2.10", "tcp", 80, [Backend("10.1.0.11", 8080, "10.0.1.1")])
@@ -82,10 +81,7 @@ def lifecycle(check, name, binary, cfg, tmp, journal):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mux", required=True)
-    ap.add_argument("--agent", required=True)
-    args = ap.parse_args()
+    args = required_args("mux", "agent").parse_args()
     check = Checks()
     with tempfile.TemporaryDirectory() as tmp:
         cfg = configs(tmp)

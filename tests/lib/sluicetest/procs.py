@@ -15,6 +15,7 @@ EAL setup.
     d.kill("mux1")                          # SIGTERM, reaped: exit status
     d.stop_all()                            # SIGKILL the rest, run folders gone
 """
+import argparse
 import json
 import os
 import shutil
@@ -28,6 +29,15 @@ DPDK_RUNDIR = "/var/run/dpdk"
 # What a condition may raise while the thing it looks at is not there yet
 # (a socket not bound, a reply without the field, a process not started).
 NOT_YET = (OSError, ValueError, KeyError, TypeError, IndexError)
+
+
+def required_args(*names):
+    """A test's command line: --NAME for each name, each required (the
+    paths meson passes: --mux, --agent, --certs ...)."""
+    ap = argparse.ArgumentParser()
+    for n in names:
+        ap.add_argument("--" + n, required=True)
+    return ap
 
 
 def test_prefix(tag, name=None):
