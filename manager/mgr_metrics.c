@@ -314,11 +314,11 @@ shares(struct lb_prom *p, const struct mgr_metrics *mt)
 
 				if (!in[i] || !mgr_stats_rate(mt->deps.stats, (int)i, &f->f, &r))
 					continue;
+				/* No new connections in the window: no share to speak of. */
+				if (pass == 0 && f->rate.cps <= 0)
+					continue;
 				lb_prom_labels_add(l, sizeof(l), sl, "mux", c->members[i].id);
-				lb_prom_sample_f(p, l,
-					pass == 1	  ? 1.0 / f->members
-					: f->rate.cps > 0 ? r.cps / f->rate.cps
-							  : 0);
+				lb_prom_sample_f(p, l, pass == 1 ? 1.0 / f->members : r.cps / f->rate.cps);
 			}
 		}
 	}

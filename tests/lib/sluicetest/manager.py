@@ -166,9 +166,10 @@ class ManagerLab(Daemons):
 {extra}}};
 """)
 
-    def start_manager(self, cfg_path=None):
-        """Start the manager; True once it answers sluicectl status."""
-        self.start("manager", [self.args.manager, "-c", cfg_path or self.manager_cfg])
+    def start_manager(self, cfg_path=None, env=None):
+        """Start the manager (env: its environment); True once it answers
+        sluicectl status."""
+        self.start("manager", [self.args.manager, "-c", cfg_path or self.manager_cfg], env=env)
         return self.wait(lambda: self.ctl("status").returncode == 0, "the manager to answer")
 
     def manager_running(self):
