@@ -58,6 +58,12 @@ warn_unreloadable(const struct mux_config *a, const struct mux_config *b)
 		      a->mtu == b->mtu && a->tunnel_ttl == b->tunnel_ttl &&
 		      a->arp_for_vips == b->arp_for_vips && a->n_probers == b->n_probers &&
 		      memcmp(a->probers, b->probers, sizeof(a->probers)) == 0 &&
+		      a->has_tunnel6 == b->has_tunnel6 &&
+		      lb_addr_eq(&a->tunnel_addr6, &b->tunnel_addr6) &&
+		      memcmp(a->next_hop_mac6, b->next_hop_mac6, 6) == 0 &&
+		      a->nd_for_vips == b->nd_for_vips && a->n_probers6 == b->n_probers6 &&
+		      memcmp(a->probers6, b->probers6, sizeof(a->probers6)) == 0 &&
+		      a->conn_entries6 == b->conn_entries6 &&
 		      a->idle_sleep_us == b->idle_sleep_us && a->rx_desc == b->rx_desc &&
 		      a->tx_desc == b->tx_desc &&
 		      memcmp(a->next_hop_mac, b->next_hop_mac, 6) == 0 &&
