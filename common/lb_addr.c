@@ -67,8 +67,8 @@ lb_addr_parse(
 			p + 1);
 	if (inet_pton(AF_INET, s, b) == 1) {
 		if (!(allow & LB_ADDR_V4))
-			return refuse(why, len, "%s",
-				"is an IPv4 address: this field takes IPv6 only");
+			return refuse(
+				why, len, "%s", "is an IPv4 address: this field takes IPv6 only");
 		if (check_v4(b, why, len) != 0)
 			return -LB_EPARSE;
 		memcpy(&out->a32[0], b, 4);
@@ -77,8 +77,8 @@ lb_addr_parse(
 	}
 	if (strchr(s, ':') != NULL && inet_pton(AF_INET6, s, b) == 1) {
 		if (!(allow & LB_ADDR_V6))
-			return refuse(why, len, "%s",
-				"is an IPv6 address: this field takes IPv4 only");
+			return refuse(
+				why, len, "%s", "is an IPv6 address: this field takes IPv4 only");
 		if (check_v6(b, allow, why, len) != 0)
 			return -LB_EPARSE;
 		memcpy(out->a8, b, 16);
@@ -94,8 +94,7 @@ lb_addr_parse(
 const char *
 lb_addr_ntop(uint8_t af, const struct lb_addr *a, char *buf, size_t len)
 {
-	if (inet_ntop(af == LB_AF_INET6 ? AF_INET6 : AF_INET, a->a8, buf, (socklen_t)len) ==
-		NULL)
+	if (inet_ntop(af == LB_AF_INET6 ? AF_INET6 : AF_INET, a->a8, buf, (socklen_t)len) == NULL)
 		snprintf(buf, len, "?");
 	return buf;
 }

@@ -34,9 +34,10 @@
  * the reason in why (a phrase that follows the quoted text: "is a prefix:
  * an address is wanted"): text that is no address; a prefix ("/64"); a
  * zone index ("fe80::1%eth0", which names an interface of one host); a
- * family the field does not take; the unspecified or a multicast address; an IPv6 link-local address unless allow has
- * LB_ADDR_LINK_LOCAL. On success *af is LB_AF_INET or LB_AF_INET6 and out
- * holds the address. Returns 0 or -LB_EPARSE.
+ * family the field does not take; the unspecified or a multicast address;
+ * an IPv6 link-local address unless allow has LB_ADDR_LINK_LOCAL. On
+ * success *af is LB_AF_INET or LB_AF_INET6 and out holds the address.
+ * Returns 0 or -LB_EPARSE.
  */
 int lb_addr_parse(
 	const char *s, unsigned allow, struct lb_addr *out, uint8_t *af, char *why, size_t len);

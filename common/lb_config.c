@@ -193,13 +193,13 @@ lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, 
 }
 
 int
-lb_cfg_get_addr_list(const config_setting_t *a, const char *name, int min, int max,
-	unsigned allow, struct lb_cfg_addr *out, uint16_t *n_out, struct lb_cfg_err *err)
+lb_cfg_get_addr_list(const config_setting_t *a, const char *name, int min, int max, unsigned allow,
+	struct lb_cfg_addr *out, uint16_t *n_out, struct lb_cfg_err *err)
 {
 	const config_setting_t *m = config_setting_get_member(a, name);
 	const char *fam = (allow & LB_ADDR_ANY) == LB_ADDR_ANY ? "IPv4 or IPv6"
-			  : allow & LB_ADDR_V6			 ? "IPv6"
-								 : "IPv4";
+			  : allow & LB_ADDR_V6		       ? "IPv6"
+							       : "IPv4";
 	int i, n;
 
 	*n_out = 0;
@@ -220,8 +220,7 @@ lb_cfg_get_addr_list(const config_setting_t *a, const char *name, int min, int m
 		if (config_setting_type(e) != CONFIG_TYPE_STRING)
 			return lb_cfg_error(err, e, NULL, "expected a string (an %s address)", fam);
 		s = config_setting_get_string(e);
-		if (lb_addr_parse(s, allow, &out[*n_out].a, &out[*n_out].af, why, sizeof(why)) !=
-			0)
+		if (lb_addr_parse(s, allow, &out[*n_out].a, &out[*n_out].af, why, sizeof(why)) != 0)
 			return lb_cfg_error(err, e, NULL, "\"%s\" %s", s, why);
 		(*n_out)++;
 	}
@@ -289,8 +288,8 @@ lb_cfg_get_eal(
  * either: the mux's outer header follows it.
  */
 static int
-load_backend(const config_setting_t *s, const struct lb_service_cfg *svc,
-	struct lb_backend_cfg *b, struct lb_cfg_err *err)
+load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct lb_backend_cfg *b,
+	struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"dip", "port", "weight", "host", "state", NULL};
 	static const char *const states[] = {"active", "drain", "maint"};

@@ -140,8 +140,8 @@ lb_flow_key_v6(struct lb_flow_key *k, const uint8_t *src, lb_be16_t sport, const
 
 /* Service key of either family (vip in lb_addr form, af LB_AF_INET or LB_AF_INET6). */
 static inline void
-lb_svc_key_make(struct lb_svc_key *k, uint8_t af, const struct lb_addr *vip, lb_be16_t port,
-	uint8_t proto)
+lb_svc_key_make(
+	struct lb_svc_key *k, uint8_t af, const struct lb_addr *vip, lb_be16_t port, uint8_t proto)
 {
 	memset(k, 0, sizeof(*k));
 	k->vip = *vip;

@@ -237,8 +237,7 @@ svc_name(const struct lb_service_cfg *s, char *buf, size_t len)
 	bool v6 = s->af == LB_AF_INET6;
 
 	snprintf(buf, len, "%s %s%s%s:%u", s->proto == LB_IPPROTO_UDP ? "udp" : "tcp",
-		v6 ? "[" : "", lb_addr_ntop(s->af, &s->vip, a, sizeof(a)), v6 ? "]" : "",
-		s->port);
+		v6 ? "[" : "", lb_addr_ntop(s->af, &s->vip, a, sizeof(a)), v6 ? "]" : "", s->port);
 	return buf;
 }
 
@@ -331,7 +330,7 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 				rc = fail(err, len, "service %s: backend %s:%u: the host is %s", s,
 					d, b[j].port, why ? why : "of no family");
 			else if (b[j].port == 0 || b[j].weight > LB_MAGLEV_MAX_WEIGHT ||
-				b[j].state > LB_BACKEND_MAINT)
+				 b[j].state > LB_BACKEND_MAINT)
 				rc = fail(err, len,
 					"service %s: backend %s:%u: bad port, weight or state", s,
 					d, b[j].port);

@@ -57,7 +57,7 @@ struct lb_service_cfg {
 	uint16_t port; /* host order */
 	uint8_t proto; /* LB_IPPROTO_TCP or LB_IPPROTO_UDP */
 	uint8_t af;    /* LB_AF_INET or LB_AF_INET6: the VIP's and every DIP's */
-	uint32_t id; /* stable across versions; a static file numbers them in order */
+	uint32_t id;   /* stable across versions; a static file numbers them in order */
 	uint32_t n_backends;
 	struct lb_backend_cfg *backends;
 };

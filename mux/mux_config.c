@@ -114,15 +114,16 @@ load_tunnel(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_e
 	int rc;
 
 	if ((rc = lb_cfg_get_ipv4(mux, "tunnel_address", false, &cfg->tunnel_addr, err)) != 0 ||
-		(rc = lb_cfg_get_addr(mux, "tunnel_address6", false, LB_ADDR_V6,
-			 &cfg->tunnel_addr6, &af, err)) != 0 ||
+		(rc = lb_cfg_get_addr(mux, "tunnel_address6", false, LB_ADDR_V6, &cfg->tunnel_addr6,
+			 &af, err)) != 0 ||
 		(rc = lb_cfg_get_mac(mux, "next_hop_mac", true, cfg->next_hop_mac, err)) != 0)
 		return rc;
 	cfg->has_tunnel6 = af == LB_AF_INET6;
 	if (cfg->tunnel_addr == 0 && !cfg->has_tunnel6)
-		return lb_cfg_error(err, mux, "tunnel_address", "missing required field (or "
-								 "tunnel_address6 for a mux with IPv6 "
-								 "PAs only)");
+		return lb_cfg_error(err, mux, "tunnel_address",
+			"missing required field (or "
+			"tunnel_address6 for a mux with IPv6 "
+			"PAs only)");
 	memcpy(cfg->next_hop_mac6, cfg->next_hop_mac, 6);
 	return lb_cfg_get_mac(mux, "next_hop_mac6", false, cfg->next_hop_mac6, err);
 }

@@ -67,8 +67,8 @@ struct mux_config {
 	uint16_t rx_desc;
 	uint16_t tx_desc;
 
-	uint32_t cap_services; /* flow-table room the generations keep: a reload or */
-	uint32_t cap_backends; /* a manager's version may grow up to this */
+	uint32_t cap_services;	/* flow-table room the generations keep: a reload or */
+	uint32_t cap_backends;	/* a manager's version may grow up to this */
 	uint32_t conn_entries;	/* per worker */
 	uint32_t conn_entries6; /* per worker, the IPv6 table */
 	uint32_t tcp_timeout;

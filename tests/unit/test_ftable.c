@@ -246,8 +246,8 @@ Test(ftable, apply_refuses_what_a_member_must_not_build)
 	/* A service is one family: an IPv6 DIP (bytes past the four) in an IPv4 service. */
 	addr6(&be[1].dip, 1, 5);
 	cr_assert_eq(lb_ftable_apply(&base, &d, &out, err, sizeof(err)), -LB_EINVAL);
-	cr_assert(strstr(err, "backend 10.0.0.1:8080") == NULL && strstr(err, "one family"),
-		"%s", err);
+	cr_assert(strstr(err, "backend 10.0.0.1:8080") == NULL && strstr(err, "one family"), "%s",
+		err);
 	/*
 	 * The same service made IPv6. In the struct a DIP has no family of its
 	 * own: an IPv6 service's DIPs are IPv6 (10.0.0.1's bytes make a:1::),
@@ -282,8 +282,11 @@ Test(ftable, apply_refuses_what_a_member_must_not_build)
 Test(ftable, family_is_part_of_the_identity)
 {
 	struct lb_backend_cfg b4 = {.port = 80, .weight = 1, .id = 1}, b6;
-	struct lb_service_cfg s4 = {.port = 80, .proto = LB_IPPROTO_TCP, .af = LB_AF_INET,
-				      .n_backends = 1, .backends = &b4},
+	struct lb_service_cfg s4 = {.port = 80,
+				      .proto = LB_IPPROTO_TCP,
+				      .af = LB_AF_INET,
+				      .n_backends = 1,
+				      .backends = &b4},
 			      s6;
 	struct lb_ftable t4 = {{1, 2}, 251, 1, &s4}, t6 = {{1, 2}, 251, 1, &s6};
 	struct lb_ftable both = {{1, 2}, 251, 2, NULL};
