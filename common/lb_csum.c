@@ -56,3 +56,30 @@ lb_icmp_csum(const void *icmp, size_t len)
 {
 	return (lb_be16_t)~lb_csum_fold(lb_csum_partial(icmp, len, 0));
 }
+
+lb_be16_t
+lb_ipv6_l4_csum(
+	const uint8_t *src, const uint8_t *dst, uint8_t proto, const void *l4, size_t l4_len)
+{
+	struct {
+		uint8_t src[16];
+		uint8_t dst[16];
+		lb_be32_t len;
+		uint8_t zero[3];
+		uint8_t next;
+	} __attribute__((packed)) ph;
+	uint32_t sum;
+	lb_be16_t r;
+
+	memcpy(ph.src, src, 16);
+	memcpy(ph.dst, dst, 16);
+	ph.len = lb_cpu_to_be32((uint32_t)l4_len);
+	memset(ph.zero, 0, sizeof(ph.zero));
+	ph.next = proto;
+	sum = lb_csum_partial(&ph, sizeof(ph), 0);
+	sum = lb_csum_partial(l4, l4_len, sum);
+	r = (lb_be16_t)~lb_csum_fold(sum);
+	if (proto == 17 && r == 0)
+		r = 0xffff;
+	return r;
+}
