@@ -161,7 +161,8 @@ worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g
 {
 	static const uint32_t timeout[3] = {300, 15, 30};
 
-	return mux_worker_init(w, &env->ctx, g, 0, rte_lcore_id(), entries, timeout, env->socket);
+	return mux_worker_init(
+		w, &env->ctx, g, 0, rte_lcore_id(), entries, entries, timeout, env->socket);
 }
 
 /* Fill n mbufs with the frames of flows[0..n). */
@@ -314,7 +315,8 @@ swap_gen(const struct scenario *sc, const struct mux_gen *cur, uint64_t version,
 		return NULL;
 	}
 	if (mux_gen_assign_sids(cur, &ft, NULL, err) == 0)
-		g = mux_gen_build(&ft, version, cur->cap_backends, cur->cap_services, socket, err);
+		g = mux_gen_build(&ft, version, cur->cap_backends, cur->cap_services, LB_ADDR_ANY,
+			socket, err);
 	lb_ftable_free(&ft);
 	return g;
 }
@@ -553,7 +555,8 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		return -1;
 	}
 	t = bench_now_s();
-	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, env->socket, &err);
+	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, LB_ADDR_ANY,
+		env->socket, &err);
 	r->build_s = bench_now_s() - t;
 	lb_ftable_free(&ft);
 	if (g == NULL) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lb_err.h"
+#include "lb_hdr.h"
 #include "mux_config.h"
 
 static int
@@ -175,6 +176,12 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 		(rc = lb_cfg_get_int(mux, "rx_desc", false, 64, 4096, 1024, &rxd, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "tx_desc", false, 64, 4096, 1024, &txd, err)) != 0)
 		return rc;
+	/* Every IPv6 link carries 1280 bytes (RFC 8200 5): so must a mux's, with IPv6 PAs. */
+	if (cfg->has_tunnel6 && mtu < LB_IPV6_MIN_MTU)
+		return lb_cfg_error(err, config_setting_get_member(mux, "mtu"), NULL,
+			"%lld is below IPv6's minimum link MTU of 1280, and this mux has a "
+			"tunnel_address6",
+			mtu);
 	cfg->mtu = (uint16_t)mtu;
 	cfg->tunnel_ttl = (uint8_t)ttl;
 	cfg->workers = (uint16_t)workers;

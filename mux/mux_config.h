@@ -88,6 +88,13 @@ struct mux_config {
 	uint16_t file_n_ports;
 };
 
+/* The families of PAs the mux can reach: LB_ADDR_V4 and/or LB_ADDR_V6 (lb_addr.h). */
+static inline unsigned
+mux_config_tunnels(const struct mux_config *cfg)
+{
+	return (cfg->tunnel_addr != 0 ? LB_ADDR_V4 : 0) | (cfg->has_tunnel6 ? LB_ADDR_V6 : 0);
+}
+
 /* Load path into *cfg. On error fills err and leaves *cfg freed. */
 int mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err);
 

@@ -78,8 +78,8 @@ build_gen(void)
 	fuzz_backend(&dns[0], 3, fuzz_ip(10, 1, 0, 4), 53, fuzz_ip(172, 16, 0, 4), 1);
 	fuzz_service(&svc[0], 0, fuzz_ip(10, 0, 0, 1), 80, LB_IPPROTO_TCP, web, 3);
 	fuzz_service(&svc[1], 1, fuzz_ip(10, 0, 0, 2), 53, LB_IPPROTO_UDP, dns, 1);
-	gen = mux_gen_build(
-		&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, (int)rte_socket_id(), &err);
+	gen = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, LB_ADDR_ANY,
+		(int)rte_socket_id(), &err);
 	if (gen == NULL) {
 		fprintf(stderr, "fuzz_mux_burst: generation: %s\n", err.msg);
 		exit(1);
@@ -125,7 +125,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_mux_burst: out of memory\n");
 		exit(1);
 	}
-	if (mux_worker_init(w, &ctx, gen, 0, rte_lcore_id(), 1024, timeout, socket) != 0) {
+	if (mux_worker_init(w, &ctx, gen, 0, rte_lcore_id(), 1024, 1024, timeout, socket) != 0) {
 		fprintf(stderr, "fuzz_mux_burst: worker: out of memory\n");
 		exit(1);
 	}

@@ -608,6 +608,35 @@ def check_encap(case, cfg, out, inp, what, svc_key=None):
     return (be.dip, be.port, be.host)
 
 
+def ipv4_reassemble(frames):
+    """The IPv4 datagram the fragments in frames (raw Ethernet frames, in any
+    order, all of one datagram) make, as RFC 791 puts it back together: the
+    first fragment's header with MF and the offset cleared, total length
+    and checksum redone, the pieces in offset order. Raises ValueError on
+    a gap, an overlap, a missing last fragment or a non-final fragment
+    whose payload is not a multiple of 8 bytes."""
+    pieces = []
+    for fr in frames:
+        ip = Frame(fr).ip
+        pieces.append((ip.frag * 8, ip.mf, ip))
+    pieces.sort(key=lambda p: p[0])
+    at, body = 0, b""
+    for off, mf, ip in pieces:
+        if off != at:
+            raise ValueError("fragment at %d, want %d" % (off, at))
+        if mf and len(ip.payload) % 8:
+            raise ValueError("non-final fragment of %d bytes" % len(ip.payload))
+        body += ip.payload
+        at += len(ip.payload)
+    if pieces[-1][1]:
+        raise ValueError("no last fragment")
+    first = pieces[0][2]
+    h = bytearray(first.header)
+    h[2:4] = struct.pack("!H", len(h) + len(body))
+    h[6:8] = struct.pack("!H", (struct.unpack("!H", h[6:8])[0] & 0x4000))
+    return ip_csum_fixed(bytes(h)) + body
+
+
 def inner_of(out):
     """The inner datagram of an encapsulated frame (IPv4), or None."""
     f = Frame(out)
