@@ -86,10 +86,14 @@ class MuxConfig:
     def __init__(self, services, tunnel_address="10.255.0.1",
                  next_hop_mac="02:00:00:00:00:fe", mtu=None, tunnel_ttl=None,
                  arp_for_vips=None, workers=None, hash_seed=DEFAULT_SEED,
-                 maglev_size=None, probers=None, idle_sleep_us=None):
+                 maglev_size=None, probers=None, idle_sleep_us=None,
+                 tunnel_address6=None, next_hop_mac6=None, nd_for_vips=None):
         self.services = services
         self.tunnel_address = tunnel_address
+        self.tunnel_address6 = tunnel_address6
         self.next_hop_mac = next_hop_mac
+        self.next_hop_mac6 = next_hop_mac6
+        self.nd_for_vips = nd_for_vips
         self.mtu = mtu
         self.tunnel_ttl = tunnel_ttl
         self.arp_for_vips = arp_for_vips
@@ -116,8 +120,14 @@ class MuxConfig:
         """The file's text; devargs: one port, named port_name (None: the
         mux's default name; no devargs: the mux's --pcap option gives the
         port); workers overrides the configured count."""
-        mux = ['\ttunnel_address = "%s";' % self.tunnel_address,
-               '\tnext_hop_mac = "%s";' % self.next_hop_mac]
+        mux = ['\tnext_hop_mac = "%s";' % self.next_hop_mac]
+        if self.tunnel_address is not None:
+            mux.insert(0, '\ttunnel_address = "%s";' % self.tunnel_address)
+        for name in ("tunnel_address6", "next_hop_mac6"):
+            if getattr(self, name) is not None:
+                mux.append('\t%s = "%s";' % (name, getattr(self, name)))
+        if self.nd_for_vips is not None:
+            mux.append("\tnd_for_vips = %s;" % ("true" if self.nd_for_vips else "false"))
         for name in ("mtu", "tunnel_ttl", "idle_sleep_us"):
             if getattr(self, name) is not None:
                 mux.append("\t%s = %d;" % (name, getattr(self, name)))
