@@ -462,14 +462,18 @@ parse_fast(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	return 0;
 }
 
-int
-lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
+/*
+ * Every frame the fast path leaves: tags, options, other protocols, ARP,
+ * IPv6, and every verdict. Out of line, so that lb_parse() itself stays a
+ * leaf with the fast path's few registers: inlined, IPv6's code made its
+ * prologue save and restore more of them for every packet.
+ */
+static __attribute__((noinline)) int
+parse_slow(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 {
 	const struct lb_eth_hdr *eth = (const struct lb_eth_hdr *)p;
 	uint16_t type;
 
-	if (__builtin_expect(parse_fast(p, len, pkt) == 0, 1))
-		return 0;
 	memset(pkt, 0, sizeof(*pkt));
 	/* Runt: not even an Ethernet header. */
 	if (len < sizeof(*eth))
@@ -500,4 +504,12 @@ lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	default:
 		return LB_DROP_ETHERTYPE;
 	}
+}
+
+int
+lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
+{
+	if (__builtin_expect(parse_fast(p, len, pkt) == 0, 1))
+		return 0;
+	return parse_slow(p, len, pkt);
 }

@@ -74,14 +74,20 @@ struct lb_pkt {
 	lb_be16_t dport;
 	/* Destination of the IPv4 header itself (differs from dst for ICMP errors). */
 	lb_be32_t ip_dst;
-	/* IPv6: the tuple's addresses and the header's destination, as offsets. */
-	uint16_t src6_off;
-	uint16_t dst6_off;
-	uint16_t ip_dst6_off;
-	/* ARP: operation (host order), sender and target addresses. */
-	uint16_t arp_op;
-	lb_be32_t arp_spa;
-	lb_be32_t arp_tpa;
+	union {
+		/* IPv6: the tuple's addresses and the header's destination, as offsets. */
+		struct {
+			uint16_t src6_off;
+			uint16_t dst6_off;
+			uint16_t ip_dst6_off;
+		};
+		/* ARP: operation (host order), sender and target addresses. */
+		struct {
+			uint16_t arp_op;
+			lb_be32_t arp_spa;
+			lb_be32_t arp_tpa;
+		};
+	};
 };
 
 /*

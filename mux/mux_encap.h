@@ -137,14 +137,17 @@ mux_encap_4in4(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi
 int mux_encap_other(struct mux_worker *w, const struct mux_gen *g, struct rte_mbuf *m,
 	const struct lb_pkt *pi, uint32_t id, uint16_t port, uint64_t fh);
 
-/* Any form, for a packet of either family. */
+/*
+ * Any form, for a packet of family v6 (a constant where this is inlined:
+ * the IPv4 path tests the PA's family only).
+ */
 static inline int
 mux_encapsulate(struct mux_worker *w, const struct mux_gen *g, struct rte_mbuf *m,
-	const struct lb_pkt *pi, uint32_t id, uint16_t port, uint64_t fh)
+	const struct lb_pkt *pi, uint32_t id, uint16_t port, uint64_t fh, bool v6)
 {
 	const struct mux_backend *be = &g->backends[id];
 
-	if (likely(!pi->v6 && !(be->flags & MUX_BE_HOST6)))
+	if (likely(!v6 && !(be->flags & MUX_BE_HOST6)))
 		return mux_encap_4in4(w, m, pi, be, port);
 	return mux_encap_other(w, g, m, pi, id, port, fh);
 }
@@ -180,17 +183,17 @@ mux_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struc
 
 /*
  * The end of the forwarding path, the same for both families: packet pi
- * of service svc, rewritten for backend id, encapsulated and queued (or
- * sent as outer fragments: frag), and counted.
+ * (of family v6) of service svc, rewritten for backend id, encapsulated
+ * and queued (or sent as outer fragments: frag), and counted.
  */
 static inline void
 mux_send(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
-	const struct lb_pkt *pi, uint32_t svc, uint32_t id, uint64_t fh, bool frag,
+	const struct lb_pkt *pi, uint32_t svc, uint32_t id, uint64_t fh, bool frag, bool v6,
 	struct mux_burst_cnt *bc)
 {
 	const struct mux_backend *be = &g->backends[id];
 	uint32_t ssid = g->services[svc].sid;
-	int rc = mux_encapsulate(w, g, m, pi, id, port, fh);
+	int rc = mux_encapsulate(w, g, m, pi, id, port, fh, v6);
 
 	if (unlikely(rc != 0)) {
 		mux_drop(w, m, rc);

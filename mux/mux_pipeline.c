@@ -83,10 +83,11 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	int32_t *pos, uint32_t now, struct mux_burst_cnt *bc)
 {
 	struct mux_conn *ce = *pos >= 0 ? mux_conn_at(w->conn, *pos) : NULL;
+	/* Too big for 20 bytes of outer header; 40 (an IPv6 PA) is checked below. */
+	bool big = pi->l3_len + LB_ENCAP_LEN > w->ctx->mtu, frag = false;
 	const struct mux_backend *be;
 	struct mux_choice c;
 	struct mux_conn rec;
-	bool frag = false;
 
 	if (unlikely(!mux_choose(g, svc, ce, pi, fh, now, &c))) {
 		mux_drop(w, m, LB_DROP_NO_BACKEND);
@@ -98,7 +99,8 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	 * outer header takes): tell the client, or fragment; never lose it
 	 * silently.
 	 */
-	if (unlikely(pi->l3_len + mux_encap_len(be) > w->ctx->mtu)) {
+	if (unlikely(big || (be->flags & MUX_BE_HOST6)) &&
+		pi->l3_len + mux_encap_len(be) > w->ctx->mtu) {
 		if (mux_too_big(w, port, m, pi, mux_encap_len(be)))
 			return;
 		frag = true;
@@ -111,7 +113,7 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 			w->cnt.conn_full++;
 	}
 	rewrite_inner(rte_pktmbuf_mtod(m, uint8_t *), pi, be);
-	mux_send(w, g, port, m, pi, svc, c.id, fh, frag, bc);
+	mux_send(w, g, port, m, pi, svc, c.id, fh, frag, false, bc);
 }
 
 /* How many packets ahead the forward loop fetches a backend. */

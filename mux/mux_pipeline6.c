@@ -101,7 +101,7 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 		mux_conn6_add(w->conn6, &key, fh, rec) < 0)
 		w->cnt.conn_full++;
 	rewrite_inner6(rte_pktmbuf_mtod(m, uint8_t *), pi, g->addr6[c.id].dip, be->port);
-	mux_send(w, g, port, m, pi, svc, c.id, fh, frag, &bc);
+	mux_send(w, g, port, m, pi, svc, c.id, fh, frag, true, &bc);
 	w->cnt.fwd_pkts += bc.fwd_pkts;
 	w->cnt.fwd6_pkts += bc.fwd_pkts;
 	w->cnt.fwd_bytes += bc.fwd_bytes;
