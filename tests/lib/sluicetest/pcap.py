@@ -39,7 +39,7 @@ import traceback
 from scapy.layers.inet import IP, in4_chksum
 from scapy.utils import checksum as scapy_checksum
 
-from . import ipv6 as v6
+from . import ipv6 as v6  # noqa: F401 (also sp.v6 for the cases)
 from .checks import CheckFailed, Checks
 from .config import (DEFAULT_SEED, PROTO_NUM, AgentConfig, AgentVM, Backend,  # noqa: F401
                      MuxConfig, Service, pcap_port_mac)
