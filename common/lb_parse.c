@@ -170,10 +170,6 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	if (lb_ipv4_hdr_csum(ip, ihl) != ip->csum)
 		return LB_DROP_IP_CSUM;
 	frag = lb_be16_to_cpu(ip->frag_off);
-	/* Fragments: later ones have no ports, first ones are incomplete. */
-	if (frag & (LB_IPV4_MF | LB_IPV4_OFFMASK))
-		return LB_DROP_FRAGMENT;
-
 	pkt->l3_len = (uint16_t)tot;
 	pkt->l4_off = (uint16_t)(off + ihl);
 	pkt->ttl = ip->ttl;
@@ -182,6 +178,9 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	memcpy(&pkt->src, &ip->src, 4);
 	memcpy(&pkt->dst, &ip->dst, 4);
 	pkt->ip_dst = pkt->dst;
+	/* Fragments: later ones have no ports, first ones are incomplete. */
+	if (frag & (LB_IPV4_MF | LB_IPV4_OFFMASK))
+		return LB_DROP_FRAGMENT;
 
 	switch (ip->proto) {
 	case LB_IPPROTO_TCP:

@@ -93,10 +93,11 @@ struct lb_pkt {
 /*
  * Parse the frame p[0..len). Returns 0 with *pkt filled, or a positive
  * enum lb_drop naming why the frame cannot be forwarded (*pkt is then
- * partially filled and must not be used, with two exceptions the host
- * agent relies on: at LB_DROP_TUNNEL, the outer header's fields, and at
- * LB_DROP_IPV6_FRAGMENT, l2_len, l3_len, v6, the address offsets and
- * l4_off at the fragment header).
+ * partially filled and must not be used, with exceptions the host agent
+ * relies on: at LB_DROP_TUNNEL and LB_DROP_FRAGMENT, the IP header's
+ * fields (l2_len, l3_len, l4_off, proto, src, dst, ip_dst, or v6 and the
+ * address offsets), and at LB_DROP_IPV6_FRAGMENT, the same with l4_off at
+ * the fragment header).
  */
 int lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt);
 

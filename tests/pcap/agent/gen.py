@@ -340,9 +340,9 @@ def rows():
     row("plain UDP to a DIP", "uplink",
         Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / p, "not_tunnel")
     t = next_tag()
-    row("IPv6-in-IPv4 (proto 41) to the PA", "uplink",
+    row("IPv6-in-IPv4 (proto 41) to the PA, for a DIP no VM has", "uplink",
         Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) /
-        IP(src=MUX, dst=PA, proto=41, id=t) / Raw(v6), "not_tunnel")
+        IP(src=MUX, dst=PA, proto=41, id=t) / Raw(v6), "no_local_dip")
 
     def bad_csum(b, l2):
         b[l2 + 10] ^= 0xff
