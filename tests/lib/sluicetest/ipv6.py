@@ -157,3 +157,48 @@ def ipv6_reassemble(frames, l2=14):
     h[4:6] = struct.pack("!H", len(body))
     h[6] = pieces[0][2]
     return bytes(h) + body
+
+
+def tcp_mss_clamped6(data, clamp):
+    """The IPv6 datagram with its TCP MSS option lowered to clamp if above
+    (checksum redone), or unchanged; options walked as RFC 9293 lays them out."""
+    ip = IPv6(data)
+    d = bytearray(ip.data)
+    doff = (d[ip.l4_off + 12] >> 4) * 4
+    o, end = ip.l4_off + 20, ip.l4_off + doff
+    while o < end:
+        kind = d[o]
+        if kind == 0:
+            break
+        if kind == 1:
+            o += 1
+            continue
+        if o + 2 > end or d[o + 1] < 2:
+            break
+        if kind == 2 and d[o + 1] == 4:
+            if struct.unpack("!H", d[o + 2:o + 4])[0] > clamp:
+                d[o + 2:o + 4] = struct.pack("!H", clamp)
+                return l4_csum6_fixed(bytes(d))
+            break
+        o += d[o + 1]
+    return bytes(d)
+
+
+def icmp6_quote_edit(data, src=None, sport=None, dst=None, dport=None):
+    """An ICMPv6 error with its quoted IPv6 header's addresses and ports
+    changed, the ICMPv6 checksum redone (the quoted upper-layer checksum left
+    as it is: quotes are often cut; nobody checks it)."""
+    ip = IPv6(data)
+    d = bytearray(ip.data)
+    q = ip.l4_off + 8
+    qip = IPv6(bytes(d[q:]) + b"\0" * 64)
+    ql4 = q + qip.l4_off
+    if src is not None:
+        d[q + 8:q + 24] = ip6_bytes(src)
+    if dst is not None:
+        d[q + 24:q + 40] = ip6_bytes(dst)
+    if sport is not None:
+        d[ql4:ql4 + 2] = struct.pack("!H", sport)
+    if dport is not None:
+        d[ql4 + 2:ql4 + 4] = struct.pack("!H", dport)
+    return l4_csum6_fixed(bytes(d))
