@@ -200,7 +200,8 @@ check_out(uint16_t port, const struct rte_mbuf *m)
 	FUZZ_CHECK(port >= 1 && port <= w->n_vms);
 	FUZZ_CHECK(rc == 0 && !o.has_vlan);
 	if (o.kind == LB_PKT_ND) {
-		FUZZ_CHECK(o.nd_type == LB_ICMP6_ND_NA && memcmp(p + o.quote_off, w->gateway6, 16) == 0);
+		FUZZ_CHECK(o.nd_type == LB_ICMP6_ND_NA &&
+			   memcmp(p + o.quote_off, w->gateway6, 16) == 0);
 		return;
 	}
 	FUZZ_CHECK(o.kind == LB_PKT_L4 || o.kind == LB_PKT_ICMP_ERR || o.kind == LB_PKT_ICMP_ECHO);

@@ -69,8 +69,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(pkt.proto == LB_IPPROTO_TCP || pkt.proto == LB_IPPROTO_UDP);
 		FUZZ_CHECK(pkt.quote_off == pkt.l4_off + sizeof(struct lb_icmp_hdr));
 		/* The quoted header and the four bytes of ports it must carry. */
-		FUZZ_CHECK(pkt.quote_l4_off >= pkt.quote_off + (pkt.v6 ? sizeof(struct lb_ipv6_hdr)
-									 : sizeof(struct lb_ipv4_hdr)));
+		FUZZ_CHECK(
+			pkt.quote_l4_off >= pkt.quote_off + (pkt.v6 ? sizeof(struct lb_ipv6_hdr)
+								    : sizeof(struct lb_ipv4_hdr)));
 		FUZZ_CHECK(pkt.quote_l4_off + 4u <= end);
 		if (!pkt.v6)
 			FUZZ_CHECK(pkt.quote_l4_off ==
