@@ -227,8 +227,10 @@ MUX_CONN_FN(create)(const char *name, uint32_t entries, int socket, const uint32
 	ct = rte_zmalloc_socket(name, sizeof(*ct), RTE_CACHE_LINE_SIZE, socket);
 	if (ct == NULL)
 		goto fail;
+	/* The bucket's own alignment: an IPv6 bucket must start on 128 bytes
+	 * to stay within two cache lines. */
 	ct->b = rte_zmalloc_socket(
-		name, (size_t)buckets * sizeof(*ct->b), RTE_CACHE_LINE_SIZE, socket);
+		name, (size_t)buckets * sizeof(*ct->b), __alignof__(*ct->b), socket);
 	if (ct->b == NULL)
 		goto fail;
 	ct->mask = buckets - 1;
