@@ -3,7 +3,7 @@
 """Control-plane figures: commit latency and snapshot sync.
 
     bench/commit_bench.py --manager build/manager/sluice-manager \\
-        --mux build/mux/sluice-mux --ctl build/manager/sluicectl \\
+        --mux build/mux/sluice-mux --ctl build/sluicectl/sluicectl \\
         --certs scripts/make-certs.sh [--commits 300] [--backends 100000]
 
 One sluice-manager and three managed sluice-mux members on this machine,

@@ -688,14 +688,14 @@ def run(lab, check, only):
     cases = Cases(lab, check, prefix)
     cases.base = cases.committed()
     check(lab.wait(lambda: cases.mux_on(cases.base)), "mux1 runs version 2")
-    # Quiet: the guard probes each of its 3 listeners once per 10 s, and once
+    # Quiet: the guard checks each of its 3 listeners once per 10 s, and once
     # more when a connection closes (nng counts it as the listener's error):
-    # here the sluicectl that reads p0. Its own probes must not set it off.
-    p0 = lab.counters()["listener_probes"]
+    # here the sluicectl that reads p0. Its own checks must not set it off.
+    p0 = lab.counters()["listener_checks"]
     time.sleep(5)
-    p1 = lab.counters()["listener_probes"]
+    p1 = lab.counters()["listener_checks"]
     check(p1 >= 3 and p1 - p0 <= 4,
-          f"the listener guard probed {p1} times since start, {p1 - p0} in a quiet 5 s")
+          f"the listener guard checked {p1} times since start, {p1 - p0} in a quiet 5 s")
     if check.failures:
         return []
     todo = [("no-cert", cases.no_cert), ("foreign-ca", cases.foreign_ca),

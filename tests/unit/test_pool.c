@@ -18,7 +18,7 @@
 #include "lb_ftable.h"
 #include "lb_hdr.h"
 #include "mgr_pool.h"
-#include "mgr_probe.h"
+#include "mgr_dip_probe.h"
 #include "mgr_text.h"
 
 static void
@@ -251,7 +251,7 @@ Test(pool, status_lines)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		cr_expect_eq(mgr_probe_status_code(cases[i].line, strlen(cases[i].line)),
+		cr_expect_eq(mgr_dip_probe_status_code(cases[i].line, strlen(cases[i].line)),
 			cases[i].code, "%s", cases[i].line);
 }
 
