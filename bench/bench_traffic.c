@@ -26,11 +26,35 @@ bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl)
 	fl->dport = lb_cpu_to_be16(BENCH_SVC_PORT);
 }
 
-void
-bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16_t len)
+/* Ethernet from the bench's client side to the mux's port. */
+static void
+put_eth(uint8_t *buf, uint16_t type)
 {
 	static const uint8_t dmac[6] = {0x02, 0, 0, 0, 0, 0x01};
 	static const uint8_t smac[6] = {0x02, 0, 0, 0, 0, 0x02};
+	struct lb_eth_hdr *eth = (struct lb_eth_hdr *)buf;
+
+	memcpy(eth->dst, dmac, 6);
+	memcpy(eth->src, smac, 6);
+	eth->type = lb_cpu_to_be16(type);
+}
+
+/* A TCP header without options; the checksum is the caller's. */
+static void
+put_tcp(struct lb_tcp_hdr *tcp, lb_be16_t sport, lb_be16_t dport, uint8_t tcp_flags)
+{
+	tcp->sport = sport;
+	tcp->dport = dport;
+	tcp->seq = lb_cpu_to_be32(1);
+	tcp->ack = (tcp_flags & LB_TCP_ACK) ? lb_cpu_to_be32(1) : 0;
+	tcp->data_off = 0x50;
+	tcp->flags = tcp_flags;
+	tcp->window = lb_cpu_to_be16(65535);
+}
+
+void
+bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16_t len)
+{
 	struct lb_eth_hdr *eth = (struct lb_eth_hdr *)buf;
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(buf + sizeof(*eth));
 	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(buf + sizeof(*eth) + sizeof(*ip));
@@ -40,9 +64,7 @@ bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16
 						 : (uint16_t)(len - sizeof(*eth) - sizeof(*ip));
 
 	memset(buf, 0, len);
-	memcpy(eth->dst, dmac, 6);
-	memcpy(eth->src, smac, 6);
-	eth->type = lb_cpu_to_be16(LB_ETHERTYPE_IPV4);
+	put_eth(buf, LB_ETHERTYPE_IPV4);
 	ip->ver_ihl = 0x45;
 	ip->total_len = lb_cpu_to_be16((uint16_t)(sizeof(*ip) + l4_len));
 	ip->frag_off = lb_cpu_to_be16(LB_IPV4_DF);
@@ -51,13 +73,7 @@ bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16
 	ip->src = fl->src;
 	ip->dst = fl->dst;
 	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
-	tcp->sport = fl->sport;
-	tcp->dport = fl->dport;
-	tcp->seq = lb_cpu_to_be32(1);
-	tcp->ack = (tcp_flags & LB_TCP_ACK) ? lb_cpu_to_be32(1) : 0;
-	tcp->data_off = 0x50;
-	tcp->flags = tcp_flags;
-	tcp->window = lb_cpu_to_be16(65535);
+	put_tcp(tcp, fl->sport, fl->dport, tcp_flags);
 	tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, l4_len);
 }
 
@@ -86,29 +102,18 @@ bench_flow6_of(uint64_t f, uint32_t n_services, struct bench_flow6 *fl)
 void
 bench_frame6(uint8_t *buf, const struct bench_flow6 *fl, uint8_t tcp_flags)
 {
-	static const uint8_t dmac[6] = {0x02, 0, 0, 0, 0, 0x01};
-	static const uint8_t smac[6] = {0x02, 0, 0, 0, 0, 0x02};
-	struct lb_eth_hdr *eth = (struct lb_eth_hdr *)buf;
-	struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)(buf + sizeof(*eth));
+	struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)(buf + sizeof(struct lb_eth_hdr));
 	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(ip + 1);
 
 	memset(buf, 0, BENCH_FRAME6_LEN);
-	memcpy(eth->dst, dmac, 6);
-	memcpy(eth->src, smac, 6);
-	eth->type = lb_cpu_to_be16(LB_ETHERTYPE_IPV6);
+	put_eth(buf, LB_ETHERTYPE_IPV6);
 	ip->vtc_flow = lb_cpu_to_be32(lb_ipv6_vtc(0, 0));
 	ip->payload_len = lb_cpu_to_be16(sizeof(*tcp));
 	ip->next_hdr = LB_IPPROTO_TCP;
 	ip->hop_limit = 64;
 	memcpy(ip->src, fl->src, 16);
 	memcpy(ip->dst, fl->dst, 16);
-	tcp->sport = fl->sport;
-	tcp->dport = fl->dport;
-	tcp->seq = lb_cpu_to_be32(1);
-	tcp->ack = (tcp_flags & LB_TCP_ACK) ? lb_cpu_to_be32(1) : 0;
-	tcp->data_off = 0x50;
-	tcp->flags = tcp_flags;
-	tcp->window = lb_cpu_to_be16(65535);
+	put_tcp(tcp, fl->sport, fl->dport, tcp_flags);
 	tcp->csum = lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
 }
 

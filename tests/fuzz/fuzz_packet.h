@@ -87,13 +87,9 @@ fuzz_service6(struct lb_service_cfg *s, uint32_t id, uint16_t vip, uint16_t port
 	struct lb_backend_cfg *b, uint32_t n)
 {
 	memset(s, 0, sizeof(*s));
+	fuzz_service(s, id, 0, port, proto, b, n);
 	fuzz_ip6(s->vip.a8, 0, vip);
-	s->port = port;
-	s->proto = proto;
 	s->af = LB_AF_INET6;
-	s->id = id;
-	s->n_backends = n;
-	s->backends = b;
 }
 
 /*

@@ -94,21 +94,6 @@ rnd_addr(uint8_t *a, uint64_t *s)
 			a[i] = (uint8_t)splitmix64(s);
 }
 
-/* RFC 1071 as written: big-endian words, host-order sum, odd byte padded right. */
-static uint32_t
-ref_sum(const uint8_t *p, size_t len, uint32_t sum)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return sum;
-}
-
 /* Reference checksum (host order) of the packet as it is, its field taken as zero. */
 static uint16_t
 ref_csum(struct pkt6 *p)

@@ -27,6 +27,7 @@
 #include "lb_drop.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
+#include "test_parse_util.h"
 #include "test_util.h"
 
 #define FRAME_MAX 600
@@ -53,31 +54,12 @@ struct frame6 {
 	uint32_t opt;	   /* ND: its first option */
 };
 
-static int
-parse_exact(const uint8_t *frame, uint32_t len, struct lb_pkt *pkt)
-{
-	uint8_t *h = malloc(len ? len : 1);
-	int rc;
-
-	cr_assert(h != NULL, "malloc");
-	memcpy(h, frame, len);
-	rc = lb_parse(h, len, pkt);
-	cr_assert(memcmp(h, frame, len) == 0, "lb_parse wrote into the frame");
-	free(h);
-	return rc;
-}
-
 /* --- Builder --------------------------------------------------------------- */
 
 static uint8_t *
 put(struct frame6 *f, uint32_t n)
 {
-	uint8_t *p = f->b + f->len;
-
-	cr_assert_leq(f->len + n, FRAME_MAX, "test frame overflows its buffer");
-	memset(p, 0, n);
-	f->len += n;
-	return p;
+	return frame_put(f->b, &f->len, FRAME_MAX, n);
 }
 
 static void

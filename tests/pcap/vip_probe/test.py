@@ -32,53 +32,40 @@ def request_inner(fr):
     return sp.IPv4(b) if b[0] >> 4 == 4 else v6.IPv6(b)
 
 
-def check_answer6(case, out, inp, version, what):
-    o, i = sp.Frame(out), sp.Frame(inp)
-    case.eq(sp.mac_str(o.dst), gen.NEXT_HOP6, what + ": ethernet dst = next hop (IPv6)")
-    case.eq(sp.mac_str(o.src), sp.PORT_MAC, what + ": ethernet src = port MAC")
-    case.eq(o.vlan, i.vlan, what + ": VLAN tag as received")
-    if not case.check(o.ip6 is not None and o.ip6.nh == v6.PROTO_ICMPV6,
-                      "%s: not plain ICMPv6 (still encapsulated?)", what):
-        return
-    q = request_inner(inp)
-    ip = o.ip6
-    case.eq((ip.src, ip.dst), (q.dst, q.src), what + ": from the VIP to the inner source")
-    case.eq(ip.total, q.total, what + ": length = the inner packet's")
-    case.eq(len(out), o.l2 + ip.total, what + ": frame length (no padding)")
-    case.eq(ip.hlim, 64, what + ": hop limit")
-    a, r = ip.l4, q.l4
-    case.eq((a[0], a[1]), (129, 0), what + ": ICMPv6 type/code = echo reply")
-    case.eq(a[4:8], r[4:8], what + ": id and sequence")
-    case.eq(a[8:32], r[8:32], what + ": magic and nonce as sent")
-    case.eq(a[32:40], struct.pack("!Q", version), what + ": version bytes = %d" % version)
-    case.eq(a[40:], r[40:], what + ": the rest of the payload")
-    case.eq(v6.l4_csum6(ip.data), v6.l4_csum6_expected(ip.data), what + ": ICMPv6 checksum")
-
-
 def check_answer(case, out, inp, version, what):
-    o, i = sp.Frame(out), sp.Frame(inp)
-    case.eq(sp.mac_str(o.dst), gen.NEXT_HOP, what + ": ethernet dst = next hop")
+    o, i, q = sp.Frame(out), sp.Frame(inp), request_inner(inp)
+    is6 = isinstance(q, v6.IPv6)
+    case.eq(sp.mac_str(o.dst), gen.NEXT_HOP6 if is6 else gen.NEXT_HOP,
+            what + ": ethernet dst = next hop (of the family)")
     case.eq(sp.mac_str(o.src), sp.PORT_MAC, what + ": ethernet src = port MAC")
     case.eq(o.vlan, i.vlan, what + ": VLAN tag as received")
-    if not case.check(o.ip is not None and o.ip.proto == sp.PROTO_ICMP,
-                      "%s: not plain ICMP (still encapsulated?)", what):
+    ip = o.ip6 if is6 else o.ip
+    if not case.check(ip is not None and (ip.nh == v6.PROTO_ICMPV6 if is6
+                                          else ip.proto == sp.PROTO_ICMP),
+                      "%s: not plain ICMP or ICMPv6 (still encapsulated?)", what):
         return
-    q = request_inner(inp)
-    ip = o.ip
     case.eq((ip.src, ip.dst), (q.dst, q.src), what + ": from the VIP to the inner source")
-    case.eq(ip.total, q.total, what + ": IP total length = the inner packet's")
+    case.eq(ip.total, q.total, what + ": IP length = the inner packet's")
     case.eq(len(out), o.l2 + ip.total, what + ": frame length (no padding)")
-    case.eq(ip.ttl, 64, what + ": TTL")
-    case.check(sp.ip_csum_ok(ip.header), "%s: IP checksum invalid", what)
-    a, r = ip.payload, q.payload
-    case.eq((a[0], a[1]), (0, 0), what + ": ICMP type/code = echo reply")
+    if is6:
+        case.eq(ip.hlim, 64, what + ": hop limit")
+        a, r = ip.l4, q.l4
+    else:
+        case.eq(ip.ttl, 64, what + ": TTL")
+        case.check(sp.ip_csum_ok(ip.header), "%s: IP checksum invalid", what)
+        a, r = ip.payload, q.payload
+    case.eq((a[0], a[1]), (129 if is6 else 0, 0), what + ": type/code = echo reply")
     case.eq(a[4:8], r[4:8], what + ": id and sequence")
     case.eq(a[8:32], r[8:32], what + ": magic and nonce as sent")
     case.eq(a[32:40], struct.pack("!Q", version), what + ": version bytes = %d" % version)
     case.eq(a[40:], r[40:], what + ": the rest of the payload")
-    case.check(sp.l4_csum_ok(ip.data, sp.PROTO_ICMP), "%s: ICMP checksum %#06x, want %#06x",
-               what, sp.l4_csum(ip.data, sp.PROTO_ICMP),
-               sp.l4_csum_expected(ip.data, sp.PROTO_ICMP))
+    if is6:
+        case.eq(v6.l4_csum6(ip.data), v6.l4_csum6_expected(ip.data),
+                what + ": ICMPv6 checksum")
+    else:
+        case.check(sp.l4_csum_ok(ip.data, sp.PROTO_ICMP), "%s: ICMP checksum %#06x, want %#06x",
+                   what, sp.l4_csum(ip.data, sp.PROTO_ICMP),
+                   sp.l4_csum_expected(ip.data, sp.PROTO_ICMP))
 
 
 def one_run(case, rows, probers, col):
@@ -101,8 +88,7 @@ def one_run(case, rows, probers, col):
         what = "%s: %s" % (tag, desc)
         if want == "answer":
             if case.eq(len(got), 1, what + ": answers"):
-                (check_answer6 if isinstance(inner, v6.IPv6) else check_answer)(
-                    case, got[0], fr, version, what)
+                check_answer(case, got[0], fr, version, what)
             answers += 1
         else:
             case.eq(len(got), 0, what + ": answers")
