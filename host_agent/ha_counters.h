@@ -38,8 +38,10 @@
 		"icmp_translated_total")                                                           \
 	X(mss_clamped, DP_SHOW, 0, "SYNs whose MSS option was lowered", "mss_clamped_total")       \
 	X(arp_replies, DP_SHOW, 0, "ARP requests answered", "arp_replies_total")                   \
+	X(nd_replies, DP_SHOW, 0, "neighbor solicitations answered (PA6, the VMs' gateway6)",      \
+		"nd_replies_total")                                                                \
 	X(echo_replies, DP_SHOW, 0, "ICMP echo requests answered", "echo_replies_total")           \
-	X(frags_in, DP_SHOW, 0, "outer fragments taken for reassembly",                            \
+	X(frags_in, DP_SHOW, 0, "outer fragments (IPv4 or IPv6) taken for reassembly",             \
 		"fragments_received_total")                                                        \
 	X(reassembled, DP_SHOW, 0, "tunnel datagrams reassembled from those fragments",            \
 		"reassembled_total")                                                               \

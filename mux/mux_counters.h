@@ -30,11 +30,14 @@
 #define MUX_COUNTERS(X)                                                                            \
 	X(rx_pkts, DP_SHOW, 1, "  received     %12" PRIu64 " packets",                             \
 		"frames taken from the RX queues", "received_packets_total")                       \
-	X(rx_bytes, DP_SHOW, 0, " %14" PRIu64 " bytes\n", "bytes of the frames received", "received_bytes_total")   \
+	X(rx_bytes, DP_SHOW, 0, " %14" PRIu64 " bytes\n", "bytes of the frames received",          \
+		"received_bytes_total")                                                            \
 	X(fwd_pkts, DP_SHOW, 2, "  forwarded    %12" PRIu64 " packets",                            \
 		"encapsulated and queued to a backend's host", "forwarded_packets_total")          \
-	X(fwd_bytes, DP_SHOW, 0, " %14" PRIu64 " bytes (inner)\n", "inner IP bytes of the packets forwarded",         \
-		"forwarded_bytes_total")                                                           \
+	X(fwd_bytes, DP_SHOW, 0, " %14" PRIu64 " bytes (inner)\n",                                 \
+		"inner IP bytes of the packets forwarded", "forwarded_bytes_total")                \
+	X(fwd6_pkts, DP_SHOW, 0, "    of them IPv6 %9" PRIu64 " packets\n",                        \
+		"forwarded packets whose inner header is IPv6", "forwarded_ipv6_packets_total")    \
 	X(tx_pkts, DP_SHOW, 0, "  transmitted  %12" PRIu64 " packets\n",                           \
 		"packets the ports took: forwarded ones and replies", "transmitted_packets_total") \
 	X(icmp_err_fwd, DP_SHOW, 0, "  icmp errors forwarded %" PRIu64,                            \
@@ -44,11 +47,22 @@
 		"echo_replies_total")                                                              \
 	X(arp_replies, DP_SHOW, 0, ", arp replies %" PRIu64, "ARP requests answered",              \
 		"arp_replies_total")                                                               \
-	X(too_big_sent, DP_SHOW, 0, ", frag-needed sent %" PRIu64,                                 \
+	X(nd_replies, DP_SHOW, 0, ", nd replies %" PRIu64 "\n",                                    \
+		"IPv6 neighbor solicitations answered (advertisements sent)", "nd_replies_total")  \
+	X(too_big_sent, DP_SHOW, 0, "  frag-needed sent %" PRIu64,                                 \
 		"ICMP fragmentation-needed sent for DF packets too big to encapsulate",            \
 		"frag_needed_sent_total")                                                          \
+	X(ptb_sent, DP_SHOW, 0, ", packet-too-big sent %" PRIu64,                                  \
+		"ICMPv6 packet too big sent for IPv6 packets too big to encapsulate",              \
+		"packet_too_big_sent_total")                                                       \
 	X(vip_probes, DP_SHOW, 0, ", vip probes %" PRIu64 "\n",                                    \
 		"VIP probes from the manager answered", "vip_probes_answered_total")               \
+	X(frag_out, DP_SHOW, 0, "  outer fragmentation: datagrams %" PRIu64,                       \
+		"oversize packets sent as outer fragments (IPv4 without DF; IPv6 of 1280 bytes "   \
+		"at most)",                                                                        \
+		"outer_fragmented_packets_total")                                                  \
+	X(frag_out_pkts, DP_SHOW, 0, ", fragments %" PRIu64 "\n",                                  \
+		"outer fragments sent for those packets", "outer_fragments_sent_total")            \
 	X(conn_new, DP_SHOW, 5, "  connections: new %" PRIu64, "connection-table entries made",    \
 		"new_connections_total")                                                           \
 	X(conn_hit, DP_SHOW, 0, ", hits %" PRIu64, "packets of a flow the table knew",             \
