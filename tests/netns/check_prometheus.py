@@ -48,7 +48,7 @@ def main():
     names = set()
     for job, url in endpoints:
         s = scrape(url)
-        names |= s.names()
+        names |= s.exported()
         rc, out = promtool_check(s.text)
         check(rc == 0, f"promtool check metrics on {job} ({url}): {rc} {out[:200]}")
 

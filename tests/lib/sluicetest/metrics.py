@@ -48,6 +48,13 @@ class Scrape:
         """Every sample name."""
         return set(self.samples)
 
+    def exported(self):
+        """Every name a query may use: the samples' and those of families
+        declared without a sample just now (a labelled gauge with no child,
+        e.g. a VIP's share while it had no new connections)."""
+        fams = {n + "_total" if t == "counter" else n for n, t in self.families.items()}
+        return self.names() | fams
+
     def matching(self, name, **labels):
         return [v for l, v in self.samples.get(name, [])
                 if all(l.get(k) == str(want) for k, want in labels.items())]
