@@ -126,6 +126,8 @@ mgr_members_on_gone(struct mgr_members *mb, uint32_t pipe, uint64_t now)
 	/* Gone, it cannot vote: fenced now between rounds (mgr_commit_gone). */
 	mgr_driver_gone(mb->d, i);
 	mgr_driver_run(mb->d, now);
+	if (mb->hooks.gone != NULL)
+		mb->hooks.gone(mb->hooks.ctx, i);
 }
 
 /* ---- paced sends ---- */
@@ -399,6 +401,8 @@ mgr_members_on_msg(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *m
 		mgr_driver_status(mb->d, i, msg->version);
 		p->mp_n_counters = msg->n_counters;
 		memcpy(p->mp_counters, msg->counters, msg->n_counters * sizeof(msg->counters[0]));
+		if (mb->hooks.status != NULL)
+			mb->hooks.status(mb->hooks.ctx, i, msg, now);
 		break;
 	case LB_MSG_REFUSED:
 		LB_WARN("member %s refused the manager: %s", id_of(mb, i), msg->text);
