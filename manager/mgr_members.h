@@ -100,6 +100,16 @@ void mgr_members_view(const struct mgr_members *mb, int i, struct mgr_peer_view 
 /* Messages no member was due to send (before a hello, an unknown type). */
 uint64_t mgr_members_unexpected(const struct mgr_members *mb);
 
+/*
+ * A backend's host against the agents' PAs: the agent whose hello listed
+ * dip (of family daf) must have host (of family haf) among its PAs. 0 when
+ * it has, or when no agent that said hello lists the DIP (the agent is not
+ * known yet: the host is taken as given); -1 with the reason in err ("...
+ * has no IPv6 PA (pa6)"). Agents are remembered from their last hello.
+ */
+int mgr_members_pa_check(const struct mgr_members *mb, uint8_t daf, const struct lb_addr *dip,
+	uint8_t haf, const struct lb_addr *host, char *err, size_t len);
+
 /* What the VIP prober reads: the members, who is connected, the committed table. */
 void mgr_members_vip_env(const struct mgr_members *mb, struct mgr_vip_env *e);
 

@@ -57,8 +57,20 @@ enc_hello(struct lb_enc *e, const struct lb_msg *m)
 	h->role = (Sluice__Role)m->role;
 	h->applied_version = m->version;
 	h->applied_digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
+	uint32_t i;
+
 	if (m->probe_addr.a32[0] != 0)
-		h->probe_address = lb_enc_bin(&m->probe_addr.a32[0], 4);
+		h->probe_address = lb_enc_addr(LB_AF_INET, &m->probe_addr);
+	if (!lb_addr_is_zero(&m->probe_addr6))
+		h->probe_address6 = lb_enc_addr(LB_AF_INET6, &m->probe_addr6);
+	for (i = 0; i < m->n_pas && i < LB_MSG_MAX_PAS; i++)
+		e->pas[i] = lb_enc_addr(m->pas[i].af, &m->pas[i].a);
+	h->n_pa = i;
+	h->pa = e->pas;
+	for (i = 0; i < m->n_dips && i < LB_MSG_MAX_DIPS; i++)
+		e->dips[i] = lb_enc_addr(m->dips[i].af, &m->dips[i].a);
+	h->n_dip = i;
+	h->dip = e->dips;
 	/* Over TLS, the answer to a CHALLENGE: the certificate rides in body. */
 	lb_enc_proof(m, m->body, &h->nonce, &h->proof, &h->certificate);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_HELLO;
@@ -184,9 +196,28 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 
 /* ---- decoding ---- */
 
+/* A tunnel address for VIP probes: none, or one of family af. */
+static int
+dec_probe_addr(const ProtobufCBinaryData *b, uint8_t af, struct lb_addr *out, const char *what,
+	char *errbuf, size_t len)
+{
+	uint8_t got = LB_AF_NONE;
+	int rc;
+
+	if (b->len == 0)
+		return 0;
+	if ((rc = lb_dec_addr(b, out, &got, what, errbuf, len)) != 0)
+		return rc;
+	if (got != af)
+		return lb_dec_fail(
+			errbuf, len, -LB_EPARSE, "hello: %s is IPv%u, not IPv%u", what, got, af);
+	return 0;
+}
+
 static int
 dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
 {
+	size_t i;
 	int rc;
 
 	m->type = LB_MSG_HELLO;
@@ -195,9 +226,25 @@ dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
 	if (m->role < LB_ROLE_MUX || m->role > LB_ROLE_CTL)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "hello: unknown role %d", m->role);
 	m->version = h->applied_version;
-	if (h->probe_address.len != 0 && (rc = lb_dec_addr(&h->probe_address, &m->probe_addr,
-						  "probe_address", errbuf, len)) != 0)
+	if ((rc = dec_probe_addr(&h->probe_address, LB_AF_INET, &m->probe_addr, "probe_address",
+		     errbuf, len)) != 0 ||
+		(rc = dec_probe_addr(&h->probe_address6, LB_AF_INET6, &m->probe_addr6,
+			 "probe_address6", errbuf, len)) != 0)
 		return rc;
+	if (h->n_pa > LB_MSG_MAX_PAS || h->n_dip > LB_MSG_MAX_DIPS)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE,
+			"hello: %zu PAs and %zu DIPs (at most %d, %d)", h->n_pa, h->n_dip,
+			LB_MSG_MAX_PAS, LB_MSG_MAX_DIPS);
+	for (i = 0; i < h->n_pa; i++)
+		if ((rc = lb_dec_addr(&h->pa[i], &m->pas[i].a, &m->pas[i].af, "pa", errbuf, len)) !=
+			0)
+			return rc;
+	m->n_pas = (uint32_t)h->n_pa;
+	for (i = 0; i < h->n_dip; i++)
+		if ((rc = lb_dec_addr(
+			     &h->dip[i], &m->dips[i].a, &m->dips[i].af, "dip", errbuf, len)) != 0)
+			return rc;
+	m->n_dips = (uint32_t)h->n_dip;
 	if ((rc = lb_dec_proof("hello", &h->nonce, &h->proof, &h->certificate, m, &m->body, errbuf,
 		     len)) != 0)
 		return rc;

@@ -26,6 +26,8 @@
 #define LB_MSG_TEXT 256
 #define LB_MSG_ID 64
 #define LB_MSG_MAX_COUNTERS 64
+#define LB_MSG_MAX_PAS 4   /* an agent's PAs in HELLO (one per family) */
+#define LB_MSG_MAX_DIPS 64 /* an agent's DIPs in HELLO (HA_MAX_VMS of each family) */
 /* Larger messages are refused before unpacking (chunk snapshots below it). */
 #define LB_MSG_MAX_BYTES (64u << 20)
 
@@ -133,12 +135,19 @@ struct lb_pool_opts {
 	uint32_t min_healthy_pct;
 };
 
+/* An address with its family (HELLO's lists). */
+struct lb_host_addr {
+	uint8_t af; /* LB_AF_INET or LB_AF_INET6 */
+	struct lb_addr a;
+};
+
 struct lb_ctl {
 	enum lb_ctl_op op;
 	bool has_svc;
-	struct lb_svc_key svc;
+	struct lb_svc_key svc; /* svc.af: the VIP's family */
 	bool has_be;
-	struct lb_backend_cfg be;
+	struct lb_backend_cfg be; /* be.host6: the host's family */
+	uint8_t be_af;		  /* the DIP's family (LB_AF_NONE: no DIP) */
 	bool set_weight, set_state, set_host;
 	uint32_t limit;
 	struct lb_pool_opts pool; /* pool.given == 0: none */
@@ -181,8 +190,9 @@ lb_counter_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *na
 
 /*
  * One message, flat: `type` says which fields mean something.
- *   HELLO            id, role, version (applied), digest, probe_addr (a
- *                    mux's tunnel address for VIP probes; zero: none);
+ *   HELLO            id, role, version (applied), digest, probe_addr and
+ *                    probe_addr6 (a mux's tunnel addresses for VIP
+ *                    probes; zero: none), pas and dips (an agent's);
  *                    over TLS after a CHALLENGE: nonce, proof, body (the
  *                    certificate, PEM)
  *   CHALLENGE        nonce
@@ -212,7 +222,11 @@ struct lb_msg {
 	uint64_t version;
 	uint64_t base_version;
 	uint8_t digest[LB_DIGEST_LEN];
-	struct lb_addr probe_addr; /* HELLO: IPv4 in a32[0], or all zero */
+	struct lb_addr probe_addr;  /* HELLO: IPv4 in a32[0], or all zero */
+	struct lb_addr probe_addr6; /* HELLO: IPv6, or all zero */
+	uint32_t n_pas, n_dips;	    /* HELLO: an agent's PAs and DIPs */
+	struct lb_host_addr pas[LB_MSG_MAX_PAS];
+	struct lb_host_addr dips[LB_MSG_MAX_DIPS];
 	/* CHALLENGE: the nonce. HELLO, CTL_REQUEST: the proof (proof_len 0:
 	 * none); the certificate, PEM with its NUL, is in body for HELLO and in
 	 * cert for CTL_REQUEST (whose body is its config); the name proven is
@@ -237,8 +251,9 @@ struct lb_msg {
 
 /*
  * Encode m (its protocol field is ignored: LB_PROTOCOL is sent) into a
- * malloc'd buffer. Returns 0, -LB_EINVAL (unknown type, non-IPv4 address)
- * or -LB_ENOMEM.
+ * malloc'd buffer. Returns 0, -LB_EINVAL (unknown type) or -LB_ENOMEM.
+ * Addresses go as 4 or 16 bytes by their family (a service's af, a
+ * backend's host6, the ctl's be_af).
  */
 int lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len);
 
@@ -246,7 +261,8 @@ int lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len);
  * Decode buf into *m. Returns 0, or with a message in errbuf:
  *   -LB_EPARSE     not a message, or a field out of range
  *   -LB_EPROTOCOL  another protocol version (m->protocol says which)
- *   -LB_EUNSUPPORTED  an IPv6 address (not forwarded yet)
+ *                  (an address neither 4 nor 16 bytes, a DIP not of
+ *                  its service's family)
  *   -LB_ENOMEM
  * Free with lb_msg_free() whatever the result.
  */
