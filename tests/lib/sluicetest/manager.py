@@ -174,15 +174,16 @@ class ManagerLab(Daemons):
     def manager_running(self):
         return self.running("manager")
 
-    def start_mux(self, name, port=None, pki=None, extra=""):
+    def start_mux(self, name, port=None, pki=None, extra="", **mux_opts):
         """Start sluice-mux NAME (net_ring, member NAME of the manager on
-        port, with pki's NAME certificate; extra: more of its config).
-        Returns its DPDK file prefix."""
+        port, with pki's NAME certificate; extra: more of its config;
+        mux_opts: MuxConfig's, tunnel_address6 ...). Returns its DPDK file
+        prefix."""
         prefix = test_prefix(self.TAG, name)
         pki = pki or self.pki
         path = os.path.join(self.tmp, name + ".cfg")
         with open(path, "w") as f:
-            f.write(MuxConfig(None, idle_sleep_us=1000).render(
+            f.write(MuxConfig(None, idle_sleep_us=1000, **mux_opts).render(
                 devargs=f"net_ring_{name}", file_prefix=prefix, port_name=None))
             f.write(f"""manager = {{ url = "tls+tcp://127.0.0.1:{port or self.port}"; id = "{name}";
 	ca = "{pki}/ca.pem"; cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key";
