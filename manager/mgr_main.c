@@ -160,11 +160,12 @@ driver_committed(void *ctx)
 
 /* A mux's probe address, learnt from its hello. */
 static void
-member_hello(void *ctx, int member, const char *id, const struct lb_addr *probe_addr)
+member_hello(void *ctx, int member, const char *id, const struct lb_addr *probe_addr,
+	const struct lb_addr *probe_addr6)
 {
 	struct mgr *m = ctx;
 
-	mgr_vip_probe_hello(m->vip, member, id, probe_addr);
+	mgr_vip_probe_hello(m->vip, member, id, probe_addr, probe_addr6);
 }
 
 /* The VIP probes fence a mux through the commit state machine. */
@@ -247,13 +248,14 @@ static void
 loop(struct mgr *m, int sig_fd)
 {
 	struct mgr_vip_env env;
-	struct pollfd fds[6] = {
+	struct pollfd fds[7] = {
 		{.fd = mgr_transport_fd_members(m->transport), .events = POLLIN},
 		{.fd = mgr_transport_fd_ctl(m->transport), .events = POLLIN},
 		{.fd = mgr_transport_fd_pipes(m->transport), .events = POLLIN},
 		{.fd = sig_fd, .events = POLLIN},
 		{.fd = mgr_dip_prober_fd(m->dip), .events = POLLIN},
 		{.fd = mgr_vip_probe_fd(m->vip), .events = POLLIN}, /* -1 when off: ignored */
+		{.fd = mgr_vip_probe_fd6(m->vip), .events = POLLIN},
 	};
 
 	while (!m->stopping) {
@@ -278,7 +280,7 @@ loop(struct mgr *m, int sig_fd)
 			d = t;
 		/* At least once a second: contact ages and silence checks stay fresh. */
 		timeout = d <= now ? 0 : d - now > 1000 ? 1000 : (int)(d - now);
-		if (poll(fds, 6, timeout) < 0 && errno != EINTR) {
+		if (poll(fds, 7, timeout) < 0 && errno != EINTR) {
 			LB_ERR("poll: %s", strerror(errno));
 			break;
 		}
@@ -286,7 +288,7 @@ loop(struct mgr *m, int sig_fd)
 		/* Probe results first: the rest of this turn sees them. */
 		if (fds[4].revents && mgr_dip_prober_io(m->dip, m->health, now))
 			mgr_driver_health(m->driver, now);
-		if (fds[5].revents) {
+		if (fds[5].revents || fds[6].revents) {
 			mgr_members_vip_env(m->members, &env);
 			mgr_vip_probe_io(m->vip, &env, now);
 		}

@@ -327,7 +327,7 @@ on_hello(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *h, uint64_t
 		return;
 	}
 	if (mb->hooks.hello != NULL)
-		mb->hooks.hello(mb->hooks.ctx, i, h->id, &h->probe_addr);
+		mb->hooks.hello(mb->hooks.ctx, i, h->id, &h->probe_addr, &h->probe_addr6);
 	p = &mb->peers[i];
 	if (mgr_transport_proofs(mb->t))
 		p->mp_proven_pipe = pipe;

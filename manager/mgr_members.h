@@ -37,8 +37,10 @@ struct mgr_vip_env;
 /* What the member protocol tells others (main wires them). */
 struct mgr_members_hooks {
 	void *ctx;
-	/* Member i (id) said hello with its probe address (a mux's tunnel address; zero: none). */
-	void (*hello)(void *ctx, int member, const char *id, const struct lb_addr *probe_addr);
+	/* Member i (id) said hello with its probe addresses (a mux's tunnel addresses; zero: none).
+	 */
+	void (*hello)(void *ctx, int member, const char *id, const struct lb_addr *probe_addr,
+		const struct lb_addr *probe_addr6);
 };
 
 /* NULL when out of memory. */

@@ -11,6 +11,9 @@
 #      answer.
 #   4. An IPv4 host given for an IPv6 backend of host1 that is not host1's
 #      PA is refused, naming the agent; the version does not move.
+#   5. VIP probes over IPv6: the mux answers for both VIPs (the IPv6 one
+#      through its IPv6 tunnel address); with the manager's IPv6 probes
+#      blackholed it is fenced, naming the IPv6 VIP, and rejoins after.
 # Topology: scripts/netns-lab.sh.
 LAB_IPV6=1
 export LAB_MANAGED=1
@@ -49,6 +52,35 @@ echo "# $out"
 check "a host that is not the DIP's agent's PA is refused (exit 1), naming agent1" \
 	test "$rc" -eq 1 -a -n "$(echo "$out" | grep 'not a PA of agent agent1')"
 check "... and the version stays $v" test "$(t_committed)" -eq "$v"
+
+# VIP probes over IPv6: both VIPs probed through the mux, the IPv6 one as
+# ICMPv6 echo inside IPv6-in-IPv6 from the router's 2001:db8:ff::254
+mux() { t_member mux "$1"; } # FIELD of the mux's row in status
+answers_both() { # in sync, both VIPs probed, answered lately with the committed version
+	lab_ctl --json status | t_py -c '
+import json, sys
+s = json.load(sys.stdin)
+m = [m for m in s["members"] if m["id"] == "mux"][0]
+p = m["vip_probe"]
+sys.exit(0 if m["state"] == "in-sync" and p and p["address6"] == "2001:db8:ff::1" and
+         p["vips"] == 2 and p["last_answer_ms"] is not None and p["last_answer_ms"] < 2000 and
+         p["failures"] == 0 and p["version"] == s["committed"]["version"] else 1)'
+}
+check "the mux answers VIP probes for both VIPs, through 10.255.0.1 and 2001:db8:ff::1" \
+	lab_poll answers_both
+lab_ctl status | sed -n '/^vip probes/p;/^  mux /,+1p' | sed 's/^/# /'
+# IPv6 probes alone lost: locally sent IPv6 to the mux's tunnel address
+# blackholed in the router (forwarded traffic keeps its route via the mux)
+ip -n "$LAB_NS_ROUTER" -6 route add blackhole "$LAB_MUX_TA6/128"
+# fenced, and (its snapshot taken, in sync at once) fenced again while they fail
+fenced6() { grep -q "fenced mux: VIP probe: no answer for $LAB_VIP6 through $LAB_MUX_TA6 (" \
+	"$LAB_DIR/manager.log"; }
+check "IPv6 VIP probes unanswered: the mux is fenced, the reason naming the IPv6 VIP and address" \
+	lab_poll fenced6
+check "... while the IPv4 VIP's probes were answered all along" \
+	test "$(count_lines "no answer for $LAB_VIP " "$LAB_DIR/manager.log")" -eq 0
+ip -n "$LAB_NS_ROUTER" -6 route del blackhole "$LAB_MUX_TA6/128"
+check "answered again: back in sync at the committed version" lab_poll answers_both
 
 t_end
 check "both agents decapsulated tunnel packets" \
