@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Path MTU discovery over IPv6 through the load balancer, on the
+# dual-stack lab (LAB_IPV6=1): the router's link to the client gets MTU
+# 1400, smaller than the backends' 1460-byte IPv6 replies (MSS 1400, the
+# agents' default mss_clamp6 with an IPv6 PA). IPv6 routers never
+# fragment: the router's ICMPv6 packet too big goes to the IPv6 VIP (the
+# replies' source), so it reaches the mux, which forwards it by the quoted
+# flow's hash to the same backend's host inside IPv6-in-IPv6; the agent
+# translates the quote (VIP:80 -> DIP:8080, checksums over the pseudo-
+# header) so the VM's TCP finds its connection and shrinks its segments.
+# Without any of that the download would stall (a PMTU black hole).
+# Topology: scripts/netns-lab.sh.
+LAB_IPV6=1
+. "$(dirname "$0")/lib.sh"
+t_init
+t_up 1 1 1 1
+
+t_big_file $((4 * 1024 * 1024)) big.bin
+ip -n "$LAB_NS_ROUTER" link set dev rt-cl mtu 1400
+
+dl() {
+	ip netns exec "$LAB_NS_CLIENT" curl -6 -sf --max-time 15 -o "$LAB_DIR/big.bin.got" \
+		-w '%{http_code} %{size_download}' "http://[$LAB_VIP6]/big.bin" >"$LAB_DIR/big.bin.out"
+}
+# ICMPv6 errors: the router's packet too big, the mux's forwarded, the agents' translated
+icmp_counts() {
+	ip netns exec "$LAB_NS_ROUTER" awk '$1 == "Icmp6OutPktTooBigs" { print $2 }' /proc/net/snmp6
+	t_tel "${LAB_PREFIX[mux]}" /sluice/stats icmp_err_fwd
+	echo $(($(t_tel "${LAB_PREFIX[1]}" /sluice/agent/stats icmp_translated) +
+		$(t_tel "${LAB_PREFIX[2]}" /sluice/agent/stats icmp_translated)))
+}
+read -r sent0 fwd0 tr0 <<<"$(icmp_counts | tr '\n' ' ')"
+check "a 4 MiB download through the IPv6 VIP over the 1400-byte link completes" dl
+echo "# curl: $(cat "$LAB_DIR/big.bin.out")"
+check "every byte arrived intact" t_intact big.bin
+read -r sent fwd tr <<<"$(icmp_counts | tr '\n' ' ')"
+sent=$((sent - sent0)) fwd=$((fwd - fwd0)) tr=$((tr - tr0))
+echo "# router sent $sent packet too big, the mux forwarded $fwd, the agents translated $tr"
+check "the router sent ICMPv6 packet too big to the IPv6 VIP" test "$sent" -gt 0
+check "the mux forwarded each of them to a host" test "$fwd" -eq "$sent"
+check "the agents translated each quote for the VM" test "$tr" -eq "$sent"
+
+t_end
+t_check_clean
+t_finish
