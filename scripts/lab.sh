@@ -114,18 +114,10 @@ step "sluice-agent in ${LAB_NS_HOST[1]} (PA ${LAB_HOST_PA[1]}) and ${LAB_NS_HOST
 lab_agent_start 1
 lab_agent_start 2
 step "the VIP and its backends, with sluicectl: each change is a version"
-ctl vip add "$LAB_VIP:$LAB_VIP_PORT"
-for v in "${LAB_VMS[@]}"; do
-	ctl backend add "$LAB_VIP:$LAB_VIP_PORT" "${LAB_VM_DIP[$v]}:$LAB_BE_PORT" \
-		--host "${LAB_HOST_PA[${LAB_VM_HOST[$v]}]}" --weight 1
-done
+LAB_CTL_CMD=ctl lab_ctl_pool_of 4 1 1 1 1
 if [ "$LAB_IPV6" = 1 ]; then
 	step "the IPv6 VIP and its backends behind the hosts' IPv6 PAs (6in6)"
-	ctl vip add "[$LAB_VIP6]:$LAB_VIP_PORT"
-	for v in "${LAB_VMS[@]}"; do
-		ctl backend add "[$LAB_VIP6]:$LAB_VIP_PORT" "[${LAB_VM_DIP6[$v]}]:$LAB_BE_PORT" \
-			--host "${LAB_HOST_PA6[${LAB_VM_HOST[$v]}]}" --weight 1
-	done
+	LAB_CTL_CMD=ctl lab_ctl_pool_of 6 1 1 1 1
 fi
 ctl status
 lab_wait_vip

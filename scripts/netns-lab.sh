@@ -76,6 +76,7 @@
 #   lab_manager_start           sluice-manager (LAB_MANAGED=1); returns once it answers
 #   lab_ctl ARGS...             sluicectl against the lab's manager
 #   lab_ctl_pool W11 W12 W21 W22  the VIP and its four backends, through the manager
+#                               (and the IPv6 VIP's with LAB_IPV6=1)
 #   lab_flow_table SVCS BES     DIR/flow_table.cfg with other services/backends
 #   lab_flow_table_apply [N..]  put it into the configs of N (mux agent1 agent2)
 #   lab_reload N...             SIGHUP each; wait for its reloaded/refused line
@@ -410,23 +411,24 @@ lab_ctl_has_vip() { lab_ctl vip list 2>/dev/null | grep -q "$LAB_VIP:$LAB_VIP_PO
 # The VIP with the four backends at weights W11 W12 W21 W22, as an
 # operator would type it; each change waits for its commit.
 lab_ctl_pool() {
-	local w=("$@") i=0 v
-	lab_ctl vip add "$LAB_VIP:$LAB_VIP_PORT"
-	for v in "${LAB_VMS[@]}"; do
-		lab_ctl backend add "$LAB_VIP:$LAB_VIP_PORT" "${LAB_VM_DIP[$v]}:$LAB_BE_PORT" \
-			--host "${LAB_HOST_PA[${LAB_VM_HOST[$v]}]}" --weight "${w[$i]:-1}"
-		i=$((i + 1))
-	done
-	if [ "$LAB_IPV6" = 1 ]; then lab_ctl_pool6 "$@"; fi
+	lab_ctl_pool_of 4 "$@"
+	if [ "$LAB_IPV6" = 1 ]; then lab_ctl_pool_of 6 "$@"; fi
 }
 
-# The IPv6 VIP and the same VMs' IPv6 DIPs behind their hosts' IPv6 PAs (6in6).
-lab_ctl_pool6() {
-	local w=("$@") i=0 v
-	lab_ctl vip add "[$LAB_VIP6]:$LAB_VIP_PORT"
+# lab_ctl_pool_of 4|6 W11 W12 W21 W22: one family's VIP and its backends: the
+# IPv6 VIP has the same VMs' IPv6 DIPs behind their hosts' IPv6 PAs (6in6).
+# Each command goes through ${LAB_CTL_CMD:-lab_ctl} (scripts/lab.sh echoes them).
+lab_ctl_pool_of() {
+	local fam=$1 i=0 v svc dip pa ctl=${LAB_CTL_CMD:-lab_ctl}
+	shift
+	local w=("$@")
+	svc=$LAB_VIP:$LAB_VIP_PORT
+	[ "$fam" = 6 ] && svc="[$LAB_VIP6]:$LAB_VIP_PORT"
+	"$ctl" vip add "$svc"
 	for v in "${LAB_VMS[@]}"; do
-		lab_ctl backend add "[$LAB_VIP6]:$LAB_VIP_PORT" "[${LAB_VM_DIP6[$v]}]:$LAB_BE_PORT" \
-			--host "${LAB_HOST_PA6[${LAB_VM_HOST[$v]}]}" --weight "${w[$i]:-1}"
+		dip=${LAB_VM_DIP[$v]} pa=${LAB_HOST_PA[${LAB_VM_HOST[$v]}]}
+		[ "$fam" = 6 ] && dip="[${LAB_VM_DIP6[$v]}]" pa=${LAB_HOST_PA6[${LAB_VM_HOST[$v]}]}
+		"$ctl" backend add "$svc" "$dip:$LAB_BE_PORT" --host "$pa" --weight "${w[$i]:-1}"
 		i=$((i + 1))
 	done
 }

@@ -440,14 +440,21 @@ make_table6(struct lb_ftable *ft)
 	ft->maglev_size = 65537;
 	ft->n_services = 2;
 	ft->services = calloc(2, sizeof(*ft->services));
+	ft->services[0] = (struct lb_service_cfg){.af = LB_AF_INET,
+		.vip = v4("192.0.2.10"),
+		.port = 80,
+		.proto = LB_IPPROTO_TCP,
+		.id = 1,
+		.n_backends = 1,
+		.backends = calloc(1, sizeof(struct lb_backend_cfg))};
+	ft->services[1] = (struct lb_service_cfg){.af = LB_AF_INET6,
+		.vip = v6("2001:db8::10"),
+		.port = 443,
+		.proto = LB_IPPROTO_UDP,
+		.id = 2,
+		.n_backends = 2,
+		.backends = calloc(2, sizeof(struct lb_backend_cfg))};
 	sc = &ft->services[0];
-	sc->af = LB_AF_INET;
-	sc->vip = v4("192.0.2.10");
-	sc->port = 80;
-	sc->proto = LB_IPPROTO_TCP;
-	sc->id = 1;
-	sc->n_backends = 1;
-	sc->backends = calloc(1, sizeof(*sc->backends));
 	sc->backends[0] = (struct lb_backend_cfg){.dip = v4("10.1.1.11"),
 		.host = v6("2001:db8:99::3"),
 		.host6 = 1,
@@ -455,13 +462,6 @@ make_table6(struct lb_ftable *ft)
 		.weight = 2,
 		.id = 1};
 	sc = &ft->services[1];
-	sc->af = LB_AF_INET6;
-	sc->vip = v6("2001:db8::10");
-	sc->port = 443;
-	sc->proto = LB_IPPROTO_UDP;
-	sc->id = 2;
-	sc->n_backends = 2;
-	sc->backends = calloc(2, sizeof(*sc->backends));
 	sc->backends[0] = (struct lb_backend_cfg){.dip = v6("2001:db8:1::11"),
 		.host = v6("2001:db8:99::3"),
 		.host6 = 1,
