@@ -164,7 +164,10 @@ Test(codec, simple_messages_roundtrip)
 	}
 }
 
-/* A mux's hello carries its probe address; an agent's carries none. */
+/*
+ * A mux's hello carries its probe addresses (IPv4 and IPv6); an agent's
+ * carries none, but its PAs and DIPs of both families.
+ */
 Test(codec, hello_probe_address)
 {
 	struct lb_msg in, out;
@@ -174,14 +177,31 @@ Test(codec, hello_probe_address)
 	snprintf(in.id, sizeof(in.id), "mux1");
 	in.role = LB_ROLE_MUX;
 	in.probe_addr.a32[0] = htonl(0x0aff0001);
+	in.probe_addr6 = v6("2001:db8:ff::1");
 	roundtrip(&in, &out);
 	cr_assert_eq(out.probe_addr.a32[0], htonl(0x0aff0001));
 	cr_assert_eq(out.probe_addr.a32[1], 0);
+	cr_assert_eq(memcmp(&out.probe_addr6, &in.probe_addr6, 16), 0);
+	cr_assert_eq(out.n_pas + out.n_dips, 0);
 	lb_msg_free(&out);
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_HELLO;
+	snprintf(in.id, sizeof(in.id), "host1");
 	in.role = LB_ROLE_AGENT;
-	in.probe_addr.a32[0] = 0;
+	in.n_pas = 2;
+	in.pas[0] = (struct lb_host_addr){LB_AF_INET, v4("10.99.0.3")};
+	in.pas[1] = (struct lb_host_addr){LB_AF_INET6, v6("2001:db8:99::3")};
+	in.n_dips = 3;
+	in.dips[0] = (struct lb_host_addr){LB_AF_INET, v4("10.1.1.11")};
+	in.dips[1] = (struct lb_host_addr){LB_AF_INET6, v6("2001:db8:1::11")};
+	in.dips[2] = (struct lb_host_addr){LB_AF_INET6, v6("2001:db8:1::12")};
 	roundtrip(&in, &out);
 	cr_assert_eq(out.probe_addr.a32[0], 0, "none sent, none decoded");
+	cr_assert(lb_addr_is_zero(&out.probe_addr6));
+	cr_assert_eq(out.n_pas, 2);
+	cr_assert_eq(out.n_dips, 3);
+	cr_assert_eq(memcmp(out.pas, in.pas, sizeof(in.pas[0]) * 2), 0);
+	cr_assert_eq(memcmp(out.dips, in.dips, sizeof(in.dips[0]) * 3), 0);
 	lb_msg_free(&out);
 }
 
@@ -424,6 +444,29 @@ Test(codec, digest_ignores_order_but_not_content)
 	lb_ftable_free(&b);
 }
 
+static struct lb_backend_cfg
+backend(struct lb_addr dip, struct lb_addr host, uint8_t host6, uint16_t port, uint32_t weight,
+	uint8_t state, uint32_t id)
+{
+	struct lb_backend_cfg b = {.dip = dip, .host = host, .host6 = host6, .port = port};
+
+	b.weight = weight;
+	b.state = state;
+	b.id = id;
+	return b;
+}
+
+/* A service of n backends, all zero. */
+static struct lb_service_cfg
+service(uint8_t af, struct lb_addr vip, uint16_t port, uint8_t proto, uint32_t id, uint32_t n)
+{
+	struct lb_service_cfg sc = {.af = af, .vip = vip, .port = port, .proto = proto, .id = id};
+
+	sc.n_backends = n;
+	sc.backends = calloc(n, sizeof(*sc.backends));
+	return sc;
+}
+
 /*
  * A dual-stack table: an IPv6 service whose backends sit behind an IPv6 PA
  * (6in6) and an IPv4 one (6in4), and an IPv4 service behind an IPv6 PA
@@ -440,40 +483,14 @@ make_table6(struct lb_ftable *ft)
 	ft->maglev_size = 65537;
 	ft->n_services = 2;
 	ft->services = calloc(2, sizeof(*ft->services));
-	ft->services[0] = (struct lb_service_cfg){.af = LB_AF_INET,
-		.vip = v4("192.0.2.10"),
-		.port = 80,
-		.proto = LB_IPPROTO_TCP,
-		.id = 1,
-		.n_backends = 1,
-		.backends = calloc(1, sizeof(struct lb_backend_cfg))};
-	ft->services[1] = (struct lb_service_cfg){.af = LB_AF_INET6,
-		.vip = v6("2001:db8::10"),
-		.port = 443,
-		.proto = LB_IPPROTO_UDP,
-		.id = 2,
-		.n_backends = 2,
-		.backends = calloc(2, sizeof(struct lb_backend_cfg))};
-	sc = &ft->services[0];
-	sc->backends[0] = (struct lb_backend_cfg){.dip = v4("10.1.1.11"),
-		.host = v6("2001:db8:99::3"),
-		.host6 = 1,
-		.port = 8080,
-		.weight = 2,
-		.id = 1};
+	ft->services[0] = service(LB_AF_INET, v4("192.0.2.10"), 80, LB_IPPROTO_TCP, 1, 1);
+	ft->services[1] = service(LB_AF_INET6, v6("2001:db8::10"), 443, LB_IPPROTO_UDP, 2, 2);
+	ft->services[0].backends[0] =
+		backend(v4("10.1.1.11"), v6("2001:db8:99::3"), 1, 8080, 2, 0, 1);
 	sc = &ft->services[1];
-	sc->backends[0] = (struct lb_backend_cfg){.dip = v6("2001:db8:1::11"),
-		.host = v6("2001:db8:99::3"),
-		.host6 = 1,
-		.port = 8443,
-		.weight = 3,
-		.state = LB_BACKEND_DRAIN,
-		.id = 2};
-	sc->backends[1] = (struct lb_backend_cfg){.dip = v6("2001:db8:1::12"),
-		.host = v4("10.99.0.4"),
-		.port = 8443,
-		.weight = 1,
-		.id = 3};
+	sc->backends[0] = backend(
+		v6("2001:db8:1::11"), v6("2001:db8:99::3"), 1, 8443, 3, LB_BACKEND_DRAIN, 2);
+	sc->backends[1] = backend(v6("2001:db8:1::12"), v4("10.99.0.4"), 0, 8443, 1, 0, 3);
 }
 
 Test(codec, ipv6_table_roundtrips)
@@ -520,43 +537,6 @@ Test(codec, ipv6_table_roundtrips)
 	lb_msg_free(&out);
 	free(in.delta.remove);
 	lb_ftable_free(&ft);
-}
-
-/* A mux's IPv6 probe address and an agent's PAs and DIPs of both families. */
-Test(codec, hello_addresses_of_both_families)
-{
-	struct lb_msg in, out;
-
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_HELLO;
-	snprintf(in.id, sizeof(in.id), "mux1");
-	in.role = LB_ROLE_MUX;
-	in.probe_addr = v4("10.255.0.1");
-	in.probe_addr6 = v6("2001:db8:ff::1");
-	roundtrip(&in, &out);
-	cr_assert_eq(memcmp(&out.probe_addr, &in.probe_addr, 16), 0);
-	cr_assert_eq(memcmp(&out.probe_addr6, &in.probe_addr6, 16), 0);
-	cr_assert_eq(out.n_pas + out.n_dips, 0);
-	lb_msg_free(&out);
-
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_HELLO;
-	snprintf(in.id, sizeof(in.id), "host1");
-	in.role = LB_ROLE_AGENT;
-	in.n_pas = 2;
-	in.pas[0] = (struct lb_host_addr){LB_AF_INET, v4("10.99.0.3")};
-	in.pas[1] = (struct lb_host_addr){LB_AF_INET6, v6("2001:db8:99::3")};
-	in.n_dips = 3;
-	in.dips[0] = (struct lb_host_addr){LB_AF_INET, v4("10.1.1.11")};
-	in.dips[1] = (struct lb_host_addr){LB_AF_INET6, v6("2001:db8:1::11")};
-	in.dips[2] = (struct lb_host_addr){LB_AF_INET6, v6("2001:db8:1::12")};
-	roundtrip(&in, &out);
-	cr_assert(lb_addr_is_zero(&out.probe_addr6));
-	cr_assert_eq(out.n_pas, 2);
-	cr_assert_eq(out.n_dips, 3);
-	cr_assert_eq(memcmp(out.pas, in.pas, sizeof(in.pas[0]) * 2), 0);
-	cr_assert_eq(memcmp(out.dips, in.dips, sizeof(in.dips[0]) * 3), 0);
-	lb_msg_free(&out);
 }
 
 /* An operator's request for an IPv6 backend behind an IPv4 PA. */
