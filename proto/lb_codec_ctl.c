@@ -41,12 +41,12 @@ lb_enc_ctl_request(struct lb_enc *e, const struct lb_msg *m)
 	if (c->has_be) {
 		e->cbe.id = c->be.id;
 		/* be_af unset with a DIP given: IPv4, as host6 unset is. */
-		if (!lb_addr_is_zero(&c->be.dip))
+		if (c->be_af != LB_AF_NONE || !lb_addr_is_zero(&c->be.dip))
 			e->cbe.dip = lb_enc_addr(
 				c->be_af == LB_AF_INET6 ? LB_AF_INET6 : LB_AF_INET, &c->be.dip);
 		e->cbe.port = c->be.port;
 		e->cbe.weight = c->be.weight;
-		if (!lb_addr_is_zero(&c->be.host))
+		if (c->be.host6 || !lb_addr_is_zero(&c->be.host))
 			e->cbe.host =
 				lb_enc_addr(c->be.host6 ? LB_AF_INET6 : LB_AF_INET, &c->be.host);
 		e->cbe.state = (Sluice__BackendState)c->be.state;
