@@ -52,13 +52,12 @@ static void
 enc_hello(struct lb_enc *e, const struct lb_msg *m)
 {
 	Sluice__Hello *h = &e->hello;
+	uint32_t i;
 
 	h->id = (char *)m->id;
 	h->role = (Sluice__Role)m->role;
 	h->applied_version = m->version;
 	h->applied_digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
-	uint32_t i;
-
 	if (m->probe_addr.a32[0] != 0)
 		h->probe_address = lb_enc_addr(LB_AF_INET, &m->probe_addr);
 	if (!lb_addr_is_zero(&m->probe_addr6))
