@@ -116,6 +116,6 @@ int
 ha_telemetry_register(const struct ha_worker *w)
 {
 	tel_w = w;
-	return rte_telemetry_register_cmd("/sluice/agent/stats", tel_stats,
+	return DP_TEL_REGISTER("/sluice/agent/stats", tel_stats,
 		"Host agent counters and non-zero drops. No parameters.");
 }

@@ -14,6 +14,7 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_telemetry.h>
 
+#include "dp_counters.h"
 #include "dp_status.h"
 #include "ha_agent.h"
 #include "ha_update.h"
@@ -206,7 +207,7 @@ int
 ha_update_telemetry_register(struct ha_update *u)
 {
 	tel_upd = u;
-	return rte_telemetry_register_cmd("/sluice/agent/flow_table", tel_flow_table,
+	return DP_TEL_REGISTER("/sluice/agent/flow_table", tel_flow_table,
 		"Mapping version, load-balanced endpoints, managed and manager_connected "
 		"(1/0). No parameters.");
 }

@@ -389,26 +389,22 @@ TEL_LOCKED(tel_services)
 TEL_LOCKED(tel_backends)
 TEL_LOCKED(tel_flow_table)
 
-/*
- * DPDK 22.11 refuses a help text of RTE_TEL_MAX_STRING_LEN (128) bytes or
- * more, and with it the command: keep each under that.
- */
 int
 mux_telemetry_register(struct mux_app *app)
 {
 	tel_app = app;
-	if (rte_telemetry_register_cmd("/sluice/stats", tel_stats,
+	if (DP_TEL_REGISTER("/sluice/stats", tel_stats,
 		    "Mux totals: packets, bytes, connections, flow table version, managed "
 		    "and manager_connected (1/0). No parameters.") != 0 ||
-		rte_telemetry_register_cmd("/sluice/drops", tel_drops,
+		DP_TEL_REGISTER("/sluice/drops", tel_drops,
 			"Dropped packets by reason. No parameters.") != 0 ||
-		rte_telemetry_register_cmd("/sluice/services", tel_services,
+		DP_TEL_REGISTER("/sluice/services", tel_services,
 			"Services, 64 per page: {VIP_PORT_PROTO: [pkts, bytes, new_conns, "
 			"backends, index]}. Parameter: page.") != 0 ||
-		rte_telemetry_register_cmd("/sluice/backends", tel_backends,
-			"Backends of a service: {DIP_PORT: [pkts, bytes, new_conns, IPv4 host "
+		DP_TEL_REGISTER("/sluice/backends", tel_backends,
+			"A service's backends: {DIP_PORT: [pkts, bytes, new_conns, IPv4 host "
 			"(0: IPv6), weight_zero]}. Parameter: service index.") != 0 ||
-		rte_telemetry_register_cmd("/sluice/flow_table", tel_flow_table,
+		DP_TEL_REGISTER("/sluice/flow_table", tel_flow_table,
 			"Flow table version and sizes. No parameters.") != 0)
 		return -1;
 	return 0;
