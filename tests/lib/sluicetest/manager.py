@@ -175,16 +175,18 @@ class ManagerLab(Daemons):
     def manager_running(self):
         return self.running("manager")
 
-    def start_mux(self, name, port=None, pki=None, extra="", devargs=None, env=None):
+    def start_mux(self, name, port=None, pki=None, extra="", devargs=None, env=None,
+                  **mux_opts):
         """Start sluice-mux NAME (on devargs, net_ring by default; member
         NAME of the manager on port, with pki's NAME certificate; extra:
-        more of its config; env: its environment). Returns its DPDK file
+        more of its config; env: its environment; mux_opts: MuxConfig's,
+        tunnel_address6 ...). Returns its DPDK file
         prefix."""
         prefix = test_prefix(self.TAG, name)
         pki = pki or self.pki
         path = os.path.join(self.tmp, name + ".cfg")
         with open(path, "w") as f:
-            f.write(MuxConfig(None, idle_sleep_us=1000).render(
+            f.write(MuxConfig(None, idle_sleep_us=1000, **mux_opts).render(
                 devargs=devargs or f"net_ring_{name}", file_prefix=prefix, port_name=None))
             f.write(f"""manager = {{ url = "tls+tcp://127.0.0.1:{port or self.port}"; id = "{name}";
 	ca = "{pki}/ca.pem"; cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key";
