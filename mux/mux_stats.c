@@ -389,6 +389,10 @@ TEL_LOCKED(tel_services)
 TEL_LOCKED(tel_backends)
 TEL_LOCKED(tel_flow_table)
 
+/*
+ * rte_telemetry_register_cmd() refuses (-EINVAL) a help text of
+ * RTE_TEL_MAX_STRING_LEN (128) characters or more: keep each one shorter.
+ */
 int
 mux_telemetry_register(struct mux_app *app)
 {
@@ -403,7 +407,7 @@ mux_telemetry_register(struct mux_app *app)
 			"backends, index]}. Parameter: page.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/backends", tel_backends,
 			"Backends of a service: {DIP_PORT: [pkts, bytes, new_conns, IPv4 host "
-			"(0 for an IPv6 one), weight_zero]}. Parameter: service index.") != 0 ||
+			"(0: IPv6), weight_zero]}. Parameter: service index.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/flow_table", tel_flow_table,
 			"Flow table version and sizes. No parameters.") != 0)
 		return -1;
