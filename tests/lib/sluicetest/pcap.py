@@ -44,6 +44,7 @@ from .checks import CheckFailed, Checks
 from .config import (DEFAULT_SEED, PROTO_NUM, AgentConfig, AgentVM, Backend,  # noqa: F401
                      MuxConfig, Service, pcap_port_mac)
 from .procs import rundir
+from .tcp import mss_option
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -274,24 +275,8 @@ def ip_edit(data, src=None, dst=None, sport=None, dport=None):
 
 
 def tcp_mss(data):
-    """(offset in the datagram, value) of the MSS option of a TCP segment,
-    or None; walks the options as RFC 9293 lays them out."""
-    hl = (data[0] & 0x0F) * 4
-    doff = (data[hl + 12] >> 4) * 4
-    o, end = hl + 20, hl + doff
-    while o < end:
-        kind = data[o]
-        if kind == 0:
-            break
-        if kind == 1:
-            o += 1
-            continue
-        if o + 2 > end or data[o + 1] < 2:
-            break
-        if kind == 2 and data[o + 1] == 4:
-            return o + 2, struct.unpack("!H", data[o + 2:o + 4])[0]
-        o += data[o + 1]
-    return None
+    """(offset in the datagram, value) of the MSS option of a TCP segment, or None."""
+    return mss_option(data, (data[0] & 0x0F) * 4)
 
 
 def tcp_mss_clamped(data, clamp):
