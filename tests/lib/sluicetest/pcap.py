@@ -83,6 +83,20 @@ def write_pcap(path, frames):
             f.write(b)
 
 
+def frames_by_port(rows):
+    """Rows of (description, port, frame, ...) -> {port: frames}, in table order."""
+    ports = {}
+    for r in rows:
+        ports.setdefault(r[1], []).append(r[2])
+    return ports
+
+
+def write_port_pcaps(rows, outdir):
+    """One PORT.pcap per port in outdir, from rows as frames_by_port() takes them."""
+    for port, frames in frames_by_port(rows).items():
+        write_pcap(os.path.join(outdir, port + ".pcap"), frames)
+
+
 def read_pcap(path):
     """Frames of a pcap file (either timestamp precision) as bytes."""
     if not os.path.exists(path):
