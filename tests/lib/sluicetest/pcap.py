@@ -724,31 +724,37 @@ def flow_of(ip):
     return None
 
 
-def check_table_dropped(case, cfg, run, goods, table, src_of, what):
-    """The malformed cases' check: run's only output is the good packets,
-    each once and a correct encapsulation (matched by src_of(frame), the
-    client's address), and the drops equal, reason by reason, the count of
-    rows of table ((name, frame, reason), ...) under each."""
-    by_src = {src_of(g): g for g in goods}
-    seen = set()
-    for fr in run.outputs[0]:
-        inner = inner_of(fr)
-        src = inner.src if inner else None
-        if not case.check(src in by_src, "forwarded a frame that is not a good packet: %s",
-                          fr.hex()[:120]):
-            continue
-        case.check(src not in seen, "good packet from %s forwarded twice", src)
-        seen.add(src)
-        check_encap(case, cfg, fr, by_src[src], "good packet from %s" % src)
-    case.eq(len(seen), len(goods), "good packets forwarded")
-    expect = {}
-    for _, _, reason in table:
-        expect[reason] = expect.get(reason, 0) + 1
-    unknown = set(expect) - set(run.drops())
-    case.check(not unknown, "test table names unknown drop reasons %s", sorted(unknown))
-    case.drops_exactly(run, expect, what)
-    case.eq(run.stats["fwd_pkts"], len(goods), "fwd_pkts")
-    return expect
+def run_table_dropped(name, gen, cfg, src_of, bad):
+    """The malformed cases (both families): gen.frames() gives the frames
+    and the good packets among them, gen.TABLE ((name, frame, reason), ...)
+    the bad ones. run's only output must be the good packets, each once and
+    a correct encapsulation (matched by src_of(frame), the client's
+    address), and the drops equal, reason by reason, the count of rows of
+    the table under each. bad names the bad frames in the summary line."""
+    frames, goods = gen.frames()
+    with Case(name) as case:
+        run = case.run(cfg, [frames])
+        by_src = {src_of(g): g for g in goods}
+        seen = set()
+        for fr in run.outputs[0]:
+            inner = inner_of(fr)
+            src = inner.src if inner else None
+            if not case.check(src in by_src, "forwarded a frame that is not a good packet: %s",
+                              fr.hex()[:120]):
+                continue
+            case.check(src not in seen, "good packet from %s forwarded twice", src)
+            seen.add(src)
+            check_encap(case, cfg, fr, by_src[src], "good packet from %s" % src)
+        case.eq(len(seen), len(goods), "good packets forwarded")
+        expect = {}
+        for _, _, reason in gen.TABLE:
+            expect[reason] = expect.get(reason, 0) + 1
+        unknown = set(expect) - set(run.drops())
+        case.check(not unknown, "test table names unknown drop reasons %s", sorted(unknown))
+        case.drops_exactly(run, expect, name)
+        case.eq(run.stats["fwd_pkts"], len(goods), "fwd_pkts")
+        print("%s: %d %s under %d reasons all dropped and counted, %d good packets "
+              "interleaved all forwarded" % (name, len(gen.TABLE), bad, len(expect), len(goods)))
 
 
 def shares_line(counts, weights):
