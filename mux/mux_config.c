@@ -193,14 +193,22 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 	return load_conn(cfg, mux, err);
 }
 
-/* The mux's own groups, for lb_cfg_load_daemon(). */
+/*
+ * The mux's own groups, for lb_cfg_load_daemon(), and what the file said
+ * before command-line overrides (for reloads).
+ */
 static int
 load_groups(void *arg, const config_setting_t *root, struct lb_cfg_err *err)
 {
 	struct mux_config *cfg = arg;
-	int rc = load_ports(cfg, root, err);
+	int rc;
 
-	return rc != 0 ? rc : load_mux(cfg, root, err);
+	if ((rc = load_ports(cfg, root, err)) != 0 || (rc = load_mux(cfg, root, err)) != 0)
+		return rc;
+	cfg->file_workers = cfg->workers;
+	cfg->file_busy_poll = cfg->busy_poll;
+	cfg->file_n_ports = cfg->n_ports;
+	return 0;
 }
 
 int
@@ -211,14 +219,9 @@ mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err
 		LB_CFG_DAEMON(cfg, fields, MUX_MAX_EAL_ARGS - 8, load_groups);
 	int rc = lb_cfg_load_daemon(&d, cfg, path, err);
 
-	if (rc != 0)
-		return rc;
-	cfg->path = path;
-	/* What a reload compares the file's own values against. */
-	cfg->file_workers = cfg->workers;
-	cfg->file_busy_poll = cfg->busy_poll;
-	cfg->file_n_ports = cfg->n_ports;
-	return 0;
+	if (rc == 0)
+		cfg->path = path;
+	return rc;
 }
 
 void
