@@ -268,13 +268,9 @@ Test(parse6, table)
 		const struct parse6_case *c = &cases[i];
 		struct frame6 f;
 		struct lb_pkt pkt;
-		int rc;
 
 		build(&f, &c->frame);
-		rc = parse_exact(f.b, f.len, &pkt);
-		cr_expect_eq(rc, c->want, "%s: got %d (%s), want %d (%s)", c->desc, rc,
-			lb_drop_name(rc), c->want, lb_drop_name(c->want));
-		if (rc == 0 && c->want == 0)
+		if (expect_verdict(c->desc, f.b, f.len, c->want, &pkt))
 			expect_accepted(c, &f, &pkt);
 	}
 }
@@ -315,26 +311,23 @@ static const struct {
  * Every prefix of the frame: the payload length still claims the whole
  * datagram, so once the fixed header is in, every short prefix is ip_len.
  */
+static int
+prefix_want(uint32_t cut, const void *arg)
+{
+	const struct frame6 *f = arg;
+
+	return cut < f->l3 + 40 ? LB_DROP_TRUNCATED : cut < f->len ? LB_DROP_IP_LEN : 0;
+}
+
 Test(parse6, every_prefix)
 {
 	size_t i;
 
 	for (i = 0; i < N_TRUNC; i++) {
 		struct frame6 f;
-		uint32_t len;
 
 		build(&f, &trunc_frames[i].frame);
-		for (len = 0; len <= f.len; len++) {
-			struct lb_pkt pkt;
-			int rc = parse_exact(f.b, len, &pkt), want;
-
-			want = len < f.l3 + 40 ? LB_DROP_TRUNCATED
-			       : len < f.len   ? LB_DROP_IP_LEN
-					       : 0;
-			cr_expect_eq(rc, want, "%s cut to %u of %u bytes: got %s, want %s",
-				trunc_frames[i].name, len, f.len, lb_drop_name(rc),
-				lb_drop_name(want));
-		}
+		expect_every_prefix(trunc_frames[i].name, f.b, f.len, prefix_want, &f);
 	}
 }
 
