@@ -69,6 +69,20 @@ expect_every_prefix(const char *name, const uint8_t *frame, uint32_t len,
 	}
 }
 
+/*
+ * A frame whose datagram was cut to len of full_len bytes (its lengths made
+ * to match) parsed, its verdict checked against want.
+ */
+static inline void
+expect_cut(const char *name, const uint8_t *frame, uint32_t len, uint32_t full_len, int want)
+{
+	struct lb_pkt pkt;
+	int rc = parse_exact(frame, len, &pkt);
+
+	cr_expect_eq(rc, want, "%s, datagram cut to %u of %u bytes: got %s, want %s", name, len,
+		full_len, lb_drop_name(rc), lb_drop_name(want));
+}
+
 /* n zeroed bytes appended to the frame b[0..*len) of cap bytes; their start. */
 static inline uint8_t *
 frame_put(uint8_t *b, uint32_t *len, uint32_t cap, uint32_t n)
