@@ -88,14 +88,16 @@ cycles_per_pkt(const struct result *r)
 }
 
 /*
- * Sanity of a timed RCU run (swap scenarios and their twins): every packet
- * forwarded, none dropped, every packet a connection-table hit, and, for a
- * swap scenario, swaps done. The sampled batches were checked frame by frame
- * in bench_run_scenario() (backend of the flow's service, and the same backend as
- * at warm-up).
+ * Sanity of a run: every packet forwarded, none dropped, established flows
+ * all connection-table hits (new ones all inserted), and a swap scenario's
+ * generations swapped in. The smoke run (smoke) also wants the queued burst
+ * transmitted and at least BENCH_SMOKE_SWAPS swaps. A timed RCU run (swap
+ * scenarios and their twins) must pass too; its sampled batches were checked
+ * frame by frame in bench_run_scenario() (backend of the flow's service, and
+ * the same backend as at warm-up).
  */
 static int
-rcu_verdict(const struct scenario *sc, const struct result *r)
+verdict(const struct scenario *sc, const struct result *r, bool smoke)
 {
 	const char *bad = NULL;
 
@@ -103,16 +105,22 @@ rcu_verdict(const struct scenario *sc, const struct result *r)
 		bad = "not every packet was forwarded";
 	else if (r->drops != 0)
 		bad = "packets were dropped";
-	else if (r->hit != r->pkts || r->live != sc->conns)
+	else if (smoke && r->tx != MUX_BURST)
+		bad = "mux_flush did not transmit the queued burst";
+	else if (!sc->syn && (r->live != sc->conns || r->hit != r->pkts))
 		bad = "established flows missed the connection table";
-	else if (sc->swap_us != 0 && r->swaps == 0)
-		bad = "no generation was swapped in";
+	else if (sc->syn && (r->new_conns != r->pkts || r->full != 0))
+		bad = "new connections were not all inserted";
+	else if (sc->swap_us != 0 && r->swaps < (smoke ? BENCH_SMOKE_SWAPS : 1))
+		bad = smoke ? "too few generation swaps" : "no generation was swapped in";
 	if (bad == NULL)
 		return 0;
 	fprintf(stderr,
-		"sluice-bench: %s: %s (pkts %" PRIu64 " fwd %" PRIu64 " drops %" PRIu64
-		" hit %" PRIu64 " live %" PRIu64 " swaps %" PRIu64 ")\n",
-		sc->name, bad, r->pkts, r->fwd, r->drops, r->hit, r->live, r->swaps);
+		"%s: %s: %s (pkts %" PRIu64 " fwd %" PRIu64 " drops %" PRIu64 " tx %" PRIu64
+		" hit %" PRIu64 " new %" PRIu64 " full %" PRIu64 " live %" PRIu64 " swaps %" PRIu64
+		")\n",
+		smoke ? "smoke" : "sluice-bench", sc->name, bad, r->pkts, r->fwd, r->drops, r->tx,
+		r->hit, r->new_conns, r->full, r->live, r->swaps);
 	return -1;
 }
 
@@ -158,42 +166,14 @@ run_repeated(struct bench_env *env, const struct scenario *sc, const struct scen
 			return -1;
 		/* Every timed RCU run must pass, not only the median. */
 		if (!o->smoke && sc->rcu &&
-			(rcu_verdict(sc, &rs[i]) != 0 ||
-				(twin != NULL && rcu_verdict(twin, &rt[i]) != 0)))
+			(verdict(sc, &rs[i], false) != 0 ||
+				(twin != NULL && verdict(twin, &rt[i], false) != 0)))
 			return -1;
 	}
 	pick_median(rs, n, &med[0], &lo[0], &hi[0]);
 	if (twin != NULL)
 		pick_median(rt, n, &med[1], &lo[1], &hi[1]);
 	return 0;
-}
-
-/* Sanity of a smoke result: everything forwarded, nothing dropped, table used. */
-static int
-smoke_verdict(const struct scenario *sc, const struct result *r)
-{
-	const char *bad = NULL;
-
-	if (r->fwd != r->pkts)
-		bad = "not every packet was forwarded";
-	else if (r->drops != 0)
-		bad = "packets were dropped";
-	else if (r->tx != MUX_BURST)
-		bad = "mux_flush did not transmit the queued burst";
-	else if (!sc->syn && (r->live != sc->conns || r->hit != r->pkts))
-		bad = "established flows missed the connection table";
-	else if (sc->syn && (r->new_conns != r->pkts || r->full != 0))
-		bad = "new connections were not all inserted";
-	else if (sc->swap_us != 0 && r->swaps < BENCH_SMOKE_SWAPS)
-		bad = "too few generation swaps";
-	if (bad == NULL)
-		return 0;
-	fprintf(stderr,
-		"smoke: %s: %s (pkts %" PRIu64 " fwd %" PRIu64 " drops %" PRIu64 " tx %" PRIu64
-		" hit %" PRIu64 " new %" PRIu64 " full %" PRIu64 " live %" PRIu64 ")\n",
-		sc->name, bad, r->pkts, r->fwd, r->drops, r->tx, r->hit, r->new_conns, r->full,
-		r->live);
-	return -1;
 }
 
 static void
@@ -431,7 +411,7 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 		fflush(stdout);
 		if (o->csv != NULL && !o->smoke)
 			report_csv(o->csv, &suite[i], &r[0], env.hz, lo[0], hi[0]);
-		if (o->smoke && smoke_verdict(&suite[i], &r[0]) != 0)
+		if (o->smoke && verdict(&suite[i], &r[0], true) != 0)
 			rc = 1;
 	}
 	if (ran == 0) {
