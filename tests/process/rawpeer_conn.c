@@ -170,6 +170,19 @@ tls_config(struct rp *rp, nng_tls_config **out)
 	return 0;
 }
 
+/* The listener or the dialer started (rv 0: 0, said with done), or not (3, said with failed). */
+static int
+started(const struct rp *rp, int rv, const char *failed, const char *done)
+{
+	if (rv != 0) {
+		printf("%s: %s\n", failed, nng_strerror(rv));
+		return 3;
+	}
+	printf("%s %s\n", done, rp->o.url);
+	fflush(stdout);
+	return 0;
+}
+
 int
 rp_open(struct rp *rp)
 {
@@ -207,13 +220,7 @@ rp_open(struct rp *rp)
 			rv = nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, rp->tls);
 		if (rv == 0)
 			rv = nng_listener_start(l, 0);
-		if (rv != 0) {
-			printf("listen-failed: %s\n", nng_strerror(rv));
-			return 3;
-		}
-		printf("listening %s\n", rp->o.url);
-		fflush(stdout);
-		return 0;
+		return started(rp, rv, "listen-failed", "listening");
 	}
 	rv = nng_dialer_create(&d, rp->sock, rp->o.url);
 	if (rv == 0 && rp->tls != NULL)
@@ -230,13 +237,7 @@ rp_open(struct rp *rp)
 	/* Synchronous: a refused handshake is an error here, not a retry. */
 	if (rv == 0)
 		rv = nng_dialer_start(d, 0);
-	if (rv != 0) {
-		printf("dial-failed: %s\n", nng_strerror(rv));
-		return 3;
-	}
-	printf("connected %s\n", rp->o.url);
-	fflush(stdout);
-	return 0;
+	return started(rp, rv, "dial-failed", "connected");
 }
 
 int
