@@ -757,6 +757,45 @@ def run_table_dropped(name, gen, cfg, src_of, bad):
               "interleaved all forwarded" % (name, len(gen.TABLE), bad, len(expect), len(goods)))
 
 
+def _to_requester(fr):
+    return mac_str(fr[0:6])
+
+
+def _from_requester(fr, want):
+    return mac_str(fr[6:12])
+
+
+def check_replies(case, run, rows, col, tag, checks, stats, reply_key=_to_requester,
+                  request_key=_from_requester):
+    """The reply cases (arp_echo, nd_echo6): rows of (desc, frame, ...) whose
+    column col names the reply a row wants (a key of checks) or the drop
+    reason it is counted under. A reply goes to its requester, matched by
+    reply_key(reply) == request_key(request, want) (by default the
+    requester's MAC, unique per row); checks[kind](case, reply, request,
+    what) checks it and the counter stats[kind] counts that kind. Returns
+    the replies of each kind."""
+    by_key = {}
+    for fr in run.outputs[0]:
+        by_key.setdefault(reply_key(fr), []).append(fr)
+    expect, n = {}, dict.fromkeys(checks, 0)
+    for r in rows:
+        desc, fr, want = r[0], r[1], r[col]
+        got = by_key.get(request_key(fr, want), [])
+        what = "%s: %s" % (tag, desc)
+        if want in checks:
+            if case.eq(len(got), 1, what + ": replies"):
+                checks[want](case, got[0], fr, what)
+            n[want] += 1
+        else:
+            case.eq(len(got), 0, what + ": replies")
+            expect[want] = expect.get(want, 0) + 1
+    case.eq(len(run.outputs[0]), sum(n.values()), tag + ": frames out")
+    for kind, counter in stats.items():
+        case.eq(run.stats[counter], n[kind], tag + ": " + counter)
+    case.drops_exactly(run, expect, tag)
+    return n
+
+
 def shares_line(counts, weights):
     tot = sum(counts)
     wsum = sum(weights)
