@@ -221,13 +221,8 @@ send_probe(struct mgr_vip_probe *v, struct vp_target *t, uint16_t seq, uint64_t 
 
 	memset(pkt, 0, sizeof(pkt));
 	t->tg_nonce = vp_rand(v);
-	ip->ver_ihl = 0x45;
-	ip->total_len = htons((uint16_t)sizeof(pkt));
+	lb_ipv4_hdr_init(ip, LB_IPPROTO_ICMP, vm->vm_src, t->tg_vip, (uint16_t)sizeof(pkt), 64);
 	ip->id = htons(seq);
-	ip->ttl = 64;
-	ip->proto = LB_IPPROTO_ICMP;
-	ip->src = vm->vm_src;
-	ip->dst = t->tg_vip;
 	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
 	icmp->type = LB_ICMP_ECHO;
 	icmp->echo.id = htons(v->vp_id);
