@@ -4,8 +4,7 @@
  * thread per daemon, one nng pair1 connection to the manager.
  */
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +16,10 @@
 #include <nng/supplemental/tls/tls.h>
 
 #include "lb_err.h"
+#include "lb_fence.h"
 #include "lb_file.h"
 #include "lb_ftable.h"
+#include "lb_lkg.h"
 #include "lb_log.h"
 #include "lb_member.h"
 #include "lb_proof.h"
@@ -28,6 +29,8 @@
 #define HELLO_RETRY_MS 1000    /* a hello not answered by a welcome is sent again */
 #define REFUSED_HOLD_MS 30000  /* ... but only this long after a refusal */
 #define REDIAL_MS 3000	       /* disconnected this long: a new dialer */
+#define MOVE_MIN_MS 1000       /* between two moves to another manager, at least */
+#define TOUCH_MS 10000	       /* the last-known-good file's time moves at most this often */
 
 struct lb_member {
 	struct lb_member_cfg cfg;
@@ -74,6 +77,25 @@ struct lb_member {
 	int need_hello;		/* atomic: set by the pipe callback */
 	int lost;		/* atomic: a connection closed (pipe callback) */
 	int connected;		/* atomic: pipes open (pair1 has one, but events may cross) */
+
+	/* Several managers: the one dialed, moves to another, the leader's silence. */
+	uint32_t url_i;	     /* cfg.urls[url_i] is dialed */
+	uint32_t dialer_id;  /* atomic: the pipe callback ignores older dialers' pipes */
+	uint64_t move_at_ms; /* 0: none planned; else dial urls[move_to] then */
+	uint32_t move_to;
+	uint64_t moved_ms;	  /* the last move */
+	bool acked;		  /* this connection's leader answers STATUS (WELCOME) */
+	uint64_t last_rx_ms;	  /* the last message on this connection */
+	struct lb_fence fence;	  /* the highest term seen (lb_fence.h) */
+	uint64_t known_committed; /* atomic: the newest committed version heard of */
+	int leader_ok;		  /* atomic: a leader welcomed us on this connection */
+	/* Last known good (lb_lkg.h). */
+	uint64_t start_ms;
+	bool ever_welcomed;   /* a manager welcomed us since the start */
+	bool synced;	      /* ... and holds us in sync (no resync asked) */
+	bool lkg_done;	      /* the file was considered at the start */
+	int64_t confirmed_ms; /* atomic, Unix ms: a manager last confirmed the table */
+	uint64_t touched_ms;
 };
 
 static uint64_t
@@ -85,72 +107,13 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* ---- configuration ---- */
-
-static int
-cfg_path(const config_setting_t *g, const char *name, bool required, const char *dir, char *out,
-	size_t len, struct lb_cfg_err *err)
+static int64_t
+wall_ms(void)
 {
-	const char *v = NULL;
-	int rc = lb_cfg_get_string(g, name, required, NULL, &v, err);
+	struct timespec ts;
 
-	out[0] = '\0';
-	if (rc != 0 || v == NULL)
-		return rc;
-	if ((size_t)snprintf(
-		    out, len, "%s%s%s", v[0] == '/' ? "" : dir, v[0] == '/' ? "" : "/", v) >= len)
-		return lb_cfg_error(err, config_setting_get_member(g, name), NULL, "path too long");
-	if (access(out, R_OK) != 0)
-		return lb_cfg_error(err, config_setting_get_member(g, name), NULL, "%s: %s", out,
-			strerror(errno));
-	return 0;
-}
-
-int
-lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_member_cfg *cfg,
-	struct lb_cfg_err *err)
-{
-	static const char *const fields[] = {
-		"url", "id", "ca", "cert", "key", "server_name", "heartbeat_ms", NULL};
-	const config_setting_t *g = config_setting_get_member(root, "manager");
-	const char *url = NULL, *id = NULL, *sn = NULL;
-	char dirbuf[PATH_MAX], *dir;
-	long long hb;
-	bool tls;
-	int rc;
-
-	memset(cfg, 0, sizeof(*cfg));
-	if (g == NULL)
-		return 0;
-	if (!config_setting_is_group(g))
-		return lb_cfg_error(err, g, NULL, "expected a group { url = ...; id = ...; }");
-	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
-	dir = dirname(dirbuf);
-	if ((rc = lb_cfg_check_fields(g, fields, err)) != 0 ||
-		(rc = lb_cfg_get_string(g, "url", true, NULL, &url, err)) != 0 ||
-		(rc = lb_cfg_get_string(g, "id", true, NULL, &id, err)) != 0 ||
-		(rc = lb_cfg_get_string(g, "server_name", false, "sluice-manager", &sn, err)) !=
-			0 ||
-		(rc = lb_cfg_get_int(g, "heartbeat_ms", false, 100, 60000, 1000, &hb, err)) != 0)
-		return rc;
-	tls = strncmp(url, "tls+tcp://", 10) == 0;
-	if (!tls && strncmp(url, "ipc://", 6) != 0)
-		return lb_cfg_error(err, config_setting_get_member(g, "url"), NULL,
-			"\"%s\": the manager is reached by tls+tcp:// (mutual TLS) or ipc://", url);
-	if (strlen(url) >= sizeof(cfg->url))
-		return lb_cfg_error(err, config_setting_get_member(g, "url"), NULL, "too long");
-	if (id[0] == '\0' || strlen(id) >= sizeof(cfg->id))
-		return lb_cfg_error(err, config_setting_get_member(g, "id"), NULL,
-			"1 to %zu characters", sizeof(cfg->id) - 1);
-	if ((rc = cfg_path(g, "ca", tls, dir, cfg->ca, sizeof(cfg->ca), err)) != 0 ||
-		(rc = cfg_path(g, "cert", tls, dir, cfg->cert, sizeof(cfg->cert), err)) != 0 ||
-		(rc = cfg_path(g, "key", tls, dir, cfg->key, sizeof(cfg->key), err)) != 0)
-		return rc;
-	snprintf(cfg->url, sizeof(cfg->url), "%s", url);
-	snprintf(cfg->id, sizeof(cfg->id), "%s", id);
-	snprintf(cfg->server_name, sizeof(cfg->server_name), "%s", sn);
-	cfg->heartbeat_ms = (uint32_t)hb;
-	return 1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- sending ---- */
@@ -218,7 +181,8 @@ static void
 send_vote(
 	struct lb_member *m, uint64_t version, const uint8_t *digest, bool yes, const char *reason)
 {
-	struct lb_msg msg = {.type = LB_MSG_VOTE, .version = version, .flag = yes};
+	struct lb_msg msg = {
+		.type = LB_MSG_VOTE, .version = version, .flag = yes, .term = m->fence.highest};
 
 	memcpy(msg.digest, digest, LB_DIGEST_LEN);
 	snprintf(msg.text, sizeof(msg.text), "%s", reason);
@@ -264,12 +228,79 @@ became(struct lb_member *m, struct lb_ftable *next, uint64_t version, const uint
 	__atomic_store_n(&m->applied_version, version, __ATOMIC_RELEASE);
 }
 
+/* The newest committed version this member has heard of (a max). */
+static void
+heard(struct lb_member *m, uint64_t version)
+{
+	if (version > __atomic_load_n(&m->known_committed, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&m->known_committed, version, __ATOMIC_RELEASE);
+}
+
+/* The table now running came from a manager: keep it as the last known good. */
+static void
+lkg_save(struct lb_member *m)
+{
+	char err[LB_LKG_WHY + 512];
+
+	m->synced = true;
+	heard(m, m->applied_version);
+	if (m->cfg.state_file[0] == '\0' || m->applied_version == 0)
+		return;
+	if (lb_lkg_save(m->cfg.state_file, &m->applied, m->applied_version, m->applied_digest,
+		    m->fence.highest, err, sizeof(err)) != 0)
+		LB_WARN("manager: last known good table not kept: %s", err);
+	m->touched_ms = now_ms();
+}
+
+/*
+ * While a leader holds us in sync, the table is confirmed: a table served
+ * without a manager is as old as the last moment this held (the file's
+ * time says it after a restart).
+ */
+static void
+confirm(struct lb_member *m, uint64_t now)
+{
+	if (!m->welcomed || !m->synced || m->applied_version == 0)
+		return;
+	__atomic_store_n(&m->confirmed_ms, wall_ms(), __ATOMIC_RELEASE);
+	if (m->cfg.state_file[0] != '\0' && now - m->touched_ms >= TOUCH_MS) {
+		lb_lkg_touch(m->cfg.state_file);
+		m->touched_ms = now;
+	}
+}
+
+/* A message of term `term`: false when an older term than one seen (refused). */
+static bool
+term_ok(struct lb_member *m, uint64_t term, const char *what)
+{
+	switch (lb_fence_check(&m->fence, term)) {
+	case LB_FENCE_STALE:
+		LB_WARN("manager: %s of term %" PRIu64 " refused: term %" PRIu64
+			" was seen, this one comes from a deposed leader",
+			what, term, m->fence.highest);
+		return false;
+	case LB_FENCE_NEWER:
+		LB_INFO("manager: the leader's term is %" PRIu64, term);
+		return true;
+	default:
+		return true;
+	}
+}
+
 static void
 on_prepare(struct lb_member *m, struct lb_msg *msg)
 {
 	uint8_t digest[LB_DIGEST_LEN];
 	char err[LB_MSG_TEXT] = "";
 
+	if (!term_ok(m, msg->term, "prepare")) {
+		snprintf(err, sizeof(err), "%s: term %llu is older than term %llu: not the leader",
+			m->cfg.id, (unsigned long long)msg->term,
+			(unsigned long long)m->fence.highest);
+		send_vote(m, msg->version, msg->digest, false, err);
+		return;
+	}
+	heard(m, msg->base_version);
 	if (m->prepared && m->prep_version == msg->version &&
 		memcmp(m->prep_digest, msg->digest, LB_DIGEST_LEN) == 0) {
 		/* A retry: the same answer. */
@@ -312,6 +343,8 @@ on_prepare(struct lb_member *m, struct lb_msg *msg)
 static void
 on_commit(struct lb_member *m, const struct lb_msg *msg)
 {
+	if (!term_ok(m, msg->term, "commit"))
+		return;
 	if (m->prepared && m->prep_yes && m->prep_version == msg->version &&
 		memcmp(m->prep_digest, msg->digest, LB_DIGEST_LEN) == 0) {
 		m->ops->publish(m->arg, m->prep_built, msg->version);
@@ -320,6 +353,7 @@ on_commit(struct lb_member *m, const struct lb_msg *msg)
 		became(m, &m->prep_table, msg->version, msg->digest);
 		LB_INFO("manager: version %llu committed and running",
 			(unsigned long long)msg->version);
+		lkg_save(m);
 		send_status(m);
 		return;
 	}
@@ -330,6 +364,8 @@ on_commit(struct lb_member *m, const struct lb_msg *msg)
 static void
 on_abort(struct lb_member *m, const struct lb_msg *msg)
 {
+	if (!term_ok(m, msg->term, "abort"))
+		return;
 	if (m->prepared && m->prep_version == msg->version) {
 		LB_INFO("manager: version %llu aborted: %s", (unsigned long long)msg->version,
 			msg->text);
@@ -353,6 +389,8 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 	char err[LB_MSG_TEXT];
 	void *built;
 
+	if (!term_ok(m, msg->term, "snapshot"))
+		return;
 	if (msg->index == 0) {
 		snap_reset(m);
 		m->snap_open = true;
@@ -411,6 +449,7 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 	}
 	m->ops->publish(m->arg, built, m->snap_version);
 	became(m, &m->snap, m->snap_version, m->snap_digest);
+	lkg_save(m);
 	snap_reset(m);
 	m->snap_asked_ms = 0;
 	LB_INFO("manager: snapshot of version %llu applied (%u services)",
@@ -440,6 +479,66 @@ on_challenge(struct lb_member *m, const struct lb_msg *msg)
 	send_hello(m);
 }
 
+/* Dial urls[i] from now on (after MOVE_MIN_MS since the last move): why is logged. */
+static void
+plan_move(struct lb_member *m, uint32_t i, const char *why)
+{
+	uint64_t at = m->moved_ms + MOVE_MIN_MS, now = now_ms();
+
+	if (m->move_at_ms != 0)
+		return; /* one is planned */
+	LB_INFO("manager: %s: dialing %s%s", why, m->cfg.urls[i], i == m->url_i ? " again" : "");
+	m->move_to = i;
+	m->move_at_ms = at > now ? at : now;
+	/* No hello to this one meanwhile. */
+	m->hello_hold_ms = m->move_at_ms;
+}
+
+static uint32_t
+next_url(const struct lb_member *m)
+{
+	return (m->url_i + 1) % m->cfg.n_urls;
+}
+
+/* WELCOME: the hello's answer, and a leader's answer to every STATUS. */
+static void
+on_welcome(struct lb_member *m, const struct lb_msg *msg)
+{
+	if (!term_ok(m, msg->term, "welcome")) {
+		plan_move(m, next_url(m), "welcomed by a deposed leader");
+		return;
+	}
+	if (m->welcomed && msg->term != 0)
+		m->acked = true; /* a leader that answers: its silence will mean something */
+	if (!m->welcomed)
+		send_status(m); /* the counters at once, then every heartbeat */
+	m->welcomed = true;
+	m->ever_welcomed = true;
+	__atomic_store_n(&m->leader_ok, 1, __ATOMIC_RELEASE);
+	heard(m, msg->version);
+	m->synced = !msg->flag && msg->version == m->applied_version;
+	if (msg->flag)
+		ask_snapshot(m, "the manager says this member is out of sync");
+}
+
+/* A standby manager refused our hello: dial the leader it names, or the next one. */
+static void
+on_not_leader(struct lb_member *m, const struct lb_msg *msg)
+{
+	char why[LB_MSG_URL + 96];
+	uint32_t i;
+
+	__atomic_store_n(&m->leader_ok, 0, __ATOMIC_RELEASE);
+	for (i = 0; i < m->cfg.n_urls; i++)
+		if (msg->leader_url[0] != '\0' && strcmp(m->cfg.urls[i], msg->leader_url) == 0)
+			break;
+	snprintf(why, sizeof(why), "%s is not the leader (%s)", m->cfg.urls[m->url_i],
+		msg->leader_url[0] == '\0' ? "it knows none yet"
+		: i < m->cfg.n_urls	   ? "the leader is one of ours"
+					   : "it names a leader not in our urls");
+	plan_move(m, i < m->cfg.n_urls && i != m->url_i ? i : next_url(m), why);
+}
+
 static void
 handle(struct lb_member *m, const void *buf, size_t len)
 {
@@ -456,13 +555,10 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		free(msg);
 		return;
 	}
+	m->last_rx_ms = now_ms();
 	switch (msg->type) {
 	case LB_MSG_WELCOME:
-		if (!m->welcomed)
-			send_status(m); /* the counters at once, then every heartbeat */
-		m->welcomed = true;
-		if (msg->flag)
-			ask_snapshot(m, "the manager says this member is out of sync");
+		on_welcome(m, msg);
 		break;
 	case LB_MSG_PREPARE:
 		on_prepare(m, msg);
@@ -477,6 +573,10 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		on_chunk(m, msg);
 		break;
 	case LB_MSG_REFUSED:
+		if (msg->not_leader) {
+			on_not_leader(m, msg);
+			break;
+		}
 		/* It will say so again until something changes: ask less often. */
 		LB_ERR("manager refused this member: %s (again in %u s)", msg->text,
 			REFUSED_HOLD_MS / 1000);
@@ -498,13 +598,17 @@ static void
 pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct lb_member *m = arg;
+	/* A dialer closed by a move to another manager says nothing about this one. */
+	bool current = (uint32_t)nng_dialer_id(nng_pipe_dialer(p)) ==
+		       __atomic_load_n(&m->dialer_id, __ATOMIC_ACQUIRE);
 
-	(void)p;
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		__atomic_add_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
-		__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
+		if (current)
+			__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
+		if (current)
+			__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
 		__atomic_sub_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
 	}
 }
@@ -545,16 +649,39 @@ setup_tls(struct lb_member *m, char *err, size_t len)
 static int
 dial(struct lb_member *m, char *err, size_t len)
 {
-	int rc = nng_dialer_create(&m->dialer, m->sock, m->cfg.url);
+	const char *url = m->cfg.urls[m->url_i];
+	int rc = nng_dialer_create(&m->dialer, m->sock, url);
 
+	if (rc == 0)
+		__atomic_store_n(
+			&m->dialer_id, (uint32_t)nng_dialer_id(m->dialer), __ATOMIC_RELEASE);
 	if (rc == 0 && m->tls != NULL)
 		rc = nng_dialer_set_ptr(m->dialer, NNG_OPT_TLS_CONFIG, m->tls);
 	/* In the background: the manager may come up after us. */
 	if (rc == 0)
 		rc = nng_dialer_start(m->dialer, NNG_FLAG_NONBLOCK);
 	if (rc != 0)
-		snprintf(err, len, "%s: %s", m->cfg.url, nng_strerror(rc));
+		snprintf(err, len, "%s: %s", url, nng_strerror(rc));
 	return rc;
+}
+
+/* The planned move: a new dialer for urls[move_to]; this connection is over. */
+static void
+move(struct lb_member *m)
+{
+	char err[LB_MSG_URL + 64];
+
+	m->url_i = m->move_to;
+	m->move_at_ms = 0;
+	m->moved_ms = now_ms();
+	m->down_since_ms = 0;
+	m->welcomed = false;
+	m->acked = false;
+	m->proof_len = 0;
+	__atomic_store_n(&m->leader_ok, 0, __ATOMIC_RELEASE);
+	nng_dialer_close(m->dialer);
+	if (dial(m, err, sizeof(err)) != 0)
+		LB_WARN("manager: dial: %s", err);
 }
 
 /*
@@ -566,7 +693,6 @@ static void
 redial_if_stuck(struct lb_member *m)
 {
 	uint64_t now = now_ms();
-	char err[sizeof(m->cfg.url) + 64]; /* the url and nng's error */
 
 	if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
 		m->down_since_ms = 0;
@@ -585,9 +711,10 @@ redial_if_stuck(struct lb_member *m)
 			REDIAL_MS / 1000, REDIAL_MS / 1000);
 	m->redialing = true;
 	m->down_since_ms = now;
-	nng_dialer_close(m->dialer);
-	if (dial(m, err, sizeof(err)) != 0)
-		LB_WARN("manager: redial: %s", err);
+	/* With several managers, the next one: this one may be gone for good. */
+	m->move_to = next_url(m);
+	move(m);
+	m->redialing = true;
 }
 
 struct lb_member *
@@ -604,6 +731,12 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 	m->cfg = *cfg;
 	if (m->cfg.heartbeat_ms == 0)
 		m->cfg.heartbeat_ms = 1000;
+	if (m->cfg.n_urls == 0) {
+		/* A caller that filled url alone: one manager. */
+		snprintf(m->cfg.urls[0], sizeof(m->cfg.urls[0]), "%s", m->cfg.url);
+		m->cfg.n_urls = 1;
+	}
+	m->start_ms = now_ms();
 	m->ops = ops;
 	m->arg = arg;
 	if (lb_ftable_copy(&m->applied, initial) != 0) {
@@ -646,9 +779,80 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 		lb_member_destroy(m);
 		return NULL;
 	}
-	LB_INFO("manager: member %s dials %s, starting at version %llu", m->cfg.id, m->cfg.url,
+	LB_INFO("manager: member %s dials %s%s, starting at version %llu", m->cfg.id, m->cfg.url,
+		m->cfg.n_urls > 1 ? " (the first of its managers)" : "",
 		(unsigned long long)version);
 	return m;
+}
+
+/* No manager welcomed us within lkg_wait_ms of the start: run the file's table. */
+static void
+lkg_start(struct lb_member *m)
+{
+	char err[LB_LKG_WHY + 512];
+	struct lb_lkg l;
+	int64_t mtime = 0;
+	void *built;
+	int rc;
+
+	if (m->cfg.state_file[0] == '\0' || m->applied_version != 0)
+		return;
+	rc = lb_lkg_load(m->cfg.state_file, &l, &mtime, err, sizeof(err));
+	if (rc == -LB_ENOENT) {
+		LB_INFO("manager: none answered within %u ms and there is no last known good "
+			"table (%s): waiting for one",
+			m->cfg.lkg_wait_ms, m->cfg.state_file);
+		return;
+	}
+	if (rc != 0) {
+		LB_ERR("manager: none answered within %u ms; the last known good table %s is "
+		       "ignored: %s; starting empty, waiting for a manager",
+			m->cfg.lkg_wait_ms, m->cfg.state_file, err);
+		return;
+	}
+	built = m->ops->build(m->arg, &l.table, l.version, err, sizeof(err));
+	if (built == NULL) {
+		LB_ERR("manager: the last known good table %s (version %" PRIu64
+		       ") cannot be built: %s; waiting for a manager",
+			m->cfg.state_file, l.version, err);
+		lb_lkg_free(&l);
+		return;
+	}
+	m->ops->publish(m->arg, built, l.version);
+	lb_fence_check(&m->fence, l.term);
+	heard(m, l.version);
+	__atomic_store_n(&m->confirmed_ms, mtime, __ATOMIC_RELEASE);
+	became(m, &l.table, l.version, l.digest);
+	LB_WARN("manager: none answered within %u ms: forwarding from the last known good table "
+		"%s, version %" PRIu64 " (term %" PRIu64 ", %u services, confirmed %" PRId64
+		" s ago)",
+		m->cfg.lkg_wait_ms, m->cfg.state_file, l.version, l.term, m->applied.n_services,
+		(wall_ms() - mtime) / 1000);
+	lb_lkg_free(&l);
+	if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0)
+		send_hello(m); /* whoever listens learns what we run now */
+}
+
+/* Last known good at the start; the table's confirmation; a leader gone silent. */
+static void
+lkg_tick(struct lb_member *m)
+{
+	uint64_t now = now_ms();
+
+	if (!m->lkg_done && (m->ever_welcomed || now - m->start_ms >= m->cfg.lkg_wait_ms)) {
+		m->lkg_done = true;
+		if (!m->ever_welcomed)
+			lkg_start(m);
+	}
+	confirm(m, now);
+	if (m->acked && m->welcomed && m->move_at_ms == 0 &&
+		now - m->last_rx_ms > (uint64_t)LB_MEMBER_LEADER_SILENT * m->cfg.heartbeat_ms) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "the leader has not answered for %" PRIu64 " ms",
+			now - m->last_rx_ms);
+		plan_move(m, next_url(m), why);
+	}
 }
 
 void *
@@ -663,8 +867,12 @@ lb_member_run(void *arg)
 
 		/* The welcome was for a connection that is gone: no heartbeat
 		 * until the next one welcomes us. */
-		if (__atomic_exchange_n(&m->lost, 0, __ATOMIC_ACQ_REL))
+		if (__atomic_exchange_n(&m->lost, 0, __ATOMIC_ACQ_REL)) {
 			m->welcomed = false;
+			m->acked = false;
+			__atomic_store_n(&m->leader_ok, 0, __ATOMIC_RELEASE);
+		}
+		lkg_tick(m);
 		if (__atomic_exchange_n(&m->need_hello, 0, __ATOMIC_ACQ_REL)) {
 			/* A new connection: whatever was half-done is void. */
 			snap_reset(m);
@@ -673,6 +881,8 @@ lb_member_run(void *arg)
 			send_hello(m);
 		}
 		redial_if_stuck(m);
+		if (m->move_at_ms != 0 && now_ms() >= m->move_at_ms)
+			move(m);
 		if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
 			/* A hello can be lost to a manager still starting: until it
 			 * answers with a welcome, say it again. */
@@ -750,4 +960,20 @@ bool
 lb_member_connected(const struct lb_member *m)
 {
 	return __atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0;
+}
+
+bool
+lb_member_lkg_verdict(const struct lb_member *m, bool *announce, char *why, size_t len)
+{
+	if (__atomic_load_n(&m->leader_ok, __ATOMIC_ACQUIRE)) {
+		*announce = true;
+		if (len > 0)
+			why[0] = '\0';
+		return false;
+	}
+	*announce = lb_lkg_verdict(__atomic_load_n(&m->applied_version, __ATOMIC_ACQUIRE),
+		__atomic_load_n(&m->known_committed, __ATOMIC_ACQUIRE),
+		__atomic_load_n(&m->confirmed_ms, __ATOMIC_ACQUIRE), wall_ms(),
+		(uint64_t)m->cfg.lkg_max_age_s * 1000, why, len);
+	return true;
 }
