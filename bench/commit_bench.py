@@ -80,7 +80,7 @@ mux = {{ tunnel_address = "10.255.0.1"; next_hop_mac = "02:00:00:00:00:fe"; idle
 	capacity = {{ services = 2048; backends = {2 * a.backends}; }}; }};
 ports = ( {{ devargs = "net_ring_{name}"; }} );
 manager = {{ url = "tls+tcp://127.0.0.1:{port}"; id = "{name}"; ca = "{pki}/ca.pem";
-	cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key"; }};
+	cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key"; state_file = "{tmp}/{name}.lkg"; }};
 """)
             log = open(f"{tmp}/{name}.log", "w")
             procs.append(subprocess.Popen([a.mux, "-c", f"{tmp}/{name}.cfg"], stdout=log,

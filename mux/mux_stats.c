@@ -367,10 +367,14 @@ int
 mux_telemetry_register(struct mux_app *app)
 {
 	tel_app = app;
+	/*
+	 * DPDK 22.11 refuses (-EINVAL) a help text of RTE_TEL_MAX_STRING_LEN
+	 * (128) bytes or more, and a refused command is simply not there: keep
+	 * each under 128 (docs/operations.md has the fields in full).
+	 */
 	if (rte_telemetry_register_cmd("/sluice/stats", tel_stats,
-		    "Mux totals: packets, bytes, connections, flow table version, managed "
-		    "and manager_connected (1/0), lkg (1: serving without a manager), "
-		    "lkg_announce and lkg_why. No parameters.") != 0 ||
+		    "Mux totals, flow table version, managed, manager_connected, lkg, "
+		    "lkg_announce (1/0), lkg_why. No parameters.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/drops", tel_drops,
 			"Dropped packets by reason. No parameters.") != 0 ||
 		rte_telemetry_register_cmd("/sluice/services", tel_services,

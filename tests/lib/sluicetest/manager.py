@@ -174,10 +174,11 @@ class ManagerLab(Daemons):
     def manager_running(self):
         return self.running("manager")
 
-    def start_mux(self, name, port=None, pki=None, extra=""):
+    def start_mux(self, name, port=None, pki=None, extra="", member_extra=""):
         """Start sluice-mux NAME (net_ring, member NAME of the manager on
-        port, with pki's NAME certificate; extra: more of its config).
-        Returns its DPDK file prefix."""
+        port, with pki's NAME certificate, its last known good table in
+        tmp/NAME.lkg; member_extra: more of its manager group, extra: more
+        of its config). Returns its DPDK file prefix."""
         prefix = test_prefix(self.TAG, name)
         pki = pki or self.pki
         path = os.path.join(self.tmp, name + ".cfg")
@@ -186,7 +187,7 @@ class ManagerLab(Daemons):
                 devargs=f"net_ring_{name}", file_prefix=prefix, port_name=None))
             f.write(f"""manager = {{ url = "tls+tcp://127.0.0.1:{port or self.port}"; id = "{name}";
 	ca = "{pki}/ca.pem"; cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key";
-	heartbeat_ms = 300; }};
+	heartbeat_ms = 300; state_file = "{self.tmp}/{name}.lkg"; {member_extra}}};
 {extra}""")
         self.start(name, [self.args.mux, "-c", path], prefix=prefix)
         return prefix
