@@ -112,6 +112,7 @@ begin_round(struct mgr_driver *d, uint64_t now)
 	}
 	msg->type = LB_MSG_PREPARE;
 	snprintf(msg->sender, sizeof(msg->sender), "manager");
+	msg->term = mgr_store_term(d->store);
 	msg->version = r->r_version;
 	msg->base_version = r->r_version - 1;
 	msg->delta = delta;
@@ -186,6 +187,7 @@ send_simple(struct mgr_driver *d, int i, enum lb_msg_type type, uint64_t version
 		return;
 	msg->type = type;
 	snprintf(msg->sender, sizeof(msg->sender), "manager");
+	msg->term = mgr_store_term(d->store);
 	msg->version = version;
 	memcpy(msg->digest, digest_of(d, version), LB_DIGEST_LEN);
 	if (reason != NULL)
@@ -544,6 +546,12 @@ mgr_driver_committed(const struct mgr_driver *d, uint64_t *version, const uint8_
 	return &d->committed;
 }
 
+uint64_t
+mgr_driver_term(const struct mgr_driver *d)
+{
+	return mgr_store_term(d->store);
+}
+
 bool
 mgr_driver_hello_abort(const struct mgr_driver *d, struct lb_msg *w)
 {
@@ -552,6 +560,7 @@ mgr_driver_hello_abort(const struct mgr_driver *d, struct lb_msg *w)
 	memset(w, 0, sizeof(*w));
 	w->type = LB_MSG_ABORT;
 	snprintf(w->sender, sizeof(w->sender), "manager");
+	w->term = mgr_store_term(d->store);
 	w->version = d->rec_abort_version;
 	memcpy(w->digest, d->rec_digest, LB_DIGEST_LEN);
 	snprintf(w->text, sizeof(w->text), "manager restarted before deciding");

@@ -94,6 +94,9 @@ const char *mgr_store_kind(const struct mgr_store *s);
  */
 void mgr_store_set_term(struct mgr_store *s, uint64_t term);
 
+/* The term set (0: a single manager, or a standby). */
+uint64_t mgr_store_term(const struct mgr_store *s);
+
 /*
  * etcd: a number that changes whenever the desired table or its pools do
  * (a standby reloads them for its probes). SQLite: always 0.

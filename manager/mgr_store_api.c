@@ -25,6 +25,12 @@ mgr_store_set_term(struct mgr_store *s, uint64_t term)
 	s->term = term;
 }
 
+uint64_t
+mgr_store_term(const struct mgr_store *s)
+{
+	return s->term;
+}
+
 int
 mgr_store_load_meta(struct mgr_store *s, struct mgr_meta *m)
 {
