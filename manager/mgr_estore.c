@@ -335,6 +335,16 @@ check_space(struct mgr_store *s)
 		free(k);
 	}
 	json_decref(kvs);
+	if (rc != 0 && !found && mgr_es_get(s, "/schema", &found, &v, &n, NULL) == 0) {
+		/*
+		 * Another manager initialised the key space between our two
+		 * reads (its first write puts the schema and the meta at once):
+		 * the space is ours after all.
+		 */
+		if (found && strcmp((char *)v, MGR_ESTORE_SCHEMA) == 0)
+			rc = 0;
+		free(v);
+	}
 	return rc;
 }
 
