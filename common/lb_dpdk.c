@@ -94,7 +94,12 @@ lb_port_start(const char *devargs, uint16_t nb_rxq, uint16_t nb_txq, uint16_t nb
 		snprintf(errbuf, len, "\"%s\": %s", devargs, strerror(-rc));
 		return -1;
 	}
+	/* Promiscuous for frames to other MACs; all-multicast too, since some
+	 * NICs filter multicast even when promiscuous, and IPv6 neighbor
+	 * solicitations go to solicited-node groups. Either may be unsupported
+	 * (virtual devices); that is not an error. */
 	rte_eth_promiscuous_enable(id);
+	rte_eth_allmulticast_enable(id);
 	rte_eth_macaddr_get(id, mac);
 	return id;
 }

@@ -83,6 +83,18 @@ void dp_drops_json(FILE *out, const uint64_t drops[LB_DROP_MAX]);
 void dp_drops_tel(struct rte_tel_data *d, const uint64_t drops[LB_DROP_MAX], int nonzero);
 
 /*
+ * rte_telemetry_register_cmd(), with the help text's length checked when
+ * compiling: DPDK 22.11 refuses a help of RTE_TEL_MAX_STRING_LEN (128)
+ * bytes or more with -EINVAL, and the command is then simply missing at
+ * run time (the daemon only warns).
+ */
+#define DP_TEL_REGISTER(cmd, fn, help)                                                             \
+	({                                                                                         \
+		_Static_assert(sizeof(help) <= 128, "telemetry help over 127 bytes: " cmd);        \
+		rte_telemetry_register_cmd(cmd, fn, help);                                         \
+	})
+
+/*
  * One part of what a daemon prints and writes when it stops: summary
  * lines, and members of the JSON summary's top-level object. The daemon's
  * own counters are the first section (its JSON members come first, the

@@ -31,8 +31,9 @@
 	X(icmp_translated, DP_SHOW, 0, "ICMP errors whose quoted header was translated")           \
 	X(mss_clamped, DP_SHOW, 0, "SYNs whose MSS option was lowered")                            \
 	X(arp_replies, DP_SHOW, 0, "ARP requests answered")                                        \
+	X(nd_replies, DP_SHOW, 0, "neighbor solicitations answered (PA6, the VMs' gateway6)")      \
 	X(echo_replies, DP_SHOW, 0, "ICMP echo requests answered")                                 \
-	X(frags_in, DP_SHOW, 0, "outer fragments taken for reassembly")                            \
+	X(frags_in, DP_SHOW, 0, "outer fragments (IPv4 or IPv6) taken for reassembly")             \
 	X(reassembled, DP_SHOW, 0, "... and the whole datagrams they made")                        \
 	X(tx, DP_SHOW, 0, "packets the ports took")
 

@@ -82,6 +82,8 @@ ports_start(struct ha_worker *w, const struct ha_config *cfg, struct rte_mempool
 		}
 		w->vms[v].port = (uint16_t)id;
 		w->vms[v].dip = cfg->vms[v].dip;
+		w->vms[v].has_dip6 = cfg->vms[v].has_dip6;
+		memcpy(w->vms[v].dip6, cfg->vms[v].dip6.a8, 16);
 		memcpy(&w->vms[v].mac, cfg->vms[v].mac, 6);
 		w->vm_of_port[id] = (int8_t)v;
 	}
@@ -116,14 +118,25 @@ worker_setup(struct ha_worker *w, const struct ha_config *cfg, char *errbuf, siz
 	if (w->qsv == NULL)
 		return -1;
 	w->pa = cfg->pa;
+	w->has_pa6 = cfg->has_pa6;
+	memcpy(w->pa6, cfg->pa6.a8, 16);
 	w->n_muxes = cfg->n_muxes;
 	for (i = 0; i < cfg->n_muxes; i++)
 		w->muxes[i] = cfg->muxes[i];
+	w->n_muxes6 = cfg->n_muxes6;
+	for (i = 0; i < cfg->n_muxes6; i++)
+		memcpy(w->muxes6[i], cfg->muxes6[i].a8, 16);
 	w->n_probers = cfg->n_probers;
 	for (i = 0; i < cfg->n_probers; i++)
 		w->probers[i] = cfg->probers[i];
+	w->n_probers6 = cfg->n_probers6;
+	for (i = 0; i < cfg->n_probers6; i++)
+		memcpy(w->probers6[i], cfg->probers6[i].a8, 16);
+	w->has_gateway6 = cfg->has_gateway6;
+	memcpy(w->gateway6, cfg->gateway6.a8, 16);
 	memcpy(&w->next_hop, cfg->next_hop_mac, 6);
 	w->mss_clamp = cfg->mss_clamp;
+	w->mss_clamp6 = cfg->mss_clamp6;
 	w->busy_poll = cfg->busy_poll;
 	w->idle_sleep_us = cfg->idle_sleep_us;
 	return 0;
@@ -205,7 +218,7 @@ main(int argc, char **argv)
 		goto fail;
 	lb_signals_install(&w.quit);
 	LB_INFO("%u VMs, %u load-balanced endpoints, %u muxes", cfg.n_vms, w.map->n_lb,
-		cfg.n_muxes);
+		cfg.n_muxes + cfg.n_muxes6);
 	rte_eal_remote_launch(ha_worker_main, &w, lcore);
 	if (dp_member_start(&upd.member, errbuf, sizeof(errbuf)) != 0) {
 		w.quit = true;

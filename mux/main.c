@@ -172,7 +172,8 @@ main(int argc, char **argv)
 			"starts with the manager's flow table%s",
 			mcfg.url, mcfg.id,
 			app.cfg.ftable_ignored ? " (the file's flow_table is ignored)" : "");
-	if (mux_app_start(&app, o.dp.exit_on_eof, &loop.eof_pkts, errbuf, sizeof(errbuf)) != 0)
+	if (mux_app_start(&app, d.pool, o.dp.exit_on_eof, &loop.eof_pkts, errbuf, sizeof(errbuf)) !=
+		0)
 		goto fail;
 	if (app.cfg.managed &&
 		dp_member_create(&app.member, &app.gen_lock, &mcfg, &mux_member_ops, &app,

@@ -38,12 +38,13 @@ struct mux_app {
 /*
  * After EAL and the ports: the first generation (the file's table, or an
  * empty one at version 0 when managed) and its RCU state, the settings
- * every worker reads, the workers (not launched yet), telemetry. With
- * exit_on_eof every port must read rx_pcap files only; *eof_pkts gets
- * their packets. Returns 0, or -1 with errbuf.
+ * every worker reads, the pools of outer fragmentation (headers from pool),
+ * the workers (not launched yet), telemetry. With exit_on_eof every port
+ * must read rx_pcap files only; *eof_pkts gets their packets. Returns 0,
+ * or -1 with errbuf.
  */
-int mux_app_start(
-	struct mux_app *app, bool exit_on_eof, uint64_t *eof_pkts, char *errbuf, size_t len);
+int mux_app_start(struct mux_app *app, struct rte_mempool *pool, bool exit_on_eof,
+	uint64_t *eof_pkts, char *errbuf, size_t len);
 
 /* A service's (backend == 0) or backend's counters summed over workers, since start. */
 void mux_stats_flow_raw(

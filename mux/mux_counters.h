@@ -33,16 +33,26 @@
 	X(fwd_pkts, DP_SHOW, 2, "  forwarded    %12" PRIu64 " packets",                            \
 		"encapsulated and queued to a backend's host")                                     \
 	X(fwd_bytes, DP_SHOW, 0, " %14" PRIu64 " bytes (inner)\n", "their inner IP bytes")         \
+	X(fwd6_pkts, DP_SHOW, 0, "    of them IPv6 %9" PRIu64 " packets\n",                        \
+		"forwarded packets whose inner header is IPv6")                                    \
 	X(tx_pkts, DP_SHOW, 0, "  transmitted  %12" PRIu64 " packets\n",                           \
 		"packets the ports took: forwarded ones and replies")                              \
 	X(icmp_err_fwd, DP_SHOW, 0, "  icmp errors forwarded %" PRIu64,                            \
 		"ICMP errors about a flow, forwarded to its backend")                              \
 	X(echo_replies, DP_SHOW, 0, ", echo replies %" PRIu64, "ICMP echo requests answered")      \
 	X(arp_replies, DP_SHOW, 0, ", arp replies %" PRIu64, "ARP requests answered")              \
-	X(too_big_sent, DP_SHOW, 0, ", frag-needed sent %" PRIu64,                                 \
+	X(nd_replies, DP_SHOW, 0, ", nd replies %" PRIu64 "\n",                                    \
+		"IPv6 neighbor solicitations answered (advertisements sent)")                      \
+	X(too_big_sent, DP_SHOW, 0, "  frag-needed sent %" PRIu64,                                 \
 		"ICMP fragmentation-needed sent for DF packets too big to encapsulate")            \
+	X(ptb_sent, DP_SHOW, 0, ", packet-too-big sent %" PRIu64,                                  \
+		"ICMPv6 packet too big sent for IPv6 packets too big to encapsulate")              \
 	X(vip_probes, DP_SHOW, 0, ", vip probes %" PRIu64 "\n",                                    \
 		"VIP probes from the manager answered")                                            \
+	X(frag_out, DP_SHOW, 0, "  outer fragmentation: datagrams %" PRIu64,                       \
+		"oversize packets sent as outer fragments (IPv4 without DF; IPv6 of 1280 bytes "   \
+		"at most)")                                                                        \
+	X(frag_out_pkts, DP_SHOW, 0, ", fragments %" PRIu64 "\n", "the fragments they made")       \
 	X(conn_new, DP_SHOW, 5, "  connections: new %" PRIu64, "connection-table entries made")    \
 	X(conn_hit, DP_SHOW, 0, ", hits %" PRIu64, "packets of a flow the table knew")             \
 	X(conn_full, DP_SHOW, 0, ", table full %" PRIu64,                                          \

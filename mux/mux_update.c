@@ -58,6 +58,12 @@ warn_unreloadable(const struct mux_config *a, const struct mux_config *b)
 		      a->mtu == b->mtu && a->tunnel_ttl == b->tunnel_ttl &&
 		      a->arp_for_vips == b->arp_for_vips && a->n_probers == b->n_probers &&
 		      memcmp(a->probers, b->probers, sizeof(a->probers)) == 0 &&
+		      a->has_tunnel6 == b->has_tunnel6 &&
+		      lb_addr_eq(&a->tunnel_addr6, &b->tunnel_addr6) &&
+		      memcmp(a->next_hop_mac6, b->next_hop_mac6, 6) == 0 &&
+		      a->nd_for_vips == b->nd_for_vips && a->n_probers6 == b->n_probers6 &&
+		      memcmp(a->probers6, b->probers6, sizeof(a->probers6)) == 0 &&
+		      a->conn_entries6 == b->conn_entries6 &&
 		      a->idle_sleep_us == b->idle_sleep_us && a->rx_desc == b->rx_desc &&
 		      a->tx_desc == b->tx_desc &&
 		      memcmp(a->next_hop_mac, b->next_hop_mac, 6) == 0 &&
@@ -174,8 +180,10 @@ mux_reload(struct mux_app *app)
 	rc = hold == NULL ? -LB_ENOMEM : mux_gen_assign_sids(old, &nc.ftable, hold, &err);
 	free(hold);
 	if (rc == 0) {
+		/* The running tunnels: a reload does not change them (warn_unreloadable()). */
 		ng = mux_gen_build(&nc.ftable, old->version + 1, old->cap_backends,
-			old->cap_services, (int)rte_socket_id(), &err);
+			old->cap_services, mux_config_tunnels(&app->cfg), (int)rte_socket_id(),
+			&err);
 		if (ng == NULL)
 			rc = -LB_EINVAL;
 	}
@@ -242,6 +250,7 @@ member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *er
 			old->cap_services, old->cap_backends);
 	if (rc == 0) {
 		b->gen = mux_gen_build(&ft, version, old->cap_backends, old->cap_services,
+			mux_config_tunnels(&app->cfg),
 			(int)rte_lcore_to_socket_id(rte_get_main_lcore()), &cerr);
 		if (b->gen == NULL)
 			rc = -LB_EINVAL;
