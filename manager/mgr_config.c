@@ -8,19 +8,6 @@
 #include "lb_maglev.h"
 #include "mgr_config.h"
 
-int
-mgr_config_path(const char *cfg_path, const char *name, char *out, size_t len)
-{
-	const char *slash = strrchr(cfg_path, '/');
-	int n;
-
-	if (name[0] == '/' || slash == NULL)
-		n = snprintf(out, len, "%s", name);
-	else
-		n = snprintf(out, len, "%.*s/%s", (int)(slash - cfg_path), cfg_path, name);
-	return n < 0 || (size_t)n >= len ? -LB_ERANGE : 0;
-}
-
 static bool
 has_prefix(const char *s, const char *prefix)
 {
