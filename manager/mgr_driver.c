@@ -13,6 +13,7 @@
 #include "lb_err.h"
 #include "lb_ftable.h"
 #include "lb_log.h"
+#include "mgr_crash.h"
 #include "mgr_driver_int.h"
 #include "mgr_text.h"
 
@@ -205,10 +206,13 @@ record_commit(struct mgr_driver *d, uint64_t version, uint64_t now)
 	char why[LB_MSG_TEXT];
 	uint32_t i;
 
+	mgr_crash_at("voted");
 	if (r->r_active && r->r_version == version &&
 		mgr_store_commit(d->store, r->r_id, version, r->r_digest, r->r_summary,
-			r->r_prepare, r->r_prepare_len, &r->r_next) == 0)
+			r->r_prepare, r->r_prepare_len, &r->r_next) == 0) {
+		mgr_crash_at("recorded");
 		return;
+	}
 	snprintf(why, sizeof(why), "manager could not record the commit: %s",
 		r->r_active ? mgr_store_error(d->store) : "no round");
 	LB_ERR("version %" PRIu64 " aborted: %s", version, why);
@@ -501,6 +505,7 @@ mgr_driver_vote(struct mgr_driver *d, int member, const struct lb_msg *v, uint64
 
 	/* Copied: running the actions may move the members' array. */
 	snprintf(id, sizeof(id), "%s", d->commit->members[member].id);
+	mgr_crash_at("prepared");
 	mgr_commit_vote(d->commit, id, v->version, v->digest, v->flag, v->text, now);
 }
 

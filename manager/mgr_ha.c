@@ -18,6 +18,7 @@ struct mgr_ha {
 	struct mgr_leader *leader;
 	uint64_t term;
 	bool deposed;
+	bool stopping; /* mgr_ha_stop: its DEPOSED is the clean stop's */
 	uint64_t next_ms;
 	char leader_id[64];
 	char leader_members[200]; /* a URL (MGR_URL_MAX), room left in a reply text */
@@ -38,6 +39,9 @@ ha_deposed(void *arg, const char *why)
 {
 	struct mgr_ha *h = arg;
 
+	h->term = 0;
+	if (h->stopping)
+		return;
 	LB_ERR("deposed: %s; exiting (status %d) so that this manager is started again as a "
 	       "standby",
 		why, MGR_HA_EXIT_DEPOSED);
@@ -162,6 +166,7 @@ mgr_ha_standby_member(
 void
 mgr_ha_stop(struct mgr_ha *h, uint64_t now)
 {
+	h->stopping = true;
 	if (!h->deposed)
 		mgr_leader_stop(h->leader, now);
 }

@@ -12,7 +12,12 @@ two real sluice-mux members listing all three, over mutual TLS:
   - the leader frozen (SIGSTOP) until another has been elected and has
     committed, then resumed: it commits nothing, exits (status 3) saying
     it was deposed; members and store stay on the new leader's version;
-  - one etcd member killed: the next change still commits everywhere.
+  - one etcd member killed: the next change still commits everywhere;
+  - the leader killed at each step of a round (SLUICE_TEST_CRASH_AT,
+    manager/mgr_crash.h: after the PREPAREs were built, once every vote is
+    in, once the commit record is durable): the next leader finishes or
+    aborts the round, the change commits as exactly the next version on
+    every mux, the history has no gap.
 """
 import json
 import os
@@ -53,14 +58,31 @@ class Lab(ManagerLab):
 	tls = {{ ca = "{self.pki}/ca.pem"; cert = "{self.pki}/sluice-manager.pem";
 		key = "{self.pki}/sluice-manager.key"; }};
 	id = "{m}"; store = "etcd";
-	etcd = {{ endpoints = [ {eps} ]; prefix = "/sluice/test"; lease_ttl = 2; timeout_ms = 500; }};
+	etcd = {{ endpoints = [ {eps} ]; prefix = "/sluice/test"; lease_ttl = 3; timeout_ms = 1000; }};
 	vote_timeout_ms = 2000; batch_ms = 50; hash_seed = "{SEED}"; maglev_size = 65537;
 }};
 """)
         return path
 
-    def start_mgr(self, m):
-        self.start(m, [self.args.manager, "-c", self.write_cfg(m)])
+    def start_mgr(self, m, crash_at=None):
+        """Start manager m; crash_at: the round step where the first of
+        the managers so started kills itself (mgr_crash.h)."""
+        env = dict(os.environ)
+        if crash_at is not None:
+            env["SLUICE_TEST_CRASH_AT"] = crash_at
+            env["SLUICE_TEST_CRASH_ONCE"] = os.path.join(self.tmp, "crashed-" + crash_at)
+        with open(self.log_path(m), "a") as log:
+            self.procs[m] = subprocess.Popen([self.args.manager, "-c", self.write_cfg(m)],
+                                             stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                             env=env)
+
+    def supervise(self, crash_at=None):
+        """Restart a manager that exited deposed (status 3), as its
+        supervisor would: True when none had to be."""
+        again = [m for m, p in self.procs.items() if m in MGRS and p.poll() == 3]
+        for m in again:
+            self.start_mgr(m, crash_at)
+        return not again
 
     def ctl_at(self, m, *argv, timeout=10):
         return subprocess.run([self.args.ctl, "--manager", self.mctl[m], "--timeout",
@@ -142,7 +164,7 @@ def run(lab, check):
     v = poll(lambda: change(lab, l2, 2), 20)
     t_commit = time.monotonic() - t0
     print(f"# failover: {l2} elected {t_elected:.2f} s after kill -9 of {leader}, "
-          f"first commit {t_commit:.2f} s after (lease_ttl 2 s)")
+          f"first commit {t_commit:.2f} s after (lease_ttl 3 s)")
     check(v == 3, f"its first change commits as version 3, the next one: {v}")
     check(t_commit < 10, f"within a few seconds: {t_commit:.2f} s")
     check(lab.wait(lambda: lab.muxes_at(prefixes, 3), "muxes at 3"),
@@ -174,6 +196,40 @@ def run(lab, check):
     check(v == 5, f"one etcd member killed: the next change commits as version 5: {v}")
     check(lab.wait(lambda: lab.muxes_at(prefixes, 5), "muxes at 5"),
           "both muxes run version 5")
+
+    # the leader killed at each step of a round
+    v = 5
+    for step in ("prepared", "voted", "recorded"):
+        for m in MGRS:
+            lab.kill(m)
+        for m in MGRS:
+            lab.start_mgr(m, crash_at=step)
+        check(lab.wait(lambda: lab.supervise(step) and
+                       all(lab.committed_at(m) == v for m in MGRS), "status", 20),
+              f"{step}: three managers again, at version {v}")
+        t0 = time.monotonic()
+        r = lab.ctl_at(MGRS[0], "backend", "set", f"{VIP}:80", "10.1.1.11:8080", "--weight",
+                       str(10 + v))
+        died = [m for m in MGRS if f"SLUICE_TEST_CRASH_AT={step}: killing" in lab.log(m)]
+        check(len(died) == 1 and r.returncode != 0,
+              f"{step}: the leader ({died}) was killed there; sluicectl failed: "
+              f"{r.stderr.strip()}")
+        alive = [m for m in MGRS if m not in died]
+        v += 1
+        done = lab.wait(lambda: (lab.supervise() or True) and
+                        any(lab.committed_at(m) == v for m in alive) and
+                        lab.muxes_at(prefixes, v), f"version {v} after {step}", 20)
+        print(f"# {step}: version {v} on both muxes {time.monotonic() - t0:.2f} s after "
+              f"the change")
+        check(done, f"{step}: the next leader commits the change as version {v}, both "
+              f"muxes run it")
+        m = next((m for m in alive if lab.terms(m)), alive[0])
+        vl = json.loads(lab.ctl_at(m, "--json", "vip", "list").stdout or "{}")
+        w = [b.get("weight") for s in vl.get("services", []) for b in s["backends"]]
+        check(w == [10 + v - 1], f"{step}: it is the change asked for (weight {10 + v - 1}): "
+              f"{w}")
+        ok, tail = gapless(lab, m)
+        check(ok and tail[-1] == v, f"{step}: the history has every version, no gap: {tail}")
 
 
 def main():
