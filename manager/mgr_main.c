@@ -248,6 +248,20 @@ start_members(struct mgr *m, char *err, size_t len)
 	return 0;
 }
 
+/* What arrived (fds: members, ctl, pipes, signals, in that order first). */
+static void
+on_ready(struct mgr *m, const struct pollfd *fds, int sig_fd, uint64_t now)
+{
+	if (fds[3].revents)
+		on_signal(m, sig_fd);
+	if (fds[2].revents)
+		mgr_transport_recv_pipes(m->transport, now);
+	if (fds[0].revents)
+		mgr_transport_recv_members(m->transport, now);
+	if (fds[1].revents)
+		mgr_transport_recv_ctl(m->transport, now);
+}
+
 /*
  * store = "etcd": stand by, answering sluicectl and members with the
  * leader's URLs, until this manager is elected (true) or stopped (false).
@@ -272,15 +286,7 @@ stand_by(struct mgr *m, int sig_fd)
 			LB_ERR("poll: %s", strerror(errno));
 			return false;
 		}
-		now = mgr_now_ms();
-		if (fds[3].revents)
-			on_signal(m, sig_fd);
-		if (fds[2].revents)
-			mgr_transport_recv_pipes(m->transport, now);
-		if (fds[0].revents)
-			mgr_transport_recv_members(m->transport, now);
-		if (fds[1].revents)
-			mgr_transport_recv_ctl(m->transport, now);
+		on_ready(m, fds, sig_fd, mgr_now_ms());
 	}
 	return false;
 }
@@ -357,14 +363,7 @@ loop(struct mgr *m, int sig_fd)
 			mgr_members_vip_env(m->members, &env);
 			mgr_vip_probe_io(m->vip, &env, now);
 		}
-		if (fds[3].revents)
-			on_signal(m, sig_fd);
-		if (fds[2].revents)
-			mgr_transport_recv_pipes(m->transport, now);
-		if (fds[0].revents)
-			mgr_transport_recv_members(m->transport, now);
-		if (fds[1].revents)
-			mgr_transport_recv_ctl(m->transport, now);
+		on_ready(m, fds, sig_fd, now);
 	}
 }
 

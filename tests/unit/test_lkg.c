@@ -18,35 +18,13 @@
 
 #include "lb_err.h"
 #include "lb_lkg.h"
+#include "test_table.h"
 
+/* A table of n_svc services of n_be backends, sorted as the member keeps it. */
 static void
 make_table(struct lb_ftable *ft, uint32_t n_svc, uint32_t n_be)
 {
-	uint32_t s, b, id = 1;
-
-	memset(ft, 0, sizeof(*ft));
-	ft->seed.k0 = 0x0102030405060708ULL;
-	ft->seed.k1 = 0x1112131415161718ULL;
-	ft->maglev_size = 65537;
-	ft->n_services = n_svc;
-	ft->services = calloc(n_svc, sizeof(*ft->services));
-	for (s = 0; s < n_svc; s++) {
-		struct lb_service_cfg *sc = &ft->services[s];
-
-		lb_addr_v4(&sc->vip, htonl(0xc0000200u + s));
-		sc->port = 80;
-		sc->proto = LB_IPPROTO_TCP;
-		sc->af = LB_AF_INET;
-		sc->n_backends = n_be;
-		sc->backends = calloc(n_be, sizeof(*sc->backends));
-		for (b = 0; b < n_be; b++) {
-			lb_addr_v4(&sc->backends[b].dip, htonl(0x0a000000u + id));
-			lb_addr_v4(&sc->backends[b].host, htonl(0xac100001u));
-			sc->backends[b].port = 8080;
-			sc->backends[b].weight = 1 + b % 5;
-			sc->backends[b].id = id++;
-		}
-	}
+	test_make_table(ft, n_svc, n_be, 1);
 	lb_ftable_sort(ft);
 }
 
