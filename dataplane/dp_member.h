@@ -3,8 +3,8 @@
  * A managed daemon's member of the manager's commit (lb_member.h), as the
  * data plane holds it. Only the executables link the member library (and
  * so nng): the daemons' libraries, the benchmark and the fuzzers see this
- * struct and call lb_member_connected() through its pointer, which the
- * daemon (dp_member_create(), dp_daemon.h) sets.
+ * struct and call lb_member_connected() and lb_member_synced() through
+ * its pointers, which the daemon (dp_member_create(), dp_daemon.h) sets.
  */
 #ifndef DP_MEMBER_H
 #define DP_MEMBER_H
@@ -20,6 +20,7 @@ struct dp_member {
 	bool (*connected)(const struct lb_member *m);
 	/* lb_member_lkg_verdict(): serving without a manager, and what to announce */
 	bool (*lkg_verdict)(const struct lb_member *m, bool *announce, char *why, size_t len);
+	bool (*synced)(const struct lb_member *m);
 	pthread_mutex_t *lock; /* the daemon's: telemetry reads m under it */
 	pthread_t thread;      /* the member's control thread ... */
 	bool running;	       /* ... when it was started */
@@ -52,6 +53,13 @@ dp_member_lkg_verdict(const struct dp_member *dm, bool *announce, char *why, siz
 	if (len > 0)
 		why[0] = '\0';
 	return dm->m != NULL && dm->lkg_verdict(dm->m, announce, why, len);
+}
+
+/* Runs what the manager committed (lb_member_synced()). Call with dm->lock held. */
+static inline bool
+dp_member_synced(const struct dp_member *dm)
+{
+	return dm->m != NULL && dm->synced(dm->m);
 }
 
 #endif /* DP_MEMBER_H */

@@ -173,7 +173,7 @@ int
 ha_config_load(struct ha_config *cfg, const char *path, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {
-		"eal", "agent", "uplink", "vms", "flow_table", "manager", NULL};
+		"eal", "agent", "uplink", "vms", "flow_table", "manager", "metrics", NULL};
 	const config_setting_t *root;
 	int rc;
 

@@ -22,11 +22,12 @@
 #include "lb_log.h"
 
 static const char usage[] =
-	"usage: sluice-agent -c FILE [--stats-json FILE] [-q]\n"
-	"  -c, --config FILE    agent configuration (docs/configuration.md)\n"
-	"  --stats-json FILE    write the final counters as JSON to FILE\n"
-	"  --exit-on-eof        exit once every rx_pcap input is consumed (tests)\n"
-	"  -q, --quiet          no summary on stdout\n";
+	"usage: sluice-agent -c FILE [options]\n"
+	"  -c, --config FILE      agent configuration (docs/configuration.md)\n"
+	"  --stats-json FILE      write the final counters as JSON to FILE\n"
+	"  --exit-on-eof          exit once every rx_pcap input is consumed (tests)\n"
+	"  -q, --quiet            no summary on stdout\n" DP_USAGE_COMMON
+	"  -h, --help             this text\n";
 
 /*
  * --exit-on-eof: every port must read one rx_pcap file; *pkts gets their
@@ -160,6 +161,37 @@ reload(void *upd)
 	return ha_reload(upd);
 }
 
+/* Ready (systemd): the file's mapping compiled, or in sync with the manager. */
+static bool
+ready(void *arg, char *buf, size_t len)
+{
+	struct ha_update *u = arg;
+	bool ok;
+
+	pthread_mutex_lock(&u->map_lock);
+	ok = !u->cfg->managed || dp_member_synced(&u->member);
+	if (ok)
+		snprintf(buf, len, "serving version %llu: %u load-balanced endpoints",
+			(unsigned long long)u->w->map->version, u->w->map->n_lb);
+	pthread_mutex_unlock(&u->map_lock);
+	return ok;
+}
+
+/* --check: the files the configuration names (dp_check_done()). */
+static int
+check(const struct dp_daemon *d, struct ha_config *cfg, const char *path,
+	const struct lb_member_cfg *mcfg)
+{
+	const config_setting_t *ports[HA_MAX_PORTS];
+	const config_setting_t *vms = config_lookup(&cfg->file, "vms");
+	unsigned n = 0, v;
+
+	ports[n++] = config_lookup(&cfg->file, "uplink");
+	for (v = 0; vms != NULL && v < cfg->n_vms; v++)
+		ports[n++] = config_setting_get_elem(vms, v);
+	return dp_check_done(d, path, &cfg->file, mcfg, ports, n);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -168,10 +200,15 @@ main(int argc, char **argv)
 	static struct ha_update upd;
 	static struct ha_worker w;
 	struct dp_opts o = {0};
-	struct dp_loop loop = {
-		.quit = &w.quit, .nap_ms = 1, .rx_seen = rx_seen, .reload = reload, .arg = &upd};
+	struct dp_loop loop = {.quit = &w.quit,
+		.nap_ms = 1,
+		.rx_seen = rx_seen,
+		.reload = reload,
+		.ready = ready,
+		.arg = &upd};
 	struct dp_report report = {0};
 	struct lb_member_cfg mcfg;
+	struct lb_metrics_cfg metrics;
 	struct lb_cfg_err cerr;
 	char errbuf[512];
 	unsigned lcore;
@@ -180,12 +217,14 @@ main(int argc, char **argv)
 	lb_log_init("sluice-agent", LB_LOG_INFO);
 	if (dp_opts_parse(&o, NULL, argc, argv, usage) != 0)
 		return 2;
-	if (ha_config_load(&cfg, o.config, &cerr) != 0) {
-		fprintf(stderr, "sluice-agent: %s\n", cerr.msg);
+	d.check = o.check;
+	if (ha_config_load(&cfg, o.config, &cerr) != 0)
+		return dp_config_error(&d, cerr.msg);
+	if (dp_member_cfg_load(&d, &cfg.file, o.config, LB_ROLE_AGENT, &mcfg) != 0 ||
+		dp_metrics_cfg_load(&d, &cfg.file, LB_METRICS_PORT_AGENT, &metrics) != 0)
 		return 1;
-	}
-	if (dp_member_cfg_load(&d, &cfg.file, o.config, LB_ROLE_AGENT, &mcfg) != 0)
-		return 1;
+	if (o.check)
+		return check(&d, &cfg, o.config, &mcfg);
 	if (o.exit_on_eof && eof_inputs(&cfg, &loop.eof_pkts) != 0)
 		return 1;
 	if (dp_eal_start(&d, cfg.eal_args, cfg.n_eal_args, 1) != 0)
@@ -220,8 +259,11 @@ main(int argc, char **argv)
 	LB_INFO("%u VMs, %u load-balanced endpoints, %u muxes", cfg.n_vms, w.map->n_lb,
 		cfg.n_muxes + cfg.n_muxes6);
 	rte_eal_remote_launch(ha_worker_main, &w, lcore);
-	if (dp_member_start(&upd.member, errbuf, sizeof(errbuf)) != 0) {
+	if (dp_member_start(&upd.member, errbuf, sizeof(errbuf)) != 0 ||
+		dp_metrics_start(&d, &metrics, ha_metrics_render, &upd, errbuf, sizeof(errbuf)) !=
+			0) {
 		w.quit = true;
+		dp_member_destroy(&upd.member);
 		rte_eal_mp_wait_lcore();
 		goto fail;
 	}

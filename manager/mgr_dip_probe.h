@@ -31,9 +31,10 @@ struct mgr_dip_probe {
 	int pr_fd;	/* -1 when idle */
 	void *pr_owner; /* epoll's data.ptr for it */
 	uint8_t pr_stage;
-	uint16_t pr_sent; /* bytes of the request sent */
-	uint16_t pr_got;  /* bytes of the reply held */
-	char pr_rx[40];	  /* "HTTP/1.1 200 OK\r\n": the status line is all we read */
+	uint16_t pr_sent;     /* bytes of the request sent */
+	uint16_t pr_got;      /* bytes of the reply held */
+	char pr_rx[40];	      /* "HTTP/1.1 200 OK\r\n": the status line is all we read */
+	uint64_t pr_start_us; /* the prober's: when it started (its latency histogram) */
 };
 
 void mgr_dip_probe_init(struct mgr_dip_probe *p);

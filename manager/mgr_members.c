@@ -127,6 +127,8 @@ mgr_members_on_gone(struct mgr_members *mb, uint32_t pipe, uint64_t now)
 	/* Gone, it cannot vote: fenced now between rounds (mgr_commit_gone). */
 	mgr_driver_gone(mb->d, i);
 	mgr_driver_run(mb->d, now);
+	if (mb->hooks.gone != NULL)
+		mb->hooks.gone(mb->hooks.ctx, i);
 }
 
 /* ---- paced sends ---- */
@@ -421,6 +423,8 @@ mgr_members_on_msg(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *m
 		mgr_driver_status(mb->d, i, msg->version);
 		p->mp_n_counters = msg->n_counters;
 		memcpy(p->mp_counters, msg->counters, msg->n_counters * sizeof(msg->counters[0]));
+		if (mb->hooks.status != NULL)
+			mb->hooks.status(mb->hooks.ctx, i, msg, now);
 		if (mgr_driver_term(mb->d) != 0)
 			status_answer(mb, i, now);
 		break;

@@ -39,6 +39,10 @@ struct mgr_members_hooks {
 	void *ctx;
 	/* Member i (id) said hello with its probe address (a mux's tunnel address; zero: none). */
 	void (*hello)(void *ctx, int member, const char *id, const struct lb_addr *probe_addr);
+	/* Optional: member i's STATUS (its version, counters, a mux's flows) arrived. */
+	void (*status)(void *ctx, int member, const struct lb_msg *status, uint64_t now);
+	/* Optional: member i's connection closed. */
+	void (*gone)(void *ctx, int member);
 };
 
 /* NULL when out of memory. */

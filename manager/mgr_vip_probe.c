@@ -554,3 +554,19 @@ mgr_vip_probe_view_member(const struct mgr_vip_probe *v, const struct mgr_vip_en
 		",\"fenced_by_probe\":%s}",
 		vm->vm_fail, vm->vm_sent, vm->vm_answered, by_probe ? "true" : "false");
 }
+
+bool
+mgr_vip_probe_member(
+	const struct mgr_vip_probe *v, int i, uint64_t *sent, uint64_t *answered, uint32_t *failing)
+{
+	const struct vp_member *vm;
+
+	if (v == NULL || v->vp_off[0] != '\0' || i < 0 || i >= MGR_MAX_MEMBERS ||
+		v->vp_mb[i].vm_addr == 0)
+		return false;
+	vm = &v->vp_mb[i];
+	*sent = vm->vm_sent;
+	*answered = vm->vm_answered;
+	*failing = vm->vm_fail;
+	return true;
+}

@@ -87,4 +87,12 @@ void mgr_vip_probe_view(const struct mgr_vip_probe *v, const struct mgr_vip_env 
 void mgr_vip_probe_view_member(const struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i,
 	struct mgr_buf *b, struct mgr_buf *j, uint64_t now);
 
+/*
+ * Member i's probes since it said hello: sent, answered, and the
+ * intervals in a row its worst VIP went unanswered. false when it is not
+ * probed (no probe address, or probing off). For the metrics.
+ */
+bool mgr_vip_probe_member(const struct mgr_vip_probe *v, int i, uint64_t *sent, uint64_t *answered,
+	uint32_t *failing);
+
 #endif /* MGR_VIP_PROBE_H */

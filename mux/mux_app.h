@@ -50,6 +50,13 @@ int mux_app_start(struct mux_app *app, struct rte_mempool *pool, bool exit_on_eo
 void mux_stats_flow_raw(
 	const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out);
 
+/*
+ * The same since the id was given to this service or backend (what the
+ * summary, telemetry and metrics show: a reused id starts from zero).
+ */
+void mux_stats_flow(
+	const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out);
+
 /* Sum of every worker's counters. */
 void mux_stats_total(const struct mux_app *app, struct mux_counters *sum);
 
@@ -64,6 +71,12 @@ void mux_stats_json(const struct mux_app *app, FILE *out);
 
 /* Both, as the first section of the daemon's report (dp_report()). */
 struct dp_section mux_stats_section(const struct mux_app *app);
+
+/*
+ * Every metric in Prometheus' text format (lb_metrics_render_fn: arg is
+ * the mux_app), for GET /metrics; takes gen_lock (mux_metrics.c).
+ */
+void mux_metrics_render(void *arg, FILE *out);
 
 /* Register the read-only /sluice/... telemetry commands. */
 int mux_telemetry_register(struct mux_app *app);

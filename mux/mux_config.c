@@ -196,7 +196,8 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 int
 mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {"eal", "mux", "ports", "flow_table", "manager", NULL};
+	static const char *const fields[] = {
+		"eal", "mux", "ports", "flow_table", "manager", "metrics", NULL};
 	const config_setting_t *root;
 	int rc;
 

@@ -10,6 +10,7 @@
  * present, checked and then dropped (a stale file can never be served).
  * This loader only finds the group; main.c parses it with
  * lb_member_cfg_load(), so this library does not link the member library.
+ * The "metrics" group (lb_metrics.h) is main.c's too (dp_metrics_cfg_load()).
  */
 #ifndef MUX_CONFIG_H
 #define MUX_CONFIG_H

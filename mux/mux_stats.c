@@ -73,6 +73,12 @@ flow_total(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow
 	}
 }
 
+void
+mux_stats_flow(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out)
+{
+	flow_total(app, backend, sid, out);
+}
+
 /* A service's VIP, as text. */
 static const char *
 vip_str(const struct mux_service *sv, char *buf)

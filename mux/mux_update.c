@@ -335,9 +335,56 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 	return dp_status_put(&st, out, max);
 }
 
+/*
+ * STATUS: each service, then its backends, as flow counts (the sums
+ * sluicectl stats shows and the shares the manager's metrics divide), a
+ * window from `first` of them. Runs on the member's thread, the only one
+ * that replaces the generation in managed mode: no lock needed to read it.
+ */
+static uint32_t
+member_flows(void *arg, struct lb_flow_count *out, uint32_t max, uint32_t first, uint32_t *total)
+{
+	const struct mux_app *app = arg;
+	const struct mux_gen *g = app->ctx.gen;
+	struct mux_flow_counters fc;
+	uint32_t s, i, at = 0, n = 0;
+
+	*total = g->n_services + g->n_backends;
+	if (*total == 0)
+		return 0;
+	first %= *total;
+	for (s = 0; s < g->n_services && n < max; s++) {
+		const struct mux_service *sv = &g->services[s];
+
+		for (i = 0; i <= sv->n_backends && n < max; i++, at++) {
+			const struct mux_backend *be =
+				i == 0 ? NULL : &g->backends[sv->first_backend + i - 1];
+			struct lb_flow_count *f = &out[n];
+
+			if (at < first)
+				continue;
+			memset(f, 0, sizeof(*f));
+			f->vip = sv->key.vip;
+			f->port = lb_be16_to_cpu(sv->key.port);
+			f->proto = sv->key.proto;
+			if (be != NULL) {
+				lb_addr_v4(&f->dip, be->dip);
+				f->dip_port = lb_be16_to_cpu(be->port);
+			}
+			mux_stats_flow(app, be != NULL, be != NULL ? be->sid : sv->sid, &fc);
+			f->pkts = fc.pkts;
+			f->bytes = fc.bytes;
+			f->new_conns = fc.new_conns;
+			n++;
+		}
+	}
+	return n;
+}
+
 const struct lb_member_ops mux_member_ops = {
 	.build = member_build,
 	.publish = member_publish,
 	.discard = member_discard,
 	.counters = member_counters,
+	.flows = member_flows,
 };

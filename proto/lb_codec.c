@@ -45,6 +45,9 @@ enc_free(struct lb_enc *e)
 	lb_enc_table_free(e);
 	free(e->ce);
 	free(e->cep);
+	free(e->fc);
+	free(e->fcp);
+	free(e->fck);
 	free(e->ckey);
 }
 
@@ -65,6 +68,43 @@ enc_hello(struct lb_enc *e, const struct lb_msg *m)
 	e->env.hello = h;
 }
 
+/* A mux's flow counts (STATUS): at most LB_MSG_MAX_FLOWS; IPv4 addresses. */
+static void
+enc_flows(struct lb_enc *e, const struct lb_msg *m)
+{
+	uint32_t i, n = m->n_flows < LB_MSG_MAX_FLOWS ? m->n_flows : LB_MSG_MAX_FLOWS;
+
+	if (n == 0 || m->flows == NULL)
+		return;
+	e->fc = lb_enc_alloc(e, n, sizeof(*e->fc));
+	e->fcp = lb_enc_alloc(e, n, sizeof(*e->fcp));
+	e->fck = lb_enc_alloc(e, n, sizeof(*e->fck));
+	for (i = 0; e->err == 0 && i < n; i++) {
+		const struct lb_flow_count *f = &m->flows[i];
+
+		sluice__flow_count__init(&e->fc[i]);
+		sluice__service_key__init(&e->fck[i]);
+		e->fck[i].vip = lb_enc_bin(&f->vip.a32[0], 4);
+		e->fck[i].protocol = f->proto;
+		e->fck[i].port = f->port;
+		e->fc[i].service = &e->fck[i];
+		if (f->dip_port != 0) {
+			e->fc[i].dip = lb_enc_bin(&f->dip.a32[0], 4);
+			e->fc[i].dip_port = f->dip_port;
+		}
+		e->fc[i].packets = f->pkts;
+		e->fc[i].bytes = f->bytes;
+		e->fc[i].new_connections = f->new_conns;
+		e->fcp[i] = &e->fc[i];
+	}
+	if (e->err == 0) {
+		e->status.n_flows = n;
+		e->status.flows = e->fcp;
+		e->status.flows_first = m->flows_first;
+		e->status.flows_total = m->flows_total;
+	}
+}
+
 static void
 enc_status(struct lb_enc *e, const struct lb_msg *m)
 {
@@ -81,6 +121,7 @@ enc_status(struct lb_enc *e, const struct lb_msg *m)
 		e->status.n_counters = i + 1;
 	}
 	e->status.counters = e->cep;
+	enc_flows(e, m);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_STATUS;
 	e->env.status = &e->status;
 }
@@ -212,10 +253,34 @@ dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
 		       : lb_dec_digest(&h->applied_digest, m->digest, errbuf, len);
 }
 
+/* One flow count: a valid service key; a backend's DIP and port, or neither. */
 static int
-dec_status(const Sluice__Status *s, struct lb_msg *m)
+dec_flow(const Sluice__FlowCount *f, struct lb_flow_count *out, char *errbuf, size_t len)
+{
+	int rc = lb_dec_key(f->service, &out->vip, &out->proto, &out->port, errbuf, len);
+
+	if (rc != 0)
+		return rc;
+	if (f->dip_port > 65535)
+		return lb_dec_fail(
+			errbuf, len, -LB_EPARSE, "flow: port %u out of range", f->dip_port);
+	if ((f->dip.len == 0) != (f->dip_port == 0))
+		return lb_dec_fail(
+			errbuf, len, -LB_EPARSE, "flow: a backend needs its DIP and its port");
+	if (f->dip.len != 0 && (rc = lb_dec_addr(&f->dip, &out->dip, "flow dip", errbuf, len)) != 0)
+		return rc;
+	out->dip_port = (uint16_t)f->dip_port;
+	out->pkts = f->packets;
+	out->bytes = f->bytes;
+	out->new_conns = f->new_connections;
+	return 0;
+}
+
+static int
+dec_status(const Sluice__Status *s, struct lb_msg *m, char *errbuf, size_t len)
 {
 	size_t i;
+	int rc;
 
 	m->type = LB_MSG_STATUS;
 	m->version = s->applied_version;
@@ -224,6 +289,21 @@ dec_status(const Sluice__Status *s, struct lb_msg *m)
 		m->counters[i].value = s->counters[i]->value;
 		m->n_counters = (uint32_t)i + 1;
 	}
+	if (s->n_flows == 0)
+		return 0;
+	/* A member may not make the manager hold more than this. */
+	if (s->n_flows > LB_MSG_MAX_FLOWS)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "status: %zu flows, at most %u",
+			s->n_flows, LB_MSG_MAX_FLOWS);
+	m->flows = calloc(s->n_flows, sizeof(*m->flows));
+	if (m->flows == NULL)
+		return -LB_ENOMEM;
+	for (i = 0; i < s->n_flows; i++)
+		if ((rc = dec_flow(s->flows[i], &m->flows[i], errbuf, len)) != 0)
+			return rc;
+	m->n_flows = (uint32_t)s->n_flows;
+	m->flows_first = s->flows_first;
+	m->flows_total = s->flows_total;
 	return 0;
 }
 
@@ -273,7 +353,7 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 	case SLUICE__ENVELOPE__BODY_SNAPSHOT_CHUNK:
 		return lb_dec_chunk(env->snapshot_chunk, m, errbuf, len);
 	case SLUICE__ENVELOPE__BODY_STATUS:
-		return dec_status(env->status, m);
+		return dec_status(env->status, m, errbuf, len);
 	case SLUICE__ENVELOPE__BODY_REFUSED:
 		m->type = LB_MSG_REFUSED;
 		lb_dec_text(m->text, sizeof(m->text), env->refused->reason);
@@ -302,6 +382,7 @@ msg_clear(struct lb_msg *m)
 	free(m->body);
 	free(m->json);
 	free(m->cert);
+	free(m->flows);
 	memset(m, 0, sizeof(*m));
 }
 

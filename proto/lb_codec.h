@@ -27,6 +27,8 @@
 #define LB_MSG_ID 64
 #define LB_MSG_MAX_COUNTERS 64
 #define LB_MSG_URL 256 /* a manager's URL, with the NUL */
+/* A STATUS carries at most this many flow counts (struct lb_flow_count). */
+#define LB_MSG_MAX_FLOWS 512
 /* Larger messages are refused before unpacking (chunk snapshots below it). */
 #define LB_MSG_MAX_BYTES (64u << 20)
 
@@ -60,9 +62,10 @@ enum lb_ctl_op {
 	LB_CTL_APPLY,	    /* body: a services file replacing the desired table */
 	LB_CTL_WAIT,	    /* version: committed, aborted or pending? */
 	LB_CTL_VIP_SET,	    /* svc, pool: the pool options pool.given names */
+	LB_CTL_STATS,	    /* per service and backend rates, summed over the muxes */
 };
 
-#define LB_CTL_OP_MAX LB_CTL_VIP_SET
+#define LB_CTL_OP_MAX LB_CTL_STATS
 
 /*
  * A service's pool (target group) options as an operator request carries
@@ -181,6 +184,20 @@ lb_counter_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *na
 }
 
 /*
+ * A mux's counters of a service (dip_port 0) or of one of its backends,
+ * since the id was given to it (STATUS): sluicectl stats sums them over
+ * the muxes, the manager's metrics divide them into shares.
+ */
+struct lb_flow_count {
+	struct lb_addr vip; /* IPv4 in a32[0] */
+	uint16_t port;
+	uint8_t proto;
+	struct lb_addr dip; /* the backend's; zero for the service */
+	uint16_t dip_port;  /* 0: the service itself */
+	uint64_t pkts, bytes, new_conns;
+};
+
+/*
  * One message, flat: `type` says which fields mean something.
  *   HELLO            id, role, version (applied), digest, probe_addr (a
  *                    mux's tunnel address for VIP probes; zero: none);
@@ -196,7 +213,8 @@ lb_counter_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *na
  *   SNAPSHOT_REQUEST version (the one the member has)
  *   SNAPSHOT_CHUNK   version, digest, index, count, table (seed and
  *                    maglev_size meaningful in chunk 0), term
- *   STATUS           version (applied), counters
+ *   STATUS           version (applied), counters; a mux's flows (n_flows
+ *                    of them, from flows_first of its flows_total)
  *   REFUSED          text (reason), protocol (the refuser's); a standby's:
  *                    not_leader, leader_url (the leader's member URL or "")
  *   CTL_REQUEST      ctl, version (WAIT), body (APPLY: the file's text),
@@ -235,6 +253,8 @@ struct lb_msg {
 	struct lb_ftable table;
 	uint32_t n_counters;
 	struct lb_counter counters[LB_MSG_MAX_COUNTERS];
+	uint32_t n_flows, flows_first, flows_total;
+	struct lb_flow_count *flows; /* STATUS: malloc'd or NULL; freed by lb_msg_free() */
 	struct lb_ctl ctl;
 	struct lb_wait wait;
 	uint64_t term;

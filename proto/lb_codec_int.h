@@ -58,6 +58,8 @@ struct lb_enc {
 	Sluice__ServiceKey *ckey;
 	Sluice__FlowTableOptions *opts;
 	Sluice__Status__CountersEntry *ce, **cep;
+	Sluice__FlowCount *fc, **fcp;
+	Sluice__ServiceKey *fck;
 	uint8_t seed_raw[16];
 };
 

@@ -81,6 +81,18 @@ lb_mbr_send_status(struct lb_member *m)
 	msg->version = m->applied_version;
 	if (m->ops->counters != NULL)
 		msg->n_counters = m->ops->counters(m->arg, msg->counters, LB_MSG_MAX_COUNTERS);
+	if (m->ops->flows != NULL && m->flows == NULL)
+		m->flows = calloc(LB_MSG_MAX_FLOWS, sizeof(*m->flows));
+	if (m->flows != NULL) {
+		/* a window of them each time, round and round */
+		msg->n_flows = m->ops->flows(
+			m->arg, m->flows, LB_MSG_MAX_FLOWS, m->flows_next, &msg->flows_total);
+		msg->flows = m->flows;
+		msg->flows_first = m->flows_next;
+		m->flows_next = msg->flows_total != 0
+					? (m->flows_next + msg->n_flows) % msg->flows_total
+					: 0;
+	}
 	send_msg(m, msg);
 	free(msg);
 	m->status_sent_ms = lb_mbr_now_ms();
@@ -649,6 +661,7 @@ lb_member_destroy(struct lb_member *m)
 	drop_prepared(m);
 	snap_reset(m);
 	lb_ftable_free(&m->applied);
+	free(m->flows);
 	free(m);
 }
 
@@ -662,4 +675,10 @@ bool
 lb_member_connected(const struct lb_member *m)
 {
 	return __atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0;
+}
+
+bool
+lb_member_synced(const struct lb_member *m)
+{
+	return __atomic_load_n(&m->synced, __ATOMIC_ACQUIRE) != 0;
 }

@@ -8,7 +8,9 @@
  *   HELLO     on every (re)connection: id, role, the applied version and
  *             its table digest (the manager fences a member whose hello
  *             comes mid-round: it must have lost what it prepared).
- *   STATUS    every heartbeat: the applied version and counters.
+ *   STATUS    every heartbeat: the applied version and counters, and a
+ *             mux's per-service and per-backend counters (at most
+ *             LB_MSG_MAX_FLOWS; the next ones in the next STATUS).
  *   PREPARE   N on base N-1 == applied: the delta is applied to a copy of
  *             the applied table, the digest checked, and ops->build() makes
  *             the data plane's structures off the fast path; the vote says
@@ -69,6 +71,13 @@ struct lb_member_ops {
 	void (*discard)(void *arg, void *built);
 	/* Optional: counters for the STATUS heartbeat (at most `max`). */
 	uint32_t (*counters)(void *arg, struct lb_counter *out, uint32_t max);
+	/*
+	 * Optional (a mux): its services' and backends' counters for STATUS,
+	 * from index `first` of the *total it has, at most `max` into out.
+	 * Returns how many it wrote.
+	 */
+	uint32_t (*flows)(void *arg, struct lb_flow_count *out, uint32_t max, uint32_t first,
+		uint32_t *total);
 };
 
 #define LB_MEMBER_URLS 8		      /* managers a member may list */
@@ -147,5 +156,12 @@ bool lb_member_connected(const struct lb_member *m);
  * leader manages it, whose word decides. Any thread.
  */
 bool lb_member_lkg_verdict(const struct lb_member *m, bool *announce, char *why, size_t len);
+
+/*
+ * Runs what the manager committed (any thread): welcomed without being
+ * told to resync, or a snapshot or commit applied since. A daemon is
+ * ready (sd_notify) once this is first true.
+ */
+bool lb_member_synced(const struct lb_member *m);
 
 #endif /* LB_MEMBER_H */

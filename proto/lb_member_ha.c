@@ -26,7 +26,7 @@ lb_mbr_lkg_save(struct lb_member *m)
 {
 	char err[LB_LKG_WHY + 512];
 
-	m->synced = true;
+	__atomic_store_n(&m->synced, 1, __ATOMIC_RELEASE);
 	lb_mbr_heard(m, m->applied_version);
 	if (m->cfg.state_file[0] == '\0' || m->applied_version == 0)
 		return;
@@ -44,7 +44,8 @@ lb_mbr_lkg_save(struct lb_member *m)
 static void
 lb_mbr_confirm(struct lb_member *m, uint64_t now)
 {
-	if (!m->welcomed || !m->synced || m->applied_version == 0)
+	if (!m->welcomed || !__atomic_load_n(&m->synced, __ATOMIC_ACQUIRE) ||
+		m->applied_version == 0)
 		return;
 	__atomic_store_n(&m->confirmed_ms, lb_mbr_wall_ms(), __ATOMIC_RELEASE);
 	if (m->cfg.state_file[0] != '\0' && now - m->touched_ms >= TOUCH_MS) {
@@ -108,7 +109,8 @@ lb_mbr_on_welcome(struct lb_member *m, const struct lb_msg *msg)
 	m->ever_welcomed = true;
 	__atomic_store_n(&m->leader_ok, 1, __ATOMIC_RELEASE);
 	lb_mbr_heard(m, msg->version);
-	m->synced = !msg->flag && msg->version == m->applied_version;
+	__atomic_store_n(
+		&m->synced, !msg->flag && msg->version == m->applied_version, __ATOMIC_RELEASE);
 	if (msg->flag)
 		lb_mbr_ask_snapshot(m, "the manager says this member is out of sync");
 }

@@ -68,6 +68,8 @@ struct lb_member {
 	uint64_t snap_asked_ms;
 
 	uint64_t status_sent_ms;
+	struct lb_flow_count *flows; /* ops->flows' room, LB_MSG_MAX_FLOWS */
+	uint32_t flows_next;	     /* where the next STATUS's flows start */
 	uint64_t hello_sent_ms;
 	uint64_t hello_hold_ms; /* refused: no hello again before this */
 	uint64_t down_since_ms; /* 0 while connected */
@@ -91,9 +93,9 @@ struct lb_member {
 	int leader_ok;		  /* atomic: a leader welcomed us on this connection */
 	/* Last known good (lb_lkg.h). */
 	uint64_t start_ms;
-	bool ever_welcomed;   /* a manager welcomed us since the start */
-	bool synced;	      /* ... and holds us in sync (no resync asked) */
-	bool lkg_done;	      /* the file was considered at the start */
+	bool ever_welcomed; /* a manager welcomed us since the start */
+	int synced;    /* atomic: ... and holds us in sync (no resync asked; lb_member_synced) */
+	bool lkg_done; /* the file was considered at the start */
 	int64_t confirmed_ms; /* atomic, Unix ms: a manager last confirmed the table */
 	uint64_t touched_ms;
 };

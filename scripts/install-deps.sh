@@ -17,6 +17,11 @@ PKGS=(
 	# the netns lab (scripts/lab.sh, tests/netns): namespaces and veths,
 	# offloads off, real clients, the backends' python3 http.server
 	python3 ethtool iputils-ping curl wrk tcpdump
+	# operations (docs/operations.md): Prometheus and promtool, its client's text
+	# parser for the tests, libsystemd (sd_notify), man pages from scdoc, mandoc
+	prometheus python3-prometheus-client libsystemd-dev scdoc mandoc
+	# systemd-analyze verify for the units (deploy/systemd), dpdk-dumpcap is dpdk's
+	systemd
 )
 # The libFuzzer harnesses (docs/fuzzing.md, -Dfuzz=true) need clang and its
 # runtime; the test suite replays their corpora without them.

@@ -24,7 +24,9 @@
 #   scripts/lab.sh --pcap   the mux alone on a pcap file (scripts/lab-pcap.sh)
 #   --hugepages             (with the above) run the DPDK processes on 2 MiB
 #                           hugepages instead of --no-huge, so that secondary
-#                           processes such as dpdk-dumpcap can attach
+#                           processes such as dpdk-dumpcap can attach (the
+#                           lab mounts its own hugetlbfs and grows the page
+#                           pool as needed; --down gives them back)
 #
 # Needs root (namespaces, veths, DPDK). See docs/lab.md.
 set -euo pipefail
@@ -87,12 +89,8 @@ trap on_exit EXIT
 trap 'exit 130' INT TERM
 
 if [ "$huge" = 1 ]; then
-	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
-	if [ "${free:-0}" -lt 384 ] || ! awk '$2 == "/dev/hugepages" && $3 == "hugetlbfs" {f = 1} END {exit !f}' /proc/mounts; then
-		echo "lab: --hugepages needs 384 free 2 MiB pages on /dev/hugepages (free: ${free:-0}):" >&2
-		echo "  echo 512 > /proc/sys/vm/nr_hugepages; mount -t hugetlbfs nodev /dev/hugepages" >&2
-		exit 1
-	fi
+	# the same path as tests/netns/capture.sh: a hugetlbfs of the lab's own
+	# (lab_hugepages_up), given back by lab_down
 	export LAB_HUGEPAGES=1
 fi
 
@@ -100,6 +98,10 @@ export LAB_MANAGED=1
 ctl() { echo "\$ sluicectl $*"; lab_ctl "$@"; }
 step "topology: namespaces, veths, routes"
 lab_topology_up
+if ! lab_hugepages_up; then
+	echo "lab: --hugepages: the kernel could not give $LAB_HUGE_PAGES free 2 MiB pages" >&2
+	exit 1
+fi
 lab_configs 1 1 1 1
 lab_servers_start
 step "sluice-manager (database $LAB_DIR/manager.db)"
@@ -166,7 +168,8 @@ if [ "$mode" = keep ]; then
   dpdk-telemetry.py -f ${LAB_PREFIX[1]}
 EOF
 	if [ "$huge" = 1 ]; then
-		echo "  dpdk-dumpcap --file-prefix ${LAB_PREFIX[mux]} -i 0 -c 20 -w /tmp/mux.pcapng"
+		echo "  # what the mux forwards (IP-in-IP), as tests/netns/capture.sh captures it"
+		echo "  dpdk-dumpcap --file-prefix=${LAB_PREFIX[mux]} -i net_af_packet0 -f 'ip proto 4' -c 20 -w /tmp/mux.pcapng"
 	else
 		echo "  # dpdk-dumpcap cannot attach to a --no-huge process: scripts/lab.sh --keep --hugepages"
 	fi

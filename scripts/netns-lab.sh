@@ -66,6 +66,12 @@
 #   lab_reload N...             SIGHUP each; wait for its reloaded/refused line
 #   lab_stop                    SIGTERM mux and agents: summaries, JSON in DIR
 #   lab_down                    everything gone: processes, namespaces, runtime dirs
+#                               (and the hugepages lab_hugepages_up made)
+#   lab_metrics_url N           LAB_METRICS=1: the /metrics URL of N (mux agent1
+#                               agent2 manager), reachable from the router
+#   lab_hugepages_up            LAB_HUGEPAGES=1: 2 MiB pages on a hugetlbfs of
+#                               the lab's own (DIR/huge), so that DPDK secondary
+#                               processes (dpdk-dumpcap) can attach
 #
 # Waits poll a condition with a bound (LAB_WAIT seconds); none sleeps blindly.
 
@@ -80,6 +86,19 @@ SLUICECTL=${SLUICECTL:-$LAB_SRC/build/sluicectl/sluicectl}
 LAB_MANAGED=${LAB_MANAGED:-0}
 LAB_PY=/usr/bin/python3 # Debian's: the one scapy imports under
 LAB_WAIT=${LAB_WAIT:-20}
+# LAB_HUGEPAGES=1: the DPDK processes on 2 MiB hugepages instead of
+# --no-huge, from a hugetlbfs mount of the lab's own (lab_hugepages_up);
+# three processes of 256 MB each, and room for dpdk-dumpcap.
+LAB_HUGEPAGES=${LAB_HUGEPAGES:-0}
+LAB_HUGE_PAGES=448
+# LAB_METRICS=1: every daemon serves GET /metrics (docs/operations.md,
+# "Metrics") where a Prometheus in the router's namespace can scrape it:
+# the manager on the router's loopback, the DPDK processes on a management
+# link of their own to the router (mg0, a /30 each: the data port is
+# DPDK's). Nothing else travels on those links.
+LAB_METRICS=${LAB_METRICS:-0}
+declare -A LAB_MG_NET=([mux]=10.254.1 [agent1]=10.254.2 [agent2]=10.254.3)
+declare -A LAB_METRICS_PORT=([mux]=9540 [agent1]=9541 [agent2]=9541 [manager]=9542)
 
 LAB_VIP=192.0.2.10
 LAB_VIP_PORT=80
@@ -209,7 +228,37 @@ lab_topology_up() {
 		mkdir -p "$LAB_DIR/www/$v"
 		printf 'served by %s (%s)\n' "$v" "${LAB_VM_DIP[$v]}" >"$LAB_DIR/www/$v/index.html"
 	done
+	if [ "$LAB_METRICS" = 1 ]; then lab_mgmt_up; fi
 }
+
+# LAB_METRICS=1: a management link from each DPDK process's namespace to
+# the router: mg0 NET.1/30 there, mg-NAME NET.2/30 in the router.
+lab_mgmt_up() {
+	local n ns
+	declare -A nsof=([mux]=$LAB_NS_MUX [agent1]=${LAB_NS_HOST[1]} [agent2]=${LAB_NS_HOST[2]})
+	for n in mux agent1 agent2; do
+		ns=${nsof[$n]}
+		ip -n "$ns" link add mg0 type veth peer name "mg-$n" netns "$LAB_NS_ROUTER"
+		ip -n "$ns" addr add "${LAB_MG_NET[$n]}.1/30" dev mg0
+		ip -n "$LAB_NS_ROUTER" addr add "${LAB_MG_NET[$n]}.2/30" dev "mg-$n"
+		ip -n "$ns" link set mg0 up
+		ip -n "$LAB_NS_ROUTER" link set "mg-$n" up
+	done
+}
+
+# LAB_METRICS=1: N's metrics group, appended to DIR/N.cfg (before the
+# flow table: lab_flow_table_apply replaces everything from it on).
+lab_metrics_cfg() {
+	[ "$LAB_METRICS" = 1 ] || return 0
+	printf 'metrics = { listen = "%s"; };\n' "$(lab_metrics_addr "$1")" >>"$LAB_DIR/$1.cfg"
+}
+
+# The listen address of N's metrics, and its URL.
+lab_metrics_addr() {
+	if [ "$1" = manager ]; then echo "127.0.0.1:${LAB_METRICS_PORT[manager]}"; else
+		echo "${LAB_MG_NET[$1]}.1:${LAB_METRICS_PORT[$1]}"; fi
+}
+lab_metrics_url() { echo "http://$(lab_metrics_addr "$1")/metrics"; }
 
 # Render a template: @KEY@ -> value for each KEY=value argument.
 lab_render() {
@@ -229,6 +278,7 @@ lab_configs() {
 		"W11=${1:-1}" "W12=${2:-1}" "W21=${3:-1}" "W22=${4:-1}"
 	lab_render "$ex/mux.cfg.in" "$LAB_DIR/mux.cfg" \
 		"PREFIX=${LAB_PREFIX[mux]}" "MUX_IF=$LAB_IF_MUX"
+	lab_metrics_cfg mux
 	cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux.cfg"
 	for h in 1 2; do
 		read -r a b < <(lab_vms_of "$h" | xargs)
@@ -240,6 +290,7 @@ lab_configs() {
 			"MAC_A=${LAB_VM_MAC[$a]}" \
 			"VM_B=$b" "TAP_B=$(lab_tap "$b")" "DIP_B=${LAB_VM_DIP[$b]}" \
 			"MAC_B=${LAB_VM_MAC[$b]}"
+		lab_metrics_cfg "agent$h"
 		cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/agent$h.cfg"
 	done
 	if [ "$LAB_MANAGED" = 1 ]; then
@@ -248,6 +299,7 @@ lab_configs() {
 		lab_render "$ex/manager.cfg.in" "$LAB_DIR/manager.cfg" "DIR=$LAB_DIR" \
 			"SEED=$(sed -n 's/^[[:space:]]*hash_seed = "\([0-9a-f]*\)";.*/\1/p' \
 				"$ex/flow_table.cfg.in")"
+		lab_metrics_cfg manager
 		for f in mux agent1 agent2; do
 			awk '/^flow_table[[:space:]]*=/ { exit } { print }' "$LAB_DIR/$f.cfg" >"$LAB_DIR/$f.cfg.new"
 			printf 'manager = { url = "ipc://%s/members.sock"; id = "%s"; heartbeat_ms = 500;\n\tstate_file = "%s/%s.lkg"; };\n' \
@@ -255,11 +307,51 @@ lab_configs() {
 			mv "$LAB_DIR/$f.cfg.new" "$LAB_DIR/$f.cfg"
 		done
 	fi
-	if [ "${LAB_HUGEPAGES:-0}" = 1 ]; then
+	if [ "$LAB_HUGEPAGES" = 1 ]; then
 		for f in "$LAB_DIR/mux.cfg" "$LAB_DIR/agent1.cfg" "$LAB_DIR/agent2.cfg"; do
-			sed -i 's/"--no-huge", "-m", "256", /"-m", "256", /' "$f"
+			sed -i "s|\"--no-huge\", \"-m\", \"256\", |\"-m\", \"256\", \"--huge-dir=$LAB_DIR/huge\", |" "$f"
 		done
 	fi
+}
+
+# Free 2 MiB pages now.
+lab_hugepages_free() { awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo; }
+
+# LAB_HUGEPAGES=1: LAB_HUGE_PAGES free 2 MiB pages and a hugetlbfs mount on
+# DIR/huge for the lab's DPDK processes (their EAL runs with --huge-dir).
+# The pool grows by what is missing; DIR/huge.state records what to undo,
+# for lab_hugepages_down (lab_down calls it). Fails, saying why, if the
+# kernel cannot give the pages.
+lab_hugepages_up() {
+	local free total want
+	[ "$LAB_HUGEPAGES" = 1 ] || return 0
+	free=$(lab_hugepages_free)
+	total=$(cat /proc/sys/vm/nr_hugepages)
+	want=$((total + LAB_HUGE_PAGES - free))
+	mkdir -p "$LAB_DIR/huge"
+	echo "$total" >"$LAB_DIR/huge.state"
+	if [ "$free" -lt "$LAB_HUGE_PAGES" ]; then
+		echo "$want" >/proc/sys/vm/nr_hugepages
+	fi
+	mount -t hugetlbfs -o pagesize=2M nodev "$LAB_DIR/huge"
+	free=$(lab_hugepages_free)
+	if [ "$free" -lt "$LAB_HUGE_PAGES" ]; then
+		lab_log "hugepages: $free free 2 MiB pages, the lab needs $LAB_HUGE_PAGES (memory too fragmented?)"
+		return 1
+	fi
+}
+
+# Undo lab_hugepages_up: unmount, and give back the pages it asked for
+# (the pool goes back to the size it had, as far as the kernel can).
+lab_hugepages_down() {
+	[ -e "$LAB_DIR/huge.state" ] || return 0
+	if mountpoint -q "$LAB_DIR/huge"; then
+		rm -f "$LAB_DIR/huge/"* 2>/dev/null
+		umount "$LAB_DIR/huge"
+	fi
+	rmdir "$LAB_DIR/huge" 2>/dev/null
+	cat "$LAB_DIR/huge.state" >/proc/sys/vm/nr_hugepages
+	rm -f "$LAB_DIR/huge.state"
 }
 
 # Start "$@" in namespace NS, detached (own session: a closed terminal or
@@ -539,6 +631,7 @@ lab_down() {
 	for p in "${LAB_PREFIX[@]}"; do
 		rm -rf "/var/run/dpdk/$p"
 	done
+	lab_hugepages_down
 	[ -n "$errexit" ] && set -e
 	return 0
 }
@@ -555,6 +648,7 @@ lab_leftovers() {
 	for p in "$LAB_DIR"/pids/*.pid; do
 		[ -e "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && left+=("process $(cat "$p")")
 	done
+	mountpoint -q "$LAB_DIR/huge" 2>/dev/null && left+=("hugetlbfs on $LAB_DIR/huge")
 	[ "${#left[@]}" -eq 0 ] && return 0
 	printf 'left behind: %s\n' "${left[@]}" >&2
 	return 1

@@ -61,6 +61,9 @@ const char ctl_usage_text[] =
 	"  backend del VIP:PORT DIP:PORT remove a backend\n"
 	"  backend set VIP:PORT DIP:PORT [--weight N] [--state S] [--host PA]\n"
 	"                                change a backend (at least one option)\n"
+	"  stats [--refresh S] [--once]  per service and backend: packets, bits and new\n"
+	"                                connections per second summed over the muxes,\n"
+	"                                redrawn every S s (default 2; q quits)\n"
 	"  history [--limit N]           committed and aborted versions, newest first\n"
 	"  config export [FILE]          the committed table as a services file\n"
 	"  config apply FILE             make FILE's services the desired table\n"
@@ -72,6 +75,8 @@ const char ctl_usage_text[] =
 	"  --weight N                    0..65535 (default 1; 0 takes no new flows)\n"
 	"  --state active|drain|maint    (default active)\n"
 	"  --limit N                     the newest N versions (default 0: all)\n"
+	"  --refresh S                   stats: seconds between samples (0.1..3600)\n"
+	"  --once                        stats: one sample, then exit (--json too)\n"
 	"\n"
 	"Pool options (vip add, vip set; docs/manager.md has the defaults):\n"
 	"  --probe none|tcp|http         how backends are probed (default tcp)\n"
@@ -492,6 +497,7 @@ static const struct ctl_str_opt {
 	{"weight", offsetof(struct ctl_opts, weight), CTL_O_WEIGHT, false},
 	{"state", offsetof(struct ctl_opts, state), CTL_O_STATE, false},
 	{"limit", offsetof(struct ctl_opts, limit), CTL_O_LIMIT, false},
+	{"refresh", offsetof(struct ctl_opts, refresh), CTL_O_REFRESH, false},
 };
 
 #define CTL_N_STR_OPTS (sizeof(ctl_str_opts) / sizeof(ctl_str_opts[0]))
@@ -501,6 +507,7 @@ enum {
 	CTL_OPT_JSON = 256,
 	CTL_OPT_TIMEOUT,
 	CTL_OPT_NO_WAIT,
+	CTL_OPT_ONCE,
 	CTL_OPT_STR,			 /* + index in ctl_str_opts */
 	CTL_OPT_POOL = CTL_OPT_STR + 64, /* + index in ctl_pool_opts */
 };
@@ -509,7 +516,7 @@ enum {
 static const struct option *
 ctl_longopts(void)
 {
-	static struct option v[4 + CTL_N_STR_OPTS + CTL_N_POOL_OPTS + 1];
+	static struct option v[5 + CTL_N_STR_OPTS + CTL_N_POOL_OPTS + 1];
 	size_t n = 0, i;
 
 	if (v[0].name != NULL)
@@ -518,6 +525,7 @@ ctl_longopts(void)
 	v[n++] = (struct option){"json", no_argument, NULL, CTL_OPT_JSON};
 	v[n++] = (struct option){"timeout", required_argument, NULL, CTL_OPT_TIMEOUT};
 	v[n++] = (struct option){"no-wait", no_argument, NULL, CTL_OPT_NO_WAIT};
+	v[n++] = (struct option){"once", no_argument, NULL, CTL_OPT_ONCE};
 	for (i = 0; i < CTL_N_STR_OPTS; i++)
 		v[n++] = (struct option){
 			ctl_str_opts[i].name, required_argument, NULL, CTL_OPT_STR + (int)i};
@@ -589,6 +597,10 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 		case CTL_OPT_NO_WAIT:
 			o->no_wait = true;
 			break;
+		case CTL_OPT_ONCE:
+			o->once = true;
+			o->given |= CTL_O_ONCE;
+			break;
 		case ':':
 			return ctl_usage_error(NULL, "%s: needs an argument", argv[optind - 1]);
 		default:
@@ -612,6 +624,7 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 {
 	struct lb_ctl *ctl = &req->ctl;
 	unsigned long limit;
+	char *end;
 	int rc;
 
 	for (size_t i = 0; i < CTL_N_STR_OPTS; i++)
@@ -622,6 +635,8 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 		if ((o->given & ctl_pool_opts[i].bit) && !(cmd->opts & ctl_pool_opts[i].bit))
 			return ctl_usage_error(
 				cmd, "--%s does not apply to this command", ctl_pool_opts[i].name);
+	if ((o->given & CTL_O_ONCE) && !(cmd->opts & CTL_O_ONCE))
+		return ctl_usage_error(cmd, "--once does not apply to this command");
 	if (n_args < cmd->min_args)
 		return ctl_usage_error(cmd, "missing argument");
 	if (n_args > cmd->max_args)
@@ -676,6 +691,16 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 		return 0;
 	case LB_CTL_APPLY:
 		return ctl_read_file(cmd, args[0], &req->body);
+	case LB_CTL_STATS:
+		if (o->refresh != NULL) {
+			double s = strtod(o->refresh, &end);
+
+			if (end == o->refresh || *end != '\0' || !(s >= 0.1) || s > 3600)
+				return ctl_usage_error(cmd,
+					"--refresh %s: must be a number of seconds in 0.1..3600",
+					o->refresh);
+		}
+		return 0;
 	default:
 		return 0;
 	}

@@ -15,6 +15,17 @@
 #include "lb_hdr.h"
 #include "test_table.h"
 
+static struct lb_addr
+v4(const char *s)
+{
+	struct lb_addr a;
+	struct in_addr ia;
+
+	inet_pton(AF_INET, s, &ia);
+	lb_addr_v4(&a, ia.s_addr);
+	return a;
+}
+
 static void
 assert_tables_equal(const struct lb_ftable *a, const struct lb_ftable *b)
 {
@@ -110,6 +121,63 @@ Test(codec, simple_messages_roundtrip)
 }
 
 /* A mux's hello carries its probe address; an agent's carries none. */
+/* A mux's flow counts in STATUS: services and backends, bounded, checked. */
+Test(codec, status_flows)
+{
+	struct lb_flow_count *f = calloc(600, sizeof(*f));
+	struct lb_msg in, out;
+	char err[256];
+	uint8_t *buf;
+	size_t len;
+	uint32_t i;
+
+	cr_assert_not_null(f);
+	for (i = 0; i < 600; i++) {
+		f[i].vip = v4("192.0.2.10");
+		f[i].port = 80;
+		f[i].proto = LB_IPPROTO_TCP;
+		if (i % 3 != 0) { /* backends; every third a service */
+			lb_addr_v4(&f[i].dip, htonl(0x0a010100u + i));
+			f[i].dip_port = 8080;
+		}
+		f[i].pkts = 1000 + i;
+		f[i].bytes = 1ULL << 40 | i;
+		f[i].new_conns = i;
+	}
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_STATUS;
+	in.version = 9;
+	in.flows = f;
+	in.n_flows = 3;
+	in.flows_first = 597;
+	in.flows_total = 600;
+	roundtrip(&in, &out);
+	cr_assert_eq(out.n_flows, 3);
+	cr_assert_eq(out.flows_first, 597);
+	cr_assert_eq(out.flows_total, 600);
+	for (i = 0; i < 3; i++)
+		cr_assert_eq(memcmp(&out.flows[i], &f[i], sizeof(f[i])), 0, "flow %u differs", i);
+	lb_msg_free(&out);
+
+	/* At most LB_MSG_MAX_FLOWS go: a mux sends the rest next time. */
+	in.n_flows = 600;
+	roundtrip(&in, &out);
+	cr_assert_eq(out.n_flows, LB_MSG_MAX_FLOWS);
+	cr_assert_eq(out.flows[LB_MSG_MAX_FLOWS - 1].pkts, 1000 + LB_MSG_MAX_FLOWS - 1);
+	lb_msg_free(&out);
+
+	/* A service key that is none: the whole STATUS is refused. */
+	in.n_flows = 2;
+	f[1].proto = 1;
+	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
+	cr_assert_eq(lb_msg_decode(buf, len, &out, err, sizeof(err)), -LB_EPARSE);
+	cr_assert_not_null(strstr(err, "neither TCP nor UDP"), "%s", err);
+	cr_assert_null(out.flows);
+	lb_msg_free(&out);
+	free(buf);
+	free(f);
+}
+
 Test(codec, hello_probe_address)
 {
 	struct lb_msg in, out;

@@ -75,6 +75,11 @@ def render_flow_table(services, hash_seed=DEFAULT_SEED, maglev_size=None):
     return lines
 
 
+def metrics_lines(listen):
+    """The metrics group for an endpoint on listen ("127.0.0.1:0"), or none."""
+    return [] if listen is None else ['metrics = { listen = "%s"; };' % listen]
+
+
 def _strings(values):
     return "[ %s ]" % ", ".join('"%s"' % v for v in values)
 
@@ -116,10 +121,12 @@ class MuxConfig:
     def vips(self):
         return sorted({s.vip for s in self.services})
 
-    def render(self, devargs=None, workers=None, file_prefix=None, port_name="pcap"):
+    def render(self, devargs=None, workers=None, file_prefix=None, port_name="pcap",
+               metrics=None):
         """The file's text; devargs: one port, named port_name (None: the
         mux's default name; no devargs: the mux's --pcap option gives the
-        port); workers overrides the configured count."""
+        port); workers overrides the configured count; metrics: the
+        endpoint's listen address (None: no metrics group)."""
         mux = ['\tnext_hop_mac = "%s";' % self.next_hop_mac]
         if self.tunnel_address is not None:
             mux.insert(0, '\ttunnel_address = "%s";' % self.tunnel_address)
@@ -143,6 +150,7 @@ class MuxConfig:
         if devargs is not None:
             name = "" if port_name is None else 'name = "%s"; ' % port_name
             lines.append('ports = ( { %sdevargs = "%s"; } );' % (name, devargs))
+        lines += metrics_lines(metrics)
         if self.services is not None:
             lines += render_flow_table(self.services, self.hash_seed, self.maglev_size)
         return "\n".join(lines + [""])
@@ -181,8 +189,8 @@ class AgentConfig:
     def vm(self, name):
         return [v for v in self.vms if v.name == name][0]
 
-    def render(self, devargs, file_prefix=None):
-        """devargs: port name -> devargs."""
+    def render(self, devargs, file_prefix=None, metrics=None):
+        """devargs: port name -> devargs; metrics: as MuxConfig.render()."""
         agent = ["\tmuxes = %s;" % _strings(self.muxes),
                  '\tnext_hop_mac = "%s";' % self.next_hop_mac]
         for name in ("pa", "pa6", "gateway6"):
@@ -202,5 +210,6 @@ class AgentConfig:
             lines.append('\t{ name = "%s"; devargs = "%s";%s mac = "%s"; }%s' % (
                 v.name, devargs[v.name], addrs, v.mac, "," if i + 1 < len(self.vms) else ""))
         lines.append(");")
+        lines += metrics_lines(metrics)
         lines += render_flow_table(self.services, self.hash_seed)
         return "\n".join(lines + [""])
