@@ -51,6 +51,13 @@ lb_addr_eq(const struct lb_addr *a, const struct lb_addr *b)
 	return ((a->a64[0] ^ b->a64[0]) | (a->a64[1] ^ b->a64[1])) == 0;
 }
 
+/* All zero: no address (a field left out). */
+static inline bool
+lb_addr_is_zero(const struct lb_addr *a)
+{
+	return (a->a64[0] | a->a64[1]) == 0;
+}
+
 /* An IPv6 address from 16 bytes as they lie in a packet. */
 static inline void
 lb_addr_v6(struct lb_addr *a, const uint8_t *v6)

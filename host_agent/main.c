@@ -192,6 +192,32 @@ check(const struct dp_daemon *d, struct ha_config *cfg, const char *path,
 	return dp_check_done(d, path, &cfg->file, mcfg, ports, n);
 }
 
+/* What the hello tells the manager: the PAs and the VMs' DIPs (backends' hosts are checked). */
+static void
+hello_addrs(const struct ha_config *cfg, struct lb_member_cfg *mc)
+{
+	uint16_t i;
+
+	if (cfg->pa != 0) {
+		mc->pas[mc->n_pas].af = LB_AF_INET;
+		lb_addr_v4(&mc->pas[mc->n_pas++].a, cfg->pa);
+	}
+	if (cfg->has_pa6) {
+		mc->pas[mc->n_pas].af = LB_AF_INET6;
+		mc->pas[mc->n_pas++].a = cfg->pa6;
+	}
+	for (i = 0; i < cfg->n_vms && mc->n_dips + 2 <= LB_MSG_MAX_DIPS; i++) {
+		if (cfg->vms[i].dip != 0) {
+			mc->dips[mc->n_dips].af = LB_AF_INET;
+			lb_addr_v4(&mc->dips[mc->n_dips++].a, cfg->vms[i].dip);
+		}
+		if (cfg->vms[i].has_dip6) {
+			mc->dips[mc->n_dips].af = LB_AF_INET6;
+			mc->dips[mc->n_dips++].a = cfg->vms[i].dip6;
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -225,6 +251,7 @@ main(int argc, char **argv)
 		return 1;
 	if (o.check)
 		return check(&d, &cfg, o.config, &mcfg);
+	hello_addrs(&cfg, &mcfg);
 	if (o.exit_on_eof && eof_inputs(&cfg, &loop.eof_pkts) != 0)
 		return 1;
 	if (dp_eal_start(&d, cfg.eal_args, cfg.n_eal_args, 1) != 0)

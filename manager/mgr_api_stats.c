@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lb_addr.h"
 #include "mgr_api_int.h"
 #include "mgr_members.h"
 #include "mgr_stats.h"
@@ -59,7 +60,7 @@ mgr_api_stats(struct mgr_api *api, const struct mgr_api_req *q)
 	struct mgr_buf b = {0}, j = {0};
 	bool in[MGR_MAX_MEMBERS] = {false};
 	struct mgr_flow_sum *sum;
-	char name[MGR_SVC_STR], ip[INET_ADDRSTRLEN];
+	char name[MGR_SVC_STR], ip[LB_ADDR_STRLEN];
 	uint32_t i, muxes = 0;
 	int n, s, k = 0, nb = 0, open = 0;
 
@@ -84,9 +85,10 @@ mgr_api_stats(struct mgr_api *api, const struct mgr_api_req *q)
 	for (s = 0; s < n; s++) {
 		const struct mgr_flow_sum *f = &sum[s];
 
-		inet_ntop(AF_INET, &f->f.vip.a32[0], ip, sizeof(ip));
+		lb_addr_ntop(f->f.af, &f->f.vip, ip, sizeof(ip));
 		if (f->f.dip_port == 0) {
-			snprintf(name, sizeof(name), "%s %s:%u",
+			snprintf(name, sizeof(name),
+				f->f.af == LB_AF_INET6 ? "%s [%s]:%u" : "%s %s:%u",
 				f->f.proto == LB_IPPROTO_UDP ? "udp" : "tcp", ip, f->f.port);
 			row(&b, name, f);
 			mgr_buf_printf(&j,
@@ -102,8 +104,9 @@ mgr_api_stats(struct mgr_api *api, const struct mgr_api_req *q)
 		}
 		if (!open)
 			continue; /* a backend of a service no mux reports: cannot be */
-		inet_ntop(AF_INET, &f->f.dip.a32[0], ip, sizeof(ip));
-		snprintf(name, sizeof(name), "  %s:%u", ip, f->f.dip_port);
+		lb_addr_ntop(f->f.af, &f->f.dip, ip, sizeof(ip));
+		snprintf(name, sizeof(name), f->f.af == LB_AF_INET6 ? "  [%s]:%u" : "  %s:%u", ip,
+			f->f.dip_port);
 		row(&b, name, f);
 		mgr_buf_printf(&j, "%s{\"backend\":\"%s\",\"dip\":\"%s\",\"port\":%u",
 			nb++ ? "," : "", name + 2, ip, f->f.dip_port);

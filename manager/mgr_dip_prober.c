@@ -166,7 +166,8 @@ mgr_dip_prober_tick(struct mgr_dip_prober *p, struct mgr_health *h, uint64_t now
 			changed |= mgr_health_verdict(h, r, MGR_DIP_NOSOCK, why, now);
 			continue;
 		}
-		rc = mgr_dip_probe_start(pr, p->dp_epfd, r, &r->hr_be.dip, port, why, sizeof(why));
+		rc = mgr_dip_probe_start(pr, p->dp_epfd, r, r->hr_svc->hs_key.af, &r->hr_be.dip,
+			port, why, sizeof(why));
 		pr->pr_start_us = now_us();
 		if (rc == MGR_DIP_PENDING) {
 			p->dp_in_flight++;

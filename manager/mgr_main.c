@@ -218,11 +218,12 @@ member_gone(void *ctx, int member)
 
 /* A mux's probe address, learnt from its hello. */
 static void
-member_hello(void *ctx, int member, const char *id, const struct lb_addr *probe_addr)
+member_hello(void *ctx, int member, const char *id, const struct lb_addr *probe_addr,
+	const struct lb_addr *probe_addr6)
 {
 	struct mgr *m = ctx;
 
-	mgr_vip_probe_hello(m->vip, member, id, probe_addr);
+	mgr_vip_probe_hello(m->vip, member, id, probe_addr, probe_addr6);
 }
 
 /* The VIP probes fence a mux through the commit state machine. */
@@ -360,14 +361,18 @@ static void
 loop(struct mgr *m, int sig_fd)
 {
 	struct mgr_vip_env env;
-	struct pollfd fds[7] = {
-		{.fd = mgr_transport_fd_members(m->transport), .events = POLLIN},
-		{.fd = mgr_transport_fd_ctl(m->transport), .events = POLLIN},
-		{.fd = mgr_transport_fd_pipes(m->transport), .events = POLLIN},
-		{.fd = sig_fd, .events = POLLIN},
-		{.fd = mgr_dip_prober_fd(m->dip), .events = POLLIN},
-		{.fd = mgr_vip_probe_fd(m->vip), .events = POLLIN},   /* -1 when off: ignored */
-		{.fd = mgr_metrics_fd(m->metrics), .events = POLLIN}, /* a scrape waits */
+	enum { FD_MEMBERS, FD_CTL, FD_PIPES, FD_SIG, FD_DIP, FD_VIP, FD_VIP6, FD_METRICS, FD_N };
+	struct pollfd fds[FD_N] = {
+		[FD_MEMBERS] = {.fd = mgr_transport_fd_members(m->transport), .events = POLLIN},
+		[FD_CTL] = {.fd = mgr_transport_fd_ctl(m->transport), .events = POLLIN},
+		[FD_PIPES] = {.fd = mgr_transport_fd_pipes(m->transport), .events = POLLIN},
+		[FD_SIG] = {.fd = sig_fd, .events = POLLIN},
+		[FD_DIP] = {.fd = mgr_dip_prober_fd(m->dip), .events = POLLIN},
+		/* the VIP probers' raw sockets: -1 when off (poll ignores them) */
+		[FD_VIP] = {.fd = mgr_vip_probe_fd(m->vip), .events = POLLIN},
+		[FD_VIP6] = {.fd = mgr_vip_probe_fd6(m->vip), .events = POLLIN},
+		/* a scrape waits on it for a fresh render */
+		[FD_METRICS] = {.fd = mgr_metrics_fd(m->metrics), .events = POLLIN},
 	};
 
 	while (!m->stopping) {
@@ -399,20 +404,20 @@ loop(struct mgr *m, int sig_fd)
 		}
 		/* At least once a second: contact ages and silence checks stay fresh. */
 		timeout = d <= now ? 0 : d - now > 1000 ? 1000 : (int)(d - now);
-		if (poll(fds, 7, timeout) < 0 && errno != EINTR) {
+		if (poll(fds, FD_N, timeout) < 0 && errno != EINTR) {
 			LB_ERR("poll: %s", strerror(errno));
 			break;
 		}
 		now = mgr_now_ms();
 		/* Probe results first: the rest of this turn sees them. */
-		if (fds[4].revents && mgr_dip_prober_io(m->dip, m->health, now))
+		if (fds[FD_DIP].revents && mgr_dip_prober_io(m->dip, m->health, now))
 			mgr_driver_health(m->driver, now);
-		if (fds[5].revents) {
+		if (fds[FD_VIP].revents || fds[FD_VIP6].revents) {
 			mgr_members_vip_env(m->members, &env);
 			mgr_vip_probe_io(m->vip, &env, now);
 		}
-		on_ready(m, fds, sig_fd, now);
-		if (fds[6].revents)
+		on_ready(m, fds, sig_fd, now); /* FD_MEMBERS .. FD_SIG */
+		if (fds[FD_METRICS].revents)
 			mgr_metrics_tick(m->metrics, now);
 	}
 }

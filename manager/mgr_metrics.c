@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lb_addr.h"
 #include "lb_hdr.h"
 #include "lb_log.h"
 #include "lb_prom.h"
@@ -112,21 +113,16 @@ mgr_metrics_gone(struct mgr_metrics *mt, int member)
 
 /* ---- rendering ---- */
 
+/* The labels of a service (vip in RFC 5952 text, port, proto). */
 static const char *
-ip_str(const struct lb_addr *a, char *buf, size_t len)
+svc_labels(
+	uint8_t af, const struct lb_addr *vip, uint16_t port, uint8_t proto, char *buf, size_t len)
 {
-	return inet_ntop(AF_INET, &a->a32[0], buf, (socklen_t)len) != NULL ? buf : "?";
-}
-
-/* The labels of a service (vip, port, proto). */
-static const char *
-svc_labels(const struct lb_addr *vip, uint16_t port, uint8_t proto, char *buf, size_t len)
-{
-	char v[INET6_ADDRSTRLEN], p[8];
+	char v[LB_ADDR_STRLEN], p[8];
 
 	snprintf(p, sizeof(p), "%u", port);
-	return lb_prom_labels(buf, len, "vip", ip_str(vip, v, sizeof(v)), "port", p, "proto",
-		proto == LB_IPPROTO_UDP ? "udp" : "tcp", NULL);
+	return lb_prom_labels(buf, len, "vip", lb_addr_ntop(af, vip, v, sizeof(v)), "port", p,
+		"proto", proto == LB_IPPROTO_UDP ? "udp" : "tcp", NULL);
 }
 
 static const char *
@@ -213,7 +209,7 @@ backends(struct lb_prom *p, const struct mgr_metrics *mt, uint64_t now)
 		struct lb_svc_key k;
 
 		lb_ftable_key(sc, &k);
-		svc_labels(&sc->vip, sc->port, sc->proto, sl, sizeof(sl));
+		svc_labels(sc->af, &sc->vip, sc->port, sc->proto, sl, sizeof(sl));
 		for (i = 0; i < sc->n_backends; i++) {
 			const struct lb_backend_cfg *be = &sc->backends[i];
 			struct mgr_hview hv;
@@ -221,7 +217,7 @@ backends(struct lb_prom *p, const struct mgr_metrics *mt, uint64_t now)
 			mgr_health_backend(mt->deps.health, &k, &be->dip, be->port, now, &hv);
 			lb_prom_sample(p,
 				lb_prom_labels_add(bl, sizeof(bl), sl, "backend",
-					mgr_be_str(be, b, sizeof(b))),
+					mgr_be_str(sc->af, be, b, sizeof(b))),
 				hv.hv_found && hv.hv_health == MGR_H_HEALTHY);
 		}
 	}
@@ -308,7 +304,7 @@ shares(struct lb_prom *p, const struct mgr_metrics *mt)
 
 			if (f->f.dip_port != 0)
 				continue; /* a backend */
-			svc_labels(&f->f.vip, f->f.port, f->f.proto, sl, sizeof(sl));
+			svc_labels(f->f.af, &f->f.vip, f->f.port, f->f.proto, sl, sizeof(sl));
 			for (i = 0; i < c->n_members; i++) {
 				struct mgr_rate r;
 
@@ -318,7 +314,8 @@ shares(struct lb_prom *p, const struct mgr_metrics *mt)
 				if (pass == 0 && f->rate.cps <= 0)
 					continue;
 				lb_prom_labels_add(l, sizeof(l), sl, "mux", c->members[i].id);
-				lb_prom_sample_f(p, l, pass == 1 ? 1.0 / f->members : r.cps / f->rate.cps);
+				lb_prom_sample_f(
+					p, l, pass == 1 ? 1.0 / f->members : r.cps / f->rate.cps);
 			}
 		}
 	}

@@ -186,6 +186,8 @@ main(int argc, char **argv)
 	/* Without probers nothing answers VIP probes: do not ask to be probed. */
 	if (app.cfg.n_probers != 0)
 		mcfg.probe_addr = app.cfg.tunnel_addr;
+	if (app.cfg.n_probers6 != 0 && app.cfg.has_tunnel6)
+		mcfg.probe_addr6 = app.cfg.tunnel_addr6;
 	if (apply_opts(&d, &app, &o) != 0)
 		return 1;
 	if (o.dp.check)

@@ -307,12 +307,7 @@ reply_ptb(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct 
 	memcpy(dst, lb_pkt_src6(p, pi), 16);
 	memmove(l3 + hdrs, l3, quote);
 	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
-	ip->vtc_flow = lb_cpu_to_be32(lb_ipv6_vtc(0, 0));
-	ip->payload_len = lb_cpu_to_be16((uint16_t)(sizeof(*icmp) + quote));
-	ip->next_hdr = LB_IPPROTO_ICMPV6;
-	ip->hop_limit = 64;
-	memcpy(ip->src, src, 16);
-	memcpy(ip->dst, dst, 16);
+	lb_ipv6_hdr_init(ip, LB_IPPROTO_ICMPV6, src, dst, (uint16_t)(sizeof(*icmp) + quote), 64);
 	icmp->type = LB_ICMP6_TOO_BIG;
 	icmp->code = 0;
 	icmp->mtu6 = lb_cpu_to_be32(mtu);
@@ -347,17 +342,8 @@ mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const
 	 */
 	memmove(l3 + hdrs, l3, quote);
 	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
-	ip->ver_ihl = 0x45;
-	ip->tos = 0;
-	ip->total_len = lb_cpu_to_be16((uint16_t)(hdrs + quote));
-	ip->id = 0;
-	ip->frag_off = 0;
-	ip->ttl = 64;
-	ip->proto = LB_IPPROTO_ICMP;
 	/* From the VIP: the address the client sent to, and so can route back. */
-	ip->src = pi->dst;
-	ip->dst = pi->src;
-	ip->csum = 0;
+	lb_ipv4_hdr_init(ip, LB_IPPROTO_ICMP, pi->dst, pi->src, (uint16_t)(hdrs + quote), 64);
 	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
 	icmp->type = LB_ICMP_UNREACH;
 	icmp->code = LB_ICMP_UNREACH_NEEDFRAG;

@@ -365,9 +365,13 @@ member_flows(void *arg, struct lb_flow_count *out, uint32_t max, uint32_t first,
 				continue;
 			memset(f, 0, sizeof(*f));
 			f->vip = sv->key.vip;
+			f->af = sv->key.af;
 			f->port = lb_be16_to_cpu(sv->key.port);
 			f->proto = sv->key.proto;
-			if (be != NULL) {
+			if (be != NULL && f->af == LB_AF_INET6) {
+				lb_addr_v6(&f->dip, g->addr6[sv->first_backend + i - 1].dip);
+				f->dip_port = lb_be16_to_cpu(be->port);
+			} else if (be != NULL) {
 				lb_addr_v4(&f->dip, be->dip);
 				f->dip_port = lb_be16_to_cpu(be->port);
 			}

@@ -57,6 +57,11 @@ lb_mbr_send_hello(struct lb_member *m)
 	msg.version = m->applied_version;
 	memcpy(msg.digest, m->applied_digest, LB_DIGEST_LEN);
 	msg.probe_addr.a32[0] = m->cfg.probe_addr;
+	msg.probe_addr6 = m->cfg.probe_addr6;
+	msg.n_pas = m->cfg.n_pas;
+	memcpy(msg.pas, m->cfg.pas, sizeof(msg.pas));
+	msg.n_dips = m->cfg.n_dips;
+	memcpy(msg.dips, m->cfg.dips, sizeof(msg.dips));
 	if (m->proof_len != 0) {
 		size_t n;
 

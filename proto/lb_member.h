@@ -91,12 +91,18 @@ struct lb_member_cfg {
 	char url[256];			       /* tls+tcp://host:port or ipc:///path: urls[0] */
 	char urls[LB_MEMBER_URLS][LB_MSG_URL]; /* every manager (url: just one) */
 	uint32_t n_urls;
-	char ca[256];		/* tls+tcp: CA that signed the manager's certificate */
-	char cert[256];		/* tls+tcp: this member's certificate ... */
-	char key[256];		/* ... and its key */
-	char server_name[128];	/* tls+tcp: name in the manager's certificate */
-	uint32_t heartbeat_ms;	/* STATUS period (default 1000) */
-	lb_be32_t probe_addr;	/* sent in HELLO: a mux's tunnel address, or 0 */
+	char ca[256];		    /* tls+tcp: CA that signed the manager's certificate */
+	char cert[256];		    /* tls+tcp: this member's certificate ... */
+	char key[256];		    /* ... and its key */
+	char server_name[128];	    /* tls+tcp: name in the manager's certificate */
+	uint32_t heartbeat_ms;	    /* STATUS period (default 1000) */
+	lb_be32_t probe_addr;	    /* sent in HELLO: a mux's tunnel address, or 0 */
+	struct lb_addr probe_addr6; /* sent in HELLO: a mux's IPv6 one, or all zero */
+	/* sent in HELLO: an agent's PAs and its VMs' DIPs (the manager checks
+	 * backends' hosts against them) */
+	uint32_t n_pas, n_dips;
+	struct lb_host_addr pas[LB_MSG_MAX_PAS];
+	struct lb_host_addr dips[LB_MSG_MAX_DIPS];
 	char state_file[256];	/* the last known good table ("": none kept) */
 	uint32_t lkg_wait_ms;	/* at start, no manager this long: load state_file */
 	uint32_t lkg_max_age_s; /* serving without a manager this long: withdraw (0: never) */

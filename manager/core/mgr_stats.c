@@ -50,7 +50,7 @@ mgr_stats_free(struct mgr_stats *st)
 static bool
 same_key(const struct lb_flow_count *a, const struct lb_flow_count *b)
 {
-	return a->vip.a64[0] == b->vip.a64[0] && a->vip.a64[1] == b->vip.a64[1] &&
+	return a->af == b->af && a->vip.a64[0] == b->vip.a64[0] && a->vip.a64[1] == b->vip.a64[1] &&
 	       a->port == b->port && a->proto == b->proto && a->dip.a64[0] == b->dip.a64[0] &&
 	       a->dip.a64[1] == b->dip.a64[1] && a->dip_port == b->dip_port;
 }

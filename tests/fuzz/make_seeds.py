@@ -17,6 +17,7 @@ Rewrites the seeds/ folders; regressions/ are never touched.
 import glob
 import os
 import shutil
+import socket
 import struct
 
 from scapy.all import (ARP, ICMP, IP, TCP, UDP, Dot1Q, Ether, Raw)  # noqa: E402
@@ -30,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 CLIENT = "198.51.100.7"
 VIP1, VIP2 = "10.0.0.1", "10.0.0.2"
+VIP6 = "2001:db8::10"
 MUX_ADDR, MUX2 = "10.255.0.1", "10.255.0.2"
 PA = "172.16.0.2"
 VM1, VM2 = "10.1.0.1", "10.1.0.2"
@@ -275,16 +277,27 @@ def ip4(s):
     return bytes(int(x) for x in s.split("."))
 
 
+def addr(s):         # 4 or 16 bytes: the family on the wire
+    return socket.inet_pton(socket.AF_INET6, s) if ":" in s else ip4(s)
+
+
 DIGEST = bytes(range(16))
 SEED = bytes(range(0x10, 0x20))
 
 
-def backend(i, dip, port=8080, weight=1, state=0):
-    return fb(2, fv(1, i) + fb(2, ip4(dip)) + fv(3, port) + fv(4, weight) + fb(5, ip4(PA)) + fv(6, state))
+def backend(i, dip, port=8080, weight=1, state=0, host=None):
+    return fb(2, fv(1, i) + fb(2, addr(dip)) + fv(3, port) + fv(4, weight) + fb(5, addr(host or PA))
+              + fv(6, state))
 
 
 def key(vip=VIP1, proto=6, port=80):
-    return fb(1, ip4(vip)) + fv(2, proto) + fv(3, port)
+    return fb(1, addr(vip)) + fv(2, proto) + fv(3, port)
+
+
+def service6(n=2):   # an IPv6 service, its hosts IPv6 and IPv4 in turn (6in6, 6in4)
+    return fb(1, key(VIP6, 6, 80)) + b"".join(
+        backend(i, "2001:db8:1::%x" % (i + 1), host="2001:db8:a1::1" if i % 2 == 0 else PA)
+        for i in range(n))
 
 
 def service(vip=VIP1, proto=6, port=80, n=2):
@@ -331,6 +344,25 @@ def codec_msgs():
         "prepare_no_delta": env(12, fv(1, 8) + fv(2, 7) + fb(4, DIGEST)),
         "prepare_ipv6": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(2, fb(1, bytes(16)) + fv(2, 6) + fv(3, 80)))
                             + fb(4, DIGEST)),
+        # IPv6: a service of IPv6 DIPs behind both families of host, an IPv4 one behind an
+        # IPv6 host (4in6), a DIP of the other family (refused), a mux's IPv6 probe address
+        # (9), an agent's PAs (10) and DIPs (11), an operator's IPv6 backend
+        "chunk0_ipv6": env(17, fv(1, 8) + fb(2, DIGEST) + fv(3, 0) + fv(4, 1) + fb(5, options(65537))
+                           + fb(6, service6(3))
+                           + fb(6, fb(1, key(VIP2, 6, 80)) + backend(0, "10.1.0.9", host="2001:db8:a1::1"))),
+        "prepare_ipv6_mixed_family": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(1, fb(1, key(VIP6, 6, 80))
+                                                                           + backend(0, "10.1.0.1")))
+                                         + fb(4, DIGEST)),
+        "hello_mux_ipv6": env(10, fb(1, "mux-1") + fv(2, 1) + fb(5, ip4("10.255.0.1"))
+                              + fb(9, addr("2001:db8:ff::1")), sender="mux-1"),
+        "hello_agent_addrs": env(10, fb(1, "agent-1") + fv(2, 2) + fb(10, ip4("10.0.1.1"))
+                                 + fb(10, addr("2001:db8:a1::1")) + fb(11, ip4("10.1.1.11"))
+                                 + fb(11, addr("2001:db8:1::11")), sender="agent-1"),
+        "hello_probe6_of_ipv4": env(10, fb(1, "mux-1") + fv(2, 1) + fb(9, ip4("10.255.0.1"))),
+        "ctl_backend_add_ipv6": env(20, fv(1, 5) + fb(2, key(VIP6, 6, 80))
+                                    + fb(3, fv(1, 0) + fb(2, addr("2001:db8:1::11")) + fv(3, 8080)
+                                         + fv(4, 1) + fb(5, ip4("10.0.1.1")))
+                                    + fv(6, 1), sender="ctl:op@host"),
         "prepare_bad_maglev": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(3, options(250))) + fb(4, DIGEST)),
         "vote_yes": env(13, fv(1, 8) + fb(2, DIGEST) + fv(3, 1), sender="mux-1"),
         "vote_no": env(13, fv(1, 8) + fb(2, DIGEST) + fb(4, "digest mismatch"), sender="mux-1"),

@@ -176,18 +176,19 @@ class ManagerLab(Daemons):
         return self.running("manager")
 
     def start_mux(self, name, port=None, pki=None, extra="", member_extra="", urls=None,
-                  devargs=None, env=None):
+                  devargs=None, env=None, **mux_opts):
         """Start sluice-mux NAME (on devargs, net_ring by default; member
         NAME of the manager on port, with pki's NAME certificate, its last
         known good table in tmp/NAME.lkg; member_extra: more of its manager
         group, extra: more of its config; urls: every manager's URL in place
-        of the one on port; env: its environment). Returns its DPDK file
+        of the one on port; env: its environment; mux_opts: MuxConfig's,
+        tunnel_address6 ...). Returns its DPDK file
         prefix."""
         prefix = test_prefix(self.TAG, name)
         pki = pki or self.pki
         path = os.path.join(self.tmp, name + ".cfg")
         with open(path, "w") as f:
-            f.write(MuxConfig(None, idle_sleep_us=1000).render(
+            f.write(MuxConfig(None, idle_sleep_us=1000, **mux_opts).render(
                 devargs=devargs or f"net_ring_{name}", file_prefix=prefix, port_name=None))
             where = (f'url = "tls+tcp://127.0.0.1:{port or self.port}"' if urls is None else
                      "urls = [ " + ", ".join(f'"{u}"' for u in urls) + " ]")
