@@ -4,7 +4,14 @@
 
     bench/commit_bench.py --manager build/manager/sluice-manager \\
         --mux build/mux/sluice-mux --ctl build/sluicectl/sluicectl \\
-        --certs scripts/make-certs.sh [--commits 300] [--backends 100000]
+        --certs scripts/make-certs.sh [--commits 300] [--backends 100000] \\
+        [--store sqlite|etcd]
+
+--store etcd: the manager keeps its state in a three-member etcd cluster
+on loopback (Debian's etcd-server; each member its own data folder in the
+temporary folder, fsync on as by default) instead of SQLite, and wins the
+election before anything else; every round's records and the commit are
+then etcd transactions guarded by its term. --backends 0 skips part 2.
 
 One sluice-manager and three managed sluice-mux members on this machine,
 over mutual TLS on loopback (net_ring ports: no traffic, the members only
@@ -36,6 +43,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "lib"))
+from sluicetest.etcd import EtcdCluster  # noqa: E402
 from sluicetest.procs import free_port, telemetry  # noqa: E402
 
 SEED = "00112233445566778899aabbccddeeff"
@@ -52,9 +60,17 @@ def main():
         ap.add_argument("--" + a, required=True)
     ap.add_argument("--commits", type=int, default=300)
     ap.add_argument("--backends", type=int, default=100000)
+    ap.add_argument("--store", choices=("sqlite", "etcd"), default="sqlite")
     a = ap.parse_args()
     procs, prefixes = [], []
     with tempfile.TemporaryDirectory() as tmp:
+        etcd = EtcdCluster(tmp, 3) if a.store == "etcd" else None
+        if etcd is not None and not etcd.start_all():
+            etcd.stop_all()
+            raise SystemExit("etcd did not start")
+        store = f'database = "{tmp}/m.db";' if etcd is None else (
+            'store = "etcd"; id = "bench"; etcd = { endpoints = [ ' +
+            ", ".join(f'"{e}"' for e in etcd.client) + ' ]; prefix = "/sluice/bench"; };')
         pki = os.path.join(tmp, "pki")
         names = ["mux1", "mux2", "mux3", "mux4"]
         subprocess.run([a.certs, pki, "sluice-manager"] + names, check=True,
@@ -64,7 +80,7 @@ def main():
         with open(f"{tmp}/manager.cfg", "w") as f:
             f.write(f"""manager = {{ listen = "tls+tcp://127.0.0.1:{port}"; ctl = "{ctl_url}";
 	tls = {{ ca = "{pki}/ca.pem"; cert = "{pki}/sluice-manager.pem"; key = "{pki}/sluice-manager.key"; }};
-	database = "{tmp}/m.db"; batch_ms = 0; hash_seed = "{SEED}"; maglev_size = 2003; }};
+	{store} batch_ms = 0; hash_seed = "{SEED}"; maglev_size = 2003; }};
 """)
 
         def ctl(*argv):
@@ -77,10 +93,10 @@ def main():
             with open(f"{tmp}/{name}.cfg", "w") as f:
                 f.write(f"""eal = [ "--no-huge", "-m", "1024", "--no-pci", "--file-prefix={prefix}" ];
 mux = {{ tunnel_address = "10.255.0.1"; next_hop_mac = "02:00:00:00:00:fe"; idle_sleep_us = 1000;
-	capacity = {{ services = 2048; backends = {2 * a.backends}; }}; }};
+	capacity = {{ services = 2048; backends = {max(2 * a.backends, 1024)}; }}; }};
 ports = ( {{ devargs = "net_ring_{name}"; }} );
 manager = {{ url = "tls+tcp://127.0.0.1:{port}"; id = "{name}"; ca = "{pki}/ca.pem";
-	cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key"; }};
+	cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key"; state_file = "{tmp}/{name}.lkg"; }};
 """)
             log = open(f"{tmp}/{name}.log", "w")
             procs.append(subprocess.Popen([a.mux, "-c", f"{tmp}/{name}.cfg"], stdout=log,
@@ -100,6 +116,9 @@ manager = {{ url = "tls+tcp://127.0.0.1:{port}"; id = "{name}"; ca = "{pki}/ca.p
                 if pred():
                     return True
                 time.sleep(0.002)
+            for n in ["manager"] + names:
+                if os.path.exists(f"{tmp}/{n}.log"):
+                    print(f"--- {n}.log\n" + open(f"{tmp}/{n}.log").read()[-1500:])
             raise SystemExit("timed out")
 
         try:
@@ -130,7 +149,7 @@ manager = {{ url = "tls+tcp://127.0.0.1:{port}"; id = "{name}"; ca = "{pki}/ca.p
                     raise SystemExit(f"commit {i}: {r.stderr}")
             last = json.loads(ctl("--json", "status").stdout)["committed"]["version"]
             wait(lambda: all(version(p) == last for p in pf), 10)
-            print(f"commit latency, sluicectl backend set -> committed on 3 muxes, "
+            print(f"commit latency ({a.store}), sluicectl backend set -> committed on 3 muxes, "
                   f"{a.commits} commits:")
             print(f"  p50 {pct(lat, 50):.1f} ms  p90 {pct(lat, 90):.1f} ms  "
                   f"p99 {pct(lat, 99):.1f} ms  max {max(lat):.1f} ms")
@@ -140,6 +159,8 @@ manager = {{ url = "tls+tcp://127.0.0.1:{port}"; id = "{name}"; ca = "{pki}/ca.p
 
             # snapshot sync
             per = a.backends // 1000
+            if per == 0:
+                return
             cfg = [f'flow_table = {{ hash_seed = "{SEED}"; maglev_size = 2003; services = (']
             for s in range(1000):
                 bes = ", ".join(
@@ -176,6 +197,8 @@ manager = {{ url = "tls+tcp://127.0.0.1:{port}"; id = "{name}"; ca = "{pki}/ca.p
                     p.kill()
             for p in prefixes:
                 subprocess.run(["rm", "-rf", f"/var/run/dpdk/{p}"], check=True)
+            if etcd is not None:
+                etcd.stop_all()
 
 
 if __name__ == "__main__":

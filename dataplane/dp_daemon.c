@@ -180,6 +180,7 @@ dp_member_create(struct dp_member *dm, pthread_mutex_t *lock, const struct lb_me
 	pthread_mutex_lock(lock);
 	dm->lock = lock;
 	dm->connected = lb_member_connected;
+	dm->lkg_verdict = lb_member_lkg_verdict;
 	dm->synced = lb_member_synced;
 	dm->m = m;
 	pthread_mutex_unlock(lock);

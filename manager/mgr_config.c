@@ -8,19 +8,6 @@
 #include "lb_maglev.h"
 #include "mgr_config.h"
 
-int
-mgr_config_path(const char *cfg_path, const char *name, char *out, size_t len)
-{
-	const char *slash = strrchr(cfg_path, '/');
-	int n;
-
-	if (name[0] == '/' || slash == NULL)
-		n = snprintf(out, len, "%s", name);
-	else
-		n = snprintf(out, len, "%.*s/%s", (int)(slash - cfg_path), cfg_path, name);
-	return n < 0 || (size_t)n >= len ? -LB_ERANGE : 0;
-}
-
 static bool
 has_prefix(const char *s, const char *prefix)
 {
@@ -124,7 +111,8 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 {
 	static const char *const fields[] = {"listen", "ctl", "ctl_tls", "tls", "database",
 		"vote_timeout_ms", "batch_ms", "health_batch_ms", "hash_seed", "maglev_size",
-		"services_file", "vip_probe_interval_ms", "vip_probe_failures", NULL};
+		"services_file", "vip_probe_interval_ms", "vip_probe_failures", "id", "store",
+		"etcd", "advertise", NULL};
 	const config_setting_t *s;
 	const char *str = NULL;
 	long long v;
@@ -192,8 +180,10 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 		cfg->mc_has_maglev_size = true;
 		cfg->mc_maglev_size = (uint32_t)v;
 	}
-	return get_file(m, "services_file", false, true, cfg->mc_path, cfg->mc_services_file,
-		sizeof(cfg->mc_services_file), err);
+	if ((rc = get_file(m, "services_file", false, true, cfg->mc_path, cfg->mc_services_file,
+		     sizeof(cfg->mc_services_file), err)) != 0)
+		return rc;
+	return mgr_config_ha_load(m, cfg, err);
 }
 
 int

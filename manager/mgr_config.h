@@ -16,8 +16,11 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "lb_config.h"
+#include "lb_err.h"
 #include "lb_metrics.h"
 
 #define MGR_URL_MAX 256
@@ -29,6 +32,18 @@
 #define MGR_DEFAULT_HEALTH_BATCH_MS 1000
 #define MGR_DEFAULT_VIP_PROBE_INTERVAL_MS 2000
 #define MGR_DEFAULT_VIP_PROBE_FAILURES 3
+#define MGR_ID_MAX 64
+#define MGR_ETCD_ENDPOINTS 8
+#define MGR_ETCD_PREFIX_MAX 128
+#define MGR_DEFAULT_LEASE_TTL_S 5
+#define MGR_DEFAULT_ETCD_TIMEOUT_MS 1000
+#define MGR_DEFAULT_KEEP_VERSIONS 1000
+
+/* Where the desired state, the versions and the rounds live. */
+enum mgr_store_kind {
+	MGR_STORE_SQLITE = 0, /* one manager, its database file (the default) */
+	MGR_STORE_ETCD,	      /* several managers, one leader, the state in etcd */
+};
 
 struct mgr_config {
 	char mc_path[PATH_MAX];	      /* the file itself */
@@ -51,7 +66,29 @@ struct mgr_config {
 	uint32_t mc_maglev_size;
 	char mc_services_file[PATH_MAX];  /* "" when absent */
 	struct lb_metrics_cfg mc_metrics; /* the top-level "metrics" group (lb_metrics.h) */
+
+	/* High availability (mgr_config_ha.c; docs/manager.md, "High availability"). */
+	char mc_id[MGR_ID_MAX]; /* this manager's name among its peers */
+	enum mgr_store_kind mc_store;
+	uint32_t mc_n_endpoints; /* etcd: its client URLs */
+	char mc_endpoints[MGR_ETCD_ENDPOINTS][MGR_URL_MAX];
+	char mc_etcd_prefix[MGR_ETCD_PREFIX_MAX]; /* "/sluice/<cluster>", no final '/' */
+	uint32_t mc_lease_ttl_s;		  /* the leader's lease */
+	uint32_t mc_etcd_timeout_ms;		  /* one etcd request, at most */
+	uint32_t mc_keep_versions;		  /* committed versions kept in etcd */
+	char mc_etcd_ca[PATH_MAX];		  /* https:// endpoints: optional */
+	char mc_etcd_cert[PATH_MAX];
+	char mc_etcd_key[PATH_MAX];
+	/* What peers are told to dial: members (the leader's) and sluicectl. */
+	char mc_adv_members[MGR_URL_MAX];
+	char mc_adv_ctl[MGR_URL_MAX];
 };
+
+/*
+ * The HA fields of the manager group (id, store, etcd, advertise), after
+ * the others are loaded (mgr_config_ha.c). 0 or -LB_ECONFIG with err.
+ */
+int mgr_config_ha_load(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_err *err);
 
 /*
  * Load and check `path`. Returns 0, or -LB_ECONFIG with the message in err
@@ -62,7 +99,20 @@ int mgr_config_load(const char *path, struct mgr_config *cfg, struct lb_cfg_err 
 /*
  * Resolve `name` against the folder of the configuration file `cfg_path`
  * (absolute names are kept). Returns 0 or -LB_ERANGE when it does not fit.
+ * Inline: mgr_config.c and mgr_config_ha.c both use it, and the HA part
+ * is called by the rest, never the other way.
  */
-int mgr_config_path(const char *cfg_path, const char *name, char *out, size_t len);
+static inline int
+mgr_config_path(const char *cfg_path, const char *name, char *out, size_t len)
+{
+	const char *slash = strrchr(cfg_path, '/');
+	int n;
+
+	if (name[0] == '/' || slash == NULL)
+		n = snprintf(out, len, "%s", name);
+	else
+		n = snprintf(out, len, "%.*s/%s", (int)(slash - cfg_path), cfg_path, name);
+	return n < 0 || (size_t)n >= len ? -LB_ERANGE : 0;
+}
 
 #endif /* MGR_CONFIG_H */

@@ -13,6 +13,7 @@
 #include "lb_err.h"
 #include "lb_ftable.h"
 #include "lb_log.h"
+#include "mgr_crash.h"
 #include "mgr_driver_int.h"
 #include "mgr_text.h"
 
@@ -112,6 +113,7 @@ begin_round(struct mgr_driver *d, uint64_t now)
 	}
 	msg->type = LB_MSG_PREPARE;
 	snprintf(msg->sender, sizeof(msg->sender), "manager");
+	msg->term = mgr_store_term(d->store);
 	msg->version = r->r_version;
 	msg->base_version = r->r_version - 1;
 	msg->delta = delta;
@@ -186,6 +188,7 @@ send_simple(struct mgr_driver *d, int i, enum lb_msg_type type, uint64_t version
 		return;
 	msg->type = type;
 	snprintf(msg->sender, sizeof(msg->sender), "manager");
+	msg->term = mgr_store_term(d->store);
 	msg->version = version;
 	memcpy(msg->digest, digest_of(d, version), LB_DIGEST_LEN);
 	if (reason != NULL)
@@ -203,10 +206,13 @@ record_commit(struct mgr_driver *d, uint64_t version, uint64_t now)
 	char why[LB_MSG_TEXT];
 	uint32_t i;
 
+	mgr_crash_at("voted");
 	if (r->r_active && r->r_version == version &&
 		mgr_store_commit(d->store, r->r_id, version, r->r_digest, r->r_summary,
-			r->r_prepare, r->r_prepare_len, &r->r_next) == 0)
+			r->r_prepare, r->r_prepare_len, &r->r_next) == 0) {
+		mgr_crash_at("recorded");
 		return;
+	}
 	snprintf(why, sizeof(why), "manager could not record the commit: %s",
 		r->r_active ? mgr_store_error(d->store) : "no round");
 	LB_ERR("version %" PRIu64 " aborted: %s", version, why);
@@ -499,6 +505,7 @@ mgr_driver_vote(struct mgr_driver *d, int member, const struct lb_msg *v, uint64
 
 	/* Copied: running the actions may move the members' array. */
 	snprintf(id, sizeof(id), "%s", d->commit->members[member].id);
+	mgr_crash_at("prepared");
 	mgr_commit_vote(d->commit, id, v->version, v->digest, v->flag, v->text, now);
 }
 
@@ -544,6 +551,12 @@ mgr_driver_committed(const struct mgr_driver *d, uint64_t *version, const uint8_
 	return &d->committed;
 }
 
+uint64_t
+mgr_driver_term(const struct mgr_driver *d)
+{
+	return mgr_store_term(d->store);
+}
+
 bool
 mgr_driver_hello_abort(const struct mgr_driver *d, struct lb_msg *w)
 {
@@ -552,6 +565,7 @@ mgr_driver_hello_abort(const struct mgr_driver *d, struct lb_msg *w)
 	memset(w, 0, sizeof(*w));
 	w->type = LB_MSG_ABORT;
 	snprintf(w->sender, sizeof(w->sender), "manager");
+	w->term = mgr_store_term(d->store);
 	w->version = d->rec_abort_version;
 	memcpy(w->digest, d->rec_digest, LB_DIGEST_LEN);
 	snprintf(w->text, sizeof(w->text), "manager restarted before deciding");

@@ -164,6 +164,9 @@ const struct lb_ftable *mgr_driver_committed(
  */
 bool mgr_driver_hello_abort(const struct mgr_driver *d, struct lb_msg *abort);
 
+/* The leader's term every message carries (0: a single manager). */
+uint64_t mgr_driver_term(const struct mgr_driver *d);
+
 /* What the operator API shows (pointers valid until the next event). */
 struct mgr_driver_view {
 	const struct mgr_commit *commit;

@@ -44,6 +44,7 @@
 #include "mgr_dip_prober.h"
 #include "mgr_driver.h"
 #include "mgr_guard.h"
+#include "mgr_ha.h"
 #include "mgr_health.h"
 #include "mgr_members.h"
 #include "mgr_metrics.h"
@@ -64,6 +65,7 @@ struct mgr {
 	struct mgr_members *members;
 	struct mgr_vip_probe *vip;
 	struct mgr_api *api;
+	struct mgr_ha *ha; /* store = "etcd": the election (NULL: a single manager) */
 	struct mgr_stats *stats;
 	struct mgr_metrics *metrics;
 	bool stopping;
@@ -121,6 +123,10 @@ on_member_msg(void *ctx, uint32_t pipe, const struct lb_msg *msg, uint64_t now)
 {
 	struct mgr *m = ctx;
 
+	if (m->members == NULL) { /* a standby */
+		mgr_ha_standby_member(m->ha, m->transport, pipe, msg);
+		return;
+	}
 	mgr_members_on_msg(m->members, pipe, msg, now);
 }
 
@@ -129,7 +135,8 @@ on_member_malformed(void *ctx, uint32_t pipe, const char *why, bool first)
 {
 	struct mgr *m = ctx;
 
-	mgr_members_on_malformed(m->members, pipe, why, first);
+	if (m->members != NULL)
+		mgr_members_on_malformed(m->members, pipe, why, first);
 }
 
 static void
@@ -137,7 +144,8 @@ on_member_gone(void *ctx, uint32_t pipe, uint64_t now)
 {
 	struct mgr *m = ctx;
 
-	mgr_members_on_gone(m->members, pipe, now);
+	if (m->members != NULL)
+		mgr_members_on_gone(m->members, pipe, now);
 }
 
 static void
@@ -146,6 +154,10 @@ on_ctl_request(
 {
 	struct mgr *m = ctx;
 
+	if (m->api == NULL) { /* a standby */
+		mgr_ha_standby_ctl(m->ha, rep);
+		return;
+	}
 	mgr_api_handle(m->api, req, asker, rep, now);
 }
 
@@ -226,7 +238,10 @@ vip_fence(void *ctx, int member, const char *why, uint64_t now)
 
 /* ---- start and stop ---- */
 
-/* The sockets, the member protocol on them, the listeners and their guard. */
+/*
+ * The sockets, the listeners and their guard. Until start_members() (a
+ * standby: until it is elected) the callbacks answer as a standby.
+ */
 static int
 start_network(struct mgr *m, char *err, size_t len)
 {
@@ -237,26 +252,12 @@ start_network(struct mgr *m, char *err, size_t len)
 		.member_gone = on_member_gone,
 		.ctl_request = on_ctl_request,
 	};
-	const struct mgr_members_hooks hooks = {
-		.ctx = m, .hello = member_hello, .status = member_status, .gone = member_gone};
 	const struct mgr_config *c = &m->cfg;
-	struct mgr_driver_out out;
 	int rv;
 
 	m->transport = mgr_transport_open(c, &ops, err, len);
 	if (m->transport == NULL)
 		return -1;
-	m->members = mgr_members_new(m->transport, m->driver, &hooks);
-	if (m->members == NULL) {
-		snprintf(err, len, "members: out of memory");
-		return -1;
-	}
-	out = (struct mgr_driver_out){.ctx = m,
-		.send = driver_send,
-		.send_msg = driver_send_msg,
-		.snapshot = driver_snapshot,
-		.committed = driver_committed};
-	mgr_driver_set_out(m->driver, &out);
 	/* The guard checks the TLS listeners with our own certificate. */
 	m->guard = mgr_guard_new(mgr_transport_tls(m->transport), c->mc_has_tls ? c->mc_cert : NULL,
 		c->mc_has_tls ? c->mc_key : NULL);
@@ -271,6 +272,71 @@ start_network(struct mgr *m, char *err, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+/* The member protocol on the sockets, fed by the commit driver. */
+static int
+start_members(struct mgr *m, char *err, size_t len)
+{
+	const struct mgr_members_hooks hooks = {
+		.ctx = m, .hello = member_hello, .status = member_status, .gone = member_gone};
+	struct mgr_driver_out out;
+
+	m->members = mgr_members_new(m->transport, m->driver, &hooks);
+	if (m->members == NULL) {
+		snprintf(err, len, "members: out of memory");
+		return -1;
+	}
+	out = (struct mgr_driver_out){.ctx = m,
+		.send = driver_send,
+		.send_msg = driver_send_msg,
+		.snapshot = driver_snapshot,
+		.committed = driver_committed};
+	mgr_driver_set_out(m->driver, &out);
+	return 0;
+}
+
+/* What arrived (fds: members, ctl, pipes, signals, in that order first). */
+static void
+on_ready(struct mgr *m, const struct pollfd *fds, int sig_fd, uint64_t now)
+{
+	if (fds[3].revents)
+		on_signal(m, sig_fd);
+	if (fds[2].revents)
+		mgr_transport_recv_pipes(m->transport, now);
+	if (fds[0].revents)
+		mgr_transport_recv_members(m->transport, now);
+	if (fds[1].revents)
+		mgr_transport_recv_ctl(m->transport, now);
+}
+
+/*
+ * store = "etcd": stand by, answering sluicectl and members with the
+ * leader's URLs, until this manager is elected (true) or stopped (false).
+ */
+static bool
+stand_by(struct mgr *m, int sig_fd)
+{
+	struct pollfd fds[4] = {
+		{.fd = mgr_transport_fd_members(m->transport), .events = POLLIN},
+		{.fd = mgr_transport_fd_ctl(m->transport), .events = POLLIN},
+		{.fd = mgr_transport_fd_pipes(m->transport), .events = POLLIN},
+		{.fd = sig_fd, .events = POLLIN},
+	};
+
+	while (!m->stopping) {
+		uint64_t now = mgr_now_ms(), next = mgr_ha_tick(m->ha, now);
+		int timeout = next <= now ? 0 : next - now > 200 ? 200 : (int)(next - now);
+
+		if (mgr_ha_term(m->ha) != 0)
+			return true;
+		if (poll(fds, 4, timeout) < 0 && errno != EINTR) {
+			LB_ERR("poll: %s", strerror(errno));
+			return false;
+		}
+		on_ready(m, fds, sig_fd, mgr_now_ms());
+	}
+	return false;
 }
 
 /*
@@ -329,6 +395,13 @@ loop(struct mgr *m, int sig_fd)
 		t = mgr_vip_probe_next_deadline(m->vip);
 		if (t < d)
 			d = t;
+		if (m->ha != NULL) {
+			t = mgr_ha_tick(m->ha, now);
+			if (mgr_ha_deposed(m->ha))
+				break;
+			if (t < d)
+				d = t;
+		}
 		/* At least once a second: contact ages and silence checks stay fresh. */
 		timeout = d <= now ? 0 : d - now > 1000 ? 1000 : (int)(d - now);
 		if (poll(fds, FD_N, timeout) < 0 && errno != EINTR) {
@@ -343,14 +416,7 @@ loop(struct mgr *m, int sig_fd)
 			mgr_members_vip_env(m->members, &env);
 			mgr_vip_probe_io(m->vip, &env, now);
 		}
-		if (fds[FD_SIG].revents)
-			on_signal(m, sig_fd);
-		if (fds[FD_PIPES].revents)
-			mgr_transport_recv_pipes(m->transport, now);
-		if (fds[FD_MEMBERS].revents)
-			mgr_transport_recv_members(m->transport, now);
-		if (fds[FD_CTL].revents)
-			mgr_transport_recv_ctl(m->transport, now);
+		on_ready(m, fds, sig_fd, now); /* FD_MEMBERS .. FD_SIG */
 		if (fds[FD_METRICS].revents)
 			mgr_metrics_tick(m->metrics, now);
 	}
@@ -376,6 +442,7 @@ mgr_free(struct mgr *m)
 	mgr_driver_free(m->driver);
 	mgr_health_free(m->health); /* before the prober: it releases the probes */
 	mgr_dip_prober_free(m->dip);
+	mgr_ha_free(m->ha);
 	free(m);
 }
 
@@ -464,10 +531,32 @@ main(int argc, char **argv)
 		LB_ERR("signals: %s", strerror(errno));
 		goto out;
 	}
-	m->store = mgr_store_open(m->cfg.mc_database, err, sizeof(err));
-	if (m->store == NULL) {
-		LB_ERR("%s", err);
-		goto out;
+	if (m->cfg.mc_store == MGR_STORE_ETCD) {
+		m->store = mgr_store_open_etcd(&m->cfg, err, sizeof(err));
+		m->ha = m->store != NULL ? mgr_ha_new(&m->cfg, m->store) : NULL;
+		if (m->store == NULL || m->ha == NULL) {
+			LB_ERR("%s", m->store == NULL ? err : "election: out of memory");
+			goto out;
+		}
+		if (start_network(m, err, sizeof(err)) != 0) {
+			LB_ERR("%s", err);
+			goto out;
+		}
+		LB_INFO("standing by as %s: campaigning on etcd (prefix %s, lease %u s)",
+			m->cfg.mc_id, m->cfg.mc_etcd_prefix, m->cfg.mc_lease_ttl_s);
+		if (!stand_by(m, sig_fd)) {
+			rc = 0;
+			LB_INFO("stopped while standing by");
+			mgr_ha_stop(m->ha, mgr_now_ms());
+			goto out;
+		}
+		LB_INFO("elected, term %" PRIu64 ": starting from the store", mgr_ha_term(m->ha));
+	} else {
+		m->store = mgr_store_open(m->cfg.mc_database, err, sizeof(err));
+		if (m->store == NULL) {
+			LB_ERR("%s", err);
+			goto out;
+		}
 	}
 	m->driver = mgr_driver_new(&m->cfg, m->store, m->health);
 	if (m->driver == NULL) {
@@ -476,7 +565,8 @@ main(int argc, char **argv)
 	}
 	if (mgr_driver_load(m->driver, mgr_now_ms()) != 0)
 		goto out;
-	if (start_network(m, err, sizeof(err)) != 0) {
+	if ((m->transport == NULL && start_network(m, err, sizeof(err)) != 0) ||
+		start_members(m, err, sizeof(err)) != 0) {
 		LB_ERR("%s", err);
 		goto out;
 	}
@@ -519,6 +609,10 @@ main(int argc, char **argv)
 	loop(m, sig_fd);
 	lb_notify_stopping();
 	rc = 0;
+	if (m->ha != NULL && mgr_ha_deposed(m->ha))
+		rc = MGR_HA_EXIT_DEPOSED;
+	else if (m->ha != NULL)
+		mgr_ha_stop(m->ha, mgr_now_ms()); /* the standbys take over at once */
 	LB_INFO("stopped at version %" PRIu64, mgr_driver_commit(m->driver)->committed);
 out:
 	mgr_free(m);

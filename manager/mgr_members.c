@@ -64,6 +64,7 @@ mgr_members_new(
 		free(mb);
 		return NULL;
 	}
+	mgr_snap_set_term(mb->snap, mgr_driver_term(d));
 	mb->t = t;
 	mb->d = d;
 	mb->hooks = *hooks;
@@ -359,6 +360,7 @@ on_hello(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *h, uint64_t
 	if (w != NULL) {
 		w->type = LB_MSG_WELCOME;
 		snprintf(w->sender, sizeof(w->sender), "manager");
+		w->term = mgr_driver_term(mb->d);
 		w->version = c->committed;
 		w->flag = !current;
 		mgr_members_send_msg(mb, i, w, now);
@@ -369,6 +371,26 @@ on_hello(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *h, uint64_t
 	}
 	/* Its hello's actions (a snapshot to a fenced member) follow the WELCOME. */
 	mgr_driver_run(mb->d, now);
+}
+
+/*
+ * A leader answers every STATUS with a WELCOME of its term and committed
+ * version: a member that stops hearing them takes the leader for frozen
+ * and dials the next manager (lb_member.h). A single manager does not.
+ */
+static void
+status_answer(struct mgr_members *mb, int i, uint64_t now)
+{
+	struct lb_msg *w = calloc(1, sizeof(*w));
+
+	if (w == NULL)
+		return;
+	w->type = LB_MSG_WELCOME;
+	snprintf(w->sender, sizeof(w->sender), "manager");
+	w->term = mgr_driver_term(mb->d);
+	mgr_driver_committed(mb->d, &w->version, NULL);
+	mgr_members_send_msg(mb, i, w, now);
+	free(w);
 }
 
 void
@@ -414,6 +436,8 @@ mgr_members_on_msg(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *m
 		memcpy(p->mp_counters, msg->counters, msg->n_counters * sizeof(msg->counters[0]));
 		if (mb->hooks.status != NULL)
 			mb->hooks.status(mb->hooks.ctx, i, msg, now);
+		if (mgr_driver_term(mb->d) != 0)
+			status_answer(mb, i, now);
 		break;
 	case LB_MSG_REFUSED:
 		LB_WARN("member %s refused the manager: %s", id_of(mb, i), msg->text);

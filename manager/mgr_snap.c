@@ -9,6 +9,7 @@
 #include "mgr_snap.h"
 
 struct mgr_snap {
+	uint64_t s_term; /* the leader's, in every chunk (kept by mgr_snap_clear) */
 	bool s_valid;
 	uint64_t s_version;
 	uint32_t s_count;
@@ -25,6 +26,7 @@ mgr_snap_new(void)
 void
 mgr_snap_clear(struct mgr_snap *s)
 {
+	uint64_t term = s->s_term;
 	uint32_t i;
 
 	for (i = 0; i < s->s_count; i++)
@@ -32,6 +34,14 @@ mgr_snap_clear(struct mgr_snap *s)
 	free(s->s_buf);
 	free(s->s_len);
 	memset(s, 0, sizeof(*s));
+	s->s_term = term;
+}
+
+void
+mgr_snap_set_term(struct mgr_snap *s, uint64_t term)
+{
+	mgr_snap_clear(s);
+	s->s_term = term;
 }
 
 void
@@ -76,6 +86,7 @@ build(struct mgr_snap *s, const struct lb_ftable *t, uint64_t version,
 	}
 	msg->type = LB_MSG_SNAPSHOT_CHUNK;
 	snprintf(msg->sender, sizeof(msg->sender), "manager");
+	msg->term = s->s_term;
 	msg->version = version;
 	memcpy(msg->digest, digest, LB_DIGEST_LEN);
 	msg->count = n;

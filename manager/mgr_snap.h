@@ -38,6 +38,9 @@ void mgr_snap_free(struct mgr_snap *s);
 /* Drop the chunks (their version is no longer committed): memory back. */
 void mgr_snap_clear(struct mgr_snap *s);
 
+/* The leader's term, carried by every chunk from now on (0: a single manager). */
+void mgr_snap_set_term(struct mgr_snap *s, uint64_t term);
+
 /*
  * The chunks of table t at version (with its digest), encoded at the first
  * call for that version. Valid until the next call or mgr_snap_clear().

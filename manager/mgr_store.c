@@ -209,6 +209,7 @@ mgr_store_open(const char *path, char *err, size_t len)
 		snprintf(err, len, "database: out of memory");
 		return NULL;
 	}
+	s->ops = &mgr_sqlite_ops;
 	s->lock_fd = -1;
 	make_parent(path);
 	if (lock_database(s, path, err, len) != 0)
@@ -246,7 +247,7 @@ fail:
 }
 
 void
-mgr_store_close(struct mgr_store *s)
+mgr_sqlite_close(struct mgr_store *s)
 {
 	if (s == NULL)
 		return;
@@ -306,7 +307,7 @@ meta_u32(struct mgr_store *s, const char *key, uint32_t *out)
 }
 
 int
-mgr_store_load_meta(struct mgr_store *s, struct mgr_meta *m)
+mgr_sqlite_load_meta(struct mgr_store *s, struct mgr_meta *m)
 {
 	char v[64];
 	bool found;
@@ -348,7 +349,7 @@ mgr_store_meta_write(struct mgr_store *s, const struct mgr_meta *m)
 }
 
 int
-mgr_store_save_meta(struct mgr_store *s, const struct mgr_meta *m)
+mgr_sqlite_save_meta(struct mgr_store *s, const struct mgr_meta *m)
 {
 	if (mgr_store_exec(s, "save meta: begin", "BEGIN IMMEDIATE") != 0)
 		return -LB_EIO;
@@ -359,3 +360,21 @@ mgr_store_save_meta(struct mgr_store *s, const struct mgr_meta *m)
 	}
 	return 0;
 }
+
+const struct mgr_store_ops mgr_sqlite_ops = {
+	.name = "sqlite",
+	.close = mgr_sqlite_close,
+	.load_meta = mgr_sqlite_load_meta,
+	.save_meta = mgr_sqlite_save_meta,
+	.load_committed = mgr_sqlite_load_committed,
+	.load_desired = mgr_sqlite_load_desired,
+	.save_desired = mgr_sqlite_save_desired,
+	.load_pools = mgr_sqlite_load_pools,
+	.last_round = mgr_sqlite_last_round,
+	.round_prepare = mgr_sqlite_round_prepare,
+	.round_abort = mgr_sqlite_round_abort,
+	.commit = mgr_sqlite_commit,
+	.history = mgr_sqlite_history,
+	.has_version = mgr_sqlite_has_version,
+	.desired_stamp = NULL, /* one manager: nobody else changes it */
+};

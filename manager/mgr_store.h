@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The manager's durable state, in SQLite (WAL, synchronous=FULL).
+ * The manager's durable state: in SQLite (WAL, synchronous=FULL) for one
+ * manager, the default; or in etcd for several, one of them the leader
+ * (mgr_store_open_etcd; docs/manager.md, "High availability"). Both keep
+ * the same records under the same contract, behind one table of
+ * operations (mgr_store_int.h); this header is all the rest of the manager
+ * sees.
  *
  * What must survive a kill -9 at any instant: the committed version and its
  * table, the rounds that were prepared (so a restart knows whether to send
@@ -25,6 +30,7 @@
 #include <stdint.h>
 
 #include "lb_codec.h"
+#include "mgr_config.h"
 #include "mgr_pool.h"
 
 struct mgr_store;
@@ -66,7 +72,36 @@ struct mgr_hist {
  */
 struct mgr_store *mgr_store_open(const char *path, char *err, size_t len);
 
+/*
+ * etcd: the key space cfg->mc_etcd_prefix on cfg's endpoints. Refused
+ * (NULL, err) when no endpoint answers within the timeout, or when the
+ * prefix holds keys that are not a sluice manager's ("etcd prefix
+ * /sluice/prod holds /sluice/prod/foo, which is not a sluice manager's
+ * key: give another prefix"). Nothing is written until a term is set.
+ */
+struct mgr_store *mgr_store_open_etcd(const struct mgr_config *cfg, char *err, size_t len);
+
 void mgr_store_close(struct mgr_store *s);
+
+/* "sqlite" or "etcd". */
+const char *mgr_store_kind(const struct mgr_store *s);
+
+/*
+ * etcd: the leader's term (its leader key's create_revision). Every write
+ * from now on is a transaction that holds only while that key still has
+ * this create_revision, so a deposed leader's writes fail ("not the
+ * leader: ..."); 0: no write may be made (a standby). SQLite: unused.
+ */
+void mgr_store_set_term(struct mgr_store *s, uint64_t term);
+
+/* The term set (0: a single manager, or a standby). */
+uint64_t mgr_store_term(const struct mgr_store *s);
+
+/*
+ * etcd: a number that changes whenever the desired table or its pools do
+ * (a standby reloads them for its probes). SQLite: always 0.
+ */
+int mgr_store_desired_stamp(struct mgr_store *s, uint64_t *stamp);
 
 /* The last error, "database: <operation>: <sqlite message>". */
 const char *mgr_store_error(const struct mgr_store *s);

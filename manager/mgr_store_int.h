@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Inside the store: what mgr_store.c, mgr_store_tables.c and mgr_store_rounds.c share. */
+/*
+ * Inside the store: its two implementations behind one table of
+ * operations (mgr_store_api.c dispatches mgr_store.h's calls to it).
+ *
+ *   mgr_store.c, mgr_store_tables.c, mgr_store_rounds.c   SQLite
+ *   mgr_estore.c, mgr_estore_rounds.c                     etcd
+ */
 #ifndef MGR_STORE_INT_H
 #define MGR_STORE_INT_H
 
@@ -7,11 +13,67 @@
 
 #include "mgr_store.h"
 
+struct mgr_estore;
+
+/* One implementation: mgr_store.h's calls, the same contract. */
+struct mgr_store_ops {
+	const char *name; /* "sqlite", "etcd" */
+	void (*close)(struct mgr_store *s);
+	int (*load_meta)(struct mgr_store *s, struct mgr_meta *m);
+	int (*save_meta)(struct mgr_store *s, const struct mgr_meta *m);
+	int (*load_committed)(struct mgr_store *s, uint64_t *version,
+		uint8_t digest[LB_DIGEST_LEN], struct lb_ftable *ft);
+	int (*load_desired)(struct mgr_store *s, bool *found, struct lb_ftable *ft);
+	int (*save_desired)(struct mgr_store *s, const struct lb_ftable *ft,
+		const struct mgr_pools *pools, const struct mgr_meta *m);
+	int (*load_pools)(struct mgr_store *s, struct mgr_pools *ps);
+	int (*last_round)(struct mgr_store *s, struct mgr_round_rec *r);
+	int (*round_prepare)(struct mgr_store *s, uint64_t version,
+		const uint8_t digest[LB_DIGEST_LEN], const char *summary,
+		const struct lb_ftable *next, int64_t *round_id);
+	int (*round_abort)(struct mgr_store *s, int64_t round_id, const char *reason);
+	int (*commit)(struct mgr_store *s, int64_t round_id, uint64_t version,
+		const uint8_t digest[LB_DIGEST_LEN], const char *summary, const uint8_t *delta,
+		size_t delta_len, const struct lb_ftable *table);
+	int (*history)(struct mgr_store *s, uint32_t limit, struct mgr_hist **out);
+	int (*has_version)(struct mgr_store *s, uint64_t version);
+	int (*desired_stamp)(struct mgr_store *s, uint64_t *stamp);
+};
+
 struct mgr_store {
-	sqlite3 *db;
+	const struct mgr_store_ops *ops;
+	sqlite3 *db; /* SQLite */
 	int lock_fd;
+	struct mgr_estore *es; /* etcd */
+	uint64_t term;	       /* etcd: every write is guarded by it (0: none may be made) */
 	char err[512];
 };
+
+extern const struct mgr_store_ops mgr_sqlite_ops;
+extern const struct mgr_store_ops mgr_estore_ops;
+
+/* ---- SQLite: mgr_store.c ---- */
+void mgr_sqlite_close(struct mgr_store *s);
+int mgr_sqlite_load_meta(struct mgr_store *s, struct mgr_meta *m);
+int mgr_sqlite_save_meta(struct mgr_store *s, const struct mgr_meta *m);
+/* mgr_store_tables.c */
+int mgr_sqlite_load_committed(
+	struct mgr_store *s, uint64_t *version, uint8_t digest[LB_DIGEST_LEN], struct lb_ftable *ft);
+int mgr_sqlite_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft);
+int mgr_sqlite_save_desired(struct mgr_store *s, const struct lb_ftable *ft,
+	const struct mgr_pools *pools, const struct mgr_meta *m);
+int mgr_sqlite_load_pools(struct mgr_store *s, struct mgr_pools *ps);
+/* mgr_store_rounds.c */
+int mgr_sqlite_last_round(struct mgr_store *s, struct mgr_round_rec *r);
+int mgr_sqlite_round_prepare(struct mgr_store *s, uint64_t version,
+	const uint8_t digest[LB_DIGEST_LEN], const char *summary, const struct lb_ftable *next,
+	int64_t *round_id);
+int mgr_sqlite_round_abort(struct mgr_store *s, int64_t round_id, const char *reason);
+int mgr_sqlite_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
+	const uint8_t digest[LB_DIGEST_LEN], const char *summary, const uint8_t *delta,
+	size_t delta_len, const struct lb_ftable *table);
+int mgr_sqlite_has_version(struct mgr_store *s, uint64_t version);
+int mgr_sqlite_history(struct mgr_store *s, uint32_t limit, struct mgr_hist **out);
 
 /* Wall-clock milliseconds, for the rows' times. */
 int64_t mgr_store_now_ms(void);

@@ -14,7 +14,7 @@
 /* ---- rounds ---- */
 
 int
-mgr_store_last_round(struct mgr_store *s, struct mgr_round_rec *r)
+mgr_sqlite_last_round(struct mgr_store *s, struct mgr_round_rec *r)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -41,7 +41,7 @@ mgr_store_last_round(struct mgr_store *s, struct mgr_round_rec *r)
 }
 
 int
-mgr_store_round_prepare(struct mgr_store *s, uint64_t version, const uint8_t digest[LB_DIGEST_LEN],
+mgr_sqlite_round_prepare(struct mgr_store *s, uint64_t version, const uint8_t digest[LB_DIGEST_LEN],
 	const char *summary, const struct lb_ftable *next, int64_t *round_id)
 {
 	sqlite3_stmt *st;
@@ -66,7 +66,7 @@ mgr_store_round_prepare(struct mgr_store *s, uint64_t version, const uint8_t dig
 }
 
 int
-mgr_store_round_abort(struct mgr_store *s, int64_t round_id, const char *reason)
+mgr_sqlite_round_abort(struct mgr_store *s, int64_t round_id, const char *reason)
 {
 	sqlite3_stmt *st;
 
@@ -98,7 +98,7 @@ run_ints(struct mgr_store *s, const char *op, const char *sql, int n, sqlite3_in
 }
 
 int
-mgr_store_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
+mgr_sqlite_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
 	const uint8_t digest[LB_DIGEST_LEN], const char *summary, const uint8_t *delta,
 	size_t delta_len, const struct lb_ftable *table)
 {
@@ -156,7 +156,7 @@ fail:
 }
 
 int
-mgr_store_has_version(struct mgr_store *s, uint64_t version)
+mgr_sqlite_has_version(struct mgr_store *s, uint64_t version)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -171,7 +171,7 @@ mgr_store_has_version(struct mgr_store *s, uint64_t version)
 }
 
 int
-mgr_store_history(struct mgr_store *s, uint32_t limit, struct mgr_hist **out)
+mgr_sqlite_history(struct mgr_store *s, uint32_t limit, struct mgr_hist **out)
 {
 	sqlite3_stmt *st;
 	struct mgr_hist *h = NULL;

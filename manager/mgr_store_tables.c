@@ -99,7 +99,7 @@ column_table(struct mgr_store *s, sqlite3_stmt *st, int col, const char *what, s
 /* ---- tables ---- */
 
 int
-mgr_store_load_committed(
+mgr_sqlite_load_committed(
 	struct mgr_store *s, uint64_t *version, uint8_t digest[LB_DIGEST_LEN], struct lb_ftable *ft)
 {
 	sqlite3_stmt *st;
@@ -126,7 +126,7 @@ mgr_store_load_committed(
 }
 
 int
-mgr_store_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft)
+mgr_sqlite_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -184,7 +184,7 @@ pools_write(struct mgr_store *s, const struct mgr_pools *ps)
 }
 
 int
-mgr_store_load_pools(struct mgr_store *s, struct mgr_pools *ps)
+mgr_sqlite_load_pools(struct mgr_store *s, struct mgr_pools *ps)
 {
 	const char *op = "load pool options";
 	sqlite3_stmt *st;
@@ -245,7 +245,7 @@ mgr_store_load_pools(struct mgr_store *s, struct mgr_pools *ps)
 }
 
 int
-mgr_store_save_desired(struct mgr_store *s, const struct lb_ftable *ft,
+mgr_sqlite_save_desired(struct mgr_store *s, const struct lb_ftable *ft,
 	const struct mgr_pools *pools, const struct mgr_meta *m)
 {
 	sqlite3_stmt *st;

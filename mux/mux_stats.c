@@ -250,6 +250,21 @@ tel_name(char *buf)
 	return buf;
 }
 
+/*
+ * Serving without a manager: lkg 1, and whether the PoP should announce
+ * meanwhile (lkg_announce) and why. lkg 0 while a leader manages the mux.
+ */
+static void
+tel_lkg(struct rte_tel_data *d)
+{
+	char why[160];
+	bool announce, lkg = dp_member_lkg_verdict(&tel_app->member, &announce, why, sizeof(why));
+
+	rte_tel_data_add_dict_u64(d, "lkg", lkg);
+	rte_tel_data_add_dict_u64(d, "lkg_announce", lkg && announce);
+	rte_tel_data_add_dict_string(d, "lkg_why", why);
+}
+
 static int
 tel_stats_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -268,6 +283,7 @@ tel_stats_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	/* 22.11 telemetry has no booleans: 1 or 0. */
 	rte_tel_data_add_dict_u64(d, "managed", tel_app->cfg.managed);
 	rte_tel_data_add_dict_u64(d, "manager_connected", dp_member_connected(&tel_app->member));
+	tel_lkg(d);
 	return 0;
 }
 
@@ -404,8 +420,8 @@ mux_telemetry_register(struct mux_app *app)
 {
 	tel_app = app;
 	if (DP_TEL_REGISTER("/sluice/stats", tel_stats,
-		    "Mux totals: packets, bytes, connections, flow table version, managed "
-		    "and manager_connected (1/0). No parameters.") != 0 ||
+		    "Mux totals, flow table version, managed, manager_connected, lkg, "
+		    "lkg_announce (1/0), lkg_why. No parameters.") != 0 ||
 		DP_TEL_REGISTER("/sluice/drops", tel_drops,
 			"Dropped packets by reason. No parameters.") != 0 ||
 		DP_TEL_REGISTER("/sluice/services", tel_services,

@@ -153,6 +153,7 @@ enc_body(struct lb_enc *e, const struct lb_msg *m)
 	case LB_MSG_WELCOME:
 		e->welcome.current_version = m->version;
 		e->welcome.resync = m->flag;
+		e->welcome.term = m->term;
 		e->env.body_case = SLUICE__ENVELOPE__BODY_WELCOME;
 		e->env.welcome = &e->welcome;
 		return 0;
@@ -164,12 +165,14 @@ enc_body(struct lb_enc *e, const struct lb_msg *m)
 		e->vote.digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
 		e->vote.yes = m->flag;
 		e->vote.reason = (char *)m->text;
+		e->vote.term_seen = m->term;
 		e->env.body_case = SLUICE__ENVELOPE__BODY_VOTE;
 		e->env.vote = &e->vote;
 		return 0;
 	case LB_MSG_COMMIT:
 		e->commit.version = m->version;
 		e->commit.digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
+		e->commit.term = m->term;
 		e->env.body_case = SLUICE__ENVELOPE__BODY_COMMIT;
 		e->env.commit = &e->commit;
 		return 0;
@@ -177,6 +180,7 @@ enc_body(struct lb_enc *e, const struct lb_msg *m)
 		e->abort_.version = m->version;
 		e->abort_.digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
 		e->abort_.reason = (char *)m->text;
+		e->abort_.term = m->term;
 		e->env.body_case = SLUICE__ENVELOPE__BODY_ABORT;
 		e->env.abort = &e->abort_;
 		return 0;
@@ -194,6 +198,8 @@ enc_body(struct lb_enc *e, const struct lb_msg *m)
 	case LB_MSG_REFUSED:
 		e->refused.reason = (char *)m->text;
 		e->refused.protocol = LB_PROTOCOL;
+		e->refused.not_leader = m->not_leader;
+		e->refused.leader_url = (char *)m->leader_url;
 		e->env.body_case = SLUICE__ENVELOPE__BODY_REFUSED;
 		e->env.refused = &e->refused;
 		return 0;
@@ -373,6 +379,7 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 		m->type = LB_MSG_WELCOME;
 		m->version = env->welcome->current_version;
 		m->flag = env->welcome->resync;
+		m->term = env->welcome->term;
 		return 0;
 	case SLUICE__ENVELOPE__BODY_PREPARE:
 		return lb_dec_prepare(env->prepare, m, errbuf, len);
@@ -380,15 +387,18 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 		m->type = LB_MSG_VOTE;
 		m->version = env->vote->version;
 		m->flag = env->vote->yes;
+		m->term = env->vote->term_seen;
 		lb_dec_text(m->text, sizeof(m->text), env->vote->reason);
 		return lb_dec_digest(&env->vote->digest, m->digest, errbuf, len);
 	case SLUICE__ENVELOPE__BODY_COMMIT:
 		m->type = LB_MSG_COMMIT;
 		m->version = env->commit->version;
+		m->term = env->commit->term;
 		return lb_dec_digest(&env->commit->digest, m->digest, errbuf, len);
 	case SLUICE__ENVELOPE__BODY_ABORT:
 		m->type = LB_MSG_ABORT;
 		m->version = env->abort->version;
+		m->term = env->abort->term;
 		lb_dec_text(m->text, sizeof(m->text), env->abort->reason);
 		return lb_dec_digest(&env->abort->digest, m->digest, errbuf, len);
 	case SLUICE__ENVELOPE__BODY_SNAPSHOT_REQUEST:
@@ -402,6 +412,8 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 	case SLUICE__ENVELOPE__BODY_REFUSED:
 		m->type = LB_MSG_REFUSED;
 		lb_dec_text(m->text, sizeof(m->text), env->refused->reason);
+		m->not_leader = env->refused->not_leader;
+		lb_dec_text(m->leader_url, sizeof(m->leader_url), env->refused->leader_url);
 		return 0;
 	case SLUICE__ENVELOPE__BODY_CTL_REQUEST:
 		return lb_dec_ctl_request(env->ctl_request, m, errbuf, len);

@@ -26,6 +26,7 @@
 #define LB_MSG_TEXT 256
 #define LB_MSG_ID 64
 #define LB_MSG_MAX_COUNTERS 64
+#define LB_MSG_URL 256 /* a manager's URL, with the NUL */
 /* A STATUS carries at most this many flow counts (struct lb_flow_count). */
 #define LB_MSG_MAX_FLOWS 512
 #define LB_MSG_MAX_PAS 4   /* an agent's PAs in HELLO (one per family) */
@@ -214,23 +215,29 @@ struct lb_flow_count {
  *                    over TLS after a CHALLENGE: nonce, proof, body (the
  *                    certificate, PEM)
  *   CHALLENGE        nonce
- *   WELCOME          version (current), flag (resync)
- *   PREPARE          version, base_version, delta, digest
- *   VOTE             version, digest, flag (yes), text (reason)
- *   COMMIT           version, digest
- *   ABORT            version, digest, text (reason)
+ *   WELCOME          version (current), flag (resync), term
+ *   PREPARE          version, base_version, delta, digest, term
+ *   VOTE             version, digest, flag (yes), text (reason), term (the
+ *                    highest the member has seen)
+ *   COMMIT           version, digest, term
+ *   ABORT            version, digest, text (reason), term
  *   SNAPSHOT_REQUEST version (the one the member has)
  *   SNAPSHOT_CHUNK   version, digest, index, count, table (seed and
- *                    maglev_size meaningful in chunk 0)
+ *                    maglev_size meaningful in chunk 0), term
  *   STATUS           version (applied), counters; a mux's flows (n_flows
  *                    of them, from flows_first of its flows_total)
- *   REFUSED          text (reason), protocol (the refuser's)
+ *   REFUSED          text (reason), protocol (the refuser's); a standby's:
+ *                    not_leader, leader_url (the leader's member URL or "")
  *   CTL_REQUEST      ctl, version (WAIT), body (APPLY: the file's text),
  *                    ctl.pool (VIP_SET, VIP_ADD)
  *   CTL_REPLY        flag (ok), text (the error when not ok), version (the
  *                    version a change will commit as, or the committed
  *                    one), body (for people), json (for programs); wait
- *                    (the answer to WAIT)
+ *                    (the answer to WAIT); a standby's: not_leader,
+ *                    leader_url (the leader's ctl URL or "")
+ *
+ * term: the leader's fencing token with several managers (the create
+ * revision of its etcd leader key); 0 from a single manager.
  */
 struct lb_msg {
 	enum lb_msg_type type;
@@ -265,6 +272,9 @@ struct lb_msg {
 	struct lb_flow_count *flows; /* STATUS: malloc'd or NULL; freed by lb_msg_free() */
 	struct lb_ctl ctl;
 	struct lb_wait wait;
+	uint64_t term;
+	bool not_leader;
+	char leader_url[LB_MSG_URL];
 	char *body; /* malloc'd or NULL; freed by lb_msg_free() */
 	char *json; /* malloc'd or NULL; freed by lb_msg_free() */
 	char *cert; /* CTL_REQUEST: malloc'd or NULL; freed by lb_msg_free() */

@@ -82,6 +82,8 @@ lb_enc_ctl_reply(struct lb_enc *e, const struct lb_msg *m)
 	r->wait_state = (Sluice__WaitState)m->wait.state;
 	r->committed_as = m->wait.committed_as;
 	r->reason = (char *)m->wait.reason;
+	r->not_leader = m->not_leader;
+	r->leader_url = (char *)m->leader_url;
 	e->env.body_case = SLUICE__ENVELOPE__BODY_CTL_REPLY;
 	e->env.ctl_reply = r;
 }
@@ -221,6 +223,8 @@ lb_dec_ctl_reply(const Sluice__CtlReply *r, struct lb_msg *m, char *errbuf, size
 	m->wait.state = (enum lb_wait_state)r->wait_state;
 	m->wait.committed_as = r->committed_as;
 	lb_dec_text(m->wait.reason, sizeof(m->wait.reason), r->reason);
+	m->not_leader = r->not_leader;
+	lb_dec_text(m->leader_url, sizeof(m->leader_url), r->leader_url);
 	m->body = strdup(r->text ? r->text : "");
 	m->json = strdup(r->json ? r->json : "");
 	return m->body == NULL || m->json == NULL ? -LB_ENOMEM : 0;

@@ -115,6 +115,7 @@ lb_enc_prepare(struct lb_enc *e, const struct lb_msg *m)
 
 	e->prepare.version = m->version;
 	e->prepare.base_version = m->base_version;
+	e->prepare.term = m->term;
 	e->prepare.digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
 	enc_services(e, m->delta.upsert, m->delta.n_upsert);
 	e->keys = lb_enc_alloc(e, m->delta.n_remove, sizeof(*e->keys));
@@ -141,6 +142,7 @@ lb_enc_chunk(struct lb_enc *e, const struct lb_msg *m)
 	e->chunk.digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
 	e->chunk.index = m->index;
 	e->chunk.count = m->count;
+	e->chunk.term = m->term;
 	enc_services(e, m->table.services, m->table.n_services);
 	e->chunk.services = e->svcs;
 	e->chunk.n_services = e->n_svcs;
@@ -288,6 +290,7 @@ lb_dec_prepare(const Sluice__Prepare *p, struct lb_msg *m, char *errbuf, size_t 
 	m->type = LB_MSG_PREPARE;
 	m->version = p->version;
 	m->base_version = p->base_version;
+	m->term = p->term;
 	if (m->version != m->base_version + 1)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "prepare %llu on base %llu",
 			(unsigned long long)m->version, (unsigned long long)m->base_version);
@@ -321,6 +324,7 @@ lb_dec_chunk(const Sluice__SnapshotChunk *c, struct lb_msg *m, char *errbuf, siz
 
 	m->type = LB_MSG_SNAPSHOT_CHUNK;
 	m->version = c->version;
+	m->term = c->term;
 	m->index = c->index;
 	m->count = c->count;
 	if (c->count == 0 || c->index >= c->count)

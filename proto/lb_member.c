@@ -4,8 +4,7 @@
  * thread per daemon, one nng pair1 connection to the manager.
  */
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,144 +16,14 @@
 #include <nng/supplemental/tls/tls.h>
 
 #include "lb_err.h"
+#include "lb_fence.h"
 #include "lb_file.h"
 #include "lb_ftable.h"
+#include "lb_lkg.h"
 #include "lb_log.h"
 #include "lb_member.h"
+#include "lb_member_int.h"
 #include "lb_proof.h"
-
-#define RECV_TICK_MS 100       /* how often the loop looks at the clock and stop */
-#define SNAPSHOT_RETRY_MS 1000 /* at most one snapshot request per this */
-#define HELLO_RETRY_MS 1000    /* a hello not answered by a welcome is sent again */
-#define REFUSED_HOLD_MS 30000  /* ... but only this long after a refusal */
-#define REDIAL_MS 3000	       /* disconnected this long: a new dialer */
-
-struct lb_member {
-	struct lb_member_cfg cfg;
-	const struct lb_member_ops *ops;
-	void *arg;
-	nng_socket sock;
-	nng_dialer dialer;
-	nng_tls_config *tls;
-	/* Over TLS: the proof of our id asked for on this connection (lb_proof.h). */
-	struct lb_proof_signer *signer;
-	uint8_t nonce[LB_NONCE_LEN];
-	uint8_t proof[LB_PROOF_MAX];
-	size_t proof_len; /* 0: no challenge on this connection yet */
-
-	/* What runs. */
-	struct lb_ftable applied;
-	uint64_t applied_version; /* atomic for readers on other threads */
-	uint8_t applied_digest[LB_DIGEST_LEN];
-
-	/* What PREPARE built, waiting for COMMIT or ABORT. */
-	bool prepared;
-	uint64_t prep_version;
-	uint8_t prep_digest[LB_DIGEST_LEN];
-	struct lb_ftable prep_table;
-	void *prep_built;
-	bool prep_yes;
-	char prep_reason[LB_MSG_TEXT];
-
-	/* A snapshot being assembled. */
-	bool snap_open;
-	uint64_t snap_version;
-	uint8_t snap_digest[LB_DIGEST_LEN];
-	uint32_t snap_next, snap_count, snap_cap;
-	struct lb_ftable snap;
-	uint64_t snap_asked_ms;
-
-	uint64_t status_sent_ms;
-	struct lb_flow_count *flows; /* ops->flows' room, LB_MSG_MAX_FLOWS */
-	uint32_t flows_next;	     /* where the next STATUS's flows start */
-	uint64_t hello_sent_ms;
-	uint64_t hello_hold_ms; /* refused: no hello again before this */
-	uint64_t down_since_ms; /* 0 while connected */
-	bool redialing;		/* said so once for this outage */
-	bool welcomed;		/* the manager answered this connection's hello */
-	int stop;		/* atomic */
-	int need_hello;		/* atomic: set by the pipe callback */
-	int lost;		/* atomic: a connection closed (pipe callback) */
-	int connected;		/* atomic: pipes open (pair1 has one, but events may cross) */
-	int synced; /* atomic: welcomed in sync, or a snapshot or commit applied since */
-};
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* ---- configuration ---- */
-
-static int
-cfg_path(const config_setting_t *g, const char *name, bool required, const char *dir, char *out,
-	size_t len, struct lb_cfg_err *err)
-{
-	const char *v = NULL;
-	int rc = lb_cfg_get_string(g, name, required, NULL, &v, err);
-
-	out[0] = '\0';
-	if (rc != 0 || v == NULL)
-		return rc;
-	if ((size_t)snprintf(
-		    out, len, "%s%s%s", v[0] == '/' ? "" : dir, v[0] == '/' ? "" : "/", v) >= len)
-		return lb_cfg_error(err, config_setting_get_member(g, name), NULL, "path too long");
-	if (access(out, R_OK) != 0)
-		return lb_cfg_error(err, config_setting_get_member(g, name), NULL, "%s: %s", out,
-			strerror(errno));
-	return 0;
-}
-
-int
-lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_member_cfg *cfg,
-	struct lb_cfg_err *err)
-{
-	static const char *const fields[] = {
-		"url", "id", "ca", "cert", "key", "server_name", "heartbeat_ms", NULL};
-	const config_setting_t *g = config_setting_get_member(root, "manager");
-	const char *url = NULL, *id = NULL, *sn = NULL;
-	char dirbuf[PATH_MAX], *dir;
-	long long hb;
-	bool tls;
-	int rc;
-
-	memset(cfg, 0, sizeof(*cfg));
-	if (g == NULL)
-		return 0;
-	if (!config_setting_is_group(g))
-		return lb_cfg_error(err, g, NULL, "expected a group { url = ...; id = ...; }");
-	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
-	dir = dirname(dirbuf);
-	if ((rc = lb_cfg_check_fields(g, fields, err)) != 0 ||
-		(rc = lb_cfg_get_string(g, "url", true, NULL, &url, err)) != 0 ||
-		(rc = lb_cfg_get_string(g, "id", true, NULL, &id, err)) != 0 ||
-		(rc = lb_cfg_get_string(g, "server_name", false, "sluice-manager", &sn, err)) !=
-			0 ||
-		(rc = lb_cfg_get_int(g, "heartbeat_ms", false, 100, 60000, 1000, &hb, err)) != 0)
-		return rc;
-	tls = strncmp(url, "tls+tcp://", 10) == 0;
-	if (!tls && strncmp(url, "ipc://", 6) != 0)
-		return lb_cfg_error(err, config_setting_get_member(g, "url"), NULL,
-			"\"%s\": the manager is reached by tls+tcp:// (mutual TLS) or ipc://", url);
-	if (strlen(url) >= sizeof(cfg->url))
-		return lb_cfg_error(err, config_setting_get_member(g, "url"), NULL, "too long");
-	if (id[0] == '\0' || strlen(id) >= sizeof(cfg->id))
-		return lb_cfg_error(err, config_setting_get_member(g, "id"), NULL,
-			"1 to %zu characters", sizeof(cfg->id) - 1);
-	if ((rc = cfg_path(g, "ca", tls, dir, cfg->ca, sizeof(cfg->ca), err)) != 0 ||
-		(rc = cfg_path(g, "cert", tls, dir, cfg->cert, sizeof(cfg->cert), err)) != 0 ||
-		(rc = cfg_path(g, "key", tls, dir, cfg->key, sizeof(cfg->key), err)) != 0)
-		return rc;
-	snprintf(cfg->url, sizeof(cfg->url), "%s", url);
-	snprintf(cfg->id, sizeof(cfg->id), "%s", id);
-	snprintf(cfg->server_name, sizeof(cfg->server_name), "%s", sn);
-	cfg->heartbeat_ms = (uint32_t)hb;
-	return 1;
-}
 
 /* ---- sending ---- */
 
@@ -179,8 +48,8 @@ send_msg(struct lb_member *m, struct lb_msg *msg)
 	free(buf);
 }
 
-static void
-send_hello(struct lb_member *m)
+void
+lb_mbr_send_hello(struct lb_member *m)
 {
 	struct lb_msg msg = {.type = LB_MSG_HELLO, .role = m->cfg.role};
 
@@ -202,12 +71,12 @@ send_hello(struct lb_member *m)
 		msg.body = (char *)lb_proof_signer_cert(m->signer, &n);
 	}
 	send_msg(m, &msg);
-	m->hello_sent_ms = now_ms();
+	m->hello_sent_ms = lb_mbr_now_ms();
 	m->welcomed = false;
 }
 
-static void
-send_status(struct lb_member *m)
+void
+lb_mbr_send_status(struct lb_member *m)
 {
 	struct lb_msg *msg = calloc(1, sizeof(*msg));
 
@@ -231,25 +100,26 @@ send_status(struct lb_member *m)
 	}
 	send_msg(m, msg);
 	free(msg);
-	m->status_sent_ms = now_ms();
+	m->status_sent_ms = lb_mbr_now_ms();
 }
 
 static void
 send_vote(
 	struct lb_member *m, uint64_t version, const uint8_t *digest, bool yes, const char *reason)
 {
-	struct lb_msg msg = {.type = LB_MSG_VOTE, .version = version, .flag = yes};
+	struct lb_msg msg = {
+		.type = LB_MSG_VOTE, .version = version, .flag = yes, .term = m->fence.highest};
 
 	memcpy(msg.digest, digest, LB_DIGEST_LEN);
 	snprintf(msg.text, sizeof(msg.text), "%s", reason);
 	send_msg(m, &msg);
 }
 
-static void
-ask_snapshot(struct lb_member *m, const char *why)
+void
+lb_mbr_ask_snapshot(struct lb_member *m, const char *why)
 {
 	struct lb_msg msg = {.type = LB_MSG_SNAPSHOT_REQUEST};
-	uint64_t now = now_ms();
+	uint64_t now = lb_mbr_now_ms();
 
 	if (m->snap_asked_ms != 0 && now - m->snap_asked_ms < SNAPSHOT_RETRY_MS)
 		return;
@@ -274,8 +144,8 @@ drop_prepared(struct lb_member *m)
 }
 
 /* The table `next` (taken over) at `version` is now the running one. */
-static void
-became(struct lb_member *m, struct lb_ftable *next, uint64_t version, const uint8_t *digest)
+void
+lb_mbr_became(struct lb_member *m, struct lb_ftable *next, uint64_t version, const uint8_t *digest)
 {
 	lb_ftable_free(&m->applied);
 	m->applied = *next;
@@ -290,6 +160,14 @@ on_prepare(struct lb_member *m, struct lb_msg *msg)
 	uint8_t digest[LB_DIGEST_LEN];
 	char err[LB_MSG_TEXT] = "";
 
+	if (!lb_mbr_term_ok(m, msg->term, "prepare")) {
+		snprintf(err, sizeof(err), "%s: term %llu is older than term %llu: not the leader",
+			m->cfg.id, (unsigned long long)msg->term,
+			(unsigned long long)m->fence.highest);
+		send_vote(m, msg->version, msg->digest, false, err);
+		return;
+	}
+	lb_mbr_heard(m, msg->base_version);
 	if (m->prepared && m->prep_version == msg->version &&
 		memcmp(m->prep_digest, msg->digest, LB_DIGEST_LEN) == 0) {
 		/* A retry: the same answer. */
@@ -303,7 +181,7 @@ on_prepare(struct lb_member *m, struct lb_msg *msg)
 			(unsigned long long)m->applied_version,
 			(unsigned long long)msg->base_version);
 		send_vote(m, msg->version, msg->digest, false, err);
-		ask_snapshot(m, err);
+		lb_mbr_ask_snapshot(m, err);
 		return;
 	}
 	m->prepared = true;
@@ -332,25 +210,29 @@ on_prepare(struct lb_member *m, struct lb_msg *msg)
 static void
 on_commit(struct lb_member *m, const struct lb_msg *msg)
 {
+	if (!lb_mbr_term_ok(m, msg->term, "commit"))
+		return;
 	if (m->prepared && m->prep_yes && m->prep_version == msg->version &&
 		memcmp(m->prep_digest, msg->digest, LB_DIGEST_LEN) == 0) {
 		m->ops->publish(m->arg, m->prep_built, msg->version);
 		m->prep_built = NULL;
 		m->prepared = false;
-		became(m, &m->prep_table, msg->version, msg->digest);
-		__atomic_store_n(&m->synced, 1, __ATOMIC_RELEASE);
+		lb_mbr_became(m, &m->prep_table, msg->version, msg->digest);
 		LB_INFO("manager: version %llu committed and running",
 			(unsigned long long)msg->version);
-		send_status(m);
+		lb_mbr_lkg_save(m);
+		lb_mbr_send_status(m);
 		return;
 	}
 	if (msg->version > m->applied_version)
-		ask_snapshot(m, "a commit for a version this member did not prepare");
+		lb_mbr_ask_snapshot(m, "a commit for a version this member did not prepare");
 }
 
 static void
 on_abort(struct lb_member *m, const struct lb_msg *msg)
 {
+	if (!lb_mbr_term_ok(m, msg->term, "abort"))
+		return;
 	if (m->prepared && m->prep_version == msg->version) {
 		LB_INFO("manager: version %llu aborted: %s", (unsigned long long)msg->version,
 			msg->text);
@@ -374,6 +256,8 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 	char err[LB_MSG_TEXT];
 	void *built;
 
+	if (!lb_mbr_term_ok(m, msg->term, "snapshot"))
+		return;
 	if (msg->index == 0) {
 		snap_reset(m);
 		m->snap_open = true;
@@ -431,14 +315,14 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 		return;
 	}
 	m->ops->publish(m->arg, built, m->snap_version);
-	became(m, &m->snap, m->snap_version, m->snap_digest);
-	__atomic_store_n(&m->synced, 1, __ATOMIC_RELEASE);
+	lb_mbr_became(m, &m->snap, m->snap_version, m->snap_digest);
+	lb_mbr_lkg_save(m);
 	snap_reset(m);
 	m->snap_asked_ms = 0;
 	LB_INFO("manager: snapshot of version %llu applied (%u services)",
 		(unsigned long long)m->applied_version, m->applied.n_services);
 	/* Tell the manager we hold its committed version: it takes us back in sync. */
-	send_hello(m);
+	lb_mbr_send_hello(m);
 }
 
 /* Over TLS the manager asks us to prove our id: sign its nonce, hello again. */
@@ -459,7 +343,7 @@ on_challenge(struct lb_member *m, const struct lb_msg *msg)
 		return;
 	}
 	memcpy(m->nonce, msg->nonce, LB_NONCE_LEN);
-	send_hello(m);
+	lb_mbr_send_hello(m);
 }
 
 static void
@@ -478,14 +362,10 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		free(msg);
 		return;
 	}
+	m->last_rx_ms = lb_mbr_now_ms();
 	switch (msg->type) {
 	case LB_MSG_WELCOME:
-		if (!m->welcomed)
-			send_status(m); /* the counters at once, then every heartbeat */
-		m->welcomed = true;
-		__atomic_store_n(&m->synced, !msg->flag, __ATOMIC_RELEASE);
-		if (msg->flag)
-			ask_snapshot(m, "the manager says this member is out of sync");
+		lb_mbr_on_welcome(m, msg);
 		break;
 	case LB_MSG_PREPARE:
 		on_prepare(m, msg);
@@ -500,10 +380,14 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		on_chunk(m, msg);
 		break;
 	case LB_MSG_REFUSED:
+		if (msg->not_leader) {
+			lb_mbr_on_not_leader(m, msg);
+			break;
+		}
 		/* It will say so again until something changes: ask less often. */
 		LB_ERR("manager refused this member: %s (again in %u s)", msg->text,
 			REFUSED_HOLD_MS / 1000);
-		m->hello_hold_ms = now_ms() + REFUSED_HOLD_MS;
+		m->hello_hold_ms = lb_mbr_now_ms() + REFUSED_HOLD_MS;
 		break;
 	case LB_MSG_CHALLENGE:
 		on_challenge(m, msg);
@@ -521,13 +405,17 @@ static void
 pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct lb_member *m = arg;
+	/* A dialer closed by a move to another manager says nothing about this one. */
+	bool current = (uint32_t)nng_dialer_id(nng_pipe_dialer(p)) ==
+		       __atomic_load_n(&m->dialer_id, __ATOMIC_ACQUIRE);
 
-	(void)p;
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		__atomic_add_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
-		__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
+		if (current)
+			__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
+		if (current)
+			__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
 		__atomic_sub_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
 	}
 }
@@ -565,18 +453,22 @@ setup_tls(struct lb_member *m, char *err, size_t len)
 }
 
 /* A dialer for the manager, started in the background (nng redials by itself). */
-static int
-dial(struct lb_member *m, char *err, size_t len)
+int
+lb_mbr_dial(struct lb_member *m, char *err, size_t len)
 {
-	int rc = nng_dialer_create(&m->dialer, m->sock, m->cfg.url);
+	const char *url = m->cfg.urls[m->url_i];
+	int rc = nng_dialer_create(&m->dialer, m->sock, url);
 
+	if (rc == 0)
+		__atomic_store_n(
+			&m->dialer_id, (uint32_t)nng_dialer_id(m->dialer), __ATOMIC_RELEASE);
 	if (rc == 0 && m->tls != NULL)
 		rc = nng_dialer_set_ptr(m->dialer, NNG_OPT_TLS_CONFIG, m->tls);
 	/* In the background: the manager may come up after us. */
 	if (rc == 0)
 		rc = nng_dialer_start(m->dialer, NNG_FLAG_NONBLOCK);
 	if (rc != 0)
-		snprintf(err, len, "%s: %s", m->cfg.url, nng_strerror(rc));
+		snprintf(err, len, "%s: %s", url, nng_strerror(rc));
 	return rc;
 }
 
@@ -588,8 +480,7 @@ dial(struct lb_member *m, char *err, size_t len)
 static void
 redial_if_stuck(struct lb_member *m)
 {
-	uint64_t now = now_ms();
-	char err[sizeof(m->cfg.url) + 64]; /* the url and nng's error */
+	uint64_t now = lb_mbr_now_ms();
 
 	if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
 		m->down_since_ms = 0;
@@ -608,9 +499,10 @@ redial_if_stuck(struct lb_member *m)
 			REDIAL_MS / 1000, REDIAL_MS / 1000);
 	m->redialing = true;
 	m->down_since_ms = now;
-	nng_dialer_close(m->dialer);
-	if (dial(m, err, sizeof(err)) != 0)
-		LB_WARN("manager: redial: %s", err);
+	/* With several managers, the next one: this one may be gone for good. */
+	m->move_to = lb_mbr_next_url(m);
+	lb_mbr_move(m);
+	m->redialing = true;
 }
 
 struct lb_member *
@@ -627,6 +519,12 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 	m->cfg = *cfg;
 	if (m->cfg.heartbeat_ms == 0)
 		m->cfg.heartbeat_ms = 1000;
+	if (m->cfg.n_urls == 0) {
+		/* A caller that filled url alone: one manager. */
+		snprintf(m->cfg.urls[0], sizeof(m->cfg.urls[0]), "%s", m->cfg.url);
+		m->cfg.n_urls = 1;
+	}
+	m->start_ms = lb_mbr_now_ms();
 	m->ops = ops;
 	m->arg = arg;
 	if (lb_ftable_copy(&m->applied, initial) != 0) {
@@ -664,12 +562,13 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 		rc = 0;
 	}
 	if (rc == 0)
-		rc = dial(m, err, len);
+		rc = lb_mbr_dial(m, err, len);
 	if (rc != 0) {
 		lb_member_destroy(m);
 		return NULL;
 	}
-	LB_INFO("manager: member %s dials %s, starting at version %llu", m->cfg.id, m->cfg.url,
+	LB_INFO("manager: member %s dials %s%s, starting at version %llu", m->cfg.id, m->cfg.url,
+		m->cfg.n_urls > 1 ? " (the first of its managers)" : "",
 		(unsigned long long)version);
 	return m;
 }
@@ -686,26 +585,33 @@ lb_member_run(void *arg)
 
 		/* The welcome was for a connection that is gone: no heartbeat
 		 * until the next one welcomes us. */
-		if (__atomic_exchange_n(&m->lost, 0, __ATOMIC_ACQ_REL))
+		if (__atomic_exchange_n(&m->lost, 0, __ATOMIC_ACQ_REL)) {
 			m->welcomed = false;
+			m->acked = false;
+			__atomic_store_n(&m->leader_ok, 0, __ATOMIC_RELEASE);
+		}
+		lb_mbr_lkg_tick(m);
 		if (__atomic_exchange_n(&m->need_hello, 0, __ATOMIC_ACQ_REL)) {
 			/* A new connection: whatever was half-done is void. */
 			snap_reset(m);
 			m->proof_len = 0;
 			m->snap_asked_ms = 0;
-			send_hello(m);
+			lb_mbr_send_hello(m);
 		}
 		redial_if_stuck(m);
+		if (m->move_at_ms != 0 && lb_mbr_now_ms() >= m->move_at_ms)
+			lb_mbr_move(m);
 		if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
 			/* A hello can be lost to a manager still starting: until it
 			 * answers with a welcome, say it again. */
-			if (!m->welcomed && now_ms() >= m->hello_hold_ms &&
-				now_ms() - m->hello_sent_ms >= HELLO_RETRY_MS)
-				send_hello(m);
+			if (!m->welcomed && lb_mbr_now_ms() >= m->hello_hold_ms &&
+				lb_mbr_now_ms() - m->hello_sent_ms >= HELLO_RETRY_MS)
+				lb_mbr_send_hello(m);
 			/* Heartbeats once welcomed: before, over TLS, the manager
 			 * does not know who we are yet. */
-			if (m->welcomed && now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms)
-				send_status(m);
+			if (m->welcomed &&
+				lb_mbr_now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms)
+				lb_mbr_send_status(m);
 		}
 		rc = nng_recv(m->sock, &buf, &len, NNG_FLAG_ALLOC);
 		if (rc == NNG_ETIMEDOUT)

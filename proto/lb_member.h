@@ -27,6 +27,22 @@
  *
  * Every message is keyed by (version, digest): a duplicate PREPARE is
  * answered with the same vote, a duplicate COMMIT changes nothing.
+ *
+ * Several managers (docs/manager.md, "High availability"): `urls` lists
+ * them; a standby refuses the hello with the leader's URL (REFUSED,
+ * not_leader) and the member dials that one, or the next of its list.
+ * Messages carry the leader's term and a member refuses an older term
+ * than the highest it has seen (lb_fence.h). A leader answers every
+ * STATUS with a WELCOME: a member that has had such answers and then
+ * hears nothing for LB_MEMBER_LEADER_SILENT heartbeats takes the leader
+ * for frozen and dials the next manager.
+ *
+ * Last known good (lb_lkg.h): every table the member comes to run from a
+ * manager (COMMIT, snapshot) is written to `state_file`. At start, if no
+ * manager has welcomed it within `lkg_wait_ms`, it loads that file and
+ * runs it (build, publish) at its version; a manager then brings it to
+ * the committed version by delta or snapshot as usual. A file that does
+ * not decode whole is logged and ignored: the member starts empty.
  */
 #ifndef LB_MEMBER_H
 #define LB_MEMBER_H
@@ -64,10 +80,17 @@ struct lb_member_ops {
 		uint32_t *total);
 };
 
+#define LB_MEMBER_URLS 8		      /* managers a member may list */
+#define LB_MEMBER_STATE_DIR "/var/lib/sluice" /* the default state_file's folder */
+#define LB_MEMBER_LKG_WAIT_MS 2000	      /* no manager this long at start: last known good */
+#define LB_MEMBER_LEADER_SILENT 4	      /* heartbeats without a leader's answer: frozen */
+
 struct lb_member_cfg {
-	char id[LB_MSG_ID];	    /* unique per member, e.g. "mux1" */
-	enum lb_role role;	    /* LB_ROLE_MUX or LB_ROLE_AGENT */
-	char url[256];		    /* tls+tcp://host:port or ipc:///path */
+	char id[LB_MSG_ID];		       /* unique per member, e.g. "mux1" */
+	enum lb_role role;		       /* LB_ROLE_MUX or LB_ROLE_AGENT */
+	char url[256];			       /* tls+tcp://host:port or ipc:///path: urls[0] */
+	char urls[LB_MEMBER_URLS][LB_MSG_URL]; /* every manager (url: just one) */
+	uint32_t n_urls;
 	char ca[256];		    /* tls+tcp: CA that signed the manager's certificate */
 	char cert[256];		    /* tls+tcp: this member's certificate ... */
 	char key[256];		    /* ... and its key */
@@ -80,15 +103,23 @@ struct lb_member_cfg {
 	uint32_t n_pas, n_dips;
 	struct lb_host_addr pas[LB_MSG_MAX_PAS];
 	struct lb_host_addr dips[LB_MSG_MAX_DIPS];
+	char state_file[256];	/* the last known good table ("": none kept) */
+	uint32_t lkg_wait_ms;	/* at start, no manager this long: load state_file */
+	uint32_t lkg_max_age_s; /* serving without a manager this long: withdraw (0: never) */
 };
 
 /*
- * Parse the optional "manager" group of a daemon's config into cfg:
+ * Parse the optional "manager" group of a daemon's config into cfg
+ * (lb_member_cfg.c):
  *   manager = { url = "tls+tcp://10.99.0.1:7400"; id = "mux1";
  *               ca = "ca.pem"; cert = "mux1.pem"; key = "mux1.key";
- *               server_name = "sluice-manager"; heartbeat_ms = 1000; };
- * Relative paths are taken from the config file's folder. Returns 1 when
- * the group is there, 0 when it is not, -LB_ECONFIG with err set.
+ *               server_name = "sluice-manager"; heartbeat_ms = 1000;
+ *               state_file = "/var/lib/sluice/mux1.lkg"; lkg_wait_ms = 2000;
+ *               lkg_max_age_s = 0; };
+ * or urls = [ "tls+tcp://10.99.0.1:7400", "tls+tcp://10.99.0.2:7400" ] in
+ * place of url. Relative paths are taken from the config file's folder.
+ * Returns 1 when the group is there, 0 when it is not, -LB_ECONFIG with
+ * err set.
  */
 int lb_member_cfg_load(const config_setting_t *root, const char *cfg_path,
 	struct lb_member_cfg *cfg, struct lb_cfg_err *err);
@@ -122,6 +153,15 @@ uint64_t lb_member_applied(const struct lb_member *m);
 
 /* Connected to the manager right now (any thread). */
 bool lb_member_connected(const struct lb_member *m);
+
+/*
+ * Is the member serving without a manager (no leader has welcomed it on
+ * its current connection)? Then *announce and why say what its routing
+ * should do (lb_lkg_verdict(): announce "serving last known good v7 (no
+ * manager for 42 s)", or withdraw and why) and it returns true. false: a
+ * leader manages it, whose word decides. Any thread.
+ */
+bool lb_member_lkg_verdict(const struct lb_member *m, bool *announce, char *why, size_t len);
 
 /*
  * Runs what the manager committed (any thread): welcomed without being

@@ -8,6 +8,9 @@ PKGS=(
 	dpdk dpdk-dev libdpdk-dev libpcap-dev
 	libprotobuf-c-dev protobuf-c-compiler libnng-dev libnanomsg-dev
 	libconfig-dev libcriterion-dev libsqlite3-dev libmbedtls-dev
+	# the manager's etcd store (store = "etcd"): its v3 JSON gateway over
+	# libcurl, the JSON with jansson; etcd itself for the HA tests
+	libcurl4-openssl-dev libjansson-dev etcd-server etcd-client
 	# certificates for the control plane's mutual TLS (scripts/make-certs.sh)
 	openssl
 	python3-scapy iproute2 procps

@@ -368,8 +368,8 @@ lab_configs() {
 		lab_metrics_cfg manager
 		for f in mux agent1 agent2; do
 			awk '/^flow_table[[:space:]]*=/ { exit } { print }' "$LAB_DIR/$f.cfg" >"$LAB_DIR/$f.cfg.new"
-			printf 'manager = { url = "ipc://%s/members.sock"; id = "%s"; heartbeat_ms = 500; };\n' \
-				"$LAB_DIR" "$f" >>"$LAB_DIR/$f.cfg.new"
+			printf 'manager = { url = "ipc://%s/members.sock"; id = "%s"; heartbeat_ms = 500;\n\tstate_file = "%s/%s.lkg"; };\n' \
+				"$LAB_DIR" "$f" "$LAB_DIR" "$f" >>"$LAB_DIR/$f.cfg.new"
 			mv "$LAB_DIR/$f.cfg.new" "$LAB_DIR/$f.cfg"
 		done
 	fi

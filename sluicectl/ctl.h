@@ -138,6 +138,8 @@ void ctl_sender(char *out, size_t len);
 struct ctl_conn {
 	nng_socket sock;
 	const char *url;
+	const struct ctl_opts *opts; /* what it was dialed with (a redirect dials again) */
+	bool redirected;	     /* a standby sent us to the leader already */
 	double timeout;
 	/* tls+tcp: we prove the name on our certificate (lb_proof.h) */
 	struct lb_proof_signer *signer;

@@ -136,6 +136,7 @@ ctl_connect(const struct ctl_opts *o, struct ctl_conn *c)
 
 	memset(c, 0, sizeof(*c));
 	c->url = o->url;
+	c->opts = o;
 	c->timeout = o->timeout;
 	if (!tls && o->tls_on_cmdline)
 		return ctl_usage_error(
@@ -317,6 +318,33 @@ ctl_call_once(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
 	return 0;
 }
 
+/*
+ * A standby manager answered "not the leader, ask URL": dial the leader
+ * once and ask again (docs/cli.md, "Several managers"). 0: asked again,
+ * rep its answer; else an exit code, or 0 with rep the standby's answer.
+ */
+static int
+ctl_follow(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
+{
+	static char leader[LB_MSG_URL]; /* outlives the connection: it is its url */
+	static struct ctl_opts o;
+	int rc;
+
+	if (c->redirected || rep->leader_url[0] == '\0')
+		return 0; /* the caller prints the standby's text */
+	snprintf(leader, sizeof(leader), "%s", rep->leader_url);
+	fprintf(stderr, "sluicectl: %s is not the leader: asking %s\n", c->url, leader);
+	o = *c->opts;
+	o.url = leader;
+	ctl_close(c);
+	lb_msg_free(rep);
+	memset(rep, 0, sizeof(*rep));
+	if ((rc = ctl_connect(&o, c)) != 0)
+		return rc;
+	c->redirected = true;
+	return ctl_call(c, req, rep);
+}
+
 int
 ctl_call(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
 {
@@ -335,5 +363,7 @@ ctl_call(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
 			(int)rep->type);
 		return CTL_EXIT_UNREACHABLE;
 	}
+	if (rc == 0 && rep->not_leader)
+		return ctl_follow(c, req, rep);
 	return rc;
 }

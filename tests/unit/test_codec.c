@@ -14,6 +14,7 @@
 #include "lb_codec.h"
 #include "lb_err.h"
 #include "lb_hdr.h"
+#include "test_table.h"
 /* Only to craft what our encoder never writes (a DIP of the other family). */
 #include "sluice.pb-c.h"
 
@@ -26,38 +27,6 @@ v4(const char *s)
 	inet_pton(AF_INET, s, &ia);
 	lb_addr_v4(&a, ia.s_addr);
 	return a;
-}
-
-/* A table of n_svc services with n_be backends each. */
-static void
-make_table(struct lb_ftable *ft, uint32_t n_svc, uint32_t n_be)
-{
-	uint32_t s, b, id = 0;
-
-	memset(ft, 0, sizeof(*ft));
-	ft->seed.k0 = 0x0102030405060708ULL;
-	ft->seed.k1 = 0x1112131415161718ULL;
-	ft->maglev_size = 65537;
-	ft->n_services = n_svc;
-	ft->services = calloc(n_svc, sizeof(*ft->services));
-	for (s = 0; s < n_svc; s++) {
-		struct lb_service_cfg *sc = &ft->services[s];
-
-		lb_addr_v4(&sc->vip, htonl(0xc0000200u + s / 100));
-		sc->port = (uint16_t)(80 + s % 100);
-		sc->proto = LB_IPPROTO_TCP;
-		sc->af = LB_AF_INET;
-		sc->n_backends = n_be;
-		sc->backends = calloc(n_be, sizeof(*sc->backends));
-		for (b = 0; b < n_be; b++) {
-			lb_addr_v4(&sc->backends[b].dip, htonl(0x0a000000u + id));
-			sc->backends[b].host = v4("172.16.0.1");
-			sc->backends[b].port = 8080;
-			sc->backends[b].weight = 1 + b % 7;
-			sc->backends[b].state = (uint8_t)(b % 3);
-			sc->backends[b].id = id++;
-		}
-	}
 }
 
 static struct lb_addr
@@ -218,7 +187,8 @@ Test(codec, status_flows)
 	roundtrip(&in, &out);
 	cr_assert_eq(out.n_flows, 2);
 	for (i = 0; i < 2; i++)
-		cr_assert_eq(memcmp(&out.flows[i], &f[i], sizeof(f[i])), 0, "IPv6 flow %u differs", i);
+		cr_assert_eq(
+			memcmp(&out.flows[i], &f[i], sizeof(f[i])), 0, "IPv6 flow %u differs", i);
 	lb_msg_free(&out);
 
 	/* A service key that is none: the whole STATUS is refused. */
@@ -330,7 +300,7 @@ Test(codec, prepare_with_delta_roundtrips)
 	struct lb_msg in, out;
 	struct lb_ftable ft;
 
-	make_table(&ft, 3, 5);
+	test_make_table(&ft, 3, 5, 0);
 	memset(&in, 0, sizeof(in));
 	in.type = LB_MSG_PREPARE;
 	snprintf(in.sender, sizeof(in.sender), "manager");
@@ -374,7 +344,7 @@ Test(codec, snapshot_of_100k_backends)
 	struct lb_ftable ft;
 	uint8_t d1[LB_DIGEST_LEN], d2[LB_DIGEST_LEN];
 
-	make_table(&ft, 1000, 100);
+	test_make_table(&ft, 1000, 100, 0);
 	memset(&in, 0, sizeof(in));
 	in.type = LB_MSG_SNAPSHOT_CHUNK;
 	in.version = 7;
@@ -424,7 +394,7 @@ Test(codec, garbage_and_truncation_are_refused)
 	size_t len, cut, i;
 	unsigned refused = 0;
 
-	make_table(&ft, 2, 3);
+	test_make_table(&ft, 2, 3, 0);
 	memset(&in, 0, sizeof(in));
 	in.type = LB_MSG_SNAPSHOT_CHUNK;
 	in.count = 1;
@@ -458,7 +428,7 @@ Test(codec, invalid_fields_are_refused)
 	size_t len;
 
 	/* A PREPARE that is not base + 1. */
-	make_table(&ft, 1, 1);
+	test_make_table(&ft, 1, 1, 0);
 	memset(&in, 0, sizeof(in));
 	in.type = LB_MSG_PREPARE;
 	in.version = 5;
@@ -498,8 +468,8 @@ Test(codec, digest_ignores_order_but_not_content)
 	struct lb_backend_cfg tb;
 	uint8_t da[LB_DIGEST_LEN], db[LB_DIGEST_LEN];
 
-	make_table(&a, 4, 6);
-	make_table(&b, 4, 6);
+	test_make_table(&a, 4, 6, 0);
+	test_make_table(&b, 4, 6, 0);
 	tmp = b.services[0];
 	b.services[0] = b.services[3];
 	b.services[3] = tmp;

@@ -175,11 +175,13 @@ class ManagerLab(Daemons):
     def manager_running(self):
         return self.running("manager")
 
-    def start_mux(self, name, port=None, pki=None, extra="", devargs=None, env=None,
-                  **mux_opts):
+    def start_mux(self, name, port=None, pki=None, extra="", member_extra="", urls=None,
+                  devargs=None, env=None, **mux_opts):
         """Start sluice-mux NAME (on devargs, net_ring by default; member
-        NAME of the manager on port, with pki's NAME certificate; extra:
-        more of its config; env: its environment; mux_opts: MuxConfig's,
+        NAME of the manager on port, with pki's NAME certificate, its last
+        known good table in tmp/NAME.lkg; member_extra: more of its manager
+        group, extra: more of its config; urls: every manager's URL in place
+        of the one on port; env: its environment; mux_opts: MuxConfig's,
         tunnel_address6 ...). Returns its DPDK file
         prefix."""
         prefix = test_prefix(self.TAG, name)
@@ -188,9 +190,11 @@ class ManagerLab(Daemons):
         with open(path, "w") as f:
             f.write(MuxConfig(None, idle_sleep_us=1000, **mux_opts).render(
                 devargs=devargs or f"net_ring_{name}", file_prefix=prefix, port_name=None))
-            f.write(f"""manager = {{ url = "tls+tcp://127.0.0.1:{port or self.port}"; id = "{name}";
+            where = (f'url = "tls+tcp://127.0.0.1:{port or self.port}"' if urls is None else
+                     "urls = [ " + ", ".join(f'"{u}"' for u in urls) + " ]")
+            f.write(f"""manager = {{ {where}; id = "{name}";
 	ca = "{pki}/ca.pem"; cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key";
-	heartbeat_ms = 300; }};
+	heartbeat_ms = 300; state_file = "{self.tmp}/{name}.lkg"; {member_extra}}};
 {extra}""")
         self.start(name, [self.args.mux, "-c", path], prefix=prefix, env=env)
         return prefix

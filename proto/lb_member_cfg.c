@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A member's "manager" group (lb_member.h): one manager (`url`) or several
+ * (`urls`, the leader followed), the TLS files, the heartbeat, and the last
+ * known good table (`state_file`, `lkg_wait_ms`, `lkg_max_age_s`).
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lb_err.h"
+#include "lb_member.h"
+
+static int
+cfg_path(const config_setting_t *g, const char *name, bool required, const char *dir, char *out,
+	size_t len, struct lb_cfg_err *err)
+{
+	const char *v = NULL;
+	int rc = lb_cfg_get_string(g, name, required, NULL, &v, err);
+
+	out[0] = '\0';
+	if (rc != 0 || v == NULL)
+		return rc;
+	if ((size_t)snprintf(
+		    out, len, "%s%s%s", v[0] == '/' ? "" : dir, v[0] == '/' ? "" : "/", v) >= len)
+		return lb_cfg_error(err, config_setting_get_member(g, name), NULL, "path too long");
+	if (access(out, R_OK) != 0)
+		return lb_cfg_error(err, config_setting_get_member(g, name), NULL, "%s: %s", out,
+			strerror(errno));
+	return 0;
+}
+
+/* One manager URL: tls+tcp:// or ipc://, all of one kind. */
+static int
+check_url(const config_setting_t *s, const char *url, bool *tls, bool first, char *out, size_t len,
+	struct lb_cfg_err *err)
+{
+	bool t = strncmp(url, "tls+tcp://", 10) == 0;
+
+	if (!t && strncmp(url, "ipc://", 6) != 0)
+		return lb_cfg_error(err, s, NULL,
+			"\"%s\": the manager is reached by tls+tcp:// (mutual TLS) or ipc://", url);
+	if (!first && t != *tls)
+		return lb_cfg_error(err, s, NULL,
+			"\"%s\": every manager is reached the same way (all tls+tcp:// or all "
+			"ipc://)",
+			url);
+	if (strlen(url) >= len)
+		return lb_cfg_error(err, s, NULL, "too long");
+	*tls = t;
+	snprintf(out, len, "%s", url);
+	return 0;
+}
+
+/* url = "..." or urls = [ "...", ... ]: exactly one of them. */
+static int
+load_urls(const config_setting_t *g, struct lb_member_cfg *cfg, bool *tls, struct lb_cfg_err *err)
+{
+	const config_setting_t *one = config_setting_get_member(g, "url");
+	const config_setting_t *many = config_setting_get_member(g, "urls");
+	const char *url = NULL;
+	int i, n, rc;
+
+	if (one != NULL && many != NULL)
+		return lb_cfg_error(err, many, NULL, "give url or urls, not both");
+	if (many == NULL) {
+		if ((rc = lb_cfg_get_string(g, "url", true, NULL, &url, err)) != 0)
+			return rc;
+		cfg->n_urls = 1;
+		return check_url(one, url, tls, true, cfg->urls[0], sizeof(cfg->urls[0]), err);
+	}
+	if (!config_setting_is_array(many) && !config_setting_is_list(many))
+		return lb_cfg_error(err, many, NULL, "expected a list of URLs [ \"...\", ... ]");
+	n = config_setting_length(many);
+	if (n < 1 || n > LB_MEMBER_URLS)
+		return lb_cfg_error(err, many, NULL, "1 to %d managers, not %d", LB_MEMBER_URLS, n);
+	for (i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(many, (unsigned)i);
+
+		url = config_setting_get_string(e);
+		if (url == NULL)
+			return lb_cfg_error(err, e, NULL, "expected a URL string");
+		rc = check_url(e, url, tls, i == 0, cfg->urls[i], sizeof(cfg->urls[i]), err);
+		if (rc != 0)
+			return rc;
+	}
+	cfg->n_urls = (uint32_t)n;
+	return 0;
+}
+
+/* state_file: a path (relative to the configuration's folder); "" turns it off. */
+static int
+load_state_file(const config_setting_t *g, const char *dir, struct lb_member_cfg *cfg,
+	struct lb_cfg_err *err)
+{
+	const char *v = NULL;
+	int rc = lb_cfg_get_string(g, "state_file", false, NULL, &v, err);
+	size_t n;
+
+	if (rc != 0)
+		return rc;
+	if (v == NULL && strchr(cfg->id, '/') != NULL)
+		return lb_cfg_error(err, config_setting_get_member(g, "id"), NULL,
+			"\"%s\" names no file: set state_file", cfg->id);
+	if (v == NULL)
+		n = (size_t)snprintf(cfg->state_file, sizeof(cfg->state_file), "%s/%s.lkg",
+			LB_MEMBER_STATE_DIR, cfg->id);
+	else if (v[0] == '\0' || v[0] == '/')
+		n = (size_t)snprintf(cfg->state_file, sizeof(cfg->state_file), "%s", v);
+	else
+		n = (size_t)snprintf(cfg->state_file, sizeof(cfg->state_file), "%s/%s", dir, v);
+	if (n >= sizeof(cfg->state_file))
+		return lb_cfg_error(
+			err, config_setting_get_member(g, "state_file"), NULL, "path too long");
+	return 0;
+}
+
+int
+lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_member_cfg *cfg,
+	struct lb_cfg_err *err)
+{
+	static const char *const fields[] = {"url", "urls", "id", "ca", "cert", "key",
+		"server_name", "heartbeat_ms", "state_file", "lkg_wait_ms", "lkg_max_age_s", NULL};
+	const config_setting_t *g = config_setting_get_member(root, "manager");
+	const char *id = NULL, *sn = NULL;
+	char dirbuf[PATH_MAX], *dir;
+	long long hb, wait, age;
+	bool tls = false;
+	int rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (g == NULL)
+		return 0;
+	if (!config_setting_is_group(g))
+		return lb_cfg_error(err, g, NULL, "expected a group { url = ...; id = ...; }");
+	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
+	dir = dirname(dirbuf);
+	if ((rc = lb_cfg_check_fields(g, fields, err)) != 0 ||
+		(rc = load_urls(g, cfg, &tls, err)) != 0 ||
+		(rc = lb_cfg_get_string(g, "id", true, NULL, &id, err)) != 0 ||
+		(rc = lb_cfg_get_string(g, "server_name", false, "sluice-manager", &sn, err)) !=
+			0 ||
+		(rc = lb_cfg_get_int(g, "heartbeat_ms", false, 100, 60000, 1000, &hb, err)) != 0 ||
+		(rc = lb_cfg_get_int(g, "lkg_wait_ms", false, 0, 60000, LB_MEMBER_LKG_WAIT_MS,
+			 &wait, err)) != 0 ||
+		(rc = lb_cfg_get_int(g, "lkg_max_age_s", false, 0, 366LL * 86400, 0, &age, err)) !=
+			0)
+		return rc;
+	if (id[0] == '\0' || strlen(id) >= sizeof(cfg->id))
+		return lb_cfg_error(err, config_setting_get_member(g, "id"), NULL,
+			"1 to %zu characters", sizeof(cfg->id) - 1);
+	snprintf(cfg->id, sizeof(cfg->id), "%s", id);
+	if ((rc = cfg_path(g, "ca", tls, dir, cfg->ca, sizeof(cfg->ca), err)) != 0 ||
+		(rc = cfg_path(g, "cert", tls, dir, cfg->cert, sizeof(cfg->cert), err)) != 0 ||
+		(rc = cfg_path(g, "key", tls, dir, cfg->key, sizeof(cfg->key), err)) != 0 ||
+		(rc = load_state_file(g, dir, cfg, err)) != 0)
+		return rc;
+	snprintf(cfg->url, sizeof(cfg->url), "%s", cfg->urls[0]);
+	snprintf(cfg->server_name, sizeof(cfg->server_name), "%s", sn);
+	cfg->heartbeat_ms = (uint32_t)hb;
+	cfg->lkg_wait_ms = (uint32_t)wait;
+	cfg->lkg_max_age_s = (uint32_t)age;
+	return 1;
+}
