@@ -28,8 +28,10 @@
 #include "lb_log.h"
 #include "lb_member.h"
 #include "mux_app.h"
+#include "mux_bgp_cfg.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_route.h"
 
 struct mux_opts {
 	const char *config;
@@ -242,12 +244,13 @@ main(int argc, char **argv)
 	struct lb_cfg_err cerr;
 	struct lb_eal_argv ea;
 	struct lb_member_cfg mcfg;
+	struct mux_bgp_cfg bcfg;
 	pthread_t member_thread;
 	char errbuf[512], rundir[PATH_MAX];
 	uint64_t expected = 0;
 	size_t qsz;
 	uint16_t p;
-	int rc, ret = 1;
+	int rc, ret = 1, have_bgp;
 	FILE *jf;
 
 	lb_log_init("sluice-mux", LB_LOG_INFO);
@@ -263,6 +266,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	mcfg.role = LB_ROLE_MUX;
+	have_bgp = mux_bgp_cfg_load(
+		config_root_setting(&app.cfg.file), app.cfg.tunnel_addr, &bcfg, &cerr);
+	if (have_bgp < 0) {
+		fprintf(stderr, "sluice-mux: %s\n", cerr.msg);
+		return 1;
+	}
 	/* Without probers nothing answers VIP probes: do not ask to be probed. */
 	if (app.cfg.n_probers != 0)
 		mcfg.probe_addr = app.cfg.tunnel_addr;
@@ -287,10 +296,20 @@ main(int argc, char **argv)
 		return 1;
 	}
 	app.n_workers = app.cfg.workers;
+	/* Before EAL: the speaker is forked while this process has one thread. */
+	if (have_bgp) {
+		app.route = mux_route_create(&bcfg, app.cfg.managed, app.cfg.eal_args,
+			app.cfg.n_eal_args, errbuf, sizeof(errbuf));
+		if (app.route == NULL) {
+			fprintf(stderr, "sluice-mux: %s\n", errbuf);
+			return 1;
+		}
+	}
 
 	lb_eal_argv_build(&ea, "sluice-mux", app.cfg.eal_args, app.cfg.n_eal_args, app.n_workers);
 	if (rte_eal_init(ea.argc, ea.argv) < 0) {
 		fprintf(stderr, "sluice-mux: EAL init failed: %s\n", rte_strerror(rte_errno));
+		mux_route_destroy(app.route);
 		return 1;
 	}
 	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
@@ -381,7 +400,10 @@ main(int argc, char **argv)
 	app.svc_base = calloc(app.ctx.gen->cap_services, sizeof(*app.svc_base));
 	if (app.cfg.managed && member_create(&app, &mcfg, errbuf, sizeof(errbuf)) != 0)
 		goto fail;
-	lb_signals_install(&app.ctx.quit);
+	/* With BGP, a signal withdraws and drains first (mux_route.h). */
+	if (app.route != NULL && mux_route_start(app.route, &app, errbuf, sizeof(errbuf)) != 0)
+		goto fail;
+	lb_signals_install(app.route != NULL ? mux_route_quit_flag(app.route) : &app.ctx.quit);
 	LB_INFO("%u services, %u backends, %u workers, %u ports%s", app.ctx.gen->n_services,
 		app.ctx.gen->n_backends, app.n_workers, app.cfg.n_ports,
 		o.exit_on_eof ? ", exiting at end of input" : "");
@@ -407,6 +429,7 @@ main(int argc, char **argv)
 		}
 		nap_ms(o.exit_on_eof ? 1 : 100);
 	}
+	mux_route_stop(app.route);
 	/* No generation changes while the workers drain and the summary reads it. */
 	member_destroy(&app, &member_thread);
 	rte_eal_mp_wait_lcore();
@@ -428,6 +451,7 @@ fail:
 	LB_ERR("%s", errbuf);
 	member_destroy(&app, NULL); /* its thread was never started */
 out:
+	mux_route_destroy(app.route);
 	mux_ports_stop(app.ports, app.cfg.n_ports);
 	rte_eal_cleanup();
 	lb_remove_runtime_dir(rundir);

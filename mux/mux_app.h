@@ -13,6 +13,7 @@
 #include "mux_worker.h"
 
 struct lb_member;
+struct mux_route;
 
 struct mux_app {
 	struct mux_config cfg;
@@ -38,6 +39,8 @@ struct mux_app {
 	 */
 	struct lb_member *member;
 	bool (*member_connected)(const struct lb_member *m);
+	/* The "bgp" group: announcements through the speaker (mux_route.h), or NULL. */
+	struct mux_route *route;
 };
 
 struct mux_gen;

@@ -169,7 +169,9 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 int
 mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {"eal", "mux", "ports", "flow_table", "manager", NULL};
+	/* "bgp" is mux_bgp_cfg.c's (main.c loads it). */
+	static const char *const fields[] = {
+		"eal", "mux", "ports", "flow_table", "manager", "bgp", NULL};
 	const config_setting_t *root;
 	int rc;
 

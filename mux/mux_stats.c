@@ -14,6 +14,7 @@
 #include "mux_app.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_route.h"
 
 #define RD(x) (*(const volatile uint64_t *)&(x))
 
@@ -145,6 +146,7 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 		if (t.drops[d] != 0)
 			fprintf(out, " %s=%" PRIu64, lb_drop_name(d), t.drops[d]);
 	fprintf(out, "\n");
+	mux_route_print(app->route, out);
 }
 
 void
@@ -197,7 +199,9 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 		}
 		fprintf(out, "]}");
 	}
-	fprintf(out, "]}\n");
+	fprintf(out, "]");
+	mux_route_json(app->route, out);
+	fprintf(out, "}\n");
 }
 
 /* ---- telemetry: read-only, paged where lists can be long ---- */

@@ -35,6 +35,7 @@ mux_worker_main(void *arg)
 		uint32_t now = mux_now(ctx, rte_rdtsc());
 		uint32_t got = 0;
 
+		w->loops++;
 		for (q = 0; q < w->n_rxq; q++) {
 			n = rte_eth_rx_burst(w->rxq[q].port, w->rxq[q].queue, pkts, MUX_BURST);
 			if (n == 0)

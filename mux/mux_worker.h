@@ -99,6 +99,7 @@ struct mux_worker {
 	struct mux_conn_table *conn;
 	struct mux_flow_counters *svc_cnt; /* [n_services] */
 	struct mux_flow_counters *be_cnt;  /* [n_backends] */
+	uint64_t loops; /* +1 per loop: the route thread sees the worker progress */
 	struct mux_counters cnt;
 } __rte_cache_aligned;
 
