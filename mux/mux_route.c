@@ -168,16 +168,20 @@ bird_parse_check(const struct mux_route *r, char *err, size_t len)
 	}
 	close(pfd[0]);
 	out[got] = '\0';
-	if (waitpid(pid, &st, WNOHANG) == 0) {
+	/* Its output ends as it exits: it is reaped a moment later. */
+	while (waitpid(pid, &st, WNOHANG) == 0 && mux_rp_now_ms() < end)
+		usleep(1000);
+	if (mux_rp_now_ms() >= end && waitpid(pid, &st, WNOHANG) == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
-		errf(err, len, "%s -p -c %s did not finish in 5 s", r->cfg.bird, r->paths.conf);
+		errf(err, len, "bgp.bird: %s -p -c %s did not finish in 5 s", r->cfg.bird,
+			r->paths.conf);
 		return -1;
 	}
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	out[strcspn(out, "\n")] = '\0';
-	errf(err, len, "%s -p -c %s failed (%s %d)%s%s", r->cfg.bird, r->paths.conf,
+	errf(err, len, "bgp.bird: %s -p -c %s failed (%s %d)%s%s", r->cfg.bird, r->paths.conf,
 		WIFEXITED(st) ? "exit status" : "signal",
 		WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), out[0] ? ": " : "", out);
 	return -1;

@@ -84,8 +84,8 @@ status_line(const struct mux_route *r, char *buf, size_t len)
 		for (i = 0; i < s->n_peers && off < len; i++) {
 			char a[INET_ADDRSTRLEN];
 
-			off += (size_t)snprintf(buf + off, len - off, "%s n%u %s %s%s%s",
-				i ? ";" : " (", i, ip4(s->peers[i].addr, a), s->peers[i].state,
+			off += (size_t)snprintf(buf + off, len - off, "%sn%u %s %s%s%s",
+				i ? "; " : " (", i, ip4(s->peers[i].addr, a), s->peers[i].state,
 				s->peers[i].error[0] ? ": " : "", s->peers[i].error);
 		}
 		if (off < len)

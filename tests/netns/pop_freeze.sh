@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# A frozen mux is withdrawn within the hold time, and announced again when it thaws.
+#
+# The PoP of two muxes (scripts/netns-pop.sh). SIGSTOP freezes mux 1 whole
+# (workers, route thread), but not its speaker, a process of its own: the
+# heartbeat stops moving, and the speaker withdraws everything once it is
+# hold_time - 0.5 s old, so the router has dropped mux 1's next hop within
+# hold_time (3 s; the time is printed). The BGP session itself stays up:
+# BIRD is alive. Meanwhile 8 long downloads go on (the ones on mux 1 stall
+# until the withdrawal, then move to mux 2 and its same Maglev table) and
+# 100 new connections after the withdrawal all succeed, through mux 2.
+# SIGCONT: the heartbeat moves again and the route comes back (time
+# printed); the downloads all complete intact.
+. "$(dirname "$0")/pop_lib.sh"
+pop_t_init
+pop_up_all 2
+echo "# PoP up in $((SECONDS - T_START)) s; router: $LAB_VIP via $(pop_nexthops)"
+
+N=8
+size=$((4 * 1024 * 1024))
+want=$(pop_big_file big.bin "$size")
+dl=()
+for ((k = 1; k <= N; k++)); do
+	ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 384K \
+		-o "$LAB_DIR/got$k.bin" -w '%{http_code} %{size_download} %{num_connects} %{time_total}\n' \
+		"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl$k.out" 2>&1 &
+	dl+=($!)
+done
+under_way() {
+	local k
+	for ((k = 1; k <= N; k++)); do
+		[ "$(stat -c %s "$LAB_DIR/got$k.bin" 2>/dev/null || echo 0)" -gt 131072 ] || return 1
+	done
+}
+check "all $N downloads are under way" lab_poll under_way
+
+pid1=$(lab_pid mux1)
+out=$(pop_tool failover --vip "$LAB_VIP" --pid "$pid1" --signal STOP --want 10.255.0.2 \
+	--victim-if rt-mux --survivor-if rt-mux2 --survivor-ta 10.255.0.2 --timeout 8) || true
+echo "# SIGSTOP of mux 1: $out"
+stop_ms=$(pop_field "$out" route_ms)
+echo "# the router dropped the frozen mux 1 $stop_ms ms after SIGSTOP (hold time 3000 ms);" \
+	"a flow from mux 1 went on through mux 2 after $(pop_field "$out" moved_ms) ms"
+check "mux 1 is frozen (process state T)" \
+	bash -c "[ \"\$(awk '{print \$3}' /proc/$pid1/stat)\" = T ]"
+check "withdrawn within the hold time: $stop_ms ms < 3000 ms" \
+	t_py -c "import sys; sys.exit(not (0 <= float('$stop_ms') < 3000))"
+check "not before the frozen-data-plane bound (2500 ms): $stop_ms ms" \
+	t_py -c "import sys; sys.exit(not (float('$stop_ms') >= 2500))"
+session_up() {
+	pop_vtysh "show bgp neighbors ${POP_MG[1]} json" |
+		jq -e ".\"${POP_MG[1]}\".bgpState == \"Established\"" >/dev/null
+}
+check "mux 1's BGP session stayed up: its BIRD withdrew, it did not die" session_up
+c2=$(pop_tel_field 2 /sluice/stats .conn_new)
+burst() {
+	t_py "$LAB_SRC/scripts/lab_tool.py" burst --ns "$LAB_NS_CLIENT" \
+		--url "http://$LAB_VIP/" -n "$1" --check
+}
+check "100 new connections while mux 1 is frozen all succeed" burst 100
+c2b=$(pop_tel_field 2 /sluice/stats .conn_new)
+check "mux 2 carried them ($((c2b - c2)) new connections)" test $((c2b - c2)) -ge 100
+
+out=$(pop_tool failover --vip "$LAB_VIP" --pid "$pid1" --signal CONT \
+	--want "10.255.0.1 10.255.0.2" --timeout 8) || true
+echo "# SIGCONT of mux 1: $out"
+cont_ms=$(pop_field "$out" route_ms)
+echo "# mux 1 announced again $cont_ms ms after SIGCONT"
+check "announced again after SIGCONT ($cont_ms ms)" \
+	t_py -c "import sys; sys.exit(not (0 <= float('$cont_ms') < 3000))"
+stale=$(pop_tel_field 1 /sluice/route .stale_withdrawals)
+check "mux 1's speaker counted one frozen-heartbeat withdrawal ($stale)" test "$stale" -eq 1
+status_announced() {
+	pop_tel 1 /sluice/route | jq -e '.status | startswith("announced: 1 VIP")' >/dev/null
+}
+check "mux 1's status: announced again" status_announced
+
+fails=0 bad=0
+for ((k = 1; k <= N; k++)); do
+	rc=0
+	wait "${dl[$((k - 1))]}" || rc=$?
+	if [ "$rc" -ne 0 ] || [[ "$(cat "$LAB_DIR/dl$k.out")" != "200 $size 1 "* ]]; then
+		echo "# download $k: curl exit $rc, $(cat "$LAB_DIR/dl$k.out")"
+		fails=$((fails + 1))
+	fi
+	[ "$(sha256sum <"$LAB_DIR/got$k.bin")" = "$want" ] || bad=$((bad + 1))
+done
+echo "# download times (s): $(awk '{print $4}' "$LAB_DIR"/dl*.out | sort -n | xargs)"
+check "every download completed on its one connection: $fails failed" test "$fails" -eq 0
+check "every download is intact (sha256): $bad differ" test "$bad" -eq 0
+
+pop_stop_muxes
+t_check_stopped mux1 mux2
+t_check_clean
+t_finish
