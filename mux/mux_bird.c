@@ -65,7 +65,7 @@ mux_bird_conf(const struct mux_bgp_cfg *c, const struct mux_bird_paths *p, char 
 		"# it is rewritten at every start. The VIP routes are in %s.\n"
 		"router id %s;\n"
 		"timeformat protocol \"%%s\";\n"
-		"log \"%s\" all;\n"
+		"log \"%s\" 1000000 \"%s.old\" all;\n"
 		"log stderr { warning, error, fatal, bug };\n"
 		"\n"
 		"protocol device {\n"
@@ -76,7 +76,7 @@ mux_bird_conf(const struct mux_bgp_cfg *c, const struct mux_bird_paths *p, char 
 		"\tipv4;\n"
 		"\tinclude \"%s\";\n"
 		"}\n",
-		p->vips, ip4(c->router_id, a), p->log, p->vips);
+		p->vips, ip4(c->router_id, a), p->log, p->log, p->vips);
 	for (i = 0; i < c->n_neighbors; i++)
 		put(buf, len, &off,
 			"\n"

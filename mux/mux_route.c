@@ -114,6 +114,8 @@ remove_run_files(const struct mux_bird_paths *p, bool rm_dir)
 		snprintf(tmp, sizeof(tmp), "%s.tmp", files[i]);
 		unlink(tmp);
 	}
+	snprintf(tmp, sizeof(tmp), "%s.old", p->log); /* BIRD's rotated log */
+	unlink(tmp);
 	if (rm_dir)
 		rmdir(p->dir);
 }
