@@ -384,6 +384,32 @@ feed_ports(struct mux_route *r)
 	return true;
 }
 
+/*
+ * A speaker that stopped moving while this thread runs (SIGSTOP of the
+ * speaker alone) cannot withdraw anything, and its BIRD would go on
+ * announcing: kill it, and BIRD dies with it (PR_SET_PDEATHSIG). Time
+ * counts only while this thread runs itself: after a stop of the whole
+ * process group both resume, and the speaker's first pass is due.
+ */
+static void
+watch_speaker(struct mux_route *r, uint64_t prev_updated, uint64_t now)
+{
+	uint64_t limit = mux_speaker_stale_ms(&r->cfg);
+
+	if (r->speaker <= 0 || r->speaker_gone)
+		return;
+	if (r->spk.updated_ms != prev_updated || r->spk_seen_ms == 0 ||
+		now - r->last_tick_ms > 1000)
+		r->spk_seen_ms = now;
+	if (now - r->spk_seen_ms <= limit)
+		return;
+	LB_ERR("bgp: the speaker (pid %d) has not moved for %llu ms: killing it (its BIRD "
+	       "dies with it, the routers withdraw)",
+		(int)r->speaker, (unsigned long long)(now - r->spk_seen_ms));
+	kill(r->speaker, SIGKILL);
+	r->spk_seen_ms = now;
+}
+
 static void
 check_speaker(struct mux_route *r)
 {
@@ -458,6 +484,7 @@ tick(struct mux_route *r)
 	struct mux_rp_speaker spk;
 	uint32_t n, vips[MUX_RP_MAX_VIPS];
 	bool moved, up, withdraw;
+	uint64_t prev;
 
 	feed_table(r, now);
 	pthread_mutex_lock(&r->lock);
@@ -483,8 +510,11 @@ tick(struct mux_route *r)
 	if (moved && up)
 		r->mine.heartbeat_ms = now;
 	mux_rp_write(&r->page->mux_seq, &r->page->mux, &r->mine, sizeof(r->mine));
+	prev = r->spk.updated_ms;
 	if (mux_rp_read(&r->page->spk_seq, &spk, &r->page->spk, sizeof(spk)))
 		r->spk = spk;
+	watch_speaker(r, prev, now);
+	r->last_tick_ms = now;
 	check_speaker(r);
 	shutdown_step(r, now);
 	pthread_mutex_unlock(&r->lock);

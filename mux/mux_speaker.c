@@ -132,8 +132,14 @@ start_bird(struct speaker *s, uint64_t now)
 	if (pid == 0) {
 		sigset_t none;
 
-		/* Own session: a terminal's Ctrl-C is the mux's to handle. */
-		setsid();
+		/*
+		 * BIRD stays in the mux's process group, on purpose: a Ctrl-Z
+		 * (or any stop of the group) must stop BIRD with the mux, so
+		 * its keepalives stop and the routers' hold timers withdraw a
+		 * frozen mux. (A Ctrl-C then makes BIRD shut down, closing its
+		 * sessions: a withdrawal too, which is what the mux does
+		 * first on SIGINT anyway.)
+		 */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != me)
 			_exit(1);
@@ -166,7 +172,11 @@ reap_bird(struct speaker *s, uint64_t now)
 	r = waitpid(s->bird, &st, WNOHANG);
 	if (r != s->bird)
 		return;
-	if (WIFSIGNALED(st))
+	if (s->in.withdraw_all && !WIFSIGNALED(st))
+		LB_INFO("BIRD (pid %d) exited with status %d while the mux withdraws all "
+			"(a Ctrl-C reaches BIRD too)",
+			(int)s->bird, WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
 		fail(s, "BIRD (pid %d) killed by signal %d; restarting it in %llu ms", (int)s->bird,
 			WTERMSIG(st), (unsigned long long)s->backoff_ms);
 	else
@@ -438,7 +448,8 @@ mux_speaker_main(const struct mux_bgp_cfg *cfg, const struct mux_bird_paths *pat
 		if (ok && s->in.stop)
 			shutdown_and_exit(s, "the mux exits");
 		reap_bird(s, now);
-		if (s->bird <= 0 && now >= s->restart_at_ms)
+		/* Nothing to announce while the mux withdraws all: BIRD can wait. */
+		if (s->bird <= 0 && now >= s->restart_at_ms && !(ok && s->in.withdraw_all))
 			start_bird(s, now);
 		if (s->bird > 0 && s->ctl.fd < 0)
 			connect_bird(s, now);
