@@ -49,7 +49,7 @@ say "# two muxes behind FRR $(dpkg-query -W -f='${Version}' frr 2>/dev/null), BI
 size=$((64 * 1024 * 1024))
 head -c "$size" /dev/urandom >"$dir/big.bin"
 for v in "${LAB_VMS[@]}"; do ln -f "$dir/big.bin" "$dir/www/$v/big.bin"; done
-for k in $(seq 1 8); do
+for _ in $(seq 1 8); do
 	# a subshell's child, not a job of ours: lab_down kills it quietly
 	(ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 600 --limit-rate 256K -o /dev/null \
 		"http://$LAB_VIP/big.bin" &)

@@ -86,6 +86,24 @@ forget_announced(struct speaker *s)
 	s->out.n_vips = 0;
 }
 
+/* BIRD is gone (reaped): its routes and sessions with it; restart it later. */
+static void
+bird_gone(struct speaker *s, uint64_t now, const char *st)
+{
+	uint32_t i;
+
+	s->bird = 0;
+	s->out.bird_pid = 0;
+	mux_bird_close(&s->ctl);
+	forget_announced(s);
+	for (i = 0; i < s->out.n_peers; i++)
+		s->out.peers[i].established = 0;
+	s->restart_at_ms = now + s->backoff_ms;
+	s->backoff_ms =
+		s->backoff_ms * 2 > BIRD_BACKOFF_MAX_MS ? BIRD_BACKOFF_MAX_MS : s->backoff_ms * 2;
+	state(s, st);
+}
+
 /* Fail closed: BIRD's sessions drop with it, and with them every route. */
 static void
 kill_bird(struct speaker *s, uint64_t now, const char *why)
@@ -98,14 +116,7 @@ kill_bird(struct speaker *s, uint64_t now, const char *why)
 		(unsigned long long)s->backoff_ms);
 	kill(s->bird, SIGKILL);
 	waitpid(s->bird, &st, 0);
-	s->bird = 0;
-	s->out.bird_pid = 0;
-	mux_bird_close(&s->ctl);
-	forget_announced(s);
-	s->restart_at_ms = now + s->backoff_ms;
-	s->backoff_ms =
-		s->backoff_ms * 2 > BIRD_BACKOFF_MAX_MS ? BIRD_BACKOFF_MAX_MS : s->backoff_ms * 2;
-	state(s, "BIRD killed: restarting");
+	bird_gone(s, now, "BIRD killed: restarting");
 }
 
 static void
@@ -182,15 +193,7 @@ reap_bird(struct speaker *s, uint64_t now)
 	else
 		fail(s, "BIRD (pid %d) exited with status %d; restarting it in %llu ms",
 			(int)s->bird, WEXITSTATUS(st), (unsigned long long)s->backoff_ms);
-	s->bird = 0;
-	s->out.bird_pid = 0;
-	mux_bird_close(&s->ctl);
-	forget_announced(s);
-	s->out.n_peers = 0;
-	s->restart_at_ms = now + s->backoff_ms;
-	s->backoff_ms =
-		s->backoff_ms * 2 > BIRD_BACKOFF_MAX_MS ? BIRD_BACKOFF_MAX_MS : s->backoff_ms * 2;
-	state(s, "BIRD exited: restarting");
+	bird_gone(s, now, "BIRD exited: restarting");
 }
 
 static void
@@ -379,7 +382,6 @@ static void __attribute__((noreturn)) shutdown_and_exit(struct speaker *s, const
 	int st;
 
 	LB_INFO("stopping (%s): BIRD down", why);
-	state(s, "stopped");
 	if (s->bird > 0) {
 		/* "down": BIRD closes its sessions with a Cease and exits. */
 		if (s->ctl.fd < 0 ||
@@ -394,12 +396,8 @@ static void __attribute__((noreturn)) shutdown_and_exit(struct speaker *s, const
 			kill(s->bird, SIGKILL);
 			waitpid(s->bird, &st, 0);
 		}
-		s->bird = 0;
-		s->out.bird_pid = 0;
 	}
-	mux_bird_close(&s->ctl);
-	forget_announced(s);
-	s->out.n_peers = 0;
+	bird_gone(s, mux_rp_now_ms(), "stopped");
 	publish(s, mux_rp_now_ms());
 	_exit(0);
 }

@@ -67,7 +67,8 @@ pop_init() {
 		POP_TA[$i]=10.255.0.$i
 		POP_MG[$i]=10.255.0.10$i
 		POP_PFX[$i]=${LAB_NSP}mux$i
-		LAB_PREFIX[mux$i]=${POP_PFX[$i]}
+		# shellcheck disable=SC2034 # lab_down and lab_leftovers read it
+		LAB_PREFIX["mux$i"]=${POP_PFX[$i]}
 	done
 	POP_FRR=$LAB_DIR/frr
 }
@@ -179,8 +180,10 @@ pop_vtysh() { vtysh --vty_socket "$POP_FRR" -c "$1"; }
 # folder in a folder frr owns.
 pop_frr_start() {
 	local i r=$LAB_NS_ROUTER
-	[ -x "$SLUICE_FRR_DIR/zebra" ] && [ -x "$SLUICE_FRR_DIR/bgpd" ] ||
-		{ lab_log "no FRR in $SLUICE_FRR_DIR (scripts/install-deps.sh)"; return 1; }
+	if [ ! -x "$SLUICE_FRR_DIR/zebra" ] || [ ! -x "$SLUICE_FRR_DIR/bgpd" ]; then
+		lab_log "no FRR in $SLUICE_FRR_DIR (scripts/install-deps.sh)"
+		return 1
+	fi
 	mkdir -p "$POP_FRR"
 	chmod 711 "$LAB_DIR" # frr must reach its folder inside
 	{

@@ -22,19 +22,8 @@ echo "# PoP up in $((SECONDS - T_START)) s; router: $LAB_VIP via $(pop_nexthops)
 N=8
 size=$((4 * 1024 * 1024))
 want=$(pop_big_file big.bin "$size")
-dl=()
-for ((k = 1; k <= N; k++)); do
-	ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 384K \
-		-o "$LAB_DIR/got$k.bin" -w '%{http_code} %{size_download} %{num_connects} %{time_total}\n' \
-		"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl$k.out" 2>&1 &
-	dl+=($!)
-done
-under_way() {
-	local k
-	for ((k = 1; k <= N; k++)); do
-		[ "$(stat -c %s "$LAB_DIR/got$k.bin" 2>/dev/null || echo 0)" -gt 131072 ] || return 1
-	done
-}
+pop_downloads_start "$N" 384K
+under_way() { pop_downloads_past 131072; }
 check "all $N downloads are under way" lab_poll under_way
 
 pid1=$(lab_pid mux1)
@@ -79,19 +68,7 @@ status_announced() {
 }
 check "mux 1's status: announced again" status_announced
 
-fails=0 bad=0
-for ((k = 1; k <= N; k++)); do
-	rc=0
-	wait "${dl[$((k - 1))]}" || rc=$?
-	if [ "$rc" -ne 0 ] || [[ "$(cat "$LAB_DIR/dl$k.out")" != "200 $size 1 "* ]]; then
-		echo "# download $k: curl exit $rc, $(cat "$LAB_DIR/dl$k.out")"
-		fails=$((fails + 1))
-	fi
-	[ "$(sha256sum <"$LAB_DIR/got$k.bin")" = "$want" ] || bad=$((bad + 1))
-done
-echo "# download times (s): $(awk '{print $4}' "$LAB_DIR"/dl*.out | sort -n | xargs)"
-check "every download completed on its one connection: $fails failed" test "$fails" -eq 0
-check "every download is intact (sha256): $bad differ" test "$bad" -eq 0
+pop_downloads_check "$size" "$want"
 
 # Known state for the next cases: both next hops, mux 1 running.
 check "both next hops again" pop_wait_nexthops "$(pop_all_tas)"

@@ -24,19 +24,8 @@ N=20
 size=$((4 * 1024 * 1024))
 want=$(pop_big_file big.bin "$size")
 resets0=$(t_py "$LAB_SRC/scripts/lab_tool.py" snmp "$LAB_NS_CLIENT" | jq .Tcp.EstabResets)
-dl=()
-for ((k = 1; k <= N; k++)); do
-	ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 512K \
-		-o "$LAB_DIR/got$k.bin" -w '%{http_code} %{size_download} %{num_connects} %{time_total}\n' \
-		"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl$k.out" 2>&1 &
-	dl+=($!)
-done
-under_way() {
-	local k
-	for ((k = 1; k <= N; k++)); do
-		[ "$(stat -c %s "$LAB_DIR/got$k.bin" 2>/dev/null || echo 0)" -gt 262144 ] || return 1
-	done
-}
+pop_downloads_start "$N" 512K
+under_way() { pop_downloads_past 262144; }
 check "all $N downloads are under way (256 KiB each)" lab_poll under_way
 c1=$(pop_tel_field 1 /sluice/stats .conn_new)
 c2=$(pop_tel_field 2 /sluice/stats .conn_new)
@@ -54,24 +43,10 @@ check "the router dropped mux 1's next hop within 1 s ($route_ms ms)" \
 	t_py -c "import sys; sys.exit(not (0 <= float('$route_ms') < 1000))"
 check "a flow that was on mux 1 went on through mux 2 ($moved_ms ms)" \
 	t_py -c "import sys; sys.exit(not (0 <= float('$moved_ms') < 5000))"
-running=0
-for p in "${dl[@]}"; do kill -0 "$p" 2>/dev/null && running=$((running + 1)); done
+running=$(pop_downloads_running)
 check "the kill came mid-way: $running of $N downloads were still running" test "$running" -ge $((N * 3 / 4))
 
-fails=0 bad=0
-for ((k = 1; k <= N; k++)); do
-	rc=0
-	wait "${dl[$((k - 1))]}" || rc=$?
-	if [ "$rc" -ne 0 ] || [[ "$(cat "$LAB_DIR/dl$k.out")" != "200 $size 1 "* ]]; then
-		echo "# download $k: curl exit $rc, $(cat "$LAB_DIR/dl$k.out")"
-		fails=$((fails + 1))
-	fi
-	[ "$(sha256sum <"$LAB_DIR/got$k.bin")" = "$want" ] || bad=$((bad + 1))
-done
-echo "# download times (s): $(awk '{print $4}' "$LAB_DIR"/dl*.out | sort -n | xargs)"
-check "every download completed on its one connection (curl exit 0, HTTP 200, $size bytes): $fails failed" \
-	test "$fails" -eq 0
-check "every download is intact (sha256): $bad differ" test "$bad" -eq 0
+pop_downloads_check "$size" "$want"
 resets=$(($(t_py "$LAB_SRC/scripts/lab_tool.py" snmp "$LAB_NS_CLIENT" | jq .Tcp.EstabResets) - resets0))
 check "no connection was reset (client's TCP EstabResets +$resets)" test "$resets" -eq 0
 requests=$(cat "$LAB_DIR"/http-vm*.log | grep -c 'GET /big.bin' || true)

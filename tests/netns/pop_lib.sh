@@ -41,7 +41,7 @@ pop_tel_field() { pop_tel "$1" "$2" | jq -r "$3"; }
 pop_stop_muxes() {
 	local i pid
 	for ((i = 1; i <= POP_N; i++)); do
-		pid=$(lab_pid "mux$i") && kill -TERM "$pid" 2>/dev/null || true
+		if pid=$(lab_pid "mux$i"); then kill -TERM "$pid" 2>/dev/null || true; fi
 	done
 	for ((i = 1; i <= POP_N; i++)); do lab_kill "mux$i"; done
 }
@@ -52,4 +52,52 @@ pop_big_file() {
 	head -c "$size" /dev/urandom >"$LAB_DIR/$name"
 	for v in "${LAB_VMS[@]}"; do ln -f "$LAB_DIR/$name" "$LAB_DIR/www/$v/$name"; done
 	sha256sum <"$LAB_DIR/$name"
+}
+
+# N rate-limited downloads of DIR/big.bin through the VIP (pop_big_file
+# first): pids in POP_DL, DIR/got<k>.bin, curl's summary in DIR/dl<k>.out.
+pop_downloads_start() {
+	local n=$1 rate=$2 k
+	POP_DL=()
+	for ((k = 1; k <= n; k++)); do
+		ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate "$rate" \
+			-o "$LAB_DIR/got$k.bin" \
+			-w '%{http_code} %{size_download} %{num_connects} %{time_total}\n' \
+			"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl$k.out" 2>&1 &
+		POP_DL+=($!)
+	done
+}
+
+# Every download has more than BYTES.
+pop_downloads_past() {
+	local k
+	for ((k = 1; k <= ${#POP_DL[@]}; k++)); do
+		[ "$(stat -c %s "$LAB_DIR/got$k.bin" 2>/dev/null || echo 0)" -gt "$1" ] || return 1
+	done
+}
+
+# How many downloads still run.
+pop_downloads_running() {
+	local p n=0
+	for p in "${POP_DL[@]}"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done
+	echo "$n"
+}
+
+# Wait for every download; check each completed on its one connection
+# (curl exit 0, HTTP 200, SIZE bytes) and matches the sha256 WANT.
+pop_downloads_check() {
+	local size=$1 want=$2 k rc fails=0 bad=0
+	for ((k = 1; k <= ${#POP_DL[@]}; k++)); do
+		rc=0
+		wait "${POP_DL[$((k - 1))]}" || rc=$?
+		if [ "$rc" -ne 0 ] || [[ "$(cat "$LAB_DIR/dl$k.out")" != "200 $size 1 "* ]]; then
+			echo "# download $k: curl exit $rc, $(cat "$LAB_DIR/dl$k.out")"
+			fails=$((fails + 1))
+		fi
+		[ "$(sha256sum <"$LAB_DIR/got$k.bin")" = "$want" ] || bad=$((bad + 1))
+	done
+	echo "# download times (s): $(awk '{print $4}' "$LAB_DIR"/dl*.out | sort -n | xargs)"
+	check "every download completed on its one connection (curl exit 0, HTTP 200, $size bytes): $fails failed" \
+		test "$fails" -eq 0
+	check "every download is intact (sha256): $bad differ" test "$bad" -eq 0
 }
