@@ -87,6 +87,10 @@ case_unreachable() {
 	pop_stop_muxes
 }
 
+mux1_session_up() {
+	pop_tel 1 /sluice/route | jq -e '.session_state == ["Established"]' >/dev/null
+}
+
 case_bird_dies() {
 	local bird out ms back errors err
 	check "BIRD dies: mux 1 starts" pop_mux_start 1
@@ -107,6 +111,7 @@ case_bird_dies() {
 	check "BIRD dies: the speaker counted it ($errors)" test "$errors" -ge 1
 	check "BIRD dies: and says what happened" grep -qF "killed by signal 9" <<<"$err"
 	check "BIRD dies: a new BIRD runs" test "$(pop_tel_field 1 /sluice/route .bird_pid)" -ne "$bird"
+	check "BIRD dies: its session is reported established again" lab_poll mux1_session_up
 	pop_stop_muxes
 	t_check_stopped mux1 mux2
 }
