@@ -32,7 +32,8 @@ struct speaker {
 	uint64_t restart_at_ms;
 	uint64_t backoff_ms;
 	struct mux_bird ctl;
-	uint64_t retry_at_ms; /* after a refused reconfiguration */
+	uint64_t retry_at_ms;	 /* after a refused reconfiguration */
+	uint64_t grace_until_ms; /* resumed from a stop: the heartbeat may lag */
 
 	struct mux_rp_mux in; /* the mux's section, last consistent copy */
 	struct mux_rp_speaker out;
@@ -225,7 +226,8 @@ judge(struct speaker *s, bool consistent, uint64_t now)
 		stale = !consistent;
 		snprintf(s->want_why, sizeof(s->want_why), "%s",
 			consistent ? "the mux has not started yet" : "the mux's page is torn");
-	} else if (now > s->in.heartbeat_ms && now - s->in.heartbeat_ms > s->stale_ms) {
+	} else if (now > s->in.heartbeat_ms && now - s->in.heartbeat_ms > s->stale_ms &&
+		   now >= s->grace_until_ms) {
 		stale = true;
 		snprintf(s->want_why, sizeof(s->want_why),
 			"the mux's heartbeat is %llu ms old (limit %llu): data plane frozen",
@@ -408,6 +410,9 @@ mux_speaker_main(const struct mux_bgp_cfg *cfg, const struct mux_bird_paths *pat
 {
 	static struct speaker sp;
 	struct speaker *s = &sp;
+	bool overslept = false;
+	uint64_t nap_start;
+	long nap;
 	uint32_t i;
 
 	/* Die with the mux, even if it died before this line ran. */
@@ -436,8 +441,11 @@ mux_speaker_main(const struct mux_bgp_cfg *cfg, const struct mux_bird_paths *pat
 	}
 	state(s, "starting");
 	for (;;) {
+		static struct mux_rp_mux in;
 		uint64_t now = mux_rp_now_ms();
-		bool ok = mux_rp_read(&page->mux_seq, &s->in, &page->mux, sizeof(s->in));
+		bool ok = mux_rp_read(&page->mux_seq, &in, &page->mux, sizeof(in));
+		if (ok)
+			s->in = in;
 
 		if (term)
 			shutdown_and_exit(s, "SIGTERM");
@@ -451,6 +459,13 @@ mux_speaker_main(const struct mux_bgp_cfg *cfg, const struct mux_bird_paths *pat
 			start_bird(s, now);
 		if (s->bird > 0 && s->ctl.fd < 0)
 			connect_bird(s, now);
+		/*
+		 * A nap far longer than asked: we were stopped ourselves (the
+		 * whole group was, and the mux is resuming too). Give its route
+		 * thread a second to bump the heartbeat before judging it.
+		 */
+		if (overslept)
+			s->grace_until_ms = now + 1000;
 		judge(s, ok, now);
 		if (s->ctl.fd >= 0 && !same_set(s) && now >= s->retry_at_ms)
 			apply(s, now);
@@ -472,6 +487,9 @@ mux_speaker_main(const struct mux_bgp_cfg *cfg, const struct mux_bird_paths *pat
 		if (ok && (s->ctl.fd < 0 ? s->out.n_vips == 0 : same_set(s)))
 			s->out.applied_request = s->in.request;
 		publish(s, now);
-		nap_ms(s->bird > 0 && s->ctl.fd < 0 ? 20 : MUX_SPEAKER_POLL_MS);
+		nap = s->bird > 0 && s->ctl.fd < 0 ? 20 : MUX_SPEAKER_POLL_MS;
+		nap_start = mux_rp_now_ms();
+		nap_ms(nap);
+		overslept = mux_rp_now_ms() - nap_start > (uint64_t)nap + 1000;
 	}
 }

@@ -88,6 +88,9 @@ echo "# process group stopped: withdrawn by the router's hold timer after $gstop
 	"continued: announced again after $gcont_ms ms (a new session)"
 check "group continued: announced again ($gcont_ms ms)" \
 	t_py -c "import sys; sys.exit(not (0 <= float('$gcont_ms') < 15000))"
+stale=$(pop_tel_field 1 /sluice/route .stale_withdrawals)
+check "group continued: the speaker, stopped too, did not take the old heartbeat for a freeze ($stale)" \
+	test "$stale" -eq 1
 
 # The speaker alone stopped: it cannot withdraw, and its BIRD would go on
 # announcing; the mux's route thread kills it, BIRD dies with it.
