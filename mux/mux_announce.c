@@ -88,7 +88,8 @@ mux_announce_table(struct mux_announce *a, uint64_t version, uint32_t n_services
 		free(old);
 		return;
 	}
-	memcpy(sorted, vips, sizeof(*sorted) * n_vips);
+	if (n_vips != 0) /* vips may be NULL then */
+		memcpy(sorted, vips, sizeof(*sorted) * n_vips);
 	qsort(sorted, n_vips, sizeof(*sorted), cmp_u32);
 	memcpy(old, a->vips, sizeof(*old) * n_old);
 	a->n_dropped = 0;
