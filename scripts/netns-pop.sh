@@ -73,10 +73,13 @@ pop_init() {
 	POP_FRR=$LAB_DIR/frr
 }
 
-# lab_namespaces, lab_down and lab_leftovers, extended to the PoP's extras.
-eval "$(declare -f lab_namespaces | sed '1s/^lab_namespaces/lab_namespaces_lab/')"
-eval "$(declare -f lab_down | sed '1s/^lab_down/lab_down_lab/')"
-eval "$(declare -f lab_leftovers | sed '1s/^lab_leftovers/lab_leftovers_lab/')"
+# lab_namespaces, lab_down and lab_leftovers, extended to the PoP's extras
+# (netns-lab.sh's own stay as *_lab; sourcing this file twice wraps once).
+if ! declare -F lab_namespaces_lab >/dev/null; then
+	eval "$(declare -f lab_namespaces | sed '1s/^lab_namespaces/lab_namespaces_lab/')"
+	eval "$(declare -f lab_down | sed '1s/^lab_down/lab_down_lab/')"
+	eval "$(declare -f lab_leftovers | sed '1s/^lab_leftovers/lab_leftovers_lab/')"
+fi
 lab_namespaces() {
 	local i
 	lab_namespaces_lab
