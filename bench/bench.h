@@ -16,8 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-
-#include <rte_byteorder.h>
+#include <time.h>
 
 #include "lb_config.h"
 
@@ -30,14 +29,24 @@
 #define BENCH_SVC_PORT 80
 #define BENCH_BE_PORT 8080
 
+/* Seconds on the monotonic clock. */
+static inline double
+bench_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 enum bench_dist { BENCH_UNIFORM, BENCH_ZIPF, BENCH_SEQ };
 
 /* One flow: the client side of the tuple and the service it talks to. */
 struct bench_flow {
-	rte_be32_t src;
-	rte_be32_t dst;
-	rte_be16_t sport;
-	rte_be16_t dport;
+	lb_be32_t src;
+	lb_be32_t dst;
+	lb_be16_t sport;
+	lb_be16_t dport;
 };
 
 /* Flow number f -> tuple; f may exceed n_flows (ever-new flows). */

@@ -155,44 +155,13 @@ static const struct scenario smoke_suite[] = {
 		BENCH_UNIFORM, false, false, 4096, 0, 1000, true},
 };
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Set a worker up as workers_create() in mux/main.c does. */
+/* A worker as the mux's (mux_worker_init()), on the benchmark's lcore. */
 static int
-worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g, uint32_t entries,
-	const char *name)
+worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g, uint32_t entries)
 {
 	static const uint32_t timeout[3] = {300, 15, 30};
 
-	memset(w, 0, sizeof(*w));
-	w->ctx = &env->ctx;
-	w->lcore = rte_lcore_id();
-	w->idx = 0;
-	w->ip_id = 0;
-	w->conn = mux_conn_create(name, entries, env->socket, timeout, &g->seed);
-	w->svc_cnt = rte_zmalloc_socket(
-		"svc_cnt", sizeof(*w->svc_cnt) * g->cap_services, RTE_CACHE_LINE_SIZE, env->socket);
-	w->be_cnt = rte_zmalloc_socket(
-		"be_cnt", sizeof(*w->be_cnt) * g->cap_backends, RTE_CACHE_LINE_SIZE, env->socket);
-	if (w->conn == NULL || w->svc_cnt == NULL || w->be_cnt == NULL)
-		return -1;
-	return 0;
-}
-
-static void
-worker_fini(struct mux_worker *w)
-{
-	mux_conn_free(w->conn);
-	rte_free(w->svc_cnt);
-	rte_free(w->be_cnt);
-	memset(w, 0, sizeof(*w));
+	return mux_worker_init(w, &env->ctx, g, 0, rte_lcore_id(), entries, timeout, env->socket);
 }
 
 /* Fill n mbufs with the frames of flows[0..n). */
@@ -215,7 +184,7 @@ static inline uint32_t
 run_batch(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf **m,
 	uint32_t n, struct rte_mbuf **out)
 {
-	struct mux_txbuf *t = &w->tx[port];
+	struct dp_txbuf *t = &w->tx[port];
 	uint32_t i, got = 0;
 
 	for (i = 0; i < n; i += MUX_BURST) {
@@ -279,7 +248,7 @@ static inline uint32_t
 run_batch_rcu(struct mux_worker *w, struct mux_ctx *ctx, uint16_t port, struct rte_mbuf **m,
 	uint32_t n, struct rte_mbuf **out)
 {
-	struct mux_txbuf *t = &w->tx[port];
+	struct dp_txbuf *t = &w->tx[port];
 	uint32_t i, got = 0;
 
 	for (i = 0; i < n; i += MUX_BURST) {
@@ -296,7 +265,7 @@ run_batch_rcu(struct mux_worker *w, struct mux_ctx *ctx, uint16_t port, struct r
 }
 
 /* The inner destination (the backend's DIP) of a forwarded frame. */
-static inline rte_be32_t
+static inline lb_be32_t
 inner_dst(const struct rte_mbuf *m)
 {
 	const struct lb_ipv4_hdr *in =
@@ -436,7 +405,7 @@ swapper_main(void *arg)
 /* Push flows through the mux untimed (warm-up); returns forwarded packets. */
 static uint64_t
 push_flows(struct bench_env *env, struct mux_worker *w, const struct mux_gen *g, uint64_t first,
-	uint64_t n, uint32_t n_services, uint8_t flags, rte_be32_t *dip_of)
+	uint64_t n, uint32_t n_services, uint8_t flags, lb_be32_t *dip_of)
 {
 	struct rte_mbuf *m[BENCH_BATCH_PKTS], *out[BENCH_BATCH_PKTS];
 	uint64_t fl[BENCH_BATCH_PKTS], done = 0, fwd = 0;
@@ -483,7 +452,7 @@ fill_table(
  */
 static int
 check_output(const struct bench_env *env, struct rte_mbuf **out, uint32_t got,
-	const uint64_t *flows, uint32_t n, const struct scenario *sc, const rte_be32_t *dip_of,
+	const uint64_t *flows, uint32_t n, const struct scenario *sc, const lb_be32_t *dip_of,
 	uint32_t n_dip)
 {
 	const uint32_t hl = sizeof(struct lb_ipv4_hdr);
@@ -501,30 +470,30 @@ check_output(const struct bench_env *env, struct rte_mbuf **out, uint32_t got,
 			(const struct lb_ipv4_hdr *)((const uint8_t *)o + hl);
 		const struct lb_tcp_hdr *tcp =
 			(const struct lb_tcp_hdr *)((const uint8_t *)in + hl);
-		uint32_t id = rte_be_to_cpu_32(in->dst) - BENCH_DIP_BASE - 1;
+		uint32_t id = lb_be32_to_cpu(in->dst) - BENCH_DIP_BASE - 1;
 		struct bench_flow fl;
 		const char *bad = NULL;
 
 		bench_flow_of(flows[i], sc->services, &fl);
 		if (out[i]->data_len != sizeof(*eth) + 2 * hl + sizeof(*tcp))
 			bad = "frame length (padding not trimmed, or no outer header)";
-		else if (eth->type != rte_cpu_to_be_16(LB_ETHERTYPE_IPV4) ||
+		else if (eth->type != lb_cpu_to_be16(LB_ETHERTYPE_IPV4) ||
 			 memcmp(eth->dst, &env->ctx.next_hop, 6) != 0)
 			bad = "outer Ethernet header";
 		else if (o->ver_ihl != 0x45 || o->proto != LB_IPPROTO_IPIP ||
 			 o->src != env->ctx.tunnel_addr || lb_ipv4_hdr_csum(o, hl) != o->csum ||
-			 rte_be_to_cpu_16(o->total_len) != 2 * hl + sizeof(*tcp))
+			 lb_be16_to_cpu(o->total_len) != 2 * hl + sizeof(*tcp))
 			bad = "outer IPv4 header";
 		else if (id >= sc->services * sc->backends ||
 			 id / sc->backends != (uint32_t)(flows[i] % sc->services))
 			bad = "inner destination is not a backend of the flow's service";
 		else if (dip_of != NULL && flows[i] < n_dip && in->dst != dip_of[flows[i]])
 			bad = "established flow moved to another backend";
-		else if (o->dst != rte_cpu_to_be_32(BENCH_HOST_BASE + (id & 0xffff) + 1))
+		else if (o->dst != lb_cpu_to_be32(BENCH_HOST_BASE + (id & 0xffff) + 1))
 			bad = "outer destination is not the backend's host";
 		else if (in->ttl != 63 || in->src != fl.src || lb_ipv4_hdr_csum(in, hl) != in->csum)
 			bad = "inner IPv4 header (TTL, source or checksum)";
-		else if (tcp->dport != rte_cpu_to_be_16(BENCH_BE_PORT) || tcp->sport != fl.sport ||
+		else if (tcp->dport != lb_cpu_to_be16(BENCH_BE_PORT) || tcp->sport != fl.sport ||
 			 lb_ipv4_l4_csum(in->src, in->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp)) != 0)
 			bad = "inner TCP header (port or checksum)";
 		if (bad != NULL) {
@@ -563,7 +532,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	struct swapper sw;
 	pthread_t swap_th;
 	bool swapping = false, online = false, sample;
-	rte_be32_t *dip_of = NULL;
+	lb_be32_t *dip_of = NULL;
 	uint32_t *seq = NULL, pos = 0, i, got, live, swept, n_dip = 0;
 	uint64_t next_new = BENCH_NEW_BASE, budget, t0, t1, t2, start, batch = 0, floor_fwd = 0;
 	uint8_t flags = sc->syn ? LB_TCP_SYN : LB_TCP_ACK;
@@ -583,9 +552,9 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		rte_free(w);
 		return -1;
 	}
-	t = now_s();
+	t = bench_now_s();
 	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, env->socket, &err);
-	r->build_s = now_s() - t;
+	r->build_s = bench_now_s() - t;
 	lb_ftable_free(&ft);
 	if (g == NULL) {
 		fprintf(stderr, "sluice-bench: %s: %s\n", sc->name, err.msg);
@@ -593,14 +562,14 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		return -1;
 	}
 	env->ctx.gen = g;
-	if (worker_init(w, env, g, sc->entries, sc->name) != 0) {
+	if (worker_init(w, env, g, sc->entries) != 0) {
 		fprintf(stderr, "sluice-bench: %s: no memory for the connection table (%s)\n",
 			sc->name, rte_strerror(rte_errno));
 		goto out;
 	}
 
 	/* Warm-up: establish every connection once, untimed. */
-	t = now_s();
+	t = bench_now_s();
 	if (sc->conns != 0) {
 		if (check || sc->rcu) {
 			n_dip = sc->conns;
@@ -615,7 +584,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	}
 	if (sc->fill)
 		fill_table(env, w, g, sc->services);
-	r->warm_s = now_s() - t;
+	r->warm_s = bench_now_s() - t;
 	r->live = mux_conn_count(w->conn);
 	memset(&w->cnt, 0, sizeof(w->cnt));
 
@@ -654,7 +623,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	}
 
 	budget = (uint64_t)(seconds * (double)env->hz);
-	t = now_s();
+	t = bench_now_s();
 	start = rte_rdtsc();
 	do {
 		if (rte_pktmbuf_alloc_bulk(env->pool, m, BENCH_BATCH_PKTS) != 0) {
@@ -700,7 +669,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 				 (swapping && __atomic_load_n(&sw.swaps, __ATOMIC_RELAXED) <
 						      BENCH_SMOKE_SWAPS)
 		       : rte_rdtsc() - start < budget);
-	r->loop_s = now_s() - t;
+	r->loop_s = bench_now_s() - t;
 
 	/* Stop the control thread: offline first, so no grace period waits on us. */
 	if (swapping) {
@@ -762,7 +731,7 @@ out:
 		rte_rcu_qsbr_thread_offline(env->ctx.qsv, w->idx);
 	free(seq);
 	free(dip_of);
-	worker_fini(w);
+	mux_worker_fini(w);
 	rte_free(w);
 	if (sw.fresh) {
 		mux_gen_free(env->ctx.gen); /* g, unless a swap replaced (and freed) it */
@@ -1068,7 +1037,7 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 	env.hz = rte_get_tsc_hz();
 	env.pool = rte_pktmbuf_pool_create("bench_pool", 2 * BENCH_BATCH_PKTS + 1024, 256, 0,
 		RTE_MBUF_DEFAULT_BUF_SIZE, env.socket);
-	env.ctx.tunnel_addr = rte_cpu_to_be_32(0x0aff0001); /* 10.255.0.1 */
+	env.ctx.tunnel_addr = lb_cpu_to_be32(0x0aff0001); /* 10.255.0.1 */
 	memcpy(&env.ctx.next_hop, "\x02\x00\x00\x00\x00\xfe", 6);
 	env.ctx.mtu = 1500;
 	env.ctx.tunnel_ttl = 64;

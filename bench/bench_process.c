@@ -63,15 +63,6 @@ struct proc_result {
 	int ok;
 };
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void
 sleep_s(double s)
 {
@@ -129,7 +120,7 @@ sample(const char *sock, struct proc_sample *s)
 	if (telemetry(sock, "/ethdev/stats,0", buf, sizeof(buf)) != 0 ||
 		strstr(buf, "ipackets") == NULL)
 		return -1;
-	s->t = now_s();
+	s->t = bench_now_s();
 	s->ipackets = json_u64(buf, "ipackets");
 	s->opackets = json_u64(buf, "opackets");
 	s->imissed = json_u64(buf, "imissed");
@@ -292,7 +283,7 @@ run_one(const struct bench_opts *o, enum proc_kind kind, int round, const char *
 	close(pipefd[0]);
 
 	/* Wait for the port to move packets, then warm up, then measure. */
-	t0 = now_s();
+	t0 = bench_now_s();
 	while (sample(sock, &a) != 0 || a.ipackets == 0) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			fprintf(stderr, "sluice-bench: %s exited early, see %s\n", kind_name[kind],
@@ -301,7 +292,7 @@ run_one(const struct bench_opts *o, enum proc_kind kind, int round, const char *
 			lb_remove_runtime_dir(rundir);
 			return -1;
 		}
-		if (now_s() - t0 > PROC_START_TIMEOUT_S)
+		if (bench_now_s() - t0 > PROC_START_TIMEOUT_S)
 			break;
 		sleep_s(0.05);
 	}
@@ -318,9 +309,9 @@ run_one(const struct bench_opts *o, enum proc_kind kind, int round, const char *
 	close(pipefd[1]); /* testpmd: EOF on stdin */
 	if (kind == PROC_SLUICE)
 		kill(pid, SIGINT);
-	t0 = now_s();
+	t0 = bench_now_s();
 	while (waitpid(pid, &status, WNOHANG) != pid) {
-		if (now_s() - t0 > 10) {
+		if (bench_now_s() - t0 > 10) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			break;

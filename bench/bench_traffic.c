@@ -20,10 +20,10 @@ void
 bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl)
 {
 	/* 4096 ports per client address, 2^24 addresses in 11.0.0.0/8. */
-	fl->src = rte_cpu_to_be_32(0x0b000000u | (uint32_t)((f >> 12) & 0xffffff));
-	fl->sport = rte_cpu_to_be_16((uint16_t)(16384 + (f & 0xfff)));
-	fl->dst = rte_cpu_to_be_32(BENCH_VIP_BASE + (uint32_t)(f % n_services));
-	fl->dport = rte_cpu_to_be_16(BENCH_SVC_PORT);
+	fl->src = lb_cpu_to_be32(0x0b000000u | (uint32_t)((f >> 12) & 0xffffff));
+	fl->sport = lb_cpu_to_be16((uint16_t)(16384 + (f & 0xfff)));
+	fl->dst = lb_cpu_to_be32(BENCH_VIP_BASE + (uint32_t)(f % n_services));
+	fl->dport = lb_cpu_to_be16(BENCH_SVC_PORT);
 }
 
 void
@@ -42,10 +42,10 @@ bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16
 	memset(buf, 0, len);
 	memcpy(eth->dst, dmac, 6);
 	memcpy(eth->src, smac, 6);
-	eth->type = rte_cpu_to_be_16(LB_ETHERTYPE_IPV4);
+	eth->type = lb_cpu_to_be16(LB_ETHERTYPE_IPV4);
 	ip->ver_ihl = 0x45;
-	ip->total_len = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + l4_len));
-	ip->frag_off = rte_cpu_to_be_16(LB_IPV4_DF);
+	ip->total_len = lb_cpu_to_be16((uint16_t)(sizeof(*ip) + l4_len));
+	ip->frag_off = lb_cpu_to_be16(LB_IPV4_DF);
 	ip->ttl = 64;
 	ip->proto = LB_IPPROTO_TCP;
 	ip->src = fl->src;
@@ -53,11 +53,11 @@ bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16
 	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
 	tcp->sport = fl->sport;
 	tcp->dport = fl->dport;
-	tcp->seq = rte_cpu_to_be_32(1);
-	tcp->ack = (tcp_flags & LB_TCP_ACK) ? rte_cpu_to_be_32(1) : 0;
+	tcp->seq = lb_cpu_to_be32(1);
+	tcp->ack = (tcp_flags & LB_TCP_ACK) ? lb_cpu_to_be32(1) : 0;
 	tcp->data_off = 0x50;
 	tcp->flags = tcp_flags;
-	tcp->window = rte_cpu_to_be_16(65535);
+	tcp->window = lb_cpu_to_be16(65535);
 	tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, l4_len);
 }
 
@@ -77,7 +77,7 @@ bench_ftable(struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uin
 		struct lb_service_cfg *s = &ft->services[i];
 		s->id = i;
 
-		lb_addr_v4(&s->vip, rte_cpu_to_be_32(BENCH_VIP_BASE + i));
+		lb_addr_v4(&s->vip, lb_cpu_to_be32(BENCH_VIP_BASE + i));
 		s->port = BENCH_SVC_PORT;
 		s->proto = LB_IPPROTO_TCP;
 		s->af = LB_AF_INET;
@@ -92,8 +92,8 @@ bench_ftable(struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uin
 			struct lb_backend_cfg *b = &s->backends[j];
 			uint32_t id = i * n_backends + j;
 
-			lb_addr_v4(&b->dip, rte_cpu_to_be_32(BENCH_DIP_BASE + id + 1));
-			lb_addr_v4(&b->host, rte_cpu_to_be_32(BENCH_HOST_BASE + (id & 0xffff) + 1));
+			lb_addr_v4(&b->dip, lb_cpu_to_be32(BENCH_DIP_BASE + id + 1));
+			lb_addr_v4(&b->host, lb_cpu_to_be32(BENCH_HOST_BASE + (id & 0xffff) + 1));
 			b->port = BENCH_BE_PORT;
 			b->weight = 1;
 			b->id = id;

@@ -3,7 +3,7 @@
 """Control-plane figures: commit latency and snapshot sync.
 
     bench/commit_bench.py --manager build/manager/sluice-manager \\
-        --mux build/mux/sluice-mux --ctl build/manager/sluicectl \\
+        --mux build/mux/sluice-mux --ctl build/sluicectl/sluicectl \\
         --certs scripts/make-certs.sh [--commits 300] [--backends 100000]
 
 One sluice-manager and three managed sluice-mux members on this machine,
@@ -35,8 +35,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
-                                "process"))
-from proclib import free_port, telemetry  # noqa: E402
+                                "lib"))
+from sluicetest.procs import free_port, telemetry  # noqa: E402
 
 SEED = "00112233445566778899aabbccddeeff"
 

@@ -3,7 +3,7 @@
 """DIP probes at scale: N backends probed every S seconds by one sluice-manager.
 
     bench/probe_bench.py --manager build/manager/sluice-manager \\
-        --ctl build/manager/sluicectl [--backends 10000] [--interval 5] \\
+        --ctl build/sluicectl/sluicectl [--backends 10000] [--interval 5] \\
         [--seconds 60] [--probe tcp|http] [--fail 1000]
 
 The backends are N listening sockets on loopback addresses (127.1.0.1,

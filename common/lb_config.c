@@ -162,7 +162,7 @@ lb_cfg_get_string(const config_setting_t *group, const char *name, bool required
 }
 
 int
-lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, rte_be32_t *out,
+lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, lb_be32_t *out,
 	struct lb_cfg_err *err)
 {
 	const char *s = NULL;
@@ -180,6 +180,35 @@ lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, 
 		return lb_cfg_error(
 			err, member(group, name), NULL, "\"%s\" is not an IPv4 address", s);
 	*out = a.s_addr;
+	return 0;
+}
+
+int
+lb_cfg_get_ipv4_list(const config_setting_t *a, const char *name, int min, int max, lb_be32_t *out,
+	uint16_t *n_out, struct lb_cfg_err *err)
+{
+	const config_setting_t *m = config_setting_get_member(a, name);
+	int i, n;
+
+	*n_out = 0;
+	if (m == NULL && min == 0)
+		return 0;
+	if (m == NULL)
+		return lb_cfg_error(err, a, name, "missing required field (a list of addresses)");
+	if (!config_setting_is_array(m) && !config_setting_is_list(m))
+		return lb_cfg_error(err, m, NULL, "expected a list of IPv4 addresses");
+	n = config_setting_length(m);
+	if (n < min || n > max)
+		return lb_cfg_error(err, m, NULL, "between %d and %d addresses", min, max);
+	for (i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(m, (unsigned)i);
+		struct in_addr ia;
+
+		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
+			inet_pton(AF_INET, config_setting_get_string(e), &ia) != 1)
+			return lb_cfg_error(err, e, NULL, "not an IPv4 address");
+		out[(*n_out)++] = ia.s_addr;
+	}
 	return 0;
 }
 
@@ -238,20 +267,13 @@ lb_cfg_get_eal(
 	return 0;
 }
 
-const char *
-lb_addr_str(const struct lb_addr *a, char *buf, size_t len)
-{
-	inet_ntop(AF_INET, &a->a32[0], buf, (socklen_t)len);
-	return buf;
-}
-
 static int
 load_backend(const config_setting_t *s, struct lb_backend_cfg *b, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"dip", "port", "weight", "host", "state", NULL};
 	static const char *const states[] = {"active", "drain", "maint"};
 	const char *state = NULL;
-	rte_be32_t dip, host;
+	lb_be32_t dip, host;
 	long long port, weight;
 	int rc, i;
 
@@ -285,7 +307,7 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	static const char *const fields[] = {"vip", "protocol", "port", "backends", NULL};
 	const config_setting_t *list;
 	const char *proto = NULL;
-	rte_be32_t vip;
+	lb_be32_t vip;
 	long long port;
 	uint32_t i, j, n;
 	int rc;
@@ -327,9 +349,7 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 		if (rc != 0)
 			return rc;
 		for (j = 0; j < i; j++)
-			if (memcmp(&svc->backends[j].dip, &svc->backends[i].dip,
-				    sizeof(struct lb_addr)) == 0 &&
-				svc->backends[j].port == svc->backends[i].port)
+			if (lb_backend_cmp(&svc->backends[j], &svc->backends[i]) == 0)
 				return lb_cfg_error(err, bs, NULL,
 					"duplicate backend (same dip and port as backends[%u])", j);
 		svc->n_backends = i + 1;
@@ -386,8 +406,7 @@ ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_e
 		for (j = 0; j < i; j++) {
 			const struct lb_service_cfg *o = &ft->services[j];
 
-			if (memcmp(&o->vip, &svc->vip, sizeof(o->vip)) == 0 &&
-				o->port == svc->port && o->proto == svc->proto) {
+			if (lb_service_cmp(o, svc) == 0) {
 				rc = lb_cfg_error(err, ss, NULL,
 					"duplicate service (same vip, protocol and port as "
 					"services[%u])",
@@ -432,25 +451,4 @@ lb_ftable_load_unless_managed(const config_setting_t *root, struct lb_ftable *ft
 		lb_ftable_free(ft);
 	}
 	return rc;
-}
-
-void
-lb_ftable_free(struct lb_ftable *ft)
-{
-	uint32_t i;
-
-	for (i = 0; i < ft->n_services; i++)
-		free(ft->services[i].backends);
-	free(ft->services);
-	memset(ft, 0, sizeof(*ft));
-}
-
-uint32_t
-lb_ftable_backend_count(const struct lb_ftable *ft)
-{
-	uint32_t i, n = 0;
-
-	for (i = 0; i < ft->n_services; i++)
-		n += ft->services[i].n_backends;
-	return n;
 }

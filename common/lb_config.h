@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Configuration loading over libconfig, and the flow table as plain C.
+ * Configuration loading over libconfig: the helpers every daemon's loader
+ * uses, and lb_ftable_load*(), which read a flow table (lb_ftable.h) from a
+ * file. Loading only: the table's types and operations are lb_ftable.h's.
  *
  * Every error names the file, the line and the field, as
  * "mux.cfg:14: flow_table.services[0].backends[1].weight: 70000 is out of
  * range 0..65535", so an operator can go straight to it. Unknown fields are
  * errors too: a misspelt option must not be silently ignored.
- *
- * struct lb_ftable is the content of a flow table: what a standalone mux
- * reads from its file and what the manager will push. It holds no DPDK
- * objects; each data plane builds its own lookup structures from it.
  */
 #ifndef LB_CONFIG_H
 #define LB_CONFIG_H
@@ -19,40 +17,12 @@
 
 #include <libconfig.h>
 
-#include "lb_flow.h"
+#include "lb_ftable.h"
 
 #define LB_CFG_ERR_LEN 512
 
 struct lb_cfg_err {
 	char msg[LB_CFG_ERR_LEN];
-};
-
-enum lb_backend_state { LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_MAINT };
-
-struct lb_backend_cfg {
-	struct lb_addr dip;
-	struct lb_addr host; /* PA of the server whose agent owns the DIP */
-	uint16_t port;	     /* host order */
-	uint8_t state;	     /* enum lb_backend_state */
-	uint32_t weight;
-	uint32_t id; /* stable across versions; a static file numbers them in order */
-};
-
-struct lb_service_cfg {
-	struct lb_addr vip;
-	uint16_t port; /* host order */
-	uint8_t proto; /* LB_IPPROTO_TCP or LB_IPPROTO_UDP */
-	uint8_t af;
-	uint32_t id; /* stable across versions; a static file numbers them in order */
-	uint32_t n_backends;
-	struct lb_backend_cfg *backends;
-};
-
-struct lb_ftable {
-	struct lb_hash_seed seed;
-	uint32_t maglev_size;
-	uint32_t n_services;
-	struct lb_service_cfg *services;
 };
 
 /* Read and parse a file; syntax errors come back as "file:line: message". */
@@ -78,8 +48,15 @@ int lb_cfg_get_string(const config_setting_t *group, const char *name, bool requ
 	const char *def, const char **out, struct lb_cfg_err *err);
 
 /* Dotted-quad IPv4 address member. */
-int lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, rte_be32_t *out,
+int lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, lb_be32_t *out,
 	struct lb_cfg_err *err);
+
+/*
+ * A list (or array) member of min..max dotted-quad IPv4 addresses into
+ * out[0..*n); with min 0 the member may be absent (*n = 0).
+ */
+int lb_cfg_get_ipv4_list(const config_setting_t *group, const char *name, int min, int max,
+	lb_be32_t *out, uint16_t *n, struct lb_cfg_err *err);
 
 /* "aa:bb:cc:dd:ee:ff" member. */
 int lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, uint8_t out[6],
@@ -99,8 +76,6 @@ int lb_cfg_get_eal(
  */
 int lb_ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_err *err);
 
-void lb_ftable_free(struct lb_ftable *ft);
-
 /*
  * The flow table of a daemon's file (root). With a top-level "manager"
  * group the daemon is managed: *manager points at it, the flow_table is
@@ -110,11 +85,5 @@ void lb_ftable_free(struct lb_ftable *ft);
  */
 int lb_ftable_load_unless_managed(const config_setting_t *root, struct lb_ftable *ft,
 	const config_setting_t **manager, bool *ignored, struct lb_cfg_err *err);
-
-/* Total backends over all services. */
-uint32_t lb_ftable_backend_count(const struct lb_ftable *ft);
-
-/* Format an IPv4 lb_addr into buf (at least 16 bytes). */
-const char *lb_addr_str(const struct lb_addr *a, char *buf, size_t len);
 
 #endif /* LB_CONFIG_H */

@@ -29,30 +29,30 @@ lb_csum_partial(const void *buf, size_t len, uint32_t sum)
 	return lb_csum_fold((uint32_t)acc);
 }
 
-rte_be16_t
-lb_ipv4_l4_csum(rte_be32_t src, rte_be32_t dst, uint8_t proto, const void *l4, size_t l4_len)
+lb_be16_t
+lb_ipv4_l4_csum(lb_be32_t src, lb_be32_t dst, uint8_t proto, const void *l4, size_t l4_len)
 {
 	struct {
-		rte_be32_t src;
-		rte_be32_t dst;
+		lb_be32_t src;
+		lb_be32_t dst;
 		uint8_t zero;
 		uint8_t proto;
-		rte_be16_t len;
-	} __attribute__((packed)) ph = {src, dst, 0, proto, rte_cpu_to_be_16((uint16_t)l4_len)};
+		lb_be16_t len;
+	} __attribute__((packed)) ph = {src, dst, 0, proto, lb_cpu_to_be16((uint16_t)l4_len)};
 	uint32_t sum;
-	rte_be16_t r;
+	lb_be16_t r;
 
 	sum = lb_csum_partial(&ph, sizeof(ph), 0);
 	sum = lb_csum_partial(l4, l4_len, sum);
-	r = (rte_be16_t)~lb_csum_fold(sum);
+	r = (lb_be16_t)~lb_csum_fold(sum);
 	/* UDP transmits an all-zero result as all ones (RFC 768). */
 	if (proto == 17 && r == 0)
 		r = 0xffff;
 	return r;
 }
 
-rte_be16_t
+lb_be16_t
 lb_icmp_csum(const void *icmp, size_t len)
 {
-	return (rte_be16_t)~lb_csum_fold(lb_csum_partial(icmp, len, 0));
+	return (lb_be16_t)~lb_csum_fold(lb_csum_partial(icmp, len, 0));
 }

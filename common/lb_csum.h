@@ -1,10 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Internet checksums: full computation for headers Sluice builds, and the
- * incremental update of RFC 1624 (eqn. 3, HC' = ~(~HC + ~m + m')) for fields
- * it rewrites, so a DNAT costs a few additions instead of a pass over the
- * payload. Values are in network byte order throughout; the one's-complement
- * sum is byte-order independent as long as old and new are in the same order.
+ * Internet checksums, the one set every part of Sluice uses: full
+ * computation for headers Sluice builds (the mux's replies, the agent's
+ * reassembled datagrams, the manager's VIP probes), and the incremental
+ * update of RFC 1624 (eqn. 3, HC' = ~(~HC + ~m + m')) for fields the data
+ * planes rewrite, so a DNAT costs a few additions instead of a pass over
+ * the payload. Values are in network byte order throughout; the
+ * one's-complement sum is byte-order independent as long as old and new
+ * are in the same order (RFC 1071), so the updates need no swaps.
+ *
+ * A rewrite that changes several fields under one checksum sums what each
+ * change adds (lb_csum_delta16/32(), unfolded; add them up) and applies the
+ * sum once (lb_csum_apply(): one fold per checksum). That is bit for bit
+ * the checksum one lb_csum_update16/32() per field gives (the update is the
+ * same arithmetic for one field; tests/unit/test_csum.c checks both against
+ * full recomputation). A delta shared by two checksums (an address under
+ * both the IP header's and the pseudo-header's) is summed once.
  */
 #ifndef LB_CSUM_H
 #define LB_CSUM_H
@@ -13,7 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <rte_byteorder.h>
+#include "lb_types.h"
 
 static inline uint16_t
 lb_csum_fold(uint32_t sum)
@@ -23,28 +34,43 @@ lb_csum_fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
-/* Checksum field after a 16-bit word of the covered data changed. */
-static inline rte_be16_t
-lb_csum_update16(rte_be16_t csum, rte_be16_t old, rte_be16_t new)
+/* What replacing the 16-bit word old by new adds to a checksum: unfolded. */
+static inline uint32_t
+lb_csum_delta16(lb_be16_t old, lb_be16_t new)
 {
-	uint32_t sum = (uint16_t)~csum;
-
-	sum += (uint16_t)~old;
-	sum += new;
-	return (rte_be16_t)~lb_csum_fold(sum);
+	return (uint32_t)(uint16_t)~old + new;
 }
 
-/* Checksum field after a 32-bit word (an IPv4 address) changed. */
-static inline rte_be16_t
-lb_csum_update32(rte_be16_t csum, rte_be32_t old, rte_be32_t new)
+/* What replacing the 32-bit word old (an IPv4 address) by new adds: unfolded. */
+static inline uint32_t
+lb_csum_delta32(lb_be32_t old, lb_be32_t new)
 {
-	uint32_t sum = (uint16_t)~csum;
+	return (uint32_t)(uint16_t) ~(old & 0xffff) + (uint16_t) ~(old >> 16) + (new & 0xffff) +
+	       (new >> 16);
+}
 
-	sum += (uint16_t) ~(old & 0xffff);
-	sum += (uint16_t) ~(old >> 16);
-	sum += new & 0xffff;
-	sum += new >> 16;
-	return (rte_be16_t)~lb_csum_fold(sum);
+/*
+ * The checksum field after the changes summed in delta (a sum of a few
+ * lb_csum_delta*(): anything below 2^32 - 2^16 folds correctly).
+ */
+static inline lb_be16_t
+lb_csum_apply(lb_be16_t csum, uint32_t delta)
+{
+	return (lb_be16_t)~lb_csum_fold((uint32_t)(uint16_t)~csum + delta);
+}
+
+/* Checksum field after one 16-bit word of the covered data changed. */
+static inline lb_be16_t
+lb_csum_update16(lb_be16_t csum, lb_be16_t old, lb_be16_t new)
+{
+	return lb_csum_apply(csum, lb_csum_delta16(old, new));
+}
+
+/* Checksum field after one 32-bit word (an IPv4 address) changed. */
+static inline lb_be16_t
+lb_csum_update32(lb_be16_t csum, lb_be32_t old, lb_be32_t new)
+{
+	return lb_csum_apply(csum, lb_csum_delta32(old, new));
 }
 
 /* One's-complement sum of a buffer (not folded, not inverted). */
@@ -55,7 +81,7 @@ uint32_t lb_csum_partial(const void *buf, size_t len, uint32_t sum);
  * IHL makes it; its csum field is skipped). Inline and summed as 32-bit
  * words: it runs twice per forwarded packet (parse, outer header).
  */
-static inline rte_be16_t
+static inline lb_be16_t
 lb_ipv4_hdr_csum(const void *ip, size_t hdr_len)
 {
 	const uint8_t *p = (const uint8_t *)ip;
@@ -73,17 +99,17 @@ lb_ipv4_hdr_csum(const void *ip, size_t hdr_len)
 	sum += (uint16_t)~c;
 	sum = (sum & 0xffffffff) + (sum >> 32);
 	sum = (sum & 0xffffffff) + (sum >> 32);
-	return (rte_be16_t)~lb_csum_fold((uint32_t)sum);
+	return (lb_be16_t)~lb_csum_fold((uint32_t)sum);
 }
 
 /*
  * Full TCP/UDP checksum over the IPv4 pseudo-header and l4_len bytes of
  * segment (whose checksum field must be zero or is included as given).
  */
-rte_be16_t lb_ipv4_l4_csum(
-	rte_be32_t src, rte_be32_t dst, uint8_t proto, const void *l4, size_t l4_len);
+lb_be16_t lb_ipv4_l4_csum(
+	lb_be32_t src, lb_be32_t dst, uint8_t proto, const void *l4, size_t l4_len);
 
 /* Checksum of an ICMP message (no pseudo-header for ICMPv4). */
-rte_be16_t lb_icmp_csum(const void *icmp, size_t len);
+lb_be16_t lb_icmp_csum(const void *icmp, size_t len);
 
 #endif /* LB_CSUM_H */

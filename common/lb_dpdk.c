@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <assert.h>
 #include <dirent.h>
 #include <pcap/pcap.h>
 #include <fcntl.h>
@@ -12,6 +13,14 @@
 #include <rte_ethdev.h>
 
 #include "lb_dpdk.h"
+#include "lb_types.h"
+
+/* lb_types.h reads the byte order from the compiler; DPDK must see the same one. */
+static_assert(LB_LITTLE_ENDIAN == (RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN),
+	"lb_types.h and DPDK disagree on the byte order");
+static_assert(sizeof(lb_be16_t) == sizeof(rte_be16_t) && sizeof(lb_be32_t) == sizeof(rte_be32_t) &&
+		      sizeof(lb_be64_t) == sizeof(rte_be64_t),
+	"lb_be*_t and rte_be*_t differ in size");
 
 static int
 has_arg(const char *const *args, int n, const char *prefix)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <arpa/inet.h>
 #include <ctype.h>
 
 #include "lb_err.h"
@@ -30,7 +31,7 @@ load_le64(const uint8_t *p)
 	uint64_t v;
 
 	memcpy(&v, p, 8);
-	return rte_le_to_cpu_64(v);
+	return lb_le64_to_cpu(v);
 }
 
 uint64_t
@@ -124,4 +125,11 @@ lb_hash_seed_parse(struct lb_hash_seed *seed, const char *hex)
 	seed->k0 = w[0];
 	seed->k1 = w[1];
 	return 0;
+}
+
+const char *
+lb_addr_str(const struct lb_addr *a, char *buf, size_t len)
+{
+	inet_ntop(AF_INET, &a->a32[0], buf, (socklen_t)len);
+	return buf;
 }

@@ -25,16 +25,15 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <rte_byteorder.h>
-
 #include "lb_hdr.h"
+#include "lb_types.h"
 
 enum lb_af { LB_AF_NONE = 0, LB_AF_INET = 4, LB_AF_INET6 = 6 };
 
 struct lb_addr {
 	union {
 		uint8_t a8[16];
-		rte_be32_t a32[4];
+		lb_be32_t a32[4];
 		uint64_t a64[2];
 	};
 };
@@ -44,8 +43,8 @@ static_assert(sizeof(struct lb_addr) == 16, "addresses are 16 bytes");
 struct lb_flow_key {
 	struct lb_addr lo_addr;
 	struct lb_addr hi_addr;
-	rte_be16_t lo_port;
-	rte_be16_t hi_port;
+	lb_be16_t lo_port;
+	lb_be16_t hi_port;
 	uint8_t proto;
 	uint8_t af;
 	uint8_t pad[2];
@@ -55,7 +54,7 @@ static_assert(sizeof(struct lb_flow_key) == 40, "flow key is 40 bytes");
 /* Service-table key: (VIP, protocol, port). */
 struct lb_svc_key {
 	struct lb_addr vip;
-	rte_be16_t port;
+	lb_be16_t port;
 	uint8_t proto;
 	uint8_t af;
 	uint8_t pad[4];
@@ -68,7 +67,7 @@ struct lb_hash_seed {
 };
 
 static inline void
-lb_addr_v4(struct lb_addr *a, rte_be32_t v4)
+lb_addr_v4(struct lb_addr *a, lb_be32_t v4)
 {
 	a->a64[0] = 0;
 	a->a64[1] = 0;
@@ -80,11 +79,11 @@ lb_addr_v4(struct lb_addr *a, rte_be32_t v4)
  * protocols without them; ICMP echo uses the identifier on both sides.
  */
 static inline void
-lb_flow_key_v4(struct lb_flow_key *k, rte_be32_t src, rte_be16_t sport, rte_be32_t dst,
-	rte_be16_t dport, uint8_t proto)
+lb_flow_key_v4(struct lb_flow_key *k, lb_be32_t src, lb_be16_t sport, lb_be32_t dst,
+	lb_be16_t dport, uint8_t proto)
 {
-	uint64_t s = ((uint64_t)rte_be_to_cpu_32(src) << 16) | lb_ntohs(sport);
-	uint64_t d = ((uint64_t)rte_be_to_cpu_32(dst) << 16) | lb_ntohs(dport);
+	uint64_t s = ((uint64_t)lb_be32_to_cpu(src) << 16) | lb_be16_to_cpu(sport);
+	uint64_t d = ((uint64_t)lb_be32_to_cpu(dst) << 16) | lb_be16_to_cpu(dport);
 
 	memset(k, 0, sizeof(*k));
 	if (s <= d) {
@@ -103,7 +102,7 @@ lb_flow_key_v4(struct lb_flow_key *k, rte_be32_t src, rte_be16_t sport, rte_be32
 }
 
 static inline void
-lb_svc_key_v4(struct lb_svc_key *k, rte_be32_t vip, rte_be16_t port, uint8_t proto)
+lb_svc_key_v4(struct lb_svc_key *k, lb_be32_t vip, lb_be16_t port, uint8_t proto)
 {
 	memset(k, 0, sizeof(*k));
 	k->vip.a32[0] = vip;
@@ -111,6 +110,9 @@ lb_svc_key_v4(struct lb_svc_key *k, rte_be32_t vip, rte_be16_t port, uint8_t pro
 	k->proto = proto;
 	k->af = LB_AF_INET;
 }
+
+/* Format an IPv4 lb_addr into buf (at least 16 bytes). */
+const char *lb_addr_str(const struct lb_addr *a, char *buf, size_t len);
 
 /* SipHash-1-3 of an arbitrary buffer (used for keys, seeds and tests). */
 uint64_t lb_siphash13(const struct lb_hash_seed *seed, const void *data, size_t len);
@@ -148,8 +150,8 @@ uint64_t lb_flow_hash(const struct lb_hash_seed *seed, const struct lb_flow_key 
  * is exactly lb_flow_hash()'s (which calls this for IPv4 keys).
  */
 static inline uint64_t
-lb_flow_hash_v4(const struct lb_hash_seed *seed, rte_be32_t lo_addr, rte_be32_t hi_addr,
-	rte_be16_t lo_port, rte_be16_t hi_port, uint8_t proto)
+lb_flow_hash_v4(const struct lb_hash_seed *seed, lb_be32_t lo_addr, lb_be32_t hi_addr,
+	lb_be16_t lo_port, lb_be16_t hi_port, uint8_t proto)
 {
 	uint64_t v0 = 0x736f6d6570736575ULL ^ seed->k0;
 	uint64_t v1 = 0x646f72616e646f6dULL ^ seed->k1;
@@ -158,12 +160,13 @@ lb_flow_hash_v4(const struct lb_hash_seed *seed, rte_be32_t lo_addr, rte_be32_t 
 	uint64_t m, b;
 
 	/* The message bytes are read little-endian, whatever the host order. */
-#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+#if LB_LITTLE_ENDIAN
 	m = (uint64_t)lo_addr | (uint64_t)hi_addr << 32;
 	b = (uint64_t)lo_port | (uint64_t)hi_port << 16 | (uint64_t)proto << 32;
 #else
-	m = (uint64_t)rte_bswap32(lo_addr) | (uint64_t)rte_bswap32(hi_addr) << 32;
-	b = (uint64_t)lb_ntohs(lo_port) | (uint64_t)lb_ntohs(hi_port) << 16 | (uint64_t)proto << 32;
+	m = (uint64_t)lb_bswap32(lo_addr) | (uint64_t)lb_bswap32(hi_addr) << 32;
+	b = (uint64_t)lb_be16_to_cpu(lo_port) | (uint64_t)lb_be16_to_cpu(hi_port) << 16 |
+	    (uint64_t)proto << 32;
 #endif
 	v3 ^= m;
 	LB_SIPROUND(v0, v1, v2, v3);

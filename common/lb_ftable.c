@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Flow-table operations between versions: copy, canonical order,
- * validation, deltas both ways, and writing a table back as a file.
+ * The flow table's operations: lifetime, counts, the canonical order and
+ * the digest, validation, deltas both ways, and writing a table back as a
+ * file.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -38,6 +39,27 @@ fail(char *err, size_t len, const char *fmt, ...)
 	return -LB_EINVAL;
 }
 
+void
+lb_ftable_free(struct lb_ftable *ft)
+{
+	uint32_t i;
+
+	for (i = 0; i < ft->n_services; i++)
+		free(ft->services[i].backends);
+	free(ft->services);
+	memset(ft, 0, sizeof(*ft));
+}
+
+uint32_t
+lb_ftable_backend_count(const struct lb_ftable *ft)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < ft->n_services; i++)
+		n += ft->services[i].n_backends;
+	return n;
+}
+
 static int
 copy_service(struct lb_service_cfg *dst, const struct lb_service_cfg *src)
 {
@@ -72,8 +94,10 @@ lb_ftable_copy(struct lb_ftable *dst, const struct lb_ftable *src)
 	return 0;
 }
 
-static int
-backend_cmp(const void *a, const void *b)
+/* ---- the canonical order ---- */
+
+int
+lb_backend_cmp(const void *a, const void *b)
 {
 	const struct lb_backend_cfg *x = a, *y = b;
 	int c = memcmp(&x->dip, &y->dip, sizeof(x->dip));
@@ -81,25 +105,17 @@ backend_cmp(const void *a, const void *b)
 	return c != 0 ? c : (int)x->port - (int)y->port;
 }
 
-static int
-key_cmp(const struct lb_addr *va, uint8_t pa, uint16_t porta, const struct lb_addr *vb, uint8_t pb,
-	uint16_t portb)
+int
+lb_service_cmp(const void *a, const void *b)
 {
-	int c = memcmp(va, vb, sizeof(*va));
+	const struct lb_service_cfg *x = a, *y = b;
+	int c = memcmp(&x->vip, &y->vip, sizeof(x->vip));
 
 	if (c != 0)
 		return c;
-	if (pa != pb)
-		return (int)pa - (int)pb;
-	return (int)porta - (int)portb;
-}
-
-static int
-service_cmp(const void *a, const void *b)
-{
-	const struct lb_service_cfg *x = a, *y = b;
-
-	return key_cmp(&x->vip, x->proto, x->port, &y->vip, y->proto, y->port);
+	if (x->proto != y->proto)
+		return (int)x->proto - (int)y->proto;
+	return (int)x->port - (int)y->port;
 }
 
 void
@@ -107,16 +123,90 @@ lb_ftable_sort(struct lb_ftable *ft)
 {
 	uint32_t i;
 
-	sort_n(ft->services, ft->n_services, sizeof(*ft->services), service_cmp);
+	sort_n(ft->services, ft->n_services, sizeof(*ft->services), lb_service_cmp);
 	for (i = 0; i < ft->n_services; i++)
 		sort_n(ft->services[i].backends, ft->services[i].n_backends,
-			sizeof(*ft->services[i].backends), backend_cmp);
+			sizeof(*ft->services[i].backends), lb_backend_cmp);
+}
+
+/* Services through an array of pointers to them, in the canonical order. */
+static int
+service_ptr_cmp(const void *a, const void *b)
+{
+	return lb_service_cmp(
+		*(const struct lb_service_cfg *const *)a, *(const struct lb_service_cfg *const *)b);
+}
+
+void
+lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
+{
+	/* Two fixed keys make 128 bits; integrity, not secrecy (TLS does that). */
+	static const struct lb_hash_seed k[2] = {{0x736c756963652d64ULL, 0x6967657374300000ULL},
+		{0x736c756963652d64ULL, 0x6967657374310000ULL}};
+	const struct lb_service_cfg **order = calloc(ft->n_services + 1, sizeof(*order));
+	uint64_t h[2] = {0, 0}, rec[2];
+	uint32_t i, j, r;
+
+	for (r = 0; r < 2; r++) {
+		rec[0] = ft->seed.k0 ^ ft->seed.k1;
+		rec[1] = ft->maglev_size;
+		h[r] = lb_siphash13(&k[r], rec, sizeof(rec));
+	}
+	if (order != NULL) {
+		for (i = 0; i < ft->n_services; i++)
+			order[i] = &ft->services[i];
+		sort_n(order, ft->n_services, sizeof(*order), service_ptr_cmp);
+		for (i = 0; i < ft->n_services; i++) {
+			const struct lb_service_cfg *s = order[i];
+			struct lb_backend_cfg *b = calloc(s->n_backends + 1, sizeof(*b));
+			struct {
+				struct lb_addr vip;
+				uint16_t port;
+				uint8_t proto;
+				uint8_t pad;
+				uint32_t n;
+				uint64_t prev;
+			} sh = {s->vip, s->port, s->proto, 0, s->n_backends, 0};
+
+			for (r = 0; r < 2; r++) {
+				sh.prev = h[r];
+				h[r] = lb_siphash13(&k[r], &sh, sizeof(sh));
+			}
+			if (b == NULL)
+				continue;
+			copy_n(b, s->backends, s->n_backends, sizeof(*b));
+			sort_n(b, s->n_backends, sizeof(*b), lb_backend_cmp);
+			for (j = 0; j < s->n_backends; j++) {
+				struct {
+					struct lb_addr dip;
+					struct lb_addr host;
+					uint16_t port;
+					uint8_t state;
+					uint8_t pad;
+					uint32_t weight;
+					uint32_t id;
+					uint32_t pad2;
+					uint64_t prev;
+				} bh = {b[j].dip, b[j].host, b[j].port, b[j].state, 0, b[j].weight,
+					b[j].id, 0, 0};
+
+				for (r = 0; r < 2; r++) {
+					bh.prev = h[r];
+					h[r] = lb_siphash13(&k[r], &bh, sizeof(bh));
+				}
+			}
+			free(b);
+		}
+		free(order);
+	}
+	memcpy(out, &h[0], 8);
+	memcpy(out + 8, &h[1], 8);
 }
 
 void
 lb_ftable_key(const struct lb_service_cfg *sc, struct lb_svc_key *k)
 {
-	lb_svc_key_v4(k, sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto);
+	lb_svc_key_v4(k, sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto);
 }
 
 int
@@ -128,7 +218,7 @@ lb_ftable_find(const struct lb_ftable *ft, const struct lb_svc_key *k)
 		const struct lb_service_cfg *s = &ft->services[i];
 
 		if (s->vip.a32[0] == k->vip.a32[0] && s->proto == k->proto &&
-			rte_cpu_to_be_16(s->port) == k->port)
+			lb_cpu_to_be16(s->port) == k->port)
 			return (int)i;
 	}
 	return -1;
@@ -193,7 +283,7 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 			break;
 		}
 		copy_n(b, sc->backends, sc->n_backends, sizeof(*b));
-		sort_n(b, sc->n_backends, sizeof(*b), backend_cmp);
+		sort_n(b, sc->n_backends, sizeof(*b), lb_backend_cmp);
 		for (j = 0; rc == 0 && j < sc->n_backends; j++) {
 			lb_addr_str(&b[j].dip, d, sizeof(d));
 			if (b[j].port == 0 || b[j].weight > LB_MAGLEV_MAX_WEIGHT ||
@@ -201,7 +291,7 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 				rc = fail(err, len,
 					"service %s: backend %s:%u: bad port, weight or state", s,
 					d, b[j].port);
-			else if (j > 0 && backend_cmp(&b[j - 1], &b[j]) == 0)
+			else if (j > 0 && lb_backend_cmp(&b[j - 1], &b[j]) == 0)
 				rc = fail(err, len, "service %s: backend %s:%u listed twice", s, d,
 					b[j].port);
 			ids[n++] = b[j].id;
@@ -216,9 +306,9 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 			rc = fail(err, len, "out of memory");
 		} else {
 			copy_n(copy, ft->services, ft->n_services, sizeof(*copy));
-			sort_n(copy, ft->n_services, sizeof(*copy), service_cmp);
+			sort_n(copy, ft->n_services, sizeof(*copy), lb_service_cmp);
 			for (i = 1; rc == 0 && i < ft->n_services; i++)
-				if (service_cmp(&copy[i - 1], &copy[i]) == 0)
+				if (lb_service_cmp(&copy[i - 1], &copy[i]) == 0)
 					rc = fail(err, len, "service %s listed twice",
 						svc_name(&copy[i], s, sizeof(s)));
 			free(copy);
@@ -262,7 +352,7 @@ lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
 		int k = lb_ftable_find(out, &d->remove[i]);
 
 		if (k < 0) {
-			struct lb_service_cfg tmp = {.port = rte_be_to_cpu_16(d->remove[i].port),
+			struct lb_service_cfg tmp = {.port = lb_be16_to_cpu(d->remove[i].port),
 				.proto = d->remove[i].proto};
 
 			tmp.vip = d->remove[i].vip;
@@ -302,13 +392,13 @@ service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
 {
 	uint32_t i;
 
-	if (service_cmp(a, b) != 0 || a->id != b->id || a->n_backends != b->n_backends)
+	if (lb_service_cmp(a, b) != 0 || a->id != b->id || a->n_backends != b->n_backends)
 		return false;
 	/* Tables are sorted, so equal backend lists are equal arrays. */
 	for (i = 0; i < a->n_backends; i++) {
 		const struct lb_backend_cfg *x = &a->backends[i], *y = &b->backends[i];
 
-		if (backend_cmp(x, y) != 0 || memcmp(&x->host, &y->host, sizeof(x->host)) != 0 ||
+		if (lb_backend_cmp(x, y) != 0 || memcmp(&x->host, &y->host, sizeof(x->host)) != 0 ||
 			x->weight != y->weight || x->state != y->state || x->id != y->id)
 			return false;
 	}

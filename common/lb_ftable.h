@@ -1,15 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Operations on flow tables as plain C: what the manager and the members
- * do between versions. A version N is the table of N-1 with a delta
- * applied: services replaced whole or removed, and the options (seed,
- * Maglev size) when they change. The manager computes deltas with
- * lb_ftable_diff(); every member rebuilds N with lb_ftable_apply() and
- * proves it holds the manager's table by the digest (lb_codec.h).
+ * The flow table as plain C, in one place: its types, their lifetime,
+ * counts, the canonical order, the digest, validation, deltas between
+ * versions and writing a table back as a file. Loading one from a file is
+ * lb_config.h's job; this header needs neither libconfig nor DPDK.
  *
- * Tables are kept sorted: services by (vip, proto, port), backends of a
- * service by (dip, port). Functions that build tables sort them, so two
- * tables with the same content are byte-for-byte alike.
+ * struct lb_ftable is the content of a flow table: what a standalone mux
+ * reads from its file and what the manager pushes. It holds no DPDK
+ * objects; each data plane builds its own lookup structures from it.
+ *
+ * A version N is the table of N-1 with a delta applied: services replaced
+ * whole or removed, and the options (seed, Maglev size) when they change.
+ * The manager computes deltas with lb_ftable_diff(); every member rebuilds
+ * N with lb_ftable_apply() and proves it holds the manager's table by the
+ * digest.
+ *
+ * Tables are kept in the canonical order: services by (vip, proto, port),
+ * backends of a service by (dip, port); lb_service_cmp() and
+ * lb_backend_cmp() are that order, and everyone who sorts or searches
+ * services or backends uses them. Functions that build tables sort them, so
+ * two tables with the same content are byte-for-byte alike.
  */
 #ifndef LB_FTABLE_H
 #define LB_FTABLE_H
@@ -19,7 +29,37 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "lb_config.h"
+#include "lb_flow.h"
+
+#define LB_DIGEST_LEN 16
+
+enum lb_backend_state { LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_MAINT };
+
+struct lb_backend_cfg {
+	struct lb_addr dip;
+	struct lb_addr host; /* PA of the server whose agent owns the DIP */
+	uint16_t port;	     /* host order */
+	uint8_t state;	     /* enum lb_backend_state */
+	uint32_t weight;
+	uint32_t id; /* stable across versions; a static file numbers them in order */
+};
+
+struct lb_service_cfg {
+	struct lb_addr vip;
+	uint16_t port; /* host order */
+	uint8_t proto; /* LB_IPPROTO_TCP or LB_IPPROTO_UDP */
+	uint8_t af;
+	uint32_t id; /* stable across versions; a static file numbers them in order */
+	uint32_t n_backends;
+	struct lb_backend_cfg *backends;
+};
+
+struct lb_ftable {
+	struct lb_hash_seed seed;
+	uint32_t maglev_size;
+	uint32_t n_services;
+	struct lb_service_cfg *services;
+};
 
 /* Version N-1 -> N: services replaced whole or removed, options if changed. */
 struct lb_ftable_delta {
@@ -32,11 +72,44 @@ struct lb_ftable_delta {
 	uint32_t maglev_size;
 };
 
+/* ---- lifetime and counts ---- */
+
+/* Free what ft holds and leave it empty (a zeroed table is empty). */
+void lb_ftable_free(struct lb_ftable *ft);
+
 /* Deep copy. Returns 0 or -LB_ENOMEM (dst left empty). */
 int lb_ftable_copy(struct lb_ftable *dst, const struct lb_ftable *src);
 
+/* Total backends over all services. */
+uint32_t lb_ftable_backend_count(const struct lb_ftable *ft);
+
+/* ---- the canonical order ---- */
+
+/*
+ * Backends by (dip, port): a and b point at struct lb_backend_cfg (qsort()
+ * and bsearch() take it as it is). Returns <0, 0 or >0; 0 means the same
+ * backend of a service (a service lists each (dip, port) once).
+ */
+int lb_backend_cmp(const void *a, const void *b);
+
+/*
+ * Services by (vip, proto, port): a and b point at struct lb_service_cfg.
+ * 0 means the same service (a table lists each once).
+ */
+int lb_service_cmp(const void *a, const void *b);
+
 /* Sort services and each service's backends into canonical order. */
 void lb_ftable_sort(struct lb_ftable *ft);
+
+/*
+ * Digest of a flow table, independent of the order services and backends
+ * are listed in: what PREPARE, COMMIT and snapshots carry so that a member
+ * can prove it holds exactly the manager's table. Its value is part of the
+ * protocol (tests/unit/test_ftable.c pins it).
+ */
+void lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN]);
+
+/* ---- validation, lookups, versions ---- */
 
 /*
  * Check what a table received from elsewhere must satisfy: ports, protocols,

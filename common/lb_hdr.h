@@ -2,9 +2,10 @@
 /*
  * Every wire format Sluice reads or writes, in one header.
  *
- * Fields are in network byte order and typed rte_be16_t / rte_be32_t so a
- * missing conversion is visible at the use site. Each struct carries a
- * static_assert on its size: a padding mistake fails the build, not a packet.
+ * Fields are in network byte order and typed lb_be16_t / lb_be32_t
+ * (lb_types.h) so a missing conversion is visible at the use site. Each
+ * struct carries a static_assert on its size: a padding mistake fails the
+ * build, not a packet.
  * The structs are packed and may sit at any alignment inside a frame.
  */
 #ifndef LB_HDR_H
@@ -13,29 +14,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#include <rte_byteorder.h>
-
-/*
- * A 16-bit field between network and host order, on the packet path.
- * DPDK 22.11's rte_bswap16() of a variable is an asm volatile xchgb on x86,
- * which the compiler can neither fold into its neighbours nor schedule; the
- * builtin is one rotate, or none where the value is only compared.
- */
-static inline uint16_t
-lb_ntohs(rte_be16_t v)
-{
-#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
-	return __builtin_bswap16(v);
-#else
-	return v;
-#endif
-}
-
-static inline rte_be16_t
-lb_htons(uint16_t v)
-{
-	return (rte_be16_t)lb_ntohs((rte_be16_t)v);
-}
+#include "lb_types.h"
 
 #define LB_ETH_ALEN 6
 
@@ -55,14 +34,14 @@ lb_htons(uint16_t v)
 struct lb_eth_hdr {
 	uint8_t dst[LB_ETH_ALEN];
 	uint8_t src[LB_ETH_ALEN];
-	rte_be16_t type;
+	lb_be16_t type;
 } __attribute__((packed));
 static_assert(sizeof(struct lb_eth_hdr) == 14, "ethernet header is 14 bytes");
 
 /* The 802.1Q tag as it follows the source MAC: TCI, then the inner type. */
 struct lb_vlan_hdr {
-	rte_be16_t tci;
-	rte_be16_t type;
+	lb_be16_t tci;
+	lb_be16_t type;
 } __attribute__((packed));
 static_assert(sizeof(struct lb_vlan_hdr) == 4, "802.1Q tag is 4 bytes");
 
@@ -71,15 +50,15 @@ static_assert(sizeof(struct lb_vlan_hdr) == 4, "802.1Q tag is 4 bytes");
 #define LB_ARP_OP_REPLY 2
 
 struct lb_arp_hdr {
-	rte_be16_t hrd;
-	rte_be16_t pro;
+	lb_be16_t hrd;
+	lb_be16_t pro;
 	uint8_t hln;
 	uint8_t pln;
-	rte_be16_t op;
+	lb_be16_t op;
 	uint8_t sha[LB_ETH_ALEN];
-	rte_be32_t spa;
+	lb_be32_t spa;
 	uint8_t tha[LB_ETH_ALEN];
-	rte_be32_t tpa;
+	lb_be32_t tpa;
 } __attribute__((packed));
 static_assert(sizeof(struct lb_arp_hdr) == 28, "ARP for IPv4 over Ethernet is 28 bytes");
 
@@ -92,20 +71,20 @@ static_assert(sizeof(struct lb_arp_hdr) == 28, "ARP for IPv4 over Ethernet is 28
 struct lb_ipv4_hdr {
 	uint8_t ver_ihl;
 	uint8_t tos; /* DSCP (6 bits) and ECN (2 bits) */
-	rte_be16_t total_len;
-	rte_be16_t id;
-	rte_be16_t frag_off; /* flags (3 bits) and fragment offset */
+	lb_be16_t total_len;
+	lb_be16_t id;
+	lb_be16_t frag_off; /* flags (3 bits) and fragment offset */
 	uint8_t ttl;
 	uint8_t proto;
-	rte_be16_t csum;
-	rte_be32_t src;
-	rte_be32_t dst;
+	lb_be16_t csum;
+	lb_be32_t src;
+	lb_be32_t dst;
 } __attribute__((packed));
 static_assert(sizeof(struct lb_ipv4_hdr) == 20, "IPv4 header without options is 20 bytes");
 
 struct lb_ipv6_hdr {
-	rte_be32_t vtc_flow; /* version, traffic class, flow label */
-	rte_be16_t payload_len;
+	lb_be32_t vtc_flow; /* version, traffic class, flow label */
+	lb_be16_t payload_len;
 	uint8_t next_hdr;
 	uint8_t hop_limit;
 	uint8_t src[16];
@@ -119,23 +98,23 @@ static_assert(sizeof(struct lb_ipv6_hdr) == 40, "IPv6 fixed header is 40 bytes")
 #define LB_TCP_ACK 0x10
 
 struct lb_tcp_hdr {
-	rte_be16_t sport;
-	rte_be16_t dport;
-	rte_be32_t seq;
-	rte_be32_t ack;
+	lb_be16_t sport;
+	lb_be16_t dport;
+	lb_be32_t seq;
+	lb_be32_t ack;
 	uint8_t data_off; /* upper 4 bits: header length in words */
 	uint8_t flags;
-	rte_be16_t window;
-	rte_be16_t csum;
-	rte_be16_t urg;
+	lb_be16_t window;
+	lb_be16_t csum;
+	lb_be16_t urg;
 } __attribute__((packed));
 static_assert(sizeof(struct lb_tcp_hdr) == 20, "TCP header without options is 20 bytes");
 
 struct lb_udp_hdr {
-	rte_be16_t sport;
-	rte_be16_t dport;
-	rte_be16_t len;
-	rte_be16_t csum;
+	lb_be16_t sport;
+	lb_be16_t dport;
+	lb_be16_t len;
+	lb_be16_t csum;
 } __attribute__((packed));
 static_assert(sizeof(struct lb_udp_hdr) == 8, "UDP header is 8 bytes");
 
@@ -149,17 +128,17 @@ static_assert(sizeof(struct lb_udp_hdr) == 8, "UDP header is 8 bytes");
 struct lb_icmp_hdr {
 	uint8_t type;
 	uint8_t code;
-	rte_be16_t csum;
+	lb_be16_t csum;
 	union {
 		struct {
-			rte_be16_t id;
-			rte_be16_t seq;
+			lb_be16_t id;
+			lb_be16_t seq;
 		} echo;
 		struct {
-			rte_be16_t unused;
-			rte_be16_t mtu; /* next-hop MTU, RFC 1191 */
+			lb_be16_t unused;
+			lb_be16_t mtu; /* next-hop MTU, RFC 1191 */
 		} frag;
-		rte_be32_t rest;
+		lb_be32_t rest;
 	};
 } __attribute__((packed));
 static_assert(sizeof(struct lb_icmp_hdr) == 8, "ICMP header is 8 bytes");
@@ -175,8 +154,8 @@ static_assert(sizeof(struct lb_icmp_hdr) == 8, "ICMP header is 8 bytes");
 
 struct lb_vprobe {
 	uint8_t magic[16];
-	uint8_t nonce[8];   /* the manager's, echoed back */
-	rte_be64_t version; /* request: zero; reply: the mux's version */
+	uint8_t nonce[8];  /* the manager's, echoed back */
+	lb_be64_t version; /* request: zero; reply: the mux's version */
 } __attribute__((__packed__));
 static_assert(sizeof(struct lb_vprobe) == 32, "VIP probe payload is 32 bytes");
 static_assert(sizeof(LB_VPROBE_MAGIC) == 16, "VIP probe magic is 16 bytes");

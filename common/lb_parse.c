@@ -28,11 +28,12 @@ parse_arp(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	if (len < pkt->l2_len + sizeof(*arp))
 		return LB_DROP_TRUNCATED;
 	/* Some other hardware or protocol family: not ours to answer. */
-	if (arp->hrd != lb_htons(LB_ARP_HRD_ETHER) || arp->pro != lb_htons(LB_ETHERTYPE_IPV4) ||
-		arp->hln != LB_ETH_ALEN || arp->pln != 4)
+	if (arp->hrd != lb_cpu_to_be16(LB_ARP_HRD_ETHER) ||
+		arp->pro != lb_cpu_to_be16(LB_ETHERTYPE_IPV4) || arp->hln != LB_ETH_ALEN ||
+		arp->pln != 4)
 		return LB_DROP_ARP_MALFORMED;
 	pkt->kind = LB_PKT_ARP;
-	pkt->arp_op = lb_ntohs(arp->op);
+	pkt->arp_op = lb_be16_to_cpu(arp->op);
 	memcpy(&pkt->arp_spa, &arp->spa, 4);
 	memcpy(&pkt->arp_tpa, &arp->tpa, 4);
 	return 0;
@@ -50,7 +51,7 @@ parse_quote(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 	const struct lb_ipv4_hdr *q;
 	uint32_t off = pkt->l4_off + sizeof(struct lb_icmp_hdr);
 	uint32_t qhl;
-	rte_be16_t ports[2];
+	lb_be16_t ports[2];
 
 	/* Quote shorter than an IPv4 header. */
 	if (end < off + sizeof(*q))
@@ -64,7 +65,7 @@ parse_quote(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 	if (end < off + qhl + 4)
 		return LB_DROP_ICMP_QUOTE;
 	/* A later fragment carries no ports; only TCP and UDP are balanced. */
-	if ((lb_ntohs(q->frag_off) & LB_IPV4_OFFMASK) != 0 ||
+	if ((lb_be16_to_cpu(q->frag_off) & LB_IPV4_OFFMASK) != 0 ||
 		(q->proto != LB_IPPROTO_TCP && q->proto != LB_IPPROTO_UDP))
 		return LB_DROP_ICMP_QUOTE;
 	memcpy(ports, p + off + qhl, 4);
@@ -129,7 +130,7 @@ parse_l4(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 		/* Datagram shorter than a UDP header. */
 		if (avail < sizeof(*udp))
 			return LB_DROP_L4_TRUNCATED;
-		ulen = lb_ntohs(udp->len);
+		ulen = lb_be16_to_cpu(udp->len);
 		/* UDP length below its header or beyond the IP payload. */
 		if (ulen < sizeof(*udp) || ulen > avail)
 			return LB_DROP_L4_LEN;
@@ -159,13 +160,13 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	/* IHL below five words, or options running past the frame. */
 	if (ihl < 20 || len < off + ihl)
 		return LB_DROP_IP_IHL;
-	tot = lb_ntohs(ip->total_len);
+	tot = lb_be16_to_cpu(ip->total_len);
 	/* Total length shorter than the header or longer than the frame. */
 	if (tot < ihl || len < off + tot)
 		return LB_DROP_IP_LEN;
 	if (lb_ipv4_hdr_csum(ip, ihl) != ip->csum)
 		return LB_DROP_IP_CSUM;
-	frag = lb_ntohs(ip->frag_off);
+	frag = lb_be16_to_cpu(ip->frag_off);
 	/* Fragments: later ones have no ports, first ones are incomplete. */
 	if (frag & (LB_IPV4_MF | LB_IPV4_OFFMASK))
 		return LB_DROP_FRAGMENT;
@@ -209,11 +210,11 @@ parse_fast(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	uint16_t frag;
 
 	if (len < sizeof(*eth) + sizeof(*ip) + sizeof(*tcp) ||
-		eth->type != lb_htons(LB_ETHERTYPE_IPV4) || ip->ver_ihl != 0x45 ||
+		eth->type != lb_cpu_to_be16(LB_ETHERTYPE_IPV4) || ip->ver_ihl != 0x45 ||
 		ip->proto != LB_IPPROTO_TCP)
 		return -1;
-	tot = lb_ntohs(ip->total_len);
-	frag = lb_ntohs(ip->frag_off);
+	tot = lb_be16_to_cpu(ip->total_len);
+	frag = lb_be16_to_cpu(ip->frag_off);
 	tcp = (const struct lb_tcp_hdr *)(ip + 1);
 	doff = (uint32_t)(tcp->data_off >> 4) * 4;
 	if (tot < sizeof(*ip) + sizeof(*tcp) || len < sizeof(*eth) + tot ||
@@ -249,7 +250,7 @@ lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	/* Runt: not even an Ethernet header. */
 	if (len < sizeof(*eth))
 		return LB_DROP_TRUNCATED;
-	type = lb_ntohs(eth->type);
+	type = lb_be16_to_cpu(eth->type);
 	pkt->l2_len = sizeof(*eth);
 	if (type == LB_ETHERTYPE_VLAN) {
 		const struct lb_vlan_hdr *vlan = (const struct lb_vlan_hdr *)(p + sizeof(*eth));
@@ -258,8 +259,8 @@ lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 		if (len < sizeof(*eth) + sizeof(*vlan))
 			return LB_DROP_TRUNCATED;
 		pkt->has_vlan = 1;
-		pkt->vlan_tci = lb_ntohs(vlan->tci);
-		type = lb_ntohs(vlan->type);
+		pkt->vlan_tci = lb_be16_to_cpu(vlan->tci);
+		type = lb_be16_to_cpu(vlan->type);
 		pkt->l2_len += sizeof(*vlan);
 	}
 	switch (type) {

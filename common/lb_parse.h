@@ -15,9 +15,8 @@
 
 #include <stdint.h>
 
-#include <rte_byteorder.h>
-
 #include "lb_drop.h"
+#include "lb_types.h"
 
 enum lb_pkt_kind {
 	LB_PKT_L4 = 1,	  /* TCP or UDP */
@@ -39,16 +38,16 @@ struct lb_pkt {
 	uint8_t ttl;
 	uint8_t df; /* IPv4 don't-fragment flag set */
 	/* Flow tuple, client to VIP. ICMP echo: ports hold the identifier. */
-	rte_be32_t src;
-	rte_be32_t dst;
-	rte_be16_t sport;
-	rte_be16_t dport;
+	lb_be32_t src;
+	lb_be32_t dst;
+	lb_be16_t sport;
+	lb_be16_t dport;
 	/* Destination of the IPv4 header itself (differs from dst for ICMP errors). */
-	rte_be32_t ip_dst;
+	lb_be32_t ip_dst;
 	/* ARP: operation (host order), sender and target addresses. */
 	uint16_t arp_op;
-	rte_be32_t arp_spa;
-	rte_be32_t arp_tpa;
+	lb_be32_t arp_spa;
+	lb_be32_t arp_tpa;
 };
 
 /*

@@ -32,7 +32,7 @@ lb_reply_arp(uint8_t *p, const struct lb_pkt *pi, const void *mac)
 	struct lb_arp_hdr *arp = (struct lb_arp_hdr *)(p + pi->l2_len);
 
 	lb_reply_turn_eth(p, mac);
-	arp->op = rte_cpu_to_be_16(LB_ARP_OP_REPLY);
+	arp->op = lb_cpu_to_be16(LB_ARP_OP_REPLY);
 	memcpy(arp->tha, arp->sha, LB_ETH_ALEN);
 	memcpy(arp->sha, mac, LB_ETH_ALEN);
 	memcpy(&arp->tpa, &pi->arp_spa, 4);
@@ -45,7 +45,7 @@ lb_reply_echo(uint8_t *p, const struct lb_pkt *pi, const void *mac)
 {
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + pi->l2_len);
 	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(p + pi->l4_off);
-	rte_be16_t old_tc, new_tc;
+	lb_be16_t old_tc, new_tc;
 
 	lb_reply_turn_eth(p, mac);
 	ip->dst = pi->src;

@@ -43,16 +43,16 @@ lb_tcp_mss_clamp(struct lb_tcp_hdr *tcp, uint32_t hdr_len, uint16_t clamp)
 			break;
 		len = o[1];
 		if (kind == LB_TCPOPT_MSS && len == 4) {
-			rte_be16_t old, new = rte_cpu_to_be_16(clamp);
+			lb_be16_t old, new = lb_cpu_to_be16(clamp);
 
 			memcpy(&old, o + 2, 2);
-			if (rte_be_to_cpu_16(old) <= clamp)
+			if (lb_be16_to_cpu(old) <= clamp)
 				return 0;
 			memcpy(o + 2, &new, 2);
 			/* At an odd offset the value straddles two checksum words. */
 			if ((o + 2 - (uint8_t *)tcp) & 1)
 				tcp->csum = lb_csum_update16(
-					tcp->csum, rte_bswap16(old), rte_bswap16(new));
+					tcp->csum, lb_bswap16(old), lb_bswap16(new));
 			else
 				tcp->csum = lb_csum_update16(tcp->csum, old, new);
 			return 1;

@@ -26,11 +26,11 @@
 #include <rte_ip_frag.h>
 #include <rte_mbuf.h>
 
+#include "dp_tx.h"
 #include "ha_config.h"
-#include "lb_drop.h"
+#include "ha_counters.h"
 
 #define HA_BURST 32
-#define HA_TXBUF 64
 #define HA_MAX_PORTS (HA_MAX_VMS + 1)
 
 /*
@@ -49,17 +49,17 @@ struct rte_rcu_qsbr;
 
 struct ha_vm {
 	uint16_t port;
-	rte_be32_t dip;
+	lb_be32_t dip;
 	struct rte_ether_addr mac;	/* the VM's own interface */
 	struct rte_ether_addr port_mac; /* our side of it */
 };
 
 /* A load-balanced endpoint on this host: DIP:port serves VIP:vport. */
 struct ha_lb {
-	rte_be32_t vip;
-	rte_be16_t vport;
-	rte_be32_t dip;
-	rte_be16_t dport;
+	lb_be32_t vip;
+	lb_be16_t vport;
+	lb_be32_t dip;
+	lb_be16_t dport;
 };
 
 /* Compiled mapping; immutable once workers run. */
@@ -71,29 +71,6 @@ struct ha_map {
 	struct ha_lb *lb;
 };
 
-struct ha_counters {
-	uint64_t uplink_rx;
-	uint64_t decap; /* delivered to a VM */
-	uint64_t vm_rx;
-	uint64_t dsr;	      /* rewritten VIP-sourced replies */
-	uint64_t passthrough; /* other VM traffic */
-	uint64_t probe_in;    /* a prober's packets delivered to a VM */
-	uint64_t probe_out;   /* a VM's answers to a prober, untouched */
-	uint64_t icmp_translated;
-	uint64_t mss_clamped;
-	uint64_t arp_replies;
-	uint64_t echo_replies;
-	uint64_t frags_in;    /* outer fragments taken for reassembly */
-	uint64_t reassembled; /* ... and the whole datagrams they made */
-	uint64_t tx;
-	uint64_t drops[LB_DROP_MAX];
-};
-
-struct ha_txbuf {
-	uint16_t n;
-	struct rte_mbuf *pkts[HA_TXBUF];
-};
-
 struct ha_worker {
 	/* read-only settings, but the map: swapped by the control side under RCU */
 	const struct ha_map *map;
@@ -101,11 +78,11 @@ struct ha_worker {
 	uint16_t uplink;
 	struct rte_ether_addr uplink_mac;
 	struct rte_ether_addr next_hop;
-	rte_be32_t pa;
+	lb_be32_t pa;
 	uint16_t n_muxes;
-	rte_be32_t muxes[HA_MAX_MUXES];
+	lb_be32_t muxes[HA_MAX_MUXES];
 	uint16_t n_probers;
-	rte_be32_t probers[HA_MAX_PROBERS];
+	lb_be32_t probers[HA_MAX_PROBERS];
 	uint16_t mss_clamp;
 	uint16_t n_vms;
 	struct ha_vm vms[HA_MAX_VMS];
@@ -116,9 +93,10 @@ struct ha_worker {
 	/* owned by the lcore */
 	struct rte_ip_frag_tbl *frag_tbl; /* NULL: outer fragments are dropped */
 	struct rte_ip_frag_death_row frag_dr;
-	struct ha_txbuf tx[HA_MAX_PORTS];
+	struct dp_txbuf tx[HA_MAX_PORTS];
 	uint64_t vm_rx[HA_MAX_VMS];
 	uint64_t vm_tx[HA_MAX_VMS];
+	uint64_t loops; /* +1 per loop: a reader sees the lcore progress */
 	struct ha_counters cnt;
 } __rte_cache_aligned;
 
@@ -137,11 +115,11 @@ void ha_map_free(struct ha_map *m);
 
 /* The ha_lb for a VM's (dip, dport, proto), or NULL. */
 const struct ha_lb *ha_map_by_dip(
-	const struct ha_map *m, rte_be32_t dip, rte_be16_t dport, uint8_t proto);
+	const struct ha_map *m, lb_be32_t dip, lb_be16_t dport, uint8_t proto);
 
 /* The ha_lb for (vip, vport, proto) served by dip, or NULL. */
 const struct ha_lb *ha_map_by_vip(
-	const struct ha_map *m, rte_be32_t vip, rte_be16_t vport, uint8_t proto, rte_be32_t dip);
+	const struct ha_map *m, lb_be32_t vip, lb_be16_t vport, uint8_t proto, lb_be32_t dip);
 
 void ha_uplink_burst(struct ha_worker *w, struct rte_mbuf **pkts, uint16_t n);
 
@@ -158,7 +136,7 @@ int ha_worker_main(void *arg);
 
 /* a is one of the configured health probers. */
 static inline bool
-ha_is_prober(const struct ha_worker *w, rte_be32_t a)
+ha_is_prober(const struct ha_worker *w, lb_be32_t a)
 {
 	uint16_t i;
 
@@ -171,25 +149,22 @@ ha_is_prober(const struct ha_worker *w, rte_be32_t a)
 struct lb_pkt;
 /* ARP on port: answer requests for addr, or (proxy) for anything but addr. */
 void ha_arp(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac,
-	struct rte_mbuf *m, const struct lb_pkt *pi, int proxy, rte_be32_t addr);
+	struct rte_mbuf *m, const struct lb_pkt *pi, int proxy, lb_be32_t addr);
 
 void ha_flush(struct ha_worker *w);
 
 static inline void
 ha_drop(struct ha_worker *w, struct rte_mbuf *m, int reason)
 {
-	w->cnt.drops[reason]++;
-	rte_pktmbuf_free(m);
+	dp_drop(w->cnt.drops, m, reason);
 }
 
 static inline void
 ha_enqueue(struct ha_worker *w, uint16_t port, struct rte_mbuf *m)
 {
-	struct ha_txbuf *t = &w->tx[port];
-
-	if (unlikely(t->n == HA_TXBUF))
+	if (unlikely(dp_txbuf_full(&w->tx[port])))
 		ha_flush(w);
-	t->pkts[t->n++] = m;
+	dp_txbuf_add(&w->tx[port], m);
 }
 
 /* Replace the frame's L2 header (l2_len bytes) with a plain Ethernet header. */
@@ -204,7 +179,7 @@ ha_set_eth(struct rte_mbuf *m, uint16_t l2_len, const struct rte_ether_addr *dst
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	eth->dst_addr = *dst;
 	eth->src_addr = *src;
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	eth->ether_type = lb_cpu_to_be16(RTE_ETHER_TYPE_IPV4);
 	return (uint8_t *)eth;
 }
 

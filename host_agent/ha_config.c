@@ -1,40 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ha_config.h"
 #include "lb_err.h"
-
-/* The list of IPv4 addresses `name` of group a: min..max of them (0: optional). */
-static int
-load_addrs(const config_setting_t *a, const char *name, int min, int max, rte_be32_t *out,
-	uint16_t *n_out, struct lb_cfg_err *err)
-{
-	const config_setting_t *m = config_setting_get_member(a, name);
-	int i, n;
-
-	*n_out = 0;
-	if (m == NULL && min == 0)
-		return 0;
-	if (m == NULL)
-		return lb_cfg_error(err, a, name, "missing required field (a list of addresses)");
-	if (!config_setting_is_array(m) && !config_setting_is_list(m))
-		return lb_cfg_error(err, m, NULL, "expected a list of IPv4 addresses");
-	n = config_setting_length(m);
-	if (n < min || n > max)
-		return lb_cfg_error(err, m, NULL, "between %d and %d addresses", min, max);
-	for (i = 0; i < n; i++) {
-		const config_setting_t *e = config_setting_get_elem(m, (unsigned)i);
-		struct in_addr ia;
-
-		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
-			inet_pton(AF_INET, config_setting_get_string(e), &ia) != 1)
-			return lb_cfg_error(err, e, NULL, "not an IPv4 address");
-		out[(*n_out)++] = ia.s_addr;
-	}
-	return 0;
-}
 
 static int
 load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
@@ -61,9 +30,11 @@ load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 			"%lld is below the IPv4 minimum MSS of 536 (0 turns clamping off)", clamp);
 	cfg->mss_clamp = (uint16_t)clamp;
 	cfg->idle_sleep_us = (uint32_t)idle;
-	if ((rc = load_addrs(a, "muxes", 1, HA_MAX_MUXES, cfg->muxes, &cfg->n_muxes, err)) != 0)
+	if ((rc = lb_cfg_get_ipv4_list(
+		     a, "muxes", 1, HA_MAX_MUXES, cfg->muxes, &cfg->n_muxes, err)) != 0)
 		return rc;
-	return load_addrs(a, "probers", 0, HA_MAX_PROBERS, cfg->probers, &cfg->n_probers, err);
+	return lb_cfg_get_ipv4_list(
+		a, "probers", 0, HA_MAX_PROBERS, cfg->probers, &cfg->n_probers, err);
 }
 
 static int

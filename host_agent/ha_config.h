@@ -29,7 +29,7 @@
 struct ha_vm_cfg {
 	char name[32];
 	char devargs[512];
-	rte_be32_t dip;
+	lb_be32_t dip;
 	uint8_t mac[6];
 };
 
@@ -38,13 +38,13 @@ struct ha_config {
 	int n_eal_args;
 	const char *eal_args[HA_MAX_EAL_ARGS];
 
-	rte_be32_t pa;
+	lb_be32_t pa;
 	uint16_t n_muxes;
-	rte_be32_t muxes[HA_MAX_MUXES];
+	lb_be32_t muxes[HA_MAX_MUXES];
 	/* Health probers (the manager's addresses): plain IPv4 from one of them
 	 * to a local DIP is delivered, and the VM's answers go back untouched. */
 	uint16_t n_probers;
-	rte_be32_t probers[HA_MAX_PROBERS];
+	lb_be32_t probers[HA_MAX_PROBERS];
 	uint8_t next_hop_mac[6];
 	uint16_t mss_clamp; /* 0 = off */
 	bool busy_poll;

@@ -26,7 +26,7 @@
 /* ARP on a port: answer requests for `owned` (or for anything but `not`). */
 void
 ha_arp(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac, struct rte_mbuf *m,
-	const struct lb_pkt *pi, int proxy, rte_be32_t addr)
+	const struct lb_pkt *pi, int proxy, lb_be32_t addr)
 {
 	int ours = proxy ? pi->arp_tpa != addr : pi->arp_tpa == addr;
 
@@ -51,7 +51,7 @@ reply_echo(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi)
 }
 
 static int
-is_mux(const struct ha_worker *w, rte_be32_t a)
+is_mux(const struct ha_worker *w, lb_be32_t a)
 {
 	uint16_t i;
 
@@ -62,7 +62,7 @@ is_mux(const struct ha_worker *w, rte_be32_t a)
 }
 
 static int
-vm_of_dip(const struct ha_worker *w, rte_be32_t dip)
+vm_of_dip(const struct ha_worker *w, lb_be32_t dip)
 {
 	uint16_t i;
 
@@ -86,7 +86,7 @@ reassemble(struct ha_worker *w, struct rte_mbuf *m, uint16_t l2)
 {
 	struct lb_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct lb_ipv4_hdr *, l2);
 	uint32_t ihl = (uint32_t)lb_ipv4_ihl(ip) * 4;
-	uint32_t frame = l2 + (uint32_t)lb_ntohs(ip->total_len);
+	uint32_t frame = l2 + (uint32_t)lb_be16_to_cpu(ip->total_len);
 	struct rte_mbuf *whole;
 	int rc = 0;
 
@@ -157,7 +157,7 @@ check_outer(struct ha_worker *w, const uint8_t *p, uint32_t len, uint32_t l2, ui
 		return LB_DROP_NOT_OUR_PA;
 	if (!is_mux(w, ip->src))
 		return LB_DROP_UNKNOWN_MUX;
-	tot = rte_be_to_cpu_16(ip->total_len);
+	tot = lb_be16_to_cpu(ip->total_len);
 	/* Room for at least an inner IPv4 header after the outer one. */
 	if (tot < *ihl + sizeof(struct lb_ipv4_hdr) || len < l2 + tot)
 		return LB_DROP_INNER_MALFORMED;
@@ -218,17 +218,16 @@ deliver(struct ha_worker *w, struct rte_mbuf *m)
 	}
 	if (m->data_len >
 		outer.l2_len +
-			rte_be_to_cpu_16(
+			lb_be16_to_cpu(
 				((const struct lb_ipv4_hdr *)(p0 + outer.l2_len))->total_len))
-		rte_pktmbuf_trim(
-			m, (uint16_t)(m->data_len - outer.l2_len -
-				      rte_be_to_cpu_16(
-					      ((const struct lb_ipv4_hdr *)(p0 + outer.l2_len))
-						      ->total_len)));
+		rte_pktmbuf_trim(m,
+			(uint16_t)(m->data_len - outer.l2_len -
+				   lb_be16_to_cpu(((const struct lb_ipv4_hdr *)(p0 + outer.l2_len))
+							  ->total_len)));
 	/* Drop the outer header; the Ethernet header goes over its tail. */
 	p = (uint8_t *)rte_pktmbuf_adj(
 		m, (uint16_t)(outer.l2_len + ihl - sizeof(struct lb_eth_hdr)));
-	((struct lb_eth_hdr *)p)->type = rte_cpu_to_be_16(LB_ETHERTYPE_IPV4);
+	((struct lb_eth_hdr *)p)->type = lb_cpu_to_be16(LB_ETHERTYPE_IPV4);
 	rc = lb_parse(p, m->data_len, &pi);
 	if (rc != 0 || (pi.kind != LB_PKT_L4 && pi.kind != LB_PKT_ICMP_ERR &&
 			       pi.kind != LB_PKT_ICMP_ECHO)) {

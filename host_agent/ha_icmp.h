@@ -21,8 +21,7 @@
  * (src_side) or destination address and port to addr/port.
  */
 static inline void
-ha_quote_rewrite(
-	uint8_t *p, const struct lb_pkt *pi, int src_side, rte_be32_t addr, rte_be16_t port)
+ha_quote_rewrite(uint8_t *p, const struct lb_pkt *pi, int src_side, lb_be32_t addr, lb_be16_t port)
 {
 	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(p + pi->l4_off);
 	struct lb_ipv4_hdr *q = (struct lb_ipv4_hdr *)(p + pi->quote_off);
@@ -30,19 +29,21 @@ ha_quote_rewrite(
 	uint8_t *pa = (uint8_t *)q + (src_side ? offsetof(struct lb_ipv4_hdr, src)
 					       : offsetof(struct lb_ipv4_hdr, dst));
 	uint8_t *pp = ports + (src_side ? 0 : 2);
-	rte_be32_t old_a;
-	rte_be16_t old_p, old_c, new_c;
+	lb_be32_t old_a;
+	lb_be16_t old_p, old_c, new_c;
+	uint32_t da;
 
 	memcpy(&old_a, pa, 4);
 	memcpy(&old_p, pp, 2);
 	memcpy(&old_c, &q->csum, 2);
-	new_c = lb_csum_update32(old_c, old_a, addr);
+	da = lb_csum_delta32(old_a, addr);
+	new_c = lb_csum_apply(old_c, da);
 	memcpy(pa, &addr, 4);
 	memcpy(&q->csum, &new_c, 2);
 	memcpy(pp, &port, 2);
-	icmp->csum = lb_csum_update32(icmp->csum, old_a, addr);
-	icmp->csum = lb_csum_update16(icmp->csum, old_c, new_c);
-	icmp->csum = lb_csum_update16(icmp->csum, old_p, port);
+	/* The ICMP checksum covers all three changes: one fold. */
+	icmp->csum = lb_csum_apply(
+		icmp->csum, da + lb_csum_delta16(old_c, new_c) + lb_csum_delta16(old_p, port));
 }
 
 #endif /* HA_ICMP_H */

@@ -17,16 +17,16 @@
 #include "lb_log.h"
 
 struct ha_dkey {
-	rte_be32_t dip;
-	rte_be16_t port;
+	lb_be32_t dip;
+	lb_be16_t port;
 	uint8_t proto;
 	uint8_t pad;
 };
 
 struct ha_vkey {
-	rte_be32_t vip;
-	rte_be32_t dip;
-	rte_be16_t vport;
+	lb_be32_t vip;
+	lb_be32_t dip;
+	lb_be16_t vport;
 	uint8_t proto;
 	uint8_t pad;
 };
@@ -88,9 +88,9 @@ ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ft
 					lb_addr_str(&bc->dip, d, sizeof(d)), bc->port,
 					lb_addr_str(&sc->vip, a, sizeof(a)), sc->port);
 			lb->vip = sc->vip.a32[0];
-			lb->vport = rte_cpu_to_be_16(sc->port);
+			lb->vport = lb_cpu_to_be16(sc->port);
 			lb->dip = bc->dip.a32[0];
-			lb->dport = rte_cpu_to_be_16(bc->port);
+			lb->dport = lb_cpu_to_be16(bc->port);
 			dk.dip = lb->dip;
 			dk.port = lb->dport;
 			dk.proto = sc->proto;
@@ -134,7 +134,7 @@ ha_map_free(struct ha_map *m)
 }
 
 const struct ha_lb *
-ha_map_by_dip(const struct ha_map *m, rte_be32_t dip, rte_be16_t dport, uint8_t proto)
+ha_map_by_dip(const struct ha_map *m, lb_be32_t dip, lb_be16_t dport, uint8_t proto)
 {
 	struct ha_dkey k = {.dip = dip, .port = dport, .proto = proto};
 	void *d;
@@ -145,8 +145,7 @@ ha_map_by_dip(const struct ha_map *m, rte_be32_t dip, rte_be16_t dport, uint8_t 
 }
 
 const struct ha_lb *
-ha_map_by_vip(
-	const struct ha_map *m, rte_be32_t vip, rte_be16_t vport, uint8_t proto, rte_be32_t dip)
+ha_map_by_vip(const struct ha_map *m, lb_be32_t vip, lb_be16_t vport, uint8_t proto, lb_be32_t dip)
 {
 	struct ha_vkey k = {.vip = vip, .dip = dip, .vport = vport, .proto = proto};
 	void *d;

@@ -21,18 +21,23 @@
 #include "lb_parse.h"
 #include "lb_tcp.h"
 
-/* SNAT DIP:dport -> VIP:vport on a reply, checksums updated incrementally. */
+/*
+ * SNAT DIP:dport -> VIP:vport on a reply, checksums updated incrementally:
+ * the address change is summed once for both checksums, and each checksum
+ * is folded once.
+ */
 static void
 rewrite_reply(uint8_t *p, const struct lb_pkt *pi, const struct ha_lb *lb, uint16_t clamp,
 	uint64_t *clamped)
 {
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + pi->l2_len);
+	uint32_t saddr = lb_csum_delta32(ip->src, lb->vip);
 
 	if (pi->proto == LB_IPPROTO_TCP) {
 		struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(p + pi->l4_off);
 
-		tcp->csum = lb_csum_update32(tcp->csum, ip->src, lb->vip);
-		tcp->csum = lb_csum_update16(tcp->csum, tcp->sport, lb->vport);
+		tcp->csum =
+			lb_csum_apply(tcp->csum, saddr + lb_csum_delta16(tcp->sport, lb->vport));
 		tcp->sport = lb->vport;
 		if ((tcp->flags & LB_TCP_SYN) && clamp != 0)
 			*clamped +=
@@ -41,14 +46,14 @@ rewrite_reply(uint8_t *p, const struct lb_pkt *pi, const struct ha_lb *lb, uint1
 		struct lb_udp_hdr *udp = (struct lb_udp_hdr *)(p + pi->l4_off);
 
 		if (udp->csum != 0) {
-			udp->csum = lb_csum_update32(udp->csum, ip->src, lb->vip);
-			udp->csum = lb_csum_update16(udp->csum, udp->sport, lb->vport);
+			udp->csum = lb_csum_apply(
+				udp->csum, saddr + lb_csum_delta16(udp->sport, lb->vport));
 			if (udp->csum == 0)
 				udp->csum = 0xffff;
 		}
 		udp->sport = lb->vport;
 	}
-	ip->csum = lb_csum_update32(ip->csum, ip->src, lb->vip);
+	ip->csum = lb_csum_apply(ip->csum, saddr);
 	ip->src = lb->vip;
 }
 

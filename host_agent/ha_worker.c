@@ -13,22 +13,11 @@
 #define HA_IDLE_SPINS 64
 #define HA_FIRST_NAP_US 8
 
+/* Buffered transmit (dp_tx.h): every port on TX queue 0, the lcore's. */
 void
 ha_flush(struct ha_worker *w)
 {
-	uint16_t port, sent, i;
-
-	for (port = 0; port < HA_MAX_PORTS; port++) {
-		struct ha_txbuf *t = &w->tx[port];
-
-		if (t->n == 0)
-			continue;
-		sent = rte_eth_tx_burst(port, 0, t->pkts, t->n);
-		w->cnt.tx += sent;
-		for (i = sent; i < t->n; i++)
-			ha_drop(w, t->pkts[i], LB_DROP_TX_FULL);
-		t->n = 0;
-	}
+	w->cnt.tx += dp_flush(w->tx, HA_MAX_PORTS, 0, w->cnt.drops);
 }
 
 int
@@ -44,6 +33,7 @@ ha_worker_main(void *arg)
 	rte_rcu_qsbr_thread_online(w->qsv, 0);
 	while (!w->quit) {
 		got = 0;
+		w->loops++;
 		n = rte_eth_rx_burst(w->uplink, 0, pkts, HA_BURST);
 		if (n != 0) {
 			got += n;

@@ -1,40 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/*
- * The listener guard: the manager's listeners (members, ctl, ctl_tls) are
- * checked and restarted when nng has stopped them.
- *
- * nng 1.5.2 (Debian 12) hands a connection's failed handshake to the
- * listener's pending accept. When the error is NNG_ECLOSED the listener
- * takes it for its own closing and never accepts again; EPIPE maps to
- * NNG_ECLOSED, so a client that sends a TLS ClientHello and resets the
- * connection while the manager writes its reply stops the listener for
- * good. One unauthenticated client could so cut every member off (a
- * hundred such connections did it here). The connections still complete
- * their handshakes underneath and wait forever for an accept.
- *
- * The guard runs on a thread of its own, beside the manager's loop. Once
- * per MGR_GUARD_TICK_MS it reads nng's statistics; when the listener's
- * "other" error count (where NNG_ECLOSED lands) has grown, and every
- * MGR_GUARD_PERIOD_MS anyway, it probes the listener: it connects to it
- * itself, completes the TLS handshake with the manager's own certificate
- * (mbed TLS, the library nng uses), sends the SP header of the peer
- * protocol (pair1 to the members' socket, req0 to the ctl socket), and
- * watches the listener's "accept" count. A live listener accepts within
- * the millisecond; if none followed within MGR_GUARD_GRACE_MS, the listener
- * is closed and listened again on the same address. A probe that cannot
- * connect or finish its handshake within MGR_GUARD_WAIT_MS proves nothing
- * and restarts nothing; it is logged once. Closing a listener drops the
- * connections it had accepted: members redial and say hello at the version
- * they run, which takes them back in sync without a snapshot.
- *
- * The probe is a plain socket, not an nng dialer. nng 1.5.2 can orphan a
- * pipe when a socket or dialer is closed while it is making one (nng issue
- * 1498, fixed in 1.6.0), and nng_close() then never returns: the first
- * version of this guard dialed with an nng socket and closed it after each
- * probe, and its thread was found stuck in nng in CI (after which every
- * listener that stopped stayed stopped). The guard's only nng calls now are
- * the statistics and a listener's close and re-creation.
- */
+/* The listener guard (mgr_guard.h has why and how). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -63,7 +28,44 @@
 #include "lb_codec.h"
 #include "lb_err.h"
 #include "lb_log.h"
-#include "mgr.h"
+#include "mgr_clock.h"
+#include "mgr_config.h"
+#include "mgr_guard.h"
+
+/* One listener and what the guard knows of it. */
+struct mgr_listener {
+	char what[16];
+	char url[MGR_URL_MAX];
+	nng_socket sock;
+	nng_listener l; /* id 0: closed, a restart to retry */
+	bool ipc;
+	bool req_check;	  /* check with req0 (the socket is rep0), else pair1 */
+	uint64_t other;	  /* the listener's "other" errors when last checked */
+	uint64_t next_ms; /* the next periodic check */
+	bool warned;	  /* a check that could not get through was logged */
+};
+
+/* The guard's TLS client: the manager's own certificate, no check of the server. */
+struct mgr_guard_tls {
+	mbedtls_ssl_config conf;
+	mbedtls_x509_crt crt;
+	mbedtls_pk_context key;
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+};
+
+struct mgr_guard {
+	nng_tls_config *tls;	      /* the listeners' (the transport's) */
+	struct mgr_guard_tls *client; /* NULL: TLS listeners are not checked */
+	struct mgr_listener ls[MGR_MAX_LISTENERS];
+	uint32_t n_ls;
+	pthread_t thread;
+	bool running;
+	int stop;	     /* atomic */
+	bool warned;	     /* the guard's thread only */
+	uint64_t n_restarts; /* atomic: the guard's thread adds */
+	uint64_t n_checks;   /* atomic: the guard's thread adds */
+};
 
 static void
 ipc_parent(const char *url)
@@ -81,7 +83,7 @@ ipc_parent(const char *url)
 }
 
 static int
-listener_open(struct mgr *m, struct mgr_guard *g)
+listener_open(struct mgr_guard *gd, struct mgr_listener *g)
 {
 	int rv;
 
@@ -90,7 +92,7 @@ listener_open(struct mgr *m, struct mgr_guard *g)
 	if ((rv = nng_listener_create(&g->l, g->sock, g->url)) != 0)
 		return rv;
 	if (!g->ipc)
-		rv = nng_listener_set_ptr(g->l, NNG_OPT_TLS_CONFIG, m->tls);
+		rv = nng_listener_set_ptr(g->l, NNG_OPT_TLS_CONFIG, gd->tls);
 	else
 		/* Anyone who can open the socket could change the flow table. */
 		rv = nng_listener_set_int(g->l, NNG_OPT_IPC_PERMISSIONS, 0600);
@@ -105,45 +107,38 @@ listener_open(struct mgr *m, struct mgr_guard *g)
 }
 
 int
-mgr_guard_listen(struct mgr *m, nng_socket s, const char *url, const char *what, bool req_probe,
-	char *err, size_t len)
+mgr_guard_listen(struct mgr_guard *gd, nng_socket s, const char *url, const char *what,
+	bool req_check, char *err, size_t len)
 {
-	struct mgr_guard *g;
+	struct mgr_listener *g;
 	int rv;
 
-	if (m->n_guards == MGR_MAX_LISTENERS) {
+	if (gd->n_ls == MGR_MAX_LISTENERS) {
 		snprintf(err, len, "%s: too many listeners", what);
 		return -LB_EINVAL;
 	}
-	g = &m->guards[m->n_guards];
+	g = &gd->ls[gd->n_ls];
 	memset(g, 0, sizeof(*g));
 	snprintf(g->what, sizeof(g->what), "%s", what);
 	snprintf(g->url, sizeof(g->url), "%s", url);
 	g->sock = s;
 	g->ipc = strncmp(url, "ipc://", 6) == 0;
-	g->req_probe = req_probe;
-	if ((rv = listener_open(m, g)) != 0) {
+	g->req_check = req_check;
+	if ((rv = listener_open(gd, g)) != 0) {
 		snprintf(err, len, "%s: cannot listen on %s: %s", what, url, nng_strerror(rv));
 		return -LB_EIO;
 	}
-	m->n_guards++;
+	gd->n_ls++;
 	LB_INFO("%s: listening on %s", what, url);
 	return 0;
 }
 
-/* The guard's TLS client: the manager's own certificate, no check of the server. */
-struct mgr_probe_tls {
-	mbedtls_ssl_config conf;
-	mbedtls_x509_crt crt;
-	mbedtls_pk_context key;
-	mbedtls_entropy_context entropy;
-	mbedtls_ctr_drbg_context drbg;
-};
+static void client_free(struct mgr_guard_tls *t);
 
-struct mgr_probe_tls *
-mgr_guard_tls_load(const char *cert, const char *key, char *err, size_t len)
+static struct mgr_guard_tls *
+client_load(const char *cert, const char *key, char *err, size_t len)
 {
-	struct mgr_probe_tls *t = calloc(1, sizeof(*t));
+	struct mgr_guard_tls *t = calloc(1, sizeof(*t));
 	int rc;
 
 	if (t == NULL) {
@@ -166,7 +161,7 @@ mgr_guard_tls_load(const char *cert, const char *key, char *err, size_t len)
 
 		mbedtls_strerror(rc, buf, sizeof(buf));
 		snprintf(err, len, "%s", buf);
-		mgr_guard_tls_free(t);
+		client_free(t);
 		return NULL;
 	}
 	/* Our own listener: what matters is that it accepts, not who it is. */
@@ -176,8 +171,8 @@ mgr_guard_tls_load(const char *cert, const char *key, char *err, size_t len)
 	return t;
 }
 
-void
-mgr_guard_tls_free(struct mgr_probe_tls *t)
+static void
+client_free(struct mgr_guard_tls *t)
 {
 	if (t == NULL)
 		return;
@@ -214,7 +209,7 @@ connect_within(int fd, const struct sockaddr *addr, socklen_t len)
 
 /* A connected socket to the listener's address (a wildcard host: loopback), or -1. */
 static int
-probe_connect(const struct mgr_guard *g, char *why, size_t len)
+check_connect(const struct mgr_listener *g, char *why, size_t len)
 {
 	const char *rest = strstr(g->url, "://") + 3;
 	char host[MGR_URL_MAX], *port;
@@ -273,7 +268,7 @@ probe_connect(const struct mgr_guard *g, char *why, size_t len)
  * thousands of health-probe sockets has such).
  */
 static int
-probe_recv(void *ctx, unsigned char *buf, size_t len, uint32_t timeout_ms)
+check_recv(void *ctx, unsigned char *buf, size_t len, uint32_t timeout_ms)
 {
 	struct pollfd pfd = {.fd = ((mbedtls_net_context *)ctx)->fd, .events = POLLIN};
 	int rc;
@@ -289,27 +284,27 @@ probe_recv(void *ctx, unsigned char *buf, size_t len, uint32_t timeout_ms)
 }
 
 static bool
-stopping(struct mgr *m)
+stopping(struct mgr_guard *gd)
 {
-	return __atomic_load_n(&m->guard_stop, __ATOMIC_ACQUIRE) != 0;
+	return __atomic_load_n(&gd->stop, __ATOMIC_ACQUIRE) != 0;
 }
 
 /* The listener's "accept" count now (UINT64_MAX: no statistics). */
-static uint64_t accepts_of(const struct mgr_guard *g);
+static uint64_t accepts_of(const struct mgr_listener *g);
 
-enum probe_verdict { PROBE_ACCEPTED, PROBE_STOPPED, PROBE_UNKNOWN };
+enum check_verdict { CHECK_ACCEPTED, CHECK_STOPPED, CHECK_UNKNOWN };
 
 /*
- * Probe g's listener (accepts0: its "accept" count before): connect, TLS
+ * Check g's listener (accepts0: its "accept" count before): connect, TLS
  * handshake, the SP header of the peer protocol; then wait for the accept.
  */
-static enum probe_verdict
-probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t len)
+static enum check_verdict
+check(struct mgr_guard *gd, struct mgr_listener *g, uint64_t accepts0, char *why, size_t len)
 {
 	/* nng's connection header: 0, 'S', 'P', 0, the sender's protocol, 0, 0. */
-	const uint16_t proto = g->req_probe ? 0x30 /* req0 */ : 0x11 /* pair1 */;
+	const uint16_t proto = g->req_check ? 0x30 /* req0 */ : 0x11 /* pair1 */;
 	const uint8_t hdr[8] = {0, 'S', 'P', 0, (uint8_t)(proto >> 8), (uint8_t)proto, 0, 0};
-	enum probe_verdict v = PROBE_UNKNOWN;
+	enum check_verdict v = CHECK_UNKNOWN;
 	uint8_t peer[sizeof(hdr)];
 	size_t got;
 	mbedtls_net_context net;
@@ -319,10 +314,10 @@ probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t l
 
 	mbedtls_net_init(&net);
 	mbedtls_ssl_init(&ssl);
-	if ((fd = probe_connect(g, why, len)) < 0)
+	if ((fd = check_connect(g, why, len)) < 0)
 		goto out;
 	net.fd = fd;
-	if (stopping(m))
+	if (stopping(gd))
 		goto out;
 	if (g->ipc) {
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -342,13 +337,13 @@ probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t l
 			goto out;
 		}
 	} else {
-		if (m->probe_tls == NULL) {
+		if (gd->client == NULL) {
 			snprintf(why, len, "no TLS client configuration");
 			goto out;
 		}
-		if ((rc = mbedtls_ssl_setup(&ssl, &m->probe_tls->conf)) == 0) {
-			mbedtls_ssl_set_bio(&ssl, &net, mbedtls_net_send, NULL, probe_recv);
-			while (!stopping(m) &&
+		if ((rc = mbedtls_ssl_setup(&ssl, &gd->client->conf)) == 0) {
+			mbedtls_ssl_set_bio(&ssl, &net, mbedtls_net_send, NULL, check_recv);
+			while (!stopping(gd) &&
 				((rc = mbedtls_ssl_handshake(&ssl)) == MBEDTLS_ERR_SSL_WANT_READ ||
 					rc == MBEDTLS_ERR_SSL_WANT_WRITE))
 				;
@@ -373,15 +368,15 @@ probe(struct mgr *m, struct mgr_guard *g, uint64_t accepts0, char *why, size_t l
 	}
 	/* In: a live listener accepts at once. */
 	until = mgr_now_ms() + MGR_GUARD_GRACE_MS;
-	v = PROBE_STOPPED;
+	v = CHECK_STOPPED;
 	do {
 		a = accepts_of(g);
 		if (a == UINT64_MAX || a > accepts0) {
-			v = PROBE_ACCEPTED;
+			v = CHECK_ACCEPTED;
 			break;
 		}
 		nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
-	} while (mgr_now_ms() < until && !stopping(m));
+	} while (mgr_now_ms() < until && !stopping(gd));
 out:
 	mbedtls_ssl_free(&ssl);
 	mbedtls_net_free(&net); /* closes fd */
@@ -389,21 +384,21 @@ out:
 }
 
 static void
-restart(struct mgr *m, struct mgr_guard *g)
+restart(struct mgr_guard *gd, struct mgr_listener *g)
 {
 	int rv;
 
 	if (nng_listener_id(g->l) > 0)
 		nng_listener_close(g->l);
 	g->l = (nng_listener)NNG_LISTENER_INITIALIZER;
-	if ((rv = listener_open(m, g)) != 0) {
+	if ((rv = listener_open(gd, g)) != 0) {
 		LB_ERR("%s: listener on %s stopped accepting and cannot listen again: %s "
 		       "(retrying)",
 			g->what, g->url, nng_strerror(rv));
 		return;
 	}
 	g->other = 0;
-	__atomic_add_fetch(&m->n_listener_restarts, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&gd->n_restarts, 1, __ATOMIC_RELAXED);
 	LB_WARN("%s: the listener on %s had stopped accepting connections (nng 1.5.2 stops a "
 		"listener when a peer drops in its handshake): listening again; the connections "
 		"it had reconnect",
@@ -444,7 +439,7 @@ scope_of(nng_stat *s, const char *name, int id)
 
 /* The listener's "accept" and "other" counts now (false: no statistics). */
 static bool
-listener_stats(const struct mgr_guard *g, uint64_t *accepts, uint64_t *other)
+listener_stats(const struct mgr_listener *g, uint64_t *accepts, uint64_t *other)
 {
 	nng_stat *root, *ls;
 
@@ -458,7 +453,7 @@ listener_stats(const struct mgr_guard *g, uint64_t *accepts, uint64_t *other)
 }
 
 static uint64_t
-accepts_of(const struct mgr_guard *g)
+accepts_of(const struct mgr_listener *g)
 {
 	uint64_t accepts, other;
 
@@ -466,51 +461,51 @@ accepts_of(const struct mgr_guard *g)
 }
 
 static void
-guard_tick(struct mgr *m, uint64_t now)
+guard_tick(struct mgr_guard *gd, uint64_t now)
 {
 	uint32_t i;
 
-	for (i = 0; i < m->n_guards; i++) {
-		struct mgr_guard *g = &m->guards[i];
+	for (i = 0; i < gd->n_ls; i++) {
+		struct mgr_listener *g = &gd->ls[i];
 		uint64_t other, accepts, before;
-		enum probe_verdict v;
+		enum check_verdict v;
 		char why[160] = "";
 
 		if (nng_listener_id(g->l) <= 0) { /* a restart that failed: again */
-			restart(m, g);
+			restart(gd, g);
 			continue;
 		}
 		if (!listener_stats(g, &accepts, &other)) {
-			if (!m->guard_warned)
+			if (!gd->warned)
 				LB_WARN("listener guard off: no nng statistics");
-			m->guard_warned = true;
+			gd->warned = true;
 			return;
 		}
 		if (other <= g->other && now < g->next_ms)
 			continue;
-		__atomic_add_fetch(&m->n_listener_probes, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&gd->n_checks, 1, __ATOMIC_RELAXED);
 		before = other;
-		v = probe(m, g, accepts, why, sizeof(why));
+		v = check(gd, g, accepts, why, sizeof(why));
 		g->next_ms = mgr_now_ms() + MGR_GUARD_PERIOD_MS;
 		switch (v) {
-		case PROBE_ACCEPTED:
+		case CHECK_ACCEPTED:
 			break;
-		case PROBE_STOPPED:
+		case CHECK_STOPPED:
 			/* A new listener: its own count, from zero (restart() set it). */
-			restart(m, g);
+			restart(gd, g);
 			continue;
-		case PROBE_UNKNOWN:
+		case CHECK_UNKNOWN:
 			if (!g->warned)
 				LB_WARN("%s: cannot tell whether the listener on %s accepts: the "
-					"probe did not get through: %s",
+					"check did not get through: %s",
 					g->what, g->url, why);
 			g->warned = true;
 			break;
 		}
 		/*
-		 * The probe's own end counts as one more "other" error of the
+		 * The check's own end counts as one more "other" error of the
 		 * listener's (nng 1.5.2 counts a closed connection), now or a
-		 * little later: not a reason to probe again.
+		 * little later: not a reason to check again.
 		 */
 		if (listener_stats(g, &accepts, &other))
 			g->other = other > before + 1 ? other : before + 1;
@@ -520,49 +515,84 @@ guard_tick(struct mgr *m, uint64_t now)
 static void *
 guard_main(void *arg)
 {
-	struct mgr *m = arg;
+	struct mgr_guard *gd = arg;
 	const struct timespec tick = {0, MGR_GUARD_TICK_MS * 1000000L};
 
-	while (!__atomic_load_n(&m->guard_stop, __ATOMIC_ACQUIRE)) {
-		guard_tick(m, mgr_now_ms());
+	while (!stopping(gd)) {
+		guard_tick(gd, mgr_now_ms());
 		nanosleep(&tick, NULL);
 	}
 	return NULL;
 }
 
+struct mgr_guard *
+mgr_guard_new(nng_tls_config *tls, const char *cert, const char *key)
+{
+	struct mgr_guard *gd = calloc(1, sizeof(*gd));
+	char err[256];
+
+	if (gd == NULL)
+		return NULL;
+	gd->tls = tls;
+	/* The TLS listeners are checked as a client with our own certificate. */
+	if (cert != NULL && key != NULL) {
+		gd->client = client_load(cert, key, err, sizeof(err));
+		if (gd->client == NULL)
+			LB_WARN("listener guard: no TLS client (%s): TLS listeners are not checked",
+				err);
+	}
+	return gd;
+}
+
 int
-mgr_guard_start(struct mgr *m)
+mgr_guard_start(struct mgr_guard *gd)
 {
 	int rv;
 
-	__atomic_store_n(&m->guard_stop, 0, __ATOMIC_RELEASE);
-	rv = pthread_create(&m->guard_thread, NULL, guard_main, m);
-	m->guard_running = rv == 0;
+	__atomic_store_n(&gd->stop, 0, __ATOMIC_RELEASE);
+	rv = pthread_create(&gd->thread, NULL, guard_main, gd);
+	gd->running = rv == 0;
 	return rv;
 }
 
-void
-mgr_guard_stop(struct mgr *m)
+bool
+mgr_guard_stop(struct mgr_guard *gd)
 {
 	struct timespec until;
 
-	if (m->guard_running) {
-		__atomic_store_n(&m->guard_stop, 1, __ATOMIC_RELEASE);
-		clock_gettime(CLOCK_REALTIME, &until);
-		/* A probe in its connect or handshake takes up to twice the wait. */
-		until.tv_sec += 2 * MGR_GUARD_WAIT_MS / 1000 + 1;
-		m->guard_running = false;
-		if (pthread_timedjoin_np(m->guard_thread, NULL, &until) != 0) {
-			/*
-			 * Stuck: leave it, and with it everything it may still
-			 * read (the TLS contexts, m itself): the process is ending.
-			 */
-			LB_WARN("listener guard: its thread did not stop in %d s; leaving it",
-				2 * MGR_GUARD_WAIT_MS / 1000 + 1);
-			pthread_detach(m->guard_thread);
-			m->abandoned = true;
-			return;
-		}
+	if (gd == NULL || !gd->running)
+		return true;
+	__atomic_store_n(&gd->stop, 1, __ATOMIC_RELEASE);
+	clock_gettime(CLOCK_REALTIME, &until);
+	/* A check in its connect or handshake takes up to twice the wait. */
+	until.tv_sec += 2 * MGR_GUARD_WAIT_MS / 1000 + 1;
+	gd->running = false;
+	if (pthread_timedjoin_np(gd->thread, NULL, &until) != 0) {
+		/*
+		 * Stuck: leave it, and with it everything it may still read
+		 * (the TLS contexts, the guard itself): the process is ending.
+		 */
+		LB_WARN("listener guard: its thread did not stop in %d s; leaving it",
+			2 * MGR_GUARD_WAIT_MS / 1000 + 1);
+		pthread_detach(gd->thread);
+		return false;
 	}
-	m->n_guards = 0;
+	gd->n_ls = 0;
+	return true;
+}
+
+void
+mgr_guard_free(struct mgr_guard *gd)
+{
+	if (gd == NULL)
+		return;
+	client_free(gd->client);
+	free(gd);
+}
+
+void
+mgr_guard_stats(const struct mgr_guard *gd, uint64_t *restarts, uint64_t *checks)
+{
+	*restarts = __atomic_load_n(&gd->n_restarts, __ATOMIC_RELAXED);
+	*checks = __atomic_load_n(&gd->n_checks, __ATOMIC_RELAXED);
 }

@@ -2,14 +2,23 @@
 /*
  * sluice-manager: owns the desired flow table, turns its changes into
  * versions and pushes them to every mux and host agent with two-phase
- * commit (see mgr.h for the modules, docs/manager.md for the operator's
- * view).
+ * commit (docs/manager.md has the operator's view, docs/architecture.md
+ * the modules). This file only wires the subsystems together and runs the
+ * loop; each keeps its own state behind its own handle.
+ *
+ *   transport (mgr_transport)  -> events up -> member protocol (mgr_members)
+ *                                           -> operator API (mgr_api)
+ *   member protocol            -> events    -> commit driver (mgr_driver)
+ *   commit driver              -> sends     -> member protocol (its out callbacks)
+ *   VIP probes (mgr_vip_probe) -> fences    -> commit driver
+ *   DIP prober (mgr_dip_prober) -> verdicts -> DIP health -> commit driver
  *
  * Start-up: configuration, database (locked: one manager per database),
  * the committed version and the desired table from it, recovery of a round
  * a crash interrupted, then the sockets. Rounds wait MGR_GRACE_MS so that
  * members reconnect first. The loop is single-threaded: poll() on the
- * sockets' receive descriptors with a timeout to the next deadline.
+ * sockets' receive descriptors with a timeout to the next deadline. Beside
+ * it run the listener guard's thread and nng's own threads.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,16 +28,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "lb_err.h"
-#include "lb_ftable.h"
 #include "lb_log.h"
-#include "lb_maglev.h"
-#include "mgr.h"
-#include "mgr_text.h"
+#include "mgr_api.h"
+#include "mgr_clock.h"
+#include "mgr_config.h"
+#include "mgr_dip_prober.h"
+#include "mgr_driver.h"
+#include "mgr_guard.h"
+#include "mgr_health.h"
+#include "mgr_members.h"
+#include "mgr_store.h"
+#include "mgr_transport.h"
+#include "mgr_vip_probe.h"
+
+/* The subsystems, and nothing else: each keeps its own state. */
+struct mgr {
+	struct mgr_config cfg;
+	struct mgr_store *store;
+	struct mgr_dip_prober *dip;
+	struct mgr_health *health;
+	struct mgr_driver *driver;
+	struct mgr_transport *transport;
+	struct mgr_guard *guard;
+	struct mgr_members *members;
+	struct mgr_vip_probe *vip;
+	struct mgr_api *api;
+	bool stopping;
+};
 
 static void
 usage(FILE *f)
@@ -36,218 +65,6 @@ usage(FILE *f)
 	fprintf(f, "usage: sluice-manager -c FILE [-v]\n"
 		   "  -c FILE   the configuration (docs/manager.md)\n"
 		   "  -v        debug logging\n");
-}
-
-static void
-max_ids(const struct lb_ftable *t, struct mgr_meta *meta)
-{
-	uint32_t i, j;
-
-	/* Counters stay above every id in use, whatever the database said. */
-	for (i = 0; i < t->n_services; i++) {
-		const struct lb_service_cfg *s = &t->services[i];
-
-		if (s->id >= meta->mm_next_service_id)
-			meta->mm_next_service_id = s->id + 1;
-		for (j = 0; j < s->n_backends; j++)
-			if (s->backends[j].id >= meta->mm_next_backend_id)
-				meta->mm_next_backend_id = s->backends[j].id + 1;
-	}
-}
-
-/* The seed: the configuration's, else the database's, else a new random one. */
-static int
-load_meta(struct mgr *m)
-{
-	struct mgr_meta *meta = &m->meta;
-	bool changed = false;
-
-	if (mgr_store_load_meta(m->store, meta) != 0) {
-		LB_ERR("%s", mgr_store_error(m->store));
-		return -1;
-	}
-	if (m->cfg.mc_has_seed && (!meta->mm_has_seed || meta->mm_seed.k0 != m->cfg.mc_seed.k0 ||
-					  meta->mm_seed.k1 != m->cfg.mc_seed.k1)) {
-		if (meta->mm_has_seed)
-			LB_WARN("hash_seed: the configuration's replaces the database's; the next "
-				"version carries it");
-		meta->mm_seed = m->cfg.mc_seed;
-		meta->mm_has_seed = true;
-		changed = true;
-	}
-	if (!meta->mm_has_seed) {
-		if (getrandom(&meta->mm_seed, sizeof(meta->mm_seed), 0) != sizeof(meta->mm_seed)) {
-			LB_ERR("getrandom: %s", strerror(errno));
-			return -1;
-		}
-		meta->mm_has_seed = true;
-		changed = true;
-		LB_INFO("hash seed generated and kept in the database");
-	}
-	if (m->cfg.mc_has_maglev_size && meta->mm_maglev_size != m->cfg.mc_maglev_size) {
-		meta->mm_maglev_size = m->cfg.mc_maglev_size;
-		changed = true;
-	}
-	if (meta->mm_maglev_size == 0) {
-		meta->mm_maglev_size = LB_MAGLEV_DEFAULT_SIZE;
-		changed = true;
-	}
-	if (changed && mgr_store_save_meta(m->store, meta) != 0) {
-		LB_ERR("%s", mgr_store_error(m->store));
-		return -1;
-	}
-	return 0;
-}
-
-/* services_file: the desired table (and its pools) at every start. */
-static int
-load_services_file(struct mgr *m, struct lb_ftable *out, struct mgr_pools *pools)
-{
-	struct lb_cfg_err e;
-	char err[LB_CFG_ERR_LEN];
-	config_t c;
-	int rc;
-
-	if (lb_cfg_read_file(&c, m->cfg.mc_services_file, &e) != 0) {
-		LB_ERR("%s", e.msg);
-		return -1;
-	}
-	rc = mgr_services_load(
-		m, &c, m->cfg.mc_services_file, &m->meta, out, pools, err, sizeof(err));
-	config_destroy(&c);
-	if (rc != 0) {
-		LB_ERR("%s", err);
-		return -1;
-	}
-	if (m->cfg.mc_has_seed &&
-		(out->seed.k0 != m->cfg.mc_seed.k0 || out->seed.k1 != m->cfg.mc_seed.k1)) {
-		LB_ERR("%s: flow_table.hash_seed differs from manager.hash_seed in %s: set one",
-			m->cfg.mc_services_file, m->cfg.mc_path);
-		lb_ftable_free(out);
-		mgr_pools_free(pools);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-load_tables(struct mgr *m)
-{
-	uint8_t stored[LB_DIGEST_LEN];
-	char hex[MGR_HEX_DIGEST], hex2[MGR_HEX_DIGEST];
-	uint64_t version;
-	bool found, changed = false;
-
-	if (mgr_store_load_committed(m->store, &version, stored, &m->committed) != 0) {
-		LB_ERR("%s", mgr_store_error(m->store));
-		return -1;
-	}
-	if (version == 0) {
-		/* Nothing committed yet: version 0 is the empty table with our options. */
-		m->committed.seed = m->meta.mm_seed;
-		m->committed.maglev_size = m->meta.mm_maglev_size;
-	}
-	lb_ftable_sort(&m->committed);
-	lb_ftable_digest(&m->committed, m->committed_digest);
-	m->committed_version = version;
-	if (version != 0 && memcmp(stored, m->committed_digest, LB_DIGEST_LEN) != 0)
-		LB_WARN("version %" PRIu64 ": stored digest %s, table digest %s: using the table's",
-			version, mgr_digest_hex(stored, hex),
-			mgr_digest_hex(m->committed_digest, hex2));
-	max_ids(&m->committed, &m->meta);
-	mgr_commit_init(m->commit, version, m->committed_digest, m->cfg.mc_vote_timeout_ms);
-
-	if (mgr_store_load_desired(m->store, &found, &m->desired) != 0 ||
-		mgr_store_load_pools(m->store, &m->pools) != 0) {
-		LB_ERR("%s", mgr_store_error(m->store));
-		return -1;
-	}
-	if (!found) {
-		if (lb_ftable_copy(&m->desired, &m->committed) != 0)
-			return -1;
-		changed = true;
-	}
-	lb_ftable_sort(&m->desired);
-	max_ids(&m->desired, &m->meta);
-	/* The configuration's options apply to what comes next. */
-	if (m->desired.seed.k0 != m->meta.mm_seed.k0 || m->desired.seed.k1 != m->meta.mm_seed.k1 ||
-		m->desired.maglev_size != m->meta.mm_maglev_size) {
-		m->desired.seed = m->meta.mm_seed;
-		m->desired.maglev_size = m->meta.mm_maglev_size;
-		changed = true;
-	}
-	if (m->cfg.mc_services_file[0] != '\0') {
-		struct lb_ftable ft;
-		struct mgr_pools ps;
-
-		if (load_services_file(m, &ft, &ps) != 0)
-			return -1;
-		lb_ftable_sort(&ft);
-		lb_ftable_free(&m->desired);
-		mgr_pools_free(&m->pools);
-		m->desired = ft;
-		m->pools = ps;
-		changed = true;
-	}
-	mgr_pools_prune(&m->pools, &m->desired);
-	lb_ftable_digest(&m->desired, m->desired_digest);
-	if (changed && mgr_store_save_desired(m->store, &m->desired, &m->pools, &m->meta) != 0) {
-		LB_ERR("%s", mgr_store_error(m->store));
-		return -1;
-	}
-	/* What members run says how backends were: no flapping because we restarted. */
-	if (lb_ftable_copy(&m->base_desired, &m->desired) != 0 ||
-		mgr_pools_copy(&m->base_pools, &m->pools) != 0 ||
-		mgr_health_sync(m->health, &m->desired, &m->pools, &m->committed, true,
-			mgr_now_ms()) != 0) {
-		LB_ERR("out of memory");
-		return -1;
-	}
-	m->eff_dirty = true;
-	mgr_effective_refresh(m, mgr_now_ms());
-	LB_INFO("committed version %" PRIu64 " (digest %s): %u services, %u backends%s", version,
-		mgr_digest_hex(m->committed_digest, hex), m->committed.n_services,
-		lb_ftable_backend_count(&m->committed),
-		memcmp(m->effective_digest, m->committed_digest, LB_DIGEST_LEN) != 0
-			? "; the effective table differs: a round follows the grace period"
-			: "");
-	return 0;
-}
-
-/* A round the last run left undecided or unannounced. */
-static int
-plan_recovery(struct mgr *m)
-{
-	struct mgr_round_rec r;
-	uint64_t committed = m->commit->committed;
-
-	if (mgr_store_last_round(m->store, &r) != 0) {
-		LB_ERR("%s", mgr_store_error(m->store));
-		return -1;
-	}
-	if (r.mr_id == 0)
-		return 0;
-	if (r.mr_state == MGR_ROUND_PREPARED) {
-		/* No commit record: nobody may have committed it. ABORT it. */
-		if (mgr_store_round_abort(m->store, 0, "manager restarted") != 0)
-			LB_ERR("%s", mgr_store_error(m->store));
-		if (r.mr_version != committed + 1)
-			return 0;
-		m->rec_pending = true;
-		m->rec_decided = false;
-	} else if (r.mr_state == MGR_ROUND_COMMITTED && r.mr_version == committed) {
-		/* Committed, maybe before every COMMIT was out: say it again. */
-		m->rec_pending = true;
-		m->rec_decided = true;
-	} else {
-		return 0;
-	}
-	m->rec_version = r.mr_version;
-	memcpy(m->rec_digest, r.mr_digest, LB_DIGEST_LEN);
-	LB_INFO("the last round, version %" PRIu64 ", was %s: %s after the grace period",
-		r.mr_version, m->rec_decided ? "committed" : "left undecided",
-		m->rec_decided ? "COMMIT goes out again" : "ABORT goes out");
-	return 0;
 }
 
 static int
@@ -282,33 +99,181 @@ on_signal(struct mgr *m, int fd)
 	}
 }
 
+/* ---- the wiring: each subsystem's callbacks, to the next one ---- */
+
+static void
+on_member_msg(void *ctx, uint32_t pipe, const struct lb_msg *msg, uint64_t now)
+{
+	struct mgr *m = ctx;
+
+	mgr_members_on_msg(m->members, pipe, msg, now);
+}
+
+static void
+on_member_malformed(void *ctx, uint32_t pipe, const char *why, bool first)
+{
+	struct mgr *m = ctx;
+
+	mgr_members_on_malformed(m->members, pipe, why, first);
+}
+
+static void
+on_member_gone(void *ctx, uint32_t pipe, uint64_t now)
+{
+	struct mgr *m = ctx;
+
+	mgr_members_on_gone(m->members, pipe, now);
+}
+
+static void
+on_ctl_request(
+	void *ctx, const struct lb_msg *req, const char *asker, struct lb_msg *rep, uint64_t now)
+{
+	struct mgr *m = ctx;
+
+	mgr_api_handle(m->api, req, asker, rep, now);
+}
+
+static void
+driver_send(void *ctx, int member, const uint8_t *buf, size_t len, uint64_t now)
+{
+	mgr_members_send(ctx, member, buf, len, now);
+}
+
+static void
+driver_send_msg(void *ctx, int member, const struct lb_msg *msg, uint64_t now)
+{
+	mgr_members_send_msg(ctx, member, msg, now);
+}
+
+static void
+driver_snapshot(void *ctx, int member, uint64_t now)
+{
+	mgr_members_send_snapshot(ctx, member, now);
+}
+
+static void
+driver_committed(void *ctx)
+{
+	mgr_members_committed(ctx);
+}
+
+/* A mux's probe address, learnt from its hello. */
+static void
+member_hello(void *ctx, int member, const char *id, const struct lb_addr *probe_addr)
+{
+	struct mgr *m = ctx;
+
+	mgr_vip_probe_hello(m->vip, member, id, probe_addr);
+}
+
+/* The VIP probes fence a mux through the commit state machine. */
+static void
+vip_fence(void *ctx, int member, const char *why, uint64_t now)
+{
+	struct mgr *m = ctx;
+
+	mgr_driver_fence(m->driver, member, why);
+	mgr_driver_run(m->driver, now);
+}
+
+/* ---- start and stop ---- */
+
+/* The sockets, the member protocol on them, the listeners and their guard. */
+static int
+start_network(struct mgr *m, char *err, size_t len)
+{
+	const struct mgr_transport_ops ops = {
+		.ctx = m,
+		.member_msg = on_member_msg,
+		.member_malformed = on_member_malformed,
+		.member_gone = on_member_gone,
+		.ctl_request = on_ctl_request,
+	};
+	const struct mgr_members_hooks hooks = {.ctx = m, .hello = member_hello};
+	const struct mgr_config *c = &m->cfg;
+	struct mgr_driver_out out;
+	int rv;
+
+	m->transport = mgr_transport_open(c, &ops, err, len);
+	if (m->transport == NULL)
+		return -1;
+	m->members = mgr_members_new(m->transport, m->driver, &hooks);
+	if (m->members == NULL) {
+		snprintf(err, len, "members: out of memory");
+		return -1;
+	}
+	out = (struct mgr_driver_out){.ctx = m->members,
+		.send = driver_send,
+		.send_msg = driver_send_msg,
+		.snapshot = driver_snapshot,
+		.committed = driver_committed};
+	mgr_driver_set_out(m->driver, &out);
+	/* The guard checks the TLS listeners with our own certificate. */
+	m->guard = mgr_guard_new(mgr_transport_tls(m->transport), c->mc_has_tls ? c->mc_cert : NULL,
+		c->mc_has_tls ? c->mc_key : NULL);
+	if (m->guard == NULL) {
+		snprintf(err, len, "listener guard: out of memory");
+		return -1;
+	}
+	if (mgr_transport_listen(m->transport, m->guard, err, len) != 0)
+		return -1;
+	if ((rv = mgr_guard_start(m->guard)) != 0) {
+		snprintf(err, len, "listener guard: %s", strerror(rv));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The guard's thread and nng's close can hang (nng 1.5.2): stop both, and
+ * say whether everything they may still use can be freed.
+ */
+static bool
+stop_network(struct mgr *m)
+{
+	bool left = false;
+
+	if (m->members != NULL)
+		mgr_members_flush(m->members);
+	if (!mgr_guard_stop(m->guard))
+		left = true; /* its thread may still read the guard and the TLS config */
+	if (m->transport != NULL && !mgr_transport_close(m->transport))
+		return false; /* nng may still use what it was given: keep it */
+	return !left;
+}
+
 static void
 loop(struct mgr *m, int sig_fd)
 {
+	struct mgr_vip_env env;
 	struct pollfd fds[6] = {
-		{.fd = m->msock_fd, .events = POLLIN}, {.fd = m->csock_fd, .events = POLLIN},
-		{.fd = m->pipe_ev[0], .events = POLLIN}, {.fd = sig_fd, .events = POLLIN},
-		{.fd = mgr_health_fd(m->health), .events = POLLIN},
-		{.fd = mgr_vprobe_fd(m), .events = POLLIN}, /* -1 when off: ignored */
+		{.fd = mgr_transport_fd_members(m->transport), .events = POLLIN},
+		{.fd = mgr_transport_fd_ctl(m->transport), .events = POLLIN},
+		{.fd = mgr_transport_fd_pipes(m->transport), .events = POLLIN},
+		{.fd = sig_fd, .events = POLLIN},
+		{.fd = mgr_dip_prober_fd(m->dip), .events = POLLIN},
+		{.fd = mgr_vip_probe_fd(m->vip), .events = POLLIN}, /* -1 when off: ignored */
 	};
 
 	while (!m->stopping) {
 		uint64_t now = mgr_now_ms(), d, t;
 		int timeout;
 
-		if (mgr_health_tick(m->health, now))
-			mgr_effective_touch(m, now);
-		mgr_round_tick(m, now);
-		mgr_vprobe_tick(m, now);
-		mgr_net_pump(m, now);
-		d = mgr_round_next_deadline(m);
-		t = mgr_net_next_deadline(m, now);
+		if (mgr_dip_prober_tick(m->dip, m->health, now))
+			mgr_driver_health(m->driver, now);
+		mgr_driver_tick(m->driver, now);
+		mgr_members_vip_env(m->members, &env);
+		mgr_vip_probe_tick(m->vip, &env, now);
+		mgr_members_tick(m->members, now);
+		d = mgr_driver_next_deadline(m->driver, now);
+		t = mgr_members_next_deadline(m->members, now);
 		if (t < d)
 			d = t;
 		t = mgr_health_next_deadline(m->health);
 		if (t < d)
 			d = t;
-		t = mgr_vprobe_next_deadline(m);
+		t = mgr_vip_probe_next_deadline(m->vip);
 		if (t < d)
 			d = t;
 		/* At least once a second: contact ages and silence checks stay fresh. */
@@ -319,18 +284,20 @@ loop(struct mgr *m, int sig_fd)
 		}
 		now = mgr_now_ms();
 		/* Probe results first: the rest of this turn sees them. */
-		if (fds[4].revents && mgr_health_io(m->health, now))
-			mgr_effective_touch(m, now);
-		if (fds[5].revents)
-			mgr_vprobe_io(m, now);
+		if (fds[4].revents && mgr_dip_prober_io(m->dip, m->health, now))
+			mgr_driver_health(m->driver, now);
+		if (fds[5].revents) {
+			mgr_members_vip_env(m->members, &env);
+			mgr_vip_probe_io(m->vip, &env, now);
+		}
 		if (fds[3].revents)
 			on_signal(m, sig_fd);
 		if (fds[2].revents)
-			mgr_net_pipes(m, now);
+			mgr_transport_recv_pipes(m->transport, now);
 		if (fds[0].revents)
-			mgr_net_members(m, now);
+			mgr_transport_recv_members(m->transport, now);
 		if (fds[1].revents)
-			mgr_net_ctl(m, now);
+			mgr_transport_recv_ctl(m->transport, now);
 	}
 }
 
@@ -340,23 +307,16 @@ mgr_free(struct mgr *m)
 	/* The database first: nng 1.5.2's close can hang (docs/reliability.md). */
 	mgr_store_close(m->store);
 	m->store = NULL;
-	mgr_net_stop(m);
-	if (m->abandoned)
-		return; /* its thread may still read m: the process is ending */
-	mgr_health_free(m->health);
-	mgr_vprobe_free(m->vprobe);
-	lb_ftable_free(&m->committed);
-	lb_ftable_free(&m->desired);
-	lb_ftable_free(&m->base_desired);
-	lb_ftable_free(&m->effective);
-	mgr_pools_free(&m->pools);
-	mgr_pools_free(&m->base_pools);
-	lb_ftable_free(&m->round.r_next);
-	lb_ftable_free(&m->round.r_desired);
-	mgr_pools_free(&m->round.r_pools);
-	free(m->round.r_prepare);
-	free(m->commit);
-	free(m->acts);
+	if (!stop_network(m))
+		return; /* a thread may still read what it was given: the process is ending */
+	mgr_api_free(m->api);
+	mgr_vip_probe_free(m->vip);
+	mgr_members_free(m->members);
+	mgr_guard_free(m->guard);
+	mgr_transport_free(m->transport);
+	mgr_driver_free(m->driver);
+	mgr_health_free(m->health); /* before the prober: it releases the probes */
+	mgr_dip_prober_free(m->dip);
 	free(m);
 }
 
@@ -366,6 +326,7 @@ main(int argc, char **argv)
 	const char *cfg_path = NULL;
 	enum lb_log_level lvl = LB_LOG_INFO;
 	struct lb_cfg_err cerr;
+	struct mgr_api_deps deps;
 	char err[512];
 	struct mgr *m;
 	int opt, sig_fd, rc = 1;
@@ -393,18 +354,16 @@ main(int argc, char **argv)
 	}
 	lb_log_init("sluice-manager", lvl);
 	m = calloc(1, sizeof(*m));
-	if (m == NULL || (m->commit = calloc(1, sizeof(*m->commit))) == NULL ||
-		(m->acts = calloc(MGR_MAX_ACTIONS, sizeof(*m->acts))) == NULL) {
+	if (m == NULL) {
 		LB_ERR("out of memory");
 		return 1;
 	}
-	m->eff_timer_ms = UINT64_MAX;
-	m->health = mgr_health_new();
+	m->dip = mgr_dip_prober_new();
+	m->health = m->dip != NULL ? mgr_health_new(mgr_dip_prober_release, m->dip) : NULL;
 	if (m->health == NULL) {
 		LB_ERR("health probes: %s", strerror(errno));
 		goto out;
 	}
-	m->pipe_ev[0] = m->pipe_ev[1] = -1;
 	if (mgr_config_load(cfg_path, &m->cfg, &cerr) != 0) {
 		LB_ERR("%s", cerr.msg);
 		goto out;
@@ -419,23 +378,40 @@ main(int argc, char **argv)
 		LB_ERR("%s", err);
 		goto out;
 	}
-	if (load_meta(m) != 0 || load_tables(m) != 0 || plan_recovery(m) != 0)
+	m->driver = mgr_driver_new(&m->cfg, m->store, m->health);
+	if (m->driver == NULL) {
+		LB_ERR("out of memory");
 		goto out;
-	if (mgr_net_start(m, err, sizeof(err)) != 0) {
+	}
+	if (mgr_driver_load(m->driver, mgr_now_ms()) != 0)
+		goto out;
+	if (start_network(m, err, sizeof(err)) != 0) {
 		LB_ERR("%s", err);
 		goto out;
 	}
-	if (mgr_vprobe_start(m) != 0) {
-		LB_ERR("VIP probes: out of memory");
+	m->vip = mgr_vip_probe_new(m->cfg.mc_vip_probe_interval_ms, m->cfg.mc_vip_probe_failures,
+		m->cfg.mc_vote_timeout_ms, vip_fence, m, mgr_now_ms());
+	deps = (struct mgr_api_deps){.cfg = &m->cfg,
+		.driver = m->driver,
+		.store = m->store,
+		.health = m->health,
+		.dip = m->dip,
+		.members = m->members,
+		.vip = m->vip,
+		.transport = m->transport,
+		.guard = m->guard};
+	m->api = m->vip != NULL ? mgr_api_new(&deps) : NULL;
+	if (m->api == NULL) {
+		LB_ERR("VIP probes, operator API: out of memory");
 		goto out;
 	}
-	m->start_ms = mgr_now_ms();
+	mgr_driver_start(m->driver, mgr_now_ms());
 	LB_INFO("running: version %" PRIu64 ", vote timeout %u ms, batch %u ms, health batch %u ms",
-		m->commit->committed, m->cfg.mc_vote_timeout_ms, m->cfg.mc_batch_ms,
-		m->cfg.mc_health_batch_ms);
+		mgr_driver_commit(m->driver)->committed, m->cfg.mc_vote_timeout_ms,
+		m->cfg.mc_batch_ms, m->cfg.mc_health_batch_ms);
 	loop(m, sig_fd);
 	rc = 0;
-	LB_INFO("stopped at version %" PRIu64, m->commit->committed);
+	LB_INFO("stopped at version %" PRIu64, mgr_driver_commit(m->driver)->committed);
 out:
 	mgr_free(m);
 	return rc;

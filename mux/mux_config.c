@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -101,32 +100,6 @@ load_capacity(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg
 	return 0;
 }
 
-/* mux.probers: 0..MUX_MAX_PROBERS IPv4 addresses whose VIP probes the mux answers. */
-static int
-load_probers(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err *err)
-{
-	const config_setting_t *l = config_setting_get_member(mux, "probers");
-	int i, n;
-
-	if (l == NULL)
-		return 0;
-	if (!config_setting_is_array(l) && !config_setting_is_list(l))
-		return lb_cfg_error(err, l, NULL, "expected a list of IPv4 addresses");
-	n = config_setting_length(l);
-	if (n > MUX_MAX_PROBERS)
-		return lb_cfg_error(err, l, NULL, "between 0 and %d addresses", MUX_MAX_PROBERS);
-	for (i = 0; i < n; i++) {
-		const config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
-		struct in_addr ia;
-
-		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
-			inet_pton(AF_INET, config_setting_get_string(e), &ia) != 1)
-			return lb_cfg_error(err, e, NULL, "not an IPv4 address");
-		cfg->probers[cfg->n_probers++] = ia.s_addr;
-	}
-	return 0;
-}
-
 static int
 load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
 {
@@ -161,7 +134,9 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 	cfg->idle_sleep_us = (uint32_t)idle;
 	cfg->rx_desc = (uint16_t)rxd;
 	cfg->tx_desc = (uint16_t)txd;
-	if ((rc = load_probers(cfg, mux, err)) != 0 || (rc = load_capacity(cfg, mux, err)) != 0)
+	if ((rc = lb_cfg_get_ipv4_list(mux, "probers", 0, MUX_MAX_PROBERS, cfg->probers,
+		     &cfg->n_probers, err)) != 0 ||
+		(rc = load_capacity(cfg, mux, err)) != 0)
 		return rc;
 	return load_conn(cfg, mux, err);
 }

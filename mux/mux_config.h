@@ -41,14 +41,14 @@ struct mux_config {
 	uint16_t n_ports;
 	struct mux_port_cfg ports[MUX_MAX_PORTS];
 
-	rte_be32_t tunnel_addr; /* outer source, and answered for ARP/ping */
+	lb_be32_t tunnel_addr; /* outer source, and answered for ARP/ping */
 	uint8_t next_hop_mac[6];
 	uint16_t mtu;	    /* L3 MTU of the ports, outer header included */
 	uint8_t tunnel_ttl; /* outer TTL */
 	bool arp_for_vips;  /* answer ARP for VIPs, not only the tunnel address */
 	/* VIP probers (the manager's addresses): see mux_vprobe.c. */
 	uint16_t n_probers;
-	rte_be32_t probers[MUX_MAX_PROBERS];
+	lb_be32_t probers[MUX_MAX_PROBERS];
 	uint16_t workers;
 	bool busy_poll;
 	uint32_t idle_sleep_us; /* longest nap of an idle worker */

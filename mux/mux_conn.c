@@ -4,7 +4,6 @@
 
 #include <rte_common.h>
 #include <rte_errno.h>
-#include <rte_byteorder.h>
 #include <rte_malloc.h>
 
 #include "mux_conn.h"
@@ -215,8 +214,8 @@ place:
 static int
 conn_check_key(const struct lb_hash_seed *seed)
 {
-	rte_be32_t a = rte_cpu_to_be_32(0xc0000201), b = rte_cpu_to_be_32(0xc6120001);
-	rte_be16_t pa = rte_cpu_to_be_16(40000), pb = rte_cpu_to_be_16(80);
+	lb_be32_t a = lb_cpu_to_be32(0xc0000201), b = lb_cpu_to_be32(0xc6120001);
+	lb_be16_t pa = lb_cpu_to_be16(40000), pb = lb_cpu_to_be16(80);
 	struct mux_conn_key k, r;
 	struct lb_flow_key fk;
 

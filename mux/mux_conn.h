@@ -45,10 +45,10 @@
  * an entry in use.
  */
 struct mux_conn_key {
-	rte_be32_t lo_addr;
-	rte_be32_t hi_addr;
-	rte_be16_t lo_port;
-	rte_be16_t hi_port;
+	lb_be32_t lo_addr;
+	lb_be32_t hi_addr;
+	lb_be16_t lo_port;
+	lb_be16_t hi_port;
 	uint8_t proto;
 	uint8_t pad[3];
 };
@@ -96,13 +96,13 @@ enum { MUX_CONN_TCP, MUX_CONN_TCP_FIN, MUX_CONN_UDP };
  * are served from the store buffer (narrower stores could not be).
  */
 static inline void
-mux_conn_key_v4(struct mux_conn_key *k, rte_be32_t src, rte_be16_t sport, rte_be32_t dst,
-	rte_be16_t dport, uint8_t proto)
+mux_conn_key_v4(struct mux_conn_key *k, lb_be32_t src, lb_be16_t sport, lb_be32_t dst,
+	lb_be16_t dport, uint8_t proto)
 {
-	uint64_t s = ((uint64_t)rte_be_to_cpu_32(src) << 16) | lb_ntohs(sport);
-	uint64_t d = ((uint64_t)rte_be_to_cpu_32(dst) << 16) | lb_ntohs(dport);
-	rte_be32_t la = src, ha = dst;
-	rte_be16_t lp = sport, hp = dport;
+	uint64_t s = ((uint64_t)lb_be32_to_cpu(src) << 16) | lb_be16_to_cpu(sport);
+	uint64_t d = ((uint64_t)lb_be32_to_cpu(dst) << 16) | lb_be16_to_cpu(dport);
+	lb_be32_t la = src, ha = dst;
+	lb_be16_t lp = sport, hp = dport;
 	uint64_t w[2];
 
 	if (s > d) {
@@ -111,7 +111,7 @@ mux_conn_key_v4(struct mux_conn_key *k, rte_be32_t src, rte_be16_t sport, rte_be
 		ha = src;
 		hp = sport;
 	}
-#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+#if LB_LITTLE_ENDIAN
 	w[0] = (uint64_t)la | (uint64_t)ha << 32;
 	w[1] = (uint64_t)lp | (uint64_t)hp << 16 | (uint64_t)proto << 32;
 #else

@@ -19,7 +19,7 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 	uint32_t i;
 	int rc;
 
-	lb_svc_key_v4(&s->key, sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto);
+	lb_svc_key_v4(&s->key, sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto);
 	s->sid = sc->id;
 	s->first_backend = first;
 	s->n_backends = sc->n_backends;
@@ -36,7 +36,7 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 
 		b->dip = bc->dip.a32[0];
 		b->host = bc->host.a32[0];
-		b->port = rte_cpu_to_be_16(bc->port);
+		b->port = lb_cpu_to_be16(bc->port);
 		b->weight_zero = bc->weight == 0;
 		/* An unknown state (only a bug can make one) takes no traffic at all. */
 		b->state = bc->state <= LB_BACKEND_MAINT ? bc->state : LB_BACKEND_MAINT;
@@ -141,7 +141,7 @@ mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8
 		sc->id = UINT32_MAX;
 		for (j = 0; j < sc->n_backends; j++)
 			sc->backends[j].id = UINT32_MAX;
-		lb_svc_key_v4(&key, sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto);
+		lb_svc_key_v4(&key, sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto);
 		o = mux_gen_lookup(old, &key);
 		if (o < 0 || o == MUX_GEN_VIP)
 			continue;
@@ -155,7 +155,7 @@ mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8
 					&old->backends[old->services[o].first_backend + k];
 
 				if (ob->dip == bc->dip.a32[0] &&
-					ob->port == rte_cpu_to_be_16(bc->port)) {
+					ob->port == lb_cpu_to_be16(bc->port)) {
 					bc->id = ob->sid;
 					used_b[bc->id] = 1;
 					break;
@@ -253,8 +253,8 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 		}
 		first += sc->n_backends;
 		/* A later service with the same key replaces an earlier one, as before. */
-		svc_tab_put(g,
-			mux_gen_svc_key(sc->vip.a32[0], rte_cpu_to_be_16(sc->port), sc->proto), i);
+		svc_tab_put(
+			g, mux_gen_svc_key(sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto), i);
 		svc_tab_put(g, mux_gen_svc_key(sc->vip.a32[0], 0, 0), MUX_GEN_VIP);
 	}
 	return g;
@@ -297,7 +297,7 @@ mux_gen_lookup(const struct mux_gen *g, const struct lb_svc_key *key)
 }
 
 int
-mux_gen_is_vip(const struct mux_gen *g, rte_be32_t addr)
+mux_gen_is_vip(const struct mux_gen *g, lb_be32_t addr)
 {
 	return mux_gen_svc_v4(g, addr, 0, 0) == MUX_GEN_VIP;
 }

@@ -20,8 +20,6 @@
 
 #include <stdint.h>
 
-#include <rte_byteorder.h>
-
 #include "lb_config.h"
 #include "lb_flow.h"
 
@@ -34,9 +32,9 @@
  * The hit check reads state next to svc, in a struct forward() reads anyway.
  */
 struct mux_backend {
-	rte_be32_t dip;
-	rte_be32_t host;
-	rte_be16_t port;
+	lb_be32_t dip;
+	lb_be32_t host;
+	lb_be16_t port;
 	uint8_t weight_zero; /* 1 if the configured weight is 0 (telemetry) */
 	uint8_t state;	     /* enum lb_backend_state */
 	uint32_t svc;	     /* index of its service */
@@ -90,7 +88,7 @@ struct mux_gen {
 #define MUX_GEN_NONE (UINT32_MAX - 1) /* mux_gen_svc_v4(): no such key */
 
 static inline uint64_t
-mux_gen_svc_key(rte_be32_t vip, rte_be16_t port, uint8_t proto)
+mux_gen_svc_key(lb_be32_t vip, lb_be16_t port, uint8_t proto)
 {
 	return (uint64_t)vip | (uint64_t)port << 32 | (uint64_t)proto << 48 | 1ULL << 63;
 }
@@ -128,7 +126,7 @@ mux_gen_svc_find(const struct mux_gen *g, uint64_t key, uint32_t i)
  * MUX_GEN_VIP for a VIP marker, MUX_GEN_NONE if unknown.
  */
 static inline uint32_t
-mux_gen_svc_v4(const struct mux_gen *g, rte_be32_t vip, rte_be16_t port, uint8_t proto)
+mux_gen_svc_v4(const struct mux_gen *g, lb_be32_t vip, lb_be16_t port, uint8_t proto)
 {
 	uint64_t key = mux_gen_svc_key(vip, port, proto);
 
@@ -158,6 +156,6 @@ void mux_gen_free(struct mux_gen *g);
 int64_t mux_gen_lookup(const struct mux_gen *g, const struct lb_svc_key *key);
 
 /* True if addr is a VIP of some service. */
-int mux_gen_is_vip(const struct mux_gen *g, rte_be32_t addr);
+int mux_gen_is_vip(const struct mux_gen *g, lb_be32_t addr);
 
 #endif /* MUX_GEN_H */

@@ -45,36 +45,11 @@ conn_record(const struct mux_conn_table *ct, const struct lb_pkt *pi, uint32_t i
 	return closing ? id | MUX_CONN_CLOSING : id;
 }
 
-/*
- * One's-complement sum of what replacing old by new adds to a checksum
- * (RFC 1624, eqn. 3), unfolded. Summed in memory order: the sum does not
- * depend on byte order (RFC 1071), so no swaps.
- */
-static inline uint32_t
-csum_delta32(rte_be32_t old, rte_be32_t new)
-{
-	return (uint32_t)(uint16_t) ~(old & 0xffff) + (uint16_t) ~(old >> 16) + (new & 0xffff) +
-	       (new >> 16);
-}
-
-static inline uint32_t
-csum_delta16(rte_be16_t old, rte_be16_t new)
-{
-	return (uint32_t)(uint16_t)~old + new;
-}
-
-/* The checksum field after the changes summed in delta: one fold for all of them. */
-static inline rte_be16_t
-csum_apply(rte_be16_t csum, uint32_t delta)
-{
-	return (rte_be16_t)~lb_csum_fold((uint32_t)(uint16_t)~csum + delta);
-}
-
 /* Two bytes as the 16-bit word they make in memory (shifts, not a store and a load). */
 static inline uint16_t
 mem16(uint8_t first, uint8_t second)
 {
-#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+#if LB_LITTLE_ENDIAN
 	return (uint16_t)(first | (uint16_t)second << 8);
 #else
 	return (uint16_t)((uint16_t)first << 8 | second);
@@ -90,24 +65,24 @@ static inline void
 rewrite_inner(uint8_t *p, const struct lb_pkt *pi, const struct mux_backend *be)
 {
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + pi->l2_len);
-	uint32_t daddr = csum_delta32(ip->dst, be->dip);
-	rte_be16_t old_tp, new_tp;
+	uint32_t daddr = lb_csum_delta32(ip->dst, be->dip);
+	lb_be16_t old_tp, new_tp;
 	uint8_t ttl;
 
 	if (pi->kind == LB_PKT_L4) {
 		if (pi->proto == LB_IPPROTO_TCP) {
 			struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(p + pi->l4_off);
 
-			tcp->csum =
-				csum_apply(tcp->csum, daddr + csum_delta16(tcp->dport, be->port));
+			tcp->csum = lb_csum_apply(
+				tcp->csum, daddr + lb_csum_delta16(tcp->dport, be->port));
 			tcp->dport = be->port;
 		} else {
 			struct lb_udp_hdr *udp = (struct lb_udp_hdr *)(p + pi->l4_off);
 
 			/* Zero means the sender computed no checksum: keep it so. */
 			if (udp->csum != 0) {
-				udp->csum = csum_apply(
-					udp->csum, daddr + csum_delta16(udp->dport, be->port));
+				udp->csum = lb_csum_apply(
+					udp->csum, daddr + lb_csum_delta16(udp->dport, be->port));
 				if (udp->csum == 0)
 					udp->csum = 0xffff;
 			}
@@ -120,7 +95,7 @@ rewrite_inner(uint8_t *p, const struct lb_pkt *pi, const struct mux_backend *be)
 	new_tp = mem16((uint8_t)(ttl - 1), ip->proto);
 	ip->dst = be->dip;
 	ip->ttl = (uint8_t)(ttl - 1);
-	ip->csum = csum_apply(ip->csum, daddr + csum_delta16(old_tp, new_tp));
+	ip->csum = lb_csum_apply(ip->csum, daddr + lb_csum_delta16(old_tp, new_tp));
 }
 
 /*
@@ -140,7 +115,7 @@ encapsulate(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi,
 	struct lb_ipv4_hdr *outer;
 	uint32_t frame = (uint32_t)pi->l2_len + pi->l3_len;
 	uint16_t grow = (uint16_t)(sizeof(*eth) + LB_ENCAP_LEN - pi->l2_len);
-	rte_be16_t tot, id, frag;
+	lb_be16_t tot, id, frag;
 	uint32_t sum;
 	uint8_t *p;
 	uint8_t tos;
@@ -158,15 +133,15 @@ encapsulate(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi,
 	outer = (struct lb_ipv4_hdr *)(p + sizeof(*eth));
 	memcpy(eth->dst, &ctx->next_hop, LB_ETH_ALEN);
 	memcpy(eth->src, &ctx->port_mac[port], LB_ETH_ALEN);
-	eth->type = lb_htons(LB_ETHERTYPE_IPV4);
+	eth->type = lb_cpu_to_be16(LB_ETHERTYPE_IPV4);
 
-	tot = lb_htons((uint16_t)(pi->l3_len + LB_ENCAP_LEN));
+	tot = lb_cpu_to_be16((uint16_t)(pi->l3_len + LB_ENCAP_LEN));
 	if (pi->df) {
-		frag = lb_htons(LB_IPV4_DF);
+		frag = lb_cpu_to_be16(LB_IPV4_DF);
 		id = 0; /* RFC 6864: the id of an atomic datagram is unused */
 	} else {
 		frag = 0;
-		id = lb_htons(w->ip_id++);
+		id = lb_cpu_to_be16(w->ip_id++);
 	}
 	outer->ver_ihl = 0x45;
 	outer->tos = tos;
@@ -184,7 +159,7 @@ encapsulate(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi,
 	sum = (uint32_t)mem16(0x45, tos) + tot + id + frag +
 	      mem16(ctx->tunnel_ttl, LB_IPPROTO_IPIP) + (ctx->tunnel_addr & 0xffff) +
 	      (ctx->tunnel_addr >> 16) + (be->host & 0xffff) + (be->host >> 16);
-	outer->csum = (rte_be16_t)~lb_csum_fold(sum);
+	outer->csum = (lb_be16_t)~lb_csum_fold(sum);
 	return 0;
 }
 

@@ -129,14 +129,3 @@ mux_ports_start(const struct mux_config *cfg, struct rte_mempool *mp, uint16_t w
 	}
 	return 0;
 }
-
-void
-mux_ports_stop(const struct mux_port *ports, uint16_t n)
-{
-	uint16_t i;
-
-	for (i = 0; i < n; i++) {
-		rte_eth_dev_stop(ports[i].id);
-		rte_eth_dev_close(ports[i].id);
-	}
-}

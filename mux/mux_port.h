@@ -32,6 +32,6 @@ struct mux_port {
 int mux_ports_start(const struct mux_config *cfg, struct rte_mempool *mp, uint16_t workers,
 	struct mux_port *ports, char *errbuf, size_t errlen);
 
-void mux_ports_stop(const struct mux_port *ports, uint16_t n);
+/* Stopping them is dp_teardown()'s: every port of the process. */
 
 #endif /* MUX_PORT_H */

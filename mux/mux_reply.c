@@ -58,7 +58,7 @@ mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port, str
 }
 
 static inline int
-is_prober(const struct mux_ctx *ctx, rte_be32_t a)
+is_prober(const struct mux_ctx *ctx, lb_be32_t a)
 {
 	uint16_t i;
 
@@ -85,13 +85,13 @@ vprobe_parse(uint8_t *p, uint32_t off, uint32_t len, uint32_t *ihl, uint32_t *ic
 	if (len < sizeof(*ip))
 		return NULL;
 	*ihl = (uint32_t)lb_ipv4_ihl(ip) * 4;
-	tot = rte_be_to_cpu_16(ip->total_len);
+	tot = lb_be16_to_cpu(ip->total_len);
 	/* Not IPv4, a header running past its total length, a total past the outer payload. */
 	if (lb_ipv4_version(ip) != 4 || *ihl < 20 || tot < *ihl || tot > len)
 		return NULL;
 	/* A corrupt or fragmented inner packet, or not ICMP. */
 	if (lb_ipv4_hdr_csum(ip, *ihl) != ip->csum ||
-		(rte_be_to_cpu_16(ip->frag_off) & (LB_IPV4_MF | LB_IPV4_OFFMASK)) != 0 ||
+		(lb_be16_to_cpu(ip->frag_off) & (LB_IPV4_MF | LB_IPV4_OFFMASK)) != 0 ||
 		ip->proto != LB_IPPROTO_ICMP)
 		return NULL;
 	*icmp_len = tot - *ihl;
@@ -127,7 +127,7 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 	struct lb_icmp_hdr *icmp;
 	struct lb_vprobe *vp;
 	struct lb_eth_hdr *eth;
-	rte_be32_t src;
+	lb_be32_t src;
 
 	if (pi->proto != LB_IPPROTO_IPIP || pi->dst != ctx->tunnel_addr ||
 		!is_prober(ctx, pi->src)) {
@@ -146,7 +146,7 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 		return;
 	}
 	vp = (struct lb_vprobe *)(icmp + 1);
-	vp->version = rte_cpu_to_be_64(g->version);
+	vp->version = lb_cpu_to_be64(g->version);
 	icmp->type = LB_ICMP_ECHO_REPLY;
 	icmp->csum = 0;
 	icmp->csum = lb_icmp_csum(icmp, icmp_len);
@@ -162,7 +162,7 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 	eth = (struct lb_eth_hdr *)p;
 	memcpy(eth->dst, &ctx->next_hop, LB_ETH_ALEN);
 	memcpy(eth->src, &ctx->port_mac[port], LB_ETH_ALEN);
-	trim_to(m, pi->l2_len + rte_be_to_cpu_16(ip->total_len));
+	trim_to(m, pi->l2_len + lb_be16_to_cpu(ip->total_len));
 	w->cnt.vip_probes++;
 	mux_enqueue(w, port, m);
 }
@@ -186,7 +186,7 @@ mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const
 	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
 	ip->ver_ihl = 0x45;
 	ip->tos = 0;
-	ip->total_len = rte_cpu_to_be_16((uint16_t)(hdrs + quote));
+	ip->total_len = lb_cpu_to_be16((uint16_t)(hdrs + quote));
 	ip->id = 0;
 	ip->frag_off = 0;
 	ip->ttl = 64;
@@ -199,7 +199,7 @@ mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const
 	icmp->type = LB_ICMP_UNREACH;
 	icmp->code = LB_ICMP_UNREACH_NEEDFRAG;
 	icmp->frag.unused = 0;
-	icmp->frag.mtu = rte_cpu_to_be_16((uint16_t)(w->ctx->mtu - LB_ENCAP_LEN));
+	icmp->frag.mtu = lb_cpu_to_be16((uint16_t)(w->ctx->mtu - LB_ENCAP_LEN));
 	icmp->csum = 0;
 	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + quote);
 	trim_to(m, pi->l2_len + hdrs + quote);

@@ -32,8 +32,6 @@
 #define WITHDRAW_WAIT_MS 3000 /* the speaker confirms a withdrawal in ~100 ms */
 #define SPEAKER_STOP_MS 3000
 
-#define RD(x) (*(const volatile uint64_t *)&(x))
-
 static void __attribute__((format(printf, 3, 4))) errf(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
@@ -346,7 +344,7 @@ feed_workers(struct mux_route *r, uint64_t now)
 	uint16_t w;
 
 	for (w = 0; w < app->n_workers && w < MUX_MAX_WORKERS; w++) {
-		uint64_t loops = RD(app->workers[w].loops);
+		uint64_t loops = DP_RD(app->workers[w].loops);
 
 		if (loops == 0)
 			started = false;

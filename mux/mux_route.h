@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "dp_counters.h"
 #include "mux_bgp_cfg.h"
 
 struct mux_app;
@@ -82,8 +83,11 @@ void mux_route_destroy(struct mux_route *r);
 void mux_route_decision(
 	struct mux_route *r, void (*fn)(struct mux_announce *a, void *arg), void *arg);
 
-/* The summary's lines and the stats JSON's "route" member (",\"route\":{...}"). */
-void mux_route_print(struct mux_route *r, FILE *out);
-void mux_route_json(struct mux_route *r, FILE *out);
+/*
+ * The summary's lines and the stats JSON's "route" member
+ * (",\"route\":{...}"), as a section of the daemon's report after the
+ * counters (dp_report()).
+ */
+struct dp_section mux_route_section(struct mux_route *r);
 
 #endif /* MUX_ROUTE_H */

@@ -96,9 +96,10 @@ status_line(const struct mux_route *r, char *buf, size_t len)
 	}
 }
 
-void
-mux_route_print(struct mux_route *r, FILE *out)
+static void
+route_print(const void *arg, FILE *out)
 {
+	struct mux_route *r = (struct mux_route *)arg; /* its lock is taken */
 	const struct mux_rp_speaker *s;
 	char st[512], a[INET_ADDRSTRLEN];
 	uint32_t i, withheld = 0;
@@ -143,9 +144,10 @@ json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-void
-mux_route_json(struct mux_route *r, FILE *out)
+static void
+route_json(const void *arg, FILE *out)
 {
+	struct mux_route *r = (struct mux_route *)arg;
 	const struct mux_rp_speaker *s;
 	char st[512], a[INET_ADDRSTRLEN];
 	uint32_t i, k = 0;
@@ -190,6 +192,12 @@ mux_route_json(struct mux_route *r, FILE *out)
 	json_str(out, s->last_error);
 	fprintf(out, "}");
 	pthread_mutex_unlock(&r->lock);
+}
+
+struct dp_section
+mux_route_section(struct mux_route *r)
+{
+	return (struct dp_section){.print = route_print, .json = route_json, .arg = r};
 }
 
 /* ---- /sluice/route: read-only, one page of VIPs per call ---- */

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The worker loop. Poll every owned RX queue, run the burst, flush, report
+ * The worker loop, and a worker's setup. Poll every owned RX queue, run the burst, flush, report
  * quiescence to RCU once per loop. When several loops in a row find nothing,
  * take the worker offline for RCU and nap, doubling the nap up to the
  * configured ceiling, so an idle lab leaves its cores to others; any packet
  * resets the back-off. busy_poll keeps the lcore spinning for benchmarks.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
 
+#include "lb_err.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
 #include "mux_worker.h"
@@ -18,6 +23,40 @@
 #define MUX_SWEEP_IDLE 256 /* connection-table slots examined per idle loop */
 #define MUX_SWEEP_BUSY 8   /* ... and per busy loop, so a loaded lcore ages too */
 #define MUX_FIRST_NAP_US 8
+
+int
+mux_worker_init(struct mux_worker *w, struct mux_ctx *ctx, const struct mux_gen *g, uint16_t idx,
+	unsigned lcore, uint32_t entries, const uint32_t timeout[3], int socket)
+{
+	char name[32];
+
+	memset(w, 0, sizeof(*w));
+	w->ctx = ctx;
+	w->lcore = lcore;
+	w->idx = idx;
+	w->ip_id = (uint16_t)(idx << 12);
+	snprintf(name, sizeof(name), "conn_%u", idx);
+	w->conn = mux_conn_create(name, entries, socket, timeout, &g->seed);
+	/* Indexed by stable id: room for every id a reload may hand out. */
+	w->svc_cnt = rte_zmalloc_socket(
+		"svc_cnt", sizeof(*w->svc_cnt) * g->cap_services, RTE_CACHE_LINE_SIZE, socket);
+	w->be_cnt = rte_zmalloc_socket(
+		"be_cnt", sizeof(*w->be_cnt) * g->cap_backends, RTE_CACHE_LINE_SIZE, socket);
+	if (w->conn == NULL || w->svc_cnt == NULL || w->be_cnt == NULL)
+		return -LB_ENOMEM;
+	return 0;
+}
+
+void
+mux_worker_fini(struct mux_worker *w)
+{
+	mux_conn_free(w->conn);
+	rte_free(w->svc_cnt);
+	rte_free(w->be_cnt);
+	w->conn = NULL;
+	w->svc_cnt = NULL;
+	w->be_cnt = NULL;
+}
 
 int
 mux_worker_main(void *arg)

@@ -21,11 +21,11 @@
 #include <rte_common.h>
 #include <rte_ether.h>
 
-#include "lb_drop.h"
+#include "dp_tx.h"
 #include "mux_config.h"
+#include "mux_counters.h"
 
 #define MUX_BURST 32
-#define MUX_TXBUF 64
 
 struct rte_mbuf;
 struct rte_rcu_qsbr;
@@ -36,7 +36,7 @@ struct mux_conn_table;
 struct mux_ctx {
 	struct mux_gen *gen; /* current generation; load with acquire */
 	struct rte_rcu_qsbr *qsv;
-	rte_be32_t tunnel_addr;
+	lb_be32_t tunnel_addr;
 	struct rte_ether_addr next_hop;
 	struct rte_ether_addr port_mac[MUX_MAX_PORTS];
 	uint16_t n_ports;
@@ -45,30 +45,11 @@ struct mux_ctx {
 	bool arp_for_vips;
 	bool busy_poll;
 	uint16_t n_probers; /* VIP probes are answered from these outer sources */
-	rte_be32_t probers[MUX_MAX_PROBERS];
+	lb_be32_t probers[MUX_MAX_PROBERS];
 	uint32_t idle_sleep_us;
 	uint64_t tsc_hz;
 	uint64_t tsc0;
 	volatile bool quit;
-};
-
-struct mux_counters {
-	uint64_t rx_pkts;
-	uint64_t rx_bytes;
-	uint64_t fwd_pkts;  /* encapsulated and queued */
-	uint64_t fwd_bytes; /* inner IP bytes */
-	uint64_t icmp_err_fwd;
-	uint64_t echo_replies;
-	uint64_t arp_replies;
-	uint64_t vip_probes; /* VIP probes from the manager answered */
-	uint64_t too_big_sent;
-	uint64_t conn_new;
-	uint64_t conn_hit;
-	uint64_t conn_full; /* forwarded by Maglev alone: table full */
-	uint64_t conn_swept;
-	uint64_t tx_pkts;
-	uint64_t idle_sleeps;
-	uint64_t drops[LB_DROP_MAX];
 };
 
 /* Per service and per backend: packets, inner bytes, new connections. */
@@ -76,11 +57,6 @@ struct mux_flow_counters {
 	uint64_t pkts;
 	uint64_t bytes;
 	uint64_t new_conns;
-};
-
-struct mux_txbuf {
-	uint16_t n;
-	struct rte_mbuf *pkts[MUX_TXBUF];
 };
 
 struct mux_rxq {
@@ -95,11 +71,11 @@ struct mux_worker {
 	uint16_t ip_id; /* outer IPv4 id for non-DF packets */
 	uint16_t n_rxq;
 	struct mux_rxq rxq[MUX_MAX_PORTS];
-	struct mux_txbuf tx[MUX_MAX_PORTS];
+	struct dp_txbuf tx[MUX_MAX_PORTS];
 	struct mux_conn_table *conn;
 	struct mux_flow_counters *svc_cnt; /* [n_services] */
 	struct mux_flow_counters *be_cnt;  /* [n_backends] */
-	uint64_t loops; /* +1 per loop: the route thread sees the worker progress */
+	uint64_t loops;			   /* +1 per loop: a reader sees the worker progress */
 	struct mux_counters cnt;
 } __rte_cache_aligned;
 
@@ -112,6 +88,18 @@ void mux_flush(struct mux_worker *w);
 
 /* lcore entry point: loops until ctx->quit. */
 int mux_worker_main(void *arg);
+
+/*
+ * Make w worker idx of ctx on lcore: its connection table (entries,
+ * timeouts tcp/tcp-closing/udp in seconds, keyed by g's seed) and its
+ * per-service and per-backend counters (room for g's capacities), on NUMA
+ * socket. Its RX queues are the caller's to add. Returns 0 or -LB_ENOMEM;
+ * either way mux_worker_fini() frees what it made.
+ */
+int mux_worker_init(struct mux_worker *w, struct mux_ctx *ctx, const struct mux_gen *g,
+	uint16_t idx, unsigned lcore, uint32_t entries, const uint32_t timeout[3], int socket);
+
+void mux_worker_fini(struct mux_worker *w);
 
 /* Seconds since start, the connection table's clock. */
 static inline uint32_t
@@ -136,23 +124,18 @@ void mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t
 void mux_reply_too_big(
 	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi);
 
-#include <rte_mbuf.h>
-
 static inline void
 mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason)
 {
-	w->cnt.drops[reason]++;
-	rte_pktmbuf_free(m);
+	dp_drop(w->cnt.drops, m, reason);
 }
 
 static inline void
 mux_enqueue(struct mux_worker *w, uint16_t port, struct rte_mbuf *m)
 {
-	struct mux_txbuf *t = &w->tx[port];
-
-	if (unlikely(t->n == MUX_TXBUF))
+	if (unlikely(dp_txbuf_full(&w->tx[port])))
 		mux_flush(w);
-	t->pkts[t->n++] = m;
+	dp_txbuf_add(&w->tx[port], m);
 }
 
 #endif /* MUX_WORKER_H */

@@ -73,7 +73,7 @@ LAB_SRC=${LAB_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 SLUICE_MUX=${SLUICE_MUX:-$LAB_SRC/build/mux/sluice-mux}
 SLUICE_AGENT=${SLUICE_AGENT:-$LAB_SRC/build/host_agent/sluice-agent}
 SLUICE_MANAGER_BIN=${SLUICE_MANAGER_BIN:-$LAB_SRC/build/manager/sluice-manager}
-SLUICECTL=${SLUICECTL:-$LAB_SRC/build/manager/sluicectl}
+SLUICECTL=${SLUICECTL:-$LAB_SRC/build/sluicectl/sluicectl}
 # LAB_MANAGED=1: sluice-manager owns the flow table; the mux and agents are
 # its two-phase-commit members (ipc:// in DIR: the DPDK namespaces have no
 # management network) and start empty; lab_ctl_pool configures the VIP.

@@ -30,6 +30,7 @@
 #include <rte_mempool.h>
 
 #include "fuzz_check.h"
+#include "fuzz_packet.h"
 #include "ha_agent.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
@@ -44,12 +45,6 @@ static struct ha_worker *w;
 static struct ha_map map;
 static struct ha_config cfg;
 
-static rte_be32_t
-ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
-{
-	return rte_cpu_to_be_32((uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d);
-}
-
 /*
  * 10.0.0.1:80/TCP -> 10.1.0.1:8080 and 10.1.0.2:8080 on this host,
  * 10.1.0.9:8080 on another; 10.0.0.2:53/UDP -> 10.1.0.2:5353 here.
@@ -63,43 +58,24 @@ build_config(void)
 	uint32_t i;
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.pa = ip(172, 16, 0, 2);
+	cfg.pa = fuzz_ip(172, 16, 0, 2);
 	cfg.n_muxes = 2;
-	cfg.muxes[0] = ip(10, 255, 0, 1);
-	cfg.muxes[1] = ip(10, 255, 0, 2);
+	cfg.muxes[0] = fuzz_ip(10, 255, 0, 1);
+	cfg.muxes[1] = fuzz_ip(10, 255, 0, 2);
 	memcpy(cfg.next_hop_mac, "\x02\x00\x00\x00\x00\xfe", 6);
 	cfg.n_vms = 2;
 	for (i = 0; i < 2; i++) {
 		snprintf(cfg.vms[i].name, sizeof(cfg.vms[i].name), "vm%u", i);
-		cfg.vms[i].dip = ip(10, 1, 0, (uint8_t)(i + 1));
+		cfg.vms[i].dip = fuzz_ip(10, 1, 0, (uint8_t)(i + 1));
 		memcpy(cfg.vms[i].mac, "\x02\x00\x00\x00\x02\x00", 6);
 		cfg.vms[i].mac[5] = (uint8_t)i;
 	}
-	for (i = 0; i < 3; i++) {
-		lb_addr_v4(&web[i].dip, ip(10, 1, 0, dips[i]));
-		lb_addr_v4(&web[i].host, i == 2 ? ip(172, 16, 0, 9) : cfg.pa);
-		web[i].port = 8080;
-		web[i].weight = 1;
-		web[i].id = i;
-	}
-	lb_addr_v4(&dns[0].dip, ip(10, 1, 0, 2));
-	lb_addr_v4(&dns[0].host, cfg.pa);
-	dns[0].port = 5353;
-	dns[0].weight = 1;
-	dns[0].id = 3;
-	lb_addr_v4(&svc[0].vip, ip(10, 0, 0, 1));
-	svc[0].port = 80;
-	svc[0].proto = LB_IPPROTO_TCP;
-	svc[0].af = LB_AF_INET;
-	svc[0].n_backends = 3;
-	svc[0].backends = web;
-	lb_addr_v4(&svc[1].vip, ip(10, 0, 0, 2));
-	svc[1].port = 53;
-	svc[1].proto = LB_IPPROTO_UDP;
-	svc[1].af = LB_AF_INET;
-	svc[1].id = 1;
-	svc[1].n_backends = 1;
-	svc[1].backends = dns;
+	for (i = 0; i < 3; i++)
+		fuzz_backend(&web[i], i, fuzz_ip(10, 1, 0, dips[i]), 8080,
+			i == 2 ? fuzz_ip(172, 16, 0, 9) : cfg.pa, 1);
+	fuzz_backend(&dns[0], 3, fuzz_ip(10, 1, 0, 2), 5353, cfg.pa, 1);
+	fuzz_service(&svc[0], 0, fuzz_ip(10, 0, 0, 1), 80, LB_IPPROTO_TCP, web, 3);
+	fuzz_service(&svc[1], 1, fuzz_ip(10, 0, 0, 2), 53, LB_IPPROTO_UDP, dns, 1);
 	cfg.ftable.seed.k0 = 1;
 	cfg.ftable.seed.k1 = 2;
 	cfg.ftable.maglev_size = 251;
@@ -181,13 +157,9 @@ check_out(uint16_t port, const struct rte_mbuf *m)
 	struct lb_pkt o;
 	int rc;
 
-	rc = lb_parse(p, m->data_len, &o);
-	if (rc == 0 && o.kind == LB_PKT_ARP) {
-		FUZZ_CHECK(o.arp_op == LB_ARP_OP_REPLY);
+	rc = fuzz_sent(p, m->data_len, &o);
+	if (rc < 0)
 		return;
-	}
-	FUZZ_CHECK(rc != LB_DROP_TRUNCATED && rc != LB_DROP_IP_VERSION && rc != LB_DROP_IP_IHL &&
-		   rc != LB_DROP_IP_LEN && rc != LB_DROP_IP_CSUM && rc != LB_DROP_ETHERTYPE);
 	if (port == w->uplink)
 		return;
 	FUZZ_CHECK(port >= 1 && port <= w->n_vms);
@@ -244,7 +216,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		ha_uplink_burst(w, m, (uint16_t)copies);
 	for (p = 0; p < HA_MAX_PORTS; p++) {
-		struct ha_txbuf *t = &w->tx[p];
+		struct dp_txbuf *t = &w->tx[p];
 
 		FUZZ_CHECK(t->n == 0 || p <= w->n_vms);
 		for (i = 0; i < t->n; i++) {

@@ -35,6 +35,7 @@
 #include <rte_mempool.h>
 
 #include "fuzz_check.h"
+#include "fuzz_packet.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
@@ -55,12 +56,6 @@ static struct mux_gen *gen;
 static bool verbose;
 static unsigned sent; /* FUZZ_VERBOSE=1: what happened to each input, on stderr */
 
-static rte_be32_t
-ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
-{
-	return rte_cpu_to_be_32((uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d);
-}
-
 /*
  * 10.0.0.1:80/TCP -> 10.1.0.1:8080 (weight 1), 10.1.0.2:8080 (weight 2),
  * 10.1.0.3:8080 (weight 0, draining); 10.0.0.2:53/UDP -> 10.1.0.4:53.
@@ -76,32 +71,13 @@ build_gen(void)
 	uint32_t i;
 
 	for (i = 0; i < 3; i++) {
-		lb_addr_v4(&web[i].dip, ip(10, 1, 0, (uint8_t)(1 + i)));
-		lb_addr_v4(&web[i].host, ip(172, 16, 0, (uint8_t)(1 + i)));
-		web[i].port = 8080;
-		web[i].weight = i == 2 ? 0 : i + 1;
+		fuzz_backend(&web[i], i, fuzz_ip(10, 1, 0, (uint8_t)(1 + i)), 8080,
+			fuzz_ip(172, 16, 0, (uint8_t)(1 + i)), i == 2 ? 0 : i + 1);
 		web[i].state = i == 2 ? LB_BACKEND_DRAIN : LB_BACKEND_ACTIVE;
-		web[i].id = i;
 	}
-	lb_addr_v4(&dns[0].dip, ip(10, 1, 0, 4));
-	lb_addr_v4(&dns[0].host, ip(172, 16, 0, 4));
-	dns[0].port = 53;
-	dns[0].weight = 1;
-	dns[0].id = 3;
-	lb_addr_v4(&svc[0].vip, ip(10, 0, 0, 1));
-	svc[0].port = 80;
-	svc[0].proto = LB_IPPROTO_TCP;
-	svc[0].af = LB_AF_INET;
-	svc[0].id = 0;
-	svc[0].n_backends = 3;
-	svc[0].backends = web;
-	lb_addr_v4(&svc[1].vip, ip(10, 0, 0, 2));
-	svc[1].port = 53;
-	svc[1].proto = LB_IPPROTO_UDP;
-	svc[1].af = LB_AF_INET;
-	svc[1].id = 1;
-	svc[1].n_backends = 1;
-	svc[1].backends = dns;
+	fuzz_backend(&dns[0], 3, fuzz_ip(10, 1, 0, 4), 53, fuzz_ip(172, 16, 0, 4), 1);
+	fuzz_service(&svc[0], 0, fuzz_ip(10, 0, 0, 1), 80, LB_IPPROTO_TCP, web, 3);
+	fuzz_service(&svc[1], 1, fuzz_ip(10, 0, 0, 2), 53, LB_IPPROTO_UDP, dns, 1);
 	gen = mux_gen_build(
 		&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, (int)rte_socket_id(), &err);
 	if (gen == NULL) {
@@ -113,9 +89,7 @@ build_gen(void)
 static void
 cleanup(void)
 {
-	mux_conn_free(w->conn);
-	rte_free(w->svc_cnt);
-	rte_free(w->be_cnt);
+	mux_worker_fini(w);
 	rte_free(w);
 	mux_gen_free(gen);
 	rte_mempool_free(pool);
@@ -135,7 +109,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		"fuzz_pool", FUZZ_POOL, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 	build_gen();
 	ctx.gen = gen;
-	ctx.tunnel_addr = ip(10, 255, 0, 1);
+	ctx.tunnel_addr = fuzz_ip(10, 255, 0, 1);
 	memcpy(&ctx.next_hop, "\x02\x00\x00\x00\x00\xfe", 6);
 	memcpy(&ctx.port_mac[0], "\x02\x00\x00\x00\x01\x00", 6);
 	memcpy(&ctx.port_mac[1], "\x02\x00\x00\x00\x01\x01", 6);
@@ -143,7 +117,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	ctx.mtu = 1500;
 	ctx.tunnel_ttl = 64;
 	ctx.n_probers = 1; /* IP-in-IP from it may be a VIP probe (mux_reply_vip_probe) */
-	ctx.probers[0] = ip(10, 255, 0, 254);
+	ctx.probers[0] = fuzz_ip(10, 255, 0, 254);
 	ctx.busy_poll = true;
 	ctx.tsc_hz = 1;
 	w = rte_zmalloc("fuzz_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
@@ -151,12 +125,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_mux_burst: out of memory\n");
 		exit(1);
 	}
-	w->ctx = &ctx;
-	w->lcore = rte_lcore_id();
-	w->conn = mux_conn_create("fuzz_conn", 1024, socket, timeout, &gen->seed);
-	w->svc_cnt = rte_zmalloc("svc_cnt", sizeof(*w->svc_cnt) * gen->cap_services, 0);
-	w->be_cnt = rte_zmalloc("be_cnt", sizeof(*w->be_cnt) * gen->cap_backends, 0);
-	if (w->conn == NULL || w->svc_cnt == NULL || w->be_cnt == NULL) {
+	if (mux_worker_init(w, &ctx, gen, 0, rte_lcore_id(), 1024, timeout, socket) != 0) {
 		fprintf(stderr, "fuzz_mux_burst: worker: out of memory\n");
 		exit(1);
 	}
@@ -186,7 +155,7 @@ report(void)
 
 /* True if a is a backend's DIP (dip) or host (!dip) in the generation. */
 static bool
-is_backend(rte_be32_t a, bool dip)
+is_backend(lb_be32_t a, bool dip)
 {
 	uint32_t i;
 
@@ -211,24 +180,20 @@ check_out(const struct rte_mbuf *m)
 	uint32_t ihl;
 	int rc;
 
-	rc = lb_parse(p, m->data_len, &o);
-	if (rc == 0 && o.kind == LB_PKT_ARP) {
-		FUZZ_CHECK(o.arp_op == LB_ARP_OP_REPLY);
+	rc = fuzz_sent(p, m->data_len, &o);
+	if (rc < 0)
 		return;
-	}
-	FUZZ_CHECK(rc != LB_DROP_TRUNCATED && rc != LB_DROP_IP_VERSION && rc != LB_DROP_IP_IHL &&
-		   rc != LB_DROP_IP_LEN && rc != LB_DROP_IP_CSUM && rc != LB_DROP_ETHERTYPE);
 	if (rc != LB_DROP_TUNNEL)
 		return;
 	outer = (const struct lb_ipv4_hdr *)(p + o.l2_len);
 	FUZZ_CHECK(o.l2_len == sizeof(struct lb_eth_hdr));
 	FUZZ_CHECK(outer->src == ctx.tunnel_addr && is_backend(outer->dst, false));
-	FUZZ_CHECK(rte_be_to_cpu_16(outer->total_len) == m->data_len - sizeof(struct lb_eth_hdr));
+	FUZZ_CHECK(lb_be16_to_cpu(outer->total_len) == m->data_len - sizeof(struct lb_eth_hdr));
 	inner = outer + 1;
 	ihl = (uint32_t)lb_ipv4_ihl(inner) * 4;
 	FUZZ_CHECK(lb_ipv4_version(inner) == 4 && ihl >= 20);
-	FUZZ_CHECK(rte_be_to_cpu_16(inner->total_len) + sizeof(*outer) ==
-		   rte_be_to_cpu_16(outer->total_len));
+	FUZZ_CHECK(lb_be16_to_cpu(inner->total_len) + sizeof(*outer) ==
+		   lb_be16_to_cpu(outer->total_len));
 	FUZZ_CHECK(lb_ipv4_hdr_csum(inner, ihl) == inner->csum);
 	FUZZ_CHECK(is_backend(inner->dst, true));
 	FUZZ_CHECK(inner->ttl >= 1);
@@ -242,7 +207,7 @@ drain(void)
 	uint16_t p, i;
 
 	for (p = 0; p < MUX_MAX_PORTS; p++) {
-		struct mux_txbuf *t = &w->tx[p];
+		struct dp_txbuf *t = &w->tx[p];
 
 		FUZZ_CHECK(t->n == 0 || p < ctx.n_ports);
 		for (i = 0; i < t->n; i++) {

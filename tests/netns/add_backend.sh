@@ -32,11 +32,7 @@ lab_flow_table_apply
 lab_start_all 1 1 1 1
 echo "# lab up in $((SECONDS - T_START)) s"
 
-burst() { # burst N WEIGHTS [JSON]
-	t_py "$LAB_SRC/scripts/lab_tool.py" burst --ns "$LAB_NS_CLIENT" \
-		--url "http://$LAB_VIP/" -n "$1" --weights "$2" --check ${3:+--json "$3"}
-}
-check "100 requests before: none to vm22 (weights 1,1,1,0)" burst 100 1,1,1,0
+check "100 requests before: none to vm22 (weights 1,1,1,0)" t_burst 100 1,1,1,0
 
 # source ports whose tuples the new table (all four) sends to vm22
 cp "$LAB_DIR/mux.cfg" "$LAB_DIR/mux-next.cfg"
@@ -53,38 +49,22 @@ echo "# the new table sends $(grep -c ' vm22$' "$LAB_DIR/predict.out") of 200 so
 check "$n_dl source ports that the new table sends to vm22" test "${#ports[@]}" -eq "$n_dl"
 
 size=$((24 * 1024 * 1024))
-head -c "$size" /dev/urandom >"$LAB_DIR/big.bin"
-want=$(sha256sum <"$LAB_DIR/big.bin")
-for v in "${LAB_VMS[@]}"; do
-	for ((i = 1; i <= n_dl; i++)); do
-		ln "$LAB_DIR/big.bin" "$LAB_DIR/www/$v/big$i.bin"
-	done
-done
+t_big_file "$size" $(for ((i = 1; i <= n_dl; i++)); do echo "big$i.bin"; done)
 
 dl_start=$SECONDS
 declare -A dl=()
 for ((i = 1; i <= n_dl; i++)); do
-	ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 2M \
-		--local-port "${ports[$((i - 1))]}" -o "$LAB_DIR/got$i.bin" \
-		-w '%{http_code} %{size_download} %{num_connects} %{local_port} %{time_total}\n' \
-		"http://$LAB_VIP/big$i.bin" >"$LAB_DIR/dl$i.out" 2>&1 &
-	dl[$i]=$!
+	t_download "big$i.bin" 2M 60 --local-port "${ports[$((i - 1))]}"
+	dl[$i]=$T_DL
 done
-got_some() { [ "$(stat -c %s "$LAB_DIR/got$1.bin" 2>/dev/null || echo 0)" -gt 1048576 ]; }
 for ((i = 1; i <= n_dl; i++)); do
-	check "download $i is under way (1 MiB in)" lab_poll got_some "$i"
+	check "download $i is under way (1 MiB in)" lab_poll t_under_way "big$i.bin"
 done
 # which backend serves each: its http.server logged the request
 declare -A server=()
-find_server() {
-	local v
-	for v in "${LAB_VMS[@]}"; do
-		grep -q "GET /big$1.bin" "$LAB_DIR/http-$v.log" && server[$1]=$v && return 0
-	done
-	return 1
-}
 for ((i = 1; i <= n_dl; i++)); do
-	wait_or_note find_server "$i"
+	wait_or_note t_served_by "/big$i.bin"
+	server[$i]=$(t_served_by "/big$i.bin") || server[$i]=
 	echo "# download $i served by ${server[$i]:-?}"
 done
 
@@ -97,7 +77,7 @@ running() { local i; for ((i = 1; i <= n_dl; i++)); do kill -0 "${dl[$i]}" || re
 check "the downloads are still running after the reload" running
 
 check "300 requests after: all answered, spread fits weights 1,1,1,1" \
-	burst 300 1,1,1,1 "$LAB_DIR/after.json"
+	t_burst 300 1,1,1,1 --json "$LAB_DIR/after.json"
 vm22=$(t_py -c 'import json,sys; print(json.load(open(sys.argv[1]))["counts"].get("vm22", 0))' \
 	"$LAB_DIR/after.json")
 # 300 * 1/4 = 75, binomial sd = sqrt(300 * 1/4 * 3/4) = 7.5: 75 +- 37
@@ -111,12 +91,11 @@ dl_end=$SECONDS
 for ((i = 1; i <= n_dl; i++)); do
 	rc=0
 	wait "${dl[$i]}" || rc=$?
-	out=$(cat "$LAB_DIR/dl$i.out")
+	out=$(cat "$LAB_DIR/big$i.bin.out")
 	echo "# download $i: $out (code size connects port time), exit $rc"
 	check "download $i completes (curl exit 0, HTTP 200, one connection)" \
 		bash -c "[ $rc -eq 0 ] && [[ '$out' == '200 $size 1 '* ]]"
-	check "download $i arrived intact (sha256)" \
-		bash -c "[ \"\$(sha256sum <'$LAB_DIR/got$i.bin')\" = '$want' ]"
+	check "download $i arrived intact (sha256)" t_intact "big$i.bin"
 	requests=$(count_lines "GET /big$i.bin" "$LAB_DIR"/http-vm*.log)
 	check "download $i: one request in all backends' logs (no retry elsewhere): $requests" \
 		test "$requests" -eq 1
@@ -136,8 +115,7 @@ for ((i = 1; i <= n_dl; i++)); do
 		test "$now" = vm22
 done
 
-lab_stop
-t_check_stopped mux agent1 agent2
+t_end
 check "mux JSON: version 2 (one reload)" test "$(t_json mux version)" = 2
 check "agents' JSON: version 2" \
 	test "$(t_json agent1 version)" = 2 -a "$(t_json agent2 version)" = 2

@@ -7,8 +7,7 @@
 # Topology: scripts/netns-lab.sh.
 . "$(dirname "$0")/lib.sh"
 t_init
-lab_up_all 1 1 1 1
-echo "# lab up in $((SECONDS - T_START)) s"
+t_up 1 1 1 1
 
 check "agent 1 drops and counts every bad tunnel frame by reason" \
 	ip netns exec "$LAB_NS_ROUTER" "$LAB_PY" "$LAB_SRC/tests/netns/check_agent_drops.py" \
@@ -18,8 +17,7 @@ check "agent 1 drops and counts every bad tunnel frame by reason" \
 	--mux "$LAB_MUX_TA" --dip "${LAB_VM_DIP[vm11]}" --other-dip "${LAB_VM_DIP[vm21]}"
 check "HTTP through the VIP still works afterwards" lab_http_ok
 
-lab_stop
-t_check_stopped mux agent1 agent2
+t_end
 for r in not_our_pa:2 unknown_mux:2 inner_malformed:7 no_local_dip:2 not_tunnel:2; do
 	check "agent1.json drops.${r%:*} == $((${r#*:} * 3))" \
 		test "$(t_json agent1 "drops.${r%:*}")" -eq $((${r#*:} * 3))

@@ -9,11 +9,11 @@ REPEAT times; drop counters must move by exactly that much.
 """
 import argparse
 import sys
-import time
 
 from scapy.all import ICMP, IP, TCP, UDP, Ether, IPv6, Raw, sendp
 
-import lab_tool
+from sluicetest.checks import Checks
+from sluicetest.lab import AGENT_COUNTERS, agent_counters, steady
 
 REPEAT = 3
 CLIENT = "198.51.100.10"
@@ -77,11 +77,6 @@ def cases(a):
     ]
 
 
-def agent_counters(prefix):
-    c = lab_tool.telemetry(prefix, "/sluice/agent/stats")
-    return {k: v for k, v in c.items() if k != "idle_sleeps"}
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iface", required=True, help="the router's end toward the agent")
@@ -94,12 +89,7 @@ def main():
     ap.add_argument("--dip", required=True, help="a DIP of this agent")
     ap.add_argument("--other-dip", required=True, help="a DIP of another agent")
     a = ap.parse_args()
-    failures = []
-
-    def check(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            failures.append(what)
+    check = Checks()
 
     table = cases(a)
     expect = {}
@@ -111,14 +101,8 @@ def main():
 
     # wait (bounded) until the agent has read them all and answered what it
     # answers, then until its counters stand still
-    end = time.monotonic() + 10
-    prev = None
-    while time.monotonic() < end:
-        cur = agent_counters(a.prefix)
-        if cur.get("uplink_rx", 0) - before.get("uplink_rx", 0) >= len(frames) and cur == prev:
-            break
-        prev = cur
-        time.sleep(0.1)
+    steady(lambda: agent_counters(a.prefix), timeout=10,
+           enough=lambda c: c.get("uplink_rx", 0) - before.get("uplink_rx", 0) >= len(frames))
     after = agent_counters(a.prefix)
     d = {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
     print("# deltas: " + ", ".join(f"{k}={v}" for k, v in sorted(d.items()) if v))
@@ -129,14 +113,13 @@ def main():
     for counter, n in sorted(expect.items()):
         check(d.get(counter, 0) == n, f"{counter} +{d.get(counter, 0)}, want +{n}")
     drops = {k: v for k, v in d.items()
-             if v and k not in lab_tool.AGENT_COUNTERS and k not in expect}
+             if v and k not in AGENT_COUNTERS and k not in expect}
     check(not drops, f"no other drop reason moved: {drops}")
     # the valid echo requests reached the VM, whose replies passed through
     check(d.get("passthrough", 0) == REPEAT,
           f"the VM answered the {REPEAT} valid echo requests (passthrough "
           f"+{d.get('passthrough', 0)}) and nothing else reached a VM")
-    print(f"check_agent_drops: {len(failures)} failed")
-    return 1 if failures else 0
+    return check.report("check_agent_drops")
 
 
 if __name__ == "__main__":

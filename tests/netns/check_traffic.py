@@ -20,23 +20,8 @@ import argparse
 import sys
 import time
 
-import lab_tool
-
-
-def quiet_snapshot(args, timeout=10.0):
-    """A snapshot taken when two reads 100 ms apart agree (nothing in flight)."""
-    prev = None
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        cur = lab_tool.snapshot(args.client_ns, args.mux, args.agents)
-        # packet counters only: connection sweeps and naps go on by themselves
-        pkts = {k: v for k, v in cur.items()
-                if not k.startswith("mux.conn_") and k != "mux.idle_sleeps"}
-        if pkts == prev:
-            return cur
-        prev = pkts
-        time.sleep(0.1)
-    raise SystemExit("counters never settled")
+from sluicetest.checks import Checks
+from sluicetest.lab import SPREAD_P_MIN, delta, http_burst, quiet_snapshot, snapshot, spread_report
 
 
 def settled(d):
@@ -59,44 +44,39 @@ def main():
     names = [b.split("=")[0] for b in args.backends.split(",")]
     dips = [b.split("=")[1] for b in args.backends.split(",")]
     weights = [int(w) for w in args.weights.split(",")]
-    failures = []
+    check = Checks()
+    comps = (args.client_ns, args.mux, args.agents)
 
-    def check(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            failures.append(what)
-
-    before = quiet_snapshot(args)
+    before = quiet_snapshot(*comps)
     t0 = time.monotonic()
-    counts, failed = lab_tool.http_burst(args.client_ns, args.url, args.n)
+    counts, failed, ports = http_burst(args.client_ns, args.url, args.n)
     took = time.monotonic() - t0
     # the last FIN and ACK may still be on their way: wait until the books
     # balance (bounded), then make sure nothing else moves
     end = time.monotonic() + 10
     while True:
-        d = lab_tool.delta(lab_tool.snapshot(args.client_ns, args.mux, args.agents), before)
+        d = delta(snapshot(*comps), before)
         if settled(d) or time.monotonic() > end:
             break
         time.sleep(0.05)
-    d = lab_tool.delta(quiet_snapshot(args), before)
+    d = delta(quiet_snapshot(*comps), before)
 
     print(f"# {args.n} requests in {took:.2f} s")
-    table, p = lab_tool.spread_report(counts, names, weights)
+    table, p = spread_report(counts, names, weights)
     print(table)
     check(not failed and sum(counts.values()) == args.n,
           f"all {args.n} requests answered with a backend's page "
           f"({sum(counts.values())} ok, failures {failed[:10]})")
-    check(p >= lab_tool.SPREAD_P_MIN,
-          f"spread follows weights {args.weights}: chi-square p = {p:.3g} >= "
-          f"{lab_tool.SPREAD_P_MIN:g}")
+    check(p >= SPREAD_P_MIN,
+          f"spread follows weights {args.weights}: chi-square p = {p:.3g} >= {SPREAD_P_MIN:g}")
     # The client's kernel may reuse a source port within the burst; that
     # five-tuple is then a connection-table hit at the mux (same backend),
     # not a new connection. So the mux's new connections per backend equal
     # the distinct five-tuples the client saw answered by that backend,
     # less at most the entries already live before the burst.
     mux_new = {n: d.get("mux.new_conns." + dip, 0) for n, dip in zip(names, dips)}
-    conns = {n: sum(1 for b, _ in lab_tool.http_burst.ports if b == n) for n in names}
-    tuples = {n: len({p for b, p in lab_tool.http_burst.ports if b == n}) for n in names}
+    conns = {n: sum(1 for b, _ in ports if b == n) for n in names}
+    tuples = {n: len({p for b, p in ports if b == n}) for n in names}
     live = before.get("mux.conn_live", 0)
     reused = sum(conns.values()) - sum(tuples.values())
     check(all(conns[n] - live <= mux_new[n] <= conns[n] for n in names),
@@ -122,8 +102,7 @@ def main():
           f"{d['agent.passthrough']} untouched (want 0, 0)")
     check(d["agent.mss_clamped"] > 0,
           f"the agents clamped the MSS of SYNs and SYN-ACKs: {d['agent.mss_clamped']}")
-    print(f"check_traffic: {len(failures)} failed")
-    return 1 if failures else 0
+    return check.report("check_traffic")
 
 
 if __name__ == "__main__":

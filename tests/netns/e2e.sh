@@ -6,18 +6,11 @@
 # left behind. Topology: scripts/netns-lab.sh.
 . "$(dirname "$0")/lib.sh"
 t_init
-lab_up_all 1 1 1 1
-echo "# lab up in $((SECONDS - T_START)) s"
+t_up 1 1 1 1
 
-check "HTTP through the VIP: spread and direct server return" \
-	t_py "$LAB_SRC/tests/netns/check_traffic.py" --client-ns "$LAB_NS_CLIENT" \
-	--mux "${LAB_PREFIX[mux]}" --agents "${LAB_PREFIX[1]},${LAB_PREFIX[2]}" \
-	--url "http://$LAB_VIP/" -n 400 \
-	--backends vm11=10.1.1.11,vm12=10.1.1.12,vm21=10.2.1.21,vm22=10.2.1.22 \
-	--weights 1,1,1,1
+check "HTTP through the VIP: spread and direct server return" t_check_traffic 400 1,1,1,1
 
-lab_stop
-t_check_stopped mux agent1 agent2
+t_end
 check "agents' JSON: DSR rewrites on both hosts" \
 	test "$(t_json agent1 dsr)" -gt 0 -a "$(t_json agent2 dsr)" -gt 0
 t_check_clean

@@ -76,7 +76,7 @@ ip netns exec "$LAB_NS_CLIENT" sysctl -qw net.ipv4.ip_no_pmtu_disc=1
 ip -n "$LAB_NS_ROUTER" link set dev rt-h1 mtu 1200
 ip -n "$LAB_NS_ROUTER" link set dev rt-h2 mtu 1200
 
-tel() { t_py "$LAB_SRC/scripts/lab_tool.py" tel "$1" /sluice/agent/stats; }
+tel() { t_tel "$1" /sluice/agent/stats; }
 # frags_in reassembled reassembly_failed reassembly_too_big, both agents summed
 agent_frags() {
 	t_py -c '
@@ -119,7 +119,6 @@ check "the agents took every fragment the router made" test "$fin" -eq "$made"
 check "two fragments per datagram: $fre datagrams made whole" test "$((2 * fre))" -eq "$fin"
 check "no reassembly failed or overflowed" test "$ffail" -eq 0 -a "$fbig" -eq 0
 
-lab_stop
-t_check_stopped mux agent1 agent2
+t_end
 t_check_clean
 t_finish

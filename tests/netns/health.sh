@@ -16,36 +16,15 @@
 . "$(dirname "$0")/lib.sh"
 export LAB_MANAGED=1
 t_init
-lab_up_all 1 1 1 1
-echo "# lab up in $((SECONDS - T_START)) s"
+t_up 1 1 1 1
 
-VIPP=$LAB_VIP:$LAB_VIP_PORT
 INTERVAL=1
 check "the pool probes by HTTP every $INTERVAL s, thresholds 2 and 2, drain delay 6 s" \
-	lab_ctl vip set "$VIPP" --probe http --path / --interval "$INTERVAL" --probe-timeout 1 \
+	lab_ctl vip set "$T_SVC" --probe http --path / --interval "$INTERVAL" --probe-timeout 1 \
 	--healthy 2 --unhealthy 2 --drain-delay 6
 
-# backend DIP's FIELD in the committed table (vip list), "-" when absent
-be() {
-	lab_ctl --json vip list | t_py -c '
-import json, sys
-t = json.load(sys.stdin)
-for s in t["services"]:
-    for b in s["backends"]:
-        if b["dip"] == sys.argv[1]:
-            print(b[sys.argv[2]])
-            sys.exit(0)
-print("-")' "$1" "$2"
-}
-committed() { lab_ctl --json status | t_py -c 'import json,sys; print(json.load(sys.stdin)["committed"]["version"])'; }
-members_on() { # all three members run the committed version
-	lab_ctl --json status | t_py -c '
-import json, sys
-s = json.load(sys.stdin)
-v = s["committed"]["version"]
-ok = sum(1 for m in s["members"] if m["state"] == "in-sync" and m["applied"] == v) == 3
-sys.exit(0 if ok else 1)'
-}
+be() { t_backend "$@"; } # backend DIP's FIELD in the committed table, "-" when absent
+members_on() { t_in_sync --count 3; } # all three members run the committed version
 all_healthy() {
 	local v
 	for v in "${LAB_VMS[@]}"; do
@@ -53,10 +32,6 @@ all_healthy() {
 	done
 }
 now_ms() { date +%s%3N; }
-burst() { # burst N WEIGHTS: N requests, all answered, spread as WEIGHTS
-	t_py "$LAB_SRC/scripts/lab_tool.py" burst --ns "$LAB_NS_CLIENT" \
-		--url "http://$LAB_VIP/" -n "$1" --weights "$2" --check
-}
 server_stop() { lab_kill "http-$1"; }
 server_start() {
 	lab_spawn "http-$1" "$(lab_ns_vm "$1")" \
@@ -69,7 +44,7 @@ check "all three members run the committed version" lab_poll members_on
 
 # 1. stop vm12's server
 dip12=${LAB_VM_DIP[vm12]}
-v0=$(committed)
+v0=$(t_committed)
 server_stop vm12
 t0=$(now_ms)
 out12() { [ "$(be "$dip12" state)" = maint ] && members_on; }
@@ -80,8 +55,8 @@ check "vm12 leaves the pool within $((INTERVAL * 2 + INTERVAL)) s ($took ms), on
 	test "$took" -le $((INTERVAL * 3000))
 check "it is unhealthy, the reason says why: $(be "$dip12" last_failure)" \
 	bash -c "[ '$(be "$dip12" health)' = unhealthy ] && [[ '$(be "$dip12" last_failure)' == *refused* ]]"
-check "one version took it out ($v0 -> $(committed))" test "$(committed)" -eq $((v0 + 1))
-check "200 requests all answered, none by vm12" burst 200 1,0,1,1
+check "one version took it out ($v0 -> $(t_committed))" test "$(t_committed)" -eq $((v0 + 1))
+check "200 requests all answered, none by vm12" t_burst 200 1,0,1,1
 
 # 2. start it again
 server_start vm12
@@ -91,10 +66,10 @@ lab_poll back12
 took=$(($(now_ms) - t0))
 check "vm12 is back within $((INTERVAL * 2 + INTERVAL)) s ($took ms)" \
 	test "$took" -le $((INTERVAL * 3000))
-check "200 requests spread over all four again" burst 200 1,1,1,1
+check "200 requests spread over all four again" t_burst 200 1,1,1,1
 
 # 3. flapping vm21: every state change needs 2 results in a row, 1 s apart
-v1=$(committed)
+v1=$(t_committed)
 end=$((SECONDS + 8))
 while [ "$SECONDS" -lt "$end" ]; do
 	server_stop vm21
@@ -102,7 +77,7 @@ while [ "$SECONDS" -lt "$end" ]; do
 	server_start vm21
 	sleep 0.7
 done
-flaps=$(($(committed) - v1))
+flaps=$(($(t_committed) - v1))
 echo "# 8 s of flapping: $flaps versions"
 # at most one change per 2 s (2 results at 1 s) each way: 8 s -> 4, +1 in flight
 check "flapping for 8 s makes at most 5 versions ($flaps)" test "$flaps" -le 5
@@ -110,32 +85,22 @@ check "vm21 settles healthy once its server stays up" lab_poll all_healthy
 
 # 4. drain: a long download on a backend, then backend del
 size=$((24 * 1024 * 1024))
-head -c "$size" /dev/urandom >"$LAB_DIR/big.bin"
-for v in "${LAB_VMS[@]}"; do ln "$LAB_DIR/big.bin" "$LAB_DIR/www/$v/big.bin"; done
-ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 2M \
-	-o "$LAB_DIR/got.bin" -w '%{http_code} %{size_download}\n' \
-	"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl.out" 2>&1 &
-dl=$!
-server=
-find_server() {
-	local v
-	for v in "${LAB_VMS[@]}"; do
-		grep -q 'GET /big.bin' "$LAB_DIR/http-$v.log" && server=$v && return 0
-	done
-	return 1
-}
-lab_poll find_server
+t_big_file "$size" big.bin
+t_download big.bin 2M 60
+dl=$T_DL
+lab_poll t_served_by /big.bin
+server=$(t_served_by /big.bin)
 dip=${LAB_VM_DIP[$server]}
 echo "# the download is served by $server ($dip)"
-got() { stat -c %s "$LAB_DIR/got.bin" 2>/dev/null || echo 0; }
+got() { t_bytes "$LAB_DIR/big.bin.got"; }
 del_at=$(now_ms)
-check "backend del $dip" lab_ctl backend del "$VIPP" "$dip:$LAB_BE_PORT"
+check "backend del $dip" lab_ctl backend del "$T_SVC" "$dip:$LAB_BE_PORT"
 check "it is draining (state drain, deregistered), time left: $(be "$dip" draining)" \
 	bash -c "[ '$(be "$dip" state)' = drain ] && [ '$(be "$dip" deregistered)' = True ]"
 weights=
 for v in "${LAB_VMS[@]}"; do weights+=$([ "$v" = "$server" ] && echo 0 || echo 1),; done
 check "new connections avoid it from the start: 100 requests, none to $server" \
-	burst 100 "${weights%,}"
+	t_burst 100 "${weights%,}"
 b1=$(got)
 lab_poll bash -c "[ \$(( \$(date +%s%3N) - $del_at )) -ge 5000 ]"
 b2=$(got)
@@ -148,11 +113,10 @@ check "the backend is gone when the delay ends (6 s): after $took ms" \
 	bash -c "[ $took -ge 6000 ] && [ $took -le 9000 ]"
 dl_rc=0
 wait "$dl" || dl_rc=$?
-echo "# download: curl exit $dl_rc, $(cat "$LAB_DIR/dl.out"), $(got) of $size bytes"
+echo "# download: curl exit $dl_rc, $(cat "$LAB_DIR/big.bin.out"), $(got) of $size bytes"
 check "and the download ended with it, unfinished (curl exit $dl_rc)" \
 	bash -c "[ $dl_rc -ne 0 ] && [ $(got) -lt $size ]"
 
-lab_stop
-t_check_stopped mux agent1 agent2
+t_end
 t_check_clean
 t_finish

@@ -14,43 +14,13 @@
 . "$(dirname "$0")/lib.sh"
 export LAB_MANAGED=1
 t_init
-lab_up_all 1 1 1 1
-echo "# lab up in $((SECONDS - T_START)) s"
+t_up 1 1 1 1
 
-VIPP=$LAB_VIP:$LAB_VIP_PORT
 check "the pool probes by HTTP every 1 s, thresholds 2 and 2" \
-	lab_ctl vip set "$VIPP" --probe http --path / --interval 1 --probe-timeout 1 \
+	lab_ctl vip set "$T_SVC" --probe http --path / --interval 1 --probe-timeout 1 \
 	--healthy 2 --unhealthy 2
-status() { lab_ctl --json status; }
-member() { # member ID FIELD
-	status | t_py -c '
-import json, sys
-for m in json.load(sys.stdin)["members"]:
-    if m["id"] == sys.argv[1]:
-        print(m[sys.argv[2]])' "$1" "$2"
-}
-committed() { status | t_py -c 'import json,sys; print(json.load(sys.stdin)["committed"]["version"])'; }
-all_on() { # all_on N: N members in sync on the committed version
-	status | t_py -c '
-import json, sys
-s = json.load(sys.stdin)
-v = s["committed"]["version"]
-sys.exit(0 if sum(1 for m in s["members"]
-                  if m["state"] == "in-sync" and m["applied"] == v) == int(sys.argv[1]) else 1)' "$1"
-}
-states() { # the state members run for each VM's backend, in LAB_VMS order
-	lab_ctl --json vip list | t_py -c '
-import json, sys
-b = {x["dip"]: x["state"] for s in json.load(sys.stdin)["services"] for x in s["backends"]}
-print(" ".join(b.get(d, "-") for d in sys.argv[1:]))' "${VM_DIPS[@]}"
-}
-VM_DIPS=()
-for v in "${LAB_VMS[@]}"; do VM_DIPS+=("${LAB_VM_DIP[$v]}"); done
-burst() {
-	t_py "$LAB_SRC/scripts/lab_tool.py" burst --ns "$LAB_NS_CLIENT" \
-		--url "http://$LAB_VIP/" -n "$1" --weights "$2" --check
-}
-healthy_all() { [ "$(states)" = "active active active active" ]; }
+all_on() { t_in_sync --count "$1"; } # all_on N: N members in sync on the committed version
+healthy_all() { [ "$(t_states)" = "active active active active" ]; }
 check "all four backends active" lab_poll healthy_all
 
 # 1. changes stream while agent 1 dies
@@ -58,24 +28,24 @@ check "all four backends active" lab_poll healthy_all
 	i=0
 	while [ ! -e "$LAB_DIR/stream.stop" ]; do
 		i=$((i + 1))
-		lab_ctl backend set "$VIPP" "${LAB_VM_DIP[vm22]}:$LAB_BE_PORT" --weight $((1 + i % 2)) \
+		lab_ctl backend set "$T_SVC" "${LAB_VM_DIP[vm22]}:$LAB_BE_PORT" --weight $((1 + i % 2)) \
 			>/dev/null 2>>"$LAB_DIR/stream.err" || echo "$i" >>"$LAB_DIR/stream.failed"
 	done
 	echo "$i" >"$LAB_DIR/stream.count"
 ) &
 stream=$!
-v0=$(committed)
+v0=$(t_committed)
 kill -KILL "$(lab_pid agent1)"
 lab_kill agent1
 rm -rf "/var/run/dpdk/${LAB_PREFIX[1]}"
 t0=$SECONDS
-host1_out() { [ "$(states | cut -d' ' -f1,2)" = "maint maint" ]; }
+host1_out() { [ "$(t_states | cut -d' ' -f1,2)" = "maint maint" ]; }
 check "agent 1's backends leave the table (they fail their probes)" lab_poll host1_out
-echo "# out after $((SECONDS - t0)) s: $(states)"
-fenced1() { [ "$(member agent1 state)" = fenced ]; }
-check "agent 1 is fenced: $(member agent1 why)" fenced1
-check "100 requests meanwhile all succeed, on host 2's backends" burst 100 0,0,1,1
-moved_on() { [ "$(committed)" -gt $((v0 + 5)) ]; }
+echo "# out after $((SECONDS - t0)) s: $(t_states)"
+fenced1() { [ "$(t_member agent1 state)" = fenced ]; }
+check "agent 1 is fenced: $(t_member agent1 why)" fenced1
+check "100 requests meanwhile all succeed, on host 2's backends" t_burst 100 0,0,1,1
+moved_on() { [ "$(t_committed)" -gt $((v0 + 5)) ]; }
 check "the changes go on with the two members left: past version $((v0 + 5))" lab_poll moved_on
 
 # 3. agent 1 again
@@ -88,12 +58,11 @@ wait "$stream"
 check "every change of the stream committed ($(cat "$LAB_DIR/stream.count") changes, $(wc -l <"$LAB_DIR/stream.failed" 2>/dev/null || echo 0) failed)" \
 	test ! -e "$LAB_DIR/stream.failed"
 check "all three members on the last version" lab_poll all_on 3
-lab_ctl backend set "$VIPP" "${LAB_VM_DIP[vm22]}:$LAB_BE_PORT" --weight 1 >/dev/null
+lab_ctl backend set "$T_SVC" "${LAB_VM_DIP[vm22]}:$LAB_BE_PORT" --weight 1 >/dev/null
 check "all three members on the last version" lab_poll all_on 3
-check "200 requests spread over all four again" burst 200 1,1,1,1
+check "200 requests spread over all four again" t_burst 200 1,1,1,1
 check "agent 1's log says it applied a snapshot" grep -q "snapshot of version" "$LAB_DIR/agent1.log"
 
-lab_stop
-t_check_stopped mux agent1 agent2
+t_end
 t_check_clean
 t_finish

@@ -2,15 +2,17 @@
 # Sourced by every tests/netns/*.sh: the lab functions (scripts/netns-lab.sh,
 # where the topology is drawn), a unique tag so runs never collide (with
 # each other or with an operator's scripts/lab.sh --keep), cleanup on any
-# exit, and check/finish helpers that print one line per check.
+# exit, check/finish helpers that print one line per check, and what the
+# tests ask of the lab again and again (requests through the VIP, a
+# telemetry field, the manager's status: t_*).
 #
-# Meson passes SLUICE_SRC, SLUICE_MUX and SLUICE_AGENT. Exit 77 (skipped)
-# when not root: namespaces and veths need it.
+# Meson passes SLUICE_SRC, SLUICE_MUX and SLUICE_AGENT, and PYTHONPATH for
+# the Python checkers (the harness, tests/lib/sluicetest). Exit 77
+# (skipped) when not root: namespaces and veths need it.
 set -euo pipefail
 
 LAB_SRC=${SLUICE_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 . "$LAB_SRC/scripts/netns-lab.sh"
-export PYTHONPATH="$LAB_SRC/scripts${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
 
 T_NAME=$(basename "$0" .sh)
 T_FAILED=0
@@ -26,6 +28,8 @@ done
 for _c in ip ethtool curl ping ss "$LAB_PY"; do
 	command -v "$_c" >/dev/null || { echo "FAIL $T_NAME: $_c not installed (scripts/install-deps.sh)"; exit 1; }
 done
+"$LAB_PY" -c 'import sluicetest' 2>/dev/null ||
+	{ echo "FAIL $T_NAME: no sluicetest on PYTHONPATH (meson test sets it: tests/lib)"; exit 1; }
 
 check() { # check DESCRIPTION COMMAND...
 	local what=$1
@@ -67,10 +71,92 @@ t_init() {
 
 t_py() { "$LAB_PY" "$@"; }
 
+# t_up W11 W12 W21 W22: the whole lab (lab_up_all), and how long it took.
+t_up() {
+	lab_up_all "$@"
+	echo "# lab up in $((SECONDS - T_START)) s"
+}
+
 # The JSON field of a stopped component's --stats-json file.
 t_json() { t_py -c 'import json,sys; j=json.load(open(sys.argv[1]))
 for k in sys.argv[2].split("."): j=j[k]
 print(j)' "$LAB_DIR/$1.json" "$2"; }
+
+# t_tel PREFIX COMMAND [FIELD]: a running component's telemetry (one field of it).
+t_tel() { t_py "$LAB_SRC/scripts/lab_tool.py" tel "$@"; }
+
+# t_burst N [WEIGHTS [MORE...]]: N requests through the VIP, one connection
+# each; fails unless all are answered and spread as WEIGHTS (default even).
+t_burst() {
+	t_py "$LAB_SRC/scripts/lab_tool.py" burst --ns "$LAB_NS_CLIENT" \
+		--url "http://$LAB_VIP/" -n "$1" ${2:+--weights "$2"} --check "${@:3}"
+}
+
+# t_check_traffic N WEIGHTS: N requests through the VIP and every
+# component's counters around them (tests/netns/check_traffic.py).
+t_check_traffic() {
+	local v bes=
+	for v in "${LAB_VMS[@]}"; do bes+=$v=${LAB_VM_DIP[$v]},; done
+	t_py "$LAB_SRC/tests/netns/check_traffic.py" --client-ns "$LAB_NS_CLIENT" \
+		--mux "${LAB_PREFIX[mux]}" --agents "${LAB_PREFIX[1]},${LAB_PREFIX[2]}" \
+		--url "http://$LAB_VIP/" -n "$1" --backends "${bes%,}" --weights "$2"
+}
+
+# The manager's view (LAB_MANAGED=1), read from sluicectl --json by the
+# harness (python3 -m sluicetest.manager: the same readings as the
+# process tests').
+T_SVC=$LAB_VIP:$LAB_VIP_PORT
+t_mgr() { t_py -m sluicetest.manager "$@"; }
+t_committed() { lab_ctl --json status | t_mgr committed; }
+# t_in_sync --count N | --ids A,B [--version V]: those members in sync on V
+# (default: the committed version)
+t_in_sync() { lab_ctl --json status | t_mgr in-sync "$@"; }
+t_member() { lab_ctl --json status | t_mgr member "$@"; }   # ID FIELD[.FIELD]
+t_backend() { lab_ctl --json vip list | t_mgr backend "$@"; } # DIP FIELD ("-": absent)
+# t_states: each VM's backend's state, in LAB_VMS order ("-": not in the table)
+t_states() {
+	local v dips=()
+	for v in "${LAB_VMS[@]}"; do dips+=("${LAB_VM_DIP[$v]}"); done
+	lab_ctl --json vip list | t_mgr states "${dips[@]}"
+}
+
+# t_big_file BYTES NAME...: DIR/big.bin of random bytes, served by every VM
+# as each NAME; its sha256 in T_BIG_SUM.
+t_big_file() {
+	local size=$1 v n
+	shift
+	head -c "$size" /dev/urandom >"$LAB_DIR/big.bin"
+	for v in "${LAB_VMS[@]}"; do
+		for n in "$@"; do ln "$LAB_DIR/big.bin" "$LAB_DIR/www/$v/$n"; done
+	done
+	T_BIG_SUM=$(sha256sum <"$LAB_DIR/big.bin")
+}
+
+# t_download NAME RATE MAX_S [CURL_ARGS...]: GET /NAME through the VIP in
+# the background (its pid in T_DL), at most RATE bytes/s (curl's
+# --limit-rate) for at most MAX_S s: the body in DIR/NAME.got, and
+# "code size connects port seconds" in DIR/NAME.out.
+t_download() {
+	ip netns exec "$LAB_NS_CLIENT" curl -s --max-time "$3" --limit-rate "$2" "${@:4}" \
+		-o "$LAB_DIR/$1.got" \
+		-w '%{http_code} %{size_download} %{num_connects} %{local_port} %{time_total}\n' \
+		"http://$LAB_VIP/$1" >"$LAB_DIR/$1.out" 2>&1 &
+	T_DL=$!
+}
+t_under_way() { [ "$(t_bytes "$LAB_DIR/$1.got")" -gt 1048576 ]; } # NAME: 1 MiB in
+t_intact() { [ "$(sha256sum <"$LAB_DIR/$1.got")" = "$T_BIG_SUM" ]; } # NAME: all of big.bin
+
+# t_served_by PATH: the VM whose http.server logged GET PATH (fails if none).
+t_served_by() {
+	local v
+	for v in "${LAB_VMS[@]}"; do
+		grep -q "GET $1" "$LAB_DIR/http-$v.log" && echo "$v" && return 0
+	done
+	return 1
+}
+
+# t_bytes FILE: its size, 0 while it does not exist.
+t_bytes() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
 t_status_zero() { [ "$(cat "$LAB_DIR/$1.status" 2>/dev/null)" = 0 ]; }
 
@@ -88,6 +174,12 @@ t_check_stopped() {
 t_check_clean() {
 	lab_down
 	check "no namespace, process or DPDK runtime folder left" lab_leftovers
+}
+
+# The end of every test: the components stopped cleanly, nothing left.
+t_end() {
+	lab_stop
+	t_check_stopped mux agent1 agent2
 }
 
 t_finish() {

@@ -12,41 +12,22 @@
 # Topology: scripts/netns-lab.sh.
 . "$(dirname "$0")/lib.sh"
 t_init
-lab_up_all 1 1 1 1
-echo "# lab up in $((SECONDS - T_START)) s"
+t_up 1 1 1 1
 
 size=$((24 * 1024 * 1024))
-head -c "$size" /dev/urandom >"$LAB_DIR/big.bin"
-for v in "${LAB_VMS[@]}"; do
-	ln "$LAB_DIR/big.bin" "$LAB_DIR/www/$v/big.bin"
-done
-want=$(sha256sum <"$LAB_DIR/big.bin")
+t_big_file "$size" big.bin
 
 dl_start=$SECONDS
-ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 4M \
-	-o "$LAB_DIR/got.bin" -w '%{http_code} %{size_download} %{num_connects} %{time_total}\n' \
-	"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl.out" 2>&1 &
-dl=$!
-got_some() { [ "$(stat -c %s "$LAB_DIR/got.bin" 2>/dev/null || echo 0)" -gt 1048576 ]; }
-check "the download is under way (1 MiB in)" lab_poll got_some
+t_download big.bin 4M 60
+dl=$T_DL
+check "the download is under way (1 MiB in)" lab_poll t_under_way big.bin
 
 # which backend serves it: its http.server logged the request
-server=
-find_server() {
-	local v
-	for v in "${LAB_VMS[@]}"; do
-		grep -q 'GET /big.bin' "$LAB_DIR/http-$v.log" && server=$v && return 0
-	done
-	return 1
-}
-lab_poll find_server
+lab_poll t_served_by /big.bin
+server=$(t_served_by /big.bin)
 echo "# served by $server"
 
-burst() {
-	t_py "$LAB_SRC/scripts/lab_tool.py" burst --ns "$LAB_NS_CLIENT" \
-		--url "http://$LAB_VIP/" -n "$1" --check
-}
-check "200 short connections beside the transfer all succeed" burst 200
+check "200 short connections beside the transfer all succeed" t_burst 200
 
 # Restart the mux under the transfer.
 lab_kill mux
@@ -54,36 +35,31 @@ check "the transfer is still running when the mux restarts" kill -0 "$dl"
 restart_at=$SECONDS
 lab_mux_start
 # the flow's next packets reach the new, empty mux: it picks a backend again
-flow_back() {
-	[ "$(t_py "$LAB_SRC/scripts/lab_tool.py" tel "${LAB_PREFIX[mux]}" /sluice/stats |
-		t_py -c 'import json,sys; print(json.load(sys.stdin)["conn_new"])')" -ge 1 ]
-}
+flow_back() { [ "$(t_tel "${LAB_PREFIX[mux]}" /sluice/stats conn_new)" -ge 1 ]; }
 check "the flow reaches the restarted mux" lab_poll flow_back
 dip_of_server=${LAB_VM_DIP[$server]}
-new_conns=$(t_py "$LAB_SRC/scripts/lab_tool.py" tel "${LAB_PREFIX[mux]}" /sluice/backends,0 |
+new_conns=$(t_tel "${LAB_PREFIX[mux]}" /sluice/backends,0 |
 	t_py -c 'import json,sys; b=json.load(sys.stdin); print(" ".join(f"{k}={v[2]}" for k, v in b.items()))')
 echo "# restarted mux, new connections per backend: $new_conns"
 # (late packets of the short connections may add entries of their own)
 check "the restarted mux sends the flow to the same backend ($server)" \
 	bash -c "[[ ' $new_conns ' != *' ${dip_of_server//./_}_8080=0 '* ]]"
-check "100 short connections after the restart all succeed" burst 100
+check "100 short connections after the restart all succeed" t_burst 100
 
 dl_done() { ! kill -0 "$dl" 2>/dev/null; }
 LAB_WAIT=60 wait_or_note dl_done
 dl_rc=0
 wait "$dl" || dl_rc=$?
 dl_end=$SECONDS
-echo "# download: $(cat "$LAB_DIR/dl.out") in $((dl_end - dl_start)) s, mux restarted at +$((restart_at - dl_start)) s"
+echo "# download: $(cat "$LAB_DIR/big.bin.out") in $((dl_end - dl_start)) s, mux restarted at +$((restart_at - dl_start)) s"
 check "the transfer completes (curl exit 0, HTTP 200, one connection)" \
-	bash -c "[ $dl_rc -eq 0 ] && [[ \"\$(cat '$LAB_DIR/dl.out')\" == '200 $size 1 '* ]]"
-check "every byte arrived intact (sha256)" \
-	bash -c "[ \"\$(sha256sum <'$LAB_DIR/got.bin')\" = '$want' ]"
+	bash -c "[ $dl_rc -eq 0 ] && [[ \"\$(cat '$LAB_DIR/big.bin.out')\" == '200 $size 1 '* ]]"
+check "every byte arrived intact (sha256)" t_intact big.bin
 check "it was long-lived: it spanned the restart" test "$dl_end" -gt "$restart_at"
 requests=$(grep -c 'GET /big.bin' "$LAB_DIR"/http-vm*.log | awk -F: '{s += $2} END {print s}')
 check "one request for the file in all backends' logs (no retry elsewhere): $requests" \
 	test "$requests" -eq 1
 
-lab_stop
-t_check_stopped mux agent1 agent2
+t_end
 t_check_clean
 t_finish

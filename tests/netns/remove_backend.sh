@@ -42,10 +42,7 @@ lab_agent_start 2
 lab_wait_vip
 echo "# lab up in $((SECONDS - T_START)) s"
 
-mux_version() {
-	t_py "$LAB_SRC/scripts/lab_tool.py" tel "${LAB_PREFIX[mux]}" /sluice/stats |
-		t_py -c 'import json,sys; print(json.load(sys.stdin)["version"])'
-}
+mux_version() { t_tel "${LAB_PREFIX[mux]}" /sluice/stats version; }
 judge() { # judge ROUND KIND
 	t_py "$LAB_SRC/tests/netns/long_conns.py" judge --dir "$LAB_DIR/conns" \
 		--round "$1" --kind "$2" --removed "$removed"
@@ -84,8 +81,7 @@ check "connections on the remaining backends answered by the same backend; none 
 round new 40
 check "40 new connections on :$conn_port, none to $removed" judge 2 new
 check "100 HTTP requests after the reload, none to $removed (weights 1,0,1,1)" \
-	t_py "$LAB_SRC/scripts/lab_tool.py" burst --ns "$LAB_NS_CLIENT" \
-	--url "http://$LAB_VIP/" -n 100 --weights 1,0,1,1 --check
+	t_burst 100 1,0,1,1
 echo "# removal checked $((SECONDS - reload_at)) s after the reload"
 
 # 5. a broken table is refused: the mux keeps the one it has
@@ -118,8 +114,7 @@ wait_or_note conns_gone
 lab_kill conns
 check "the connection client exits 0" t_status_zero conns
 
-lab_stop
-t_check_stopped mux agent1 agent2
+t_end
 check "mux JSON: version 2 (one reload counted, the refused one not)" \
 	test "$(t_json mux version)" = 2
 check "agents' JSON: version 2" \

@@ -13,23 +13,12 @@
 . "$(dirname "$0")/lib.sh"
 export LAB_MANAGED=1
 t_init
-lab_up_all 1 1 1 1
-echo "# lab up in $((SECONDS - T_START)) s"
+t_up 1 1 1 1
 
 INTERVAL_MS=1000
 FAILURES=3
 now_ms() { date +%s%3N; }
-# FIELD of the mux's row in status JSON (vip_probe.FIELD with a dot)
-mux() {
-	lab_ctl --json status | t_py -c '
-import json, sys
-s = json.load(sys.stdin)
-m = [m for m in s["members"] if m["id"] == "mux"][0]
-for k in sys.argv[1].split("."):
-    m = m[k] if m is not None else None
-print(m)' "$1"
-}
-committed() { lab_ctl --json status | t_py -c 'import json,sys; print(json.load(sys.stdin)["committed"]["version"])'; }
+mux() { t_member mux "$1"; } # FIELD of the mux's row in status (vip_probe.FIELD with a dot)
 answers_current() { # in sync, answered within two intervals, with the committed version
 	lab_ctl --json status | t_py -c '
 import json, sys
@@ -45,12 +34,10 @@ fenced_by_probe() { [ "$(mux state)" = fenced ] && [ "$(mux vip_probe.fenced_by_
 
 status_has() { lab_ctl status | grep -q -- "$1"; }
 check "status: VIP probes are on" status_has "^vip probes  every $INTERVAL_MS ms"
-check "the mux answers VIP probes with the committed version ($(committed))" lab_poll answers_current
+check "the mux answers VIP probes with the committed version ($(t_committed))" lab_poll answers_current
 lab_ctl status | sed -n '/^vip probes/p;/^  mux /,+1p' | sed 's/^/# /'
 probes0=$(mux vip_probe.answered)
-mux_stat() { t_py "$LAB_SRC/scripts/lab_tool.py" tel "${LAB_PREFIX[mux]}" /sluice/stats |
-	t_py -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1], -1))' "$1"; }
-n=$(mux_stat vip_probes)
+n=$(t_tel "${LAB_PREFIX[mux]}" /sluice/stats vip_probes)
 check "the mux counts them under vip_probes in /sluice/stats ($n)" test "$n" -gt 0
 
 # 2. freeze the mux
@@ -79,16 +66,15 @@ check "its answers count went on ($probes0 -> $(mux vip_probe.answered))" \
 	test "$(mux vip_probe.answered)" -gt "$probes0"
 
 # 4. it takes part in rounds again
-v0=$(committed)
-check "a weight change commits" lab_ctl backend set "$LAB_VIP:$LAB_VIP_PORT" \
+v0=$(t_committed)
+check "a weight change commits" lab_ctl backend set "$T_SVC" \
 	"${LAB_VM_DIP[vm11]}:$LAB_BE_PORT" --weight 2
 applied_past() { [ "$(mux applied)" -gt "$1" ]; }
 check "the mux applies it (version $((v0 + 1)))" lab_poll applied_past "$v0"
 lab_poll answers_current
-check "and answers its probes with version $(committed)" answers_current
+check "and answers its probes with version $(t_committed)" answers_current
 lab_wait_vip
 
-lab_stop
-t_check_stopped mux agent1 agent2
+t_end
 t_check_clean
 t_finish

@@ -1128,63 +1128,68 @@ run_step(struct rp *rp, char *step)
 	return rc != 0 ? 1 : 0;
 }
 
+/*
+ * The options, each setting a string or a flag of o: 0 when parsed, 1 after
+ * --help (printed), 2 on a usage error (printed).
+ */
+static int
+parse_options(struct rp_opts *o, int argc, char **argv)
+{
+	const struct {
+		const char *name;
+		const char **str; /* the option's argument goes here, */
+		bool *flag;	  /* or the option sets this */
+	} opts[] = {
+		{"ca", &o->ca, NULL},
+		{"cert", &o->cert, NULL},
+		{"key", &o->key, NULL},
+		{"server-name", &o->server_name, NULL},
+		{"id", &o->id, NULL},
+		{"listen", NULL, &o->listen},
+		{"ctl", NULL, &o->ctl},
+		{"quiet-status", NULL, &o->quiet_status},
+	};
+	enum { N_OPTS = sizeof(opts) / sizeof(opts[0]) };
+	struct option longopts[N_OPTS + 2];
+	int opt, idx, i;
+
+	memset(longopts, 0, sizeof(longopts));
+	for (i = 0; i < N_OPTS; i++) {
+		longopts[i].name = opts[i].name;
+		longopts[i].has_arg = opts[i].str != NULL ? required_argument : no_argument;
+	}
+	longopts[N_OPTS] = (struct option){"help", no_argument, NULL, 'h'};
+	while ((opt = getopt_long(argc, argv, "+h", longopts, &idx)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (opt != 0) {
+			usage(stderr);
+			return 2;
+		}
+		if (opts[idx].str != NULL)
+			*opts[idx].str = optarg;
+		else
+			*opts[idx].flag = true;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"ca", required_argument, NULL, 'a'},
-		{"cert", required_argument, NULL, 'c'},
-		{"key", required_argument, NULL, 'k'},
-		{"server-name", required_argument, NULL, 's'},
-		{"id", required_argument, NULL, 'i'},
-		{"listen", no_argument, NULL, 'l'},
-		{"ctl", no_argument, NULL, 'C'},
-		{"quiet-status", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct rp *rp = calloc(1, sizeof(*rp));
 	pthread_t watchdog;
-	int opt, i, rc, t;
+	int i, rc, t;
 
 	if (rp == NULL)
 		return 1;
 	rp->o.server_name = "sluice-manager";
 	rp->o.id = "rawpeer";
-	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'a':
-			rp->o.ca = optarg;
-			break;
-		case 'c':
-			rp->o.cert = optarg;
-			break;
-		case 'k':
-			rp->o.key = optarg;
-			break;
-		case 's':
-			rp->o.server_name = optarg;
-			break;
-		case 'i':
-			rp->o.id = optarg;
-			break;
-		case 'l':
-			rp->o.listen = true;
-			break;
-		case 'C':
-			rp->o.ctl = true;
-			break;
-		case 'q':
-			rp->o.quiet_status = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
+	rc = parse_options(&rp->o, argc, argv);
+	if (rc != 0)
+		return rc == 1 ? 0 : 2;
 	if (optind >= argc || (rp->o.cert == NULL) != (rp->o.key == NULL) ||
 		(rp->o.listen && rp->o.ctl)) {
 		usage(stderr);

@@ -29,12 +29,11 @@ Service 192.0.2.60:80/TCP, backends A1 A2 B C (weight 1):
                                    and 100 new SYNs (H) dropped no_backend
 
 Each phase is paced (a batch waits until the mux has read it), every output
-frame is checked field by field (sluicepcap.check_encap), and the counters'
+frame is checked field by field (sluicetest.pcap.check_encap), and the counters'
 deltas (conn_new, conn_hit, per-backend new_conns and pkts, drops) must match
 what the frames show. Needs root (namespaces); exits 77 (skipped) without it.
 """
 import argparse
-import ctypes
 import os
 import random
 import shutil
@@ -42,13 +41,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pcap"))
-import sluicepcap as sp  # noqa: E402
-from proclib import telemetry  # noqa: E402
-from scapy.layers.inet import IP, TCP  # noqa: E402
-from scapy.layers.l2 import ARP, Ether  # noqa: E402
+from scapy.layers.inet import IP, TCP
+from scapy.layers.l2 import ARP, Ether
+
+from sluicetest import pcap as sp
+from sluicetest.netns import PACKET_OUTGOING, Namespace, ns_socket
+from sluicetest.procs import poll, rundir, stop, telemetry
 
 VIP, PORT = "192.0.2.60", 80
 A1, A2, B, C = "10.6.0.1", "10.6.0.2", "10.6.0.3", "10.6.0.4"
@@ -56,42 +55,14 @@ ALL = (A1, A2, B, C)
 DRV_MAC = "02:00:00:00:c1:02"
 N_F, N_G, N_H = 400, 300, 100
 BATCH = 64
-CLONE_NEWNET = 0x40000000
-PACKET_OUTGOING = 4
 WAIT = 20  # seconds any one condition may take
-
-
-class Backend(sp.Backend):
-    def __init__(self, dip, state):
-        super().__init__(dip, 8080, "10.0.60.%s" % dip.split(".")[-1], 1)
-        self.state = state
-
-    def render(self):
-        return '{ dip = "%s"; port = %d; weight = %d; state = "%s"; host = "%s"; }' % (
-            self.dip, self.port, self.weight, self.state, self.host)
 
 
 def table(states):
     """A MuxConfig for {dip: state}: rendered for the mux, and what
     check_encap checks outputs against."""
-    return sp.MuxConfig([sp.Service(VIP, "tcp", PORT, [Backend(d, states[d]) for d in ALL])])
-
-
-def ns_socket(ns, ifname):
-    """An AF_PACKET socket on ifname inside netns ns (this thread visits the
-    namespace to make it; the socket stays there)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    with open("/proc/self/ns/net") as home, open("/var/run/netns/" + ns) as there:
-        if libc.setns(there.fileno(), CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "setns " + ns)
-        try:
-            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-            s.bind((ifname, 0))
-        finally:
-            if libc.setns(home.fileno(), CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "setns back")
-    s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)  # SO_RCVBUFFORCE: no loss on our side
-    return s
+    return sp.MuxConfig([sp.Service(VIP, "tcp", PORT, [
+        sp.Backend(d, 8080, "10.0.60.%s" % d.split(".")[-1], 1, states[d]) for d in ALL])])
 
 
 class Rig:
@@ -99,25 +70,20 @@ class Rig:
 
     def __init__(self, case, mux):
         self.case, self.mux_path = case, mux
-        self.ns = "sluice-bs-%d" % os.getpid()
+        self.ns = Namespace("sluice-bs-%d" % os.getpid())
         self.proc = None
         self.sock = None
         self.ip_id = 0
         self.sent = {}  # IP id -> input frame
         self.version = 1
 
-    def sh(self, *argv):
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
-
     def up(self, cfg):
-        self.sh("ip", "netns", "add", self.ns)
-        self.sh("ip", "netns", "exec", self.ns, "sysctl", "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
-        self.sh("ip", "-n", self.ns, "link", "add", "bs-mux", "address", sp.PORT_MAC,
-                "type", "veth", "peer", "name", "bs-drv", "address", DRV_MAC)
-        for d in ("lo", "bs-mux", "bs-drv"):
-            self.sh("ip", "-n", self.ns, "link", "set", d, "up")
-        self.sock = ns_socket(self.ns, "bs-drv")
+        ns = self.ns.create()
+        ns.ip("link", "add", "bs-mux", "address", sp.PORT_MAC,
+              "type", "veth", "peer", "name", "bs-drv", "address", DRV_MAC)
+        for d in ("bs-mux", "bs-drv"):
+            ns.ip("link", "set", d, "up")
+        self.sock = ns_socket(ns.name, "bs-drv")
         self.cfg_path = self.case.path("mux.cfg")
         self.log_path = self.case.path("mux.log")
         self.json_path = self.case.path("mux.json")
@@ -125,12 +91,11 @@ class Rig:
         self.log = open(self.log_path, "w")
         self.case.runs += 1
         self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns, self.mux_path, "-c", self.cfg_path,
-             "--stats-json", self.json_path],
+            self.ns.argv(self.mux_path, "-c", self.cfg_path, "--stats-json", self.json_path),
             stdout=self.log, stderr=subprocess.STDOUT, cwd=self.case.tmp)
         # ip netns exec execs the mux: same pid, so its EAL file prefix is known.
-        self.rundir = "/var/run/dpdk/sluice-mux-%d" % self.proc.pid
-        self.tel = os.path.join(self.rundir, "dpdk_telemetry.v2")
+        self.prefix = "sluice-mux-%d" % self.proc.pid
+        self.rundir = rundir(self.prefix)
         self.case.require(self.wait(self.arp_answered, "the mux to answer ARP"),
                           "the mux runs: %s", self.log_text()[-2000:])
         self.recv_all(0.3)  # replies to the other ARP requests
@@ -145,21 +110,13 @@ class Rig:
             return f.read()
 
     def wait(self, pred, what, timeout=WAIT):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self.case.check(False, "the mux exited (%s) while waiting for %s" % (
-                    self.proc.returncode, what))
-                return None
-            try:
-                v = pred()
-                if v:
-                    return v
-            except (OSError, ValueError, KeyError, TypeError):
-                pass
-            time.sleep(0.02)
-        self.case.check(False, "timed out waiting for " + what)
-        return None
+        v = poll(pred, timeout, interval=0.02, alive=lambda: self.proc.poll() is None)
+        if v is None and self.proc.poll() is not None:
+            self.case.check(False, "the mux exited (%s) while waiting for %s" % (
+                self.proc.returncode, what))
+        elif v is None:
+            self.case.check(False, "timed out waiting for " + what)
+        return v
 
     def arp_answered(self):
         self.sock.send(bytes(Ether(src=DRV_MAC, dst="ff:ff:ff:ff:ff:ff") /
@@ -180,10 +137,10 @@ class Rig:
                 out.append(data)
 
     def stats(self):
-        st = telemetry(self.tel, "/sluice/stats")
+        st = telemetry(self.prefix, "/sluice/stats")
         st["backends"] = {k.split("_8080")[0].replace("_", "."): v for k, v in
-                          telemetry(self.tel, "/sluice/backends,0").items()}
-        st["drops"] = telemetry(self.tel, "/sluice/drops")
+                          telemetry(self.prefix, "/sluice/backends,0").items()}
+        st["drops"] = telemetry(self.prefix, "/sluice/drops")
         return st
 
     def reload(self, cfg):
@@ -261,14 +218,8 @@ class Rig:
         return where, d
 
     def down(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
         if self.proc is not None:
+            stop(self.proc, timeout=30)
             self.case.eq(self.proc.returncode, 0, "the mux exits 0 on SIGTERM")
             self.case.check(not os.path.exists(self.rundir), "runtime folder %s removed",
                             self.rundir)
@@ -276,7 +227,7 @@ class Rig:
             self.log.close()
         if self.sock is not None:
             self.sock.close()
-        subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
+        self.ns.delete()
 
 
 def clients(n, rnd, seen):

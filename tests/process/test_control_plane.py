@@ -34,7 +34,8 @@ import struct
 import subprocess
 import time
 
-from proclib import ManagerLab, flow_table, free_port, manager_test_args, run_in_lab
+from sluicetest.manager import ManagerLab, flow_table, manager_test_args, run_in_lab
+from sluicetest.procs import free_port
 
 SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.10"
@@ -68,9 +69,9 @@ class Lab(ManagerLab):
     def counters(self):
         return self.status()["counters"]
 
-    def rawpeer(self, *steps, cert="peer1", pki=None, ident=None, ctl=False, listen=False,
-                url=None, timeout=120):
-        """Run rawpeer to the end: (exit status, its output)."""
+    def rawpeer_argv(self, steps, cert="peer1", pki=None, ident=None, ctl=False, url=None):
+        """rawpeer's command line: to the members' socket (ctl: the ctl
+        socket; or url), with pki's CERT certificate (None: none) over TLS."""
         argv = [self.args.rawpeer]
         pki = pki or self.pki
         url = url or (self.ctl_url if ctl else self.url)
@@ -82,23 +83,24 @@ class Lab(ManagerLab):
             argv += ["--id", ident]
         if ctl:
             argv.append("--ctl")
-        if listen:
-            argv.append("--listen")
-        r = subprocess.run(argv + ["--quiet-status", url] + list(steps),
-                           capture_output=True, text=True, timeout=timeout)
+        return argv + ["--quiet-status", url] + list(steps)
+
+    def rawpeer(self, *steps, timeout=120, **how):
+        """Run rawpeer to the end: (exit status, its output)."""
+        r = subprocess.run(self.rawpeer_argv(steps, **how), capture_output=True, text=True,
+                           timeout=timeout)
         return r.returncode, r.stdout + r.stderr
 
-    def rawpeer_bg(self, name, *steps, cert="peer1", ident=None, ctl=False, url=None):
-        argv = [self.args.rawpeer]
-        url = url or (self.ctl_url if ctl else self.url)
-        if url.startswith("tls+tcp://"):
-            argv += ["--ca", f"{self.pki}/ca.pem", "--cert", f"{self.pki}/{cert}.pem",
-                     "--key", f"{self.pki}/{cert}.key"]
-        if ident:
-            argv += ["--id", ident]
-        if ctl:
-            argv.append("--ctl")
-        return self.start(name, argv + ["--quiet-status", url] + list(steps))
+    def rawpeer_bg(self, name, *steps, **how):
+        return self.start(name, self.rawpeer_argv(steps, **how))
+
+    def ctl_tls(self, cert, *argv, pki=None, timeout=5):
+        """sluicectl over ctl_tls with pki's CERT certificate."""
+        pki = pki or self.pki
+        return subprocess.run([self.args.ctl, "--manager", self.ctl_tls_url, "--ca",
+                               f"{self.pki}/ca.pem", "--cert", f"{pki}/{cert}.pem", "--key",
+                               f"{pki}/{cert}.key", "--timeout", str(timeout)] + list(argv),
+                              capture_output=True, text=True)
 
 
 def tls_handshake(port, ca, cert=None, key=None):
@@ -238,21 +240,30 @@ class Cases:
         print(f"case {name}: {'held' if ok else 'FAILED'}")
         self.results.append((name, ok))
 
+    def refused_at_tls(self, case, cert, pki, who, why=None):
+        """Both TLS listeners (members, ctl_tls) refuse a client with pki's
+        CERT certificate (None: none) in the handshake (why: in its error),
+        and rawpeer with it cannot connect."""
+        lab = self.lab
+        files = (f"{pki}/{cert}.pem", f"{pki}/{cert}.key") if cert else ()
+        for what, port, url in (("members", lab.port, lab.url),
+                                ("ctl_tls", lab.ctl_port, lab.ctl_tls_url)):
+            e = tls_handshake(port, f"{lab.pki}/ca.pem", *files)
+            self.check(e is not None and (why is None or why in e.upper()),
+                       f"{case}: {what}: a TLS client with {who} is refused in the handshake"
+                       f"{f' ({why})' if why else ''}: {e}")
+            rc, out = lab.rawpeer(f"hello:{cert or 'nocert'}:0", cert=cert, pki=pki, url=url,
+                                  ctl=what == "ctl_tls")
+            self.check(rc == 3 and "dial-failed" in out,
+                       f"{case}: {what}: rawpeer with {who} cannot connect: "
+                       f"{out.splitlines()[0]}")
+
     # ---- the cases ----
 
     def no_cert(self, case):
         lab = self.lab
         before = lab.counters()
-        for what, port, url in (("members", lab.port, lab.url),
-                                ("ctl_tls", lab.ctl_port, lab.ctl_tls_url)):
-            e = tls_handshake(port, f"{lab.pki}/ca.pem")
-            self.check(e is not None, f"{case}: {what}: a TLS client without a certificate "
-                                      f"is refused in the handshake: {e}")
-            rc, out = lab.rawpeer("hello:nocert:0", cert=None, url=url,
-                                  ctl=what == "ctl_tls")
-            self.check(rc == 3 and "dial-failed" in out,
-                       f"{case}: {what}: rawpeer without a certificate cannot connect: "
-                       f"{out.splitlines()[0]}")
+        self.refused_at_tls(case, None, lab.pki, "no certificate")
         after = lab.counters()  # this status is the one request expected
         self.check(after["ctl_requests"] == before["ctl_requests"] + 1,
                    f"{case}: no operator request got through")
@@ -262,24 +273,10 @@ class Cases:
     def foreign_ca(self, case):
         lab = self.lab
         before = lab.counters()
-        pem, key = f"{lab.other}/peer9.pem", f"{lab.other}/peer9.key"
-        for what, port, url in (("members", lab.port, lab.url),
-                                ("ctl_tls", lab.ctl_port, lab.ctl_tls_url)):
-            e = tls_handshake(port, f"{lab.pki}/ca.pem", pem, key)
-            self.check(e is not None and "UNKNOWN_CA" in e.upper(),
-                       f"{case}: {what}: another CA's certificate is refused (unknown ca): {e}")
-            rc, out = lab.rawpeer("hello:peer9:0", cert="peer9", pki=lab.other, url=url,
-                                  ctl=what == "ctl_tls")
-            self.check(rc == 3 and "dial-failed" in out,
-                       f"{case}: {what}: rawpeer with it cannot connect: {out.splitlines()[0]}")
-        r = subprocess.run([lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca",
-                            f"{lab.pki}/ca.pem", "--cert", pem, "--key", key, "--timeout", "5",
-                            "vip", "add", "192.0.2.99:80"], capture_output=True, text=True)
+        self.refused_at_tls(case, "peer9", lab.other, "another CA's certificate", "UNKNOWN_CA")
+        r = lab.ctl_tls("peer9", "vip", "add", "192.0.2.99:80", pki=lab.other)
         self.check(r.returncode == 3, f"{case}: sluicectl with it: exit 3: {r.stderr.strip()}")
-        r = subprocess.run([lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca",
-                            f"{lab.pki}/ca.pem", "--cert", f"{lab.pki}/ops.pem", "--key",
-                            f"{lab.pki}/ops.key", "--timeout", "5", "status"],
-                           capture_output=True, text=True)
+        r = lab.ctl_tls("ops", "status")
         self.check(r.returncode == 0, f"{case}: (control) sluicectl with the CA's 'ops' "
                                       f"certificate is served over ctl_tls")
         after = lab.counters()  # the 'ops' status and this one are expected
@@ -544,10 +541,8 @@ class Cases:
         self.check(lab.wait(joins, timeout=30),
                    f"{case}: a new member is welcomed ({time.monotonic() - t0:.1f} s)")
         t0 = time.monotonic()
-        self.check(lab.wait(lambda: subprocess.run(
-            [lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca", f"{lab.pki}/ca.pem", "--cert",
-             f"{lab.pki}/ops.pem", "--key", f"{lab.pki}/ops.key", "--timeout", "2", "status"],
-            capture_output=True).returncode == 0, timeout=30),
+        self.check(lab.wait(lambda: lab.ctl_tls("ops", "status", timeout=2).returncode == 0,
+                            timeout=30),
             f"{case}: sluicectl over ctl_tls is served ({time.monotonic() - t0:.1f} s)")
         d = delta(lab.counters(), before)
         print(f"{case}: listener restarts in all: {d['listener_restarts']}")
@@ -612,11 +607,8 @@ class Cases:
         v = self.base["version"]
         before = lab.counters()
         self.weight = self.weight % 9 + 1
-        r = subprocess.run([lab.args.ctl, "--manager", lab.ctl_tls_url, "--ca",
-                            f"{lab.pki}/ca.pem", "--cert", f"{lab.pki}/ops.pem", "--key",
-                            f"{lab.pki}/ops.key", "--timeout", "10", "backend", "set",
-                            f"{VIP}:80", DIP, "--weight", str(self.weight)],
-                           capture_output=True, text=True)
+        r = lab.ctl_tls("ops", "backend", "set", f"{VIP}:80", DIP, "--weight", str(self.weight),
+                        timeout=10)
         self.check(r.returncode == 0 and f"committed as version {v + 1}" in r.stdout,
                    f"{case}: a change over ctl_tls with the 'ops' certificate commits as "
                    f"{v + 1}: {r.stdout.strip()} {r.stderr.strip()}")
@@ -679,8 +671,7 @@ def main():
         return 77
     check, results = run_in_lab(Lab, args, run, args.only)
     print("cases: " + " ".join(f"{n}={'held' if ok else 'FAILED'}" for n, ok in results))
-    print(f"{len(check.failures)} failed")
-    return 1 if check.failures else 0
+    return check.report("control_plane")
 
 
 def run(lab, check, only):
@@ -697,14 +688,14 @@ def run(lab, check, only):
     cases = Cases(lab, check, prefix)
     cases.base = cases.committed()
     check(lab.wait(lambda: cases.mux_on(cases.base)), "mux1 runs version 2")
-    # Quiet: the guard probes each of its 3 listeners once per 10 s, and once
+    # Quiet: the guard checks each of its 3 listeners once per 10 s, and once
     # more when a connection closes (nng counts it as the listener's error):
-    # here the sluicectl that reads p0. Its own probes must not set it off.
-    p0 = lab.counters()["listener_probes"]
+    # here the sluicectl that reads p0. Its own checks must not set it off.
+    p0 = lab.counters()["listener_checks"]
     time.sleep(5)
-    p1 = lab.counters()["listener_probes"]
+    p1 = lab.counters()["listener_checks"]
     check(p1 >= 3 and p1 - p0 <= 4,
-          f"the listener guard probed {p1} times since start, {p1 - p0} in a quiet 5 s")
+          f"the listener guard checked {p1} times since start, {p1 - p0} in a quiet 5 s")
     if check.failures:
         return []
     todo = [("no-cert", cases.no_cert), ("foreign-ca", cases.foreign_ca),

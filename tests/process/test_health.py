@@ -22,6 +22,20 @@ net_ring is its member over mutual TLS and runs the effective table.
     leaves the table when the 3 s delay ends;
   - the manager killed (-9) and restarted makes no new version: backends
     keep the health the committed table shows.
+
+Each of these is a phase of its own (PHASES), and every phase starts from
+the same baseline, which reset() brings the lab back to whatever the phase
+before it left (and says so, with a FAIL, when it cannot):
+
+  - the manager running; servers 1..4 listening;
+  - the service's pool as POOL: HTTP GET /, every 1 s, timeout 1 s, healthy
+    2, unhealthy 2, deregistration delay 3 s, minimum healthy 1, no slow
+    start;
+  - backends 1..4 registered, healthy and active in the committed table;
+    no round or change pending; the mux running the committed version.
+
+A phase sets up what it needs beyond that and checks its own outcome; an
+exception in one is a failure of that phase, and the next one goes on.
 """
 import os
 import signal
@@ -29,7 +43,9 @@ import socket
 import subprocess
 import time
 
-from proclib import ManagerLab, manager_test_args, mux_version, run_in_lab
+from sluicetest.procs import NOT_YET
+
+from sluicetest.manager import ManagerLab, backend, manager_test_args, mux_version, run_in_lab
 
 SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.30"
@@ -37,6 +53,14 @@ SVC = f"{VIP}:80"
 BE = {i: (f"127.0.77.{i}", 18180 + i) for i in range(1, 5)}
 INTERVAL, UNHEALTHY, HEALTHY = 1, 2, 2
 HEALTH_BATCH_S = 0.3
+DRAIN_DELAY = 3
+# The baseline pool, as vip list shows it and as vip set puts it back.
+POOL = {"probe": "http", "path": "/", "interval": INTERVAL, "timeout": 1, "healthy": HEALTHY,
+        "unhealthy": UNHEALTHY, "drain_delay": DRAIN_DELAY, "min_healthy": 1,
+        "slow_start": 0}
+POOL_ARGS = ["--probe", "http", "--path", "/", "--interval", str(INTERVAL),
+             "--probe-timeout", "1", "--healthy", str(HEALTHY), "--unhealthy", str(UNHEALTHY),
+             "--drain-delay", str(DRAIN_DELAY)]
 
 
 class Lab(ManagerLab):
@@ -72,14 +96,12 @@ class Lab(ManagerLab):
         except OSError:
             return False
 
-    def backend(self, i, table="services"):
+    def backend(self, i):
         """Backend i as `vip list` shows it in the committed table."""
-        vl = self.json_ctl("vip", "list")
-        for s in vl[table] if table == "services" else vl["desired"]["services"]:
-            for b in s["backends"]:
-                if (b["dip"], b["port"]) == BE[i]:
-                    return b
-        return None
+        return backend(self.json_ctl("vip", "list"), *BE[i])
+
+    def backend_add(self, i):
+        return self.ctl("backend", "add", SVC, f"{BE[i][0]}:{BE[i][1]}", "--host", "10.0.1.1")
 
     def service(self):
         return self.json_ctl("vip", "list")["services"][0]
@@ -90,13 +112,16 @@ class Lab(ManagerLab):
 
 def main():
     check, _ = run_in_lab(Lab, manager_test_args().parse_args(), run)
-    print(f"{len(check.failures)} failed")
-    return 1 if check.failures else 0
+    return check.report("health")
 
 
 def state_is(lab, i, state, health):
     b = lab.backend(i)
     return b is not None and b["state"] == state and b["health"] == health
+
+
+def all_healthy(lab):
+    return all(state_is(lab, i, "active", "healthy") for i in BE)
 
 
 def mux_runs_committed(lab, prefix):
@@ -105,34 +130,78 @@ def mux_runs_committed(lab, prefix):
                     f"the mux to run version {v}")
 
 
-def run(lab, check):
+def seconds_until(lab, action, i, state, health, what):
+    """action(i), then the seconds until backend i is in state and health
+    (a FAIL after 10 s)."""
+    t0 = time.monotonic()
+    action(i)
+    lab.wait(lambda: state_is(lab, i, state, health), what, timeout=10)
+    return time.monotonic() - t0
+
+
+def quiet(lab):
+    st = lab.status()
+    return st["round"] is None and st["pending"] is None
+
+
+def setup(lab, check):
+    """The lab of the baseline, built as an operator would: servers, the
+    manager, the mux, the service with its pool, four backends. Returns the
+    mux's DPDK file prefix, or None if there is no lab to test."""
     for i in BE:
         if not check(lab.server_up(i), f"backend server {i} listens on {BE[i][0]}:{BE[i][1]}"):
-            return
+            return None
     check(lab.start_manager(), "the manager starts")
     prefix = lab.start_mux("mux1")
     check(lab.wait(lambda: lab.in_sync(["mux1"], 0), "mux1 in sync"), "mux1 joins at version 0")
 
-    r = lab.ctl("vip", "add", SVC, "--probe", "http", "--path", "/", "--interval",
-                str(INTERVAL), "--probe-timeout", "1", "--healthy", str(HEALTHY),
-                "--unhealthy", str(UNHEALTHY), "--drain-delay", "3")
+    r = lab.ctl("vip", "add", SVC, *POOL_ARGS)
     check(r.returncode == 0, f"vip add with pool options: {r.stdout.strip()} {r.stderr.strip()}")
     for i in BE:
-        r = lab.ctl("backend", "add", SVC, f"{BE[i][0]}:{BE[i][1]}", "--host", "10.0.1.1")
+        r = lab.backend_add(i)
         check(r.returncode == 0, f"backend add {i}: {r.stdout.strip()} {r.stderr.strip()}")
-    check(lab.wait(lambda: all(state_is(lab, i, "active", "healthy") for i in BE),
-                   "four healthy backends"), "all four backends healthy and active")
+    check(lab.wait(lambda: all_healthy(lab), "four healthy backends"),
+          "all four backends healthy and active")
     pool = lab.service()["pool"]
     check(pool["probe"] == "http" and pool["interval"] == 1 and pool["drain_delay"] == 3,
           f"vip list shows the pool: {pool}")
     check(mux_runs_committed(lab, prefix), "the mux runs the committed version")
+    return None if check.failures else prefix
 
-    # 1. a server stops: unhealthy, out of the members' table, in time
+
+def reset(lab, check, prefix, phase):
+    """Bring the lab back to the baseline (the module's docstring) from
+    wherever the phase before left it. True once there; False (with the
+    FAIL lines of what did not come back) if it cannot."""
+    what = f"{phase}: the baseline"
+    if not lab.manager_running() and not lab.start_manager():
+        return False
+    for i in BE:
+        if not lab.listening(i) and not lab.server_up(i):
+            return False
+    pool = lab.service()["pool"]
+    if any(pool[k] != v for k, v in POOL.items()):
+        r = lab.ctl("vip", "set", SVC, *POOL_ARGS, "--min-healthy", "1", "--slow-start", "0")
+        if not check(r.returncode == 0, f"{what}: vip set puts the pool back: {r.stderr.strip()}"):
+            return False
+    for i in BE:
+        # a backend deleted and still draining leaves when its delay ends
+        if not lab.wait(lambda: (lab.backend(i) or {}).get("admin_state") != "deregistered",
+                        f"{what}: backend {i} to finish draining", timeout=DRAIN_DELAY + 5):
+            return False
+        if lab.backend(i) is None:
+            r = lab.backend_add(i)
+            if not check(r.returncode == 0, f"{what}: backend add {i}: {r.stderr.strip()}"):
+                return False
+    return (lab.wait(lambda: all_healthy(lab), f"{what}: four healthy, active backends") and
+            lab.wait(lambda: quiet(lab), f"{what}: no round or change pending") and
+            mux_runs_committed(lab, prefix))
+
+
+def phase_down(lab, check, prefix):
+    """A server stops: unhealthy, out of the members' table, in time."""
     v0 = lab.committed()
-    t0 = time.monotonic()
-    lab.server_down(2)
-    lab.wait(lambda: state_is(lab, 2, "maint", "unhealthy"), "backend 2 unhealthy", timeout=10)
-    took = time.monotonic() - t0
+    took = seconds_until(lab, lab.server_down, 2, "maint", "unhealthy", "backend 2 unhealthy")
     limit = INTERVAL * UNHEALTHY + INTERVAL
     check(took <= limit, f"backend 2 out of the table {took:.2f} s after its server stopped "
           f"(limit {limit} s = interval x unhealthy + interval)")
@@ -148,18 +217,23 @@ def run(lab, check):
           f"history says why: {lab.history(1)[0]['summary']}")
     check(mux_runs_committed(lab, prefix), f"the mux runs version {v1}, backend 2 in maint")
 
-    # 2. it comes back after the healthy threshold
-    t0 = time.monotonic()
-    lab.server_up(2)
-    lab.wait(lambda: state_is(lab, 2, "active", "healthy"), "backend 2 healthy", timeout=10)
-    took = time.monotonic() - t0
+
+def phase_back(lab, check, prefix):
+    """A stopped server restarts: back after the healthy threshold."""
+    lab.server_down(2)
+    if not lab.wait(lambda: state_is(lab, 2, "maint", "unhealthy"), "backend 2 out first",
+                    timeout=10):
+        return
+    took = seconds_until(lab, lab.server_up, 2, "active", "healthy", "backend 2 healthy")
     limit = INTERVAL * HEALTHY + INTERVAL
     check(took <= limit, f"backend 2 back {took:.2f} s after its server restarted "
           f"(limit {limit} s)")
     check(lab.backend(2)["successes"] >= HEALTHY, "after the healthy threshold of successes")
     check(mux_runs_committed(lab, prefix), "the mux runs it")
 
-    # 3. flapping: a bounded number of versions
+
+def phase_flapping(lab, check, prefix):
+    """A server stopped and started every second: a bounded number of versions."""
     v0 = lab.committed()
     end = time.monotonic() + 10
     up = True
@@ -178,7 +252,9 @@ def run(lab, check):
     check(v1 - v0 <= bound, f"10 s of flapping made {v1 - v0} versions (bound {bound})")
     check(mux_runs_committed(lab, prefix), "the mux runs the last one")
 
-    # 4. minimum healthy: fail open below 3 of 4, close again at 3
+
+def phase_min_healthy(lab, check, prefix):
+    """Minimum healthy 3 of 4: fail open below it, close again at 3."""
     r = lab.ctl("vip", "set", SVC, "--min-healthy", "3")
     check(r.returncode == 0, f"vip set --min-healthy 3: {r.stdout.strip()} {r.stderr.strip()}")
     lab.server_down(1)
@@ -202,10 +278,10 @@ def run(lab, check):
                    state_is(lab, 2, "maint", "unhealthy") and
                    state_is(lab, 1, "active", "healthy"), "fail-open to end"),
           "3 healthy again: fail-open ends, backend 2 out again")
-    lab.server_up(2)
-    lab.wait(lambda: all(state_is(lab, i, "active", "healthy") for i in BE), "all healthy")
 
-    # 5. HTTP status codes
+
+def phase_http_status(lab, check, prefix):
+    """An HTTP probe of a missing path fails with its status code."""
     r = lab.ctl("vip", "set", SVC, "--path", "/missing", "--min-healthy", "1")
     check(r.returncode == 0, "vip set --path /missing")
     check(lab.wait(lambda: all(lab.backend(i)["last_failure"] == "HTTP 404" and
@@ -213,10 +289,10 @@ def run(lab, check):
                    "HTTP 404 failures"),
           "an HTTP probe of a missing path fails with \"HTTP 404\"")
     check(lab.service()["fail_open"], "none healthy (0 < 1): the pool fails open")
-    lab.ctl("vip", "set", SVC, "--path", "/")
-    lab.wait(lambda: all(state_is(lab, i, "active", "healthy") for i in BE), "all healthy")
 
-    # 6. slow start: back from the dead, the weight ramps up in steps
+
+def phase_slow_start(lab, check, prefix):
+    """Slow start 30 s: back from the dead, the weight ramps up in steps."""
     r = lab.ctl("vip", "set", SVC, "--slow-start", "30")
     check(r.returncode == 0, f"vip set --slow-start 30: {r.stderr.strip()}")
     lab.server_down(4)
@@ -242,14 +318,15 @@ def run(lab, check):
                    all(lab.backend(i)["weight"] == 1 for i in BE), "the ramp to end",
                    timeout=30),
           "after 30 s the ramp ends: every weight back to 1")
-    lab.ctl("vip", "set", SVC, "--slow-start", "0")
 
-    # 7. backend del drains, then the backend goes
+
+def phase_drain(lab, check, prefix):
+    """backend del drains, then the backend goes when the delay ends."""
     r = lab.ctl("backend", "del", SVC, f"{BE[3][0]}:{BE[3][1]}")
     check(r.returncode == 0, f"backend del: {r.stdout.strip()} {r.stderr.strip()}")
     b = lab.backend(3)
     check(b is not None and b["state"] == "drain" and b["admin_state"] == "deregistered" and
-          b["draining"] is not None and 0 < b["draining"]["left_ms"] <= 3000,
+          b["draining"] is not None and 0 < b["draining"]["left_ms"] <= DRAIN_DELAY * 1000,
           f"it drains, with time left: state {b and b['state']}, draining "
           f"{b and b['draining']}")
     check("deregistered, draining: " in lab.ctl("vip", "list").stdout, "vip list says so")
@@ -257,12 +334,15 @@ def run(lab, check):
     check(lab.wait(lambda: lab.backend(3) is None, "backend 3 to go", timeout=10),
           "it leaves the table")
     took = time.monotonic() - t0
-    check(took <= 3 + HEALTH_BATCH_S + 1, f"when the 3 s delay ends ({took:.2f} s after)")
+    check(took <= DRAIN_DELAY + HEALTH_BATCH_S + 1,
+          f"when the {DRAIN_DELAY} s delay ends ({took:.2f} s after)")
     check("(deregistration delay over)" in lab.history(1)[0]["summary"],
           f"history says why: {lab.history(1)[0]['summary']}")
     check(mux_runs_committed(lab, prefix), "the mux runs it")
 
-    # 8. a manager restart changes nothing
+
+def phase_restart(lab, check, prefix):
+    """The manager killed (-9) and restarted changes nothing."""
     lab.server_down(1)
     lab.wait(lambda: state_is(lab, 1, "maint", "unhealthy"), "backend 1 out")
     mux_runs_committed(lab, prefix)
@@ -272,8 +352,7 @@ def run(lab, check):
     # two probes of every backend at least: any churn they caused would show
     lab.wait(lambda: lab.status()["probes"]["up"] + lab.status()["probes"]["down"]
              >= 2 * len(BE), "probes after the restart")
-    lab.wait(lambda: lab.status()["round"] is None and
-             lab.status()["pending"] is None, "no round or change pending")
+    lab.wait(lambda: quiet(lab), "no round or change pending")
     check(lab.committed() == v0, f"no new version after the restart: {lab.committed()} == {v0}")
     check(state_is(lab, 1, "maint", "unhealthy") and state_is(lab, 2, "active", "healthy"),
           "backend 1 still out, the others still in")
@@ -284,6 +363,32 @@ def run(lab, check):
           "and backend 1 comes back")
     check(mux_runs_committed(lab, prefix), "the mux runs the last version")
 
+
+PHASES = [
+    ("1. down", phase_down),
+    ("2. back", phase_back),
+    ("3. flapping", phase_flapping),
+    ("4. minimum healthy", phase_min_healthy),
+    ("5. HTTP status", phase_http_status),
+    ("6. slow start", phase_slow_start),
+    ("7. drain", phase_drain),
+    ("8. manager restart", phase_restart),
+]
+
+
+def run(lab, check):
+    prefix = setup(lab, check)
+    if prefix is None:
+        return
+    for name, phase in PHASES:
+        print(f"--- phase {name}: {phase.__doc__}")
+        try:
+            if not reset(lab, check, prefix, name):
+                check(False, f"phase {name}: not run, the lab is not at its baseline")
+                continue
+            phase(lab, check, prefix)
+        except NOT_YET as e:
+            check(False, f"phase {name}: {type(e).__name__}: {e}")
     check(lab.kill("mux1") == 0, "mux1 exits 0 on SIGTERM")
     check(lab.kill("manager") == 0, "the manager exits 0 on SIGTERM")
 

@@ -18,11 +18,13 @@
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
 
-from proclib import ManagerLab, manager_test_args, mux_version, run_in_lab
+from sluicetest.manager import ManagerLab, manager_test_args, mux_version, run_in_lab
+from sluicetest.procs import rundir
 
 SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.10"
@@ -61,8 +63,7 @@ class Lab(ManagerLab):
 
 def main():
     check, _ = run_in_lab(Lab, manager_test_args().parse_args(), run)
-    print(f"{len(check.failures)} failed")
-    return 1 if check.failures else 0
+    return check.report("manager")
 
 
 def run(lab, check):
@@ -121,7 +122,7 @@ def run(lab, check):
 
     # kill -9 a mux; restart it with a stale config: resynced from a snapshot
     lab.kill("mux2", signal.SIGKILL)
-    subprocess.run(["rm", "-rf", f"/var/run/dpdk/{p2}"], check=True)
+    shutil.rmtree(rundir(p2), ignore_errors=True)
     lab.ctl("backend", "set", f"{VIP}:80", "10.1.1.11:8080", "--weight", "5")
     v = lab.committed()
     lab.start_mux("mux2", extra=STALE_TABLE)

@@ -172,6 +172,54 @@ Test(codec, hello_probe_address)
 	lb_msg_free(&out);
 }
 
+/* WAIT's answer travels typed beside the text and the JSON; an unknown state is refused. */
+Test(codec, ctl_reply_wait_fields)
+{
+	struct lb_msg in, out;
+	char err[256];
+	uint8_t *buf;
+	size_t len;
+
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_CTL_REPLY;
+	snprintf(in.sender, sizeof(in.sender), "manager");
+	in.flag = true;
+	in.version = 7;
+	in.body = "version 7 committed\n";
+	in.json = "{\"version\":7,\"state\":\"committed\"}";
+	in.wait.state = LB_WAIT_COMMITTED;
+	in.wait.committed_as = 7;
+	roundtrip(&in, &out);
+	cr_assert_eq(out.wait.state, LB_WAIT_COMMITTED);
+	cr_assert_eq(out.wait.committed_as, 7);
+	cr_assert_str_eq(out.wait.reason, "");
+	cr_assert_str_eq(out.body, in.body);
+	cr_assert_str_eq(out.json, in.json);
+	lb_msg_free(&out);
+
+	in.wait.state = LB_WAIT_ABORTED;
+	in.wait.committed_as = 0;
+	snprintf(in.wait.reason, sizeof(in.wait.reason), "mux2 voted no: \"quoted\"\n");
+	roundtrip(&in, &out);
+	cr_assert_eq(out.wait.state, LB_WAIT_ABORTED);
+	cr_assert_str_eq(out.wait.reason, in.wait.reason);
+	lb_msg_free(&out);
+
+	/* Any other reply says nothing of WAIT. */
+	memset(&in.wait, 0, sizeof(in.wait));
+	roundtrip(&in, &out);
+	cr_assert_eq(out.wait.state, LB_WAIT_NONE);
+	lb_msg_free(&out);
+
+	/* A state this build does not know is refused, not guessed at. */
+	in.wait.state = (enum lb_wait_state)(LB_WAIT_ABORTED + 1);
+	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
+	cr_assert_eq(lb_msg_decode(buf, len, &out, err, sizeof(err)), -LB_EPARSE);
+	cr_assert_not_null(strstr(err, "wait state"), "%s", err);
+	lb_msg_free(&out);
+	free(buf);
+}
+
 Test(codec, prepare_with_delta_roundtrips)
 {
 	struct lb_msg in, out;

@@ -117,20 +117,25 @@ expect_service(const struct lb_service_cfg *s, const char *vip, uint8_t proto, u
 		n_backends);
 }
 
+/* file loads, with this seed and Maglev size. */
+static void
+load_good(const char *file, struct lb_ftable *ft, uint64_t k0, uint64_t k1, uint32_t maglev_size)
+{
+	struct lb_cfg_err err;
+	int rc = load(file, ft, &err);
+
+	cr_assert_eq(rc, 0, "%s: %d (%s)", file, rc, err.msg);
+	cr_expect_eq(ft->seed.k0, k0, "%s: seed k0 %#llx", file, (unsigned long long)ft->seed.k0);
+	cr_expect_eq(ft->seed.k1, k1, "%s: seed k1 %#llx", file, (unsigned long long)ft->seed.k1);
+	cr_expect_eq(ft->maglev_size, maglev_size, "%s: maglev_size %u", file, ft->maglev_size);
+}
+
 Test(config, good_file)
 {
 	struct lb_ftable ft;
-	struct lb_cfg_err err;
 	const struct lb_service_cfg *s;
-	int rc;
 
-	rc = load("good.cfg", &ft, &err);
-	cr_assert_eq(rc, 0, "good.cfg: %d (%s)", rc, err.msg);
-	cr_expect_eq(
-		ft.seed.k0, 0x0011223344556677ULL, "seed k0 %#llx", (unsigned long long)ft.seed.k0);
-	cr_expect_eq(
-		ft.seed.k1, 0x8899aabbccddeeffULL, "seed k1 %#llx", (unsigned long long)ft.seed.k1);
-	cr_expect_eq(ft.maglev_size, 65537, "maglev_size %u", ft.maglev_size);
+	load_good("good.cfg", &ft, 0x0011223344556677ULL, 0x8899aabbccddeeffULL, 65537);
 	cr_assert_eq(ft.n_services, 4, "%u services", ft.n_services);
 
 	s = &ft.services[0];
@@ -163,18 +168,10 @@ Test(config, good_file)
 Test(config, minimal_file)
 {
 	struct lb_ftable ft;
-	struct lb_cfg_err err;
-	int rc;
 
-	rc = load("minimal.cfg", &ft, &err);
-	cr_assert_eq(rc, 0, "minimal.cfg: %d (%s)", rc, err.msg);
-	/* Upper-case hex is a seed too. */
-	cr_expect_eq(
-		ft.seed.k0, 0xffeeddccbbaa9988ULL, "seed k0 %#llx", (unsigned long long)ft.seed.k0);
-	cr_expect_eq(
-		ft.seed.k1, 0x7766554433221100ULL, "seed k1 %#llx", (unsigned long long)ft.seed.k1);
-	cr_expect_eq(
-		ft.maglev_size, LB_MAGLEV_DEFAULT_SIZE, "default maglev_size %u", ft.maglev_size);
+	/* Upper-case hex is a seed too; the default Maglev size. */
+	load_good("minimal.cfg", &ft, 0xffeeddccbbaa9988ULL, 0x7766554433221100ULL,
+		LB_MAGLEV_DEFAULT_SIZE);
 	cr_expect_eq(ft.n_services, 0, "%u services", ft.n_services);
 	cr_expect_eq(lb_ftable_backend_count(&ft), 0, "backends");
 	lb_ftable_free(&ft);

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Flow keys and the flow hash: symmetry, spread, seed sensitivity, parsing.
+ * Flow keys and the flow hash: symmetry, spread, seed sensitivity, parsing;
+ * and the byte-order helpers of lb_types.h they are built on.
  *
  * SipHash-1-3 has no published test vectors, so the hash is checked for the
  * properties the mux relies on rather than against numbers made up here.
  * Random tuples come from a fixed-seed generator so a failure reproduces.
  */
+#include <arpa/inet.h>
+#include <endian.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,8 @@
 
 #include "lb_err.h"
 #include "lb_flow.h"
+#include "lb_types.h"
+#include "test_util.h"
 
 #define NTUPLES 200000u
 #define NSLOTS 65537u
@@ -23,19 +28,9 @@ static const struct lb_hash_seed seed_a = {0x0123456789abcdefULL, 0xfedcba987654
 static const struct lb_hash_seed seed_b = {0x0123456789abcdefULL, 0xfedcba9876543211ULL};
 
 struct tuple {
-	rte_be32_t src, dst;
-	rte_be16_t sport, dport;
+	lb_be32_t src, dst;
+	lb_be16_t sport, dport;
 };
-
-static uint64_t
-splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static void
 random_tuple(struct tuple *t, uint64_t *rng)
@@ -43,10 +38,10 @@ random_tuple(struct tuple *t, uint64_t *rng)
 	uint64_t r = splitmix64(rng);
 	uint64_t q = splitmix64(rng);
 
-	t->src = rte_cpu_to_be_32((uint32_t)r);
-	t->dst = rte_cpu_to_be_32((uint32_t)(r >> 32));
-	t->sport = rte_cpu_to_be_16((uint16_t)q);
-	t->dport = rte_cpu_to_be_16((uint16_t)(q >> 16));
+	t->src = lb_cpu_to_be32((uint32_t)r);
+	t->dst = lb_cpu_to_be32((uint32_t)(r >> 32));
+	t->sport = lb_cpu_to_be16((uint16_t)q);
+	t->dport = lb_cpu_to_be16((uint16_t)(q >> 16));
 }
 
 /*
@@ -59,10 +54,10 @@ distinct_tuple(struct tuple *t, uint32_t i, uint64_t *rng)
 {
 	uint64_t r = splitmix64(rng);
 
-	t->src = rte_cpu_to_be_32(0x0a000000u | (i >> 4));
-	t->sport = rte_cpu_to_be_16((uint16_t)(1024 + (i & 15)));
-	t->dst = rte_cpu_to_be_32(0xc0000000u | ((uint32_t)r & 0x00ffffffu));
-	t->dport = rte_cpu_to_be_16((uint16_t)(r >> 32));
+	t->src = lb_cpu_to_be32(0x0a000000u | (i >> 4));
+	t->sport = lb_cpu_to_be16((uint16_t)(1024 + (i & 15)));
+	t->dst = lb_cpu_to_be32(0xc0000000u | ((uint32_t)r & 0x00ffffffu));
+	t->dport = lb_cpu_to_be16((uint16_t)(r >> 32));
 }
 
 static uint64_t
@@ -145,8 +140,8 @@ Test(flow, key_keeps_pairs)
 {
 	/* Canonical order swaps whole endpoints, never an address from its port. */
 	struct lb_flow_key k1, k2;
-	rte_be32_t a = rte_cpu_to_be_32(0x0a000001), b = rte_cpu_to_be_32(0x0a000002);
-	rte_be16_t p = rte_cpu_to_be_16(1000), q = rte_cpu_to_be_16(2000);
+	lb_be32_t a = lb_cpu_to_be32(0x0a000001), b = lb_cpu_to_be32(0x0a000002);
+	lb_be16_t p = lb_cpu_to_be16(1000), q = lb_cpu_to_be16(2000);
 
 	lb_flow_key_v4(&k1, a, p, b, q, 6);
 	lb_flow_key_v4(&k2, a, q, b, p, 6);
@@ -281,5 +276,45 @@ Test(flow, v4_fast_path_equals_generic)
 		buf[12] = k.proto;
 		cr_assert_eq(lb_flow_hash(&seed_a, &k), lb_siphash13(&seed_a, buf, sizeof(buf)),
 			"tuple %u: fast path and generic SipHash differ", i);
+	}
+}
+
+/* lb_types.h against libc's conversions and against the bytes in memory. */
+Test(types, byte_order)
+{
+	static const uint8_t be[8] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
+	uint64_t rng = 0x7e7e7e7e;
+	lb_be16_t v16;
+	lb_be32_t v32;
+	lb_be64_t v64;
+	int i;
+
+	memcpy(&v16, be, 2);
+	memcpy(&v32, be, 4);
+	memcpy(&v64, be, 8);
+	cr_assert_eq(lb_be16_to_cpu(v16), 0x0123);
+	cr_assert_eq(lb_be32_to_cpu(v32), 0x01234567u);
+	cr_assert_eq(lb_be64_to_cpu(v64), 0x0123456789abcdefULL);
+	cr_assert_eq(lb_cpu_to_be16(0x0123), v16);
+	cr_assert_eq(lb_cpu_to_be32(0x01234567u), v32);
+	cr_assert_eq(lb_cpu_to_be64(0x0123456789abcdefULL), v64);
+	memcpy(&v64, be, 8);
+	cr_assert_eq(lb_le64_to_cpu(v64), 0xefcdab8967452301ULL);
+	cr_assert_eq(LB_LITTLE_ENDIAN, __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+	for (i = 0; i < 100000; i++) {
+		uint64_t x;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		x = rng;
+		cr_assert_eq(lb_cpu_to_be16((uint16_t)x), htons((uint16_t)x));
+		cr_assert_eq(lb_be16_to_cpu((uint16_t)x), ntohs((uint16_t)x));
+		cr_assert_eq(lb_cpu_to_be32((uint32_t)x), htonl((uint32_t)x));
+		cr_assert_eq(lb_be32_to_cpu((uint32_t)x), ntohl((uint32_t)x));
+		cr_assert_eq(lb_cpu_to_be64(x), htobe64(x));
+		cr_assert_eq(lb_be64_to_cpu(x), be64toh(x));
+		cr_assert_eq(lb_le64_to_cpu(x), le64toh(x));
+		cr_assert_eq(lb_bswap16(lb_bswap16((uint16_t)x)), (uint16_t)x);
 	}
 }

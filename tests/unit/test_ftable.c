@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "lb_codec.h"
+#include "lb_config.h"
 #include "lb_err.h"
 #include "lb_ftable.h"
 #include "lb_hdr.h"
@@ -310,4 +311,56 @@ Test(ftable, operator_requests_survive_the_codec)
 	cr_assert_str_eq(out.json, "{\"ok\":false}");
 	cr_assert_eq(out.version, 9);
 	lb_msg_free(&out);
+}
+
+/*
+ * The digest is what the manager and every member compare: its value must
+ * not change with a refactoring, or members of two builds would refuse
+ * each other's tables. Pinned on a fixed table (listed out of order, so the
+ * canonical sort runs) to the bytes the digest gave when it was written.
+ */
+Test(ftable, digest_is_pinned)
+{
+	static const uint8_t want[LB_DIGEST_LEN] = {0xcb, 0xa5, 0x54, 0xe9, 0xec, 0xd8, 0x7a, 0x42,
+		0x7d, 0xb1, 0x5a, 0xff, 0xb2, 0xd7, 0x4f, 0x5a};
+	struct lb_backend_cfg b1[3] = {
+		{.port = 8080, .weight = 3, .state = LB_BACKEND_DRAIN, .id = 7},
+		{.port = 80, .weight = 1, .state = LB_BACKEND_ACTIVE, .id = 2},
+		{.port = 8080, .weight = 100, .state = LB_BACKEND_MAINT, .id = 9},
+	};
+	struct lb_backend_cfg b2[1] = {{.port = 53, .weight = 1, .id = 4}};
+	struct lb_service_cfg s[3] = {
+		{.port = 443,
+			.proto = LB_IPPROTO_TCP,
+			.af = LB_AF_INET,
+			.id = 1,
+			.n_backends = 3,
+			.backends = b1},
+		{.port = 53,
+			.proto = LB_IPPROTO_UDP,
+			.af = LB_AF_INET,
+			.id = 0,
+			.n_backends = 1,
+			.backends = b2},
+		{.port = 80, .proto = LB_IPPROTO_TCP, .af = LB_AF_INET, .id = 2},
+	};
+	struct lb_ftable ft = {{0x0123456789abcdefULL, 0xfedcba9876543210ULL}, 65537, 3, s};
+	uint8_t got[LB_DIGEST_LEN];
+	char hex[2 * LB_DIGEST_LEN + 1];
+	uint32_t i;
+
+	lb_addr_v4(&b1[0].dip, htonl(0x0a000002u));
+	lb_addr_v4(&b1[1].dip, htonl(0x0a000002u));
+	lb_addr_v4(&b1[2].dip, htonl(0x0a000001u));
+	lb_addr_v4(&b2[0].dip, htonl(0x0a000101u));
+	for (i = 0; i < 3; i++)
+		lb_addr_v4(&b1[i].host, htonl(0xac100001u + i));
+	lb_addr_v4(&b2[0].host, htonl(0xac100009u));
+	lb_addr_v4(&s[0].vip, htonl(0xc0000201u));
+	lb_addr_v4(&s[1].vip, htonl(0xc0000201u));
+	lb_addr_v4(&s[2].vip, htonl(0xc0000200u));
+	lb_ftable_digest(&ft, got);
+	for (i = 0; i < LB_DIGEST_LEN; i++)
+		snprintf(hex + 2 * i, 3, "%02x", got[i]);
+	cr_assert_eq(memcmp(got, want, LB_DIGEST_LEN), 0, "digest %s", hex);
 }

@@ -26,6 +26,7 @@
 #include "lb_codec.h"
 #include "lb_ftable.h"
 #include "lb_hdr.h"
+#include "mgr_dip_prober.h"
 #include "mgr_health.h"
 #include "mgr_pool.h"
 
@@ -33,9 +34,10 @@
 #define T0 1000000ull /* the test clock starts here (ms) */
 
 static uint16_t port;
+static struct mgr_dip_prober *prober; /* the real probes, one per test */
 static int lfd[N_BE + 1] = {-1, -1, -1, -1};
 
-static rte_be32_t
+static lb_be32_t
 be_ip(int i)
 {
 	return htonl(0x7f005800u + (uint32_t)i); /* 127.0.88.i */
@@ -88,6 +90,8 @@ setup(void)
 	port = ntohs(sa.sin_port);
 	for (i = 2; i <= N_BE; i++)
 		lfd[i] = -1;
+	prober = mgr_dip_prober_new();
+	cr_assert_not_null(prober);
 }
 
 static void
@@ -97,6 +101,15 @@ teardown(void)
 
 	for (i = 1; i <= N_BE; i++)
 		down(i);
+	mgr_dip_prober_free(prober); /* each test freed its health first */
+	prober = NULL;
+}
+
+/* Health whose records the test's prober probes. */
+static struct mgr_health *
+health_new(void)
+{
+	return mgr_health_new(mgr_dip_prober_release, prober);
 }
 
 static void
@@ -159,17 +172,17 @@ pools(struct mgr_pools *ps, uint32_t min, uint32_t pct, uint32_t slow, uint32_t 
 static void
 drive(struct mgr_health *h, uint64_t now)
 {
-	struct mgr_probe_stats st;
-	struct pollfd pfd = {.fd = mgr_health_fd(h), .events = POLLIN};
+	struct mgr_dip_probe_stats st;
+	struct pollfd pfd = {.fd = mgr_dip_prober_fd(prober), .events = POLLIN};
 	int i;
 
-	mgr_health_tick(h, now);
+	mgr_dip_prober_tick(prober, h, now);
 	for (i = 0; i < 200; i++) {
-		mgr_health_stats(h, &st);
+		mgr_dip_prober_stats(prober, &st);
 		if (st.ps_in_flight == 0)
 			return;
 		poll(&pfd, 1, 10);
-		mgr_health_io(h, now);
+		mgr_dip_prober_io(prober, h, now);
 	}
 	cr_assert_fail("probes still in flight after 2 s");
 }
@@ -220,7 +233,7 @@ TestSuite(health, .init = setup, .fini = teardown);
 
 Test(health, rise_and_fall)
 {
-	struct mgr_health *h = mgr_health_new();
+	struct mgr_health *h = health_new();
 	struct lb_ftable d, none = {0};
 	struct mgr_pools ps;
 
@@ -263,7 +276,7 @@ Test(health, rise_and_fall)
 
 Test(health, fail_open_by_count_and_percent)
 {
-	struct mgr_health *h = mgr_health_new();
+	struct mgr_health *h = health_new();
 	struct lb_ftable d, none = {0};
 	struct lb_svc_key k = key();
 	struct mgr_sview sv;
@@ -306,7 +319,7 @@ Test(health, fail_open_by_count_and_percent)
 
 Test(health, slow_start_ramps_in_ten_steps)
 {
-	struct mgr_health *h = mgr_health_new();
+	struct mgr_health *h = health_new();
 	struct lb_ftable d, none = {0};
 	struct mgr_pools ps;
 	uint64_t x, next;
@@ -362,7 +375,7 @@ Test(health, draining)
 {
 	static const uint8_t drain2[N_BE + 1] = {
 		0, LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_ACTIVE};
-	struct mgr_health *h = mgr_health_new();
+	struct mgr_health *h = health_new();
 	struct lb_ftable d, d2, d3, c, none = {0};
 	struct lb_svc_key k = key();
 	struct lb_backend_cfg gone;
@@ -422,7 +435,7 @@ Test(health, a_restart_changes_nothing)
 {
 	static const uint8_t maint3[N_BE + 1] = {
 		0, LB_BACKEND_ACTIVE, LB_BACKEND_ACTIVE, LB_BACKEND_MAINT};
-	struct mgr_health *h = mgr_health_new();
+	struct mgr_health *h = health_new();
 	struct lb_ftable d, c;
 	struct mgr_pools ps;
 	uint8_t a[LB_DIGEST_LEN], b[LB_DIGEST_LEN];

@@ -16,19 +16,10 @@
 
 #include "lb_err.h"
 #include "lb_maglev.h"
+#include "test_util.h"
 
 #define SIZE LB_MAGLEV_DEFAULT_SIZE
 #define MAX_N 128
-
-static uint64_t
-splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /* n backends 10.0.<i/256>.<i%256>:8080, all of the given weight. */
 static void
@@ -38,7 +29,7 @@ make_backends(struct lb_maglev_backend *b, uint32_t n, uint32_t weight)
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		lb_addr_v4(&a, rte_cpu_to_be_32(0x0a000000u + i + 1));
+		lb_addr_v4(&a, lb_cpu_to_be32(0x0a000000u + i + 1));
 		b[i].ident = lb_maglev_ident(&a, LB_AF_INET, 8080);
 		b[i].weight = weight;
 	}
@@ -355,8 +346,8 @@ Test(maglev, ident)
 {
 	struct lb_addr a, c;
 
-	lb_addr_v4(&a, rte_cpu_to_be_32(0x0a000001));
-	lb_addr_v4(&c, rte_cpu_to_be_32(0x0a000002));
+	lb_addr_v4(&a, lb_cpu_to_be32(0x0a000001));
+	lb_addr_v4(&c, lb_cpu_to_be32(0x0a000002));
 	cr_expect_eq(lb_maglev_ident(&a, LB_AF_INET, 80), lb_maglev_ident(&a, LB_AF_INET, 80));
 	cr_expect_neq(lb_maglev_ident(&a, LB_AF_INET, 80), lb_maglev_ident(&c, LB_AF_INET, 80));
 	cr_expect_neq(lb_maglev_ident(&a, LB_AF_INET, 80), lb_maglev_ident(&a, LB_AF_INET, 81));

@@ -5,12 +5,17 @@
  * mutations of good ones.
  *
  * Frames are built field by field, so a case names the one thing it changes
- * and the builder keeps everything else (lengths, checksums) right. The parser
+ * and the builder keeps everything else (lengths, checksums) right. A row of
+ * the table says it with named fields: the frame (struct frame_spec: a TCP or
+ * UDP datagram, an ICMP error or a builder of its own, then one edit such as
+ * IP_FIELD(ttl, 1)), the verdict (.want, a drop reason) or, when accepted,
+ * its kind and tuple and a check of its own. The parser
  * always reads from a heap copy of exactly len bytes: under AddressSanitizer a
  * read past the frame is a crash instead of a lucky pass. Random tests use a
  * fixed seed so that a failure reproduces.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +27,7 @@
 #include "lb_drop.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
+#include "test_util.h"
 
 #define FRAME_MAX 512
 
@@ -85,7 +91,7 @@ put_eth(struct frame *f, uint16_t type)
 
 	memcpy(e->dst, mux_mac, LB_ETH_ALEN);
 	memcpy(e->src, router_mac, LB_ETH_ALEN);
-	e->type = rte_cpu_to_be_16(type);
+	e->type = lb_cpu_to_be16(type);
 }
 
 static void
@@ -93,8 +99,8 @@ put_vlan(struct frame *f, uint16_t tci, uint16_t type)
 {
 	struct lb_vlan_hdr *v = (struct lb_vlan_hdr *)put(f, sizeof(*v));
 
-	v->tci = rte_cpu_to_be_16(tci);
-	v->type = rte_cpu_to_be_16(type);
+	v->tci = lb_cpu_to_be16(tci);
+	v->type = lb_cpu_to_be16(type);
 }
 
 /* Ethernet, tagged when tci >= 0. */
@@ -124,12 +130,12 @@ put_ipv4(struct frame *f, uint8_t proto, uint32_t src, uint32_t dst, uint8_t ihl
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)p;
 
 	ip->ver_ihl = (uint8_t)(0x40 | ihl);
-	ip->id = rte_cpu_to_be_16(0x1234);
-	ip->frag_off = rte_cpu_to_be_16(LB_IPV4_DF);
+	ip->id = lb_cpu_to_be16(0x1234);
+	ip->frag_off = lb_cpu_to_be16(LB_IPV4_DF);
 	ip->ttl = 64;
 	ip->proto = proto;
-	ip->src = rte_cpu_to_be_32(src);
-	ip->dst = rte_cpu_to_be_32(dst);
+	ip->src = lb_cpu_to_be32(src);
+	ip->dst = lb_cpu_to_be32(dst);
 	memset(p + sizeof(*ip), 1, ihl * 4u - sizeof(*ip));
 	return off;
 }
@@ -140,7 +146,7 @@ ip_fix(struct frame *f, uint32_t off, uint32_t tot)
 {
 	struct lb_ipv4_hdr *ip = ip_at(f, off);
 
-	ip->total_len = rte_cpu_to_be_16((uint16_t)tot);
+	ip->total_len = lb_cpu_to_be16((uint16_t)tot);
 	ip->csum = lb_ipv4_hdr_csum(ip, lb_ipv4_ihl(ip) * 4u);
 }
 
@@ -169,12 +175,12 @@ put_tcp(struct frame *f, uint16_t sport, uint16_t dport, uint8_t flags, uint8_t 
 	f->l4 = f->len;
 	p = put(f, sizeof(*t) + opt_words * 4u);
 	t = (struct lb_tcp_hdr *)p;
-	t->sport = rte_cpu_to_be_16(sport);
-	t->dport = rte_cpu_to_be_16(dport);
-	t->seq = rte_cpu_to_be_32(0x01020304);
+	t->sport = lb_cpu_to_be16(sport);
+	t->dport = lb_cpu_to_be16(dport);
+	t->seq = lb_cpu_to_be32(0x01020304);
 	t->data_off = (uint8_t)((5 + opt_words) << 4);
 	t->flags = flags;
-	t->window = rte_cpu_to_be_16(65535);
+	t->window = lb_cpu_to_be16(65535);
 	memset(p + sizeof(*t), 1, opt_words * 4u);
 }
 
@@ -185,8 +191,8 @@ put_udp(struct frame *f, uint16_t sport, uint16_t dport)
 
 	f->l4 = f->len;
 	u = (struct lb_udp_hdr *)put(f, sizeof(*u));
-	u->sport = rte_cpu_to_be_16(sport);
-	u->dport = rte_cpu_to_be_16(dport);
+	u->sport = lb_cpu_to_be16(sport);
+	u->dport = lb_cpu_to_be16(dport);
 }
 
 static void
@@ -198,7 +204,7 @@ put_icmp(struct frame *f, uint8_t type, uint8_t code, uint32_t rest)
 	i = (struct lb_icmp_hdr *)put(f, sizeof(*i));
 	i->type = type;
 	i->code = code;
-	i->rest = rte_cpu_to_be_32(rest);
+	i->rest = lb_cpu_to_be32(rest);
 }
 
 static void
@@ -234,12 +240,6 @@ icmp_of(struct frame *f)
 	return (struct lb_icmp_hdr *)(f->b + f->l4);
 }
 
-static struct lb_arp_hdr *
-arp_of(struct frame *f)
-{
-	return (struct lb_arp_hdr *)(f->b + f->l3);
-}
-
 /*
  * Close the outer datagram at the current end of the frame: total length,
  * UDP length, header and L4 checksums. L4 checksums are not the parser's
@@ -258,7 +258,7 @@ finish(struct frame *f)
 		tcp_of(f)->csum = lb_ipv4_l4_csum(ip->src, ip->dst, ip->proto, tcp_of(f), l4_len);
 		break;
 	case LB_IPPROTO_UDP:
-		udp_of(f)->len = rte_cpu_to_be_16((uint16_t)l4_len);
+		udp_of(f)->len = lb_cpu_to_be16((uint16_t)l4_len);
 		udp_of(f)->csum = 0;
 		udp_of(f)->csum = lb_ipv4_l4_csum(ip->src, ip->dst, ip->proto, udp_of(f), l4_len);
 		break;
@@ -269,67 +269,239 @@ finish(struct frame *f)
 	}
 }
 
-/* client:5555 -> VIP:80 carrying pay bytes; untagged when tci < 0. */
+/*
+ * What a case's frame is made of: client:5555 -> VIP:80 over TCP or UDP
+ * (l4), or an ICMP error about VIP:80 -> client:5555 (icmp), or a builder of
+ * its own; then, if given, the one thing the case changes (edit, with its
+ * value). Zero fields are the defaults: untagged, IHL 5, no options.
+ */
+struct l4_spec {
+	uint8_t proto; /* LB_IPPROTO_TCP or LB_IPPROTO_UDP */
+	bool tagged;   /* 802.1Q tag VLAN_TCI */
+	uint8_t ihl;   /* IPv4 header length in words (0: 5) */
+	uint8_t tcp_opt_words;
+	uint32_t pay; /* payload bytes */
+};
+
+/* From the router to the VIP, quoting a full 1500-byte VIP -> client datagram. */
+struct icmp_err_spec {
+	uint8_t type, code;
+	uint8_t qproto;	 /* the quoted datagram's protocol */
+	uint8_t qihl;	 /* its header length in words (0: 5) */
+	uint32_t qbytes; /* bytes of its L4 header quoted (up to 8) */
+};
+
+/*
+ * One change to a built frame: a header field set to value (IP_FIELD(ttl, 1):
+ * the outer IPv4 header's TTL, its checksum made right again), bytes added
+ * (APPEND(6, 0): Ethernet padding) or the frame cut (CUT_TO(13)), or fn called
+ * with value (EDIT(e_tot_plus, 1)).
+ */
+enum edit_at { AT_L3 = 1, AT_L4, AT_QUOTE, AT_END, AT_LEN };
+
+struct edit {
+	uint8_t at;	   /* enum edit_at: whose header, or the end, or the length */
+	uint8_t off, size; /* a header field: offset, 1 or 2 bytes (network order) */
+	bool recsum;	   /* the outer IPv4 checksum made right afterwards */
+	uint8_t fill;	   /* AT_END: the bytes added */
+	void (*fn)(struct frame *f, int value);
+	int value; /* the field's value; bytes added; the length (below 0: shorter by) */
+};
+
+/* A builder's argument: its frame carries an 802.1Q tag (VLAN_TCI). */
+#define TAGGED 0x10000
+
+struct frame_spec {
+	struct l4_spec l4;			 /* when l4.proto is set */
+	struct icmp_err_spec icmp;		 /* when icmp.type is set */
+	void (*build)(struct frame *f, int arg); /* otherwise, called with arg */
+	int arg;
+	struct edit edit; /* then */
+};
+
 static void
-build_l4(struct frame *f, int tci, uint8_t proto, uint8_t ihl, uint8_t tcp_opt_words, uint32_t pay)
+build_l4(struct frame *f, const struct l4_spec *s)
 {
-	put_l2(f, tci, LB_ETHERTYPE_IPV4);
-	f->l3 = put_ipv4(f, proto, CLIENT, VIP, ihl);
-	if (proto == LB_IPPROTO_TCP)
-		put_tcp(f, CPORT, VPORT, LB_TCP_SYN, tcp_opt_words);
+	put_l2(f, s->tagged ? VLAN_TCI : -1, LB_ETHERTYPE_IPV4);
+	f->l3 = put_ipv4(f, s->proto, CLIENT, VIP, s->ihl ? s->ihl : 5);
+	if (s->proto == LB_IPPROTO_TCP)
+		put_tcp(f, CPORT, VPORT, LB_TCP_SYN, s->tcp_opt_words);
 	else
 		put_udp(f, CPORT, VPORT);
-	put_payload(f, pay, 0xab);
+	put_payload(f, s->pay, 0xab);
 	finish(f);
 }
 
-/*
- * Router -> VIP: an ICMP error about a packet VIP:80 -> client:5555, quoting
- * its IPv4 header (qihl words) and qbytes of its L4 header. The quoted
- * datagram was a full 1500-byte packet, as for a "fragmentation needed".
- */
 static void
-build_icmp_err(
-	struct frame *f, uint8_t type, uint8_t code, uint8_t qproto, uint8_t qihl, uint32_t qbytes)
+build_icmp_err(struct frame *f, const struct icmp_err_spec *s)
 {
 	put_eth(f, LB_ETHERTYPE_IPV4);
 	f->l3 = put_ipv4(f, LB_IPPROTO_ICMP, ROUTER, VIP, 5);
-	put_icmp(f, type, code,
-		type == LB_ICMP_UNREACH && code == LB_ICMP_UNREACH_NEEDFRAG ? 1400 : 0);
-	f->quote = put_ipv4(f, qproto, VIP, CLIENT, qihl);
+	put_icmp(f, s->type, s->code,
+		s->type == LB_ICMP_UNREACH && s->code == LB_ICMP_UNREACH_NEEDFRAG ? 1400 : 0);
+	f->quote = put_ipv4(f, s->qproto, VIP, CLIENT, s->qihl ? s->qihl : 5);
 	ip_fix(f, f->quote, 1500);
-	put_ports(f, VPORT, CPORT, qbytes);
+	put_ports(f, VPORT, CPORT, s->qbytes);
 	finish(f);
 }
 
 static void
-build_echo(struct frame *f, uint8_t type)
+apply(struct frame *f, const struct edit *e)
+{
+	uint32_t hdr;
+	uint8_t *p;
+
+	if (e->fn != NULL) {
+		e->fn(f, e->value);
+		return;
+	}
+	if (e->at == 0)
+		return;
+	if (e->at == AT_END) {
+		put_payload(f, (uint32_t)e->value, e->fill);
+		return;
+	}
+	if (e->at == AT_LEN) {
+		f->len = e->value >= 0 ? (uint32_t)e->value : f->len - (uint32_t)-e->value;
+		return;
+	}
+	hdr = e->at == AT_L3 ? f->l3 : e->at == AT_L4 ? f->l4 : f->quote;
+	p = f->b + hdr + e->off;
+	if (e->size == 1) {
+		p[0] = (uint8_t)e->value;
+	} else {
+		p[0] = (uint8_t)(e->value >> 8);
+		p[1] = (uint8_t)e->value;
+	}
+	if (e->recsum)
+		ip_recsum(f);
+}
+
+static void
+build(struct frame *f, const struct frame_spec *s)
+{
+	if (s->build != NULL)
+		s->build(f, s->arg);
+	else if (s->icmp.type != 0)
+		build_icmp_err(f, &s->icmp);
+	else
+		build_l4(f, &s->l4);
+	apply(f, &s->edit);
+}
+
+/* Client pings the VIP: an ICMP message of that type, echo-shaped. */
+static void
+build_echo(struct frame *f, int type)
 {
 	put_eth(f, LB_ETHERTYPE_IPV4);
 	f->l3 = put_ipv4(f, LB_IPPROTO_ICMP, CLIENT, VIP, 5);
-	put_icmp(f, type, 0, (uint32_t)ECHO_ID << 16 | 1);
+	put_icmp(f, (uint8_t)type, 0, (uint32_t)ECHO_ID << 16 | 1);
 	put_payload(f, 16, 0x5a);
 	finish(f);
 }
 
-/* Router asks who has the VIP. */
+/* Router asks who has the VIP (op: LB_ARP_OP_*, with TAGGED or not). */
 static void
-build_arp(struct frame *f, int tci, uint16_t op)
+build_arp(struct frame *f, int op)
 {
 	struct lb_arp_hdr *a;
-	rte_be32_t spa = rte_cpu_to_be_32(ROUTER), tpa = rte_cpu_to_be_32(VIP);
+	lb_be32_t spa = lb_cpu_to_be32(ROUTER), tpa = lb_cpu_to_be32(VIP);
 
-	put_l2(f, tci, LB_ETHERTYPE_ARP);
+	put_l2(f, op & TAGGED ? VLAN_TCI : -1, LB_ETHERTYPE_ARP);
 	f->l3 = f->len;
 	a = (struct lb_arp_hdr *)put(f, sizeof(*a));
-	a->hrd = rte_cpu_to_be_16(LB_ARP_HRD_ETHER);
-	a->pro = rte_cpu_to_be_16(LB_ETHERTYPE_IPV4);
+	a->hrd = lb_cpu_to_be16(LB_ARP_HRD_ETHER);
+	a->pro = lb_cpu_to_be16(LB_ETHERTYPE_IPV4);
 	a->hln = LB_ETH_ALEN;
 	a->pln = 4;
-	a->op = rte_cpu_to_be_16(op);
+	a->op = lb_cpu_to_be16((uint16_t)op);
 	memcpy(a->sha, router_mac, LB_ETH_ALEN);
 	memcpy(&a->spa, &spa, 4);
 	memcpy(&a->tpa, &tpa, 4);
+}
+
+/* --- Frames no spec describes --------------------------------------------- */
+
+/* Two tags, the outer one of type outer, around a UDP datagram. */
+static void
+build_two_tags(struct frame *f, int outer)
+{
+	put_eth(f, (uint16_t)outer);
+	put_vlan(f, 100, LB_ETHERTYPE_VLAN);
+	put_vlan(f, 200, LB_ETHERTYPE_IPV4);
+	f->l3 = put_ipv4(f, LB_IPPROTO_UDP, CLIENT, VIP, 5);
+	put_udp(f, CPORT, VPORT);
+	finish(f);
+}
+
+/* An 802.1Q tag that announces an 802.1ad one. */
+static void
+build_vlan_then_qinq(struct frame *f, int arg)
+{
+	(void)arg;
+	put_eth(f, LB_ETHERTYPE_VLAN);
+	put_vlan(f, 100, LB_ETHERTYPE_QINQ);
+	put_payload(f, 60, 0);
+}
+
+/* 60 bytes under another ethertype (with TAGGED: behind a tag); an IPv6
+ * payload starts with its version nibble. */
+static void
+build_ethertype(struct frame *f, int type)
+{
+	put_l2(f, type & TAGGED ? VLAN_TCI : -1, (uint16_t)type);
+	put_payload(f, 60, (type & 0xffff) == LB_ETHERTYPE_IPV6 ? 0x60 : 0);
+}
+
+/* 24 bytes of IP in the frame, IHL claims 28. */
+static void
+build_ihl_one_word_past(struct frame *f, int arg)
+{
+	(void)arg;
+	put_eth(f, LB_ETHERTYPE_IPV4);
+	f->l3 = put_ipv4(f, LB_IPPROTO_TCP, CLIENT, VIP, 6);
+	ip_fix(f, f->l3, 24);
+	ip_at(f, f->l3)->ver_ihl = 0x47;
+}
+
+/* --- Edits: the one thing a case changes ---------------------------------- */
+
+/* The outer total length set to the datagram's length plus v. */
+static void
+e_tot_plus(struct frame *f, int v)
+{
+	ip_set_tot(f, (uint32_t)((int)(f->len - f->l3) + v));
+}
+
+/* The outer header checksum broken: one checksum bit, or a bit of byte v of the header. */
+static void
+e_bad_csum(struct frame *f, int v)
+{
+	(void)v;
+	ip_at(f, f->l3)->csum ^= lb_cpu_to_be16(0x0100);
+}
+
+static void
+e_flip_hdr_byte(struct frame *f, int v)
+{
+	f->b[f->l3 + (uint32_t)v] ^= 0x80;
+}
+
+/* Padding holds the last UDP byte: the UDP length must fit the IP payload. */
+static void
+e_udp_len_past_ip(struct frame *f, int v)
+{
+	(void)v;
+	put_payload(f, 10, 0);
+	ip_set_tot(f, 20 + 8 + 9);
+}
+
+/* The quote v bytes shorter, the outer datagram closed again around it. */
+static void
+e_quote_shorten(struct frame *f, int v)
+{
+	f->len -= (uint32_t)v;
+	finish(f);
 }
 
 /* --- The table ------------------------------------------------------------ */
@@ -342,567 +514,42 @@ struct tuple {
 
 struct parse_case {
 	const char *desc;
-	void (*build)(struct frame *f);
-	int want; /* 0 or enum lb_drop */
-	uint8_t kind;
-	struct tuple tuple; /* checked when want == 0 and kind != ARP */
+	struct frame_spec frame;
+	int want;	    /* 0 (accepted) or enum lb_drop */
+	uint8_t kind;	    /* when accepted */
+	struct tuple tuple; /* checked when accepted and kind != ARP */
 	void (*check)(const char *desc, const struct lb_pkt *pkt);
 };
 
 /* clang-format off */
+/* client:5555 -> VIP:80, TCP SYN or UDP (l4_spec), and the tuple it parses to */
+#define TCP(...) .l4 = {.proto = LB_IPPROTO_TCP, __VA_ARGS__}
+#define UDP(...) .l4 = {.proto = LB_IPPROTO_UDP, __VA_ARGS__}
 #define FWD(proto) {CLIENT, VIP, CPORT, VPORT, LB_IPPROTO_##proto}
 #define ECHO_TUPLE {CLIENT, VIP, ECHO_ID, ECHO_ID, LB_IPPROTO_ICMP}
+/* ICMP errors (icmp_err_spec) */
+#define UNREACH(c, ...) .icmp = {.type = LB_ICMP_UNREACH, .code = (c), __VA_ARGS__}
+#define FRAG_NEEDED(...) UNREACH(LB_ICMP_UNREACH_NEEDFRAG, __VA_ARGS__)
+#define PORT_UNREACH(...) UNREACH(3, __VA_ARGS__)
+#define TIME_EXCEEDED(c, ...) .icmp = {.type = LB_ICMP_TIME_EXCEEDED, .code = (c), __VA_ARGS__}
+#define QTCP8 .qproto = LB_IPPROTO_TCP, .qbytes = 8 /* the quote: IPv4 + 8 bytes of TCP */
+/* Edits (struct edit): a field of a header set, or a function called */
+#define FIELD(at_, type, field, v, fix) {.at = (at_), .off = offsetof(type, field), \
+	.size = sizeof(((type *)0)->field), .recsum = (fix), .value = (v)}
+#define IP_FIELD(field, v) FIELD(AT_L3, struct lb_ipv4_hdr, field, v, true)
+#define IP_FIELD_RAW(field, v) FIELD(AT_L3, struct lb_ipv4_hdr, field, v, false) /* checksum left */
+#define ARP_FIELD(field, v) FIELD(AT_L3, struct lb_arp_hdr, field, v, false)
+#define TCP_FIELD(field, v) FIELD(AT_L4, struct lb_tcp_hdr, field, v, false)
+#define UDP_FIELD(field, v) FIELD(AT_L4, struct lb_udp_hdr, field, v, false)
+#define QUOTE_FIELD(field, v) FIELD(AT_QUOTE, struct lb_ipv4_hdr, field, v, false)
+#define APPEND(n, fill_) {.at = AT_END, .value = (n), .fill = (fill_)}
+#define CUT_TO(n) {.at = AT_LEN, .value = (n)}
+#define SHORTEN(n) {.at = AT_LEN, .value = -(n)}
+#define EDIT(fn_, v) {.fn = (fn_), .value = (v)}
+/* Frames of their own builders */
+#define ARP(op) .build = build_arp, .arg = (op)
+#define ECHO(type) .build = build_echo, .arg = (type)
 /* clang-format on */
-
-static void
-c_tcp(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_TCP, 5, 0, 10);
-}
-
-static void
-c_udp(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_UDP, 5, 0, 10);
-}
-
-static void
-c_udp_empty(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_UDP, 5, 0, 0);
-}
-
-static void
-c_vlan_tcp(struct frame *f)
-{
-	build_l4(f, VLAN_TCI, LB_IPPROTO_TCP, 5, 0, 10);
-}
-
-static void
-c_ip_opts_tcp(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_TCP, 15, 0, 10);
-}
-
-static void
-c_ip_opts_vlan_udp(struct frame *f)
-{
-	build_l4(f, VLAN_TCI, LB_IPPROTO_UDP, 6, 0, 10);
-}
-
-static void
-c_tcp_opts(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_TCP, 5, 10, 0);
-}
-
-/* A bare SYN is 54 bytes; the NIC pads it to the 60-byte minimum. */
-static void
-c_tcp_padded(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_TCP, 5, 0, 0);
-	put_payload(f, 6, 0);
-}
-
-static void
-c_udp_trailer(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_UDP, 5, 0, 3);
-	put_payload(f, 40, 0xff);
-}
-
-static void
-c_df_clear(struct frame *f)
-{
-	c_tcp(f);
-	ip_at(f, f->l3)->frag_off = 0;
-	ip_recsum(f);
-}
-
-static void
-c_ttl1(struct frame *f)
-{
-	c_tcp(f);
-	ip_at(f, f->l3)->ttl = 1;
-	ip_recsum(f);
-}
-
-static void
-c_runt(struct frame *f)
-{
-	c_tcp(f);
-	f->len = 13;
-}
-
-static void
-c_vlan_runt(struct frame *f)
-{
-	c_vlan_tcp(f);
-	f->len = 16;
-}
-
-static void
-c_vlan_in_vlan(struct frame *f)
-{
-	put_eth(f, LB_ETHERTYPE_VLAN);
-	put_vlan(f, 100, LB_ETHERTYPE_VLAN);
-	put_vlan(f, 200, LB_ETHERTYPE_IPV4);
-	f->l3 = put_ipv4(f, LB_IPPROTO_UDP, CLIENT, VIP, 5);
-	put_udp(f, CPORT, VPORT);
-	finish(f);
-}
-
-static void
-c_qinq(struct frame *f)
-{
-	put_eth(f, LB_ETHERTYPE_QINQ);
-	put_vlan(f, 100, LB_ETHERTYPE_VLAN);
-	put_vlan(f, 200, LB_ETHERTYPE_IPV4);
-	f->l3 = put_ipv4(f, LB_IPPROTO_UDP, CLIENT, VIP, 5);
-	put_udp(f, CPORT, VPORT);
-	finish(f);
-}
-
-static void
-c_vlan_then_qinq(struct frame *f)
-{
-	put_eth(f, LB_ETHERTYPE_VLAN);
-	put_vlan(f, 100, LB_ETHERTYPE_QINQ);
-	put_payload(f, 60, 0);
-}
-
-static void
-c_ipv6(struct frame *f)
-{
-	put_eth(f, LB_ETHERTYPE_IPV6);
-	put_payload(f, 60, 0x60);
-}
-
-static void
-c_vlan_ipv6(struct frame *f)
-{
-	put_l2(f, VLAN_TCI, LB_ETHERTYPE_IPV6);
-	put_payload(f, 60, 0x60);
-}
-
-static void
-c_lldp(struct frame *f)
-{
-	put_eth(f, 0x88cc);
-	put_payload(f, 60, 0);
-}
-
-static void
-c_vlan_unknown(struct frame *f)
-{
-	put_l2(f, VLAN_TCI, 0x9000);
-	put_payload(f, 60, 0);
-}
-
-static void
-c_version6(struct frame *f)
-{
-	c_tcp(f);
-	ip_at(f, f->l3)->ver_ihl = 0x65;
-	ip_recsum(f);
-}
-
-static void
-c_version0(struct frame *f)
-{
-	c_tcp(f);
-	ip_at(f, f->l3)->ver_ihl = 0x05;
-	ip_recsum(f);
-}
-
-/* IHL below 5: no checksum to fix, the header has no valid length. */
-static void
-c_ihl4(struct frame *f)
-{
-	c_tcp(f);
-	ip_at(f, f->l3)->ver_ihl = 0x44;
-}
-
-static void
-c_ihl0(struct frame *f)
-{
-	c_tcp(f);
-	ip_at(f, f->l3)->ver_ihl = 0x40;
-}
-
-/* A 42-byte UDP frame has 28 bytes of IP; IHL 15 claims 60. */
-static void
-c_ihl_past_frame(struct frame *f)
-{
-	c_udp_empty(f);
-	ip_at(f, f->l3)->ver_ihl = 0x4f;
-}
-
-/* 24 bytes of IP in the frame, IHL claims 28. */
-static void
-c_ihl_one_word_past(struct frame *f)
-{
-	put_eth(f, LB_ETHERTYPE_IPV4);
-	f->l3 = put_ipv4(f, LB_IPPROTO_TCP, CLIENT, VIP, 6);
-	ip_fix(f, f->l3, 24);
-	ip_at(f, f->l3)->ver_ihl = 0x47;
-}
-
-static void
-c_tot_past_frame(struct frame *f)
-{
-	c_tcp(f);
-	ip_set_tot(f, f->len - f->l3 + 1);
-}
-
-static void
-c_tot_below_ihl(struct frame *f)
-{
-	c_tcp(f);
-	ip_set_tot(f, 19);
-}
-
-static void
-c_tot_below_opts(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_TCP, 6, 0, 10);
-	ip_set_tot(f, 20);
-}
-
-/* What a TSO-sized packet carries; never valid on the wire. */
-static void
-c_tot_zero(struct frame *f)
-{
-	c_tcp(f);
-	ip_set_tot(f, 0);
-}
-
-static void
-c_bad_csum(struct frame *f)
-{
-	c_tcp(f);
-	ip_at(f, f->l3)->csum ^= rte_cpu_to_be_16(0x0100);
-}
-
-static void
-c_bad_csum_opts(struct frame *f)
-{
-	c_ip_opts_tcp(f);
-	f->b[f->l3 + 40] ^= 0x80; /* an option byte the checksum covers */
-}
-
-static void
-c_first_fragment(struct frame *f)
-{
-	c_tcp(f);
-	ip_at(f, f->l3)->frag_off = rte_cpu_to_be_16(LB_IPV4_MF);
-	ip_recsum(f);
-}
-
-static void
-c_later_fragment(struct frame *f)
-{
-	c_udp(f);
-	ip_at(f, f->l3)->frag_off = rte_cpu_to_be_16(185); /* offset 1480 */
-	ip_recsum(f);
-}
-
-static void
-c_middle_fragment(struct frame *f)
-{
-	c_udp(f);
-	ip_at(f, f->l3)->frag_off = rte_cpu_to_be_16(LB_IPV4_MF | 1);
-	ip_recsum(f);
-}
-
-static void
-set_proto(struct frame *f, uint8_t proto)
-{
-	c_tcp(f);
-	ip_at(f, f->l3)->proto = proto;
-	ip_recsum(f);
-}
-
-static void
-c_ipip(struct frame *f)
-{
-	set_proto(f, LB_IPPROTO_IPIP);
-}
-
-static void
-c_6in4(struct frame *f)
-{
-	set_proto(f, LB_IPPROTO_IPV6);
-}
-
-static void
-c_gre(struct frame *f)
-{
-	set_proto(f, 47);
-}
-
-static void
-c_sctp(struct frame *f)
-{
-	set_proto(f, 132);
-}
-
-static void
-c_tcp_doff4(struct frame *f)
-{
-	c_tcp(f);
-	tcp_of(f)->data_off = 4 << 4;
-}
-
-static void
-c_tcp_doff0(struct frame *f)
-{
-	c_tcp(f);
-	tcp_of(f)->data_off = 0;
-}
-
-/* 30-byte segment, data offset 60. */
-static void
-c_tcp_doff_past(struct frame *f)
-{
-	c_tcp(f);
-	tcp_of(f)->data_off = 15 << 4;
-}
-
-/* Options run into the Ethernet padding: only the IP total length counts. */
-static void
-c_tcp_opts_past_ip(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_TCP, 5, 3, 0);
-	ip_set_tot(f, f->len - f->l3 - 4);
-}
-
-static void
-c_tcp_short(struct frame *f)
-{
-	c_tcp(f);
-	ip_set_tot(f, 20 + 19);
-}
-
-static void
-c_udp_len7(struct frame *f)
-{
-	c_udp(f);
-	udp_of(f)->len = rte_cpu_to_be_16(7);
-}
-
-static void
-c_udp_len0(struct frame *f)
-{
-	c_udp(f);
-	udp_of(f)->len = 0;
-}
-
-static void
-c_udp_len_past(struct frame *f)
-{
-	c_udp(f);
-	udp_of(f)->len = rte_cpu_to_be_16(8 + 10 + 1);
-}
-
-/* Padding holds the last UDP byte: the UDP length must fit the IP payload. */
-static void
-c_udp_len_past_ip(struct frame *f)
-{
-	c_udp(f);
-	put_payload(f, 10, 0);
-	ip_set_tot(f, 20 + 8 + 9);
-}
-
-static void
-c_udp_short(struct frame *f)
-{
-	c_udp(f);
-	ip_set_tot(f, 20 + 7);
-}
-
-static void
-c_arp_request(struct frame *f)
-{
-	build_arp(f, -1, LB_ARP_OP_REQUEST);
-}
-
-static void
-c_arp_reply(struct frame *f)
-{
-	build_arp(f, -1, LB_ARP_OP_REPLY);
-}
-
-static void
-c_arp_vlan(struct frame *f)
-{
-	build_arp(f, VLAN_TCI, LB_ARP_OP_REQUEST);
-}
-
-static void
-c_arp_padded(struct frame *f)
-{
-	build_arp(f, -1, LB_ARP_OP_REQUEST);
-	put_payload(f, 18, 0);
-}
-
-static void
-c_arp_hln8(struct frame *f)
-{
-	build_arp(f, -1, LB_ARP_OP_REQUEST);
-	arp_of(f)->hln = 8;
-}
-
-static void
-c_arp_pln16(struct frame *f)
-{
-	build_arp(f, -1, LB_ARP_OP_REQUEST);
-	arp_of(f)->pln = 16;
-}
-
-static void
-c_arp_hrd_ieee802(struct frame *f)
-{
-	build_arp(f, -1, LB_ARP_OP_REQUEST);
-	arp_of(f)->hrd = rte_cpu_to_be_16(6);
-}
-
-static void
-c_arp_pro_ipv6(struct frame *f)
-{
-	build_arp(f, -1, LB_ARP_OP_REQUEST);
-	arp_of(f)->pro = rte_cpu_to_be_16(LB_ETHERTYPE_IPV6);
-}
-
-static void
-c_arp_short(struct frame *f)
-{
-	build_arp(f, -1, LB_ARP_OP_REQUEST);
-	f->len--;
-}
-
-static void
-c_echo(struct frame *f)
-{
-	build_echo(f, LB_ICMP_ECHO);
-}
-
-static void
-c_echo_reply(struct frame *f)
-{
-	build_echo(f, LB_ICMP_ECHO_REPLY);
-}
-
-static void
-c_redirect(struct frame *f)
-{
-	build_echo(f, 5);
-}
-
-static void
-c_icmp_short(struct frame *f)
-{
-	build_echo(f, LB_ICMP_ECHO);
-	ip_set_tot(f, 20 + 7);
-}
-
-static void
-c_port_unreach(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, 3, LB_IPPROTO_TCP, 5, 8);
-}
-
-static void
-c_frag_needed(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, LB_ICMP_UNREACH_NEEDFRAG, LB_IPPROTO_TCP, 5, 8);
-}
-
-static void
-c_time_exceeded(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_TIME_EXCEEDED, 0, LB_IPPROTO_TCP, 5, 8);
-}
-
-static void
-c_param_problem(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_PARAM_PROBLEM, 0, LB_IPPROTO_TCP, 5, 8);
-}
-
-static void
-c_unreach_udp(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, 3, LB_IPPROTO_UDP, 5, 8);
-}
-
-static void
-c_quote_opts(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, LB_ICMP_UNREACH_NEEDFRAG, LB_IPPROTO_TCP, 15, 8);
-}
-
-static void
-c_quote_ip_only(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, LB_ICMP_UNREACH_NEEDFRAG, LB_IPPROTO_TCP, 5, 0);
-}
-
-static void
-c_quote_3_bytes(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, LB_ICMP_UNREACH_NEEDFRAG, LB_IPPROTO_TCP, 5, 3);
-}
-
-static void
-c_quote_19_bytes(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, LB_ICMP_UNREACH_NEEDFRAG, LB_IPPROTO_TCP, 5, 0);
-	f->len--;
-	finish(f);
-}
-
-/* Options of the quoted header are quoted, its ports are not. */
-static void
-c_quote_opts_no_ports(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, LB_ICMP_UNREACH_NEEDFRAG, LB_IPPROTO_TCP, 15, 0);
-}
-
-static void
-c_quote_icmp(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, 3, LB_IPPROTO_ICMP, 5, 8);
-}
-
-static void
-c_quote_v6(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, 3, LB_IPPROTO_TCP, 5, 8);
-	ip_at(f, f->quote)->ver_ihl = 0x65;
-}
-
-static void
-c_quote_ihl4(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, 3, LB_IPPROTO_TCP, 5, 8);
-	ip_at(f, f->quote)->ver_ihl = 0x44;
-}
-
-static void
-c_quote_later_fragment(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_TIME_EXCEEDED, 1, LB_IPPROTO_UDP, 5, 8);
-	ip_at(f, f->quote)->frag_off = rte_cpu_to_be_16(185);
-}
-
-/* The ports sit in Ethernet padding, past the outer IP total length. */
-static void
-c_quote_past_ip(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_UNREACH, 3, LB_IPPROTO_TCP, 5, 8);
-	ip_set_tot(f, f->len - f->l3 - 8);
-}
 
 static void
 check_syn(const char *desc, const struct lb_pkt *pkt)
@@ -937,10 +584,10 @@ static void
 check_arp(const char *desc, const struct lb_pkt *pkt, uint16_t op)
 {
 	cr_expect_eq(pkt->arp_op, op, "%s: arp_op %u", desc, pkt->arp_op);
-	cr_expect_eq(rte_be_to_cpu_32(pkt->arp_spa), ROUTER, "%s: arp_spa %#x", desc,
-		rte_be_to_cpu_32(pkt->arp_spa));
-	cr_expect_eq(rte_be_to_cpu_32(pkt->arp_tpa), VIP, "%s: arp_tpa %#x", desc,
-		rte_be_to_cpu_32(pkt->arp_tpa));
+	cr_expect_eq(lb_be32_to_cpu(pkt->arp_spa), ROUTER, "%s: arp_spa %#x", desc,
+		lb_be32_to_cpu(pkt->arp_spa));
+	cr_expect_eq(lb_be32_to_cpu(pkt->arp_tpa), VIP, "%s: arp_tpa %#x", desc,
+		lb_be32_to_cpu(pkt->arp_tpa));
 }
 
 static void
@@ -963,96 +610,203 @@ check_arp_vlan(const char *desc, const struct lb_pkt *pkt)
 	check_vlan(desc, pkt);
 }
 
+/* clang-format off */
 static const struct parse_case cases[] = {
 	/* Forwarded traffic. */
-	{"TCP SYN client to VIP", c_tcp, 0, LB_PKT_L4, FWD(TCP), check_syn},
-	{"UDP client to VIP", c_udp, 0, LB_PKT_L4, FWD(UDP), NULL},
-	{"UDP header only", c_udp_empty, 0, LB_PKT_L4, FWD(UDP), NULL},
-	{"802.1Q-tagged TCP", c_vlan_tcp, 0, LB_PKT_L4, FWD(TCP), check_vlan},
-	{"IPv4 options, IHL 15", c_ip_opts_tcp, 0, LB_PKT_L4, FWD(TCP), NULL},
-	{"IPv4 options, IHL 6, tagged UDP", c_ip_opts_vlan_udp, 0, LB_PKT_L4, FWD(UDP), check_vlan},
-	{"TCP options, data offset 15", c_tcp_opts, 0, LB_PKT_L4, FWD(TCP), NULL},
-	{"SYN padded to 60 bytes", c_tcp_padded, 0, LB_PKT_L4, FWD(TCP), NULL},
-	{"UDP with 40 bytes of trailer", c_udp_trailer, 0, LB_PKT_L4, FWD(UDP), NULL},
-	{"DF clear", c_df_clear, 0, LB_PKT_L4, FWD(TCP), check_df_clear},
-	{"TTL 1 is reported, not judged", c_ttl1, 0, LB_PKT_L4, FWD(TCP), check_ttl1},
+	{.desc = "TCP SYN client to VIP", .frame = {TCP(.pay = 10)},
+	 .kind = LB_PKT_L4, .tuple = FWD(TCP), .check = check_syn},
+	{.desc = "UDP client to VIP", .frame = {UDP(.pay = 10)},
+	 .kind = LB_PKT_L4, .tuple = FWD(UDP)},
+	{.desc = "UDP header only", .frame = {UDP(.pay = 0)}, .kind = LB_PKT_L4, .tuple = FWD(UDP)},
+	{.desc = "802.1Q-tagged TCP", .frame = {TCP(.tagged = true, .pay = 10)},
+	 .kind = LB_PKT_L4, .tuple = FWD(TCP), .check = check_vlan},
+	{.desc = "IPv4 options, IHL 15", .frame = {TCP(.ihl = 15, .pay = 10)},
+	 .kind = LB_PKT_L4, .tuple = FWD(TCP)},
+	{.desc = "IPv4 options, IHL 6, tagged UDP",
+	 .frame = {UDP(.tagged = true, .ihl = 6, .pay = 10)},
+	 .kind = LB_PKT_L4, .tuple = FWD(UDP), .check = check_vlan},
+	{.desc = "TCP options, data offset 15", .frame = {TCP(.tcp_opt_words = 10)},
+	 .kind = LB_PKT_L4, .tuple = FWD(TCP)},
+	/* A bare SYN is 54 bytes; the NIC pads it to the 60-byte minimum. */
+	{.desc = "SYN padded to 60 bytes", .frame = {TCP(.pay = 0), .edit = APPEND(6, 0)},
+	 .kind = LB_PKT_L4, .tuple = FWD(TCP)},
+	{.desc = "UDP with 40 bytes of trailer", .frame = {UDP(.pay = 3), .edit = APPEND(40, 0xff)},
+	 .kind = LB_PKT_L4, .tuple = FWD(UDP)},
+	{.desc = "DF clear", .frame = {TCP(.pay = 10), .edit = IP_FIELD(frag_off, 0)},
+	 .kind = LB_PKT_L4, .tuple = FWD(TCP), .check = check_df_clear},
+	{.desc = "TTL 1 is reported, not judged",
+	 .frame = {TCP(.pay = 10), .edit = IP_FIELD(ttl, 1)},
+	 .kind = LB_PKT_L4, .tuple = FWD(TCP), .check = check_ttl1},
 
 	/* Layer 2. */
-	{"13-byte runt", c_runt, LB_DROP_TRUNCATED, 0, {0}, NULL},
-	{"tag announced, frame ends inside it", c_vlan_runt, LB_DROP_TRUNCATED, 0, {0}, NULL},
-	{"802.1Q inside 802.1Q", c_vlan_in_vlan, LB_DROP_VLAN_STACKED, 0, {0}, NULL},
-	{"802.1ad S-tag outside", c_qinq, LB_DROP_VLAN_STACKED, 0, {0}, NULL},
-	{"802.1ad inside 802.1Q", c_vlan_then_qinq, LB_DROP_VLAN_STACKED, 0, {0}, NULL},
-	{"IPv6", c_ipv6, LB_DROP_IPV6, 0, {0}, NULL},
-	{"tagged IPv6", c_vlan_ipv6, LB_DROP_IPV6, 0, {0}, NULL},
-	{"LLDP", c_lldp, LB_DROP_ETHERTYPE, 0, {0}, NULL},
-	{"tagged unknown ethertype", c_vlan_unknown, LB_DROP_ETHERTYPE, 0, {0}, NULL},
+	{.desc = "13-byte runt", .frame = {TCP(.pay = 10), .edit = CUT_TO(13)},
+	 .want = LB_DROP_TRUNCATED},
+	{.desc = "tag announced, frame ends inside it",
+	 .frame = {TCP(.tagged = true, .pay = 10), .edit = CUT_TO(16)}, .want = LB_DROP_TRUNCATED},
+	{.desc = "802.1Q inside 802.1Q",
+	 .frame = {.build = build_two_tags, .arg = LB_ETHERTYPE_VLAN},
+	 .want = LB_DROP_VLAN_STACKED},
+	{.desc = "802.1ad S-tag outside",
+	 .frame = {.build = build_two_tags, .arg = LB_ETHERTYPE_QINQ},
+	 .want = LB_DROP_VLAN_STACKED},
+	{.desc = "802.1ad inside 802.1Q", .frame = {.build = build_vlan_then_qinq},
+	 .want = LB_DROP_VLAN_STACKED},
+	{.desc = "IPv6", .frame = {.build = build_ethertype, .arg = LB_ETHERTYPE_IPV6},
+	 .want = LB_DROP_IPV6},
+	{.desc = "tagged IPv6",
+	 .frame = {.build = build_ethertype, .arg = LB_ETHERTYPE_IPV6 | TAGGED},
+	 .want = LB_DROP_IPV6},
+	{.desc = "LLDP", .frame = {.build = build_ethertype, .arg = 0x88cc},
+	 .want = LB_DROP_ETHERTYPE},
+	{.desc = "tagged unknown ethertype",
+	 .frame = {.build = build_ethertype, .arg = 0x9000 | TAGGED}, .want = LB_DROP_ETHERTYPE},
 
 	/* IPv4 header. */
-	{"version 6 under the IPv4 ethertype", c_version6, LB_DROP_IP_VERSION, 0, {0}, NULL},
-	{"version 0", c_version0, LB_DROP_IP_VERSION, 0, {0}, NULL},
-	{"IHL 4", c_ihl4, LB_DROP_IP_IHL, 0, {0}, NULL},
-	{"IHL 0", c_ihl0, LB_DROP_IP_IHL, 0, {0}, NULL},
-	{"IHL 15 in a 42-byte frame", c_ihl_past_frame, LB_DROP_IP_IHL, 0, {0}, NULL},
-	{"IHL one word past the frame", c_ihl_one_word_past, LB_DROP_IP_IHL, 0, {0}, NULL},
-	{"total length one past the frame", c_tot_past_frame, LB_DROP_IP_LEN, 0, {0}, NULL},
-	{"total length 19", c_tot_below_ihl, LB_DROP_IP_LEN, 0, {0}, NULL},
-	{"total length 20 with IHL 6", c_tot_below_opts, LB_DROP_IP_LEN, 0, {0}, NULL},
-	{"total length 0 (TSO)", c_tot_zero, LB_DROP_IP_LEN, 0, {0}, NULL},
-	{"bad header checksum", c_bad_csum, LB_DROP_IP_CSUM, 0, {0}, NULL},
-	{"option byte flipped", c_bad_csum_opts, LB_DROP_IP_CSUM, 0, {0}, NULL},
-	{"first fragment (MF)", c_first_fragment, LB_DROP_FRAGMENT, 0, {0}, NULL},
-	{"last fragment (offset)", c_later_fragment, LB_DROP_FRAGMENT, 0, {0}, NULL},
-	{"middle fragment (MF, offset)", c_middle_fragment, LB_DROP_FRAGMENT, 0, {0}, NULL},
-	{"IP-in-IP", c_ipip, LB_DROP_TUNNEL, 0, {0}, NULL},
-	{"IPv6-in-IPv4", c_6in4, LB_DROP_TUNNEL, 0, {0}, NULL},
-	{"GRE", c_gre, LB_DROP_PROTO, 0, {0}, NULL},
-	{"SCTP", c_sctp, LB_DROP_PROTO, 0, {0}, NULL},
+	{.desc = "version 6 under the IPv4 ethertype",
+	 .frame = {TCP(.pay = 10), .edit = IP_FIELD(ver_ihl, 0x65)}, .want = LB_DROP_IP_VERSION},
+	{.desc = "version 0", .frame = {TCP(.pay = 10), .edit = IP_FIELD(ver_ihl, 0x05)},
+	 .want = LB_DROP_IP_VERSION},
+	{.desc = "IHL 4", .frame = {TCP(.pay = 10), .edit = IP_FIELD_RAW(ver_ihl, 0x44)},
+	 .want = LB_DROP_IP_IHL},
+	{.desc = "IHL 0", .frame = {TCP(.pay = 10), .edit = IP_FIELD_RAW(ver_ihl, 0x40)},
+	 .want = LB_DROP_IP_IHL},
+	/* A 42-byte UDP frame has 28 bytes of IP; IHL 15 claims 60. */
+	{.desc = "IHL 15 in a 42-byte frame",
+	 .frame = {UDP(.pay = 0), .edit = IP_FIELD_RAW(ver_ihl, 0x4f)}, .want = LB_DROP_IP_IHL},
+	{.desc = "IHL one word past the frame", .frame = {.build = build_ihl_one_word_past},
+	 .want = LB_DROP_IP_IHL},
+	{.desc = "total length one past the frame",
+	 .frame = {TCP(.pay = 10), .edit = EDIT(e_tot_plus, 1)}, .want = LB_DROP_IP_LEN},
+	{.desc = "total length 19", .frame = {TCP(.pay = 10), .edit = IP_FIELD(total_len, 19)},
+	 .want = LB_DROP_IP_LEN},
+	{.desc = "total length 20 with IHL 6",
+	 .frame = {TCP(.ihl = 6, .pay = 10), .edit = IP_FIELD(total_len, 20)},
+	 .want = LB_DROP_IP_LEN},
+	/* What a TSO-sized packet carries; never valid on the wire. */
+	{.desc = "total length 0 (TSO)", .frame = {TCP(.pay = 10), .edit = IP_FIELD(total_len, 0)},
+	 .want = LB_DROP_IP_LEN},
+	{.desc = "bad header checksum", .frame = {TCP(.pay = 10), .edit = EDIT(e_bad_csum, 0)},
+	 .want = LB_DROP_IP_CSUM},
+	/* an option byte the checksum covers */
+	{.desc = "option byte flipped",
+	 .frame = {TCP(.ihl = 15, .pay = 10), .edit = EDIT(e_flip_hdr_byte, 40)},
+	 .want = LB_DROP_IP_CSUM},
+	{.desc = "first fragment (MF)",
+	 .frame = {TCP(.pay = 10), .edit = IP_FIELD(frag_off, LB_IPV4_MF)},
+	 .want = LB_DROP_FRAGMENT},
+	/* offset 185 words: 1480 bytes */
+	{.desc = "last fragment (offset)",
+	 .frame = {UDP(.pay = 10), .edit = IP_FIELD(frag_off, 185)}, .want = LB_DROP_FRAGMENT},
+	{.desc = "middle fragment (MF, offset)",
+	 .frame = {UDP(.pay = 10), .edit = IP_FIELD(frag_off, LB_IPV4_MF | 1)},
+	 .want = LB_DROP_FRAGMENT},
+	{.desc = "IP-in-IP", .frame = {TCP(.pay = 10), .edit = IP_FIELD(proto, LB_IPPROTO_IPIP)},
+	 .want = LB_DROP_TUNNEL},
+	{.desc = "IPv6-in-IPv4",
+	 .frame = {TCP(.pay = 10), .edit = IP_FIELD(proto, LB_IPPROTO_IPV6)},
+	 .want = LB_DROP_TUNNEL},
+	{.desc = "GRE", .frame = {TCP(.pay = 10), .edit = IP_FIELD(proto, 47)},
+	 .want = LB_DROP_PROTO},
+	{.desc = "SCTP", .frame = {TCP(.pay = 10), .edit = IP_FIELD(proto, 132)},
+	 .want = LB_DROP_PROTO},
 
 	/* TCP and UDP headers. */
-	{"TCP data offset 4", c_tcp_doff4, LB_DROP_L4_LEN, 0, {0}, NULL},
-	{"TCP data offset 0", c_tcp_doff0, LB_DROP_L4_LEN, 0, {0}, NULL},
-	{"TCP data offset past the segment", c_tcp_doff_past, LB_DROP_L4_LEN, 0, {0}, NULL},
-	{"TCP options past IP length", c_tcp_opts_past_ip, LB_DROP_L4_LEN, 0, {0}, NULL},
-	{"19-byte TCP segment", c_tcp_short, LB_DROP_L4_TRUNCATED, 0, {0}, NULL},
-	{"UDP length 7", c_udp_len7, LB_DROP_L4_LEN, 0, {0}, NULL},
-	{"UDP length 0", c_udp_len0, LB_DROP_L4_LEN, 0, {0}, NULL},
-	{"UDP length past the datagram", c_udp_len_past, LB_DROP_L4_LEN, 0, {0}, NULL},
-	{"UDP length past IP length", c_udp_len_past_ip, LB_DROP_L4_LEN, 0, {0}, NULL},
-	{"7-byte UDP datagram", c_udp_short, LB_DROP_L4_TRUNCATED, 0, {0}, NULL},
+	{.desc = "TCP data offset 4",
+	 .frame = {TCP(.pay = 10), .edit = TCP_FIELD(data_off, 4 << 4)}, .want = LB_DROP_L4_LEN},
+	{.desc = "TCP data offset 0", .frame = {TCP(.pay = 10), .edit = TCP_FIELD(data_off, 0)},
+	 .want = LB_DROP_L4_LEN},
+	/* 30-byte segment, data offset 60. */
+	{.desc = "TCP data offset past the segment",
+	 .frame = {TCP(.pay = 10), .edit = TCP_FIELD(data_off, 15 << 4)}, .want = LB_DROP_L4_LEN},
+	/* Options run into the Ethernet padding: only the IP total length counts. */
+	{.desc = "TCP options past IP length",
+	 .frame = {TCP(.tcp_opt_words = 3), .edit = EDIT(e_tot_plus, -4)}, .want = LB_DROP_L4_LEN},
+	{.desc = "19-byte TCP segment",
+	 .frame = {TCP(.pay = 10), .edit = IP_FIELD(total_len, 20 + 19)},
+	 .want = LB_DROP_L4_TRUNCATED},
+	{.desc = "UDP length 7", .frame = {UDP(.pay = 10), .edit = UDP_FIELD(len, 7)},
+	 .want = LB_DROP_L4_LEN},
+	{.desc = "UDP length 0", .frame = {UDP(.pay = 10), .edit = UDP_FIELD(len, 0)},
+	 .want = LB_DROP_L4_LEN},
+	{.desc = "UDP length past the datagram",
+	 .frame = {UDP(.pay = 10), .edit = UDP_FIELD(len, 8 + 10 + 1)}, .want = LB_DROP_L4_LEN},
+	{.desc = "UDP length past IP length",
+	 .frame = {UDP(.pay = 10), .edit = EDIT(e_udp_len_past_ip, 0)}, .want = LB_DROP_L4_LEN},
+	{.desc = "7-byte UDP datagram",
+	 .frame = {UDP(.pay = 10), .edit = IP_FIELD(total_len, 20 + 7)},
+	 .want = LB_DROP_L4_TRUNCATED},
 
 	/* ARP. */
-	{"ARP request", c_arp_request, 0, LB_PKT_ARP, {0}, check_arp_request},
-	{"ARP reply", c_arp_reply, 0, LB_PKT_ARP, {0}, check_arp_reply},
-	{"tagged ARP", c_arp_vlan, 0, LB_PKT_ARP, {0}, check_arp_vlan},
-	{"ARP padded to 60 bytes", c_arp_padded, 0, LB_PKT_ARP, {0}, check_arp_request},
-	{"ARP hln 8", c_arp_hln8, LB_DROP_ARP_MALFORMED, 0, {0}, NULL},
-	{"ARP pln 16", c_arp_pln16, LB_DROP_ARP_MALFORMED, 0, {0}, NULL},
-	{"ARP hrd IEEE 802", c_arp_hrd_ieee802, LB_DROP_ARP_MALFORMED, 0, {0}, NULL},
-	{"ARP for IPv6", c_arp_pro_ipv6, LB_DROP_ARP_MALFORMED, 0, {0}, NULL},
-	{"ARP one byte short", c_arp_short, LB_DROP_TRUNCATED, 0, {0}, NULL},
+	{.desc = "ARP request", .frame = {ARP(LB_ARP_OP_REQUEST)},
+	 .kind = LB_PKT_ARP, .check = check_arp_request},
+	{.desc = "ARP reply", .frame = {ARP(LB_ARP_OP_REPLY)},
+	 .kind = LB_PKT_ARP, .check = check_arp_reply},
+	{.desc = "tagged ARP", .frame = {ARP(LB_ARP_OP_REQUEST | TAGGED)},
+	 .kind = LB_PKT_ARP, .check = check_arp_vlan},
+	{.desc = "ARP padded to 60 bytes", .frame = {ARP(LB_ARP_OP_REQUEST), .edit = APPEND(18, 0)},
+	 .kind = LB_PKT_ARP, .check = check_arp_request},
+	{.desc = "ARP hln 8", .frame = {ARP(LB_ARP_OP_REQUEST), .edit = ARP_FIELD(hln, 8)},
+	 .want = LB_DROP_ARP_MALFORMED},
+	{.desc = "ARP pln 16", .frame = {ARP(LB_ARP_OP_REQUEST), .edit = ARP_FIELD(pln, 16)},
+	 .want = LB_DROP_ARP_MALFORMED},
+	{.desc = "ARP hrd IEEE 802", .frame = {ARP(LB_ARP_OP_REQUEST), .edit = ARP_FIELD(hrd, 6)},
+	 .want = LB_DROP_ARP_MALFORMED},
+	{.desc = "ARP for IPv6",
+	 .frame = {ARP(LB_ARP_OP_REQUEST), .edit = ARP_FIELD(pro, LB_ETHERTYPE_IPV6)},
+	 .want = LB_DROP_ARP_MALFORMED},
+	{.desc = "ARP one byte short", .frame = {ARP(LB_ARP_OP_REQUEST), .edit = SHORTEN(1)},
+	 .want = LB_DROP_TRUNCATED},
 
 	/* ICMP. */
-	{"echo request", c_echo, 0, LB_PKT_ICMP_ECHO, ECHO_TUPLE, NULL},
-	{"echo reply", c_echo_reply, LB_DROP_ICMP_TYPE, 0, {0}, NULL},
-	{"redirect", c_redirect, LB_DROP_ICMP_TYPE, 0, {0}, NULL},
-	{"7-byte ICMP message", c_icmp_short, LB_DROP_L4_TRUNCATED, 0, {0}, NULL},
-	{"port unreachable, TCP", c_port_unreach, 0, LB_PKT_ICMP_ERR, FWD(TCP), NULL},
-	{"fragmentation needed, TCP", c_frag_needed, 0, LB_PKT_ICMP_ERR, FWD(TCP), NULL},
-	{"time exceeded, TCP", c_time_exceeded, 0, LB_PKT_ICMP_ERR, FWD(TCP), NULL},
-	{"parameter problem, TCP", c_param_problem, 0, LB_PKT_ICMP_ERR, FWD(TCP), NULL},
-	{"port unreachable, UDP", c_unreach_udp, 0, LB_PKT_ICMP_ERR, FWD(UDP), NULL},
-	{"quote with IHL 15", c_quote_opts, 0, LB_PKT_ICMP_ERR, FWD(TCP), NULL},
-	{"quote of the IP header only", c_quote_ip_only, LB_DROP_ICMP_QUOTE, 0, {0}, NULL},
-	{"quote with 3 bytes of ports", c_quote_3_bytes, LB_DROP_ICMP_QUOTE, 0, {0}, NULL},
-	{"quote of 19 bytes", c_quote_19_bytes, LB_DROP_ICMP_QUOTE, 0, {0}, NULL},
-	{"quote with options, no ports", c_quote_opts_no_ports, LB_DROP_ICMP_QUOTE, 0, {0}, NULL},
-	{"quote of an ICMP packet", c_quote_icmp, LB_DROP_ICMP_QUOTE, 0, {0}, NULL},
-	{"quote of version 6", c_quote_v6, LB_DROP_ICMP_QUOTE, 0, {0}, NULL},
-	{"quote with IHL 4", c_quote_ihl4, LB_DROP_ICMP_QUOTE, 0, {0}, NULL},
-	{"quote of a later fragment", c_quote_later_fragment, LB_DROP_ICMP_QUOTE, 0, {0}, NULL},
-	{"quoted ports past IP length", c_quote_past_ip, LB_DROP_ICMP_QUOTE, 0, {0}, NULL},
+	{.desc = "echo request", .frame = {ECHO(LB_ICMP_ECHO)},
+	 .kind = LB_PKT_ICMP_ECHO, .tuple = ECHO_TUPLE},
+	{.desc = "echo reply", .frame = {ECHO(LB_ICMP_ECHO_REPLY)}, .want = LB_DROP_ICMP_TYPE},
+	{.desc = "redirect", .frame = {ECHO(5)}, .want = LB_DROP_ICMP_TYPE},
+	{.desc = "7-byte ICMP message",
+	 .frame = {ECHO(LB_ICMP_ECHO), .edit = IP_FIELD(total_len, 20 + 7)},
+	 .want = LB_DROP_L4_TRUNCATED},
+	{.desc = "port unreachable, TCP", .frame = {PORT_UNREACH(QTCP8)},
+	 .kind = LB_PKT_ICMP_ERR, .tuple = FWD(TCP)},
+	{.desc = "fragmentation needed, TCP", .frame = {FRAG_NEEDED(QTCP8)},
+	 .kind = LB_PKT_ICMP_ERR, .tuple = FWD(TCP)},
+	{.desc = "time exceeded, TCP", .frame = {TIME_EXCEEDED(0, QTCP8)},
+	 .kind = LB_PKT_ICMP_ERR, .tuple = FWD(TCP)},
+	{.desc = "parameter problem, TCP",
+	 .frame = {.icmp = {.type = LB_ICMP_PARAM_PROBLEM, QTCP8}},
+	 .kind = LB_PKT_ICMP_ERR, .tuple = FWD(TCP)},
+	{.desc = "port unreachable, UDP",
+	 .frame = {PORT_UNREACH(.qproto = LB_IPPROTO_UDP, .qbytes = 8)},
+	 .kind = LB_PKT_ICMP_ERR, .tuple = FWD(UDP)},
+	{.desc = "quote with IHL 15", .frame = {FRAG_NEEDED(QTCP8, .qihl = 15)},
+	 .kind = LB_PKT_ICMP_ERR, .tuple = FWD(TCP)},
+	{.desc = "quote of the IP header only", .frame = {FRAG_NEEDED(.qproto = LB_IPPROTO_TCP)},
+	 .want = LB_DROP_ICMP_QUOTE},
+	{.desc = "quote with 3 bytes of ports",
+	 .frame = {FRAG_NEEDED(.qproto = LB_IPPROTO_TCP, .qbytes = 3)}, .want = LB_DROP_ICMP_QUOTE},
+	{.desc = "quote of 19 bytes",
+	 .frame = {FRAG_NEEDED(.qproto = LB_IPPROTO_TCP), .edit = EDIT(e_quote_shorten, 1)},
+	 .want = LB_DROP_ICMP_QUOTE},
+	/* Options of the quoted header are quoted, its ports are not. */
+	{.desc = "quote with options, no ports",
+	 .frame = {FRAG_NEEDED(.qproto = LB_IPPROTO_TCP, .qihl = 15)}, .want = LB_DROP_ICMP_QUOTE},
+	{.desc = "quote of an ICMP packet",
+	 .frame = {PORT_UNREACH(.qproto = LB_IPPROTO_ICMP, .qbytes = 8)},
+	 .want = LB_DROP_ICMP_QUOTE},
+	{.desc = "quote of version 6",
+	 .frame = {PORT_UNREACH(QTCP8), .edit = QUOTE_FIELD(ver_ihl, 0x65)},
+	 .want = LB_DROP_ICMP_QUOTE},
+	{.desc = "quote with IHL 4",
+	 .frame = {PORT_UNREACH(QTCP8), .edit = QUOTE_FIELD(ver_ihl, 0x44)},
+	 .want = LB_DROP_ICMP_QUOTE},
+	{.desc = "quote of a later fragment",
+	 .frame = {TIME_EXCEEDED(1, .qproto = LB_IPPROTO_UDP, .qbytes = 8),
+		   .edit = QUOTE_FIELD(frag_off, 185)},
+	 .want = LB_DROP_ICMP_QUOTE},
+	/* The ports sit in Ethernet padding, past the outer IP total length. */
+	{.desc = "quoted ports past IP length",
+	 .frame = {PORT_UNREACH(QTCP8), .edit = EDIT(e_tot_plus, -8)}, .want = LB_DROP_ICMP_QUOTE},
 };
+/* clang-format on */
 
 /* Offsets and lengths the builder knows, checked for every accepted frame. */
 static void
@@ -1061,8 +815,8 @@ expect_layout(const char *desc, struct frame *f, const struct lb_pkt *pkt)
 	cr_expect_eq(pkt->l2_len, f->l3, "%s: l2_len %u, want %u", desc, pkt->l2_len, f->l3);
 	if (pkt->kind == LB_PKT_ARP)
 		return;
-	cr_expect_eq(pkt->l3_len, rte_be_to_cpu_16(ip_at(f, f->l3)->total_len), "%s: l3_len %u",
-		desc, pkt->l3_len);
+	cr_expect_eq(pkt->l3_len, lb_be16_to_cpu(ip_at(f, f->l3)->total_len), "%s: l3_len %u", desc,
+		pkt->l3_len);
 	cr_expect_eq(pkt->l4_off, f->l4, "%s: l4_off %u, want %u", desc, pkt->l4_off, f->l4);
 	if (pkt->kind == LB_PKT_ICMP_ERR)
 		cr_expect_eq(pkt->quote_off, f->quote, "%s: quote_off %u, want %u", desc,
@@ -1073,14 +827,14 @@ static void
 expect_tuple(const char *desc, const struct lb_pkt *pkt, const struct tuple *t)
 {
 	cr_expect_eq(pkt->proto, t->proto, "%s: proto %u, want %u", desc, pkt->proto, t->proto);
-	cr_expect_eq(rte_be_to_cpu_32(pkt->src), t->src, "%s: src %#x, want %#x", desc,
-		rte_be_to_cpu_32(pkt->src), t->src);
-	cr_expect_eq(rte_be_to_cpu_32(pkt->dst), t->dst, "%s: dst %#x, want %#x", desc,
-		rte_be_to_cpu_32(pkt->dst), t->dst);
-	cr_expect_eq(rte_be_to_cpu_16(pkt->sport), t->sport, "%s: sport %u, want %u", desc,
-		rte_be_to_cpu_16(pkt->sport), t->sport);
-	cr_expect_eq(rte_be_to_cpu_16(pkt->dport), t->dport, "%s: dport %u, want %u", desc,
-		rte_be_to_cpu_16(pkt->dport), t->dport);
+	cr_expect_eq(lb_be32_to_cpu(pkt->src), t->src, "%s: src %#x, want %#x", desc,
+		lb_be32_to_cpu(pkt->src), t->src);
+	cr_expect_eq(lb_be32_to_cpu(pkt->dst), t->dst, "%s: dst %#x, want %#x", desc,
+		lb_be32_to_cpu(pkt->dst), t->dst);
+	cr_expect_eq(lb_be16_to_cpu(pkt->sport), t->sport, "%s: sport %u, want %u", desc,
+		lb_be16_to_cpu(pkt->sport), t->sport);
+	cr_expect_eq(lb_be16_to_cpu(pkt->dport), t->dport, "%s: dport %u, want %u", desc,
+		lb_be16_to_cpu(pkt->dport), t->dport);
 }
 
 Test(parse, table)
@@ -1093,7 +847,7 @@ Test(parse, table)
 		struct lb_pkt pkt;
 		int rc;
 
-		c->build(&f);
+		build(&f, &c->frame);
 		rc = parse_exact(f.b, f.len, &pkt);
 		cr_expect_eq(rc, c->want, "%s: got %d (%s), want %d (%s)", c->desc, rc,
 			lb_drop_name(rc), c->want, lb_drop_name(c->want));
@@ -1126,7 +880,10 @@ Test(parse, ipv4_options)
 
 				snprintf(desc, sizeof(desc), "IHL %u, %s, %s", ihl,
 					tagged ? "tagged" : "untagged", p ? "UDP" : "TCP");
-				build_l4(&f, tagged ? VLAN_TCI : -1, proto, ihl, 0, 7);
+				build_l4(&f, &(struct l4_spec){.proto = proto,
+						     .tagged = tagged,
+						     .ihl = ihl,
+						     .pay = 7});
 				rc = parse_exact(f.b, f.len, &pkt);
 				cr_expect_eq(rc, 0, "%s: got %s", desc, lb_drop_name(rc));
 				if (rc != 0)
@@ -1144,8 +901,11 @@ Test(parse, ipv4_options)
 			int rc;
 
 			snprintf(desc, sizeof(desc), "quote with IHL %u", ihl);
-			build_icmp_err(&f, LB_ICMP_UNREACH, LB_ICMP_UNREACH_NEEDFRAG,
-				LB_IPPROTO_TCP, ihl, 8);
+			build_icmp_err(&f, &(struct icmp_err_spec){.type = LB_ICMP_UNREACH,
+						   .code = LB_ICMP_UNREACH_NEEDFRAG,
+						   .qproto = LB_IPPROTO_TCP,
+						   .qihl = ihl,
+						   .qbytes = 8});
 			rc = parse_exact(f.b, f.len, &pkt);
 			cr_expect_eq(rc, 0, "%s: got %s", desc, lb_drop_name(rc));
 			if (rc != 0)
@@ -1159,45 +919,28 @@ Test(parse, ipv4_options)
 
 /* --- Truncation ----------------------------------------------------------- */
 
-static void
-trunc_tcp(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_TCP, 5, 3, 10);
-}
-
-static void
-trunc_tcp_ip_opts(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_TCP, 8, 0, 10);
-}
-
-static void
-trunc_udp(struct frame *f)
-{
-	build_l4(f, -1, LB_IPPROTO_UDP, 5, 0, 10);
-}
-
-static void
-trunc_vlan_tcp(struct frame *f)
-{
-	build_l4(f, VLAN_TCI, LB_IPPROTO_TCP, 5, 3, 10);
-}
-
-static void
-trunc_icmp_err(struct frame *f)
-{
-	c_frag_needed(f);
-}
-
 /* clang-format off */
-static void (*const trunc_frames[])(struct frame *) = {
-	trunc_tcp, trunc_tcp_ip_opts, trunc_udp, trunc_vlan_tcp, trunc_icmp_err,
-};
-
-static const char *const trunc_names[] = {
-	"TCP", "TCP with IP options", "UDP", "tagged TCP", "ICMP frag needed",
+static const struct {
+	const char *name;
+	struct frame_spec frame;
+} trunc_frames[] = {
+	{"TCP", {TCP(.tcp_opt_words = 3, .pay = 10)}},
+	{"TCP with IP options", {TCP(.ihl = 8, .pay = 10)}},
+	{"UDP", {UDP(.pay = 10)}},
+	{"tagged TCP", {TCP(.tagged = true, .tcp_opt_words = 3, .pay = 10)}},
+	{"ICMP frag needed", {FRAG_NEEDED(QTCP8)}},
 };
 /* clang-format on */
+#define N_TRUNC (sizeof(trunc_frames) / sizeof(trunc_frames[0]))
+
+/* Truncation frame i, built into f; returns its outer IPv4 header's length. */
+static uint32_t
+trunc_frame(size_t i, struct frame *f)
+{
+	memset(f, 0, sizeof(*f));
+	build(f, &trunc_frames[i].frame);
+	return lb_ipv4_ihl(ip_at(f, f->l3)) * 4u;
+}
 
 /*
  * The frame cut at every length: the IP total length still claims the whole
@@ -1207,12 +950,10 @@ Test(parse, every_prefix)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(trunc_frames) / sizeof(trunc_frames[0]); i++) {
-		struct frame f = {0};
-		uint32_t len, ihl;
+	for (i = 0; i < N_TRUNC; i++) {
+		struct frame f;
+		uint32_t len, ihl = trunc_frame(i, &f);
 
-		trunc_frames[i](&f);
-		ihl = lb_ipv4_ihl(ip_at(&f, f.l3)) * 4u;
 		for (len = 0; len <= f.len; len++) {
 			struct lb_pkt pkt;
 			int rc = parse_exact(f.b, len, &pkt), want;
@@ -1226,7 +967,8 @@ Test(parse, every_prefix)
 			else
 				want = 0;
 			cr_expect_eq(rc, want, "%s cut to %u of %u bytes: got %s, want %s",
-				trunc_names[i], len, f.len, lb_drop_name(rc), lb_drop_name(want));
+				trunc_frames[i].name, len, f.len, lb_drop_name(rc),
+				lb_drop_name(want));
 		}
 	}
 }
@@ -1240,12 +982,10 @@ Test(parse, every_short_datagram)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(trunc_frames) / sizeof(trunc_frames[0]); i++) {
-		struct frame full = {0};
-		uint32_t len, ihl;
+	for (i = 0; i < N_TRUNC; i++) {
+		struct frame full;
+		uint32_t len, ihl = trunc_frame(i, &full);
 
-		trunc_frames[i](&full);
-		ihl = lb_ipv4_ihl(ip_at(&full, full.l3)) * 4u;
 		for (len = full.l3 + ihl; len <= full.len; len++) {
 			struct frame f = full;
 			uint32_t avail = len - f.l4;
@@ -1266,7 +1006,7 @@ Test(parse, every_short_datagram)
 			case LB_IPPROTO_UDP:
 				if (avail < sizeof(struct lb_udp_hdr))
 					want = LB_DROP_L4_TRUNCATED;
-				else if (avail < rte_be_to_cpu_16(udp_of(&f)->len))
+				else if (avail < lb_be16_to_cpu(udp_of(&f)->len))
 					want = LB_DROP_L4_LEN;
 				else
 					want = 0;
@@ -1283,7 +1023,7 @@ Test(parse, every_short_datagram)
 			rc = parse_exact(f.b, f.len, &pkt);
 			cr_expect_eq(rc, want,
 				"%s, datagram cut to %u of %u bytes: got %s, want %s",
-				trunc_names[i], len, full.len, lb_drop_name(rc),
+				trunc_frames[i].name, len, full.len, lb_drop_name(rc),
 				lb_drop_name(want));
 		}
 	}
@@ -1294,22 +1034,6 @@ Test(parse, every_short_datagram)
 #define RANDOM_FRAMES 200000
 #define RANDOM_MUTATIONS 200000
 #define RANDOM_MAX_LEN 300
-
-static uint64_t
-splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint32_t
-rnd(uint64_t *s, uint32_t n)
-{
-	return (uint32_t)(splitmix64(s) % n);
-}
 
 /*
  * Whatever the input, an accepted frame's offsets must lie inside it and
@@ -1412,7 +1136,7 @@ steer(uint8_t *b, uint32_t len, uint64_t *rng)
 	tot = len - l2;
 	if (rnd(rng, 4) == 0)
 		tot -= rnd(rng, tot + 1);
-	ip->total_len = rte_cpu_to_be_16((uint16_t)tot);
+	ip->total_len = lb_cpu_to_be16((uint16_t)tot);
 	if (l2 + ihl * 4 + 8 <= len) {
 		uint8_t *l4 = b + l2 + ihl * 4;
 
@@ -1461,24 +1185,6 @@ Test(parse, random_frames)
 	cr_expect_gt(accepted, RANDOM_FRAMES / 100, "only %u random frames accepted", accepted);
 }
 
-static void
-mut_arp(struct frame *f)
-{
-	build_arp(f, VLAN_TCI, LB_ARP_OP_REQUEST);
-}
-
-static void
-mut_echo(struct frame *f)
-{
-	c_echo(f);
-}
-
-static void
-mut_udp_quote(struct frame *f)
-{
-	build_icmp_err(f, LB_ICMP_TIME_EXCEEDED, 0, LB_IPPROTO_UDP, 7, 8);
-}
-
 /* The (possibly mutated) ethertype in front of the L3 header says IPv4. */
 static bool
 is_ipv4(const struct frame *f)
@@ -1494,18 +1200,20 @@ is_ipv4(const struct frame *f)
  */
 Test(parse, random_mutations)
 {
-	static void (*const good[])(struct frame *) = {
-		trunc_tcp,
-		trunc_tcp_ip_opts,
-		trunc_udp,
-		trunc_vlan_tcp,
-		trunc_icmp_err,
-		c_ip_opts_vlan_udp,
-		c_tcp_padded,
-		mut_arp,
-		mut_echo,
-		mut_udp_quote,
+	/* clang-format off */
+	static const struct frame_spec good[] = {
+		{TCP(.tcp_opt_words = 3, .pay = 10)},
+		{TCP(.ihl = 8, .pay = 10)},
+		{UDP(.pay = 10)},
+		{TCP(.tagged = true, .tcp_opt_words = 3, .pay = 10)},
+		{FRAG_NEEDED(QTCP8)},
+		{UDP(.tagged = true, .ihl = 6, .pay = 10)},
+		{TCP(.pay = 0), .edit = APPEND(6, 0)},
+		{ARP(LB_ARP_OP_REQUEST | TAGGED)},
+		{ECHO(LB_ICMP_ECHO)},
+		{TIME_EXCEEDED(0, .qproto = LB_IPPROTO_UDP, .qihl = 7, .qbytes = 8)},
 	};
+	/* clang-format on */
 	const uint32_t n_good = sizeof(good) / sizeof(good[0]);
 	struct frame frames[sizeof(good) / sizeof(good[0])];
 	uint64_t rng = 0x5eed0002;
@@ -1515,7 +1223,7 @@ Test(parse, random_mutations)
 		struct lb_pkt pkt;
 
 		memset(&frames[i], 0, sizeof(frames[i]));
-		good[i](&frames[i]);
+		build(&frames[i], &good[i]);
 		cr_assert_eq(lb_parse(frames[i].b, frames[i].len, &pkt), 0, "good frame %u", i);
 	}
 	for (i = 0; i < RANDOM_MUTATIONS; i++) {

@@ -12,11 +12,11 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluicepcap as sp  # noqa: E402
-from scapy.layers.inet import IP, TCP, UDP  # noqa: E402
-from scapy.layers.l2 import Ether  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+
+from sluicetest import pcap as sp
 
 VIP = "192.0.2.20"
 N_TCP, N_UDP, PER_FLOW = 200, 100, 5

@@ -8,13 +8,9 @@ is the same for every packet, on both workers and in both runs. A third run
 on one worker, with each flow's packets back to back, must agree with the
 first and count every flow once in conn_new and the backends' new_conns.
 """
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 
 def flow_map(case, cfg, run, inputs, tag):

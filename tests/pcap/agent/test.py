@@ -12,14 +12,10 @@ counters must match both the table and what the output pcaps show.
 
 Two runs: mss_clamp = 1400, then no mss_clamp (nothing is clamped).
 """
-import os
 import struct
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 
 def row_tag(frame):

@@ -12,11 +12,11 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluicepcap as sp  # noqa: E402
-from scapy.layers.inet import ICMP, IP  # noqa: E402
-from scapy.layers.l2 import ARP, Dot1Q, Ether  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
+from scapy.layers.inet import ICMP, IP
+from scapy.layers.l2 import ARP, Dot1Q, Ether
+from scapy.packet import Raw
+
+from sluicetest import pcap as sp
 
 TUNNEL = "10.255.0.1"
 VIP = "192.0.2.70"

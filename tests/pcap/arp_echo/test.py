@@ -7,14 +7,10 @@ asked for, tha/tpa = the requester. Echo reply: to the requester's MAC, IP
 addresses swapped, type 0, same id, sequence and payload, valid checksums.
 Run twice: arp_for_vips unset, then true.
 """
-import os
 import struct
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 
 def check_arp(case, out, inp, what):

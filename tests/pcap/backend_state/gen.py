@@ -19,52 +19,32 @@ import random
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluicepcap as sp  # noqa: E402
-from scapy.layers.inet import IP, TCP, UDP  # noqa: E402
-from scapy.layers.l2 import Ether  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
-from scapy.utils import checksum  # noqa: E402
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+from scapy.utils import checksum
+
+from sluicetest import pcap as sp
 
 VIP = "192.0.2.50"
 N_WEB, N_TLS, N_DNS = 1000, 8000, 500
 
-
-class Backend(sp.Backend):
-    """A backend with a state ("active", "drain", "maint"; None: the
-    default, active)."""
-
-    def __init__(self, dip, port, host, weight=None, state=None):
-        super().__init__(dip, port, host, weight)
-        self.state = state
-
-    @property
-    def takes_new(self):
-        return self.state in (None, "active") and self.weight != 0
-
-    def render(self):
-        w = "" if self.weight is None else " weight = %d;" % self.weight
-        st = "" if self.state is None else ' state = "%s";' % self.state
-        return '{ dip = "%s"; port = %d;%s%s host = "%s"; }' % (
-            self.dip, self.port, w, st, self.host)
-
-
 SERVICES = [
     sp.Service(VIP, "tcp", 80, [
-        Backend("10.5.0.1", 8080, "10.0.50.1"),
-        Backend("10.5.0.2", 8080, "10.0.50.2", state="drain"),
-        Backend("10.5.0.3", 8080, "10.0.50.3", state="maint"),
+        sp.Backend("10.5.0.1", 8080, "10.0.50.1"),
+        sp.Backend("10.5.0.2", 8080, "10.0.50.2", state="drain"),
+        sp.Backend("10.5.0.3", 8080, "10.0.50.3", state="maint"),
     ]),
     sp.Service(VIP, "tcp", 443, [
-        Backend("10.5.1.1", 8443, "10.0.51.1", weight=1, state="active"),
-        Backend("10.5.1.2", 8443, "10.0.51.2", weight=3),
-        Backend("10.5.1.3", 8443, "10.0.51.3", weight=4, state="drain"),
-        Backend("10.5.1.4", 8443, "10.0.51.4", weight=4, state="maint"),
+        sp.Backend("10.5.1.1", 8443, "10.0.51.1", weight=1, state="active"),
+        sp.Backend("10.5.1.2", 8443, "10.0.51.2", weight=3),
+        sp.Backend("10.5.1.3", 8443, "10.0.51.3", weight=4, state="drain"),
+        sp.Backend("10.5.1.4", 8443, "10.0.51.4", weight=4, state="maint"),
     ]),
     sp.Service(VIP, "udp", 53, [
-        Backend("10.5.2.1", 53, "10.0.52.1", state="drain"),
-        Backend("10.5.2.2", 53, "10.0.52.2", state="maint"),
-        Backend("10.5.2.3", 53, "10.0.52.3", weight=0),
+        sp.Backend("10.5.2.1", 53, "10.0.52.1", state="drain"),
+        sp.Backend("10.5.2.2", 53, "10.0.52.2", state="maint"),
+        sp.Backend("10.5.2.3", 53, "10.0.52.3", weight=0),
     ]),
 ]
 

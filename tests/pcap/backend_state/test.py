@@ -11,13 +11,9 @@ what the output shows. What happens to connections that were established
 before a backend changed state is tests/process/test_backend_state.py.
 """
 import math
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 SIGMAS = 5  # each share check fails a correct balancer with p < 1e-6
 

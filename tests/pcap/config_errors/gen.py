@@ -12,8 +12,7 @@ substrings (the field's path, the bad value).
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluicepcap as sp  # noqa: E402
+from sluicetest import pcap as sp
 
 SERVICES = [
     sp.Service("192.0.2.80", "tcp", 80, [sp.Backend("10.8.0.1", 8080, "10.0.80.1", weight=1),

@@ -12,10 +12,10 @@ must hit the flow's entry.
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluicepcap as sp  # noqa: E402
-from scapy.layers.inet import IP, TCP  # noqa: E402
-from scapy.layers.l2 import Ether  # noqa: E402
+from scapy.layers.inet import IP, TCP
+from scapy.layers.l2 import Ether
+
+from sluicetest import pcap as sp
 
 VIP = "192.0.2.40"
 N_FLOWS = 50

@@ -5,13 +5,9 @@ A SYN after the client's FIN starts a new connection on the reused tuple
 (counted new, not a hit), every other packet hits its flow's entry, and all
 packets of a flow go to one backend.
 """
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 
 def main():

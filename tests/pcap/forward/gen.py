@@ -14,11 +14,11 @@ import random
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluicepcap as sp  # noqa: E402
-from scapy.layers.inet import IP, TCP, UDP, IPOption_Router_Alert, IPOption_RR, in4_chksum  # noqa: E402
-from scapy.layers.l2 import Dot1Q, Ether  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
+from scapy.layers.inet import IP, TCP, UDP, IPOption_Router_Alert, IPOption_RR, in4_chksum
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.packet import Raw
+
+from sluicetest import pcap as sp
 
 VIP = "192.0.2.10"
 VIP_ZERO = "192.0.2.11"   # one backend: lets us aim a checksum at zero

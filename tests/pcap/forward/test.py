@@ -1,19 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """forward: every kind of forwardable packet comes out encapsulated, with
-every outer and inner field as the design fixes it (see sluicepcap.check_encap).
+every outer and inner field as the design fixes it (see sp.check_encap).
 
 Two runs: the default mux settings, and one with another tunnel address,
 next-hop MAC and tunnel TTL, so those fields are shown to come from the
 configuration.
 """
-import os
 import struct
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 
 def key(ipdata):

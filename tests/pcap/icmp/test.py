@@ -10,13 +10,9 @@ land where the errors went. Errors quoting a non-VIP source or a port with no
 service count as no_service; quotes too short to hold the ports, and errors
 sent to the VIP quoting a packet the VIP did not send (forged), as icmp_quote.
 """
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 
 def by_ip_id(frames):

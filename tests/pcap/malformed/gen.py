@@ -14,13 +14,13 @@ import os
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluicepcap as sp  # noqa: E402
-from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP  # noqa: E402
-from scapy.layers.inet6 import IPv6  # noqa: E402
-from scapy.layers.l2 import ARP, Dot1Q, Ether  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
-from scapy.utils import checksum  # noqa: E402
+from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Dot1Q, Ether
+from scapy.packet import Raw
+from scapy.utils import checksum
+
+from sluicetest import pcap as sp
 
 VIP = "192.0.2.60"
 TUNNEL = "10.255.0.1"

@@ -6,13 +6,9 @@ Checks: the output holds exactly the good packets (each one a correct
 encapsulation), and the summary's drops equal, reason by reason, the sum over
 the table (every other reason zero).
 """
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 
 def main():

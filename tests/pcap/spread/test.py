@@ -8,13 +8,9 @@ p. The per-backend new_conns and pkts of the JSON summary must equal what the
 output pcap shows, and every output goes to the host of the DIP it carries.
 """
 import math
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 SIGMAS = 4
 

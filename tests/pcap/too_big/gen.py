@@ -13,11 +13,11 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluicepcap as sp  # noqa: E402
-from scapy.layers.inet import IP, TCP, UDP, IPOption_Router_Alert  # noqa: E402
-from scapy.layers.l2 import Dot1Q, Ether  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
+from scapy.layers.inet import IP, TCP, UDP, IPOption_Router_Alert
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.packet import Raw
+
+from sluicetest import pcap as sp
 
 VIP = "192.0.2.50"
 MTU = 1500

@@ -9,14 +9,10 @@ original datagram (at most 548 bytes, so the reply stays within 576), with
 valid IP and ICMP checksums. 1480 bytes fits and is forwarded; an oversize
 packet without DF is dropped as too_big_no_df.
 """
-import os
 import struct
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 QUOTE_MAX = 576 - 20 - 8
 

@@ -14,12 +14,12 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import sluicepcap as sp  # noqa: E402
-from scapy.layers.inet import ICMP, IP, TCP  # noqa: E402
-from scapy.layers.inet6 import IPv6  # noqa: E402
-from scapy.layers.l2 import Dot1Q, Ether  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
+from scapy.layers.inet import ICMP, IP, TCP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.packet import Raw
+
+from sluicetest import pcap as sp
 
 TUNNEL = "10.255.0.1"
 PROBER = "10.255.0.254"

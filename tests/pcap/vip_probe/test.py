@@ -12,14 +12,10 @@ the payload as sent; valid ICMP checksum. Anything else keeps its drop
 reason (tunnel_inbound, or no_service for a VIP the mux does not have).
 Run twice: with probers, then without (nothing is answered).
 """
-import os
 import struct
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
-import sluicepcap as sp  # noqa: E402
+import gen
+from sluicetest import pcap as sp
 
 
 def check_answer(case, out, inp, version, what):

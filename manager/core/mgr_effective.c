@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The effective table: what members run, made from the desired table by
+ * each backend's record (mgr_health.c). Per backend, first rule that
+ * applies:
+ *
+ *   deregistered (left desired)   drain until its delay ends, then removed
+ *   admin maint                   maint
+ *   admin drain                   drain (for good: the delay only shows)
+ *   the pool fails open           active at its weight
+ *   unhealthy or initial          maint: its connections are re-balanced
+ *   in slow start                 active, weight ramped in 10 steps
+ *   otherwise                     active at its weight
+ *
+ * A pool fails open when fewer of its active backends are healthy than
+ * its minimum (count, or percent of them): sending to all is better than
+ * crushing the few left. While a backend lighter than 10 ramps, its pool's
+ * weights are multiplied by 10 so that it can start at a tenth; Maglev's
+ * table depends on the ratios only, so the others keep their slots.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lb_err.h"
+#include "lb_ftable.h"
+#include "lb_log.h"
+#include "lb_maglev.h"
+#include "mgr_hrec.h"
+#include "mgr_text.h"
+
+static uint32_t
+scaled(uint32_t w, uint32_t scale)
+{
+	uint64_t v = (uint64_t)w * scale;
+
+	return v > LB_MAGLEV_MAX_WEIGHT ? LB_MAGLEV_MAX_WEIGHT : (uint32_t)v;
+}
+
+static bool
+ramping(const struct mgr_hrec *r, uint64_t now)
+{
+	const struct mgr_pool *p = &r->hr_svc->hs_pool;
+
+	return r->hr_ss_start != 0 && p->pl_slow_start_s != 0 &&
+	       now < r->hr_ss_start + (uint64_t)p->pl_slow_start_s * 1000;
+}
+
+/*
+ * Engaging is logged once some backend has a verdict: a new pool whose
+ * backends all wait for their first probe is open, but that is no news.
+ */
+static void
+fail_open_log(struct mgr_hsvc *s, bool open, bool known)
+{
+	char k[MGR_SVC_STR], m[32];
+
+	if (open == s->hs_fail_open_logged || (open && !known))
+		return;
+	s->hs_fail_open_logged = open;
+	mgr_key_str(&s->hs_key, k, sizeof(k));
+	mgr_pool_min_str(&s->hs_pool, m, sizeof(m));
+	if (open) {
+		LB_WARN("FAIL-OPEN %s: %u of %u healthy, minimum %s: every registered backend "
+			"gets traffic",
+			k, s->hs_healthy, s->hs_registered, m);
+	} else {
+		LB_INFO("%s: fail-open over: %u of %u healthy, minimum %s", k, s->hs_healthy,
+			s->hs_registered, m);
+	}
+}
+
+/* One backend's effective state and weight. */
+static void
+decide(struct mgr_hrec *r, uint64_t now, uint64_t *next, struct lb_backend_cfg *out)
+{
+	const struct mgr_hsvc *s = r->hr_svc;
+	const struct mgr_pool *p = &s->hs_pool;
+	uint32_t w = scaled(r->hr_be.weight, s->hs_scale);
+
+	*out = r->hr_be;
+	out->weight = w;
+	r->hr_cause = MGR_WHY_ADMIN;
+	if (r->hr_dereg) {
+		out->state = LB_BACKEND_DRAIN;
+		r->hr_cause = MGR_WHY_DEREG;
+		if (r->hr_drain_until < *next)
+			*next = r->hr_drain_until;
+		return;
+	}
+	if (r->hr_be.state != LB_BACKEND_ACTIVE)
+		return;
+	if (s->hs_fail_open) {
+		r->hr_cause = mgr_hrec_healthy(r) ? MGR_WHY_HEALTHY : MGR_WHY_FAIL_OPEN;
+		return;
+	}
+	if (!mgr_hrec_healthy(r)) {
+		out->state = LB_BACKEND_MAINT;
+		r->hr_cause = r->hr_health == MGR_H_INITIAL ? MGR_WHY_INITIAL : MGR_WHY_UNHEALTHY;
+		return;
+	}
+	r->hr_cause = MGR_WHY_HEALTHY;
+	if (r->hr_ss_start == 0)
+		return;
+	if (!ramping(r, now)) {
+		r->hr_ss_start = 0; /* over */
+		return;
+	}
+	{
+		uint64_t d = (uint64_t)p->pl_slow_start_s * 1000, el = now - r->hr_ss_start;
+		uint64_t k = el * MGR_SS_STEPS / d, rw;
+
+		/* From a tenth to the whole, linear, sampled at ten steps. */
+		rw = ((uint64_t)w * (MGR_SS_STEPS + (MGR_SS_STEPS - 1) * k) + 50) / 100;
+		out->weight = w == 0 ? 0 : rw < 1 ? 1 : (uint32_t)rw;
+		r->hr_cause = MGR_WHY_SLOW_START;
+		if (r->hr_ss_start + (k + 1) * d / MGR_SS_STEPS < *next)
+			*next = r->hr_ss_start + (k + 1) * d / MGR_SS_STEPS;
+	}
+}
+
+/* Records of service s between lo and the end of its range, by (dip, port). */
+static int
+build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_cfg *sc,
+	uint64_t now, uint64_t *next, struct lb_service_cfg *out)
+{
+	uint32_t lo = mgr_hrec_lower(h, &s->hs_key), hi = lo, i, n = 0, reg = 0, ok = 0, known = 0;
+	const struct mgr_pool *p = &s->hs_pool;
+	bool open, light = false;
+	uint64_t sum = 0;
+
+	while (hi < h->h_n_recs && h->h_recs[hi]->hr_svc == s)
+		hi++;
+	/* Who counts: the backends operators left active. */
+	for (i = lo; i < hi; i++) {
+		struct mgr_hrec *r = h->h_recs[i];
+
+		r->hr_in_eff = false;
+		if (r->hr_dereg || r->hr_gone || r->hr_be.state != LB_BACKEND_ACTIVE)
+			continue;
+		reg++;
+		ok += mgr_hrec_healthy(r);
+		known += r->hr_health != MGR_H_INITIAL || !mgr_hrec_probed(r);
+		if (ramping(r, now) && r->hr_be.weight < MGR_SS_SCALE && r->hr_be.weight != 0)
+			light = true;
+	}
+	open = reg > 0 &&
+	       ((p->pl_min_healthy != 0 && ok < p->pl_min_healthy) ||
+		       (p->pl_min_healthy_pct != 0 &&
+			       (uint64_t)ok * 100 < (uint64_t)p->pl_min_healthy_pct * reg));
+	s->hs_registered = reg;
+	s->hs_healthy = ok;
+	if (open && !s->hs_fail_open)
+		s->hs_fail_open_since = now;
+	s->hs_fail_open = open;
+	fail_open_log(s, open, known > 0);
+	s->hs_scale = !open && light ? MGR_SS_SCALE : 1;
+
+	*out = *sc;
+	out->backends = calloc(hi - lo + 1, sizeof(*out->backends));
+	if (out->backends == NULL)
+		return -LB_ENOMEM;
+	for (i = lo; i < hi; i++) {
+		struct mgr_hrec *r = h->h_recs[i];
+
+		if (r->hr_gone)
+			continue;
+		if (r->hr_dereg && r->hr_drain_until <= now) {
+			/* The delay is over: out of the table; kept a while for history. */
+			r->hr_dereg = false;
+			r->hr_gone = true;
+			r->hr_gone_ms = now;
+			r->hr_cause = MGR_WHY_GONE;
+			continue;
+		}
+		decide(r, now, next, &out->backends[n]);
+		r->hr_in_eff = true;
+		r->hr_eff_state = out->backends[n].state;
+		r->hr_eff_weight = out->backends[n].weight;
+		if (r->hr_eff_state == LB_BACKEND_ACTIVE)
+			sum += r->hr_eff_weight;
+		n++;
+	}
+	out->n_backends = n;
+	s->hs_sum_weight = sum;
+	return 0;
+}
+
+int
+mgr_health_effective(struct mgr_health *h, const struct lb_ftable *desired, uint64_t now,
+	struct lb_ftable *out, uint64_t *next_ms)
+{
+	uint32_t i;
+	int rc;
+
+	*next_ms = UINT64_MAX;
+	lb_ftable_free(out);
+	out->seed = desired->seed;
+	out->maglev_size = desired->maglev_size;
+	out->services = calloc(desired->n_services + 1, sizeof(*out->services));
+	if (out->services == NULL)
+		return -LB_ENOMEM;
+	for (i = 0; i < desired->n_services; i++) {
+		const struct lb_service_cfg *sc = &desired->services[i];
+		struct lb_svc_key k;
+		struct mgr_hsvc *s;
+
+		lb_ftable_key(sc, &k);
+		s = mgr_hsvc_find(h, &k);
+		if (s == NULL) {
+			/* Not synced (out of memory then): as the operators have it. */
+			out->services[i] = *sc;
+			out->services[i].backends =
+				calloc(sc->n_backends + 1, sizeof(*sc->backends));
+			if (out->services[i].backends == NULL)
+				goto nomem;
+			memcpy(out->services[i].backends, sc->backends,
+				sc->n_backends * sizeof(*sc->backends));
+			out->n_services = i + 1;
+			continue;
+		}
+		rc = build_service(h, s, sc, now, next_ms, &out->services[i]);
+		out->n_services = i + 1;
+		if (rc != 0)
+			goto nomem;
+	}
+	lb_ftable_sort(out);
+	return 0;
+nomem:
+	lb_ftable_free(out);
+	return -LB_ENOMEM;
+}
+
+/* ---- why, for history and sluicectl ---- */
+
+static const char *
+cause_text(const struct mgr_hrec *r, char *buf, size_t len)
+{
+	const struct mgr_hsvc *s = r->hr_svc;
+	char m[32];
+
+	switch (r->hr_cause) {
+	case MGR_WHY_HEALTHY:
+		return "healthy";
+	case MGR_WHY_INITIAL:
+		return "initial: not yet healthy";
+	case MGR_WHY_UNHEALTHY:
+		snprintf(buf, len, "unhealthy: %s", r->hr_last_fail);
+		return buf;
+	case MGR_WHY_FAIL_OPEN:
+		snprintf(buf, len, "fail-open: %u of %u healthy, minimum %s", s->hs_healthy,
+			s->hs_registered, mgr_pool_min_str(&s->hs_pool, m, sizeof(m)));
+		return buf;
+	case MGR_WHY_SLOW_START:
+		return "slow start";
+	case MGR_WHY_DEREG:
+		snprintf(buf, len, "deregistered: draining for %" PRIu32 " s",
+			s->hs_pool.pl_drain_delay_s);
+		return buf;
+	case MGR_WHY_GONE:
+		return "deregistration delay over";
+	default:
+		return NULL;
+	}
+}
+
+const char *
+mgr_health_why(void *ctx, const struct lb_svc_key *k, const struct lb_backend_cfg *from,
+	const struct lb_backend_cfg *to, char *buf, size_t len)
+{
+	const struct mgr_health *h = ctx;
+	const struct lb_backend_cfg *b = to != NULL ? to : from;
+	const struct mgr_hrec *r;
+
+	if (b == NULL) /* a view: the record's cause as it stands */
+		return NULL;
+	r = mgr_hrec_find(h, k, &b->dip, b->port);
+	if (r == NULL)
+		return NULL;
+	if (to == NULL)
+		return r->hr_gone ? "deregistration delay over" : NULL;
+	/* Only the weight moved. */
+	if (from != NULL && from->state == to->state && from->weight != to->weight) {
+		if (r->hr_cause == MGR_WHY_SLOW_START || r->hr_svc->hs_scale != 1 ||
+			(from->weight == scaled(r->hr_be.weight, MGR_SS_SCALE) &&
+				to->weight == r->hr_be.weight))
+			return "slow start";
+		return NULL;
+	}
+	/* Added or changed as the operators asked: their change says it all. */
+	if (to->state == r->hr_be.state && to->weight == r->hr_be.weight &&
+		(from == NULL || r->hr_cause == MGR_WHY_ADMIN))
+		return NULL;
+	return cause_text(r, buf, len);
+}
+
+/* The cause of a record as it stands ("" when the operators' settings rule). */
+void
+mgr_hrec_why(const struct mgr_hrec *r, char *buf, size_t len)
+{
+	char t[MGR_DIP_PROBE_WHY + 48];
+	const char *c = cause_text(r, t, sizeof(t));
+
+	snprintf(buf, len, "%s", c != NULL && r->hr_cause != MGR_WHY_HEALTHY ? c : "");
+}

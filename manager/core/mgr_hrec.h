@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Inside DIP health: the records mgr_health.c keeps, mgr_effective.c turns
+ * into the effective table and the DIP prober (mgr_dip_prober.c) probes.
+ * Not for other modules.
+ *
+ * Records and service entries are allocated one by one, so their addresses
+ * are stable (epoll and the heap hold pointers); sorted arrays of pointers,
+ * rebuilt at every sync, find them by key.
+ */
+#ifndef MGR_HREC_H
+#define MGR_HREC_H
+
+#include "mgr_health.h"
+
+struct mgr_dip_probe;
+
+/* What decided a backend's effective state, for history's "why". */
+enum mgr_why {
+	MGR_WHY_ADMIN = 0, /* the operators' state and weight, as they are */
+	MGR_WHY_HEALTHY,
+	MGR_WHY_INITIAL,
+	MGR_WHY_UNHEALTHY,
+	MGR_WHY_FAIL_OPEN,
+	MGR_WHY_SLOW_START,
+	MGR_WHY_DEREG,
+	MGR_WHY_GONE,
+};
+
+struct mgr_hsvc {
+	struct lb_svc_key hs_key;
+	struct mgr_pool hs_pool;
+	bool hs_seen;
+	bool hs_was_probed;   /* before this sync */
+	bool hs_pool_changed; /* by this sync */
+	/* from the last effective table */
+	uint32_t hs_registered, hs_healthy;
+	bool hs_fail_open;
+	bool hs_fail_open_logged;
+	uint64_t hs_fail_open_since;
+	uint32_t hs_scale;	/* weights x10 while a light backend ramps */
+	uint64_t hs_sum_weight; /* of its active backends, for shares */
+};
+
+struct mgr_hrec {
+	struct mgr_hsvc *hr_svc;
+	struct lb_backend_cfg hr_be; /* as desired has it (as it was, when deregistered) */
+	bool hr_seen;
+	bool hr_dereg; /* gone from desired: draining */
+	bool hr_gone;  /* drained and removed; kept a while for history's why */
+	bool hr_hold;  /* new: the next round waits a little for its first verdict */
+	uint64_t hr_gone_ms;
+	/* health */
+	uint8_t hr_health; /* enum mgr_hstate */
+	uint8_t hr_succ, hr_fail;
+	uint64_t hr_health_since;
+	char hr_last_fail[MGR_DIP_PROBE_WHY];
+	uint64_t hr_last_fail_ms;
+	/* draining: admin drain or deregistration */
+	uint64_t hr_drain_since, hr_drain_until; /* 0: not draining */
+	/* slow start */
+	uint64_t hr_ss_start; /* 0: none */
+	/* scheduling: the next probe, or the deadline of the one in flight */
+	uint64_t hr_due;
+	uint64_t hr_probe_due; /* when the probe in flight was due (lateness) */
+	uint32_t hr_heap;      /* index in the heap, MGR_NO_HEAP when out */
+	bool hr_in_flight;     /* its probe runs: hr_due is the deadline */
+	/* the prober's state for r (mgr_dip_prober.c), NULL until it probes r */
+	struct mgr_dip_probe *hr_probe;
+	/* from the last effective table */
+	uint8_t hr_cause; /* enum mgr_why */
+	uint8_t hr_eff_state;
+	uint32_t hr_eff_weight;
+	bool hr_in_eff;
+};
+
+#define MGR_NO_HEAP UINT32_MAX
+#define MGR_SS_STEPS 10
+#define MGR_SS_SCALE 10
+#define MGR_GONE_KEEP_MS 60000
+#define MGR_FIRST_PROBE_WAIT_MS 1000
+
+struct mgr_health {
+	mgr_health_release_fn h_release; /* the prober's, for records going away */
+	void *h_release_ctx;
+	/* sorted by key */
+	struct mgr_hsvc **h_svcs;
+	uint32_t h_n_svcs;
+	struct mgr_hrec **h_recs; /* by (service, dip, port) */
+	uint32_t h_n_recs;
+	/* the heap of records by hr_due */
+	struct mgr_hrec **h_heap;
+	uint32_t h_n_heap, h_cap_heap;
+	struct mgr_dip_probe_stats h_stats;
+	bool h_nosock_logged;
+	uint64_t h_capped_until; /* every socket busy: look again then */
+	uint64_t h_hold_until;	 /* rounds wait for new backends' first probes until then */
+	uint32_t h_hold_n;	 /* records with hr_hold */
+};
+
+/* The orders of the sorted arrays, for qsort (mgr_hrec.c). */
+int mgr_hrec_cmp(const void *a, const void *b); /* struct mgr_hrec *: service, DIP, port */
+int mgr_hsvc_cmp(const void *a, const void *b); /* struct mgr_hsvc *: service */
+
+/* Lookups in the sorted arrays (mgr_hrec.c). */
+struct mgr_hsvc *mgr_hsvc_find(const struct mgr_health *h, const struct lb_svc_key *k);
+
+/* Index of the first record of service k (or where it would be). */
+uint32_t mgr_hrec_lower(const struct mgr_health *h, const struct lb_svc_key *k);
+
+struct mgr_hrec *mgr_hrec_find(const struct mgr_health *h, const struct lb_svc_key *k,
+	const struct lb_addr *dip, uint16_t port);
+
+/* Why r runs as it does, "" when the operators' settings rule (mgr_effective.c). */
+void mgr_hrec_why(const struct mgr_hrec *r, char *buf, size_t len);
+
+/* Does r's pool probe it? */
+static inline bool
+mgr_hrec_probed(const struct mgr_hrec *r)
+{
+	return r->hr_svc->hs_pool.pl_probe != LB_PROBE_NONE && !r->hr_dereg && !r->hr_gone;
+}
+
+/* Healthy for the pool: passed its probes, or its pool does not probe. */
+static inline bool
+mgr_hrec_healthy(const struct mgr_hrec *r)
+{
+	return r->hr_svc->hs_pool.pl_probe == LB_PROBE_NONE || r->hr_health == MGR_H_HEALTHY;
+}
+
+#endif /* MGR_HREC_H */

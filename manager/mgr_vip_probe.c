@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/filter.h>
+#include <linux/icmp.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "lb_csum.h"
+#include "lb_err.h"
+#include "lb_hdr.h"
+#include "lb_log.h"
+#include "mgr_text.h"
+#include "mgr_vip_probe.h"
+
+#define VP_MAX_TARGETS 65535 /* the ICMP sequence number names the target */
+#define VP_PKT_LEN                                                                                 \
+	(sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr) + sizeof(struct lb_vprobe))
+
+/* One (mux, VIP address) pair, probed once per interval. */
+struct vp_target {
+	int tg_member;
+	lb_be32_t tg_vip;
+	uint64_t tg_nonce;
+	uint64_t tg_sent_ms;
+	bool tg_out;	  /* sent, not answered yet */
+	uint32_t tg_fail; /* intervals in a row without an answer */
+};
+
+/* What member i's probes say. */
+struct vp_member {
+	lb_be32_t vm_addr;     /* its tunnel address, 0: not probed */
+	lb_be32_t vm_src;      /* the manager's address toward it */
+	uint64_t vm_answer_ms; /* last answer, 0: none yet */
+	uint64_t vm_version;   /* the version it answered with */
+	uint32_t vm_fail;      /* the worst of its targets */
+	lb_be32_t vm_fail_vip;
+	uint32_t vm_vips; /* VIP addresses probed through it */
+	uint64_t vm_sent, vm_answered;
+};
+
+struct mgr_vip_probe {
+	uint32_t vp_interval_ms;
+	uint32_t vp_failures;	     /* intervals in a row that fence */
+	uint32_t vp_vote_timeout_ms; /* how long a new version may take to reach a mux */
+	mgr_vip_fence_fn vp_fence;
+	void *vp_fence_ctx;
+	int vp_tx;	  /* raw IPPROTO_IPIP: we write the inner packet */
+	int vp_rx;	  /* raw ICMP: echo replies only */
+	char vp_off[160]; /* "" when on */
+	uint16_t vp_id;
+	uint64_t vp_next_ms;  /* the next probes go out */
+	uint64_t vp_judge_ms; /* what is still out fails (half an interval), 0: none out */
+	uint64_t vp_rand;
+	uint64_t vp_seen_version; /* committed version, and since when */
+	uint64_t vp_seen_ms;
+	uint32_t vp_n;
+	struct vp_target *vp_tg;
+	struct vp_member vp_mb[MGR_MAX_MEMBERS];
+	uint64_t vp_sent, vp_answered, vp_send_errors, vp_fences;
+	bool vp_full_logged;
+};
+
+static uint64_t
+vp_rand(struct mgr_vip_probe *v)
+{
+	/* xorshift64*: nonces need to be unguessable to a stranger only loosely */
+	v->vp_rand ^= v->vp_rand >> 12;
+	v->vp_rand ^= v->vp_rand << 25;
+	v->vp_rand ^= v->vp_rand >> 27;
+	return v->vp_rand * 0x2545f4914f6cdd1dULL;
+}
+
+static const char *
+ip_str(lb_be32_t a, char *buf, size_t len)
+{
+	struct in_addr ia = {.s_addr = a};
+
+	return inet_ntop(AF_INET, &ia, buf, (socklen_t)len) != NULL ? buf : "?";
+}
+
+static void
+vp_off(struct mgr_vip_probe *v, const char *what)
+{
+	snprintf(v->vp_off, sizeof(v->vp_off), "off: %s: %s%s", what, strerror(errno),
+		errno == EPERM ? " (raw sockets need root or CAP_NET_RAW)" : "");
+	LB_WARN("VIP probes %s", v->vp_off);
+	if (v->vp_tx >= 0)
+		close(v->vp_tx);
+	if (v->vp_rx >= 0)
+		close(v->vp_rx);
+	v->vp_tx = v->vp_rx = -1;
+}
+
+struct mgr_vip_probe *
+mgr_vip_probe_new(uint32_t interval_ms, uint32_t failures, uint32_t vote_timeout_ms,
+	mgr_vip_fence_fn fence, void *ctx, uint64_t now)
+{
+	/* The send socket never reads: a filter that keeps nothing. */
+	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = {.len = 1, .filter = &drop};
+	struct icmp_filter f = {.data = ~(1u << ICMP_ECHOREPLY)};
+	struct mgr_vip_probe *v = calloc(1, sizeof(*v));
+
+	if (v == NULL)
+		return NULL;
+	v->vp_interval_ms = interval_ms;
+	v->vp_failures = failures;
+	v->vp_vote_timeout_ms = vote_timeout_ms;
+	v->vp_fence = fence;
+	v->vp_fence_ctx = ctx;
+	v->vp_tx = v->vp_rx = -1;
+	if (interval_ms == 0) {
+		snprintf(v->vp_off, sizeof(v->vp_off), "off (vip_probe_interval_ms = 0)");
+		return v;
+	}
+	if (getrandom(&v->vp_rand, sizeof(v->vp_rand), 0) != sizeof(v->vp_rand) || v->vp_rand == 0)
+		v->vp_rand = now * 0x9e3779b97f4a7c15ULL | 1;
+	v->vp_id = (uint16_t)vp_rand(v);
+	v->vp_tx = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_IPIP);
+	if (v->vp_tx < 0) {
+		vp_off(v, "socket(IPPROTO_IPIP)");
+		return v;
+	}
+	if (setsockopt(v->vp_tx, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) != 0)
+		LB_WARN("VIP probes: SO_ATTACH_FILTER: %s (IP-in-IP to this host queues unread)",
+			strerror(errno));
+	v->vp_rx = socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMP);
+	if (v->vp_rx < 0) {
+		vp_off(v, "socket(IPPROTO_ICMP)");
+		return v;
+	}
+	if (setsockopt(v->vp_rx, SOL_RAW, ICMP_FILTER, &f, sizeof(f)) != 0)
+		LB_WARN("VIP probes: ICMP_FILTER: %s", strerror(errno));
+	v->vp_next_ms = now + interval_ms;
+	LB_INFO("VIP probes every %u ms through every mux; %u unanswered in a row fence it",
+		interval_ms, failures);
+	return v;
+}
+
+void
+mgr_vip_probe_free(struct mgr_vip_probe *v)
+{
+	if (v == NULL)
+		return;
+	if (v->vp_tx >= 0)
+		close(v->vp_tx);
+	if (v->vp_rx >= 0)
+		close(v->vp_rx);
+	free(v->vp_tg);
+	free(v);
+}
+
+int
+mgr_vip_probe_fd(const struct mgr_vip_probe *v)
+{
+	return v != NULL ? v->vp_rx : -1;
+}
+
+uint64_t
+mgr_vip_probe_next_deadline(const struct mgr_vip_probe *v)
+{
+	if (v == NULL || v->vp_rx < 0)
+		return UINT64_MAX;
+	return v->vp_judge_ms != 0 && v->vp_judge_ms < v->vp_next_ms ? v->vp_judge_ms
+								     : v->vp_next_ms;
+}
+
+/* The source address the kernel picks toward addr (0 if it has no route). */
+static lb_be32_t
+source_toward(lb_be32_t addr)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = addr};
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	lb_be32_t src = 0;
+
+	if (fd < 0)
+		return 0;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+		getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+		src = sa.sin_addr.s_addr;
+	close(fd);
+	return src;
+}
+
+void
+mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct lb_addr *addr)
+{
+	struct vp_member *vm;
+	char a[16], s[16];
+
+	if (v == NULL || i < 0 || i >= MGR_MAX_MEMBERS)
+		return;
+	vm = &v->vp_mb[i];
+	if (vm->vm_addr == addr->a32[0] && (vm->vm_addr == 0 || vm->vm_src != 0))
+		return;
+	vm->vm_addr = addr->a32[0];
+	vm->vm_src = vm->vm_addr != 0 ? source_toward(vm->vm_addr) : 0;
+	if (vm->vm_addr != 0 && v->vp_rx >= 0)
+		LB_INFO("member %s: VIP probes through %s (from %s)", id,
+			ip_str(vm->vm_addr, a, sizeof(a)), ip_str(vm->vm_src, s, sizeof(s)));
+}
+
+static void
+send_probe(struct mgr_vip_probe *v, struct vp_target *t, uint16_t seq, uint64_t now)
+{
+	struct vp_member *vm = &v->vp_mb[t->tg_member];
+	uint8_t pkt[VP_PKT_LEN];
+	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)pkt;
+	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(ip + 1);
+	struct lb_vprobe *vp = (struct lb_vprobe *)(icmp + 1);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = vm->vm_addr};
+
+	memset(pkt, 0, sizeof(pkt));
+	t->tg_nonce = vp_rand(v);
+	ip->ver_ihl = 0x45;
+	ip->total_len = htons((uint16_t)sizeof(pkt));
+	ip->id = htons(seq);
+	ip->ttl = 64;
+	ip->proto = LB_IPPROTO_ICMP;
+	ip->src = vm->vm_src;
+	ip->dst = t->tg_vip;
+	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
+	icmp->type = LB_ICMP_ECHO;
+	icmp->echo.id = htons(v->vp_id);
+	icmp->echo.seq = htons(seq);
+	memcpy(vp->magic, LB_VPROBE_MAGIC, sizeof(vp->magic));
+	memcpy(vp->nonce, &t->tg_nonce, sizeof(vp->nonce));
+	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + sizeof(*vp));
+	t->tg_sent_ms = now;
+	t->tg_out = true;
+	vm->vm_sent++;
+	v->vp_sent++;
+	/* A failed send is a probe that will not be answered: it counts as one. */
+	if (sendto(v->vp_tx, pkt, sizeof(pkt), 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		v->vp_send_errors++;
+}
+
+/* Through the commit state machine (the caller's callback): an in-sync member only. */
+static void
+fence(struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i, const char *why, uint64_t now)
+{
+	if (env->commit->members[i].state != MGR_MEMBER_IN_SYNC)
+		return;
+	v->vp_fences++;
+	v->vp_fence(v->vp_fence_ctx, i, why, now);
+}
+
+static int
+be32_cmp(const void *a, const void *b)
+{
+	uint32_t x = ntohl(*(const lb_be32_t *)a), y = ntohl(*(const lb_be32_t *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+/* The committed table's distinct VIP addresses, sorted; *n of them (NULL if none). */
+static lb_be32_t *
+vip_list(const struct lb_ftable *ft, uint32_t *n)
+{
+	lb_be32_t *vips = ft->n_services ? malloc(ft->n_services * sizeof(*vips)) : NULL;
+	uint32_t s, k = 0;
+
+	*n = 0;
+	if (vips == NULL)
+		return NULL;
+	for (s = 0; s < ft->n_services; s++)
+		vips[k++] = ft->services[s].vip.a32[0];
+	qsort(vips, k, sizeof(*vips), be32_cmp);
+	for (s = 0; s < k; s++)
+		if (*n == 0 || vips[*n - 1] != vips[s])
+			vips[(*n)++] = vips[s];
+	return vips;
+}
+
+static void
+note_committed(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
+{
+	if (v->vp_seen_version != env->version) {
+		v->vp_seen_version = env->version;
+		v->vp_seen_ms = now;
+	}
+}
+
+/* Half an interval after they went out: what is still unanswered failed. */
+static void
+judge(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
+{
+	const struct mgr_commit *c = env->commit;
+	uint32_t i, k;
+
+	for (i = 0; i < MGR_MAX_MEMBERS; i++)
+		v->vp_mb[i].vm_fail = 0;
+	for (k = 0; k < v->vp_n; k++) {
+		struct vp_target *t = &v->vp_tg[k];
+		struct vp_member *vm = &v->vp_mb[t->tg_member];
+
+		if (t->tg_out) {
+			t->tg_fail++;
+			t->tg_out = false;
+		}
+		if (t->tg_fail > vm->vm_fail) {
+			vm->vm_fail = t->tg_fail;
+			vm->vm_fail_vip = t->tg_vip;
+		}
+	}
+	for (i = 0; i < c->n_members; i++) {
+		struct vp_member *vm = &v->vp_mb[i];
+		char why[LB_MSG_TEXT], a[16], b[16];
+
+		if (vm->vm_fail < v->vp_failures || !env->connected(env->ctx, (int)i))
+			continue;
+		snprintf(why, sizeof(why), "VIP probe: no answer for %s through %s (%u in a row)",
+			ip_str(vm->vm_fail_vip, a, sizeof(a)), ip_str(vm->vm_addr, b, sizeof(b)),
+			vm->vm_fail);
+		fence(v, env, (int)i, why, now);
+	}
+}
+
+void
+mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
+{
+	const struct mgr_commit *c = env->commit;
+	struct vp_target *old, *tg;
+	uint32_t i, k, n_old, n_vips, n = 0, o = 0;
+	lb_be32_t *vips;
+
+	if (v == NULL || v->vp_rx < 0)
+		return;
+	if (v->vp_judge_ms != 0 && now >= v->vp_judge_ms) {
+		v->vp_judge_ms = 0;
+		note_committed(v, env, now);
+		judge(v, env, now);
+	}
+	if (now < v->vp_next_ms)
+		return;
+	v->vp_next_ms = now + v->vp_interval_ms;
+	if (!env->started)
+		return;
+	note_committed(v, env, now);
+	for (i = 0; i < MGR_MAX_MEMBERS; i++)
+		v->vp_mb[i].vm_vips = 0;
+
+	/* This interval's targets: every connected mux with an address, every VIP. */
+	vips = vip_list(env->committed, &n_vips);
+	old = v->vp_tg;
+	n_old = v->vp_n;
+	tg = NULL;
+	if (n_vips != 0)
+		tg = calloc((size_t)c->n_members * n_vips, sizeof(*tg));
+	for (i = 0; tg != NULL && i < c->n_members; i++) {
+		if (v->vp_mb[i].vm_addr == 0 || !env->connected(env->ctx, (int)i) ||
+			c->members[i].role != LB_ROLE_MUX)
+			continue;
+		for (k = 0; k < n_vips && n < VP_MAX_TARGETS; k++) {
+			struct vp_target *t = &tg[n++];
+
+			t->tg_member = (int)i;
+			t->tg_vip = vips[k];
+			/* Both lists are in (member, VIP) order: carry the failures over. */
+			while (o < n_old &&
+				(old[o].tg_member < (int)i ||
+					(old[o].tg_member == (int)i &&
+						be32_cmp(&old[o].tg_vip, &vips[k]) < 0)))
+				o++;
+			if (o < n_old && old[o].tg_member == (int)i && old[o].tg_vip == vips[k])
+				t->tg_fail = old[o].tg_fail;
+			v->vp_mb[i].vm_vips++;
+		}
+	}
+	if (n == VP_MAX_TARGETS && !v->vp_full_logged) {
+		LB_WARN("VIP probes: more than %d (mux, VIP) pairs; the rest are not probed",
+			VP_MAX_TARGETS);
+		v->vp_full_logged = true;
+	}
+	free(vips);
+	free(old);
+	v->vp_tg = tg;
+	v->vp_n = tg != NULL ? n : 0;
+	for (k = 0; k < v->vp_n; k++)
+		send_probe(v, &v->vp_tg[k], (uint16_t)k, now);
+	if (v->vp_n != 0)
+		v->vp_judge_ms = now + v->vp_interval_ms / 2;
+}
+
+static void
+on_reply(struct mgr_vip_probe *v, const struct mgr_vip_env *env, const uint8_t *p, size_t len,
+	uint64_t now)
+{
+	const struct lb_ipv4_hdr *ip = (const struct lb_ipv4_hdr *)p;
+	const struct lb_icmp_hdr *icmp;
+	const struct lb_vprobe *vp;
+	struct vp_target *t;
+	struct vp_member *vm;
+	uint64_t nonce, version;
+	size_t ihl;
+	uint16_t seq;
+
+	/* The kernel hands raw ICMP sockets the IP header: skip it. */
+	if (len < sizeof(*ip))
+		return;
+	ihl = (size_t)(ip->ver_ihl & 0xf) * 4;
+	/* Not an echo reply with a whole probe payload. */
+	if (ihl < sizeof(*ip) || len < ihl + sizeof(*icmp) + sizeof(*vp))
+		return;
+	icmp = (const struct lb_icmp_hdr *)(p + ihl);
+	vp = (const struct lb_vprobe *)(icmp + 1);
+	if (icmp->type != LB_ICMP_ECHO_REPLY || ntohs(icmp->echo.id) != v->vp_id ||
+		memcmp(vp->magic, LB_VPROBE_MAGIC, sizeof(vp->magic)) != 0)
+		return;
+	seq = ntohs(icmp->echo.seq);
+	memcpy(&nonce, vp->nonce, sizeof(nonce));
+	/* Another target's, a late answer to an earlier interval, or forged. */
+	if (seq >= v->vp_n)
+		return;
+	t = &v->vp_tg[seq];
+	if (!t->tg_out || t->tg_nonce != nonce || ip->src != t->tg_vip)
+		return;
+	vm = &v->vp_mb[t->tg_member];
+	version = lb_be64_to_cpu(vp->version);
+	if (t->tg_fail >= v->vp_failures) {
+		char a[16], b[16];
+
+		LB_INFO("member %s: VIP %s answers through %s again (version %" PRIu64
+			") after %u failed probes",
+			env->commit->members[t->tg_member].id, ip_str(t->tg_vip, a, sizeof(a)),
+			ip_str(vm->vm_addr, b, sizeof(b)), version, t->tg_fail);
+	}
+	t->tg_out = false;
+	t->tg_fail = 0;
+	if (vm->vm_fail != 0) {
+		uint32_t k;
+
+		vm->vm_fail = 0;
+		for (k = 0; k < v->vp_n; k++)
+			if (v->vp_tg[k].tg_member == t->tg_member &&
+				v->vp_tg[k].tg_fail > vm->vm_fail) {
+				vm->vm_fail = v->vp_tg[k].tg_fail;
+				vm->vm_fail_vip = v->vp_tg[k].tg_vip;
+			}
+	}
+	vm->vm_answer_ms = now;
+	vm->vm_version = version;
+	vm->vm_answered++;
+	v->vp_answered++;
+	/* Stale: the committed version has had a vote timeout to reach it. */
+	if (version < env->version && t->tg_sent_ms >= v->vp_seen_ms + v->vp_vote_timeout_ms) {
+		char why[LB_MSG_TEXT];
+
+		snprintf(why, sizeof(why),
+			"VIP probe: answers with version %" PRIu64 ", committed is %" PRIu64,
+			version, env->version);
+		fence(v, env, t->tg_member, why, now);
+	}
+}
+
+void
+mgr_vip_probe_io(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
+{
+	uint8_t buf[2048];
+	ssize_t n;
+	int k;
+
+	if (v == NULL || v->vp_rx < 0)
+		return;
+	note_committed(v, env, now);
+	/* Bounded: the loop has other work; what is left wakes poll again. */
+	for (k = 0; k < 1024; k++) {
+		n = recv(v->vp_rx, buf, sizeof(buf), 0);
+		if (n < 0)
+			break;
+		on_reply(v, env, buf, (size_t)n, now);
+	}
+}
+
+static uint64_t
+age(uint64_t now, uint64_t then)
+{
+	return then == 0 || now < then ? 0 : now - then;
+}
+
+void
+mgr_vip_probe_view(const struct mgr_vip_probe *v, const struct mgr_vip_env *env, struct mgr_buf *b,
+	struct mgr_buf *j, uint64_t now)
+{
+	uint32_t i, muxes = 0;
+
+	(void)now;
+	if (v == NULL)
+		return;
+	mgr_buf_printf(j, ",\"vip_probes\":{\"on\":%s,\"off_reason\":",
+		v->vp_off[0] == '\0' ? "true" : "false");
+	mgr_buf_json_str(j, v->vp_off);
+	mgr_buf_printf(j,
+		",\"interval_ms\":%u,\"failures\":%u,\"targets\":%u,\"sent\":%" PRIu64
+		",\"answered\":%" PRIu64 ",\"send_errors\":%" PRIu64 ",\"fences\":%" PRIu64 "}",
+		v->vp_interval_ms, v->vp_failures, v->vp_n, v->vp_sent, v->vp_answered,
+		v->vp_send_errors, v->vp_fences);
+	if (v->vp_off[0] != '\0') {
+		mgr_buf_printf(b, "vip probes  %s\n", v->vp_off);
+		return;
+	}
+	for (i = 0; i < env->commit->n_members; i++)
+		muxes += v->vp_mb[i].vm_vips != 0;
+	mgr_buf_printf(b,
+		"vip probes  every %u ms, %u in a row fence: %u (mux, VIP) pairs through %u muxes, "
+		"%" PRIu64 " sent, %" PRIu64 " answered, %" PRIu64 " fences\n",
+		v->vp_interval_ms, v->vp_failures, v->vp_n, muxes, v->vp_sent, v->vp_answered,
+		v->vp_fences);
+}
+
+void
+mgr_vip_probe_view_member(const struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i,
+	struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
+{
+	const struct mgr_member *mb = &env->commit->members[i];
+	const struct vp_member *vm;
+	bool by_probe = mb->state != MGR_MEMBER_IN_SYNC && strncmp(mb->why, "VIP probe:", 10) == 0;
+	uint64_t a;
+	char addr[16];
+
+	if (v == NULL || v->vp_off[0] != '\0' || v->vp_mb[i].vm_addr == 0) {
+		mgr_buf_printf(j, ",\"vip_probe\":null");
+		return;
+	}
+	vm = &v->vp_mb[i];
+	a = age(now, vm->vm_answer_ms);
+	ip_str(vm->vm_addr, addr, sizeof(addr));
+	mgr_buf_printf(b, "  %-16s vip probes through %s: ", "", addr);
+	if (vm->vm_answer_ms != 0)
+		mgr_buf_printf(b, "last answer %" PRIu64 ".%01" PRIu64 "s ago at version %" PRIu64,
+			a / 1000, (a % 1000) / 100, vm->vm_version);
+	else
+		mgr_buf_printf(b, "no answer yet");
+	mgr_buf_printf(b, ", %u failures in a row%s\n", vm->vm_fail,
+		by_probe ? "  ** FENCED by VIP probe **" : "");
+	mgr_buf_printf(j,
+		",\"vip_probe\":{\"address\":\"%s\",\"vips\":%u,\"last_answer_ms\":", addr,
+		vm->vm_vips);
+	if (vm->vm_answer_ms != 0)
+		mgr_buf_printf(j, "%" PRIu64 ",\"version\":%" PRIu64, a, vm->vm_version);
+	else
+		mgr_buf_printf(j, "null,\"version\":null");
+	mgr_buf_printf(j,
+		",\"failures\":%u,\"sent\":%" PRIu64 ",\"answered\":%" PRIu64
+		",\"fenced_by_probe\":%s}",
+		vm->vm_fail, vm->vm_sent, vm->vm_answered, by_probe ? "true" : "false");
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The envelope, and the messages small enough to map here: the codec's
+ * entry points. Encoding fills the generated structs of one message from
+ * plain C (tables in lb_codec_table.c, the operator API in lb_codec_ctl.c)
+ * and packs them; decoding unpacks, validates, and copies into plain C
+ * before freeing the generated tree, so no pointer into it escapes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lb_codec_int.h"
+#include "lb_err.h"
+#include "lb_hdr.h"
+
+/* ---- encoding ---- */
+
+static void
+enc_init(struct lb_enc *e)
+{
+	memset(e, 0, sizeof(*e));
+	sluice__envelope__init(&e->env);
+	sluice__hello__init(&e->hello);
+	sluice__challenge__init(&e->chal);
+	sluice__welcome__init(&e->welcome);
+	sluice__prepare__init(&e->prepare);
+	sluice__delta__init(&e->delta);
+	sluice__vote__init(&e->vote);
+	sluice__commit__init(&e->commit);
+	sluice__abort__init(&e->abort_);
+	sluice__snapshot_request__init(&e->sreq);
+	sluice__snapshot_chunk__init(&e->chunk);
+	sluice__status__init(&e->status);
+	sluice__refused__init(&e->refused);
+	sluice__ctl_request__init(&e->creq);
+	sluice__ctl_reply__init(&e->crep);
+	sluice__backend__init(&e->cbe);
+	sluice__pool_options__init(&e->cpool);
+}
+
+static void
+enc_free(struct lb_enc *e)
+{
+	lb_enc_table_free(e);
+	free(e->ce);
+	free(e->cep);
+	free(e->ckey);
+}
+
+static void
+enc_hello(struct lb_enc *e, const struct lb_msg *m)
+{
+	Sluice__Hello *h = &e->hello;
+
+	h->id = (char *)m->id;
+	h->role = (Sluice__Role)m->role;
+	h->applied_version = m->version;
+	h->applied_digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
+	if (m->probe_addr.a32[0] != 0)
+		h->probe_address = lb_enc_bin(&m->probe_addr.a32[0], 4);
+	/* Over TLS, the answer to a CHALLENGE: the certificate rides in body. */
+	lb_enc_proof(m, m->body, &h->nonce, &h->proof, &h->certificate);
+	e->env.body_case = SLUICE__ENVELOPE__BODY_HELLO;
+	e->env.hello = h;
+}
+
+static void
+enc_status(struct lb_enc *e, const struct lb_msg *m)
+{
+	uint32_t i;
+
+	e->status.applied_version = m->version;
+	e->ce = lb_enc_alloc(e, m->n_counters, sizeof(*e->ce));
+	e->cep = lb_enc_alloc(e, m->n_counters, sizeof(*e->cep));
+	for (i = 0; e->err == 0 && i < m->n_counters && i < LB_MSG_MAX_COUNTERS; i++) {
+		sluice__status__counters_entry__init(&e->ce[i]);
+		e->ce[i].key = (char *)m->counters[i].name;
+		e->ce[i].value = m->counters[i].value;
+		e->cep[i] = &e->ce[i];
+		e->status.n_counters = i + 1;
+	}
+	e->status.counters = e->cep;
+	e->env.body_case = SLUICE__ENVELOPE__BODY_STATUS;
+	e->env.status = &e->status;
+}
+
+/* The message's body into e; 0 or -LB_EINVAL (unknown type or operation). */
+static int
+enc_body(struct lb_enc *e, const struct lb_msg *m)
+{
+	switch (m->type) {
+	case LB_MSG_HELLO:
+		enc_hello(e, m);
+		return 0;
+	case LB_MSG_CHALLENGE:
+		e->chal.nonce = lb_enc_bin(m->nonce, LB_NONCE_LEN);
+		e->env.body_case = SLUICE__ENVELOPE__BODY_CHALLENGE;
+		e->env.challenge = &e->chal;
+		return 0;
+	case LB_MSG_WELCOME:
+		e->welcome.current_version = m->version;
+		e->welcome.resync = m->flag;
+		e->env.body_case = SLUICE__ENVELOPE__BODY_WELCOME;
+		e->env.welcome = &e->welcome;
+		return 0;
+	case LB_MSG_PREPARE:
+		lb_enc_prepare(e, m);
+		return 0;
+	case LB_MSG_VOTE:
+		e->vote.version = m->version;
+		e->vote.digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
+		e->vote.yes = m->flag;
+		e->vote.reason = (char *)m->text;
+		e->env.body_case = SLUICE__ENVELOPE__BODY_VOTE;
+		e->env.vote = &e->vote;
+		return 0;
+	case LB_MSG_COMMIT:
+		e->commit.version = m->version;
+		e->commit.digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
+		e->env.body_case = SLUICE__ENVELOPE__BODY_COMMIT;
+		e->env.commit = &e->commit;
+		return 0;
+	case LB_MSG_ABORT:
+		e->abort_.version = m->version;
+		e->abort_.digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
+		e->abort_.reason = (char *)m->text;
+		e->env.body_case = SLUICE__ENVELOPE__BODY_ABORT;
+		e->env.abort = &e->abort_;
+		return 0;
+	case LB_MSG_SNAPSHOT_REQUEST:
+		e->sreq.have_version = m->version;
+		e->env.body_case = SLUICE__ENVELOPE__BODY_SNAPSHOT_REQUEST;
+		e->env.snapshot_request = &e->sreq;
+		return 0;
+	case LB_MSG_SNAPSHOT_CHUNK:
+		lb_enc_chunk(e, m);
+		return 0;
+	case LB_MSG_STATUS:
+		enc_status(e, m);
+		return 0;
+	case LB_MSG_REFUSED:
+		e->refused.reason = (char *)m->text;
+		e->refused.protocol = LB_PROTOCOL;
+		e->env.body_case = SLUICE__ENVELOPE__BODY_REFUSED;
+		e->env.refused = &e->refused;
+		return 0;
+	case LB_MSG_CTL_REQUEST:
+		return lb_enc_ctl_request(e, m);
+	case LB_MSG_CTL_REPLY:
+		lb_enc_ctl_reply(e, m);
+		return 0;
+	default:
+		return -LB_EINVAL;
+	}
+}
+
+int
+lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
+{
+	struct lb_enc *e = malloc(sizeof(*e));
+	int rc;
+
+	if (e == NULL)
+		return -LB_ENOMEM;
+	enc_init(e);
+	e->env.protocol = LB_PROTOCOL;
+	e->env.sender = (char *)m->sender;
+	rc = enc_body(e, m);
+	if (rc == 0 && e->err == 0) {
+		*len = sluice__envelope__get_packed_size(&e->env);
+		*buf = malloc(*len ? *len : 1);
+		if (*buf == NULL)
+			e->err = -LB_ENOMEM;
+		else
+			sluice__envelope__pack(&e->env, *buf);
+	}
+	if (rc == 0)
+		rc = e->err;
+	enc_free(e);
+	free(e);
+	return rc;
+}
+
+/* ---- decoding ---- */
+
+static int
+dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
+{
+	int rc;
+
+	m->type = LB_MSG_HELLO;
+	lb_dec_text(m->id, sizeof(m->id), h->id);
+	m->role = (enum lb_role)h->role;
+	if (m->role < LB_ROLE_MUX || m->role > LB_ROLE_CTL)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "hello: unknown role %d", m->role);
+	m->version = h->applied_version;
+	if (h->probe_address.len != 0 && (rc = lb_dec_addr(&h->probe_address, &m->probe_addr,
+						  "probe_address", errbuf, len)) != 0)
+		return rc;
+	if ((rc = lb_dec_proof("hello", &h->nonce, &h->proof, &h->certificate, m, &m->body, errbuf,
+		     len)) != 0)
+		return rc;
+	return h->applied_digest.len == 0
+		       ? 0
+		       : lb_dec_digest(&h->applied_digest, m->digest, errbuf, len);
+}
+
+static int
+dec_status(const Sluice__Status *s, struct lb_msg *m)
+{
+	size_t i;
+
+	m->type = LB_MSG_STATUS;
+	m->version = s->applied_version;
+	for (i = 0; i < s->n_counters && i < LB_MSG_MAX_COUNTERS; i++) {
+		lb_dec_text(m->counters[i].name, sizeof(m->counters[i].name), s->counters[i]->key);
+		m->counters[i].value = s->counters[i]->value;
+		m->n_counters = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+static int
+dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len)
+{
+	switch (env->body_case) {
+	case SLUICE__ENVELOPE__BODY_HELLO:
+		return dec_hello(env->hello, m, errbuf, len);
+	case SLUICE__ENVELOPE__BODY_CHALLENGE:
+		m->type = LB_MSG_CHALLENGE;
+		if (env->challenge->nonce.len != LB_NONCE_LEN)
+			return lb_dec_fail(errbuf, len, -LB_EPARSE, "challenge: nonce of %zu bytes",
+				env->challenge->nonce.len);
+		memcpy(m->nonce, env->challenge->nonce.data, LB_NONCE_LEN);
+		return 0;
+	case SLUICE__ENVELOPE__BODY_WELCOME:
+		m->type = LB_MSG_WELCOME;
+		m->version = env->welcome->current_version;
+		m->flag = env->welcome->resync;
+		return 0;
+	case SLUICE__ENVELOPE__BODY_PREPARE:
+		return lb_dec_prepare(env->prepare, m, errbuf, len);
+	case SLUICE__ENVELOPE__BODY_VOTE:
+		m->type = LB_MSG_VOTE;
+		m->version = env->vote->version;
+		m->flag = env->vote->yes;
+		lb_dec_text(m->text, sizeof(m->text), env->vote->reason);
+		return lb_dec_digest(&env->vote->digest, m->digest, errbuf, len);
+	case SLUICE__ENVELOPE__BODY_COMMIT:
+		m->type = LB_MSG_COMMIT;
+		m->version = env->commit->version;
+		return lb_dec_digest(&env->commit->digest, m->digest, errbuf, len);
+	case SLUICE__ENVELOPE__BODY_ABORT:
+		m->type = LB_MSG_ABORT;
+		m->version = env->abort->version;
+		lb_dec_text(m->text, sizeof(m->text), env->abort->reason);
+		return lb_dec_digest(&env->abort->digest, m->digest, errbuf, len);
+	case SLUICE__ENVELOPE__BODY_SNAPSHOT_REQUEST:
+		m->type = LB_MSG_SNAPSHOT_REQUEST;
+		m->version = env->snapshot_request->have_version;
+		return 0;
+	case SLUICE__ENVELOPE__BODY_SNAPSHOT_CHUNK:
+		return lb_dec_chunk(env->snapshot_chunk, m, errbuf, len);
+	case SLUICE__ENVELOPE__BODY_STATUS:
+		return dec_status(env->status, m);
+	case SLUICE__ENVELOPE__BODY_REFUSED:
+		m->type = LB_MSG_REFUSED;
+		lb_dec_text(m->text, sizeof(m->text), env->refused->reason);
+		return 0;
+	case SLUICE__ENVELOPE__BODY_CTL_REQUEST:
+		return lb_dec_ctl_request(env->ctl_request, m, errbuf, len);
+	case SLUICE__ENVELOPE__BODY_CTL_REPLY:
+		return lb_dec_ctl_reply(env->ctl_reply, m, errbuf, len);
+	default:
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "message without a body");
+	}
+}
+
+static void
+msg_clear(struct lb_msg *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->delta.n_upsert; i++)
+		free(m->delta.upsert[i].backends);
+	free(m->delta.upsert);
+	free(m->delta.remove);
+	lb_ftable_free(&m->table);
+	free(m->body);
+	free(m->json);
+	free(m->cert);
+	memset(m, 0, sizeof(*m));
+}
+
+int
+lb_msg_decode(const uint8_t *buf, size_t len, struct lb_msg *m, char *errbuf, size_t errlen)
+{
+	Sluice__Envelope *env;
+	uint32_t proto;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	if (len > LB_MSG_MAX_BYTES)
+		return lb_dec_fail(errbuf, errlen, -LB_EPARSE, "message of %zu bytes (limit %u)",
+			len, LB_MSG_MAX_BYTES);
+	env = sluice__envelope__unpack(NULL, len, buf);
+	if (env == NULL)
+		return lb_dec_fail(
+			errbuf, errlen, -LB_EPARSE, "not a Sluice message (%zu bytes)", len);
+	proto = env->protocol;
+	if (proto != LB_PROTOCOL) {
+		sluice__envelope__free_unpacked(env, NULL);
+		m->protocol = proto;
+		return lb_dec_fail(errbuf, errlen, -LB_EPROTOCOL,
+			"peer speaks protocol %u, this build speaks %u", proto, LB_PROTOCOL);
+	}
+	lb_dec_text(m->sender, sizeof(m->sender), env->sender);
+	rc = dec_body(env, m, errbuf, errlen);
+	sluice__envelope__free_unpacked(env, NULL);
+	if (rc != 0)
+		msg_clear(m);
+	m->protocol = proto;
+	return rc;
+}
+
+void
+lb_msg_free(struct lb_msg *m)
+{
+	msg_clear(m);
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Inside the codec: what its three files share. Not for other modules; the
+ * generated protobuf-c types stop here.
+ *
+ *   lb_codec.c        the envelope: every message type in and out, the
+ *                     small messages themselves
+ *   lb_codec_table.c  flow tables: keys, services, backends, options,
+ *                     deltas (PREPARE) and snapshot chunks
+ *   lb_codec_ctl.c    the operator API: CTL_REQUEST (pools, proofs) and
+ *                     CTL_REPLY
+ *
+ * Encoding fills an lb_enc: the generated structs of one message and the
+ * heap parts they point at, all freed after packing. Decoding validates and
+ * copies into plain C; a failure leaves the caller to clear the message.
+ * The helpers all three use are inline here, so that the files call one
+ * way: lb_codec.c -> lb_codec_ctl.c -> lb_codec_table.c.
+ */
+#ifndef LB_CODEC_INT_H
+#define LB_CODEC_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lb_codec.h"
+#include "lb_err.h"
+#include "sluice.pb-c.h"
+
+struct lb_enc {
+	int err; /* the first allocation that failed: -LB_ENOMEM */
+	Sluice__Envelope env;
+	/* the bodies the envelope may point at */
+	Sluice__Hello hello;
+	Sluice__Challenge chal;
+	Sluice__Welcome welcome;
+	Sluice__Prepare prepare;
+	Sluice__Delta delta;
+	Sluice__Vote vote;
+	Sluice__Commit commit;
+	Sluice__Abort abort_;
+	Sluice__SnapshotRequest sreq;
+	Sluice__SnapshotChunk chunk;
+	Sluice__Status status;
+	Sluice__Refused refused;
+	Sluice__CtlRequest creq;
+	Sluice__CtlReply crep;
+	Sluice__Backend cbe;
+	Sluice__PoolOptions cpool;
+	/* heap parts, freed by lb_enc_free() */
+	Sluice__Service **svcs;
+	size_t n_svcs;
+	Sluice__ServiceKey **keys;
+	size_t n_keys;
+	Sluice__ServiceKey *ckey;
+	Sluice__FlowTableOptions *opts;
+	Sluice__Status__CountersEntry *ce, **cep;
+	uint8_t seed_raw[16];
+};
+
+/* calloc, recording a failure in e->err. */
+static inline void *
+lb_enc_alloc(struct lb_enc *e, size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (p == NULL)
+		e->err = -LB_ENOMEM;
+	return p;
+}
+
+/* Bytes the generated struct borrows (never freed through it). */
+static inline ProtobufCBinaryData
+lb_enc_bin(const void *p, size_t len)
+{
+	ProtobufCBinaryData b = {len, (uint8_t *)(uintptr_t)p};
+
+	return b;
+}
+
+/* Write the error into errbuf and return rc. */
+static inline int __attribute__((format(printf, 4, 5)))
+lb_dec_fail(char *errbuf, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, len, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* A string field into a fixed buffer ("" for NULL). */
+static inline void
+lb_dec_text(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+/* A message's proof (none: nothing): the nonce, the proof, the certificate text with its NUL. */
+static inline void
+lb_enc_proof(const struct lb_msg *m, const char *cert, ProtobufCBinaryData *nonce,
+	ProtobufCBinaryData *proof, ProtobufCBinaryData *crt)
+{
+	if (m->proof_len == 0)
+		return;
+	*nonce = lb_enc_bin(m->nonce, LB_NONCE_LEN);
+	*proof = lb_enc_bin(m->proof, m->proof_len);
+	if (cert != NULL)
+		*crt = lb_enc_bin(cert, strlen(cert) + 1);
+}
+
+static inline int
+lb_dec_addr(
+	const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf, size_t len)
+{
+	if (b->len == 16)
+		return lb_dec_fail(
+			errbuf, len, -LB_EUNSUPPORTED, "%s: IPv6 is not forwarded yet", what);
+	if (b->len != 4)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "%s: %zu address bytes", what, b->len);
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->a32[0], b->data, 4);
+	return 0;
+}
+
+static inline int
+lb_dec_digest(const ProtobufCBinaryData *b, uint8_t *out, char *errbuf, size_t len)
+{
+	if (b->len != LB_DIGEST_LEN)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "digest of %zu bytes", b->len);
+	memcpy(out, b->data, LB_DIGEST_LEN);
+	return 0;
+}
+
+/* ---- lb_codec_table.c ---- */
+
+Sluice__ServiceKey *lb_enc_key(
+	struct lb_enc *e, const struct lb_addr *vip, uint8_t proto, uint16_t port);
+
+/* A service key in network order: VIP, protocol, port. */
+int lb_dec_key(const Sluice__ServiceKey *k, struct lb_addr *vip, uint8_t *proto, uint16_t *port,
+	char *errbuf, size_t len);
+
+void lb_enc_prepare(struct lb_enc *e, const struct lb_msg *m);
+void lb_enc_chunk(struct lb_enc *e, const struct lb_msg *m);
+int lb_dec_prepare(const Sluice__Prepare *p, struct lb_msg *m, char *errbuf, size_t len);
+int lb_dec_chunk(const Sluice__SnapshotChunk *c, struct lb_msg *m, char *errbuf, size_t len);
+
+/* Free what lb_enc_prepare / lb_enc_chunk allocated. */
+void lb_enc_table_free(struct lb_enc *e);
+
+/* ---- lb_codec_ctl.c ---- */
+
+/* 0, or -LB_EINVAL for an unknown operation. */
+int lb_enc_ctl_request(struct lb_enc *e, const struct lb_msg *m);
+void lb_enc_ctl_reply(struct lb_enc *e, const struct lb_msg *m);
+int lb_dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, size_t len);
+int lb_dec_ctl_reply(const Sluice__CtlReply *r, struct lb_msg *m, char *errbuf, size_t len);
+
+/*
+ * A proof (of a hello or a ctl request, named what): all three fields or
+ * none; the certificate is text ending in its NUL, copied to *cert.
+ */
+int lb_dec_proof(const char *what, const ProtobufCBinaryData *nonce,
+	const ProtobufCBinaryData *proof, const ProtobufCBinaryData *crt, struct lb_msg *m,
+	char **cert, char *errbuf, size_t len);
+
+#endif /* LB_CODEC_INT_H */

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Flow tables on the wire: service keys, services and their backends, the
+ * table options, and the two messages that carry them (PREPARE's delta,
+ * SNAPSHOT_CHUNK's services). Decoding checks what a peer could get wrong
+ * or forge: address lengths, ports, protocols, weights, states, the seed
+ * and the Maglev size.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lb_codec_int.h"
+#include "lb_err.h"
+#include "lb_hdr.h"
+#include "lb_maglev.h"
+
+/* ---- encoding ---- */
+
+Sluice__ServiceKey *
+lb_enc_key(struct lb_enc *e, const struct lb_addr *vip, uint8_t proto, uint16_t port)
+{
+	Sluice__ServiceKey *k = lb_enc_alloc(e, 1, sizeof(*k));
+
+	if (k == NULL)
+		return NULL;
+	sluice__service_key__init(k);
+	k->vip = lb_enc_bin(&vip->a32[0], 4);
+	k->protocol = proto;
+	k->port = port;
+	return k;
+}
+
+static Sluice__Service *
+enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
+{
+	Sluice__Service *s = lb_enc_alloc(e, 1, sizeof(*s));
+	uint32_t i;
+
+	if (s == NULL)
+		return NULL;
+	sluice__service__init(s);
+	s->key = lb_enc_key(e, &sc->vip, sc->proto, sc->port);
+	s->id = sc->id;
+	s->backends = lb_enc_alloc(e, sc->n_backends, sizeof(*s->backends));
+	if (s->key == NULL || s->backends == NULL)
+		return s;
+	for (i = 0; i < sc->n_backends; i++) {
+		const struct lb_backend_cfg *bc = &sc->backends[i];
+		Sluice__Backend *b = lb_enc_alloc(e, 1, sizeof(*b));
+
+		if (b == NULL)
+			return s;
+		sluice__backend__init(b);
+		b->id = bc->id;
+		b->dip = lb_enc_bin(&bc->dip.a32[0], 4);
+		b->port = bc->port;
+		b->weight = bc->weight;
+		b->host = lb_enc_bin(&bc->host.a32[0], 4);
+		b->state = (Sluice__BackendState)bc->state;
+		s->backends[s->n_backends++] = b;
+	}
+	return s;
+}
+
+static void
+free_service(Sluice__Service *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n_backends; i++)
+		free(s->backends[i]);
+	free(s->backends);
+	free(s->key);
+	free(s);
+}
+
+/* The seed as 16 bytes, big-endian k0 then k1, in e->seed_raw. */
+static Sluice__FlowTableOptions *
+enc_options(struct lb_enc *e, const struct lb_hash_seed *seed, uint32_t maglev_size)
+{
+	Sluice__FlowTableOptions *o = lb_enc_alloc(e, 1, sizeof(*o));
+	int i;
+
+	if (o == NULL)
+		return NULL;
+	sluice__flow_table_options__init(o);
+	for (i = 0; i < 8; i++) {
+		e->seed_raw[i] = (uint8_t)(seed->k0 >> (56 - 8 * i));
+		e->seed_raw[8 + i] = (uint8_t)(seed->k1 >> (56 - 8 * i));
+	}
+	o->hash_seed = lb_enc_bin(e->seed_raw, 16);
+	o->maglev_size = maglev_size;
+	return o;
+}
+
+/* e->svcs for n services of v. */
+static void
+enc_services(struct lb_enc *e, const struct lb_service_cfg *v, uint32_t n)
+{
+	uint32_t i;
+
+	e->n_svcs = n;
+	e->svcs = lb_enc_alloc(e, n, sizeof(*e->svcs));
+	for (i = 0; e->err == 0 && i < n; i++)
+		e->svcs[i] = enc_service(e, &v[i]);
+}
+
+void
+lb_enc_prepare(struct lb_enc *e, const struct lb_msg *m)
+{
+	uint32_t i;
+
+	e->prepare.version = m->version;
+	e->prepare.base_version = m->base_version;
+	e->prepare.digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
+	enc_services(e, m->delta.upsert, m->delta.n_upsert);
+	e->keys = lb_enc_alloc(e, m->delta.n_remove, sizeof(*e->keys));
+	for (i = 0; e->err == 0 && i < m->delta.n_remove; i++) {
+		const struct lb_svc_key *k = &m->delta.remove[i];
+
+		e->keys[i] = lb_enc_key(e, &k->vip, k->proto, lb_be16_to_cpu(k->port));
+		e->n_keys = e->delta.n_remove = i + 1;
+	}
+	e->delta.upsert = e->svcs;
+	e->delta.n_upsert = e->n_svcs;
+	e->delta.remove = e->keys;
+	if (m->delta.has_options)
+		e->delta.options = e->opts = enc_options(e, &m->delta.seed, m->delta.maglev_size);
+	e->prepare.delta = &e->delta;
+	e->env.body_case = SLUICE__ENVELOPE__BODY_PREPARE;
+	e->env.prepare = &e->prepare;
+}
+
+void
+lb_enc_chunk(struct lb_enc *e, const struct lb_msg *m)
+{
+	e->chunk.version = m->version;
+	e->chunk.digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
+	e->chunk.index = m->index;
+	e->chunk.count = m->count;
+	enc_services(e, m->table.services, m->table.n_services);
+	e->chunk.services = e->svcs;
+	e->chunk.n_services = e->n_svcs;
+	if (m->index == 0)
+		e->chunk.options = e->opts = enc_options(e, &m->table.seed, m->table.maglev_size);
+	e->env.body_case = SLUICE__ENVELOPE__BODY_SNAPSHOT_CHUNK;
+	e->env.snapshot_chunk = &e->chunk;
+}
+
+void
+lb_enc_table_free(struct lb_enc *e)
+{
+	size_t i;
+
+	for (i = 0; e->svcs != NULL && i < e->n_svcs; i++)
+		free_service(e->svcs[i]);
+	for (i = 0; e->keys != NULL && i < e->n_keys; i++)
+		free(e->keys[i]);
+	free(e->svcs);
+	free(e->keys);
+	free(e->opts);
+}
+
+/* ---- decoding ---- */
+
+int
+lb_dec_key(const Sluice__ServiceKey *k, struct lb_addr *vip, uint8_t *proto, uint16_t *port,
+	char *errbuf, size_t len)
+{
+	int rc;
+
+	if (k == NULL)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "service without a key");
+	rc = lb_dec_addr(&k->vip, vip, "vip", errbuf, len);
+	if (rc != 0)
+		return rc;
+	if (k->protocol != LB_IPPROTO_TCP && k->protocol != LB_IPPROTO_UDP)
+		return lb_dec_fail(
+			errbuf, len, -LB_EPARSE, "protocol %u is neither TCP nor UDP", k->protocol);
+	if (k->port < 1 || k->port > 65535)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "port %u out of range", k->port);
+	*proto = (uint8_t)k->protocol;
+	*port = (uint16_t)k->port;
+	return 0;
+}
+
+static int
+dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, size_t len)
+{
+	size_t i;
+	int rc;
+
+	if (s == NULL)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "empty service");
+	rc = lb_dec_key(s->key, &sc->vip, &sc->proto, &sc->port, errbuf, len);
+	if (rc != 0)
+		return rc;
+	sc->af = LB_AF_INET;
+	sc->id = s->id;
+	if (s->n_backends > LB_MAGLEV_MAX_BACKENDS)
+		return lb_dec_fail(
+			errbuf, len, -LB_EPARSE, "%zu backends in one service", s->n_backends);
+	sc->backends = calloc(s->n_backends ? s->n_backends : 1, sizeof(*sc->backends));
+	if (sc->backends == NULL)
+		return -LB_ENOMEM;
+	for (i = 0; i < s->n_backends; i++) {
+		const Sluice__Backend *b = s->backends[i];
+		struct lb_backend_cfg *bc = &sc->backends[i];
+
+		if ((rc = lb_dec_addr(&b->dip, &bc->dip, "dip", errbuf, len)) != 0 ||
+			(rc = lb_dec_addr(&b->host, &bc->host, "host", errbuf, len)) != 0)
+			return rc;
+		if (b->port < 1 || b->port > 65535 || b->weight > LB_MAGLEV_MAX_WEIGHT ||
+			(unsigned)b->state > LB_BACKEND_MAINT)
+			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+				"backend %zu: port %u, weight %u or state %d out of range", i,
+				b->port, b->weight, (int)b->state);
+		bc->port = (uint16_t)b->port;
+		bc->weight = b->weight;
+		bc->state = (uint8_t)b->state;
+		bc->id = b->id;
+		sc->n_backends = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+/* n services of v into *out (n_out counts the ones decoded, for the free). */
+static int
+dec_services(Sluice__Service *const *v, size_t n, struct lb_service_cfg **out, uint32_t *n_out,
+	char *errbuf, size_t len)
+{
+	size_t i;
+	int rc;
+
+	*out = calloc(n ? n : 1, sizeof(**out));
+	if (*out == NULL)
+		return -LB_ENOMEM;
+	for (i = 0; i < n; i++) {
+		*n_out = (uint32_t)i + 1;
+		rc = dec_service(v[i], &(*out)[i], errbuf, len);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+dec_options(const Sluice__FlowTableOptions *o, struct lb_hash_seed *seed, uint32_t *msize,
+	char *errbuf, size_t len)
+{
+	size_t i;
+
+	if (o->hash_seed.len != 16)
+		return lb_dec_fail(
+			errbuf, len, -LB_EPARSE, "hash seed of %zu bytes", o->hash_seed.len);
+	if (!lb_is_prime(o->maglev_size) || o->maglev_size < LB_MAGLEV_MIN_SIZE ||
+		o->maglev_size > LB_MAGLEV_MAX_SIZE)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "maglev size %u", o->maglev_size);
+	seed->k0 = seed->k1 = 0;
+	for (i = 0; i < 8; i++) {
+		seed->k0 = seed->k0 << 8 | o->hash_seed.data[i];
+		seed->k1 = seed->k1 << 8 | o->hash_seed.data[8 + i];
+	}
+	*msize = o->maglev_size;
+	return 0;
+}
+
+int
+lb_dec_prepare(const Sluice__Prepare *p, struct lb_msg *m, char *errbuf, size_t len)
+{
+	const Sluice__Delta *d = p->delta;
+	size_t i;
+	int rc;
+
+	m->type = LB_MSG_PREPARE;
+	m->version = p->version;
+	m->base_version = p->base_version;
+	if (m->version != m->base_version + 1)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "prepare %llu on base %llu",
+			(unsigned long long)m->version, (unsigned long long)m->base_version);
+	rc = lb_dec_digest(&p->digest, m->digest, errbuf, len);
+	if (rc != 0 || d == NULL)
+		return rc != 0 ? rc : lb_dec_fail(errbuf, len, -LB_EPARSE, "prepare without delta");
+	m->delta.remove = calloc(d->n_remove ? d->n_remove : 1, sizeof(*m->delta.remove));
+	if (m->delta.remove == NULL)
+		return -LB_ENOMEM;
+	rc = dec_services(
+		d->upsert, d->n_upsert, &m->delta.upsert, &m->delta.n_upsert, errbuf, len);
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < d->n_remove; i++) {
+		struct lb_svc_key *k = &m->delta.remove[i];
+		struct lb_addr vip;
+		uint16_t port;
+		uint8_t proto;
+
+		rc = lb_dec_key(d->remove[i], &vip, &proto, &port, errbuf, len);
+		if (rc != 0)
+			return rc;
+		lb_svc_key_v4(k, vip.a32[0], lb_cpu_to_be16(port), proto);
+		m->delta.n_remove = (uint32_t)i + 1;
+	}
+	if (d->options != NULL) {
+		m->delta.has_options = true;
+		return dec_options(d->options, &m->delta.seed, &m->delta.maglev_size, errbuf, len);
+	}
+	return 0;
+}
+
+int
+lb_dec_chunk(const Sluice__SnapshotChunk *c, struct lb_msg *m, char *errbuf, size_t len)
+{
+	int rc;
+
+	m->type = LB_MSG_SNAPSHOT_CHUNK;
+	m->version = c->version;
+	m->index = c->index;
+	m->count = c->count;
+	if (c->count == 0 || c->index >= c->count)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "chunk %u of %u", c->index, c->count);
+	rc = lb_dec_digest(&c->digest, m->digest, errbuf, len);
+	if (rc != 0)
+		return rc;
+	if (c->index == 0) {
+		if (c->options == NULL)
+			return lb_dec_fail(errbuf, len, -LB_EPARSE, "first chunk without options");
+		rc = dec_options(c->options, &m->table.seed, &m->table.maglev_size, errbuf, len);
+		if (rc != 0)
+			return rc;
+	}
+	return dec_services(
+		c->services, c->n_services, &m->table.services, &m->table.n_services, errbuf, len);
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A member of the manager's two-phase commit: the control thread of a mux
+ * or a host agent. It owns the connection to the manager (nng pair1 over
+ * tls+tcp:// with a client certificate, or ipc://) and the protocol; the
+ * data plane supplies three callbacks and never blocks on any of this.
+ *
+ *   HELLO     on every (re)connection: id, role, the applied version and
+ *             its table digest (the manager fences a member whose hello
+ *             comes mid-round: it must have lost what it prepared).
+ *   STATUS    every heartbeat: the applied version and counters.
+ *   PREPARE   N on base N-1 == applied: the delta is applied to a copy of
+ *             the applied table, the digest checked, and ops->build() makes
+ *             the data plane's structures off the fast path; the vote says
+ *             yes only if all of that worked. A PREPARE on another base is
+ *             refused (vote no) and a snapshot is asked for.
+ *   COMMIT    N with the prepared digest: ops->publish() (one pointer store
+ *             in the data plane). A COMMIT for anything else is ignored; one
+ *             for a version past the applied one without a PREPARE asks for
+ *             a snapshot.
+ *   ABORT     N: ops->discard() the prepared build.
+ *   SNAPSHOT  chunks of version V: assembled, validated, digest checked,
+ *             built and published directly (the manager committed V).
+ *   WELCOME   resync set: ask for a snapshot.
+ *
+ * Every message is keyed by (version, digest): a duplicate PREPARE is
+ * answered with the same vote, a duplicate COMMIT changes nothing.
+ */
+#ifndef LB_MEMBER_H
+#define LB_MEMBER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lb_codec.h"
+#include "lb_config.h"
+
+struct lb_member;
+
+struct lb_member_ops {
+	/*
+	 * Build the data plane's structures for `next` (version `version`),
+	 * off the fast path. Returns an opaque handle, or NULL with the
+	 * reason in err (the member then votes no with it).
+	 */
+	void *(*build)(
+		void *arg, const struct lb_ftable *next, uint64_t version, char *err, size_t len);
+	/* Make a build the running one (the old one is the callee's to free). */
+	void (*publish)(void *arg, void *built, uint64_t version);
+	/* Throw a build away unpublished. */
+	void (*discard)(void *arg, void *built);
+	/* Optional: counters for the STATUS heartbeat (at most `max`). */
+	uint32_t (*counters)(void *arg, struct lb_counter *out, uint32_t max);
+};
+
+struct lb_member_cfg {
+	char id[LB_MSG_ID];    /* unique per member, e.g. "mux1" */
+	enum lb_role role;     /* LB_ROLE_MUX or LB_ROLE_AGENT */
+	char url[256];	       /* tls+tcp://host:port or ipc:///path */
+	char ca[256];	       /* tls+tcp: CA that signed the manager's certificate */
+	char cert[256];	       /* tls+tcp: this member's certificate ... */
+	char key[256];	       /* ... and its key */
+	char server_name[128]; /* tls+tcp: name in the manager's certificate */
+	uint32_t heartbeat_ms; /* STATUS period (default 1000) */
+	lb_be32_t probe_addr;  /* sent in HELLO: a mux's tunnel address, or 0 */
+};
+
+/*
+ * Parse the optional "manager" group of a daemon's config into cfg:
+ *   manager = { url = "tls+tcp://10.99.0.1:7400"; id = "mux1";
+ *               ca = "ca.pem"; cert = "mux1.pem"; key = "mux1.key";
+ *               server_name = "sluice-manager"; heartbeat_ms = 1000; };
+ * Relative paths are taken from the config file's folder. Returns 1 when
+ * the group is there, 0 when it is not, -LB_ECONFIG with err set.
+ */
+int lb_member_cfg_load(const config_setting_t *root, const char *cfg_path,
+	struct lb_member_cfg *cfg, struct lb_cfg_err *err);
+
+/*
+ * Create a member whose applied table is `initial` at `version` (copied;
+ * version 0 and an empty table for a member that starts empty). Dials the
+ * manager in the background (nng reconnects by itself). Returns NULL with
+ * the reason in err (bad URL, unreadable certificate ...).
+ */
+struct lb_member *lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *ops,
+	void *arg, const struct lb_ftable *initial, uint64_t version, char *err, size_t len);
+
+/* The control loop: returns after lb_member_stop(). Run it on its own thread. */
+void *lb_member_run(void *member);
+
+void lb_member_stop(struct lb_member *m);
+
+/*
+ * Stop the member and wait for its thread at most timeout_ms. false: the
+ * thread is stuck (seen in nng 1.5.2 calls that never return); the caller
+ * should then leave the member alone rather than free it, and exit anyway.
+ */
+bool lb_member_join(struct lb_member *m, pthread_t thread, unsigned timeout_ms);
+
+/* Close the connection and free what the member holds (after run returned). */
+void lb_member_destroy(struct lb_member *m);
+
+/* What the member has applied (any thread). */
+uint64_t lb_member_applied(const struct lb_member *m);
+
+/* Connected to the manager right now (any thread). */
+bool lb_member_connected(const struct lb_member *m);
+
+#endif /* LB_MEMBER_H */

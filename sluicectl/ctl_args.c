@@ -1,0 +1,682 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sluicectl's command line: global options (from the environment first),
+ * the command's words and options, and the request they make. Everything
+ * is checked here, before anything is sent: a typo is a usage error that
+ * names the argument (exit 2), never a round trip.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "lb_config.h"
+#include "lb_err.h"
+#include "lb_file.h"
+#include "lb_flow.h"
+#include "lb_hdr.h"
+
+/* The pool options: their names, bits, and the ranges sluicectl checks itself. */
+static const struct ctl_pool_opt {
+	const char *name;
+	unsigned bit;
+	unsigned long min, max;
+} ctl_pool_opts[] = {
+	{"probe", CTL_O_PROBE, 0, 0},
+	{"probe-port", CTL_O_PROBE_PORT, 0, 65535},
+	{"path", CTL_O_PATH, 0, 0},
+	{"codes", CTL_O_CODES, 0, 0},
+	{"interval", CTL_O_INTERVAL, LB_POOL_INTERVAL_MIN, LB_POOL_INTERVAL_MAX},
+	{"probe-timeout", CTL_O_PROBE_TIMEOUT, LB_POOL_TIMEOUT_MIN, LB_POOL_TIMEOUT_MAX},
+	{"healthy", CTL_O_HEALTHY, LB_POOL_THRESHOLD_MIN, LB_POOL_THRESHOLD_MAX},
+	{"unhealthy", CTL_O_UNHEALTHY, LB_POOL_THRESHOLD_MIN, LB_POOL_THRESHOLD_MAX},
+	{"drain-delay", CTL_O_DRAIN_DELAY, 0, LB_POOL_DRAIN_DELAY_MAX},
+	{"slow-start", CTL_O_SLOW_START, 0, LB_POOL_SLOW_START_MAX},
+	{"min-healthy", CTL_O_MIN_HEALTHY, 0, 0},
+};
+
+#define CTL_N_POOL_OPTS (sizeof(ctl_pool_opts) / sizeof(ctl_pool_opts[0]))
+
+const char ctl_usage_text[] =
+	"usage: sluicectl [OPTIONS] COMMAND [ARGS]\n"
+	"\n"
+	"Commands:\n"
+	"  status                        members, versions and pending changes\n"
+	"  vip list                      the committed services and their backends\n"
+	"  vip add VIP:PORT              add a service (no backends yet)\n"
+	"  vip set VIP:PORT POOL OPTIONS change the service's pool (health probes,\n"
+	"                                draining, slow start, minimum healthy)\n"
+	"  vip del VIP:PORT              remove a service and its backends\n"
+	"  backend add VIP:PORT DIP:PORT --host PA [--weight N] [--state S]\n"
+	"                                add a backend; PA is the address of the host\n"
+	"                                whose agent owns DIP\n"
+	"  backend del VIP:PORT DIP:PORT remove a backend\n"
+	"  backend set VIP:PORT DIP:PORT [--weight N] [--state S] [--host PA]\n"
+	"                                change a backend (at least one option)\n"
+	"  history [--limit N]           committed and aborted versions, newest first\n"
+	"  config export [FILE]          the committed table as a services file\n"
+	"  config apply FILE             make FILE's services the desired table\n"
+	"  help                          this text\n"
+	"\n"
+	"Command options:\n"
+	"  --proto tcp|udp               the service's protocol (default tcp)\n"
+	"  --host PA                     the backend's host (physical) address\n"
+	"  --weight N                    0..65535 (default 1; 0 takes no new flows)\n"
+	"  --state active|drain|maint    (default active)\n"
+	"  --limit N                     the newest N versions (default 0: all)\n"
+	"\n"
+	"Pool options (vip add, vip set; docs/manager.md has the defaults):\n"
+	"  --probe none|tcp|http         how backends are probed (default tcp)\n"
+	"  --probe-port N                probe this port, not the backend's (0: its own)\n"
+	"  --path P                      http: the path to GET (default /)\n"
+	"  --codes C                     http: the codes that pass (default 200-399)\n"
+	"  --interval S                  seconds between probes, 1..300 (default 30)\n"
+	"  --probe-timeout S             seconds a probe may take, 1..120, below the\n"
+	"                                interval (default 5)\n"
+	"  --healthy N                   successes to become healthy, 1..10 (default 5)\n"
+	"  --unhealthy N                 failures to become unhealthy, 1..10 (default 2)\n"
+	"  --drain-delay S               deregistration delay, 0..3600 (default 300)\n"
+	"  --slow-start S                ramp a backend up over S s, 30..900; 0 off\n"
+	"  --min-healthy N|N%|N,M%       below it the pool fails open (default 1; 0 off)\n"
+	"\n"
+	"Global options:\n"
+	"  --manager URL                 the manager's control socket (env SLUICE_MANAGER;\n"
+	"                                default " CTL_DEFAULT_URL ")\n"
+	"  --ca FILE                     tls+tcp: the CA that signed the manager (SLUICE_CA)\n"
+	"  --cert FILE                   tls+tcp: our certificate (SLUICE_CERT)\n"
+	"  --key FILE                    tls+tcp: our private key (SLUICE_KEY)\n"
+	"  --server-name NAME            tls+tcp: the name in the manager's certificate\n"
+	"                                (default " CTL_DEFAULT_SERVER_NAME ")\n"
+	"  --timeout SEC                 for each request and for a change to commit\n"
+	"                                (default 10)\n"
+	"  --no-wait                     return once a change is accepted\n"
+	"  --json                        print the reply as JSON, for programs\n"
+	"  -h, --help                    this text\n"
+	"\n"
+	"Exit status: 0 done; 1 the manager refused, or a change aborted or did not\n"
+	"commit in time; 2 usage error; 3 the manager cannot be reached.\n";
+
+static void
+ctl_usage_short(const struct ctl_cmd *cmd)
+{
+	if (cmd != NULL)
+		fprintf(stderr, "usage: sluicectl %s\n", cmd->synopsis);
+	else
+		fprintf(stderr, "usage: sluicectl [OPTIONS] COMMAND [ARGS]\n");
+	fprintf(stderr, "(sluicectl --help lists every command and option)\n");
+}
+
+/* Report a usage error about cmd (NULL: about the command line) and return 2. */
+int
+ctl_usage_error(const struct ctl_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "sluicectl: ");
+	if (cmd != NULL && cmd->group != NULL)
+		fprintf(stderr, "%s %s: ", cmd->group, cmd->name);
+	else if (cmd != NULL)
+		fprintf(stderr, "%s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	ctl_usage_short(cmd);
+	return CTL_EXIT_USAGE;
+}
+
+/* ---- argument parsing ---------------------------------------------------- */
+
+/* Decimal digits only (no sign, no space, no hex) in [0, max]. */
+static bool
+ctl_parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (unsigned long)(*s - '0');
+		if (v > max)
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool
+ctl_parse_ipv4(const char *s, lb_be32_t *out)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return false;
+	*out = a.s_addr;
+	return true;
+}
+
+/* "A.B.C.D:PORT", port 1..65535. */
+static int
+ctl_parse_endpoint(const struct ctl_cmd *cmd, const char *s, lb_be32_t *ip, uint16_t *port)
+{
+	char addr[INET_ADDRSTRLEN];
+	const char *colon = strrchr(s, ':');
+	unsigned long p;
+	size_t alen;
+
+	alen = colon != NULL ? (size_t)(colon - s) : sizeof(addr);
+	if (alen < sizeof(addr)) {
+		memcpy(addr, s, alen);
+		addr[alen] = '\0';
+	}
+	if (alen >= sizeof(addr) || !ctl_parse_ipv4(addr, ip) || colon[1] == '\0' ||
+		strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return ctl_usage_error(cmd, "%s: not an IPv4 address:port", s);
+	if (!ctl_parse_uint(colon + 1, 65535, &p) || p == 0)
+		return ctl_usage_error(cmd, "%s: port is out of range 1..65535", s);
+	*port = (uint16_t)p;
+	return 0;
+}
+
+static int
+ctl_parse_proto(const struct ctl_cmd *cmd, const char *s, uint8_t *out)
+{
+	if (s == NULL || strcmp(s, "tcp") == 0)
+		*out = LB_IPPROTO_TCP;
+	else if (strcmp(s, "udp") == 0)
+		*out = LB_IPPROTO_UDP;
+	else
+		return ctl_usage_error(cmd, "--proto %s: must be tcp or udp", s);
+	return 0;
+}
+
+static int
+ctl_parse_state(const struct ctl_cmd *cmd, const char *s, uint8_t *out)
+{
+	if (strcmp(s, "active") == 0)
+		*out = LB_BACKEND_ACTIVE;
+	else if (strcmp(s, "drain") == 0)
+		*out = LB_BACKEND_DRAIN;
+	else if (strcmp(s, "maint") == 0)
+		*out = LB_BACKEND_MAINT;
+	else
+		return ctl_usage_error(cmd, "--state %s: must be active, drain or maint", s);
+	return 0;
+}
+
+/* The service key from "VIP:PORT" and --proto. */
+static int
+ctl_parse_svc(
+	const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *arg, struct lb_ctl *ctl)
+{
+	lb_be32_t vip;
+	uint16_t port;
+	uint8_t proto = 0;
+	int rc;
+
+	rc = ctl_parse_endpoint(cmd, arg, &vip, &port);
+	if (rc == 0)
+		rc = ctl_parse_proto(cmd, o->proto, &proto);
+	if (rc != 0)
+		return rc;
+	lb_svc_key_v4(&ctl->svc, vip, lb_cpu_to_be16(port), proto);
+	ctl->has_svc = true;
+	return 0;
+}
+
+/* The backend from "DIP:PORT" and --host/--weight/--state (as given). */
+static int
+ctl_parse_backend(
+	const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *arg, struct lb_ctl *ctl)
+{
+	struct lb_backend_cfg *be = &ctl->be;
+	unsigned long w;
+	lb_be32_t ip;
+	int rc;
+
+	rc = ctl_parse_endpoint(cmd, arg, &ip, &be->port);
+	if (rc != 0)
+		return rc;
+	lb_addr_v4(&be->dip, ip);
+	ctl->has_be = true;
+	be->weight = 1;
+	be->state = LB_BACKEND_ACTIVE;
+	if (o->host != NULL) {
+		if (!ctl_parse_ipv4(o->host, &ip))
+			return ctl_usage_error(cmd, "--host %s: not an IPv4 address", o->host);
+		lb_addr_v4(&be->host, ip);
+		ctl->set_host = true;
+	}
+	if (o->weight != NULL) {
+		if (!ctl_parse_uint(o->weight, 65535, &w))
+			return ctl_usage_error(cmd, "--weight %s: must be 0..65535", o->weight);
+		be->weight = (uint32_t)w;
+		ctl->set_weight = true;
+	}
+	if (o->state != NULL) {
+		rc = ctl_parse_state(cmd, o->state, &be->state);
+		if (rc != 0)
+			return rc;
+		ctl->set_state = true;
+	}
+	return 0;
+}
+
+/* --min-healthy N, N% or N,M%: a count, a percent, or both. */
+static int
+ctl_parse_min_healthy(const struct ctl_cmd *cmd, const char *s, struct lb_pool_opts *p)
+{
+	char buf[32], *pct, *comma;
+	unsigned long v;
+
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", s);
+	comma = strchr(buf, ',');
+	pct = comma != NULL ? comma + 1 : strchr(buf, '%') != NULL ? buf : NULL;
+	if (comma != NULL)
+		*comma = '\0';
+	if (pct != buf) {
+		if (!ctl_parse_uint(buf, LB_POOL_MIN_HEALTHY_MAX, &v))
+			goto bad;
+		p->min_healthy = (uint32_t)v;
+		p->given |= LB_POOL_MIN_HEALTHY;
+	}
+	if (pct != NULL) {
+		size_t n = strlen(pct);
+
+		if (n < 2 || pct[n - 1] != '%')
+			goto bad;
+		pct[n - 1] = '\0';
+		if (!ctl_parse_uint(pct, 100, &v))
+			goto bad;
+		p->min_healthy_pct = (uint32_t)v;
+		p->given |= LB_POOL_MIN_HEALTHY_PCT;
+	}
+	return 0;
+bad:
+	return ctl_usage_error(cmd,
+		"--min-healthy %s: expected a count (0..%d), a percent (0%%..100%%) or both "
+		"(2,50%%)",
+		s, LB_POOL_MIN_HEALTHY_MAX);
+}
+
+/* The pool options given, into p (the manager checks how they fit together). */
+static int
+ctl_parse_pool(const struct ctl_cmd *cmd, const struct ctl_opts *o, struct lb_pool_opts *p)
+{
+	static const unsigned field[] = {LB_POOL_PROBE, LB_POOL_PROBE_PORT, LB_POOL_PATH,
+		LB_POOL_CODES, LB_POOL_INTERVAL, LB_POOL_TIMEOUT, LB_POOL_HEALTHY,
+		LB_POOL_UNHEALTHY, LB_POOL_DRAIN_DELAY, LB_POOL_SLOW_START, 0};
+	uint32_t *num[] = {NULL, NULL, NULL, NULL, &p->interval_s, &p->timeout_s, &p->healthy,
+		&p->unhealthy, &p->drain_delay_s, &p->slow_start_s};
+	unsigned long v;
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	for (i = 0; i < CTL_N_POOL_OPTS; i++) {
+		const struct ctl_pool_opt *po = &ctl_pool_opts[i];
+		const char *a = o->pool[i];
+
+		if (a == NULL)
+			continue;
+		switch (po->bit) {
+		case CTL_O_PROBE:
+			if (strcmp(a, "none") == 0)
+				p->probe = LB_PROBE_NONE;
+			else if (strcmp(a, "tcp") == 0)
+				p->probe = LB_PROBE_TCP;
+			else if (strcmp(a, "http") == 0)
+				p->probe = LB_PROBE_HTTP;
+			else
+				return ctl_usage_error(
+					cmd, "--probe %s: must be none, tcp or http", a);
+			break;
+		case CTL_O_PROBE_PORT:
+			if (!ctl_parse_uint(a, 65535, &v))
+				return ctl_usage_error(cmd,
+					"--probe-port %s: must be 0..65535 (0: the backend's port)",
+					a);
+			p->probe_port = (uint16_t)v;
+			break;
+		case CTL_O_PATH:
+			if (a[0] != '/' || strlen(a) >= LB_POOL_PATH_LEN || strpbrk(a, " \t\r\n"))
+				return ctl_usage_error(cmd,
+					"--path %s: must begin with /, hold no spaces and be "
+					"shorter "
+					"than %d characters",
+					a, LB_POOL_PATH_LEN);
+			snprintf(p->path, sizeof(p->path), "%s", a);
+			break;
+		case CTL_O_CODES:
+			if (a[0] == '\0' || strlen(a) >= LB_POOL_CODES_LEN ||
+				strspn(a, "0123456789,-") != strlen(a))
+				return ctl_usage_error(cmd,
+					"--codes %s: expected codes or ranges like 200-399 or "
+					"200,302",
+					a);
+			snprintf(p->codes, sizeof(p->codes), "%s", a);
+			break;
+		case CTL_O_MIN_HEALTHY:
+			if (ctl_parse_min_healthy(cmd, a, p) != 0)
+				return CTL_EXIT_USAGE;
+			continue;
+		default:
+			if (!ctl_parse_uint(a, po->max, &v) || v < po->min ||
+				(po->bit == CTL_O_SLOW_START && v != 0 &&
+					v < LB_POOL_SLOW_START_MIN))
+				return ctl_usage_error(cmd, "--%s %s: must be %lu..%lu%s", po->name,
+					a,
+					po->bit == CTL_O_SLOW_START ? LB_POOL_SLOW_START_MIN
+								    : po->min,
+					po->max, po->bit == CTL_O_SLOW_START ? " (or 0: off)" : "");
+			*num[i] = (uint32_t)v;
+			break;
+		}
+		p->given |= field[i];
+	}
+	return 0;
+}
+
+/* Read FILE whole into a NUL-terminated malloc'd string. */
+static int
+ctl_read_file(const struct ctl_cmd *cmd, const char *path, char **out)
+{
+	size_t n;
+	int rc = lb_read_file(path, CTL_MAX_FILE, out, &n);
+
+	if (rc == -EFBIG)
+		return ctl_usage_error(cmd, "%s: larger than %u bytes", path, CTL_MAX_FILE);
+	if (rc != 0)
+		return ctl_usage_error(cmd, "%s: %s", path, strerror(-rc));
+	/* The body is a protobuf string: a NUL would cut it short unseen. */
+	if (strlen(*out) != n) {
+		free(*out);
+		*out = NULL;
+		return ctl_usage_error(cmd, "%s: contains a NUL byte: not a services file", path);
+	}
+	return 0;
+}
+
+const struct ctl_cmd *
+ctl_find_cmd(const struct ctl_opts *o, int *n_used)
+{
+	const char *w0 = o->words[0], *w1 = o->n_words > 1 ? o->words[1] : NULL;
+
+	for (size_t i = 0; i < ctl_n_cmds; i++) {
+		const struct ctl_cmd *c = &ctl_cmds[i];
+
+		if (c->group == NULL && strcmp(c->name, w0) == 0) {
+			*n_used = 1;
+			return c;
+		}
+		if (c->group != NULL && strcmp(c->group, w0) == 0 && w1 != NULL &&
+			strcmp(c->name, w1) == 0) {
+			*n_used = 2;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+int
+ctl_group_error(const char *group, const char *sub)
+{
+	char names[64] = "";
+	bool known = false;
+
+	for (size_t i = 0; i < ctl_n_cmds; i++) {
+		if (ctl_cmds[i].group == NULL || strcmp(ctl_cmds[i].group, group) != 0)
+			continue;
+		known = true;
+		if (names[0] != '\0')
+			strncat(names, ", ", sizeof(names) - strlen(names) - 1);
+		strncat(names, ctl_cmds[i].name, sizeof(names) - strlen(names) - 1);
+	}
+	if (!known)
+		return ctl_usage_error(NULL, "%s: unknown command", group);
+	if (sub == NULL)
+		return ctl_usage_error(NULL, "%s: missing subcommand (%s)", group, names);
+	return ctl_usage_error(NULL, "%s %s: unknown subcommand (%s)", group, sub, names);
+}
+
+static const char *
+ctl_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+void
+ctl_sender(char *out, size_t len)
+{
+	const char *user = getenv("SUDO_USER") ? getenv("SUDO_USER") : getenv("USER");
+	struct passwd *pw = user == NULL ? getpwuid(getuid()) : NULL;
+	char host[64] = "";
+
+	if (user == NULL)
+		user = pw != NULL ? pw->pw_name : "unknown";
+	gethostname(host, sizeof(host) - 1);
+	snprintf(out, len, "ctl:%.24s@%.32s", user, host);
+}
+
+/*
+ * The options that take a string and keep it as given: where it goes, the
+ * CTL_O_* bit a command must accept to take it (0: a global option), and
+ * whether it names a TLS file (--ca, --cert, --key) on the command line.
+ */
+static const struct ctl_str_opt {
+	const char *name;
+	size_t off; /* of its const char * in struct ctl_opts */
+	unsigned bit;
+	bool tls;
+} ctl_str_opts[] = {
+	{"manager", offsetof(struct ctl_opts, url), 0, false},
+	{"ca", offsetof(struct ctl_opts, ca), 0, true},
+	{"cert", offsetof(struct ctl_opts, cert), 0, true},
+	{"key", offsetof(struct ctl_opts, key), 0, true},
+	{"server-name", offsetof(struct ctl_opts, server_name), 0, false},
+	{"proto", offsetof(struct ctl_opts, proto), CTL_O_PROTO, false},
+	{"host", offsetof(struct ctl_opts, host), CTL_O_HOST, false},
+	{"weight", offsetof(struct ctl_opts, weight), CTL_O_WEIGHT, false},
+	{"state", offsetof(struct ctl_opts, state), CTL_O_STATE, false},
+	{"limit", offsetof(struct ctl_opts, limit), CTL_O_LIMIT, false},
+};
+
+#define CTL_N_STR_OPTS (sizeof(ctl_str_opts) / sizeof(ctl_str_opts[0]))
+
+/* getopt_long's values of the long-only options. */
+enum {
+	CTL_OPT_JSON = 256,
+	CTL_OPT_TIMEOUT,
+	CTL_OPT_NO_WAIT,
+	CTL_OPT_STR,			 /* + index in ctl_str_opts */
+	CTL_OPT_POOL = CTL_OPT_STR + 64, /* + index in ctl_pool_opts */
+};
+
+/* getopt_long's table, from the tables above. */
+static const struct option *
+ctl_longopts(void)
+{
+	static struct option v[4 + CTL_N_STR_OPTS + CTL_N_POOL_OPTS + 1];
+	size_t n = 0, i;
+
+	if (v[0].name != NULL)
+		return v;
+	v[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	v[n++] = (struct option){"json", no_argument, NULL, CTL_OPT_JSON};
+	v[n++] = (struct option){"timeout", required_argument, NULL, CTL_OPT_TIMEOUT};
+	v[n++] = (struct option){"no-wait", no_argument, NULL, CTL_OPT_NO_WAIT};
+	for (i = 0; i < CTL_N_STR_OPTS; i++)
+		v[n++] = (struct option){
+			ctl_str_opts[i].name, required_argument, NULL, CTL_OPT_STR + (int)i};
+	for (i = 0; i < CTL_N_POOL_OPTS; i++)
+		v[n++] = (struct option){
+			ctl_pool_opts[i].name, required_argument, NULL, CTL_OPT_POOL + (int)i};
+	return v;
+}
+
+int
+ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
+{
+	const struct option *longopts = ctl_longopts();
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->url = ctl_env("SLUICE_MANAGER");
+	o->ca = ctl_env("SLUICE_CA");
+	o->cert = ctl_env("SLUICE_CERT");
+	o->key = ctl_env("SLUICE_KEY");
+	o->server_name = CTL_DEFAULT_SERVER_NAME;
+	o->timeout = CTL_DEFAULT_TIMEOUT;
+	if (o->url == NULL)
+		o->url = CTL_DEFAULT_URL;
+
+	/*
+	 * Leading '-': words come back in order as option 1, so options may
+	 * follow the command whatever POSIXLY_CORRECT says; ':' reports a
+	 * missing argument apart from an unknown option.
+	 */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "-:hf:", longopts, NULL)) != -1) {
+		if (c >= CTL_OPT_STR && c < CTL_OPT_STR + (int)CTL_N_STR_OPTS) {
+			const struct ctl_str_opt *so = &ctl_str_opts[c - CTL_OPT_STR];
+
+			*(const char **)((char *)o + so->off) = optarg;
+			o->given |= so->bit;
+			o->tls_on_cmdline |= so->tls;
+			continue;
+		}
+		if (c >= CTL_OPT_POOL && c < CTL_OPT_POOL + (int)CTL_N_POOL_OPTS) {
+			o->pool[c - CTL_OPT_POOL] = optarg;
+			o->given |= ctl_pool_opts[c - CTL_OPT_POOL].bit;
+			continue;
+		}
+		switch (c) {
+		case 'f': /* config apply -f FILE: the file, as ipvsadm and kubectl take it */
+		case 1:
+			if (o->n_words == CTL_MAX_WORDS)
+				return ctl_usage_error(NULL, "%s: too many arguments", optarg);
+			o->words[o->n_words++] = optarg;
+			break;
+		case 'h':
+			o->help = true;
+			break;
+		case CTL_OPT_JSON:
+			o->json = true;
+			break;
+		case CTL_OPT_TIMEOUT:
+			errno = 0;
+			o->timeout = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' || !(o->timeout > 0) ||
+				o->timeout > 86400)
+				return ctl_usage_error(NULL,
+					"--timeout %s: must be a number of seconds in (0, 86400]",
+					optarg);
+			break;
+		case CTL_OPT_NO_WAIT:
+			o->no_wait = true;
+			break;
+		case ':':
+			return ctl_usage_error(NULL, "%s: needs an argument", argv[optind - 1]);
+		default:
+			if (optopt != 0)
+				return ctl_usage_error(NULL, "-%c: unknown option", optopt);
+			return ctl_usage_error(NULL, "%s: unknown option", argv[optind - 1]);
+		}
+	}
+	/* Words after "--". */
+	for (; optind < argc; optind++) {
+		if (o->n_words == CTL_MAX_WORDS)
+			return ctl_usage_error(NULL, "%s: too many arguments", argv[optind]);
+		o->words[o->n_words++] = argv[optind];
+	}
+	return 0;
+}
+
+int
+ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *const *args,
+	int n_args, struct lb_msg *req)
+{
+	struct lb_ctl *ctl = &req->ctl;
+	unsigned long limit;
+	int rc;
+
+	for (size_t i = 0; i < CTL_N_STR_OPTS; i++)
+		if ((o->given & ctl_str_opts[i].bit) && !(cmd->opts & ctl_str_opts[i].bit))
+			return ctl_usage_error(
+				cmd, "--%s does not apply to this command", ctl_str_opts[i].name);
+	for (size_t i = 0; i < CTL_N_POOL_OPTS; i++)
+		if ((o->given & ctl_pool_opts[i].bit) && !(cmd->opts & ctl_pool_opts[i].bit))
+			return ctl_usage_error(
+				cmd, "--%s does not apply to this command", ctl_pool_opts[i].name);
+	if (n_args < cmd->min_args)
+		return ctl_usage_error(cmd, "missing argument");
+	if (n_args > cmd->max_args)
+		return ctl_usage_error(cmd, "%s: unexpected argument", args[cmd->max_args]);
+
+	req->type = LB_MSG_CTL_REQUEST;
+	ctl_sender(req->sender, sizeof(req->sender));
+	req->role = LB_ROLE_CTL;
+	ctl->op = cmd->op;
+
+	switch (cmd->op) {
+	case LB_CTL_VIP_ADD:
+	case LB_CTL_VIP_SET:
+		rc = ctl_parse_svc(cmd, o, args[0], ctl);
+		if (rc == 0)
+			rc = ctl_parse_pool(cmd, o, &ctl->pool);
+		if (rc == 0 && cmd->op == LB_CTL_VIP_SET && ctl->pool.given == 0)
+			return ctl_usage_error(cmd, "nothing to change: give a pool option "
+						    "(--probe, --interval, --probe-timeout, ...)");
+		return rc;
+	case LB_CTL_VIP_DEL:
+		return ctl_parse_svc(cmd, o, args[0], ctl);
+	case LB_CTL_VIP_LIST:
+		/* vip show: one service */
+		return n_args == 1 ? ctl_parse_svc(cmd, o, args[0], ctl) : 0;
+	case LB_CTL_BACKEND_ADD:
+		if (o->host == NULL)
+			return ctl_usage_error(cmd, "--host PA is required");
+		/* fall through */
+	case LB_CTL_BACKEND_DEL:
+	case LB_CTL_BACKEND_SET:
+		rc = ctl_parse_svc(cmd, o, args[0], ctl);
+		if (rc == 0)
+			rc = ctl_parse_backend(cmd, o, args[1], ctl);
+		if (rc != 0)
+			return rc;
+		if (cmd->op == LB_CTL_BACKEND_SET && !ctl->set_weight && !ctl->set_state &&
+			!ctl->set_host)
+			return ctl_usage_error(
+				cmd, "nothing to change: give --weight, --state or --host");
+		if (cmd->op != LB_CTL_BACKEND_SET)
+			ctl->set_weight = ctl->set_state = ctl->set_host = false;
+		return 0;
+	case LB_CTL_HISTORY:
+		if (o->limit != NULL) {
+			if (!ctl_parse_uint(o->limit, UINT32_MAX, &limit))
+				return ctl_usage_error(cmd,
+					"--limit %s: must be a number 0..%" PRIu32, o->limit,
+					UINT32_MAX);
+			ctl->limit = (uint32_t)limit;
+		}
+		return 0;
+	case LB_CTL_APPLY:
+		return ctl_read_file(cmd, args[0], &req->body);
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Configuration files of sluice-mux and sluice-agent, written from objects.
+
+    cfg = MuxConfig([Service("192.0.2.10", "tcp", 80,
+                             [Backend("10.1.0.1", 8080, "10.0.1.1", weight=2)])])
+    text = cfg.render(devargs="net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap",
+                      file_prefix=test_prefix("reload"))
+
+The text is libconfig as docs/configuration.md describes it, laid out the
+same way every time: tests/pcap/config_errors edits it by string
+replacement, so a change of layout here is a change of that test's input.
+The same objects are what the packet checks compare outputs against
+(MuxConfig.service(), Backend.takes_new).
+"""
+
+DEFAULT_SEED = "5a1ce0f10e5eed5a1ce0f10e5eed0001"
+PROTO_NUM = {"tcp": 6, "udp": 17}
+# The EAL options every test process runs with: no hugepages, no PCI scan.
+EAL = ["--no-huge", "-m", "256", "--no-pci"]
+
+
+def eal_line(file_prefix=None):
+    """The eal group: EAL, and --file-prefix when given."""
+    args = EAL + (["--file-prefix=" + file_prefix] if file_prefix else [])
+    return "eal = [ %s ];" % ", ".join('"%s"' % a for a in args)
+
+
+def pcap_port_mac(i):
+    """MAC of the i-th net_pcap port a process probes: the PMD numbers its
+    fixed locally administered addresses 02:70:63:61:70:NN (0x02, "pcap", a
+    per-process counter) in probe order."""
+    return "02:70:63:61:70:%02x" % i
+
+
+class Backend:
+    """A backend; weight None and state None: the defaults (1, active)."""
+
+    def __init__(self, dip, port, host, weight=None, state=None):
+        self.dip, self.port, self.host, self.weight = dip, port, host, weight
+        self.state = state
+
+    @property
+    def takes_new(self):
+        """Whether new flows may go to it (active, weight not 0)."""
+        return self.state in (None, "active") and self.weight != 0
+
+    def render(self):
+        w = "" if self.weight is None else " weight = %d;" % self.weight
+        st = "" if self.state is None else ' state = "%s";' % self.state
+        return '{ dip = "%s"; port = %d;%s%s host = "%s"; }' % (
+            self.dip, self.port, w, st, self.host)
+
+
+class Service:
+    def __init__(self, vip, proto, port, backends):
+        self.vip, self.proto, self.port, self.backends = vip, proto, port, backends
+
+    def key(self):
+        return (self.vip, PROTO_NUM[self.proto], self.port)
+
+
+def render_flow_table(services, hash_seed=DEFAULT_SEED, maglev_size=None):
+    """The flow_table group (the mux's and the agent's), as lines."""
+    lines = ["flow_table = {", '\thash_seed = "%s";' % hash_seed]
+    if maglev_size is not None:
+        lines.append("\tmaglev_size = %d;" % maglev_size)
+    lines.append("\tservices = (")
+    for i, s in enumerate(services):
+        lines.append('\t\t{ vip = "%s"; protocol = "%s"; port = %d; backends = (' % (
+            s.vip, s.proto, s.port))
+        for j, b in enumerate(s.backends):
+            lines.append("\t\t\t" + b.render() + ("," if j + 1 < len(s.backends) else ""))
+        lines.append("\t\t) }" + ("," if i + 1 < len(services) else ""))
+    lines += ["\t);", "};"]
+    return lines
+
+
+def _strings(values):
+    return "[ %s ]" % ", ".join('"%s"' % v for v in values)
+
+
+class MuxConfig:
+    """A mux configuration. services None: no flow_table group (a member
+    of a manager starts empty)."""
+
+    def __init__(self, services, tunnel_address="10.255.0.1",
+                 next_hop_mac="02:00:00:00:00:fe", mtu=None, tunnel_ttl=None,
+                 arp_for_vips=None, workers=None, hash_seed=DEFAULT_SEED,
+                 maglev_size=None, probers=None, idle_sleep_us=None):
+        self.services = services
+        self.tunnel_address = tunnel_address
+        self.next_hop_mac = next_hop_mac
+        self.mtu = mtu
+        self.tunnel_ttl = tunnel_ttl
+        self.arp_for_vips = arp_for_vips
+        self.workers = workers
+        self.hash_seed = hash_seed
+        self.maglev_size = maglev_size
+        self.probers = probers
+        self.idle_sleep_us = idle_sleep_us
+
+    @property
+    def ttl(self):
+        return 64 if self.tunnel_ttl is None else self.tunnel_ttl
+
+    def service(self, vip, proto, port):
+        for s in self.services:
+            if s.key() == (vip, proto, port):
+                return s
+        return None
+
+    def vips(self):
+        return sorted({s.vip for s in self.services})
+
+    def render(self, devargs=None, workers=None, file_prefix=None, port_name="pcap"):
+        """The file's text; devargs: one port, named port_name (None: the
+        mux's default name; no devargs: the mux's --pcap option gives the
+        port); workers overrides the configured count."""
+        mux = ['\ttunnel_address = "%s";' % self.tunnel_address,
+               '\tnext_hop_mac = "%s";' % self.next_hop_mac]
+        for name in ("mtu", "tunnel_ttl", "idle_sleep_us"):
+            if getattr(self, name) is not None:
+                mux.append("\t%s = %d;" % (name, getattr(self, name)))
+        if self.arp_for_vips is not None:
+            mux.append("\tarp_for_vips = %s;" % ("true" if self.arp_for_vips else "false"))
+        if self.probers is not None:
+            mux.append("\tprobers = %s;" % _strings(self.probers))
+        w = workers if workers is not None else self.workers
+        if w is not None:
+            mux.append("\tworkers = %d;" % w)
+        lines = ["# generated by sluicetest.config", eal_line(file_prefix),
+                 "mux = {"] + mux + ["};"]
+        if devargs is not None:
+            name = "" if port_name is None else 'name = "%s"; ' % port_name
+            lines.append('ports = ( { %sdevargs = "%s"; } );' % (name, devargs))
+        if self.services is not None:
+            lines += render_flow_table(self.services, self.hash_seed, self.maglev_size)
+        return "\n".join(lines + [""])
+
+
+class AgentVM:
+    def __init__(self, name, dip, mac):
+        self.name, self.dip, self.mac = name, dip, mac
+
+
+class AgentConfig:
+    """A host agent configuration: its PA, the muxes it accepts tunnels from,
+    its VMs and the flow table. Ports are probed uplink first, then the VMs
+    in order, so the uplink has pcap_port_mac(0) and VM i pcap_port_mac(i + 1)."""
+
+    def __init__(self, pa, muxes, vms, services, next_hop_mac="02:00:00:00:fe:11",
+                 mss_clamp=None, hash_seed=DEFAULT_SEED, probers=()):
+        self.pa, self.muxes, self.vms = pa, muxes, vms
+        self.probers = list(probers)
+        self.services = services
+        self.next_hop_mac = next_hop_mac
+        self.mss_clamp = mss_clamp
+        self.hash_seed = hash_seed
+
+    def ports(self):
+        """Port names in probe order: "uplink", then the VM names."""
+        return ["uplink"] + [v.name for v in self.vms]
+
+    def port_mac(self, name):
+        return pcap_port_mac(self.ports().index(name))
+
+    def vm(self, name):
+        return [v for v in self.vms if v.name == name][0]
+
+    def render(self, devargs, file_prefix=None):
+        """devargs: port name -> devargs."""
+        agent = ['\tpa = "%s";' % self.pa, "\tmuxes = %s;" % _strings(self.muxes),
+                 '\tnext_hop_mac = "%s";' % self.next_hop_mac]
+        if self.mss_clamp is not None:
+            agent.append("\tmss_clamp = %d;" % self.mss_clamp)
+        if self.probers:
+            agent.append("\tprobers = %s;" % _strings(self.probers))
+        lines = ["# generated by sluicetest.config", eal_line(file_prefix),
+                 "agent = {"] + agent + ["};",
+                 'uplink = { devargs = "%s"; };' % devargs["uplink"], "vms = ("]
+        for i, v in enumerate(self.vms):
+            lines.append('\t{ name = "%s"; devargs = "%s"; dip = "%s"; mac = "%s"; }%s' % (
+                v.name, devargs[v.name], v.dip, v.mac, "," if i + 1 < len(self.vms) else ""))
+        lines.append(");")
+        lines += render_flow_table(self.services, self.hash_seed)
+        return "\n".join(lines + [""])
