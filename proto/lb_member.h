@@ -8,7 +8,8 @@
  *   HELLO     on every (re)connection: id, role, the applied version and
  *             its table digest (the manager fences a member whose hello
  *             comes mid-round: it must have lost what it prepared).
- *   STATUS    every heartbeat: the applied version and counters.
+ *   STATUS    every heartbeat: the applied version, counters and (a mux
+ *             with BGP) its routes.
  *   PREPARE   N on base N-1 == applied: the delta is applied to a copy of
  *             the applied table, the digest checked, and ops->build() makes
  *             the data plane's structures off the fast path; the vote says
@@ -22,6 +23,7 @@
  *   SNAPSHOT  chunks of version V: assembled, validated, digest checked,
  *             built and published directly (the manager committed V).
  *   WELCOME   resync set: ask for a snapshot.
+ *   SYNC      the manager's word on announcing (a mux): ops->sync().
  *
  * Every message is keyed by (version, digest): a duplicate PREPARE is
  * answered with the same vote, a duplicate COMMIT changes nothing.
@@ -53,6 +55,13 @@ struct lb_member_ops {
 	void (*discard)(void *arg, void *built);
 	/* Optional: counters for the STATUS heartbeat (at most `max`). */
 	uint32_t (*counters)(void *arg, struct lb_counter *out, uint32_t max);
+	/* Optional: the routes for STATUS; false: none to report. */
+	bool (*route)(void *arg, struct lb_route_state *out);
+	/*
+	 * Optional: the manager's word on announcing (SyncState): in sync
+	 * from `version` on, or not and why.
+	 */
+	void (*sync)(void *arg, bool in_sync, uint64_t version, const char *why);
 };
 
 struct lb_member_cfg {
