@@ -167,7 +167,7 @@ member_hello(void *ctx, int member, const char *id, const struct lb_addr *probe_
 	mgr_vip_probe_hello(m->vip, member, id, probe_addr);
 }
 
-/* The VIP probes fence a mux through the commit state machine. */
+/* The VIP probes fence a mux through the commit state machine; it withdraws at once. */
 static void
 vip_fence(void *ctx, int member, const char *why, uint64_t now)
 {
@@ -175,6 +175,16 @@ vip_fence(void *ctx, int member, const char *why, uint64_t now)
 
 	mgr_driver_fence(m->driver, member, why);
 	mgr_driver_run(m->driver, now);
+	mgr_members_notify(m->members, now);
+}
+
+/* A mux stays withdrawn while its VIP probes fail (core/mgr_notice.h). */
+static bool
+member_probe_failing(void *ctx, int member, char *why, size_t len)
+{
+	struct mgr *m = ctx;
+
+	return mgr_vip_probe_failing(m->vip, member, why, len);
 }
 
 /* ---- start and stop ---- */
@@ -190,7 +200,8 @@ start_network(struct mgr *m, char *err, size_t len)
 		.member_gone = on_member_gone,
 		.ctl_request = on_ctl_request,
 	};
-	const struct mgr_members_hooks hooks = {.ctx = m, .hello = member_hello};
+	const struct mgr_members_hooks hooks = {
+		.ctx = m, .hello = member_hello, .probe_failing = member_probe_failing};
 	const struct mgr_config *c = &m->cfg;
 	struct mgr_driver_out out;
 	int rv;

@@ -481,6 +481,23 @@ mgr_vip_probe_io(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_
 	}
 }
 
+bool
+mgr_vip_probe_failing(const struct mgr_vip_probe *v, int i, char *why, size_t len)
+{
+	const struct vp_member *vm;
+	char a[16], b[16];
+
+	if (v == NULL || v->vp_rx < 0 || i < 0 || i >= MGR_MAX_MEMBERS)
+		return false;
+	vm = &v->vp_mb[i];
+	if (vm->vm_addr == 0 || vm->vm_fail < v->vp_failures)
+		return false;
+	snprintf(why, len, "no answer for %s through %s (%u in a row)",
+		ip_str(vm->vm_fail_vip, a, sizeof(a)), ip_str(vm->vm_addr, b, sizeof(b)),
+		vm->vm_fail);
+	return true;
+}
+
 static uint64_t
 age(uint64_t now, uint64_t then)
 {
