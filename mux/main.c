@@ -197,6 +197,7 @@ main(int argc, char **argv)
 			app.cfg.ftable_ignored ? " (the file's flow_table is ignored)" : "");
 	if (mux_app_start(&app, o.dp.exit_on_eof, &loop.eof_pkts, errbuf, sizeof(errbuf)) != 0)
 		goto fail;
+	snprintf(app.member_id, sizeof(app.member_id), "%s", mcfg.id);
 	if (app.cfg.managed &&
 		dp_member_create(&app.member, &app.gen_lock, &mcfg, &mux_member_ops, &app,
 			&app.cfg.ftable, app.ctx.gen->version, errbuf, sizeof(errbuf)) != 0)

@@ -153,10 +153,11 @@ mux_announce_drain(struct mux_announce *a, bool drained)
 }
 
 void
-mux_announce_sync(struct mux_announce *a, bool in_sync, const char *why)
+mux_announce_sync(struct mux_announce *a, bool in_sync, uint64_t version, const char *why)
 {
 	a->sync_known = true;
 	a->in_sync = in_sync;
+	a->sync_version = version;
 	snprintf(a->sync_why, sizeof(a->sync_why), "%s", why ? why : "");
 }
 
@@ -199,9 +200,16 @@ mux_wide(const struct mux_announce *a, uint64_t now_ms, char *why, size_t len)
 		snprintf(why, len, "the flow table (version %llu) has no services",
 			(unsigned long long)a->version);
 		return MUX_ANN_NO_TABLE;
-	} else if (a->cfg.managed && a->sync_known && !a->in_sync) {
+	} else if (a->cfg.managed && !a->sync_known) {
+		snprintf(why, len, "waiting for the manager's word that it is in sync");
+		return MUX_ANN_NOT_IN_SYNC;
+	} else if (a->cfg.managed && !a->in_sync) {
 		snprintf(why, len, "not in sync with the manager%s%.90s",
 			a->sync_why[0] ? ": " : "", a->sync_why);
+		return MUX_ANN_NOT_IN_SYNC;
+	} else if (a->cfg.managed && a->version < a->sync_version) {
+		snprintf(why, len, "runs version %llu, the manager committed %llu",
+			(unsigned long long)a->version, (unsigned long long)a->sync_version);
 		return MUX_ANN_NOT_IN_SYNC;
 	}
 	snprintf(why, len, "%s", mux_ann_reason_text(r));

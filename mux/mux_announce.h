@@ -14,22 +14,23 @@
  * every VIP; the first that holds is the reason given, in this order:
  *
  *   shutdown     SIGTERM/SIGINT: withdrawn before the drain and the exit
- *   drained      an operator's drain (phase B: sluicectl mux drain)
+ *   drained      an operator's drain (sluicectl mux drain: the table lists
+ *                this mux)
  *   starting     not every worker has run its loop yet
  *   stalled      a worker's loop made no progress for stall_ms
  *   port down    a data port's link is down
  *   no table     standalone: the table has no service; managed: no
  *                version from the manager applied yet (version 0)
- *   not in sync  managed: the manager says so, or has not said it is
- *                (phase B: the manager's in-sync notice, fencing)
+ *   not in sync  managed: the manager has not said it is in sync yet (a
+ *                mux starts so), says it is not (fenced: out of sync,
+ *                failing VIP probes), or said so of a version newer
+ *                than the one the mux runs
  *
- * then per VIP (phase B: a VIP whose healthy backends fell below its
- * withdraw_below). Everything else is announced.
- *
- * Phase B feeds more inputs through mux_announce_sync(),
- * mux_announce_drain() and mux_announce_vip_hold(); they exist and are
- * tested now, but nothing calls them in phase A, where a managed mux is
- * in sync once it has applied a version.
+ * then per VIP: a VIP the manager withdrew (its healthy backends fell
+ * below its pool's withdraw_below: the table's withdrawn flag). Everything
+ * else is announced. The manager's inputs arrive through
+ * mux_announce_sync() (its SyncState notices), mux_announce_drain() and
+ * mux_announce_vip_hold() (the running table's drained list and flags).
  */
 #ifndef MUX_ANNOUNCE_H
 #define MUX_ANNOUNCE_H
@@ -89,9 +90,10 @@ struct mux_announce {
 	int down_port;		   /* -1: every port up */
 	char down_port_name[32];
 	bool shutdown;
-	bool drained;	 /* phase B */
-	bool sync_known; /* phase B: the manager said in sync or not */
+	bool drained;	 /* the operator's drain */
+	bool sync_known; /* the manager said in sync or not */
 	bool in_sync;
+	uint64_t sync_version; /* ... from this version on */
 	char sync_why[MUX_ANN_TEXT];
 	/* Verdict. */
 	enum mux_ann_reason reason; /* mux-wide; MUX_ANN_NONE: judged per VIP */
@@ -127,16 +129,19 @@ void mux_announce_port(struct mux_announce *a, int down_port, const char *name);
 /* SIGTERM/SIGINT: withdraw everything, for good. */
 void mux_announce_shutdown(struct mux_announce *a);
 
-/* Phase B: an operator's drain (true) or undrain (false). */
+/* An operator's drain (true) or undrain (false). */
 void mux_announce_drain(struct mux_announce *a, bool drained);
 
-/* Phase B: the manager's word on this member: in sync, or not and why. */
-void mux_announce_sync(struct mux_announce *a, bool in_sync, const char *why);
+/*
+ * The manager's word on this member: in sync from `version` on (a mux
+ * running an older version is not, until it applies it), or not and why.
+ */
+void mux_announce_sync(struct mux_announce *a, bool in_sync, uint64_t version, const char *why);
 
 /*
- * Phase B: withhold one VIP (held) or release it, with why (for example
- * "2 healthy backends, withdraw_below 3"). Returns -1 if the VIP is not in
- * the running table (the caller feeds the table first).
+ * Withhold one VIP (held) or release it, with why (for example "withdrawn
+ * by the manager: too few healthy backends"). Returns -1 if the VIP is not
+ * in the running table (the caller feeds the table first).
  */
 int mux_announce_vip_hold(struct mux_announce *a, uint32_t vip, bool held, const char *why);
 

@@ -303,7 +303,13 @@ mux_route_quit_flag(struct mux_route *r)
 	return &r->quit;
 }
 
-/* The distinct IPv4 VIPs of the running generation, when it changed. */
+/*
+ * The running generation, when it changed: its distinct IPv4 VIPs, the
+ * VIPs the manager withdrew (a VIP is held when any of its services is
+ * flagged: the manager flags them all alike) and whether it drains this
+ * mux. All from one generation, under gen_lock: what is announced matches
+ * one version of the table.
+ */
 static void
 feed_table(struct mux_route *r, uint64_t now)
 {
@@ -328,6 +334,18 @@ feed_table(struct mux_route *r, uint64_t now)
 	r->last_version = g->version;
 	pthread_mutex_lock(&r->lock);
 	mux_announce_table(r->ann, g->version, g->n_services, vips, n, now);
+	for (i = 0; i < n; i++)
+		mux_announce_vip_hold(r->ann, vips[i], false, NULL);
+	for (i = 0; g->withdrawn != NULL && i < n; i++)
+		if (g->withdrawn[i])
+			mux_announce_vip_hold(r->ann, vips[i], true,
+				"withdrawn by the manager: its healthy backends are below the "
+				"pool's withdraw_below");
+	if (g->drained != r->ann->drained)
+		LB_INFO("bgp: version %llu %s this mux: %s", (unsigned long long)g->version,
+			g->drained ? "drains" : "no longer drains",
+			g->drained ? "withdrawing every route" : "announcing again");
+	mux_announce_drain(r->ann, g->drained);
 	pthread_mutex_unlock(&r->lock);
 	pthread_mutex_unlock(&r->app->gen_lock);
 	free(vips);
@@ -559,10 +577,22 @@ mux_route_stop(struct mux_route *r)
 }
 
 void
-mux_route_decision(struct mux_route *r, void (*fn)(struct mux_announce *a, void *arg), void *arg)
+mux_route_sync(struct mux_route *r, bool in_sync, uint64_t version, const char *why)
 {
+	if (r == NULL)
+		return;
 	pthread_mutex_lock(&r->lock);
-	fn(r->ann, arg);
+	if (!r->ann->sync_known || r->ann->in_sync != in_sync ||
+		strcmp(r->ann->sync_why, why ? why : "") != 0) {
+		if (in_sync)
+			LB_INFO("bgp: the manager says this mux is in sync (version %llu): it may "
+				"announce",
+				(unsigned long long)version);
+		else
+			LB_WARN("bgp: the manager says this mux is not in sync: %s: withdrawing",
+				why ? why : "");
+	}
+	mux_announce_sync(r->ann, in_sync, version, why);
 	pthread_mutex_unlock(&r->lock);
 }
 

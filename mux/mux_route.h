@@ -31,10 +31,10 @@
  *                       join the thread; stop the speaker (BIRD goes down
  *                       with a Cease), reap it, remove the run folder.
  *
- * Phase B (the manager's side) feeds the decision more inputs through
- * mux_route_decision(): the manager's in-sync notice, fencing, drains and
- * per-VIP thresholds (mux_announce_sync/drain/vip_hold), under the lock
- * it takes.
+ * A managed mux's decision hears the manager two ways: its SyncState
+ * notices (in sync, or fenced and why) through mux_route_sync() from the
+ * member's thread, and the running table's drained list and withdrawn
+ * VIPs, which the route thread reads with the table (docs/routing.md).
  */
 #ifndef MUX_ROUTE_H
 #define MUX_ROUTE_H
@@ -46,9 +46,9 @@
 #include "dp_counters.h"
 #include "mux_bgp_cfg.h"
 
+struct lb_route_state;
 struct mux_app;
 struct mux_route;
-struct mux_announce;
 
 /*
  * Before EAL: validate cfg on this host, write BIRD's configuration into
@@ -77,11 +77,14 @@ void mux_route_stop(struct mux_route *r);
 void mux_route_destroy(struct mux_route *r);
 
 /*
- * Phase B: run fn on the decision with the route lock held (from any
- * thread but a worker), so the manager's inputs reach the next pass.
+ * The manager's word (the member's thread; any thread but a worker): in
+ * sync from `version` on, or not and why. The next pass acts on it. NULL r:
+ * nothing.
  */
-void mux_route_decision(
-	struct mux_route *r, void (*fn)(struct mux_announce *a, void *arg), void *arg);
+void mux_route_sync(struct mux_route *r, bool in_sync, uint64_t version, const char *why);
+
+/* STATUS: this mux's routes (mux_route_report.c). false when r is NULL. */
+bool mux_route_status(struct mux_route *r, struct lb_route_state *out);
 
 /*
  * The summary's lines and the stats JSON's "route" member

@@ -18,6 +18,7 @@
 
 #include <rte_telemetry.h>
 
+#include "lb_codec.h"
 #include "mux_route_int.h"
 
 #define TEL_PAGE 64
@@ -198,6 +199,59 @@ struct dp_section
 mux_route_section(struct mux_route *r)
 {
 	return (struct dp_section){.print = route_print, .json = route_json, .arg = r};
+}
+
+/* Is vip among what BIRD announces? Its since, or 0 (the speaker's list is short). */
+static bool
+speaker_has(const struct mux_rp_speaker *s, uint32_t vip, uint64_t *since)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n_vips; i++)
+		if (s->vips[i] == vip) {
+			*since = s->since_ms[i];
+			return true;
+		}
+	return false;
+}
+
+bool
+mux_route_status(struct mux_route *r, struct lb_route_state *out)
+{
+	const struct mux_rp_speaker *s;
+	uint32_t i;
+
+	if (r == NULL)
+		return false;
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&r->lock);
+	s = &r->spk;
+	status_line(r, out->status, sizeof(out->status));
+	snprintf(out->reason, sizeof(out->reason), "%s", mux_ann_reason_name(r->ann->reason));
+	out->since_unix_ms = unix_ms(r->ann->reason_since_ms);
+	out->sessions = s->n_peers;
+	out->sessions_up = sessions_up(s);
+	out->n_vips_total = r->ann->n_vips;
+	for (i = 0; i < r->ann->n_vips && i < LB_ROUTE_MAX_VIPS; i++) {
+		const struct mux_ann_vip *v = &r->ann->vips[i];
+		struct lb_route_vip *o = &out->vips[i];
+		uint64_t since = 0;
+
+		o->vip = v->vip;
+		o->announced = !r->speaker_gone && speaker_has(s, v->vip, &since);
+		if (o->announced)
+			o->since_unix_ms = unix_ms(since);
+		else
+			o->since_unix_ms = unix_ms(v->since_ms);
+		/* Wanted, not yet announced: the speaker's word is awaited. */
+		snprintf(o->reason, sizeof(o->reason), "%s",
+			o->announced  ? ""
+			: v->announce ? "PENDING"
+				      : mux_ann_reason_name(v->reason));
+		out->n_vips = i + 1;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return true;
 }
 
 /* ---- /sluice/route: read-only, one page of VIPs per call ---- */

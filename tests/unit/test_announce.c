@@ -112,7 +112,10 @@ Test(announce, managed_waits_for_a_version)
 	cr_assert_eq(a->reason, MUX_ANN_NO_TABLE);
 	cr_assert(strstr(a->why, "version 0") != NULL, "%s", a->why);
 	mux_announce_table(a, 7, 1, &v, 1, 1500);
-	cr_assert(mux_announce_eval(a, 1500));
+	cr_assert_not(mux_announce_eval(a, 1500), "a version alone is not the manager's word");
+	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	mux_announce_sync(a, true, 7, "");
+	cr_assert(mux_announce_eval(a, 1600));
 	cr_assert_eq(announced(a, out), 1);
 	free(a);
 }
@@ -180,7 +183,7 @@ Test(announce, reasons_in_order)
 	uint32_t v = ip("192.0.2.10");
 
 	mux_announce_table(a, 0, 0, NULL, 0, 1000);
-	mux_announce_sync(a, false, "fenced: VIP probes fail");
+	mux_announce_sync(a, false, 3, "fenced: VIP probes fail");
 	mux_announce_port(a, 0, "p0");
 	mux_announce_workers(a, true, 0, 1000);
 	mux_announce_drain(a, true);
@@ -199,10 +202,93 @@ Test(announce, reasons_in_order)
 	mux_announce_eval(a, 4000);
 	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
 	cr_assert_str_eq(a->why, "not in sync with the manager: fenced: VIP probes fail");
-	mux_announce_sync(a, true, NULL);
+	mux_announce_sync(a, true, 3, NULL);
 	mux_announce_eval(a, 4100);
 	cr_assert_eq(a->reason, MUX_ANN_NONE);
 	cr_assert_eq(a->reason_since_ms, 4100);
+	free(a);
+}
+
+/* A managed mux that serves, but has not heard from the manager. */
+static struct mux_announce *
+managed_serving(uint64_t version, uint64_t now)
+{
+	struct mux_announce *a = fresh(true);
+	uint32_t v[] = {ip("192.0.2.10"), ip("192.0.2.20")};
+
+	mux_announce_table(a, version, 2, v, 2, now);
+	mux_announce_workers(a, true, 0, now);
+	mux_announce_port(a, -1, NULL);
+	return a;
+}
+
+Test(announce, managed_waits_for_the_managers_word)
+{
+	struct mux_announce *a = managed_serving(5, 1000);
+	uint32_t out[4];
+
+	cr_assert_not(mux_announce_eval(a, 1000), "a table is not enough");
+	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	cr_assert_str_eq(a->why, "waiting for the manager's word that it is in sync");
+	cr_assert_eq(announced(a, out), 0);
+	mux_announce_sync(a, true, 5, "");
+	cr_assert(mux_announce_eval(a, 1200));
+	cr_assert_eq(announced(a, out), 2);
+	free(a);
+}
+
+Test(announce, managed_in_sync_only_at_the_committed_version)
+{
+	struct mux_announce *a = managed_serving(5, 1000);
+	uint32_t v[] = {ip("192.0.2.10"), ip("192.0.2.20")}, out[4];
+
+	/* The notice of version 6 overtook the snapshot of version 6. */
+	mux_announce_sync(a, true, 6, "");
+	mux_announce_eval(a, 1000);
+	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	cr_assert_str_eq(a->why, "runs version 5, the manager committed 6");
+	mux_announce_table(a, 6, 2, v, 2, 1100);
+	cr_assert(mux_announce_eval(a, 1100));
+	cr_assert_eq(announced(a, out), 2);
+	/* Later commits need no new notice. */
+	mux_announce_table(a, 7, 2, v, 2, 1200);
+	cr_assert_not(mux_announce_eval(a, 1200));
+	cr_assert_eq(announced(a, out), 2);
+	free(a);
+}
+
+Test(announce, fenced_then_resynced)
+{
+	struct mux_announce *a = managed_serving(5, 1000);
+	uint32_t out[4];
+
+	mux_announce_sync(a, true, 5, "");
+	mux_announce_eval(a, 1000);
+	cr_assert_eq(announced(a, out), 2);
+	mux_announce_sync(a, false, 5, "VIP probes fail: no answer for 192.0.2.10");
+	cr_assert(mux_announce_eval(a, 2000), "fenced: withdrawn");
+	cr_assert_eq(announced(a, out), 0);
+	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	cr_assert_eq(a->vips[0].since_ms, 2000);
+	mux_announce_sync(a, true, 5, "");
+	cr_assert(mux_announce_eval(a, 3000), "back in sync: announced again");
+	cr_assert_eq(announced(a, out), 2);
+	cr_assert_eq(a->reason_since_ms, 3000);
+	free(a);
+}
+
+Test(announce, drained_withdraws_everything_until_undrained)
+{
+	struct mux_announce *a = serving(2000);
+	uint32_t out[4];
+
+	mux_announce_drain(a, true);
+	cr_assert(mux_announce_eval(a, 2100));
+	cr_assert_eq(a->reason, MUX_ANN_DRAINED);
+	cr_assert_eq(announced(a, out), 0);
+	mux_announce_drain(a, false);
+	cr_assert(mux_announce_eval(a, 2200));
+	cr_assert_eq(announced(a, out), 2);
 	free(a);
 }
 
@@ -211,7 +297,7 @@ Test(announce, sync_only_matters_when_managed)
 	struct mux_announce *a = serving(2000);
 	uint32_t out[4];
 
-	mux_announce_sync(a, false, "no manager here");
+	mux_announce_sync(a, false, 1, "no manager here");
 	mux_announce_eval(a, 2100);
 	cr_assert_eq(announced(a, out), 2, "a standalone mux has no manager to be in sync with");
 	free(a);
