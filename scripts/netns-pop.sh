@@ -45,6 +45,14 @@
 #   pop_tel I CMD               a telemetry command of mux I (JSON)
 #   pop_up_all [N]              everything, with weights 1 1 1 1; returns once the
 #                               router has all N next hops and HTTP works
+#   pop_mux_state I             mux I's route reason in its telemetry (NONE when
+#                               it announces, DRAINED, NOT_IN_SYNC ...)
+#
+# LAB_MANAGED=1 (export it before pop_up_all): the PoP under sluice-manager,
+# as the lab's managed mode. Each mux is member mux<i> (its manager group
+# replaces the flow table), the manager runs in the router, the pool is
+# added with sluicectl, and a mux announces only once the manager says it
+# is in sync (docs/routing.md).
 #
 # lab_down (and lab_leftovers) also cover the PoP: its namespaces, FRR and
 # the speakers' run folders (/run/sluice/<prefix>).
@@ -172,7 +180,12 @@ pop_configs() {
 		sed -i "s|tunnel_address = \"$LAB_MUX_TA\"|tunnel_address = \"${POP_TA[$i]}\"|" \
 			"$LAB_DIR/mux$i.cfg"
 		pop_bgp_group "$i" >>"$LAB_DIR/mux$i.cfg"
-		cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux$i.cfg"
+		if [ "${LAB_MANAGED:-0}" = 1 ]; then
+			printf 'manager = { url = "ipc://%s/members.sock"; id = "mux%s"; heartbeat_ms = 500; };\n' \
+				"$LAB_DIR" "$i" >>"$LAB_DIR/mux$i.cfg"
+		else
+			cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux$i.cfg"
+		fi
 	done
 }
 
@@ -217,6 +230,7 @@ pop_frr_start() {
 }
 
 pop_tel() { "$LAB_PY" "$LAB_SRC/scripts/lab_tool.py" tel "${POP_PFX[$1]}" "$2"; }
+pop_mux_state() { pop_tel "$1" /sluice/route | jq -r .reason; }
 
 # Mux i (with CFG, default DIR/mux<i>.cfg); returns once its workers answer
 # ping on its tunnel address.
@@ -249,10 +263,12 @@ pop_up_all() {
 	lab_configs 1 1 1 1
 	pop_configs
 	lab_servers_start
+	if [ "${LAB_MANAGED:-0}" = 1 ]; then lab_manager_start; fi
 	pop_frr_start
 	for ((i = 1; i <= POP_N; i++)); do pop_mux_start "$i"; done
 	lab_agent_start 1
 	lab_agent_start 2
+	if [ "${LAB_MANAGED:-0}" = 1 ]; then lab_ctl_pool 1 1 1 1 >/dev/null; fi
 	pop_wait_nexthops "$(pop_all_tas)"
 	lab_wait_vip
 }
