@@ -43,6 +43,13 @@ struct vp_member {
 	lb_be32_t vm_fail_vip;
 	uint32_t vm_vips; /* VIP addresses probed through it */
 	uint64_t vm_sent, vm_answered;
+	/*
+	 * Said hello and not answered since. A mux's failures are forgotten
+	 * while it is disconnected (it is no target), so a restarted one
+	 * would look healthy until it failed `failures` probes again: it
+	 * stays "failing" until it answers one on this connection.
+	 */
+	bool vm_await;
 };
 
 struct mgr_vip_probe {
@@ -61,6 +68,7 @@ struct mgr_vip_probe {
 	uint64_t vp_seen_version; /* committed version, and since when */
 	uint64_t vp_seen_ms;
 	uint32_t vp_n;
+	uint32_t vp_n_vips; /* VIP addresses of the committed table, at the last interval */
 	struct vp_target *vp_tg;
 	struct vp_member vp_mb[MGR_MAX_MEMBERS];
 	uint64_t vp_sent, vp_answered, vp_send_errors, vp_fences;
@@ -200,6 +208,7 @@ mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct
 	if (v == NULL || i < 0 || i >= MGR_MAX_MEMBERS)
 		return;
 	vm = &v->vp_mb[i];
+	vm->vm_await = true;
 	if (vm->vm_addr == addr->a32[0] && (vm->vm_addr == 0 || vm->vm_src != 0))
 		return;
 	vm->vm_addr = addr->a32[0];
@@ -351,6 +360,7 @@ mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint6
 
 	/* This interval's targets: every connected mux with an address, every VIP. */
 	vips = vip_list(env->committed, &n_vips);
+	v->vp_n_vips = n_vips;
 	old = v->vp_tg;
 	n_old = v->vp_n;
 	tg = NULL;
@@ -436,6 +446,7 @@ on_reply(struct mgr_vip_probe *v, const struct mgr_vip_env *env, const uint8_t *
 	}
 	t->tg_out = false;
 	t->tg_fail = 0;
+	vm->vm_await = false;
 	if (vm->vm_fail != 0) {
 		uint32_t k;
 
@@ -490,7 +501,14 @@ mgr_vip_probe_failing(const struct mgr_vip_probe *v, int i, char *why, size_t le
 	if (v == NULL || v->vp_rx < 0 || i < 0 || i >= MGR_MAX_MEMBERS)
 		return false;
 	vm = &v->vp_mb[i];
-	if (vm->vm_addr == 0 || vm->vm_fail < v->vp_failures)
+	if (vm->vm_addr == 0 || v->vp_n_vips == 0)
+		return false;
+	if (vm->vm_fail < v->vp_failures && vm->vm_await) {
+		snprintf(why, len, "no VIP probe answered through %s since its hello yet",
+			ip_str(vm->vm_addr, b, sizeof(b)));
+		return true;
+	}
+	if (vm->vm_fail < v->vp_failures)
 		return false;
 	snprintf(why, len, "no answer for %s through %s (%u in a row)",
 		ip_str(vm->vm_fail_vip, a, sizeof(a)), ip_str(vm->vm_addr, b, sizeof(b)),

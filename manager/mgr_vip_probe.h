@@ -78,9 +78,11 @@ uint64_t mgr_vip_probe_next_deadline(const struct mgr_vip_probe *v);
 
 /*
  * Do member i's probes fail (some VIP unanswered `failures` intervals in a
- * row)? why: which VIP through which address. False when probing is off
- * or the member is not probed. A fenced mux stays withdrawn while true
- * (core/mgr_notice.h).
+ * row, or none answered since its last hello)? why: which VIP through
+ * which address. False when probing is off, the table has no VIP or the
+ * member is not probed. A mux stays withdrawn while true
+ * (core/mgr_notice.h): a restarted or resynced one announces only once it
+ * has answered a probe.
  */
 bool mgr_vip_probe_failing(const struct mgr_vip_probe *v, int i, char *why, size_t len);
 

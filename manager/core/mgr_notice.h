@@ -11,7 +11,11 @@
  * resynced by a snapshot and, by the commit's rules, back in sync at its
  * next hello; if its probes still fail it would announce, be fenced again
  * an interval later, and flap. So the notice stays "not in sync" until its
- * probes are answered again, whatever the commit says.
+ * probes are answered again, whatever the commit says. The same holds
+ * after every hello (a restarted mux, whose failures the prober forgot
+ * while it was away, or a resynced one): "not in sync" until it has
+ * answered a probe on that connection (mgr_vip_probe_failing()), so a mux
+ * is announced only once the manager saw it forward a VIP's packets.
  *
  * The notice goes to a mux after every WELCOME (mgr_notice_reset() forgets
  * the last one sent on the old connection) and whenever it changes. Its
