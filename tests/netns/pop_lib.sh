@@ -101,3 +101,21 @@ pop_downloads_check() {
 		test "$fails" -eq 0
 	check "every download is intact (sha256): $bad differ" test "$bad" -eq 0
 }
+
+# The manager's VIP probes to mux I fail (pop_block_probes) or pass again
+# (pop_unblock_probes): a policy rule in the router, where the manager
+# runs, refuses its IP-in-IP toward mux I's tunnel address (a failed send
+# counts as an unanswered probe). The clients' traffic to the VIP, BGP and
+# the members' channel are untouched: only the probes fail.
+pop_block_probes() {
+	ip -n "$LAB_NS_ROUTER" rule add pref 100 to "${POP_TA[$1]}/32" ipproto 4 prohibit
+}
+pop_unblock_probes() {
+	ip -n "$LAB_NS_ROUTER" rule del pref 100 to "${POP_TA[$1]}/32" ipproto 4 prohibit
+}
+
+# Is mux I's BGP session established at the router?
+pop_session_up() {
+	[ "$(pop_vtysh "show bgp neighbor ${POP_MG[$1]} json" |
+		jq -r ".\"${POP_MG[$1]}\".bgpState")" = Established ]
+}
