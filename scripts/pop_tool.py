@@ -14,6 +14,10 @@ router's namespace (ip netns exec ROUTER pop_tool.py ...).
         the route did not converge within the timeout.
   pop_tool.py nexthops --vip V
         The route's next hops, sorted, one line.
+  pop_tool.py ports --vip V --if IF [--if IF ...] [--ms MS]
+        Which client source ports send TCP to V through each interface
+        (a mux's bridge port: the mux ECMP gives them to), sniffed for MS
+        ms: one JSON object {IF: [ports]}.
 
 The flows of the victim are learnt by sniffing its bridge port (--victim-if,
 the router's side of its data veth) for --learn-ms before the signal: every
@@ -169,9 +173,31 @@ def main():
     f.add_argument("--timeout", type=float, default=10.0)
     n = sub.add_parser("nexthops")
     n.add_argument("--vip", required=True)
+    o = sub.add_parser("ports")
+    o.add_argument("--vip", required=True)
+    o.add_argument("--if", dest="ifs", action="append", required=True)
+    o.add_argument("--ms", type=int, default=1000)
     a = p.parse_args()
     if a.cmd == "nexthops":
         print(" ".join(nexthops(a.vip)))
+        return 0
+    if a.cmd == "ports":
+        vip = socket.inet_aton(a.vip)
+        socks = {sniffer(i): i for i in a.ifs}
+        seen = {i: set() for i in a.ifs}
+        end = time.monotonic() + a.ms / 1000
+        while time.monotonic() < end:
+            for s in select.select(list(socks), [], [], max(0, end - time.monotonic()))[0]:
+                while True:
+                    try:
+                        frame = s.recv(65535)
+                    except BlockingIOError:
+                        break
+                    ip = ipv4(frame)
+                    t = ip and tcp_sport(ip, vip)
+                    if t:
+                        seen[socks[s]].add(t[1])
+        print(json.dumps({i: sorted(v) for i, v in seen.items()}))
         return 0
     if bool(a.victim_if) != bool(a.survivor_if) or bool(a.survivor_if) != bool(a.survivor_ta):
         p.error("--victim-if, --survivor-if and --survivor-ta go together")
