@@ -208,7 +208,11 @@ mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct
 	if (v == NULL || i < 0 || i >= MGR_MAX_MEMBERS)
 		return;
 	vm = &v->vp_mb[i];
-	vm->vm_await = true;
+	/*
+	 * With no VIP yet there is nothing to announce: the VIPs a commit adds
+	 * later are announced as on any running mux, not held for a probe.
+	 */
+	vm->vm_await = v->vp_n_vips > 0;
 	if (vm->vm_addr == addr->a32[0] && (vm->vm_addr == 0 || vm->vm_src != 0))
 		return;
 	vm->vm_addr = addr->a32[0];

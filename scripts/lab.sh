@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# The README's first command: the whole Sluice data path on one machine.
+# The README's first command: a whole Sluice PoP on one machine.
 #
 # Installs the Debian packages it needs, builds, then builds this topology
-# out of network namespaces (scripts/netns-lab.sh has the functions):
+# out of network namespaces (scripts/netns-lab.sh and scripts/netns-pop.sh
+# have the functions and draw it in full):
 #
-#   sl-client ---- sl-router ---- sl-mux   [sluice-mux   10.255.0.1]
-#   198.51.100.10      |    \---- sl-host1 [sluice-agent 10.0.1.1] -- sl-vm11, sl-vm12
-#                      |     \--- sl-host2 [sluice-agent 10.0.2.1] -- sl-vm21, sl-vm22
-#   [sluice-manager]: the mux and both agents are its two-phase-commit members
+#   sl-client ---- sl-router [FRR, AS 65000; sluice-manager]
+#   198.51.100.10    |  | br-mux: BGP sessions and ECMP next hops
+#                    |  +-- sl-mux  [sluice-mux 10.255.0.1, BIRD AS 65001]
+#                    |  +-- sl-mux2 [sluice-mux 10.255.0.2, BIRD AS 65001]
+#                    +----- sl-host1 [sluice-agent 10.0.1.1] -- sl-vm11, sl-vm12
+#                     \---- sl-host2 [sluice-agent 10.0.2.1] -- sl-vm21, sl-vm22
 #   VIP 192.0.2.10:80/tcp -> four backends DIP:8080, each a python3 http.server
 #
-# The mux and agents start empty; sluicectl adds the VIP and its backends,
-# each change a version committed to all three. Then it sends real traffic
-# from the client through the VIP: a ping (answered by the mux), 400 curl
-# requests (their spread over the backends), wrk for a few seconds if
-# installed; adds a fifth version under traffic. Then it prints every
-# component's counters and tears everything down, on success, failure or
-# Ctrl-C alike.
+# Both muxes and both agents are the manager's two-phase-commit members and
+# start empty; sluicectl adds the VIP and its backends, each change a
+# version committed to all four. Each mux announces the VIP over BGP
+# through its BIRD once the manager says it is in sync, and the router
+# spreads the client's flows over both by five-tuple ECMP. It prints the
+# router's ECMP route, sends real traffic (a ping, 400 curl requests: their
+# spread over the backends and the share each mux carried, wrk if
+# installed), drains one mux (sluicectl mux drain: its route leaves the
+# router, new connections go to the other) and undrains it, makes a change
+# under traffic, then prints every component's counters and tears
+# everything down, on success, failure or Ctrl-C alike.
 #
 #   scripts/lab.sh          run, report, tear down
 #   scripts/lab.sh --keep   run, report, leave it up and print what to try
@@ -55,11 +62,13 @@ fi
 
 LAB_STATE=/run/sluice-lab
 . scripts/netns-lab.sh
+. scripts/netns-pop.sh
 tool() { "$LAB_PY" scripts/lab_tool.py "$@"; }
+lab_pop_init() { lab_init "" "$LAB_STATE" && pop_init 2; }
 step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
 
 if [ "$mode" = down ]; then
-	lab_init "" "$LAB_STATE"
+	lab_pop_init
 	lab_down
 	lab_leftovers
 	rm -rf "$LAB_STATE"
@@ -73,11 +82,11 @@ scripts/build.sh >/dev/null
 
 if [ -e /run/netns/sl-client ] || compgen -G "$LAB_STATE/pids/*.pid" >/dev/null; then
 	echo "lab: a lab is already up (scripts/lab.sh --keep?); taking it down first"
-	lab_init "" "$LAB_STATE"
+	lab_pop_init
 	lab_down
 fi
 rm -rf "$LAB_STATE"
-lab_init "" "$LAB_STATE"
+lab_pop_init
 on_exit() {
 	local rc=$?
 	lab_down
@@ -88,8 +97,8 @@ trap 'exit 130' INT TERM
 
 if [ "$huge" = 1 ]; then
 	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
-	if [ "${free:-0}" -lt 384 ] || ! awk '$2 == "/dev/hugepages" && $3 == "hugetlbfs" {f = 1} END {exit !f}' /proc/mounts; then
-		echo "lab: --hugepages needs 384 free 2 MiB pages on /dev/hugepages (free: ${free:-0}):" >&2
+	if [ "${free:-0}" -lt 512 ] || ! awk '$2 == "/dev/hugepages" && $3 == "hugetlbfs" {f = 1} END {exit !f}' /proc/mounts; then
+		echo "lab: --hugepages needs 512 free 2 MiB pages on /dev/hugepages (free: ${free:-0}):" >&2
 		echo "  echo 512 > /proc/sys/vm/nr_hugepages; mount -t hugetlbfs nodev /dev/hugepages" >&2
 		exit 1
 	fi
@@ -98,14 +107,34 @@ fi
 
 export LAB_MANAGED=1
 ctl() { echo "\$ sluicectl $*"; lab_ctl "$@"; }
-step "topology: namespaces, veths, routes"
-lab_topology_up
+conns() { pop_tel "$1" /sluice/stats | jq .conn_new; }
+# N requests; then the share of their connections each mux carried
+burst_shares() {
+	local n=$1 w=$2 a b a1 b1
+	a=$(conns 1)
+	b=$(conns 2)
+	tool burst --ns "$LAB_NS_CLIENT" --url "http://$LAB_VIP/" -n "$n" --weights "$w" --check
+	a1=$(($(conns 1) - a))
+	b1=$(($(conns 2) - b))
+	echo "connections carried: mux1 $a1 ($((100 * a1 / (a1 + b1))) %), mux2 $b1 ($((100 * b1 / (a1 + b1))) %)"
+}
+route() {
+	echo "\$ ip route show $LAB_VIP/32   (in $LAB_NS_ROUTER)"
+	ip -n "$LAB_NS_ROUTER" route show "$LAB_VIP/32"
+}
+step "topology: namespaces, veths, the router's bridge for the muxes"
+pop_topology_up
 lab_configs 1 1 1 1
+pop_configs
 lab_servers_start
-step "sluice-manager (database $LAB_DIR/manager.db)"
+step "sluice-manager in $LAB_NS_ROUTER (database $LAB_DIR/manager.db)"
 lab_manager_start
-step "sluice-mux in $LAB_NS_MUX (tunnel address $LAB_MUX_TA), empty until the manager syncs it"
-lab_mux_start
+step "FRR in $LAB_NS_ROUTER (AS $POP_ASN_ROUTER, one neighbor per mux, ECMP over 8 paths)"
+pop_frr_start
+for i in 1 2; do
+	step "sluice-mux $i in ${POP_NS[$i]} (tunnel address ${POP_TA[$i]}, BIRD from ${POP_MG[$i]}), empty until the manager syncs it"
+	pop_mux_start "$i"
+done
 step "sluice-agent in ${LAB_NS_HOST[1]} (PA ${LAB_HOST_PA[1]}) and ${LAB_NS_HOST[2]} (PA ${LAB_HOST_PA[2]})"
 lab_agent_start 1
 lab_agent_start 2
@@ -115,19 +144,35 @@ for v in "${LAB_VMS[@]}"; do
 	ctl backend add "$LAB_VIP:$LAB_VIP_PORT" "${LAB_VM_DIP[$v]}:$LAB_BE_PORT" \
 		--host "${LAB_HOST_PA[${LAB_VM_HOST[$v]}]}" --weight 1
 done
-ctl status
+step "both muxes in sync: each announces the VIP, the router holds two next hops"
+pop_wait_nexthops "$(pop_all_tas)"
 lab_wait_vip
+route
+pop_vtysh "show ip bgp $LAB_VIP/32" | sed -n '1,20p'
+ctl status
 
-step "ping the VIP from the client (the mux answers)"
+step "ping the VIP from the client (a mux answers)"
 ip netns exec "$LAB_NS_CLIENT" ping -c 3 -i 0.2 "$LAB_VIP"
 
-step "400 HTTP requests through the VIP, one connection each"
-tool burst --ns "$LAB_NS_CLIENT" --url "http://$LAB_VIP/" -n 400 --weights 1,1,1,1 --check
+step "400 HTTP requests through the VIP, one connection each, over both muxes"
+burst_shares 400 1,1,1,1
 
 if command -v wrk >/dev/null; then
 	step "wrk: 5 s, 16 connections"
 	ip netns exec "$LAB_NS_CLIENT" wrk -t 2 -c 16 -d 5s "http://$LAB_VIP/"
 fi
+
+step "drain mux1: its route leaves the router, new connections go to mux2"
+ctl mux drain mux1
+pop_wait_nexthops "${POP_TA[2]}"
+route
+burst_shares 200 1,1,1,1
+ctl status
+step "undrain mux1: announced again, both carry connections"
+ctl mux undrain mux1
+pop_wait_nexthops "$(pop_all_tas)"
+route
+burst_shares 200 1,1,1,1
 
 step "a change under traffic: vm22's weight to 2 while 200 requests run"
 # (the change commits in milliseconds: nearly all of them see weights 1,1,1,2)
@@ -137,10 +182,6 @@ ctl backend set "$LAB_VIP:$LAB_VIP_PORT" "${LAB_VM_DIP[vm22]}:$LAB_BE_PORT" --we
 wait "$burst"
 ctl history
 ctl status
-
-step "direct server return: who saw what"
-tool dsr --client-ns "$LAB_NS_CLIENT" --mux "${LAB_PREFIX[mux]}" \
-	--agents "${LAB_PREFIX[1]},${LAB_PREFIX[2]}"
 
 if [ "$mode" = keep ]; then
 	trap - EXIT INT TERM
@@ -156,17 +197,23 @@ if [ "$mode" = keep ]; then
   # IP-in-IP from the mux in, DSR replies out; only client -> VIP reaches the mux
   ip netns exec ${LAB_NS_HOST[1]} tcpdump -ni ${LAB_IF_UP[1]}
   ip netns exec $LAB_NS_MUX tcpdump -ni $LAB_IF_MUX
-  # the manager: members, versions, the pool
+  # the router: the VIP's ECMP route, the BGP sessions with both muxes
+  ip -n $LAB_NS_ROUTER route show $LAB_VIP/32
+  vtysh --vty_socket $POP_FRR -c 'show bgp summary'
+  # the manager: members, versions, the pool, every mux's routes
   $SLUICECTL --manager ipc://$LAB_DIR/manager.sock status
+  $SLUICECTL --manager ipc://$LAB_DIR/manager.sock mux drain mux1
+  $SLUICECTL --manager ipc://$LAB_DIR/manager.sock mux undrain mux1
   $SLUICECTL --manager ipc://$LAB_DIR/manager.sock vip list
   $SLUICECTL --manager ipc://$LAB_DIR/manager.sock backend set $LAB_VIP:$LAB_VIP_PORT ${LAB_VM_DIP[vm11]}:$LAB_BE_PORT --weight 3
   $SLUICECTL --manager ipc://$LAB_DIR/manager.sock history
   # live counters: /sluice/stats, /sluice/backends,0 (mux); /sluice/agent/stats (agent)
-  dpdk-telemetry.py -f ${LAB_PREFIX[mux]}
+  # and /sluice/route (mux): what it announces, and why not
+  dpdk-telemetry.py -f ${POP_PFX[1]}
   dpdk-telemetry.py -f ${LAB_PREFIX[1]}
 EOF
 	if [ "$huge" = 1 ]; then
-		echo "  dpdk-dumpcap --file-prefix ${LAB_PREFIX[mux]} -i 0 -c 20 -w /tmp/mux.pcapng"
+		echo "  dpdk-dumpcap --file-prefix ${POP_PFX[1]} -i 0 -c 20 -w /tmp/mux.pcapng"
 	else
 		echo "  # dpdk-dumpcap cannot attach to a --no-huge process: scripts/lab.sh --keep --hugepages"
 	fi
@@ -179,8 +226,15 @@ EOF
 fi
 
 step "stopping: each component's summary"
+lab_kill agent1
+lab_kill agent2
+for i in 1 2; do
+	if pid=$(lab_pid "mux$i"); then kill -TERM "$pid" 2>/dev/null || true; fi
+done
+lab_kill mux1
+lab_kill mux2
 lab_stop
-for n in mux agent1 agent2; do
+for n in mux1 mux2 agent1 agent2; do
 	echo
 	sed -n '/summary/,$p' "$LAB_DIR/$n.log"
 done

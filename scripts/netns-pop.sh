@@ -186,6 +186,9 @@ pop_configs() {
 		else
 			cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux$i.cfg"
 		fi
+		if [ "${LAB_HUGEPAGES:-0}" = 1 ]; then
+			sed -i 's/"--no-huge", "-m", "256", /"-m", "256", /' "$LAB_DIR/mux$i.cfg"
+		fi
 	done
 }
 
