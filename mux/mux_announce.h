@@ -74,7 +74,7 @@ struct mux_ann_vip {
 	enum mux_ann_reason reason; /* MUX_ANN_NONE when announced */
 	char why[MUX_ANN_TEXT];	    /* the reason with its details */
 	uint64_t since_ms;	    /* this verdict (announce, reason) holds since */
-	/* Phase B's per-VIP input (mux_announce_vip_hold). */
+	/* The manager's per-VIP input (mux_announce_vip_hold: withdraw_below). */
 	bool held;
 	char held_why[MUX_ANN_TEXT];
 };

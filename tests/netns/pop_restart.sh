@@ -6,7 +6,7 @@
 #   1. mux 1 is killed (-9): the router keeps mux 2's next hop only.
 #   2. mux 1 is restarted while the manager's VIP probes through it fail
 #      (pop_block_probes): it connects, takes its snapshot, applies the
-#      committed version and its BGP session comes up, which in phase A
+#      committed version and its BGP session comes up, which once
 #      was enough to announce. The manager's word stays "not in sync"
 #      (its probes fail): a sampler of the router's route every 0.1 s
 #      never sees mux 1's next hop, and mux 1 says NOT_IN_SYNC.
