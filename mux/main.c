@@ -127,6 +127,8 @@ reload(void *app)
 	return mux_reload(app);
 }
 
+static volatile bool late_quit; /* the signals' flag while the mux tears down */
+
 int
 main(int argc, char **argv)
 {
@@ -236,6 +238,11 @@ fail:
 	LB_ERR("%s", errbuf);
 	dp_member_destroy(&app.member); /* its thread was never started */
 out:
+	/*
+	 * The handlers' flag lives in the route: a late SIGTERM (an impatient
+	 * supervisor's second one) must not write into it once it is freed.
+	 */
+	lb_signals_install(&late_quit);
 	mux_route_destroy(app.route);
 	dp_teardown(&d);
 	return ret;
