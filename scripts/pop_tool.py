@@ -14,10 +14,10 @@ router's namespace (ip netns exec ROUTER pop_tool.py ...).
         the route did not converge within the timeout.
   pop_tool.py nexthops --vip V
         The route's next hops, sorted, one line.
-  pop_tool.py ports --vip V --if IF [--if IF ...] [--ms MS]
+  pop_tool.py ports --vip V --if IF [--if IF ...] [--ms MS] [--enough N]
         Which client source ports send TCP to V through each interface
         (a mux's bridge port: the mux ECMP gives them to), sniffed for MS
-        ms: one JSON object {IF: [ports]}.
+        ms or until N ports were seen: one JSON object {IF: [ports]}.
 
 The flows of the victim are learnt by sniffing its bridge port (--victim-if,
 the router's side of its data veth) for --learn-ms before the signal: every
@@ -77,24 +77,30 @@ def tcp_sport(ip, dst=None):
     return ip[12:16], struct.unpack("!H", ip[ihl:ihl + 2])[0]
 
 
-def learn(sock, vip, ms):
-    """Client source ports of TCP packets to the VIP seen on sock for ms."""
-    flows, end = set(), time.monotonic() + ms / 1000
+def learn_many(socks, vip, ms, enough=None):
+    """Client source ports of TCP packets to the VIP seen on each socket of
+    socks (socket -> name) for ms, or until `enough` ports in all were
+    seen: {name: set of ports}."""
+    seen, end = {n: set() for n in socks.values()}, time.monotonic() + ms / 1000
     while True:
         left = end - time.monotonic()
-        if left <= 0:
-            return flows
-        if not select.select([sock], [], [], left)[0]:
-            continue
-        while True:
-            try:
-                frame = sock.recv(65535)
-            except BlockingIOError:
-                break
-            ip = ipv4(frame)
-            t = ip and tcp_sport(ip, vip)
-            if t:
-                flows.add(t[1])
+        if left <= 0 or (enough is not None and sum(map(len, seen.values())) >= enough):
+            return seen
+        for sock in select.select(list(socks), [], [], left)[0]:
+            while True:
+                try:
+                    frame = sock.recv(65535)
+                except BlockingIOError:
+                    break
+                ip = ipv4(frame)
+                t = ip and tcp_sport(ip, vip)
+                if t:
+                    seen[socks[sock]].add(t[1])
+
+
+def learn(sock, vip, ms):
+    """Client source ports of TCP packets to the VIP seen on sock for ms."""
+    return learn_many({sock: 0}, vip, ms)[0]
 
 
 def moved_packet(frame, ta, flows):
@@ -177,26 +183,14 @@ def main():
     o.add_argument("--vip", required=True)
     o.add_argument("--if", dest="ifs", action="append", required=True)
     o.add_argument("--ms", type=int, default=1000)
+    o.add_argument("--enough", type=int, help="stop once this many ports were seen")
     a = p.parse_args()
     if a.cmd == "nexthops":
         print(" ".join(nexthops(a.vip)))
         return 0
     if a.cmd == "ports":
-        vip = socket.inet_aton(a.vip)
-        socks = {sniffer(i): i for i in a.ifs}
-        seen = {i: set() for i in a.ifs}
-        end = time.monotonic() + a.ms / 1000
-        while time.monotonic() < end:
-            for s in select.select(list(socks), [], [], max(0, end - time.monotonic()))[0]:
-                while True:
-                    try:
-                        frame = s.recv(65535)
-                    except BlockingIOError:
-                        break
-                    ip = ipv4(frame)
-                    t = ip and tcp_sport(ip, vip)
-                    if t:
-                        seen[socks[s]].add(t[1])
+        seen = learn_many({sniffer(i): i for i in a.ifs}, socket.inet_aton(a.vip), a.ms,
+                          a.enough)
         print(json.dumps({i: sorted(v) for i, v in seen.items()}))
         return 0
     if bool(a.victim_if) != bool(a.survivor_if) or bool(a.survivor_if) != bool(a.survivor_ta):

@@ -12,10 +12,7 @@
 . "$(dirname "$0")/pop_lib.sh"
 export LAB_MANAGED=1
 pop_t_init
-pop_up_all 2
-echo "# managed PoP up in $((SECONDS - T_START)) s; router: $LAB_VIP via $(pop_nexthops)"
-check "the router holds a two-way ECMP route for the VIP" pop_nexthops_are "10.255.0.1 10.255.0.2"
-mux_json() { t_member "$1" "$2"; }
+pop_t_up 2
 
 t0=$(date +%s%3N)
 pop_block_probes 1
@@ -25,10 +22,10 @@ echo "# mux1's next hop left the router $took ms after its probes began to fail"
 check "withdrawn within 3 probe intervals, the judging and a second ($took ms)" test "$took" -le 5000
 check "mux1 is alive" lab_alive mux1
 check "its BGP session stayed up: the manager's word withdrew it" pop_session_up 1
-why=$(mux_json mux1 notice.why)
+why=$(pop_mux_json mux1 notice.why)
 echo "# the manager's word to mux1: $why"
 check "the manager told mux1 it is not in sync, for its VIP probes" \
-	bash -c "[ '$(mux_json mux1 notice.in_sync)' = False ] && [[ '$why' == *'VIP probe'* ]]"
+	bash -c "[ '$(pop_mux_json mux1 notice.in_sync)' = False ] && [[ '$why' == *'VIP probe'* ]]"
 check "mux1 withholds its routes as not in sync ($(pop_mux_state 1))" \
 	test "$(pop_mux_state 1)" = NOT_IN_SYNC
 lab_ctl status | sed -n '/^  mux1 /,/^  mux2 /p' | sed 's/^/# /'
@@ -40,7 +37,7 @@ pop_wait_nexthops "10.255.0.1 10.255.0.2"
 took=$(($(date +%s%3N) - t0))
 echo "# mux1 announced again $took ms after its probes passed again"
 check "announced again once resynced ($took ms)" pop_nexthops_are "10.255.0.1 10.255.0.2"
-check "the manager says mux1 is in sync" test "$(mux_json mux1 notice.in_sync)" = True
+check "the manager says mux1 is in sync" test "$(pop_mux_json mux1 notice.in_sync)" = True
 check "mux1 runs the committed version" t_in_sync --ids mux1
 check "40 requests all succeed" t_burst 40
 

@@ -28,6 +28,16 @@ pop_t_init() {
 	trap pop_t_cleanup EXIT
 }
 
+# pop_up_all N, then say how long it took and check the N-way ECMP route.
+pop_t_up() {
+	pop_up_all "$1"
+	echo "# PoP up in $((SECONDS - T_START)) s; router: $LAB_VIP via $(pop_nexthops)"
+	check "the router holds a $1-way ECMP route for the VIP" pop_nexthops_are "$(pop_all_tas)"
+}
+
+# A field of mux ID's row in the manager's status --json (LAB_MANAGED=1).
+pop_mux_json() { t_member "$1" "$2"; }
+
 # pop_tool.py in the router's namespace.
 pop_tool() { ip netns exec "$LAB_NS_ROUTER" "$LAB_PY" "$LAB_SRC/scripts/pop_tool.py" "$@"; }
 

@@ -14,13 +14,10 @@
 . "$(dirname "$0")/pop_lib.sh"
 export LAB_MANAGED=1
 pop_t_init
-pop_up_all 2
-echo "# managed PoP up in $((SECONDS - T_START)) s; router: $LAB_VIP via $(pop_nexthops)"
-check "the router holds a two-way ECMP route for the VIP" pop_nexthops_are "10.255.0.1 10.255.0.2"
-mux_json() { t_member "$1" "$2"; } # a field of mux ID's row in status --json
+pop_t_up 2
 check "status: mux1 announces the VIP" \
 	test "$(lab_ctl --json status | jq -r '.members[] | select(.id == "mux1") | .route.announced[0].vip')" = "$LAB_VIP"
-check "status: the manager told mux1 it is in sync" test "$(mux_json mux1 notice.in_sync)" = True
+check "status: the manager told mux1 it is in sync" test "$(pop_mux_json mux1 notice.in_sync)" = True
 
 N=16
 size=$((2 * 1024 * 1024))
@@ -49,7 +46,7 @@ lab_ctl history --limit 1 | sed 's/^/# /'
 check "mux1 withholds every route as drained ($(pop_mux_state 1))" test "$(pop_mux_state 1)" = DRAINED
 check "mux2 still announces ($(pop_mux_state 2))" test "$(pop_mux_state 2)" = NONE
 check "status: mux1 drained, its routes withheld as DRAINED" bash -c \
-	"[ '$(mux_json mux1 drained)' = True ] && [ '$(mux_json mux1 route.reason)' = DRAINED ]"
+	"[ '$(pop_mux_json mux1 drained)' = True ] && [ '$(pop_mux_json mux1 route.reason)' = DRAINED ]"
 lab_ctl status | sed -n '/^  mux1 /,/^  mux2 /p' | sed 's/^/# /'
 
 c1=$(pop_tel_field 1 /sluice/stats .conn_new)
@@ -77,7 +74,7 @@ check "sluicectl mux undrain mux1 commits" lab_ctl mux undrain mux1
 pop_wait_nexthops "10.255.0.1 10.255.0.2"
 echo "# mux1's next hop back $(($(date +%s%3N) - t0)) ms after sluicectl mux undrain"
 check "both next hops again" pop_nexthops_are "10.255.0.1 10.255.0.2"
-check "status: mux1 no longer drained" test "$(mux_json mux1 drained)" = False
+check "status: mux1 no longer drained" test "$(pop_mux_json mux1 drained)" = False
 c1=$(pop_tel_field 1 /sluice/stats .conn_new)
 check "40 new connections after the undrain all succeed" t_burst 40
 c1b=$(pop_tel_field 1 /sluice/stats .conn_new)

@@ -47,7 +47,7 @@ check "all $N downloads are under way (128 KiB each)" lab_poll under_way
 # Which mux (the router's ECMP choice, sniffed on its bridge ports) and
 # which backend (the VMs' sockets) carry each port.
 declare -A MUX_OF BE_OF
-ports=$(pop_tool ports --vip "$LAB_VIP" --if rt-mux --if rt-mux2 --ms 1000)
+ports=$(pop_tool ports --vip "$LAB_VIP" --if rt-mux --if rt-mux2 --ms 10000 --enough "$N")
 for p in $(jq -r '."rt-mux"[]' <<<"$ports"); do MUX_OF[$((p - PORT0))]=10.255.0.1; done
 for p in $(jq -r '."rt-mux2"[]' <<<"$ports"); do MUX_OF[$((p - PORT0))]=10.255.0.2; done
 for v in "${LAB_VMS[@]}"; do

@@ -15,10 +15,7 @@
 . "$(dirname "$0")/pop_lib.sh"
 export LAB_MANAGED=1
 pop_t_init
-pop_up_all 2
-echo "# managed PoP up in $((SECONDS - T_START)) s; router: $LAB_VIP via $(pop_nexthops)"
-check "the router holds a two-way ECMP route for the VIP" pop_nexthops_are "10.255.0.1 10.255.0.2"
-mux_json() { t_member "$1" "$2"; }
+pop_t_up 2
 committed=$(t_committed)
 
 # 1. kill -9
@@ -44,14 +41,14 @@ runs_committed() { [ "$(pop_tel_field 1 /sluice/stats .version)" = "$committed" 
 check "restarted mux 1 applies the committed version $committed (by snapshot)" lab_poll runs_committed
 check "its BGP session comes up" lab_poll pop_session_up 1
 # a few probe intervals more with a table, a session and no word to announce
-probes_failed_since() { [ "$(mux_json mux1 vip_probe.failures)" -ge "$1" ]; }
-f0=$(mux_json mux1 vip_probe.failures)
+probes_failed_since() { [ "$(pop_mux_json mux1 vip_probe.failures)" -ge "$1" ]; }
+f0=$(pop_mux_json mux1 vip_probe.failures)
 check "the manager's probes through it go on failing ($f0 -> $((f0 + 3)) in a row)" \
 	lab_poll probes_failed_since $((f0 + 3))
-why=$(mux_json mux1 notice.why)
+why=$(pop_mux_json mux1 notice.why)
 echo "# the manager's word to mux1: $why"
 check "the manager told it it is not in sync ($why)" \
-	test "$(mux_json mux1 notice.in_sync)" = False
+	test "$(pop_mux_json mux1 notice.in_sync)" = False
 check "mux 1 withholds its routes as not in sync ($(pop_mux_state 1))" \
 	test "$(pop_mux_state 1)" = NOT_IN_SYNC
 kill "$sampler"
@@ -67,7 +64,7 @@ pop_unblock_probes 1
 pop_wait_nexthops "10.255.0.1 10.255.0.2"
 echo "# mux 1 announced $(($(date +%s%3N) - t0)) ms after its probes passed"
 check "announced once the manager says it is in sync" \
-	bash -c "[ '$(mux_json mux1 notice.in_sync)' = True ] && [ '$(pop_mux_state 1)' = NONE ]"
+	bash -c "[ '$(pop_mux_json mux1 notice.in_sync)' = True ] && [ '$(pop_mux_state 1)' = NONE ]"
 check "mux1 runs the committed version" t_in_sync --ids mux1
 check "40 requests all succeed" t_burst 40
 c1=$(pop_tel_field 1 /sluice/stats .conn_new)
