@@ -50,7 +50,7 @@
 #include "lb_ftable.h"
 #include "lb_hdr.h"
 
-#define RP_TYPES (LB_MSG_CHALLENGE + 1)
+#define RP_TYPES (LB_MSG_SYNC + 1)
 #define RP_TICK_MS 50
 #define RP_CTL_TIMEOUT_MS 10000
 
@@ -69,6 +69,7 @@ static const char *const rp_type_names[RP_TYPES] = {
 	[LB_MSG_CTL_REQUEST] = "CTL_REQUEST",
 	[LB_MSG_CTL_REPLY] = "CTL_REPLY",
 	[LB_MSG_CHALLENGE] = "CHALLENGE",
+	[LB_MSG_SYNC] = "SYNC",
 };
 
 struct rp_opts {
