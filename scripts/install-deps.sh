@@ -17,6 +17,11 @@ PKGS=(
 	# the PoP (scripts/netns-pop.sh, tests/netns/pop_*): the router's FRR,
 	# each mux's BGP speaker (BIRD 2), jq for the tests' JSON
 	frr bird2 jq
+	# operations (docs/operations.md): Prometheus and promtool, its client's text
+	# parser for the tests, libsystemd (sd_notify), man pages from scdoc, mandoc
+	prometheus python3-prometheus-client libsystemd-dev scdoc mandoc
+	# systemd-analyze verify for the units (deploy/systemd), dpdk-dumpcap is dpdk's
+	systemd
 )
 # The libFuzzer harnesses (docs/fuzzing.md, -Dfuzz=true) need clang and its
 # runtime; the test suite replays their corpora without them.

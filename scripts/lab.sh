@@ -13,6 +13,11 @@
 #                     \---- sl-host2 [sluice-agent 10.0.2.1] -- sl-vm21, sl-vm22
 #   VIP 192.0.2.10:80/tcp -> four backends DIP:8080, each a python3 http.server
 #
+# The PoP is IPv4 only: its muxes announce IPv4 VIPs (BIRD's ipv4
+# channel, the router's ECMP route). The dual-stack lab of a single mux
+# behind a static route (the IPv6 VIP over 6in6) is scripts/netns-lab.sh's
+# with LAB_IPV6=1, as tests/netns/ipv6.sh and ipv6_managed.sh run it.
+#
 # Both muxes and both agents are the manager's two-phase-commit members and
 # start empty; sluicectl adds the VIP and its backends, each change a
 # version committed to all four. Each mux announces the VIP over BGP
@@ -31,7 +36,9 @@
 #   scripts/lab.sh --pcap   the mux alone on a pcap file (scripts/lab-pcap.sh)
 #   --hugepages             (with the above) run the DPDK processes on 2 MiB
 #                           hugepages instead of --no-huge, so that secondary
-#                           processes such as dpdk-dumpcap can attach
+#                           processes such as dpdk-dumpcap can attach (the
+#                           lab mounts its own hugetlbfs and grows the page
+#                           pool as needed; --down gives them back)
 #
 # Needs root (namespaces, veths, DPDK). See docs/lab.md.
 set -euo pipefail
@@ -61,6 +68,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 LAB_STATE=/run/sluice-lab
+# the PoP announces IPv4 VIPs only (above)
+export LAB_IPV6=0
 . scripts/netns-lab.sh
 . scripts/netns-pop.sh
 tool() { "$LAB_PY" scripts/lab_tool.py "$@"; }
@@ -96,12 +105,8 @@ trap on_exit EXIT
 trap 'exit 130' INT TERM
 
 if [ "$huge" = 1 ]; then
-	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
-	if [ "${free:-0}" -lt 512 ] || ! awk '$2 == "/dev/hugepages" && $3 == "hugetlbfs" {f = 1} END {exit !f}' /proc/mounts; then
-		echo "lab: --hugepages needs 512 free 2 MiB pages on /dev/hugepages (free: ${free:-0}):" >&2
-		echo "  echo 512 > /proc/sys/vm/nr_hugepages; mount -t hugetlbfs nodev /dev/hugepages" >&2
-		exit 1
-	fi
+	# the same path as tests/netns/capture.sh: a hugetlbfs of the lab's own
+	# (lab_hugepages_up), given back by lab_down
 	export LAB_HUGEPAGES=1
 fi
 
@@ -124,6 +129,10 @@ route() {
 }
 step "topology: namespaces, veths, the router's bridge for the muxes"
 pop_topology_up
+if ! lab_hugepages_up; then
+	echo "lab: --hugepages: the kernel could not give $LAB_HUGE_PAGES free 2 MiB pages" >&2
+	exit 1
+fi
 lab_configs 1 1 1 1
 pop_configs
 lab_servers_start
@@ -189,12 +198,12 @@ if [ "$mode" = keep ]; then
 
 == the lab stays up; try:
 
-  ip netns exec $LAB_NS_CLIENT curl http://$LAB_VIP/
+  ip netns exec $LAB_NS_CLIENT curl -4 http://$LAB_VIP/
   ip netns exec $LAB_NS_CLIENT ping -c 3 $LAB_VIP
   ip netns exec $LAB_NS_CLIENT wrk -t 2 -c 16 -d 10s http://$LAB_VIP/
   # the backend's view: connections from the client to DIP:8080
   ip netns exec $(lab_ns_vm vm11) ss -tn
-  # IP-in-IP from the mux in, DSR replies out; only client -> VIP reaches the mux
+  # IP-in-IP from the muxes in, DSR replies out; only client -> VIP reaches the mux
   ip netns exec ${LAB_NS_HOST[1]} tcpdump -ni ${LAB_IF_UP[1]}
   ip netns exec $LAB_NS_MUX tcpdump -ni $LAB_IF_MUX
   # the router: the VIP's ECMP route, the BGP sessions with both muxes
@@ -213,7 +222,8 @@ if [ "$mode" = keep ]; then
   dpdk-telemetry.py -f ${LAB_PREFIX[1]}
 EOF
 	if [ "$huge" = 1 ]; then
-		echo "  dpdk-dumpcap --file-prefix ${POP_PFX[1]} -i 0 -c 20 -w /tmp/mux.pcapng"
+		echo "  # what mux1 forwards (IP-in-IP), as tests/netns/capture.sh captures it"
+		echo "  dpdk-dumpcap --file-prefix=${POP_PFX[1]} -i net_af_packet0 -f 'ip proto 4' -c 20 -w /tmp/mux.pcapng"
 	else
 		echo "  # dpdk-dumpcap cannot attach to a --no-huge process: scripts/lab.sh --keep --hugepages"
 	fi

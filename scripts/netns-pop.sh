@@ -79,6 +79,13 @@ pop_init() {
 		LAB_PREFIX["mux$i"]=${POP_PFX[$i]}
 	done
 	POP_FRR=$LAB_DIR/frr
+	# LAB_HUGEPAGES=1: 128 pages (256 MB) per DPDK process, the agents' and
+	# every mux's, and room for dpdk-dumpcap (netns-lab.sh counts three)
+	LAB_HUGE_PAGES=$((128 * (POP_N + 2) + 64))
+	if [ "$LAB_IPV6" = 1 ]; then
+		lab_log "pop_init: the PoP is IPv4 only (its muxes announce IPv4 VIPs): LAB_IPV6=0"
+		return 1
+	fi
 }
 
 # lab_namespaces, lab_down and lab_leftovers, extended to the PoP's extras
@@ -175,8 +182,10 @@ pop_configs() {
 	sed -i "s|muxes = \[ \"$LAB_MUX_TA\" \];|muxes = [ $muxes ];|" \
 		"$LAB_DIR/agent1.cfg" "$LAB_DIR/agent2.cfg"
 	for ((i = 1; i <= POP_N; i++)); do
+		# IPv4 only (the PoP announces IPv4 VIPs): no ipv6 block, no IPv6 prober
 		lab_render "$ex/mux.cfg.in" "$LAB_DIR/mux$i.cfg" \
-			"PREFIX=${POP_PFX[$i]}" "MUX_IF=$LAB_IF_MUX"
+			"PREFIX=${POP_PFX[$i]}" "MUX_IF=$LAB_IF_MUX" "PROBER6="
+		sed -i -e '/# ipv6 {/,/# ipv6 }/d' "$LAB_DIR/mux$i.cfg"
 		sed -i "s|tunnel_address = \"$LAB_MUX_TA\"|tunnel_address = \"${POP_TA[$i]}\"|" \
 			"$LAB_DIR/mux$i.cfg"
 		pop_bgp_group "$i" >>"$LAB_DIR/mux$i.cfg"
@@ -186,8 +195,9 @@ pop_configs() {
 		else
 			cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux$i.cfg"
 		fi
-		if [ "${LAB_HUGEPAGES:-0}" = 1 ]; then
-			sed -i 's/"--no-huge", "-m", "256", /"-m", "256", /' "$LAB_DIR/mux$i.cfg"
+		if [ "$LAB_HUGEPAGES" = 1 ]; then
+			sed -i "s|\"--no-huge\", \"-m\", \"256\", |\"-m\", \"256\", \"--huge-dir=$LAB_DIR/huge\", |" \
+				"$LAB_DIR/mux$i.cfg"
 		fi
 	done
 }
