@@ -173,7 +173,10 @@ static const struct bad bads[] = {
 	{GOOD_HEAD "	neighbors = ( { address = \"10.255.0.300\"; as = 65000; } );\n};\n", 4,
 		"bgp.neighbors[0].address: \"10.255.0.300\" is not an IPv4 address"},
 	{GOOD_HEAD "	neighbors = ( { address = \"224.0.0.5\"; as = 65000; } );\n};\n", 4,
-		"bgp.neighbors[0].address: 224.0.0.5 is not a unicast address"},
+		"bgp.neighbors[0].address: \"224.0.0.5\" is a multicast or reserved address"},
+	/* loopback: the shared address rules let it pass (lb_addr.c); a router cannot use it */
+	{GOOD_HEAD "	neighbors = ( { address = \"127.0.0.1\"; as = 65000; } );\n};\n", 4,
+		"bgp.neighbors[0].address: 127.0.0.1 is not a unicast address"},
 	{GOOD_HEAD "	neighbors = ( { address = \"10.255.0.101\"; as = 65000; } );\n};\n", 4,
 		"bgp.neighbors[0].address: the neighbor is local_address itself"},
 	{GOOD_HEAD "	neighbors = ( { address = \"10.255.0.254\"; as = 65000; },\n"
@@ -190,7 +193,7 @@ static const struct bad bads[] = {
 	{GOOD_HEAD GOOD_NEIGHBORS "	hold_time = 2;\n};\n", 5,
 		"bgp.hold_time: 2 is out of range 3..65535"},
 	{GOOD_HEAD GOOD_NEIGHBORS "	next_hop = \"0.0.0.0\";\n};\n", 5,
-		"bgp.next_hop: 0.0.0.0 is not a unicast address"},
+		"bgp.next_hop: \"0.0.0.0\" is the unspecified address"},
 	{GOOD_HEAD GOOD_NEIGHBORS "	run_dir = \"run/here\";\n};\n", 5,
 		"bgp.run_dir: an absolute path"},
 	{GOOD_HEAD GOOD_NEIGHBORS "	colour = \"blue\";\n};\n", 5, "bgp.colour: unknown field"},
