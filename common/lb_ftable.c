@@ -48,7 +48,104 @@ lb_ftable_free(struct lb_ftable *ft)
 	for (i = 0; i < ft->n_services; i++)
 		free(ft->services[i].backends);
 	free(ft->services);
+	free(ft->drained);
 	memset(ft, 0, sizeof(*ft));
+}
+
+/* dst gets a copy of the n ids of src (NULL when n is 0). 0 or -LB_ENOMEM. */
+static int
+copy_ids(lb_ftable_id **dst, uint32_t *n_dst, const lb_ftable_id *src, uint32_t n)
+{
+	*dst = NULL;
+	*n_dst = 0;
+	if (n == 0)
+		return 0;
+	*dst = malloc(sizeof(**dst) * n);
+	if (*dst == NULL)
+		return -LB_ENOMEM;
+	memcpy(*dst, src, sizeof(**dst) * n);
+	*n_dst = n;
+	return 0;
+}
+
+static int
+id_find(const lb_ftable_id *v, uint32_t n, const char *id, uint32_t *at)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		int c = strcmp(v[mid], id);
+
+		if (c == 0) {
+			*at = mid;
+			return 1;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return 0;
+}
+
+bool
+lb_ftable_drained(const struct lb_ftable *ft, const char *id)
+{
+	uint32_t at;
+
+	return ft->n_drained != 0 && id_find(ft->drained, ft->n_drained, id, &at) == 1;
+}
+
+int
+lb_ftable_copy_drained(struct lb_ftable *dst, const struct lb_ftable *src)
+{
+	lb_ftable_id *v;
+	uint32_t n;
+
+	if (copy_ids(&v, &n, src->drained, src->n_drained) != 0)
+		return -LB_ENOMEM;
+	free(dst->drained);
+	dst->drained = v;
+	dst->n_drained = n;
+	return 0;
+}
+
+int
+lb_ftable_set_drained(struct lb_ftable *ft, const char *id, bool on)
+{
+	lb_ftable_id *v;
+	uint32_t at;
+	bool found;
+
+	if (id[0] == '\0' || strlen(id) >= LB_FTABLE_ID_LEN)
+		return -LB_EINVAL;
+	found = ft->n_drained != 0 && id_find(ft->drained, ft->n_drained, id, &at) == 1;
+	if (ft->n_drained == 0)
+		at = 0;
+	if (found == on)
+		return 0;
+	if (!on) {
+		memmove(&ft->drained[at], &ft->drained[at + 1],
+			sizeof(*ft->drained) * (ft->n_drained - at - 1));
+		if (--ft->n_drained == 0) {
+			free(ft->drained);
+			ft->drained = NULL;
+		}
+		return 1;
+	}
+	if (ft->n_drained == LB_FTABLE_MAX_DRAINED)
+		return -LB_EINVAL;
+	v = realloc(ft->drained, sizeof(*v) * (ft->n_drained + 1));
+	if (v == NULL)
+		return -LB_ENOMEM;
+	memmove(&v[at + 1], &v[at], sizeof(*v) * (ft->n_drained - at));
+	memset(v[at], 0, sizeof(v[at]));
+	snprintf(v[at], sizeof(v[at]), "%s", id);
+	ft->drained = v;
+	ft->n_drained++;
+	return 1;
 }
 
 uint32_t
@@ -85,6 +182,10 @@ lb_ftable_copy(struct lb_ftable *dst, const struct lb_ftable *src)
 	dst->services = calloc(src->n_services ? src->n_services : 1, sizeof(*dst->services));
 	if (dst->services == NULL)
 		return -LB_ENOMEM;
+	if (copy_ids(&dst->drained, &dst->n_drained, src->drained, src->n_drained) != 0) {
+		lb_ftable_free(dst);
+		return -LB_ENOMEM;
+	}
 	for (i = 0; i < src->n_services; i++) {
 		dst->n_services = i + 1;
 		if (copy_service(&dst->services[i], &src->services[i]) != 0) {
@@ -122,11 +223,18 @@ lb_service_cmp(const void *a, const void *b)
 	return (int)x->port - (int)y->port;
 }
 
+static int
+id_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const lb_ftable_id *)a, *(const lb_ftable_id *)b);
+}
+
 void
 lb_ftable_sort(struct lb_ftable *ft)
 {
 	uint32_t i;
 
+	sort_n(ft->drained, ft->n_drained, sizeof(*ft->drained), id_cmp_str);
 	sort_n(ft->services, ft->n_services, sizeof(*ft->services), lb_service_cmp);
 	for (i = 0; i < ft->n_services; i++)
 		sort_n(ft->services[i].backends, ft->services[i].n_backends,
@@ -177,6 +285,14 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 				sh.prev = h[r];
 				h[r] = lb_siphash13(&k[r], &sh, sizeof(sh));
 			}
+			/* Only when set: older tables keep their digests. */
+			if (s->withdrawn)
+				for (r = 0; r < 2; r++) {
+					uint64_t wr[2] = {
+						0x7769746864726177ULL /* "withdraw" */, h[r]};
+
+					h[r] = lb_siphash13(&k[r], wr, sizeof(wr));
+				}
 			if (b == NULL)
 				continue;
 			copy_n(b, s->backends, s->n_backends, sizeof(*b));
@@ -203,6 +319,20 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 			free(b);
 		}
 		free(order);
+	}
+	/* The drained muxes, in their sorted order, only when there are some. */
+	for (i = 0; i < ft->n_drained; i++) {
+		struct {
+			lb_ftable_id id;
+			uint64_t prev;
+		} dr;
+
+		memset(&dr, 0, sizeof(dr));
+		snprintf(dr.id, sizeof(dr.id), "%s", ft->drained[i]);
+		for (r = 0; r < 2; r++) {
+			dr.prev = h[r];
+			h[r] = lb_siphash13(&k[r], &dr, sizeof(dr));
+		}
 	}
 	memcpy(out, &h[0], 8);
 	memcpy(out + 8, &h[1], 8);
@@ -282,6 +412,19 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 		!lb_is_prime(ft->maglev_size))
 		return fail(err, len, "maglev_size %u is not a prime in %u..%u", ft->maglev_size,
 			LB_MAGLEV_MIN_SIZE, LB_MAGLEV_MAX_SIZE);
+	if (ft->n_drained > LB_FTABLE_MAX_DRAINED)
+		return fail(err, len, "%u drained muxes, at most %u", ft->n_drained,
+			LB_FTABLE_MAX_DRAINED);
+	for (i = 0; i < ft->n_drained; i++) {
+		size_t l = strnlen(ft->drained[i], LB_FTABLE_ID_LEN);
+
+		if (l == 0 || l == LB_FTABLE_ID_LEN)
+			return fail(err, len, "drained mux %u: an id of 1 to %d characters", i,
+				LB_FTABLE_ID_LEN - 1);
+		if (i > 0 && strcmp(ft->drained[i - 1], ft->drained[i]) >= 0)
+			return fail(err, len, "drained muxes: \"%s\" out of order or twice",
+				ft->drained[i]);
+	}
 	order = calloc(ft->n_services + 1, sizeof(*order));
 	ids = calloc(total + 1, sizeof(*ids));
 	if (order == NULL || ids == NULL) {
@@ -384,6 +527,12 @@ lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
 	out->services = svcs;
 	out->seed = d->has_options ? d->seed : base->seed;
 	out->maglev_size = d->has_options ? d->maglev_size : base->maglev_size;
+	if ((d->has_options ? copy_ids(&out->drained, &out->n_drained, d->drained, d->n_drained)
+			    : copy_ids(&out->drained, &out->n_drained, base->drained,
+				      base->n_drained)) != 0) {
+		rc = fail(err, len, "out of memory");
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		out->n_services = i + 1;
 		if (copy_service(&svcs[i], &base->services[i]) != 0) {
@@ -436,7 +585,8 @@ service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
 {
 	uint32_t i;
 
-	if (lb_service_cmp(a, b) != 0 || a->id != b->id || a->n_backends != b->n_backends)
+	if (lb_service_cmp(a, b) != 0 || a->id != b->id || a->n_backends != b->n_backends ||
+		a->withdrawn != b->withdrawn)
 		return false;
 	/* Tables are sorted, so equal backend lists are equal arrays. */
 	for (i = 0; i < a->n_backends; i++) {
@@ -447,6 +597,19 @@ service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
 			x->id != y->id)
 			return false;
 	}
+	return true;
+}
+
+static bool
+drained_equal(const struct lb_ftable *a, const struct lb_ftable *b)
+{
+	uint32_t i;
+
+	if (a->n_drained != b->n_drained)
+		return false;
+	for (i = 0; i < a->n_drained; i++)
+		if (strcmp(a->drained[i], b->drained[i]) != 0)
+			return false;
 	return true;
 }
 
@@ -480,12 +643,10 @@ lb_ftable_diff(
 		if (lb_ftable_find(to, &k) < 0)
 			out->remove[out->n_remove++] = k;
 	}
-	if (from->seed.k0 != to->seed.k0 || from->seed.k1 != to->seed.k1 ||
-		from->maglev_size != to->maglev_size) {
-		out->has_options = true;
-		out->seed = to->seed;
-		out->maglev_size = to->maglev_size;
-	}
+	if ((from->seed.k0 != to->seed.k0 || from->seed.k1 != to->seed.k1 ||
+		    from->maglev_size != to->maglev_size || !drained_equal(from, to)) &&
+		lb_ftable_delta_options(out, to) != 0)
+		goto nomem;
 	return 0;
 nomem:
 	lb_ftable_delta_free(out);
@@ -498,6 +659,16 @@ lb_ftable_delta_empty(const struct lb_ftable_delta *d)
 	return d->n_upsert == 0 && d->n_remove == 0 && !d->has_options;
 }
 
+int
+lb_ftable_delta_options(struct lb_ftable_delta *d, const struct lb_ftable *ft)
+{
+	free(d->drained);
+	d->has_options = true;
+	d->seed = ft->seed;
+	d->maglev_size = ft->maglev_size;
+	return copy_ids(&d->drained, &d->n_drained, ft->drained, ft->n_drained);
+}
+
 void
 lb_ftable_delta_free(struct lb_ftable_delta *d)
 {
@@ -507,6 +678,7 @@ lb_ftable_delta_free(struct lb_ftable_delta *d)
 		free(d->upsert[i].backends);
 	free(d->upsert);
 	free(d->remove);
+	free(d->drained);
 	memset(d, 0, sizeof(*d));
 }
 

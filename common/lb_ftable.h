@@ -10,7 +10,8 @@
  * objects; each data plane builds its own lookup structures from it.
  *
  * A version N is the table of N-1 with a delta applied: services replaced
- * whole or removed, and the options (seed, Maglev size) when they change.
+ * whole or removed, and the options (seed, Maglev size, the drained muxes)
+ * when they change.
  * The manager computes deltas with lb_ftable_diff(); every member rebuilds
  * N with lb_ftable_apply() and proves it holds the manager's table by the
  * digest.
@@ -32,6 +33,8 @@
 #include "lb_flow.h"
 
 #define LB_DIGEST_LEN 16
+#define LB_FTABLE_ID_LEN 64 /* a member id with its NUL (as LB_MSG_ID) */
+#define LB_FTABLE_MAX_DRAINED 256
 
 enum lb_backend_state { LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_MAINT };
 
@@ -56,17 +59,33 @@ struct lb_service_cfg {
 	struct lb_addr vip;
 	uint16_t port; /* host order */
 	uint8_t proto; /* LB_IPPROTO_TCP or LB_IPPROTO_UDP */
-	uint8_t af;    /* LB_AF_INET or LB_AF_INET6: the VIP's and every DIP's */
-	uint32_t id;   /* stable across versions; a static file numbers them in order */
+	uint8_t af; /* LB_AF_INET or LB_AF_INET6: the VIP's and every DIP's */
+	/*
+	 * Routing: every mux withdraws this VIP (its healthy backends fell
+	 * below the pool's withdraw_below; the manager sets it on every
+	 * service of the VIP alike). 0 in a file's table.
+	 */
+	uint8_t withdrawn;
+	uint32_t id; /* stable across versions; a static file numbers them in order */
 	uint32_t n_backends;
 	struct lb_backend_cfg *backends;
 };
+
+/* A member id in a table (the drained muxes). */
+typedef char lb_ftable_id[LB_FTABLE_ID_LEN];
 
 struct lb_ftable {
 	struct lb_hash_seed seed;
 	uint32_t maglev_size;
 	uint32_t n_services;
 	struct lb_service_cfg *services;
+	/*
+	 * The muxes an operator drained (sluicectl mux drain): each withdraws
+	 * every route while it stays listed. Sorted, each once; empty in a
+	 * file's table. Every member gets the list, as the rest of the table.
+	 */
+	uint32_t n_drained;
+	lb_ftable_id *drained;
 };
 
 /* Version N-1 -> N: services replaced whole or removed, options if changed. */
@@ -75,9 +94,11 @@ struct lb_ftable_delta {
 	struct lb_service_cfg *upsert;
 	uint32_t n_remove;
 	struct lb_svc_key *remove;
-	bool has_options;
+	bool has_options; /* seed, maglev_size and the drained list replace the base's */
 	struct lb_hash_seed seed;
 	uint32_t maglev_size;
+	uint32_t n_drained;
+	lb_ftable_id *drained;
 };
 
 /* ---- lifetime and counts ---- */
@@ -90,6 +111,21 @@ int lb_ftable_copy(struct lb_ftable *dst, const struct lb_ftable *src);
 
 /* Total backends over all services. */
 uint32_t lb_ftable_backend_count(const struct lb_ftable *ft);
+
+/* ---- the drained muxes ---- */
+
+/* Is mux `id` drained in ft? */
+bool lb_ftable_drained(const struct lb_ftable *ft, const char *id);
+
+/* dst's drained muxes become a copy of src's. 0 or -LB_ENOMEM (dst unchanged). */
+int lb_ftable_copy_drained(struct lb_ftable *dst, const struct lb_ftable *src);
+
+/*
+ * Drain (on) or undrain mux `id` in ft. Returns 1 when the list changed,
+ * 0 when it already said so, -LB_EINVAL (an empty or too long id, or
+ * LB_FTABLE_MAX_DRAINED muxes drained already) or -LB_ENOMEM.
+ */
+int lb_ftable_set_drained(struct lb_ftable *ft, const char *id, bool on);
 
 /* ---- the canonical order ---- */
 
@@ -115,7 +151,9 @@ void lb_ftable_sort(struct lb_ftable *ft);
  * Digest of a flow table, independent of the order services and backends
  * are listed in: what PREPARE, COMMIT and snapshots carry so that a member
  * can prove it holds exactly the manager's table. Its value is part of the
- * protocol (tests/unit/test_ftable.c pins it).
+ * protocol (tests/unit/test_ftable.c pins it). A withdrawn service and the
+ * drained muxes add to it only when set, so a table without them keeps
+ * the digest it had before they existed.
  */
 void lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN]);
 
@@ -154,12 +192,16 @@ int lb_ftable_diff(
 
 bool lb_ftable_delta_empty(const struct lb_ftable_delta *d);
 
+/* d carries ft's options (seed, Maglev size, drained muxes). 0 or -LB_ENOMEM. */
+int lb_ftable_delta_options(struct lb_ftable_delta *d, const struct lb_ftable *ft);
+
 void lb_ftable_delta_free(struct lb_ftable_delta *d);
 
 /*
  * Write ft as a libconfig "flow_table" group that lb_ftable_load() reads
- * back to the same table, ids aside (a file does not carry them: the
- * manager keeps a backend's id by its service, DIP and port). Returns 0 or
+ * back to the same table, ids, withdrawn flags and drained muxes aside (a
+ * file does not carry them: the manager keeps a backend's id by its
+ * service, DIP and port, and derives or keeps the rest). Returns 0 or
  * -LB_EIO.
  */
 int lb_ftable_write(const struct lb_ftable *ft, FILE *f);

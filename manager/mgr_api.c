@@ -201,6 +201,8 @@ static const mgr_api_fn handlers[LB_CTL_OP_MAX + 1] = {
 	[LB_CTL_APPLY] = mgr_api_apply,
 	[LB_CTL_WAIT] = api_wait,
 	[LB_CTL_STATS] = mgr_api_stats,
+	[LB_CTL_MUX_DRAIN] = mgr_api_mux_drain,
+	[LB_CTL_MUX_UNDRAIN] = mgr_api_mux_drain,
 };
 
 void

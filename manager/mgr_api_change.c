@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The operator API's changes: vip add/set/del, backend add/del/set and
- * config apply. Each builds the next desired table from the one the
+ * The operator API's changes: vip add/set/del, backend add/del/set,
+ * mux drain/undrain and config apply. Each builds the next desired table from the one the
  * request found, checks what the request gives (the error names the
  * field), and hands it to the commit driver, which stores it before the
  * answer says which version will carry it.
@@ -448,6 +448,52 @@ mgr_api_backend_set(struct mgr_api *api, const struct mgr_api_req *q)
 	change(api, q, &next, NULL, q->v.meta, what);
 }
 
+/*
+ * mux drain / undrain: the drained list is desired state, in the desired
+ * table, so a drain is versioned, stored and committed like any change,
+ * and every member gets it with the table (docs/routing.md, "Draining").
+ */
+void
+mgr_api_mux_drain(struct mgr_api *api, const struct mgr_api_req *q)
+{
+	bool on = q->req->ctl.op == LB_CTL_MUX_DRAIN;
+	const char *id = q->req->ctl.mux;
+	const struct mgr_commit *c = q->v.commit;
+	struct lb_ftable next;
+	char what[LB_MSG_ID + 16];
+	int i, rc;
+
+	if (id[0] == '\0') {
+		mgr_api_refuse(
+			q->rep, "mux %s: the request names no mux", on ? "drain" : "undrain");
+		return;
+	}
+	i = mgr_commit_find(c, id);
+	if (i >= 0 && c->members[i].role != LB_ROLE_MUX) {
+		mgr_api_refuse(q->rep, "%s is a %s, not a mux: only muxes announce routes", id,
+			mgr_role_name(c->members[i].role));
+		return;
+	}
+	if (lb_ftable_copy(&next, q->v.desired) != 0) {
+		mgr_api_refuse(q->rep, "out of memory");
+		return;
+	}
+	rc = lb_ftable_set_drained(&next, id, on);
+	if (rc < 0) {
+		lb_ftable_free(&next);
+		mgr_api_refuse(q->rep, "mux %s: %s", id,
+			rc == -LB_ENOMEM
+				? "out of memory"
+				: "an id of 1 to 63 characters, at most 256 muxes drained");
+		return;
+	}
+	if (i < 0)
+		LB_WARN("mux %s is not a member (yet): its %s applies when it joins", id,
+			on ? "drain" : "undrain");
+	snprintf(what, sizeof(what), "%s mux %s", on ? "drain" : "undrain", id);
+	change(api, q, &next, NULL, q->v.meta, what);
+}
+
 /* Every backend's host against the agents' PAs (be_fields_ok()'s rule for a file). */
 static bool
 hosts_ok(struct mgr_api *api, const struct lb_ftable *t, struct lb_msg *rep)
@@ -502,6 +548,13 @@ mgr_api_apply(struct mgr_api *api, const struct mgr_api_req *q)
 	if (!hosts_ok(api, &next, q->rep)) {
 		lb_ftable_free(&next);
 		mgr_pools_free(&pools);
+	/* Drains are about muxes, not services: a services file keeps them. */
+	if (lb_ftable_copy_drained(&next, q->v.desired) != 0) {
+		lb_ftable_free(&next);
+		mgr_pools_free(&pools);
+		mgr_api_refuse(q->rep, "out of memory");
+		return;
+	}
 		return;
 	}
 	lb_ftable_sort(&next);

@@ -40,6 +40,7 @@ void mgr_api_backend_del(struct mgr_api *api, const struct mgr_api_req *q);
 void mgr_api_backend_set(struct mgr_api *api, const struct mgr_api_req *q);
 void mgr_api_apply(struct mgr_api *api, const struct mgr_api_req *q);
 void mgr_api_stats(struct mgr_api *api, const struct mgr_api_req *q);
+void mgr_api_mux_drain(struct mgr_api *api, const struct mgr_api_req *q); /* and undrain */
 
 /* ---- views (mgr_api_view.c) ---- */
 

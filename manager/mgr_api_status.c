@@ -3,7 +3,9 @@
  * `status`: the committed version, the round in flight, what is pending,
  * the last outcome, the database, the counters of every subsystem, health
  * and VIP probes, and every member as the commit state machine and the
- * member protocol know it.
+ * member protocol know it: a mux with its routes (what it announces and
+ * since when, what it withholds and why), the manager's word to it and
+ * its drain.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +18,82 @@
 #include "mgr_text.h"
 #include "mgr_transport.h"
 #include "mgr_vip_probe.h"
+
+/*
+ * A mux's routes as its last STATUS said them, the manager's word to it,
+ * and its drain: a line under its row, and ,"route":...,"notice":...,
+ * "drained":... inside its JSON object.
+ */
+static void
+status_routes(const struct mgr_api_req *q, const struct mgr_member *mb,
+	const struct mgr_peer_view *p, struct mgr_buf *b, struct mgr_buf *j)
+{
+	const struct lb_route_state *r = p->route;
+	bool drained = lb_ftable_drained(q->v.committed, mb->id);
+	bool want = lb_ftable_drained(q->v.desired, mb->id);
+	char t[32], a[16];
+	uint32_t i, k;
+
+	if (mb->role != LB_ROLE_MUX)
+		return;
+	mgr_buf_printf(j, ",\"drained\":%s,\"drain_pending\":%s", drained ? "true" : "false",
+		drained != want ? "true" : "false");
+	if (p->notice->nt_valid) {
+		mgr_buf_printf(j, ",\"notice\":{\"in_sync\":%s,\"why\":",
+			p->notice->nt_in_sync ? "true" : "false");
+		mgr_buf_json_str(j, p->notice->nt_why);
+		mgr_buf_printf(j, ",\"age_ms\":%" PRIu64 "}", mgr_api_age(q->now, p->notice_ms));
+	} else {
+		mgr_buf_printf(j, ",\"notice\":null");
+	}
+	if (drained != want)
+		mgr_buf_printf(b, "  %-16s %s pending (a version on its way)\n", "",
+			want ? "drain" : "undrain");
+	if (r == NULL) {
+		mgr_buf_printf(j, ",\"route\":null");
+		if (p->connected)
+			mgr_buf_printf(b, "  %-16s routes: none reported (no bgp group)\n", "");
+		return;
+	}
+	mgr_buf_printf(b, "  %-16s routes: %s (%s since %s)\n", "", r->status, r->reason,
+		mgr_time_str((int64_t)r->since_unix_ms, t, sizeof(t)));
+	for (i = 0; i < r->n_vips; i++) {
+		const struct lb_route_vip *v = &r->vips[i];
+
+		lb_addr_str(&(struct lb_addr){.a32 = {v->vip}}, a, sizeof(a));
+		mgr_buf_printf(b, "  %-16s   %-15s %s%s since %s\n", "", a,
+			v->announced ? "announced" : "withheld: ", v->announced ? "" : v->reason,
+			mgr_time_str((int64_t)v->since_unix_ms, t, sizeof(t)));
+	}
+	if (r->n_vips_total > r->n_vips)
+		mgr_buf_printf(
+			b, "  %-16s   (and %u more VIPs)\n", "", r->n_vips_total - r->n_vips);
+	mgr_buf_printf(j, ",\"route\":{\"status\":");
+	mgr_buf_json_str(j, r->status);
+	mgr_buf_printf(j, ",\"reason\":");
+	mgr_buf_json_str(j, r->reason);
+	mgr_buf_printf(j,
+		",\"since_unix_ms\":%" PRIu64 ",\"sessions\":%u,\"sessions_up\":%u,\"vips\":%u"
+		",\"announced\":[",
+		r->since_unix_ms, r->sessions, r->sessions_up, r->n_vips_total);
+	for (i = 0, k = 0; i < r->n_vips; i++) {
+		if (!r->vips[i].announced)
+			continue;
+		lb_addr_str(&(struct lb_addr){.a32 = {r->vips[i].vip}}, a, sizeof(a));
+		mgr_buf_printf(j, "%s{\"vip\":\"%s\",\"since_unix_ms\":%" PRIu64 "}",
+			k++ ? "," : "", a, r->vips[i].since_unix_ms);
+	}
+	mgr_buf_printf(j, "],\"withheld\":[");
+	for (i = 0, k = 0; i < r->n_vips; i++) {
+		if (r->vips[i].announced)
+			continue;
+		lb_addr_str(&(struct lb_addr){.a32 = {r->vips[i].vip}}, a, sizeof(a));
+		mgr_buf_printf(j, "%s{\"vip\":\"%s\",\"reason\":", k++ ? "," : "", a);
+		mgr_buf_json_str(j, r->vips[i].reason);
+		mgr_buf_printf(j, ",\"since_unix_ms\":%" PRIu64 "}", r->vips[i].since_unix_ms);
+	}
+	mgr_buf_printf(j, "]}");
+}
 
 static void
 status_members(
@@ -74,6 +152,7 @@ status_members(
 		}
 		mgr_buf_printf(j, "}");
 		mgr_vip_probe_view_member(api->deps.vip, &env, (int)i, b, j, q->now);
+		status_routes(q, mb, &p, b, j);
 		mgr_buf_printf(j, "}");
 	}
 	mgr_buf_printf(j, "]");

@@ -162,6 +162,8 @@ pool_text(struct mgr_buf *b, const struct mgr_pool *p)
 	if (p->pl_slow_start_s != 0)
 		mgr_buf_printf(b, "; slow start %" PRIu32 " s", p->pl_slow_start_s);
 	mgr_buf_printf(b, "; min healthy %s", mgr_pool_min_str(p, m, sizeof(m)));
+	if (mgr_pool_withdraws(p))
+		mgr_buf_printf(b, "; withdraw below %s", mgr_pool_withdraw_str(p, m, sizeof(m)));
 }
 
 static void
@@ -176,9 +178,11 @@ pool_json(struct mgr_buf *j, const struct mgr_pool *p)
 	mgr_buf_printf(j,
 		",\"interval\":%" PRIu32 ",\"timeout\":%" PRIu32 ",\"healthy\":%" PRIu32
 		",\"unhealthy\":%" PRIu32 ",\"drain_delay\":%" PRIu32 ",\"slow_start\":%" PRIu32
-		",\"min_healthy\":%" PRIu32 ",\"min_healthy_percent\":%" PRIu32 "}",
+		",\"min_healthy\":%" PRIu32 ",\"min_healthy_percent\":%" PRIu32
+		",\"withdraw_below\":%" PRIu32 ",\"withdraw_below_percent\":%" PRIu32 "}",
 		p->pl_interval_s, p->pl_timeout_s, p->pl_healthy, p->pl_unhealthy,
-		p->pl_drain_delay_s, p->pl_slow_start_s, p->pl_min_healthy, p->pl_min_healthy_pct);
+		p->pl_drain_delay_s, p->pl_slow_start_s, p->pl_min_healthy, p->pl_min_healthy_pct,
+		p->pl_withdraw_below, p->pl_withdraw_below_pct);
 }
 
 static void
@@ -213,12 +217,20 @@ table(struct mgr_api *api, const struct mgr_driver_view *dv, const struct lb_fta
 			mgr_buf_printf(b, "  FAIL-OPEN: %u of %u healthy, minimum %s\n",
 				sv.sv_healthy, sv.sv_registered,
 				mgr_pool_min_str(p, mn, sizeof(mn)));
+		/* The table's flag: what the muxes were told, not what health says now. */
+		if (sc->withdrawn)
+			mgr_buf_printf(b, "  WITHDRAWN: every mux withdraws %s (%s)\n",
+				lb_addr_ntop(sc->af, &sc->vip, a, sizeof(a)),
+				sv.sv_below_withdraw ? "below its withdraw_below"
+						     : "another service of the VIP is below");
 		mgr_buf_printf(j,
 			"%s{\"vip\":\"%s\",\"family\":%u,\"protocol\":\"%s\",\"port\":%u,"
-			"\"id\":%u,\"registered\":%u,\"healthy\":%u,\"fail_open\":%s,\"pool\":",
+			"\"id\":%u,\"registered\":%u,\"healthy\":%u,\"fail_open\":%s,\"withdrawn\":%s,"
+			"\"below_withdraw\":%s,\"pool\":",
 			first ? "" : ",", lb_addr_ntop(sc->af, &sc->vip, a, sizeof(a)), sc->af,
 			sc->proto == LB_IPPROTO_UDP ? "udp" : "tcp", sc->port, sc->id,
-			sv.sv_registered, sv.sv_healthy, sv.sv_fail_open ? "true" : "false");
+			sv.sv_registered, sv.sv_healthy, sv.sv_fail_open ? "true" : "false",
+			sc->withdrawn ? "true" : "false", sv.sv_below_withdraw ? "true" : "false");
 		pool_json(j, p);
 		mgr_buf_printf(j, ",\"backends\":[");
 		for (k = 0; k < sc->n_backends; k++) {
@@ -324,6 +336,26 @@ mgr_api_health_view(struct mgr_api *api, const struct mgr_driver_view *v, struct
 			sc->proto == LB_IPPROTO_UDP ? "udp" : "tcp", sc->port, sv.sv_healthy,
 			sv.sv_registered, p->pl_min_healthy, p->pl_min_healthy_pct,
 			sv.sv_fail_open_ms);
+	}
+	mgr_buf_printf(j, "],\"withdrawn\":[");
+	n_open = 0;
+	for (i = 0; i < v->effective->n_services; i++) {
+		const struct lb_service_cfg *sc = &v->effective->services[i];
+		struct lb_svc_key k;
+		struct mgr_sview sv;
+
+		/* One line per VIP (its services are adjacent, and flagged alike). */
+		if (!sc->withdrawn ||
+			(i > 0 && v->effective->services[i - 1].vip.a32[0] == sc->vip.a32[0]))
+			continue;
+		lb_ftable_key(sc, &k);
+		mgr_health_service(api->deps.health, &k, now, &sv);
+		mgr_buf_printf(b, "WITHDRAWN   %s: every mux withdraws it (for ",
+			lb_addr_ntop(sc->af, &sc->vip, a, sizeof(a)));
+		secs(b, sv.sv_withdrawn_ms);
+		mgr_buf_printf(b, "): its services are below their withdraw_below\n");
+		mgr_buf_printf(j, "%s{\"vip\":\"%s\",\"for_ms\":%" PRIu64 "}", n_open++ ? "," : "",
+			a, sv.sv_withdrawn_ms);
 	}
 	mgr_buf_printf(j, "]");
 }

@@ -101,10 +101,9 @@ begin_round(struct mgr_driver *d, uint64_t now)
 	if (lb_ftable_diff(&d->committed, &r->r_next, &delta) != 0)
 		goto nomem;
 	/* From version 0 a member's table options are its own: always send ours. */
-	if (d->commit->committed == 0) {
-		delta.has_options = true;
-		delta.seed = r->r_next.seed;
-		delta.maglev_size = r->r_next.maglev_size;
+	if (d->commit->committed == 0 && lb_ftable_delta_options(&delta, &r->r_next) != 0) {
+		lb_ftable_delta_free(&delta);
+		goto nomem;
 	}
 	msg = calloc(1, sizeof(*msg));
 	if (msg == NULL) {

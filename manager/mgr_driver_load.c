@@ -164,6 +164,13 @@ load_tables(struct mgr_driver *d, uint64_t now)
 
 		if (load_services_file(d, &ft, &ps) != 0)
 			return -1;
+		/* Drains are about muxes, not services: a services file keeps them. */
+		if (lb_ftable_copy_drained(&ft, &d->desired) != 0) {
+			lb_ftable_free(&ft);
+			mgr_pools_free(&ps);
+			LB_ERR("out of memory");
+			return -1;
+		}
 		lb_ftable_sort(&ft);
 		lb_ftable_free(&d->desired);
 		mgr_pools_free(&d->pools);

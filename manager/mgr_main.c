@@ -226,7 +226,7 @@ member_hello(void *ctx, int member, const char *id, const struct lb_addr *probe_
 	mgr_vip_probe_hello(m->vip, member, id, probe_addr, probe_addr6);
 }
 
-/* The VIP probes fence a mux through the commit state machine. */
+/* The VIP probes fence a mux through the commit state machine; it withdraws at once. */
 static void
 vip_fence(void *ctx, int member, const char *why, uint64_t now)
 {
@@ -234,6 +234,16 @@ vip_fence(void *ctx, int member, const char *why, uint64_t now)
 
 	mgr_driver_fence(m->driver, member, why);
 	mgr_driver_run(m->driver, now);
+	mgr_members_notify(m->members, now);
+}
+
+/* A mux stays withdrawn while its VIP probes fail (core/mgr_notice.h). */
+static bool
+member_probe_failing(void *ctx, int member, char *why, size_t len)
+{
+	struct mgr *m = ctx;
+
+	return mgr_vip_probe_failing(m->vip, member, why, len);
 }
 
 /* ---- start and stop ---- */
@@ -279,7 +289,11 @@ static int
 start_members(struct mgr *m, char *err, size_t len)
 {
 	const struct mgr_members_hooks hooks = {
-		.ctx = m, .hello = member_hello, .status = member_status, .gone = member_gone};
+		.ctx = m,
+		.hello = member_hello,
+		.status = member_status,
+		.gone = member_gone,
+		.probe_failing = member_probe_failing};
 	struct mgr_driver_out out;
 
 	m->members = mgr_members_new(m->transport, m->driver, &hooks);

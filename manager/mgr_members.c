@@ -35,6 +35,10 @@ struct mgr_peer {
 	uint32_t mp_snap_backoff_ms;
 	uint64_t mp_snaps;
 	uint32_t mp_proven_pipe; /* the connection its id was proven on (0: none) */
+	/* routing */
+	struct mgr_notice mp_notice; /* the last notice sent on this connection */
+	uint64_t mp_notice_ms;
+	struct lb_route_state *mp_route; /* from its last STATUS, NULL: none */
 	/* An agent's PAs and DIPs, from its last hello (kept when it goes). */
 	bool mp_agent;
 	uint32_t mp_n_pas, mp_n_dips;
@@ -83,10 +87,14 @@ mgr_members_flush(struct mgr_members *mb)
 void
 mgr_members_free(struct mgr_members *mb)
 {
+	uint32_t i;
+
 	if (mb == NULL)
 		return;
 	mgr_members_flush(mb);
 	mgr_snap_free(mb->snap);
+	for (i = 0; i < MGR_MAX_MEMBERS; i++)
+		free(mb->peers[i].mp_route);
 	free(mb);
 }
 
@@ -165,6 +173,54 @@ mgr_members_send_msg(struct mgr_members *mb, int i, const struct lb_msg *msg, ui
 	free(buf);
 }
 
+/* ---- notices: may a mux announce? ---- */
+
+static void
+notify_one(struct mgr_members *mb, int i, uint64_t now)
+{
+	const struct mgr_commit *c = commit_of(mb);
+	const struct mgr_member *m = &c->members[i];
+	struct mgr_peer *p = &mb->peers[i];
+	struct mgr_notice n;
+	char why[LB_MSG_TEXT] = "";
+	struct lb_msg *msg;
+	bool failing;
+
+	if (!p->mp_connected || m->role != LB_ROLE_MUX)
+		return;
+	failing = mb->hooks.probe_failing != NULL &&
+		  mb->hooks.probe_failing(mb->hooks.ctx, i, why, sizeof(why));
+	mgr_notice_of(m, failing, why, &n);
+	if (!mgr_notice_update(&p->mp_notice, &n))
+		return;
+	msg = calloc(1, sizeof(*msg));
+	if (msg == NULL) {
+		mgr_notice_reset(&p->mp_notice); /* again next time */
+		return;
+	}
+	msg->type = LB_MSG_SYNC;
+	snprintf(msg->sender, sizeof(msg->sender), "manager");
+	msg->version = c->committed;
+	msg->flag = n.nt_in_sync;
+	snprintf(msg->text, sizeof(msg->text), "%s", n.nt_why);
+	mgr_members_send_msg(mb, i, msg, now);
+	free(msg);
+	p->mp_notice_ms = now;
+	LB_INFO("mux %s: %s", m->id,
+		n.nt_in_sync ? "may announce (in sync)" : "must withdraw: not in sync");
+	if (!n.nt_in_sync)
+		LB_INFO("mux %s: %s", m->id, n.nt_why);
+}
+
+void
+mgr_members_notify(struct mgr_members *mb, uint64_t now)
+{
+	uint32_t i;
+
+	for (i = 0; i < commit_of(mb)->n_members; i++)
+		notify_one(mb, (int)i, now);
+}
+
 /* ---- snapshots ---- */
 
 void
@@ -232,6 +288,7 @@ mgr_members_tick(struct mgr_members *mb, uint64_t now)
 	uint32_t i;
 
 	check_silent(mb, now);
+	mgr_members_notify(mb, now);
 	for (i = 0; i < c->n_members; i++) {
 		struct mgr_peer *p = &mb->peers[i];
 
@@ -371,6 +428,9 @@ on_hello(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *h, uint64_t
 	}
 	/* Its hello's actions (a snapshot to a fenced member) follow the WELCOME. */
 	mgr_driver_run(mb->d, now);
+	/* Then the word on announcing, for this connection (a mux). */
+	mgr_notice_reset(&p->mp_notice);
+	notify_one(mb, i, now);
 }
 
 /*
@@ -434,6 +494,13 @@ mgr_members_on_msg(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *m
 		mgr_driver_status(mb->d, i, msg->version);
 		p->mp_n_counters = msg->n_counters;
 		memcpy(p->mp_counters, msg->counters, msg->n_counters * sizeof(msg->counters[0]));
+		if (msg->route == NULL) {
+			free(p->mp_route);
+			p->mp_route = NULL;
+		} else if (p->mp_route != NULL ||
+			   (p->mp_route = malloc(sizeof(*p->mp_route))) != NULL) {
+			*p->mp_route = *msg->route;
+		}
 		if (mb->hooks.status != NULL)
 			mb->hooks.status(mb->hooks.ctx, i, msg, now);
 		if (mgr_driver_term(mb->d) != 0)
@@ -490,6 +557,9 @@ mgr_members_view(const struct mgr_members *mb, int i, struct mgr_peer_view *v)
 	v->counters = p->mp_counters;
 	v->snapshots = p->mp_snaps;
 	v->bad_msgs = p->mp_bad_msgs;
+	v->route = p->mp_route;
+	v->notice = &p->mp_notice;
+	v->notice_ms = p->mp_notice_ms;
 }
 
 uint64_t

@@ -7,7 +7,9 @@
  * the commit driver, and delivers what the driver's actions send, paced by
  * the transport. A fenced member that does not come back in sync gets its
  * snapshot again, backing off; a connected member silent for MGR_SILENT_MS
- * is reported.
+ * is reported. Every mux is told whether it may announce its routes
+ * (SyncState, core/mgr_notice.h) after its WELCOME and whenever that
+ * changes; its STATUS's routes are kept for status.
  *
  * It sits between the transport (below: mgr_members_on_*() are its
  * events, registered by main) and the commit driver (above it in the
@@ -24,6 +26,7 @@
 #include <stdint.h>
 
 #include "lb_codec.h"
+#include "mgr_notice.h"
 
 #define MGR_SILENT_MS 5000     /* a connected member quiet this long is reported */
 #define MGR_SNAP_RETRY_MS 5000 /* a fenced member not back in sync gets another snapshot */
@@ -45,6 +48,8 @@ struct mgr_members_hooks {
 	void (*status)(void *ctx, int member, const struct lb_msg *status, uint64_t now);
 	/* Optional: member i's connection closed. */
 	void (*gone)(void *ctx, int member);
+	/* Optional: do member i's VIP probes fail (why)? Its notice says so. */
+	bool (*probe_failing)(void *ctx, int member, char *why, size_t len);
 };
 
 /* NULL when out of memory. */
@@ -83,6 +88,9 @@ void mgr_members_committed(struct mgr_members *mb);
  */
 void mgr_members_tick(struct mgr_members *mb, uint64_t now);
 
+/* Send every connected mux whose notice changed its new one (mgr_members_tick does too). */
+void mgr_members_notify(struct mgr_members *mb, uint64_t now);
+
 /* When mgr_members_tick has something to do (at least now). */
 uint64_t mgr_members_next_deadline(const struct mgr_members *mb, uint64_t now);
 
@@ -99,6 +107,9 @@ struct mgr_peer_view {
 	const struct lb_counter *counters; /* its last STATUS's */
 	uint64_t snapshots;		   /* sent to it */
 	uint64_t bad_msgs;
+	const struct lb_route_state *route; /* its last STATUS's routes, NULL: none */
+	const struct mgr_notice *notice;    /* the last notice sent (nt_valid: one was) */
+	uint64_t notice_ms;		    /* when it was sent */
 };
 
 void mgr_members_view(const struct mgr_members *mb, int i, struct mgr_peer_view *v);

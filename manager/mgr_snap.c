@@ -92,6 +92,8 @@ build(struct mgr_snap *s, const struct lb_ftable *t, uint64_t version,
 	msg->count = n;
 	msg->table.seed = t->seed;
 	msg->table.maglev_size = t->maglev_size;
+	msg->table.drained = t->drained; /* borrowed; chunk 0 carries them */
+	msg->table.n_drained = t->n_drained;
 	for (i = 0; i < n; i++) {
 		msg->index = i;
 		msg->table.services = t->services + start[i]; /* borrowed */

@@ -21,7 +21,7 @@
 #include "lb_err.h"
 #include "mgr_store_int.h"
 
-#define MGR_SCHEMA_VERSION 2
+#define MGR_SCHEMA_VERSION 3
 
 /* The schema; every statement is idempotent, so opening is also upgrading. */
 static const char *const schema[] = {
@@ -70,9 +70,47 @@ static const char *const schema[] = {
 	" slow_start_s INTEGER NOT NULL,"
 	" min_healthy INTEGER NOT NULL,"
 	" min_healthy_percent INTEGER NOT NULL,"
+	" withdraw_below INTEGER NOT NULL DEFAULT 0,"	      /* schema 3 */
+	" withdraw_below_percent INTEGER NOT NULL DEFAULT 0," /* schema 3 */
 	" PRIMARY KEY (vip, protocol, port))",
 	NULL,
 };
+
+/* Columns later schemas added to tables an older one made: (table, column, definition). */
+static const char *const added_columns[][3] = {
+	{"pools", "withdraw_below", "INTEGER NOT NULL DEFAULT 0"},
+	{"pools", "withdraw_below_percent", "INTEGER NOT NULL DEFAULT 0"},
+};
+
+/* ALTER TABLE ... ADD COLUMN for every added column the database lacks. */
+static int
+add_columns(struct mgr_store *s)
+{
+	char sql[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(added_columns) / sizeof(added_columns[0]); i++) {
+		sqlite3_stmt *st;
+		int rc;
+
+		snprintf(sql, sizeof(sql),
+			"SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'",
+			added_columns[i][0], added_columns[i][1]);
+		if (mgr_store_prepare(s, "read the schema", sql, &st) != 0)
+			return -LB_EIO;
+		rc = mgr_store_step(s, "read the schema", st);
+		sqlite3_finalize(st);
+		if (rc < 0)
+			return rc;
+		if (rc == 1) /* there already */
+			continue;
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", added_columns[i][0],
+			added_columns[i][1], added_columns[i][2]);
+		if (mgr_store_exec(s, "upgrade the schema", sql) != 0)
+			return -LB_EIO;
+	}
+	return 0;
+}
 
 int64_t
 mgr_store_now_ms(void)
@@ -232,7 +270,9 @@ mgr_store_open(const char *path, char *err, size_t len)
 	for (i = 0; schema[i] != NULL; i++)
 		if (mgr_store_exec(s, "create schema", schema[i]) != 0)
 			goto fail_err;
-	/* Every schema change so far only added tables: the version just moves. */
+	if (!sqlite3_db_readonly(s->db, "main") && add_columns(s) != 0)
+		goto fail_err;
+	/* Every schema change so far only added tables and columns: the version just moves. */
 	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES ('schema', '%d')",
 		MGR_SCHEMA_VERSION);
 	/* A read-only database still opens: it serves status, refuses changes. */

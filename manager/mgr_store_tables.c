@@ -162,7 +162,7 @@ pools_write(struct mgr_store *s, const struct mgr_pools *ps)
 
 		if (mgr_store_prepare(s, op,
 			    "INSERT INTO pools VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-			    "?)",
+			    "?, ?, ?)",
 			    &st) != 0)
 			return -LB_EIO;
 		lb_addr_ntop(e->pe_key.af, &e->pe_key.vip, vip, sizeof(vip));
@@ -194,7 +194,7 @@ mgr_sqlite_load_pools(struct mgr_store *s, struct mgr_pools *ps)
 	if (mgr_store_prepare(s, op,
 		    "SELECT vip, protocol, port, probe, probe_port, path, codes, interval_s,"
 		    " timeout_s, healthy, unhealthy, drain_delay_s, slow_start_s, min_healthy,"
-		    " min_healthy_percent FROM pools",
+		    " min_healthy_percent, withdraw_below, withdraw_below_percent FROM pools",
 		    &st) != 0)
 		return -LB_EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

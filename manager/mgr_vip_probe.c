@@ -54,6 +54,13 @@ struct vp_member {
 	struct lb_host_addr vm_fail_vip;
 	uint32_t vm_vips; /* VIP addresses probed through it */
 	uint64_t vm_sent, vm_answered;
+	/*
+	 * Said hello and not answered since. A mux's failures are forgotten
+	 * while it is disconnected (it is no target), so a restarted one
+	 * would look healthy until it failed `failures` probes again: it
+	 * stays "failing" until it answers one on this connection.
+	 */
+	bool vm_await;
 };
 
 struct mgr_vip_probe {
@@ -75,6 +82,7 @@ struct mgr_vip_probe {
 	uint64_t vp_seen_version; /* committed version, and since when */
 	uint64_t vp_seen_ms;
 	uint32_t vp_n;
+	uint32_t vp_n_vips; /* VIP addresses of the committed table, at the last interval */
 	struct vp_target *vp_tg;
 	struct vp_member vp_mb[MGR_MAX_MEMBERS];
 	uint64_t vp_sent, vp_answered, vp_send_errors, vp_fences;
@@ -297,6 +305,11 @@ mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct
 	if (v == NULL || i < 0 || i >= MGR_MAX_MEMBERS)
 		return;
 	vm = &v->vp_mb[i];
+	/*
+	 * With no VIP yet there is nothing to announce: the VIPs a commit adds
+	 * later are announced as on any running mux, not held for a probe.
+	 */
+	vm->vm_await = v->vp_n_vips > 0;
 	if (vm->vm_addr != addr->a32[0] || (vm->vm_addr != 0 && vm->vm_src == 0)) {
 		vm->vm_addr = addr->a32[0];
 		vm->vm_src = vm->vm_addr != 0 ? source_toward(vm->vm_addr) : 0;
@@ -515,6 +528,7 @@ mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint6
 
 	/* This interval's targets: every connected mux with an address, every VIP. */
 	vips = vip_list(env->committed, &n_vips);
+	v->vp_n_vips = n_vips;
 	old = v->vp_tg;
 	n_old = v->vp_n;
 	tg = NULL;
@@ -602,6 +616,7 @@ on_reply(struct mgr_vip_probe *v, const struct mgr_vip_env *env, const struct lb
 	}
 	t->tg_out = false;
 	t->tg_fail = 0;
+	vm->vm_await = false;
 	if (vm->vm_fail != 0) {
 		uint32_t k;
 
@@ -675,6 +690,34 @@ mgr_vip_probe_io(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_
 		memcpy(src.a.a8, &from.sin6_addr, 16);
 		on_reply(v, env, &src, buf, (size_t)n, now);
 	}
+}
+
+bool
+mgr_vip_probe_failing(const struct mgr_vip_probe *v, int i, char *why, size_t len)
+{
+	const struct vp_member *vm;
+	char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN];
+	bool via4, via6;
+
+	if (v == NULL || i < 0 || i >= MGR_MAX_MEMBERS)
+		return false;
+	vm = &v->vp_mb[i];
+	/* probed at all: an address of a family the manager probes */
+	via4 = v->vp_rx >= 0 && probed_through(v, vm, LB_AF_INET);
+	via6 = v->vp_rx6 >= 0 && probed_through(v, vm, LB_AF_INET6);
+	if (!(via4 || via6) || v->vp_n_vips == 0)
+		return false;
+	if (vm->vm_fail < v->vp_failures && vm->vm_await) {
+		snprintf(why, len, "no VIP probe answered through %s since its hello yet",
+			via_str(vm, via4 ? LB_AF_INET : LB_AF_INET6, b, sizeof(b)));
+		return true;
+	}
+	if (vm->vm_fail < v->vp_failures)
+		return false;
+	snprintf(why, len, "no answer for %s through %s (%u in a row)",
+		ha_str(&vm->vm_fail_vip, a, sizeof(a)), via_str(vm, vm->vm_fail_vip.af, b, sizeof(b)),
+		vm->vm_fail);
+	return true;
 }
 
 static uint64_t

@@ -88,6 +88,16 @@ void mgr_vip_probe_io(struct mgr_vip_probe *v, const struct mgr_vip_env *env, ui
 /* When mgr_vip_probe_tick has something to do (UINT64_MAX: never). */
 uint64_t mgr_vip_probe_next_deadline(const struct mgr_vip_probe *v);
 
+/*
+ * Do member i's probes fail (some VIP unanswered `failures` intervals in a
+ * row, or none answered since its last hello)? why: which VIP through
+ * which address. False when probing is off, the table has no VIP or the
+ * member is not probed. A mux stays withdrawn while true
+ * (core/mgr_notice.h): a restarted or resynced one announces only once it
+ * has answered a probe.
+ */
+bool mgr_vip_probe_failing(const struct mgr_vip_probe *v, int i, char *why, size_t len);
+
 /* status: the "vip probes" line and JSON "vip_probes":{...}. */
 void mgr_vip_probe_view(const struct mgr_vip_probe *v, const struct mgr_vip_env *env,
 	struct mgr_buf *b, struct mgr_buf *j, uint64_t now);

@@ -4,6 +4,9 @@
  * EAL, the ports and the first generation, launch the workers (and, when
  * managed, the member of the manager's commit on a control thread), wait
  * for a signal (or for pcap input to run out), then print what happened.
+ * With a "bgp" group the route side (mux_route.h) forks its speaker before
+ * EAL, announces once the workers run, and turns a signal into withdraw,
+ * drain, then quit.
  * The start and stop every data plane shares are dp_daemon.h's.
  */
 #include <inttypes.h>
@@ -16,7 +19,9 @@
 #include "dp_daemon.h"
 #include "lb_log.h"
 #include "mux_app.h"
+#include "mux_bgp_cfg.h"
 #include "mux_gen.h"
+#include "mux_route.h"
 #include "mux_update.h"
 
 static const char usage[] =
@@ -125,6 +130,8 @@ reload(void *app)
 	return mux_reload(app);
 }
 
+static volatile bool late_quit; /* the signals' flag while the mux tears down */
+
 /* Ready (systemd): forwarding the file's table, or in sync with the manager. */
 static bool
 ready(void *arg, char *buf, size_t len)
@@ -169,10 +176,11 @@ main(int argc, char **argv)
 	struct dp_report report = {0};
 	struct lb_cfg_err cerr;
 	struct lb_member_cfg mcfg;
+	struct mux_bgp_cfg bcfg;
 	struct lb_metrics_cfg metrics;
 	char errbuf[512];
 	uint16_t p;
-	int ret = 1;
+	int ret = 1, have_bgp;
 
 	lb_log_init("sluice-mux", LB_LOG_INFO);
 	if (dp_opts_parse(&o.dp, &ext, argc, argv, usage) != 0)
@@ -183,6 +191,10 @@ main(int argc, char **argv)
 	if (dp_member_cfg_load(&d, &app.cfg.file, o.dp.config, LB_ROLE_MUX, &mcfg) != 0 ||
 		dp_metrics_cfg_load(&d, &app.cfg.file, LB_METRICS_PORT_MUX, &metrics) != 0)
 		return 1;
+	have_bgp = mux_bgp_cfg_load(
+		config_root_setting(&app.cfg.file), app.cfg.tunnel_addr, &bcfg, &cerr);
+	if (have_bgp < 0)
+		return dp_config_error(&d, cerr.msg);
 	/* Without probers nothing answers VIP probes: do not ask to be probed. */
 	if (app.cfg.n_probers != 0)
 		mcfg.probe_addr = app.cfg.tunnel_addr;
@@ -192,9 +204,20 @@ main(int argc, char **argv)
 		return 1;
 	if (o.dp.check)
 		return check(&d, &app, &o, &mcfg);
+	/* Before EAL: the speaker is forked while this process has one thread. */
+	if (have_bgp) {
+		app.route = mux_route_create(&bcfg, app.cfg.managed, app.cfg.eal_args,
+			app.cfg.n_eal_args, errbuf, sizeof(errbuf));
+		if (app.route == NULL) {
+			fprintf(stderr, "sluice-mux: %s\n", errbuf);
+			return 1;
+		}
+	}
 
-	if (dp_eal_start(&d, app.cfg.eal_args, app.cfg.n_eal_args, app.n_workers) != 0)
+	if (dp_eal_start(&d, app.cfg.eal_args, app.cfg.n_eal_args, app.n_workers) != 0) {
+		mux_route_destroy(app.route);
 		return 1;
+	}
 	if (rte_lcore_count() < (unsigned)app.n_workers + 1) {
 		snprintf(errbuf, sizeof(errbuf), "%u workers need %u lcores, EAL has %u",
 			app.n_workers, app.n_workers + 1, rte_lcore_count());
@@ -216,11 +239,15 @@ main(int argc, char **argv)
 	if (mux_app_start(&app, d.pool, o.dp.exit_on_eof, &loop.eof_pkts, errbuf, sizeof(errbuf)) !=
 		0)
 		goto fail;
+	snprintf(app.member_id, sizeof(app.member_id), "%s", mcfg.id);
 	if (app.cfg.managed &&
 		dp_member_create(&app.member, &app.gen_lock, &mcfg, &mux_member_ops, &app,
 			&app.cfg.ftable, app.ctx.gen->version, errbuf, sizeof(errbuf)) != 0)
 		goto fail;
-	lb_signals_install(&app.ctx.quit);
+	/* With BGP, a signal withdraws and drains first (mux_route.h). */
+	if (app.route != NULL && mux_route_start(app.route, &app, errbuf, sizeof(errbuf)) != 0)
+		goto fail;
+	lb_signals_install(app.route != NULL ? mux_route_quit_flag(app.route) : &app.ctx.quit);
 	LB_INFO("%u services, %u backends, %u workers, %u ports%s", app.ctx.gen->n_services,
 		app.ctx.gen->n_backends, app.n_workers, app.cfg.n_ports,
 		o.dp.exit_on_eof ? ", exiting at end of input" : "");
@@ -239,11 +266,14 @@ main(int argc, char **argv)
 	loop.nap_ms = o.dp.exit_on_eof ? 1 : 100;
 	loop.arg = &app;
 	dp_run(&loop);
+	mux_route_stop(app.route);
 	/* No generation changes while the workers drain and the summary reads it. */
 	dp_member_destroy(&app.member);
 	rte_eal_mp_wait_lcore();
 
 	dp_report_add(&report, mux_stats_section(&app));
+	if (app.route != NULL)
+		dp_report_add(&report, mux_route_section(app.route));
 	dp_report(&report, o.dp.quiet, o.dp.stats_json);
 	ret = 0;
 	goto out;
@@ -251,6 +281,12 @@ fail:
 	LB_ERR("%s", errbuf);
 	dp_member_destroy(&app.member); /* its thread was never started */
 out:
+	/*
+	 * The handlers' flag lives in the route: a late SIGTERM (an impatient
+	 * supervisor's second one) must not write into it once it is freed.
+	 */
+	lb_signals_install(&late_quit);
+	mux_route_destroy(app.route);
 	dp_teardown(&d);
 	return ret;
 }

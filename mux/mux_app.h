@@ -15,6 +15,8 @@
 #include "mux_port.h"
 #include "mux_worker.h"
 
+struct mux_route;
+
 struct mux_app {
 	struct mux_config cfg;
 	struct mux_ctx ctx;
@@ -31,8 +33,11 @@ struct mux_app {
 	 * no generation with a service has run (a managed mux's version 0).
 	 */
 	bool seed_fixed;
-	/* Managed mode (cfg.managed): the member of the manager's commit. */
+	/* Managed mode (cfg.managed): the member of the manager's commit, and its id. */
 	struct dp_member member;
+	char member_id[LB_FTABLE_ID_LEN];
+	/* The "bgp" group: announcements through the speaker (mux_route.h), or NULL. */
+	struct mux_route *route;
 };
 
 /*

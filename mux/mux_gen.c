@@ -355,6 +355,14 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 		svc_tab_put(
 			g, mux_gen_svc_key(sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto), i);
 		svc_tab_put(g, mux_gen_svc_key(sc->vip.a32[0], 0, 0), MUX_GEN_VIP);
+		if (sc->withdrawn && g->withdrawn == NULL) {
+			g->withdrawn =
+				rte_zmalloc_socket("mux_withdrawn", g->n_services, 0, socket);
+			if (g->withdrawn == NULL)
+				goto nomem;
+		}
+		if (sc->withdrawn)
+			g->withdrawn[i] = 1;
 	}
 	return g;
 nomem:
@@ -378,6 +386,7 @@ mux_gen_free(struct mux_gen *g)
 	rte_free(g->svc_tab);
 	rte_free(g->svc6_tab);
 	rte_free(g->by_sid);
+	rte_free(g->withdrawn);
 	rte_free(g->services);
 	rte_free(g->backends);
 	rte_free(g->addr6);

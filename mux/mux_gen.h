@@ -122,6 +122,9 @@ struct mux_gen {
 	uint32_t cap_backends; /* sids are below these capacities */
 	uint32_t cap_services;
 	uint32_t *by_sid; /* [cap_backends]: backend sid -> index, or MUX_GEN_NONE */
+	/* Routing: read by the route thread (mux_route.c), never by a worker. */
+	uint8_t *withdrawn; /* [n_services]: the manager withdrew its VIP; NULL: none */
+	bool drained;	    /* the table drains this mux (the member's build sets it) */
 };
 
 #define MUX_GEN_VIP UINT32_MAX

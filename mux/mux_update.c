@@ -33,6 +33,7 @@
 #include "mux_app.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_route.h"
 #include "mux_update.h"
 
 void
@@ -261,6 +262,8 @@ member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *er
 		free(b);
 		return NULL;
 	}
+	/* This mux's drain rides with the table it is in. */
+	b->gen->drained = lb_ftable_drained(next, app->member_id);
 	b->base = old;
 	b->base_version = old->version;
 	return b;
@@ -335,6 +338,24 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 	return dp_status_put(&st, out, max);
 }
 
+/* STATUS: the routes, with a bgp group. */
+static bool
+member_route(void *arg, struct lb_route_state *out)
+{
+	struct mux_app *app = arg;
+
+	return mux_route_status(app->route, out);
+}
+
+/* The manager's word on announcing: to the route side's decision. */
+static void
+member_sync(void *arg, bool in_sync, uint64_t version, const char *why)
+{
+	struct mux_app *app = arg;
+
+	mux_route_sync(app->route, in_sync, version, why);
+}
+
 /*
  * STATUS: each service, then its backends, as flow counts (the sums
  * sluicectl stats shows and the shares the manager's metrics divide), a
@@ -390,5 +411,7 @@ const struct lb_member_ops mux_member_ops = {
 	.publish = member_publish,
 	.discard = member_discard,
 	.counters = member_counters,
+	.route = member_route,
+	.sync = member_sync,
 	.flows = member_flows,
 };

@@ -37,6 +37,8 @@ enc_init(struct lb_enc *e)
 	sluice__ctl_reply__init(&e->crep);
 	sluice__backend__init(&e->cbe);
 	sluice__pool_options__init(&e->cpool);
+	sluice__sync_state__init(&e->sync);
+	sluice__route_state__init(&e->route);
 }
 
 static void
@@ -49,6 +51,8 @@ enc_free(struct lb_enc *e)
 	free(e->fcp);
 	free(e->fck);
 	free(e->ckey);
+	free(e->rv);
+	free(e->rvp);
 }
 
 static void
@@ -77,6 +81,36 @@ enc_hello(struct lb_enc *e, const struct lb_msg *m)
 	lb_enc_proof(m, m->body, &h->nonce, &h->proof, &h->certificate);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_HELLO;
 	e->env.hello = h;
+}
+
+/* A mux's routes, in its STATUS. */
+static void
+enc_route(struct lb_enc *e, const struct lb_route_state *r)
+{
+	Sluice__RouteState *rs = &e->route;
+	uint32_t i, n = r->n_vips < LB_ROUTE_MAX_VIPS ? r->n_vips : LB_ROUTE_MAX_VIPS;
+
+	rs->status = (char *)r->status;
+	rs->reason = (char *)r->reason;
+	rs->since_unix_ms = r->since_unix_ms;
+	rs->sessions = r->sessions;
+	rs->sessions_up = r->sessions_up;
+	rs->vips = r->n_vips_total;
+	e->rv = lb_enc_alloc(e, n, sizeof(*e->rv));
+	e->rvp = lb_enc_alloc(e, n, sizeof(*e->rvp));
+	for (i = 0; e->err == 0 && i < n; i++) {
+		Sluice__RouteVip *v = &e->rv[i];
+
+		sluice__route_vip__init(v);
+		v->vip = lb_enc_bin(&r->vips[i].vip, 4);
+		v->announced = r->vips[i].announced;
+		v->reason = (char *)r->vips[i].reason;
+		v->since_unix_ms = r->vips[i].since_unix_ms;
+		e->rvp[i] = v;
+		rs->n_vip = i + 1;
+	}
+	rs->vip = e->rvp;
+	e->status.route = rs;
 }
 
 /* A mux's flow counts (STATUS): at most LB_MSG_MAX_FLOWS; addresses of the service's family. */
@@ -133,6 +167,8 @@ enc_status(struct lb_enc *e, const struct lb_msg *m)
 	}
 	e->status.counters = e->cep;
 	enc_flows(e, m);
+	if (m->route != NULL)
+		enc_route(e, m->route);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_STATUS;
 	e->env.status = &e->status;
 }
@@ -194,6 +230,13 @@ enc_body(struct lb_enc *e, const struct lb_msg *m)
 		return 0;
 	case LB_MSG_STATUS:
 		enc_status(e, m);
+		return 0;
+	case LB_MSG_SYNC:
+		e->sync.committed_version = m->version;
+		e->sync.in_sync = m->flag;
+		e->sync.reason = (char *)m->text;
+		e->env.body_case = SLUICE__ENVELOPE__BODY_SYNC_STATE;
+		e->env.sync_state = &e->sync;
 		return 0;
 	case LB_MSG_REFUSED:
 		e->refused.reason = (char *)m->text;
@@ -299,6 +342,43 @@ dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
 		       : lb_dec_digest(&h->applied_digest, m->digest, errbuf, len);
 }
 
+/* A mux's routes: at most LB_ROUTE_MAX_VIPS of them, each an IPv4 address. */
+static int
+dec_route(const Sluice__RouteState *rs, struct lb_msg *m, char *errbuf, size_t len)
+{
+	struct lb_route_state *r;
+	size_t i;
+
+	if (rs->n_vip > LB_ROUTE_MAX_VIPS)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "status: %zu route VIPs (at most %d)",
+			rs->n_vip, LB_ROUTE_MAX_VIPS);
+	r = m->route = calloc(1, sizeof(*m->route));
+	if (r == NULL)
+		return -LB_ENOMEM;
+	lb_dec_text(r->status, sizeof(r->status), rs->status);
+	lb_dec_text(r->reason, sizeof(r->reason), rs->reason);
+	r->since_unix_ms = rs->since_unix_ms;
+	r->sessions = rs->sessions;
+	r->sessions_up = rs->sessions_up;
+	r->n_vips_total = rs->vips;
+	for (i = 0; i < rs->n_vip; i++) {
+		struct lb_addr a = {0};
+		uint8_t af = LB_AF_NONE;
+		int rc = lb_dec_addr(&rs->vip[i]->vip, &a, &af, "route vip", errbuf, len);
+
+		if (rc != 0)
+			return rc;
+		if (af != LB_AF_INET)
+			return lb_dec_fail(errbuf, len, -LB_EPARSE, "status: an IPv6 route VIP");
+		r->vips[i].vip = a.a32[0];
+		r->vips[i].announced = rs->vip[i]->announced;
+		lb_dec_text(r->vips[i].reason, sizeof(r->vips[i].reason), rs->vip[i]->reason);
+		r->vips[i].since_unix_ms = rs->vip[i]->since_unix_ms;
+		r->n_vips = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
 /* One flow count: a valid service key; a backend's DIP and port, or neither. */
 static int
 dec_flow(const Sluice__FlowCount *f, struct lb_flow_count *out, char *errbuf, size_t len)
@@ -344,6 +424,8 @@ dec_status(const Sluice__Status *s, struct lb_msg *m, char *errbuf, size_t len)
 		m->counters[i].value = s->counters[i]->value;
 		m->n_counters = (uint32_t)i + 1;
 	}
+	if (s->route != NULL && (rc = dec_route(s->route, m, errbuf, len)) != 0)
+		return rc;
 	if (s->n_flows == 0)
 		return 0;
 	/* A member may not make the manager hold more than this. */
@@ -409,6 +491,12 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 		return lb_dec_chunk(env->snapshot_chunk, m, errbuf, len);
 	case SLUICE__ENVELOPE__BODY_STATUS:
 		return dec_status(env->status, m, errbuf, len);
+	case SLUICE__ENVELOPE__BODY_SYNC_STATE:
+		m->type = LB_MSG_SYNC;
+		m->version = env->sync_state->committed_version;
+		m->flag = env->sync_state->in_sync;
+		lb_dec_text(m->text, sizeof(m->text), env->sync_state->reason);
+		return 0;
 	case SLUICE__ENVELOPE__BODY_REFUSED:
 		m->type = LB_MSG_REFUSED;
 		lb_dec_text(m->text, sizeof(m->text), env->refused->reason);
@@ -427,16 +515,12 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 static void
 msg_clear(struct lb_msg *m)
 {
-	uint32_t i;
-
-	for (i = 0; i < m->delta.n_upsert; i++)
-		free(m->delta.upsert[i].backends);
-	free(m->delta.upsert);
-	free(m->delta.remove);
+	lb_ftable_delta_free(&m->delta);
 	lb_ftable_free(&m->table);
 	free(m->body);
 	free(m->json);
 	free(m->cert);
+	free(m->route);
 	free(m->flows);
 	memset(m, 0, sizeof(*m));
 }

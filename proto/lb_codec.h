@@ -48,6 +48,7 @@ enum lb_msg_type {
 	LB_MSG_CTL_REQUEST,
 	LB_MSG_CTL_REPLY,
 	LB_MSG_CHALLENGE,
+	LB_MSG_SYNC,
 };
 
 /* What sluicectl asks of the manager (CtlOp in the .proto). */
@@ -65,9 +66,11 @@ enum lb_ctl_op {
 	LB_CTL_WAIT,	    /* version: committed, aborted or pending? */
 	LB_CTL_VIP_SET,	    /* svc, pool: the pool options pool.given names */
 	LB_CTL_STATS,	    /* per service and backend rates, summed over the muxes */
+	LB_CTL_MUX_DRAIN,   /* mux: withdraw its routes (a versioned change) */
+	LB_CTL_MUX_UNDRAIN, /* mux: announce again */
 };
 
-#define LB_CTL_OP_MAX LB_CTL_STATS
+#define LB_CTL_OP_MAX LB_CTL_MUX_UNDRAIN
 
 /*
  * A service's pool (target group) options as an operator request carries
@@ -91,9 +94,11 @@ enum lb_pool_field {
 	LB_POOL_SLOW_START = 1u << 9,
 	LB_POOL_MIN_HEALTHY = 1u << 10,
 	LB_POOL_MIN_HEALTHY_PCT = 1u << 11,
+	LB_POOL_WITHDRAW_BELOW = 1u << 12,
+	LB_POOL_WITHDRAW_BELOW_PCT = 1u << 13,
 };
 
-#define LB_POOL_ALL 0xfffu
+#define LB_POOL_ALL 0x3fffu
 #define LB_POOL_PATH_LEN 128 /* with the NUL */
 #define LB_POOL_CODES_LEN 64
 #define LB_POOL_INTERVAL_MIN 1 /* seconds; ALB allows 5, labs want 1 */
@@ -121,7 +126,10 @@ enum lb_pool_field {
 	X(drain_delay_s, LB_POOL_DRAIN_DELAY, drain_delay_s, "drain_delay")                        \
 	X(slow_start_s, LB_POOL_SLOW_START, slow_start_s, "slow_start")                            \
 	X(min_healthy, LB_POOL_MIN_HEALTHY, min_healthy, "min_healthy")                            \
-	X(min_healthy_pct, LB_POOL_MIN_HEALTHY_PCT, min_healthy_percent, "min_healthy_percent")
+	X(min_healthy_pct, LB_POOL_MIN_HEALTHY_PCT, min_healthy_percent, "min_healthy_percent")    \
+	X(withdraw_below, LB_POOL_WITHDRAW_BELOW, withdraw_below, "withdraw_below")                \
+	X(withdraw_below_pct, LB_POOL_WITHDRAW_BELOW_PCT, withdraw_below_percent,                  \
+		"withdraw_below_percent")
 
 struct lb_pool_opts {
 	uint32_t given; /* enum lb_pool_field bits */
@@ -137,6 +145,8 @@ struct lb_pool_opts {
 	uint32_t slow_start_s;
 	uint32_t min_healthy;
 	uint32_t min_healthy_pct;
+	uint32_t withdraw_below;
+	uint32_t withdraw_below_pct;
 };
 
 /* An address with its family (HELLO's lists). */
@@ -155,6 +165,7 @@ struct lb_ctl {
 	bool set_weight, set_state, set_host;
 	uint32_t limit;
 	struct lb_pool_opts pool; /* pool.given == 0: none */
+	char mux[LB_MSG_ID];	  /* MUX_DRAIN, MUX_UNDRAIN */
 };
 
 /*
@@ -208,6 +219,32 @@ struct lb_flow_count {
 };
 
 /*
+ * A mux's routes in its STATUS (RouteState in the .proto): its one-line
+ * status, the mux-wide reason (its name, "NONE" when it announces) and
+ * since when, its BGP sessions, and its VIPs (the first LB_ROUTE_MAX_VIPS
+ * by address; n_vips_total counts them all).
+ */
+#define LB_ROUTE_MAX_VIPS 64
+#define LB_ROUTE_REASON 24
+
+struct lb_route_vip {
+	lb_be32_t vip;
+	bool announced;
+	char reason[LB_ROUTE_REASON]; /* not announced: why, by name */
+	uint64_t since_unix_ms;
+};
+
+struct lb_route_state {
+	char status[LB_MSG_TEXT];
+	char reason[LB_ROUTE_REASON];
+	uint64_t since_unix_ms;
+	uint32_t sessions, sessions_up;
+	uint32_t n_vips_total;
+	uint32_t n_vips;
+	struct lb_route_vip vips[LB_ROUTE_MAX_VIPS];
+};
+
+/*
  * One message, flat: `type` says which fields mean something.
  *   HELLO            id, role, version (applied), digest, probe_addr and
  *                    probe_addr6 (a mux's tunnel addresses for VIP
@@ -225,11 +262,14 @@ struct lb_flow_count {
  *   SNAPSHOT_CHUNK   version, digest, index, count, table (seed and
  *                    maglev_size meaningful in chunk 0), term
  *   STATUS           version (applied), counters; a mux's flows (n_flows
- *                    of them, from flows_first of its flows_total)
+ *                    of them, from flows_first of its flows_total), route (a
+ *                    mux with BGP; NULL: none)
+ *   SYNC             version (committed), flag (in sync), text (why not)
  *   REFUSED          text (reason), protocol (the refuser's); a standby's:
  *                    not_leader, leader_url (the leader's member URL or "")
  *   CTL_REQUEST      ctl, version (WAIT), body (APPLY: the file's text),
- *                    ctl.pool (VIP_SET, VIP_ADD)
+ *                    ctl.pool (VIP_SET, VIP_ADD), ctl.mux (MUX_DRAIN,
+ *                    MUX_UNDRAIN)
  *   CTL_REPLY        flag (ok), text (the error when not ok), version (the
  *                    version a change will commit as, or the committed
  *                    one), body (for people), json (for programs); wait
@@ -275,9 +315,10 @@ struct lb_msg {
 	uint64_t term;
 	bool not_leader;
 	char leader_url[LB_MSG_URL];
-	char *body; /* malloc'd or NULL; freed by lb_msg_free() */
-	char *json; /* malloc'd or NULL; freed by lb_msg_free() */
-	char *cert; /* CTL_REQUEST: malloc'd or NULL; freed by lb_msg_free() */
+	char *body;		      /* malloc'd or NULL; freed by lb_msg_free() */
+	char *json;		      /* malloc'd or NULL; freed by lb_msg_free() */
+	char *cert;		      /* CTL_REQUEST: malloc'd or NULL; freed by lb_msg_free() */
+	struct lb_route_state *route; /* STATUS: malloc'd or NULL; freed by lb_msg_free() */
 };
 
 /*

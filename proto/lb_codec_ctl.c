@@ -63,6 +63,7 @@ lb_enc_ctl_request(struct lb_enc *e, const struct lb_msg *m)
 		r->pool = &e->cpool;
 	}
 	r->operator_name = (char *)m->id;
+	r->mux = (char *)c->mux;
 	lb_enc_proof(m, m->cert, &r->nonce, &r->proof, &r->certificate);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_CTL_REQUEST;
 	e->env.ctl_request = r;
@@ -206,6 +207,11 @@ lb_dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, 
 			return -LB_ENOMEM;
 	}
 	lb_dec_text(m->id, sizeof(m->id), r->operator_name);
+	/* A cut id would name another mux. */
+	if (r->mux != NULL && strlen(r->mux) >= sizeof(c->mux))
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "mux id longer than %zu bytes",
+			sizeof(c->mux) - 1);
+	lb_dec_text(c->mux, sizeof(c->mux), r->mux);
 	return lb_dec_proof("operator request", &r->nonce, &r->proof, &r->certificate, m, &m->cert,
 		errbuf, len);
 }

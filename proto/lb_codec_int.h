@@ -51,6 +51,8 @@ struct lb_enc {
 	Sluice__CtlReply crep;
 	Sluice__Backend cbe;
 	Sluice__PoolOptions cpool;
+	Sluice__SyncState sync;
+	Sluice__RouteState route;
 	/* heap parts, freed by lb_enc_free() */
 	Sluice__Service **svcs;
 	size_t n_svcs;
@@ -58,7 +60,9 @@ struct lb_enc {
 	size_t n_keys;
 	Sluice__ServiceKey *ckey;
 	Sluice__FlowTableOptions *opts;
+	char **drained; /* opts->drained_muxes */
 	Sluice__Status__CountersEntry *ce, **cep;
+	Sluice__RouteVip *rv, **rvp;
 	Sluice__FlowCount *fc, **fcp;
 	Sluice__ServiceKey *fck;
 	uint8_t seed_raw[16];

@@ -42,6 +42,7 @@ enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
 	sluice__service__init(s);
 	s->key = lb_enc_key(e, sc->af, &sc->vip, sc->proto, sc->port);
 	s->id = sc->id;
+	s->withdrawn = sc->withdrawn != 0;
 	s->backends = lb_enc_alloc(e, sc->n_backends, sizeof(*s->backends));
 	if (s->key == NULL || s->backends == NULL)
 		return s;
@@ -77,12 +78,13 @@ free_service(Sluice__Service *s)
 	free(s);
 }
 
-/* The seed as 16 bytes, big-endian k0 then k1, in e->seed_raw. */
+/* The seed as 16 bytes, big-endian k0 then k1, in e->seed_raw; the drained muxes. */
 static Sluice__FlowTableOptions *
-enc_options(struct lb_enc *e, const struct lb_hash_seed *seed, uint32_t maglev_size)
+enc_options(struct lb_enc *e, const struct lb_hash_seed *seed, uint32_t maglev_size,
+	const lb_ftable_id *drained, uint32_t n_drained)
 {
 	Sluice__FlowTableOptions *o = lb_enc_alloc(e, 1, sizeof(*o));
-	int i;
+	uint32_t i;
 
 	if (o == NULL)
 		return NULL;
@@ -93,6 +95,13 @@ enc_options(struct lb_enc *e, const struct lb_hash_seed *seed, uint32_t maglev_s
 	}
 	o->hash_seed = lb_enc_bin(e->seed_raw, 16);
 	o->maglev_size = maglev_size;
+	if (n_drained != 0) {
+		e->drained = lb_enc_alloc(e, n_drained, sizeof(*e->drained));
+		for (i = 0; e->drained != NULL && i < n_drained; i++)
+			e->drained[i] = (char *)drained[i];
+		o->drained_muxes = e->drained;
+		o->n_drained_muxes = e->drained != NULL ? n_drained : 0;
+	}
 	return o;
 }
 
@@ -129,7 +138,8 @@ lb_enc_prepare(struct lb_enc *e, const struct lb_msg *m)
 	e->delta.n_upsert = e->n_svcs;
 	e->delta.remove = e->keys;
 	if (m->delta.has_options)
-		e->delta.options = e->opts = enc_options(e, &m->delta.seed, m->delta.maglev_size);
+		e->delta.options = e->opts = enc_options(e, &m->delta.seed, m->delta.maglev_size,
+			m->delta.drained, m->delta.n_drained);
 	e->prepare.delta = &e->delta;
 	e->env.body_case = SLUICE__ENVELOPE__BODY_PREPARE;
 	e->env.prepare = &e->prepare;
@@ -147,7 +157,8 @@ lb_enc_chunk(struct lb_enc *e, const struct lb_msg *m)
 	e->chunk.services = e->svcs;
 	e->chunk.n_services = e->n_svcs;
 	if (m->index == 0)
-		e->chunk.options = e->opts = enc_options(e, &m->table.seed, m->table.maglev_size);
+		e->chunk.options = e->opts = enc_options(e, &m->table.seed, m->table.maglev_size,
+			m->table.drained, m->table.n_drained);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_SNAPSHOT_CHUNK;
 	e->env.snapshot_chunk = &e->chunk;
 }
@@ -164,6 +175,7 @@ lb_enc_table_free(struct lb_enc *e)
 	free(e->svcs);
 	free(e->keys);
 	free(e->opts);
+	free(e->drained);
 }
 
 /* ---- decoding ---- */
@@ -206,6 +218,7 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 	sc->proto = key.proto;
 	sc->port = lb_be16_to_cpu(key.port);
 	sc->id = s->id;
+	sc->withdrawn = s->withdrawn;
 	if (s->n_backends > LB_MAGLEV_MAX_BACKENDS)
 		return lb_dec_fail(
 			errbuf, len, -LB_EPARSE, "%zu backends in one service", s->n_backends);
@@ -255,6 +268,35 @@ dec_services(Sluice__Service *const *v, size_t n, struct lb_service_cfg **out, u
 		rc = dec_service(v[i], &(*out)[i], errbuf, len);
 		if (rc != 0)
 			return rc;
+	}
+	return 0;
+}
+
+/* The drained muxes: ids that fit (a cut one would name another mux), at most the limit. */
+static int
+dec_drained(const Sluice__FlowTableOptions *o, lb_ftable_id **out, uint32_t *n, char *errbuf,
+	size_t len)
+{
+	size_t i;
+
+	*out = NULL;
+	*n = 0;
+	if (o->n_drained_muxes == 0)
+		return 0;
+	if (o->n_drained_muxes > LB_FTABLE_MAX_DRAINED)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "%zu drained muxes (at most %d)",
+			o->n_drained_muxes, LB_FTABLE_MAX_DRAINED);
+	*out = calloc(o->n_drained_muxes, sizeof(**out));
+	if (*out == NULL)
+		return -LB_ENOMEM;
+	for (i = 0; i < o->n_drained_muxes; i++) {
+		const char *id = o->drained_muxes[i];
+
+		if (id == NULL || id[0] == '\0' || strlen(id) >= LB_FTABLE_ID_LEN)
+			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+				"drained mux %zu: an id of 1 to %d bytes", i, LB_FTABLE_ID_LEN - 1);
+		snprintf((*out)[i], sizeof((*out)[i]), "%s", id);
+		*n = (uint32_t)i + 1;
 	}
 	return 0;
 }
@@ -312,7 +354,11 @@ lb_dec_prepare(const Sluice__Prepare *p, struct lb_msg *m, char *errbuf, size_t 
 	}
 	if (d->options != NULL) {
 		m->delta.has_options = true;
-		return dec_options(d->options, &m->delta.seed, &m->delta.maglev_size, errbuf, len);
+		rc = dec_options(d->options, &m->delta.seed, &m->delta.maglev_size, errbuf, len);
+		if (rc == 0)
+			rc = dec_drained(
+				d->options, &m->delta.drained, &m->delta.n_drained, errbuf, len);
+		return rc;
 	}
 	return 0;
 }
@@ -336,6 +382,9 @@ lb_dec_chunk(const Sluice__SnapshotChunk *c, struct lb_msg *m, char *errbuf, siz
 		if (c->options == NULL)
 			return lb_dec_fail(errbuf, len, -LB_EPARSE, "first chunk without options");
 		rc = dec_options(c->options, &m->table.seed, &m->table.maglev_size, errbuf, len);
+		if (rc == 0)
+			rc = dec_drained(
+				c->options, &m->table.drained, &m->table.n_drained, errbuf, len);
 		if (rc != 0)
 			return rc;
 	}

@@ -86,6 +86,13 @@ lb_mbr_send_status(struct lb_member *m)
 	msg->version = m->applied_version;
 	if (m->ops->counters != NULL)
 		msg->n_counters = m->ops->counters(m->arg, msg->counters, LB_MSG_MAX_COUNTERS);
+	if (m->ops->route != NULL) {
+		msg->route = calloc(1, sizeof(*msg->route));
+		if (msg->route != NULL && !m->ops->route(m->arg, msg->route)) {
+			free(msg->route);
+			msg->route = NULL;
+		}
+	}
 	if (m->ops->flows != NULL && m->flows == NULL)
 		m->flows = calloc(LB_MSG_MAX_FLOWS, sizeof(*m->flows));
 	if (m->flows != NULL) {
@@ -99,6 +106,7 @@ lb_mbr_send_status(struct lb_member *m)
 					: 0;
 	}
 	send_msg(m, msg);
+	free(msg->route);
 	free(msg);
 	m->status_sent_ms = lb_mbr_now_ms();
 }
@@ -267,6 +275,11 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 		m->snap_count = msg->count;
 		m->snap.seed = t->seed;
 		m->snap.maglev_size = t->maglev_size;
+		/* The drained muxes ride in chunk 0 with the options: taken over. */
+		m->snap.drained = t->drained;
+		m->snap.n_drained = t->n_drained;
+		t->drained = NULL;
+		t->n_drained = 0;
 	}
 	if (!m->snap_open || msg->version != m->snap_version || msg->index != m->snap_next ||
 		msg->count != m->snap_count ||
@@ -391,6 +404,10 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		break;
 	case LB_MSG_CHALLENGE:
 		on_challenge(m, msg);
+		break;
+	case LB_MSG_SYNC:
+		if (m->ops->sync != NULL)
+			m->ops->sync(m->arg, msg->flag, msg->version, msg->text);
 		break;
 	default:
 		break;

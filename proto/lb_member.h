@@ -8,9 +8,10 @@
  *   HELLO     on every (re)connection: id, role, the applied version and
  *             its table digest (the manager fences a member whose hello
  *             comes mid-round: it must have lost what it prepared).
- *   STATUS    every heartbeat: the applied version and counters, and a
- *             mux's per-service and per-backend counters (at most
- *             LB_MSG_MAX_FLOWS; the next ones in the next STATUS).
+ *   STATUS    every heartbeat: the applied version and counters, a mux's
+ *             per-service and per-backend counters (at most
+ *             LB_MSG_MAX_FLOWS; the next ones in the next STATUS) and (a
+ *             mux with BGP) its routes.
  *   PREPARE   N on base N-1 == applied: the delta is applied to a copy of
  *             the applied table, the digest checked, and ops->build() makes
  *             the data plane's structures off the fast path; the vote says
@@ -24,6 +25,7 @@
  *   SNAPSHOT  chunks of version V: assembled, validated, digest checked,
  *             built and published directly (the manager committed V).
  *   WELCOME   resync set: ask for a snapshot.
+ *   SYNC      the manager's word on announcing (a mux): ops->sync().
  *
  * Every message is keyed by (version, digest): a duplicate PREPARE is
  * answered with the same vote, a duplicate COMMIT changes nothing.
@@ -71,6 +73,13 @@ struct lb_member_ops {
 	void (*discard)(void *arg, void *built);
 	/* Optional: counters for the STATUS heartbeat (at most `max`). */
 	uint32_t (*counters)(void *arg, struct lb_counter *out, uint32_t max);
+	/* Optional: the routes for STATUS; false: none to report. */
+	bool (*route)(void *arg, struct lb_route_state *out);
+	/*
+	 * Optional: the manager's word on announcing (SyncState): in sync
+	 * from `version` on, or not and why.
+	 */
+	void (*sync)(void *arg, bool in_sync, uint64_t version, const char *why);
 	/*
 	 * Optional (a mux): its services' and backends' counters for STATUS,
 	 * from index `first` of the *total it has, at most `max` into out.

@@ -17,6 +17,9 @@ PKGS=(
 	# the netns lab (scripts/lab.sh, tests/netns): namespaces and veths,
 	# offloads off, real clients, the backends' python3 http.server
 	python3 ethtool iputils-ping curl wrk tcpdump
+	# the PoP (scripts/netns-pop.sh, tests/netns/pop_*): the router's FRR,
+	# each mux's BGP speaker (BIRD 2), jq for the tests' JSON
+	frr bird2 jq
 	# operations (docs/operations.md): Prometheus and promtool, its client's text
 	# parser for the tests, libsystemd (sd_notify), man pages from scdoc, mandoc
 	prometheus python3-prometheus-client libsystemd-dev scdoc mandoc

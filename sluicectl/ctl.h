@@ -65,6 +65,7 @@ enum {
 	/* stats */
 	CTL_O_REFRESH = 1u << 16,
 	CTL_O_ONCE = 1u << 17,
+	CTL_O_WITHDRAW_BELOW = 1u << 18,
 };
 
 #define CTL_DEFAULT_REFRESH 2.0
@@ -72,7 +73,7 @@ enum {
 #define CTL_O_POOL                                                                                 \
 	(CTL_O_PROBE | CTL_O_PROBE_PORT | CTL_O_PATH | CTL_O_CODES | CTL_O_INTERVAL |              \
 		CTL_O_PROBE_TIMEOUT | CTL_O_HEALTHY | CTL_O_UNHEALTHY | CTL_O_DRAIN_DELAY |        \
-		CTL_O_SLOW_START | CTL_O_MIN_HEALTHY)
+		CTL_O_SLOW_START | CTL_O_MIN_HEALTHY | CTL_O_WITHDRAW_BELOW)
 
 #define CTL_MAX_WORDS 8
 
@@ -88,14 +89,14 @@ struct ctl_opts {
 	unsigned given; /* CTL_O_* seen */
 	const char *proto, *host, *weight, *state, *limit, *refresh;
 	bool once;	      /* stats: one sample */
-	const char *pool[11]; /* the pool options' values, as ctl_pool_opts lists them */
+	const char *pool[12]; /* the pool options' values, as ctl_pool_opts lists them */
 	int n_words;
 	const char *words[CTL_MAX_WORDS];
 };
 
 /* A command: its words, the operation it asks for, what it takes. */
 struct ctl_cmd {
-	const char *group; /* "vip", "backend", "config" or NULL */
+	const char *group; /* "vip", "backend", "config", "mux" or NULL */
 	const char *name;
 	enum lb_ctl_op op;
 	int min_args, max_args; /* positionals after the command's name */

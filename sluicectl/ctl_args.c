@@ -42,6 +42,7 @@ static const struct ctl_pool_opt {
 	{"drain-delay", CTL_O_DRAIN_DELAY, 0, LB_POOL_DRAIN_DELAY_MAX},
 	{"slow-start", CTL_O_SLOW_START, 0, LB_POOL_SLOW_START_MAX},
 	{"min-healthy", CTL_O_MIN_HEALTHY, 0, 0},
+	{"withdraw-below", CTL_O_WITHDRAW_BELOW, 0, 0},
 };
 
 #define CTL_N_POOL_OPTS (sizeof(ctl_pool_opts) / sizeof(ctl_pool_opts[0]))
@@ -50,7 +51,8 @@ const char ctl_usage_text[] =
 	"usage: sluicectl [OPTIONS] COMMAND [ARGS]\n"
 	"\n"
 	"Commands:\n"
-	"  status                        members, versions and pending changes\n"
+	"  status                        members, versions, pending changes and every\n"
+	"                                mux's routes (what it announces, since when)\n"
 	"  vip list                      the committed services and their backends\n"
 	"  vip add VIP:PORT              add a service (no backends yet)\n"
 	"  vip set VIP:PORT POOL OPTIONS change the service's pool (health probes,\n"
@@ -68,6 +70,9 @@ const char ctl_usage_text[] =
 	"  history [--limit N]           committed and aborted versions, newest first\n"
 	"  config export [FILE]          the committed table as a services file\n"
 	"  config apply FILE             make FILE's services the desired table\n"
+	"  mux drain ID                  withdraw mux ID's routes (new connections go to\n"
+	"                                the other muxes; it keeps forwarding)\n"
+	"  mux undrain ID                let mux ID announce again\n"
 	"  help                          this text\n"
 	"\n"
 	"VIP:PORT and DIP:PORT: 192.0.2.10:80, or IPv6 in brackets: [2001:db8::10]:80.\n"
@@ -96,6 +101,8 @@ const char ctl_usage_text[] =
 	"  --drain-delay S               deregistration delay, 0..3600 (default 300)\n"
 	"  --slow-start S                ramp a backend up over S s, 30..900; 0 off\n"
 	"  --min-healthy N|N%|N,M%       below it the pool fails open (default 1; 0 off)\n"
+	"  --withdraw-below N|N%|N,M%    below it every mux withdraws the VIP (default\n"
+	"                                off); at or above --min-healthy\n"
 	"\n"
 	"Global options:\n"
 	"  --manager URL                 the manager's control socket (env SLUICE_MANAGER;\n"
@@ -306,9 +313,13 @@ ctl_parse_backend(
 	return 0;
 }
 
-/* --min-healthy N, N% or N,M%: a count, a percent, or both. */
+/*
+ * --min-healthy or --withdraw-below (name) N, N% or N,M%: a count, a
+ * percent, or both, into *count and *pct with their given bits.
+ */
 static int
-ctl_parse_min_healthy(const struct ctl_cmd *cmd, const char *s, struct lb_pool_opts *p)
+ctl_parse_count_pct(const struct ctl_cmd *cmd, const char *name, const char *s, uint32_t *count,
+	uint32_t *pct_out, unsigned bit_count, unsigned bit_pct, struct lb_pool_opts *p)
 {
 	char buf[32], *pct, *comma;
 	unsigned long v;
@@ -323,8 +334,8 @@ ctl_parse_min_healthy(const struct ctl_cmd *cmd, const char *s, struct lb_pool_o
 	if (pct != buf) {
 		if (!ctl_parse_uint(buf, LB_POOL_MIN_HEALTHY_MAX, &v))
 			goto bad;
-		p->min_healthy = (uint32_t)v;
-		p->given |= LB_POOL_MIN_HEALTHY;
+		*count = (uint32_t)v;
+		p->given |= bit_count;
 	}
 	if (pct != NULL) {
 		size_t n = strlen(pct);
@@ -334,15 +345,15 @@ ctl_parse_min_healthy(const struct ctl_cmd *cmd, const char *s, struct lb_pool_o
 		pct[n - 1] = '\0';
 		if (!ctl_parse_uint(pct, 100, &v))
 			goto bad;
-		p->min_healthy_pct = (uint32_t)v;
-		p->given |= LB_POOL_MIN_HEALTHY_PCT;
+		*pct_out = (uint32_t)v;
+		p->given |= bit_pct;
 	}
 	return 0;
 bad:
 	return ctl_usage_error(cmd,
-		"--min-healthy %s: expected a count (0..%d), a percent (0%%..100%%) or both "
+		"--%s %s: expected a count (0..%d), a percent (0%%..100%%) or both "
 		"(2,50%%)",
-		s, LB_POOL_MIN_HEALTHY_MAX);
+		name, s, LB_POOL_MIN_HEALTHY_MAX);
 }
 
 /* The pool options given, into p (the manager checks how they fit together). */
@@ -402,7 +413,15 @@ ctl_parse_pool(const struct ctl_cmd *cmd, const struct ctl_opts *o, struct lb_po
 			snprintf(p->codes, sizeof(p->codes), "%s", a);
 			break;
 		case CTL_O_MIN_HEALTHY:
-			if (ctl_parse_min_healthy(cmd, a, p) != 0)
+			if (ctl_parse_count_pct(cmd, po->name, a, &p->min_healthy,
+				    &p->min_healthy_pct, LB_POOL_MIN_HEALTHY,
+				    LB_POOL_MIN_HEALTHY_PCT, p) != 0)
+				return CTL_EXIT_USAGE;
+			continue;
+		case CTL_O_WITHDRAW_BELOW:
+			if (ctl_parse_count_pct(cmd, po->name, a, &p->withdraw_below,
+				    &p->withdraw_below_pct, LB_POOL_WITHDRAW_BELOW,
+				    LB_POOL_WITHDRAW_BELOW_PCT, p) != 0)
 				return CTL_EXIT_USAGE;
 			continue;
 		default:
@@ -729,6 +748,14 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 					"--refresh %s: must be a number of seconds in 0.1..3600",
 					o->refresh);
 		}
+		return 0;
+	case LB_CTL_MUX_DRAIN:
+	case LB_CTL_MUX_UNDRAIN:
+		/* A member id, as the mux's manager group names it. */
+		if (args[0][0] == '\0' || strlen(args[0]) >= sizeof(ctl->mux))
+			return ctl_usage_error(cmd, "%s: a mux id of 1 to %zu characters", args[0],
+				sizeof(ctl->mux) - 1);
+		snprintf(ctl->mux, sizeof(ctl->mux), "%s", args[0]);
 		return 0;
 	default:
 		return 0;

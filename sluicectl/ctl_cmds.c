@@ -3,7 +3,8 @@
  * sluicectl's commands: their table (words, operation, arguments, options)
  * and what running one does with the manager's reply.
  *
- * A change (vip add/set/del, backend add/del/set, config apply) is
+ * A change (vip add/set/del, backend add/del/set, config apply, mux
+ * drain/undrain) is
  * accepted by the manager as "will commit as version N"; by default the
  * CLI then polls WAIT N until every member has voted and the version is
  * committed or aborted, so a script that runs sluicectl knows the data
@@ -29,7 +30,8 @@ const struct ctl_cmd ctl_cmds[] = {
 	{"vip", "set", LB_CTL_VIP_SET, 1, 1, CTL_O_PROTO | CTL_O_POOL, true,
 		"vip set VIP:PORT [--proto tcp|udp] [--probe none|tcp|http] [--probe-port N] "
 		"[--path P] [--codes 200-399] [--interval S] [--probe-timeout S] [--healthy N] "
-		"[--unhealthy N] [--drain-delay S] [--slow-start S] [--min-healthy N|N%|N,M%]"},
+		"[--unhealthy N] [--drain-delay S] [--slow-start S] [--min-healthy N|N%|N,M%] "
+		"[--withdraw-below N|N%|N,M%]"},
 	{"vip", "del", LB_CTL_VIP_DEL, 1, 1, CTL_O_PROTO, true,
 		"vip del VIP:PORT [--proto tcp|udp]"},
 	{"backend", "add", LB_CTL_BACKEND_ADD, 2, 2,
@@ -47,6 +49,8 @@ const struct ctl_cmd ctl_cmds[] = {
 	{NULL, "history", LB_CTL_HISTORY, 0, 0, CTL_O_LIMIT, false, "history [--limit N]"},
 	{"config", "export", LB_CTL_EXPORT, 0, 1, 0, false, "config export [FILE]"},
 	{"config", "apply", LB_CTL_APPLY, 1, 1, 0, true, "config apply [-f] FILE"},
+	{"mux", "drain", LB_CTL_MUX_DRAIN, 1, 1, 0, true, "mux drain ID"},
+	{"mux", "undrain", LB_CTL_MUX_UNDRAIN, 1, 1, 0, true, "mux undrain ID"},
 };
 
 const size_t ctl_n_cmds = sizeof(ctl_cmds) / sizeof(ctl_cmds[0]);

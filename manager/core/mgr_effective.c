@@ -14,9 +14,13 @@
  *
  * A pool fails open when fewer of its active backends are healthy than
  * its minimum (count, or percent of them): sending to all is better than
- * crushing the few left. While a backend lighter than 10 ramps, its pool's
- * weights are multiplied by 10 so that it can start at a tenth; Maglev's
- * table depends on the ratios only, so the others keep their slots.
+ * crushing the few left. A VIP is withdrawn from every mux (the
+ * service's `withdrawn` flag, on all of the VIP's services) when each of
+ * its services that sets a withdraw threshold is below it
+ * (mgr_withdraw_vip()); the pools' rule (mgr_pool_check_withdraw) makes
+ * sure a pool that fails open is withdrawn as well. While a backend lighter than 10 ramps, its
+ * pool's weights are multiplied by 10 so that it can start at a tenth; Maglev's table depends on
+ * the ratios only, so the others keep their slots.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -151,6 +155,7 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 			       (uint64_t)ok * 100 < (uint64_t)p->pl_min_healthy_pct * reg));
 	s->hs_registered = reg;
 	s->hs_healthy = ok;
+	s->hs_below_withdraw = mgr_pool_below_withdraw(p, ok, reg);
 	if (open && !s->hs_fail_open)
 		s->hs_fail_open_since = now;
 	s->hs_fail_open = open;
@@ -187,6 +192,93 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 	return 0;
 }
 
+bool
+mgr_withdraw_vip(const bool *withdraws, const bool *below, uint32_t n)
+{
+	uint32_t i, voters = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!withdraws[i])
+			continue;
+		voters++;
+		if (!below[i])
+			return false;
+	}
+	return voters > 0;
+}
+
+/* Withdrawing starts or ends: said once, with the numbers of each service. */
+static void
+withdraw_log(struct mgr_hsvc *const *svcs, uint32_t n, bool on)
+{
+	char line[400], k[MGR_SVC_STR], t[32];
+	size_t off = 0;
+	uint32_t i;
+
+	line[0] = '\0';
+	for (i = 0; i < n && off < sizeof(line); i++) {
+		const struct mgr_hsvc *s = svcs[i];
+
+		if (s == NULL || !mgr_pool_withdraws(&s->hs_pool))
+			continue;
+		off += (size_t)snprintf(line + off, sizeof(line) - off,
+			"%s%s %u of %u healthy, withdraw_below %s", off ? "; " : "",
+			mgr_key_str(&s->hs_key, k, sizeof(k)), s->hs_healthy, s->hs_registered,
+			mgr_pool_withdraw_str(&s->hs_pool, t, sizeof(t)));
+	}
+	if (on)
+		LB_WARN("WITHDRAW %s: every mux withdraws the VIP: %s",
+			lb_addr_str(&svcs[0]->hs_key.vip, k, sizeof(k)), line);
+	else
+		LB_INFO("%s: announced again: %s", lb_addr_str(&svcs[0]->hs_key.vip, k, sizeof(k)),
+			line);
+}
+
+/* The VIP rule over the sorted effective table: each VIP's services are adjacent. */
+static int
+withdraw_vips(struct mgr_health *h, struct lb_ftable *out, uint64_t now)
+{
+	uint32_t lo, hi, i, n = out->n_services;
+	struct mgr_hsvc **svcs = calloc(n + 1, sizeof(*svcs));
+	bool *withdraws = calloc(n + 1, sizeof(*withdraws)), *below = calloc(n + 1, sizeof(*below));
+	int rc = svcs != NULL && withdraws != NULL && below != NULL ? 0 : -LB_ENOMEM;
+
+	for (lo = 0; rc == 0 && lo < n; lo = hi) {
+		bool on, was = false, known = false;
+
+		for (hi = lo;
+			hi < n && out->services[hi].vip.a32[0] == out->services[lo].vip.a32[0];
+			hi++) {
+			struct lb_svc_key k;
+			struct mgr_hsvc *s;
+
+			lb_ftable_key(&out->services[hi], &k);
+			s = svcs[hi] = mgr_hsvc_find(h, &k);
+			withdraws[hi] = s != NULL && mgr_pool_withdraws(&s->hs_pool);
+			below[hi] = s != NULL && s->hs_below_withdraw;
+			if (s != NULL) {
+				was |= s->hs_withdrawn;
+				known = true;
+			}
+		}
+		on = mgr_withdraw_vip(&withdraws[lo], &below[lo], hi - lo);
+		for (i = lo; i < hi; i++) {
+			out->services[i].withdrawn = on;
+			if (svcs[i] == NULL)
+				continue;
+			if (on && !svcs[i]->hs_withdrawn)
+				svcs[i]->hs_withdrawn_since = now;
+			svcs[i]->hs_withdrawn = on;
+		}
+		if (known && on != was)
+			withdraw_log(&svcs[lo], hi - lo, on);
+	}
+	free(svcs);
+	free(withdraws);
+	free(below);
+	return rc;
+}
+
 int
 mgr_health_effective(struct mgr_health *h, const struct lb_ftable *desired, uint64_t now,
 	struct lb_ftable *out, uint64_t *next_ms)
@@ -201,6 +293,13 @@ mgr_health_effective(struct mgr_health *h, const struct lb_ftable *desired, uint
 	out->services = calloc(desired->n_services + 1, sizeof(*out->services));
 	if (out->services == NULL)
 		return -LB_ENOMEM;
+	if (desired->n_drained != 0) {
+		out->drained = malloc(sizeof(*out->drained) * desired->n_drained);
+		if (out->drained == NULL)
+			goto nomem;
+		memcpy(out->drained, desired->drained, sizeof(*out->drained) * desired->n_drained);
+		out->n_drained = desired->n_drained;
+	}
 	for (i = 0; i < desired->n_services; i++) {
 		const struct lb_service_cfg *sc = &desired->services[i];
 		struct lb_svc_key k;
@@ -226,6 +325,8 @@ mgr_health_effective(struct mgr_health *h, const struct lb_ftable *desired, uint
 			goto nomem;
 	}
 	lb_ftable_sort(out);
+	if (withdraw_vips(h, out, now) != 0)
+		goto nomem;
 	return 0;
 nomem:
 	lb_ftable_free(out);

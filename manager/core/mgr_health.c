@@ -718,6 +718,10 @@ mgr_health_service(
 	v->sv_fail_open = s->hs_fail_open;
 	if (s->hs_fail_open)
 		v->sv_fail_open_ms = now > s->hs_fail_open_since ? now - s->hs_fail_open_since : 0;
+	v->sv_below_withdraw = s->hs_below_withdraw;
+	v->sv_withdrawn = s->hs_withdrawn;
+	if (s->hs_withdrawn)
+		v->sv_withdrawn_ms = now > s->hs_withdrawn_since ? now - s->hs_withdrawn_since : 0;
 }
 
 void

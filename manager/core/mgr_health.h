@@ -76,6 +76,9 @@ struct mgr_sview {
 	uint32_t sv_healthy;	/* of those, healthy */
 	bool sv_fail_open;
 	uint64_t sv_fail_open_ms; /* for how long */
+	bool sv_below_withdraw;	  /* below its pool's withdraw_below */
+	bool sv_withdrawn;	  /* its VIP is withdrawn from every mux ... */
+	uint64_t sv_withdrawn_ms; /* ... for how long */
 };
 
 struct mgr_dip_probe_stats {
@@ -153,13 +156,25 @@ uint64_t mgr_health_hold(const struct mgr_health *h, uint64_t now);
 uint64_t mgr_health_next_deadline(const struct mgr_health *h);
 
 /*
- * The effective table of `desired` at `now` (sorted; out is replaced).
- * *next_ms: when it will change by itself (a deregistration delay ends, a
- * slow-start step), UINT64_MAX when never. Logs fail-open engaging and
- * ending. Returns 0 or -LB_ENOMEM (out empty).
+ * The effective table of `desired` at `now` (sorted; out is replaced),
+ * with desired's drained muxes and each VIP's withdrawn flag (the VIP
+ * rule: mgr_withdraw_vips()). *next_ms: when it will change by itself (a
+ * deregistration delay ends, a slow-start step), UINT64_MAX when never.
+ * Logs fail-open and withdrawals engaging and ending. Returns 0 or
+ * -LB_ENOMEM (out empty).
  */
 int mgr_health_effective(struct mgr_health *h, const struct lb_ftable *desired, uint64_t now,
 	struct lb_ftable *out, uint64_t *next_ms);
+
+/*
+ * Routing's rule for a VIP with several services (ports): a /32
+ * withdrawal takes every port of the VIP away, so the VIP is withdrawn
+ * only when every one of its services that sets a withdraw threshold is
+ * below it; services without a threshold do not vote. svcs[0..n) are the
+ * services of one VIP (their pools' thresholds and verdicts: withdraws[i],
+ * below[i]). Returns whether the VIP is withdrawn.
+ */
+bool mgr_withdraw_vip(const bool *withdraws, const bool *below, uint32_t n);
 
 /*
  * Why backend `to` of service k runs as it does where it ran as `from`

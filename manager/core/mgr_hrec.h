@@ -38,6 +38,9 @@ struct mgr_hsvc {
 	bool hs_fail_open;
 	bool hs_fail_open_logged;
 	uint64_t hs_fail_open_since;
+	bool hs_below_withdraw; /* below its pool's withdraw threshold */
+	bool hs_withdrawn;	/* its VIP is withdrawn (every service of it alike) */
+	uint64_t hs_withdrawn_since;
 	uint32_t hs_scale;	/* weights x10 while a light backend ramps */
 	uint64_t hs_sum_weight; /* of its active backends, for shares */
 };

@@ -28,7 +28,7 @@ static const struct mgr_pool pool_defaults = {
 
 const char *const mgr_pool_cfg_fields[] = {"probe", "probe_port", "path", "codes", "interval",
 	"timeout", "healthy", "unhealthy", "drain_delay", "slow_start", "min_healthy",
-	"min_healthy_percent", NULL};
+	"min_healthy_percent", "withdraw_below", "withdraw_below_percent", NULL};
 
 const struct mgr_pool *
 mgr_pool_defaults(void)
@@ -157,7 +157,12 @@ mgr_pool_check(const struct mgr_pool *p, char *err, size_t len)
 			 len)) != 0 ||
 		(rc = range("min_healthy", p->pl_min_healthy, 0, LB_POOL_MIN_HEALTHY_MAX, err,
 			 len)) != 0 ||
-		(rc = range("min_healthy_percent", p->pl_min_healthy_pct, 0, 100, err, len)) != 0)
+		(rc = range("min_healthy_percent", p->pl_min_healthy_pct, 0, 100, err, len)) != 0 ||
+		(rc = range("withdraw_below", p->pl_withdraw_below, 0, LB_POOL_MIN_HEALTHY_MAX, err,
+			 len)) != 0 ||
+		(rc = range("withdraw_below_percent", p->pl_withdraw_below_pct, 0, 100, err,
+			 len)) != 0 ||
+		(rc = mgr_pool_check_withdraw(p, err, len)) != 0)
 		return rc;
 	/* A probe must end before the next one starts (at 1 s, as it does). */
 	if (p->pl_timeout_s > p->pl_interval_s) {
@@ -172,6 +177,52 @@ mgr_pool_check(const struct mgr_pool *p, char *err, size_t len)
 		return -LB_EINVAL;
 	}
 	return 0;
+}
+
+bool
+mgr_pool_withdraws(const struct mgr_pool *p)
+{
+	return p->pl_withdraw_below != 0 || p->pl_withdraw_below_pct != 0;
+}
+
+int
+mgr_pool_check_withdraw(const struct mgr_pool *p, char *err, size_t len)
+{
+	if (!mgr_pool_withdraws(p))
+		return 0;
+	if (p->pl_min_healthy > 1 && p->pl_withdraw_below < p->pl_min_healthy) {
+		snprintf(err, len,
+			"withdraw_below: %" PRIu32 "%s is below min_healthy (%" PRIu32
+			"): the VIP would stay announced while its pool fails open; set "
+			"withdraw_below to %" PRIu32 " or more, or lower min_healthy",
+			p->pl_withdraw_below, p->pl_withdraw_below == 0 ? " (off)" : "",
+			p->pl_min_healthy, p->pl_min_healthy);
+		return -LB_EINVAL;
+	}
+	if (p->pl_min_healthy_pct != 0 && p->pl_withdraw_below_pct < p->pl_min_healthy_pct) {
+		snprintf(err, len,
+			"withdraw_below_percent: %" PRIu32
+			"%s is below min_healthy_percent (%" PRIu32
+			"): the VIP would stay announced while its pool fails open; set "
+			"withdraw_below_percent to %" PRIu32 " or more, or lower "
+			"min_healthy_percent",
+			p->pl_withdraw_below_pct, p->pl_withdraw_below_pct == 0 ? " (off)" : "",
+			p->pl_min_healthy_pct, p->pl_min_healthy_pct);
+		return -LB_EINVAL;
+	}
+	return 0;
+}
+
+bool
+mgr_pool_below_withdraw(const struct mgr_pool *p, uint32_t healthy, uint32_t registered)
+{
+	if (!mgr_pool_withdraws(p))
+		return false;
+	if (registered == 0)
+		return true; /* nothing at all to serve it */
+	return (p->pl_withdraw_below != 0 && healthy < p->pl_withdraw_below) ||
+	       (p->pl_withdraw_below_pct != 0 &&
+		       (uint64_t)healthy * 100 < (uint64_t)p->pl_withdraw_below_pct * registered);
 }
 
 int
@@ -222,22 +273,35 @@ mgr_pool_equal(const struct mgr_pool *a, const struct mgr_pool *b)
 	       a->pl_healthy == b->pl_healthy && a->pl_unhealthy == b->pl_unhealthy &&
 	       a->pl_drain_delay_s == b->pl_drain_delay_s &&
 	       a->pl_slow_start_s == b->pl_slow_start_s && a->pl_min_healthy == b->pl_min_healthy &&
-	       a->pl_min_healthy_pct == b->pl_min_healthy_pct;
+	       a->pl_min_healthy_pct == b->pl_min_healthy_pct &&
+	       a->pl_withdraw_below == b->pl_withdraw_below &&
+	       a->pl_withdraw_below_pct == b->pl_withdraw_below_pct;
+}
+
+static const char *
+count_pct_str(uint32_t n, uint32_t pct, char *buf, size_t len)
+{
+	if (n != 0 && pct != 0)
+		snprintf(buf, len, "%" PRIu32 " or %" PRIu32 "%%", n, pct);
+	else if (n != 0)
+		snprintf(buf, len, "%" PRIu32, n);
+	else if (pct != 0)
+		snprintf(buf, len, "%" PRIu32 "%%", pct);
+	else
+		snprintf(buf, len, "off");
+	return buf;
 }
 
 const char *
 mgr_pool_min_str(const struct mgr_pool *p, char *buf, size_t len)
 {
-	if (p->pl_min_healthy != 0 && p->pl_min_healthy_pct != 0)
-		snprintf(buf, len, "%" PRIu32 " or %" PRIu32 "%%", p->pl_min_healthy,
-			p->pl_min_healthy_pct);
-	else if (p->pl_min_healthy != 0)
-		snprintf(buf, len, "%" PRIu32, p->pl_min_healthy);
-	else if (p->pl_min_healthy_pct != 0)
-		snprintf(buf, len, "%" PRIu32 "%%", p->pl_min_healthy_pct);
-	else
-		snprintf(buf, len, "off");
-	return buf;
+	return count_pct_str(p->pl_min_healthy, p->pl_min_healthy_pct, buf, len);
+}
+
+const char *
+mgr_pool_withdraw_str(const struct mgr_pool *p, char *buf, size_t len)
+{
+	return count_pct_str(p->pl_withdraw_below, p->pl_withdraw_below_pct, buf, len);
 }
 
 void
@@ -248,10 +312,12 @@ mgr_pool_write(const struct mgr_pool *p, FILE *f)
 		"\t\t  interval = %" PRIu32 "; timeout = %" PRIu32 "; healthy = %" PRIu32
 		"; unhealthy = %" PRIu32 ";\n"
 		"\t\t  drain_delay = %" PRIu32 "; slow_start = %" PRIu32 "; min_healthy = %" PRIu32
-		"; min_healthy_percent = %" PRIu32 ";",
+		"; min_healthy_percent = %" PRIu32 ";\n"
+		"\t\t  withdraw_below = %" PRIu32 "; withdraw_below_percent = %" PRIu32 ";",
 		mgr_probe_name(p->pl_probe), p->pl_probe_port, p->pl_path, p->pl_codes,
 		p->pl_interval_s, p->pl_timeout_s, p->pl_healthy, p->pl_unhealthy,
-		p->pl_drain_delay_s, p->pl_slow_start_s, p->pl_min_healthy, p->pl_min_healthy_pct);
+		p->pl_drain_delay_s, p->pl_slow_start_s, p->pl_min_healthy, p->pl_min_healthy_pct,
+		p->pl_withdraw_below, p->pl_withdraw_below_pct);
 }
 
 /* An integer field, checked against its absolute range here (located error). */
@@ -331,7 +397,11 @@ mgr_pool_from_cfg(const config_setting_t *g, struct mgr_pool *p, struct lb_cfg_e
 			 err)) != 0 ||
 		(rc = cfg_u32(g, "min_healthy", 0, LB_POOL_MIN_HEALTHY_MAX, &n.pl_min_healthy,
 			 err)) != 0 ||
-		(rc = cfg_u32(g, "min_healthy_percent", 0, 100, &n.pl_min_healthy_pct, err)) != 0)
+		(rc = cfg_u32(g, "min_healthy_percent", 0, 100, &n.pl_min_healthy_pct, err)) != 0 ||
+		(rc = cfg_u32(g, "withdraw_below", 0, LB_POOL_MIN_HEALTHY_MAX, &n.pl_withdraw_below,
+			 err)) != 0 ||
+		(rc = cfg_u32(
+			 g, "withdraw_below_percent", 0, 100, &n.pl_withdraw_below_pct, err)) != 0)
 		return rc;
 	if (mgr_pool_check(&n, e, sizeof(e)) != 0) {
 		/* "timeout: ..." -> located at that field when it is in the group. */

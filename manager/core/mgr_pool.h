@@ -8,8 +8,8 @@
  * defaults follow an ALB target group's (a TCP probe on the backend's port
  * every 30 s, timeout 5 s, 5 successes to become healthy, 2 failures to
  * become unhealthy, deregistration delay 300 s, no slow start, fail open
- * when no backend is healthy), with ranges wide enough for a lab (1 s
- * intervals). Errors name the field as the services file spells it:
+ * when no backend is healthy, never withdraw the VIP), with ranges wide
+ * enough for a lab (1 s intervals). Errors name the field as the services file spells it:
  * "timeout: 5 must be less than interval (5)".
  *
  * The manager keeps the pools that differ from the defaults in a list
@@ -50,6 +50,9 @@ struct mgr_pool {
 	uint32_t pl_slow_start_s;
 	uint32_t pl_min_healthy;
 	uint32_t pl_min_healthy_pct;
+	/* Routing (ALB's DNS failover): below it every mux withdraws the VIP; 0: off. */
+	uint32_t pl_withdraw_below;
+	uint32_t pl_withdraw_below_pct;
 };
 
 /* The defaults (a pool no operator touched). */
@@ -62,8 +65,35 @@ const struct mgr_pool *mgr_pool_defaults(void);
  */
 int mgr_pool_apply(struct mgr_pool *p, const struct lb_pool_opts *o, char *err, size_t len);
 
-/* Check a whole pool. Returns 0 or -LB_EINVAL (err names the field). */
+/*
+ * Check a whole pool. Returns 0 or -LB_EINVAL (err names the field; a
+ * withdraw threshold below the fail-open one names both).
+ */
 int mgr_pool_check(const struct mgr_pool *p, char *err, size_t len);
+
+/*
+ * The withdraw threshold must be at or above the fail-open threshold, as
+ * ALB requires of DNS failover: whenever the pool fails open (fewer than
+ * min_healthy, or min_healthy_percent, of its `registered` backends
+ * healthy) the VIP must already be withdrawn, never announced with its
+ * traffic spread over unhealthy backends. Exactly, for every pool size:
+ * with a withdraw threshold on, min_healthy <= 1 or withdraw_below >=
+ * min_healthy, and min_healthy_percent == 0 or withdraw_below_percent >=
+ * min_healthy_percent (a min_healthy of 1 fails open at 0 healthy only,
+ * which any withdraw threshold covers). Returns 0, or -LB_EINVAL with
+ * both fields named in err.
+ */
+int mgr_pool_check_withdraw(const struct mgr_pool *p, char *err, size_t len);
+
+/* Does the pool set a withdraw threshold? */
+bool mgr_pool_withdraws(const struct mgr_pool *p);
+
+/*
+ * Is a pool with `healthy` of its `registered` (active) backends healthy
+ * below its withdraw threshold? (No registered backend at all is below any
+ * threshold.) False when it sets none.
+ */
+bool mgr_pool_below_withdraw(const struct mgr_pool *p, uint32_t healthy, uint32_t registered);
 
 /* Does the HTTP status `code` pass? */
 bool mgr_pool_code_ok(const struct mgr_pool *p, unsigned code);
@@ -74,6 +104,9 @@ const char *mgr_probe_name(uint8_t probe);
 
 /* "50%" / "2" / "2 or 50%" / "off": the minimum healthy, as people read it. */
 const char *mgr_pool_min_str(const struct mgr_pool *p, char *buf, size_t len);
+
+/* The same for the withdraw threshold. */
+const char *mgr_pool_withdraw_str(const struct mgr_pool *p, char *buf, size_t len);
 
 /*
  * The pool as the fields of a services file's `pools` entry (no braces),

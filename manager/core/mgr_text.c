@@ -356,6 +356,46 @@ out:
 	free(y);
 }
 
+/* "drain mux1" / "undrain mux1": the drained list's changes. */
+static void
+drain_changes(struct summ *s, const struct lb_ftable *from, const struct lb_ftable *to)
+{
+	uint32_t i;
+
+	for (i = 0; i < to->n_drained; i++)
+		if (!lb_ftable_drained(from, to->drained[i]))
+			item(s, "drain mux %s", to->drained[i]);
+	for (i = 0; i < from->n_drained; i++)
+		if (!lb_ftable_drained(to, from->drained[i]))
+			item(s, "undrain mux %s", from->drained[i]);
+}
+
+/* Is the VIP of `to`'s service i withdrawn there, and was it in `from`? Once per VIP. */
+static void
+withdraw_changes(struct summ *s, const struct lb_ftable *from, const struct lb_ftable *to)
+{
+	char a[16];
+	uint32_t i, j;
+
+	for (i = 0; i < to->n_services; i++) {
+		const struct lb_service_cfg *n = &to->services[i];
+		bool was = false;
+
+		if (i > 0 && to->services[i - 1].vip.a32[0] == n->vip.a32[0])
+			continue;
+		for (j = 0; j < from->n_services; j++)
+			if (from->services[j].vip.a32[0] == n->vip.a32[0]) {
+				was = from->services[j].withdrawn != 0;
+				break;
+			}
+		if (j == from->n_services && !n->withdrawn)
+			continue; /* a new VIP, announced: "+vip" says it */
+		if (was != (n->withdrawn != 0))
+			item(s, "%s vip %s", n->withdrawn ? "withdraw" : "announce",
+				lb_addr_str(&n->vip, a, sizeof(a)));
+	}
+}
+
 void
 mgr_summary(const struct lb_ftable *from, const struct lb_ftable *to, char *out, size_t len)
 {
@@ -375,6 +415,7 @@ mgr_summary_why(const struct lb_ftable *from, const struct lb_ftable *to, char *
 		item(&s, "hash seed changed");
 	if (from->maglev_size != to->maglev_size)
 		item(&s, "maglev size %u->%u", from->maglev_size, to->maglev_size);
+	drain_changes(&s, from, to);
 	for (i = 0; i < from->n_services; i++) {
 		struct lb_svc_key k;
 
@@ -397,6 +438,7 @@ mgr_summary_why(const struct lb_ftable *from, const struct lb_ftable *to, char *
 		else
 			backend_changes(&s, &from->services[f], n);
 	}
+	withdraw_changes(&s, from, to);
 	if (s.more > 0)
 		snprintf(out + s.off, len - s.off, " (and %u more)", s.more);
 	else if (s.off == 0)

@@ -39,6 +39,7 @@ static const char *const rp_type_names[RP_TYPES] = {
 	[LB_MSG_CTL_REQUEST] = "CTL_REQUEST",
 	[LB_MSG_CTL_REPLY] = "CTL_REPLY",
 	[LB_MSG_CHALLENGE] = "CHALLENGE",
+	[LB_MSG_SYNC] = "SYNC",
 };
 
 uint64_t

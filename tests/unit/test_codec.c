@@ -486,6 +486,110 @@ Test(codec, digest_ignores_order_but_not_content)
 	lb_ftable_free(&b);
 }
 
+/* ---- routing: drains, withdrawn VIPs, the manager's word, a mux's routes ---- */
+
+Test(codec, drained_muxes_and_withdrawn_services_roundtrip)
+{
+	struct lb_msg in, out;
+	struct lb_ftable ft;
+
+	test_make_table(&ft, 2, 2, 0);
+	ft.services[1].withdrawn = 1;
+	cr_assert_eq(lb_ftable_set_drained(&ft, "mux2", true), 1);
+	cr_assert_eq(lb_ftable_set_drained(&ft, "mux1", true), 1);
+	/* In a snapshot's chunk 0, with the options. */
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	in.version = 7;
+	in.count = 1;
+	in.table = ft; /* borrowed */
+	lb_ftable_digest(&ft, in.digest);
+	roundtrip(&in, &out);
+	cr_assert_eq(out.table.n_drained, 2);
+	cr_assert_str_eq(out.table.drained[0], "mux1");
+	cr_assert_str_eq(out.table.drained[1], "mux2");
+	cr_assert_eq(out.table.services[0].withdrawn, 0);
+	cr_assert_eq(out.table.services[1].withdrawn, 1);
+	lb_msg_free(&out);
+	/* In a delta's options. */
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_PREPARE;
+	in.version = 8;
+	in.base_version = 7;
+	cr_assert_eq(lb_ftable_delta_options(&in.delta, &ft), 0);
+	roundtrip(&in, &out);
+	cr_assert(out.delta.has_options);
+	cr_assert_eq(out.delta.n_drained, 2);
+	cr_assert_str_eq(out.delta.drained[1], "mux2");
+	lb_msg_free(&out);
+	lb_ftable_delta_free(&in.delta);
+	lb_ftable_free(&ft);
+}
+
+Test(codec, sync_and_route_status_roundtrip)
+{
+	struct lb_msg in, out;
+	struct lb_route_state r;
+
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_SYNC;
+	in.version = 12;
+	in.flag = false;
+	snprintf(in.text, sizeof(in.text), "fenced: VIP probe: no answer");
+	roundtrip(&in, &out);
+	cr_assert_eq(out.version, 12);
+	cr_assert_not(out.flag);
+	cr_assert_str_eq(out.text, "fenced: VIP probe: no answer");
+	lb_msg_free(&out);
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.status, sizeof(r.status), "announced: 1 VIP to 1 of 1 neighbor");
+	snprintf(r.reason, sizeof(r.reason), "NONE");
+	r.since_unix_ms = 1700000000123ULL;
+	r.sessions = 1;
+	r.sessions_up = 1;
+	r.n_vips_total = 2;
+	r.n_vips = 2;
+	r.vips[0].vip = htonl(0xc000020a);
+	r.vips[0].announced = true;
+	r.vips[1].vip = htonl(0xc0000214);
+	snprintf(r.vips[1].reason, sizeof(r.vips[1].reason), "VIP_HELD");
+	r.vips[1].since_unix_ms = 5;
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_STATUS;
+	in.version = 3;
+	in.route = &r;
+	roundtrip(&in, &out);
+	cr_assert_not_null(out.route);
+	cr_assert_str_eq(out.route->status, r.status);
+	cr_assert_str_eq(out.route->reason, "NONE");
+	cr_assert_eq(out.route->since_unix_ms, r.since_unix_ms);
+	cr_assert_eq(out.route->n_vips, 2);
+	cr_assert_eq(out.route->vips[0].vip, r.vips[0].vip);
+	cr_assert(out.route->vips[0].announced);
+	cr_assert_str_eq(out.route->vips[1].reason, "VIP_HELD");
+	lb_msg_free(&out);
+	/* A STATUS without routes (an agent) has none. */
+	in.route = NULL;
+	roundtrip(&in, &out);
+	cr_assert_null(out.route);
+	lb_msg_free(&out);
+}
+
+Test(codec, mux_drain_request_roundtrips)
+{
+	struct lb_msg in, out;
+
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_CTL_REQUEST;
+	in.ctl.op = LB_CTL_MUX_DRAIN;
+	snprintf(in.ctl.mux, sizeof(in.ctl.mux), "mux2");
+	roundtrip(&in, &out);
+	cr_assert_eq(out.ctl.op, LB_CTL_MUX_DRAIN);
+	cr_assert_str_eq(out.ctl.mux, "mux2");
+	lb_msg_free(&out);
+}
+
 static struct lb_backend_cfg
 backend(struct lb_addr dip, struct lb_addr host, uint8_t host6, uint16_t port, uint32_t weight,
 	uint8_t state, uint32_t id)

@@ -471,3 +471,92 @@ Test(ftable, digest_is_pinned)
 		snprintf(hex + 2 * i, 3, "%02x", got[i]);
 	cr_assert_eq(memcmp(got, want, LB_DIGEST_LEN), 0, "digest %s", hex);
 }
+
+/* ---- routing: the drained muxes and the withdrawn flag ---- */
+
+Test(ftable, drained_list_stays_sorted_and_unique)
+{
+	struct lb_ftable ft;
+	char longid[LB_FTABLE_ID_LEN + 1];
+
+	empty_table(&ft);
+	cr_assert_eq(lb_ftable_set_drained(&ft, "mux2", true), 1);
+	cr_assert_eq(lb_ftable_set_drained(&ft, "mux1", true), 1);
+	cr_assert_eq(lb_ftable_set_drained(&ft, "mux3", true), 1);
+	cr_assert_eq(lb_ftable_set_drained(&ft, "mux2", true), 0, "already drained");
+	cr_assert_eq(ft.n_drained, 3);
+	cr_assert_str_eq(ft.drained[0], "mux1");
+	cr_assert_str_eq(ft.drained[2], "mux3");
+	cr_assert(lb_ftable_drained(&ft, "mux3"));
+	cr_assert_not(lb_ftable_drained(&ft, "mux4"));
+	cr_assert_eq(lb_ftable_set_drained(&ft, "mux4", false), 0, "not drained");
+	cr_assert_eq(lb_ftable_set_drained(&ft, "mux1", false), 1);
+	cr_assert_eq(ft.n_drained, 2);
+	cr_assert_str_eq(ft.drained[0], "mux2");
+	cr_assert_eq(lb_ftable_set_drained(&ft, "", true), -LB_EINVAL);
+	memset(longid, 'x', LB_FTABLE_ID_LEN);
+	longid[LB_FTABLE_ID_LEN] = '\0';
+	cr_assert_eq(lb_ftable_set_drained(&ft, longid, true), -LB_EINVAL);
+	lb_ftable_free(&ft);
+}
+
+Test(ftable, drains_and_withdrawals_are_versioned_like_the_rest)
+{
+	struct lb_ftable a, b, c;
+	struct lb_ftable_delta d;
+	uint8_t da[LB_DIGEST_LEN], db[LB_DIGEST_LEN], dc[LB_DIGEST_LEN];
+	char err[128];
+
+	empty_table(&a);
+	while (a.n_services < 3)
+		edit(&a);
+	lb_ftable_sort(&a);
+	cr_assert_eq(lb_ftable_copy(&b, &a), 0);
+	lb_ftable_digest(&a, da);
+	/* A drain is a new table: another digest, a delta that carries it. */
+	cr_assert_eq(lb_ftable_set_drained(&b, "mux1", true), 1);
+	lb_ftable_digest(&b, db);
+	cr_assert_neq(memcmp(da, db, LB_DIGEST_LEN), 0);
+	cr_assert_eq(lb_ftable_diff(&a, &b, &d), 0);
+	cr_assert(d.has_options && d.n_drained == 1 && d.n_upsert == 0 && d.n_remove == 0);
+	cr_assert_eq(lb_ftable_apply(&a, &d, &c, err, sizeof(err)), 0, "%s", err);
+	lb_ftable_digest(&c, dc);
+	cr_assert_eq(memcmp(db, dc, LB_DIGEST_LEN), 0, "the member rebuilds the manager's table");
+	cr_assert(lb_ftable_drained(&c, "mux1"));
+	lb_ftable_delta_free(&d);
+	lb_ftable_free(&c);
+	/* ... and a delta without options keeps the base's drains. */
+	b.services[0].withdrawn = 1;
+	lb_ftable_digest(&b, db);
+	cr_assert_eq(lb_ftable_copy(&c, &b), 0);
+	c.services[0].withdrawn = 0;
+	cr_assert_eq(lb_ftable_diff(&c, &b, &d), 0);
+	cr_assert(!d.has_options && d.n_upsert == 1, "a withdrawal is a service change");
+	lb_ftable_free(&a);
+	cr_assert_eq(lb_ftable_apply(&c, &d, &a, err, sizeof(err)), 0, "%s", err);
+	lb_ftable_digest(&a, da);
+	cr_assert_eq(memcmp(da, db, LB_DIGEST_LEN), 0);
+	cr_assert(lb_ftable_drained(&a, "mux1"));
+	cr_assert_eq(a.services[0].withdrawn, 1);
+	lb_ftable_delta_free(&d);
+	lb_ftable_free(&a);
+	lb_ftable_free(&b);
+	lb_ftable_free(&c);
+}
+
+Test(ftable, validate_refuses_a_bad_drained_list)
+{
+	struct lb_ftable ft;
+	char err[128];
+
+	empty_table(&ft);
+	ft.drained = calloc(2, sizeof(*ft.drained));
+	ft.n_drained = 2;
+	snprintf(ft.drained[0], sizeof(ft.drained[0]), "mux2");
+	snprintf(ft.drained[1], sizeof(ft.drained[1]), "mux1");
+	cr_assert_eq(lb_ftable_validate(&ft, err, sizeof(err)), -LB_EINVAL);
+	cr_assert(strstr(err, "out of order") != NULL, "%s", err);
+	ft.drained[1][0] = '\0';
+	cr_assert_eq(lb_ftable_validate(&ft, err, sizeof(err)), -LB_EINVAL);
+	lb_ftable_free(&ft);
+}

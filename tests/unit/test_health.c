@@ -11,9 +11,11 @@
  *   slow start: a tenth of the weight, ten steps, the pool's weights x10 meanwhile
  *   draining: a deleted backend drains for the delay then goes; admin drain stays
  *   restart: health taken from the committed table, nothing changes
+ *   withdraw_below: the VIP withdrawn when every service that sets it is below
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,6 +460,98 @@ Test(health, a_restart_changes_nothing)
 	lb_ftable_free(&out);
 	lb_ftable_free(&d);
 	lb_ftable_free(&c);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
+/* d's service 0 again on port 443 (the same backends): a VIP with two services. */
+static void
+second_port(struct lb_ftable *d)
+{
+	struct lb_service_cfg *s = realloc(d->services, 2 * sizeof(*s));
+
+	cr_assert_not_null(s);
+	d->services = s;
+	s[1] = s[0];
+	s[1].port = 443;
+	s[1].backends = calloc(s[0].n_backends, sizeof(*s[1].backends));
+	memcpy(s[1].backends, s[0].backends, s[0].n_backends * sizeof(*s[1].backends));
+	d->n_services = 2;
+	lb_ftable_sort(d);
+}
+
+static void
+set_withdraw(struct mgr_pools *ps, uint16_t p, uint32_t below)
+{
+	struct mgr_pool pl = *mgr_pool_defaults();
+	struct lb_svc_key k;
+
+	lb_svc_key_v4(&k, htonl(0x0a00000au), htons(p), LB_IPPROTO_TCP);
+	pl.pl_interval_s = 1;
+	pl.pl_timeout_s = 1;
+	pl.pl_healthy = 2;
+	pl.pl_unhealthy = 2;
+	pl.pl_min_healthy = 0;
+	pl.pl_withdraw_below = below;
+	cr_assert_eq(mgr_pools_set(ps, &k, &pl), 0);
+}
+
+/* The effective table's withdrawn flags: "80 443" as 0/1 each. */
+static void
+withdrawn(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, int w80, int w443)
+{
+	struct lb_ftable out = {0};
+	uint64_t nx;
+
+	cr_assert_eq(mgr_health_effective(h, d, now, &out, &nx), 0);
+	cr_assert_eq(out.n_services, 2);
+	cr_assert_eq(out.services[0].port, 80);
+	cr_expect_eq(out.services[0].withdrawn, w80, "port 80 withdrawn %d", w80);
+	cr_expect_eq(out.services[1].withdrawn, w443, "port 443 withdrawn %d", w443);
+	cr_expect_eq(out.n_drained, 1, "the drained muxes are the desired table's");
+	cr_expect(lb_ftable_drained(&out, "mux1"));
+	lb_ftable_free(&out);
+}
+
+Test(health, withdraw_below_withdraws_the_vip_when_every_voter_is_below)
+{
+	struct mgr_health *h = health_new();
+	struct lb_ftable d, none = {0};
+	struct lb_svc_key k = key();
+	struct mgr_sview sv;
+	struct mgr_pools ps = {0};
+	uint64_t t = T0 + 1100;
+
+	up(2); /* 1 and 2 healthy, 3 unhealthy */
+	table(&d, 3, NULL);
+	second_port(&d);
+	cr_assert_eq(lb_ftable_set_drained(&d, "mux1", true), 1);
+	set_withdraw(&ps, 80, 2);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	drive(h, T0 + 10);
+	drive(h, T0 + 1010);
+	withdrawn(h, &d, t, 0, 0); /* 2 healthy, not below 2 */
+
+	mgr_pools_free(&ps);
+	set_withdraw(&ps, 80, 3); /* 2 < 3; 443 sets none: it does not vote */
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, t), 0);
+	withdrawn(h, &d, t, 1, 1);
+	mgr_health_service(h, &k, t + 500, &sv);
+	cr_assert(sv.sv_below_withdraw && sv.sv_withdrawn && sv.sv_withdrawn_ms == 500,
+		"below %d withdrawn %d for %" PRIu64 " ms", sv.sv_below_withdraw, sv.sv_withdrawn,
+		sv.sv_withdrawn_ms);
+
+	set_withdraw(&ps, 443, 1); /* 443 votes and still serves: the VIP stays */
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, t + 1), 0);
+	withdrawn(h, &d, t + 1, 0, 0);
+	mgr_health_service(h, &k, t + 1, &sv);
+	cr_assert(sv.sv_below_withdraw && !sv.sv_withdrawn);
+
+	set_withdraw(&ps, 443, 3); /* both below */
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, t + 2), 0);
+	withdrawn(h, &d, t + 2, 1, 1);
+
+	lb_ftable_free(&d);
 	mgr_pools_free(&ps);
 	mgr_health_free(h);
 }

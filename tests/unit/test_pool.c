@@ -3,8 +3,9 @@
  * Pool options: the operator's request survives the codec whole, the
  * manager's checks name the field that is wrong, HTTP status codes and
  * status lines are read as a probe must read them, the pool list keeps
- * only what differs from the defaults, and history summaries carry the
- * reason a backend changed.
+ * only what differs from the defaults, history summaries carry the
+ * reason a backend changed, and the withdraw thresholds (routing) are
+ * judged as mgr_pool.h says, the rule against fail-open checked exactly.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "lb_hdr.h"
 #include "mgr_pool.h"
 #include "mgr_dip_probe.h"
+#include "mgr_health.h"
 #include "mgr_text.h"
 
 static void
@@ -356,6 +358,204 @@ Test(pool, summaries_say_why)
 	lb_ftable_free(&a);
 	lb_ftable_free(&b);
 	lb_ftable_free(&c);
+}
+
+/* ---- routing: withdraw_below (ALB's DNS failover) ---- */
+
+static struct mgr_pool
+thresholds(uint32_t min, uint32_t min_pct, uint32_t wb, uint32_t wb_pct)
+{
+	struct mgr_pool p = *mgr_pool_defaults();
+
+	p.pl_min_healthy = min;
+	p.pl_min_healthy_pct = min_pct;
+	p.pl_withdraw_below = wb;
+	p.pl_withdraw_below_pct = wb_pct;
+	return p;
+}
+
+Test(pool, below_withdraw_by_count_and_percent)
+{
+	static const struct {
+		uint32_t wb, wb_pct, healthy, registered;
+		bool below;
+	} cases[] = {
+		{0, 0, 0, 4, false},  /* no threshold: never withdrawn */
+		{0, 0, 0, 0, false},  /* ... not even with no backend */
+		{1, 0, 0, 4, true},   /* nothing healthy */
+		{1, 0, 1, 4, false},  /* one is enough */
+		{3, 0, 2, 4, true},   /* 2 < 3 */
+		{3, 0, 3, 4, false},  /* at the threshold: announced */
+		{0, 50, 1, 4, true},  /* 25% < 50% */
+		{0, 50, 2, 4, false}, /* 50%: announced */
+		{0, 50, 2, 5, true},  /* 40% < 50% */
+		{0, 100, 3, 4, true}, /* one down is too many */
+		{2, 50, 2, 6, true},  /* either threshold withdraws: 33% < 50% */
+		{2, 50, 1, 2, true},  /* 1 < 2, though 50% */
+		{2, 50, 3, 6, false},
+		{1, 0, 0, 0, true}, /* no registered backend: nothing serves it */
+		{0, 10, 0, 0, true},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mgr_pool p = thresholds(0, 0, cases[i].wb, cases[i].wb_pct);
+
+		cr_expect_eq(mgr_pool_below_withdraw(&p, cases[i].healthy, cases[i].registered),
+			cases[i].below, "case %zu: withdraw_below %u/%u%%, %u of %u healthy", i,
+			cases[i].wb, cases[i].wb_pct, cases[i].healthy, cases[i].registered);
+	}
+}
+
+/* The fail-open rule as mgr_effective.c applies it. */
+static bool
+fails_open(const struct mgr_pool *p, uint32_t h, uint32_t n)
+{
+	return n > 0 && ((p->pl_min_healthy != 0 && h < p->pl_min_healthy) ||
+				(p->pl_min_healthy_pct != 0 &&
+					(uint64_t)h * 100 < (uint64_t)p->pl_min_healthy_pct * n));
+}
+
+/* A pool size and health where the pool fails open but the VIP stays announced, if any. */
+static bool
+announced_while_open(const struct mgr_pool *p, uint32_t *h_out, uint32_t *n_out)
+{
+	uint32_t n, h;
+
+	for (n = 1; n <= 60; n++)
+		for (h = 0; h <= n; h++)
+			if (fails_open(p, h, n) && !mgr_pool_below_withdraw(p, h, n)) {
+				*h_out = h;
+				*n_out = n;
+				return true;
+			}
+	return false;
+}
+
+Test(pool, withdraw_must_be_at_or_above_fail_open)
+{
+	static const struct {
+		uint32_t min, min_pct, wb, wb_pct;
+		const char *want; /* "" = accepted; else the error names both fields */
+	} cases[] = {
+		{1, 0, 0, 0, ""},  /* no withdraw threshold: no rule */
+		{5, 50, 0, 0, ""}, /* ... whatever fails open */
+		{1, 0, 1, 0, ""}, /* the defaults' fail-open (0 healthy) and the lowest threshold */
+		{1, 0, 0, 25,
+			""}, /* min_healthy 1 fails open at 0 healthy: any threshold covers it */
+		{0, 0, 3, 0, ""}, /* fail-open off */
+		{2, 0, 2, 0, ""}, /* equal */
+		{2, 0, 3, 0, ""}, /* above */
+		{3, 0, 2, 0, "withdraw_below: 2 is below min_healthy (3)"},
+		{2, 0, 0, 60, "withdraw_below: 0 (off) is below min_healthy (2)"},
+		{0, 50, 0, 50, ""},
+		{0, 50, 0, 75, ""},
+		{0, 50, 0, 40, "withdraw_below_percent: 40 is below min_healthy_percent (50)"},
+		{0, 50, 10, 0, "withdraw_below_percent: 0 (off) is below min_healthy_percent (50)"},
+		{2, 50, 2, 50, ""},
+		{2, 50, 3, 40, "withdraw_below_percent: 40 is below min_healthy_percent (50)"},
+		{0, 0, 0, 101, "withdraw_below_percent: 101 is out of range 0..100"},
+		{0, 0, 65535, 0, "withdraw_below: 65535 is out of range"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mgr_pool p =
+			thresholds(cases[i].min, cases[i].min_pct, cases[i].wb, cases[i].wb_pct);
+		char e[256] = "";
+		int rc = mgr_pool_check(&p, e, sizeof(e));
+		uint32_t h = 0, n = 0;
+		bool hole = announced_while_open(&p, &h, &n);
+
+		if (cases[i].want[0] == '\0') {
+			cr_expect_eq(rc, 0, "case %zu: refused: %s", i, e);
+			/* Accepted with a threshold: never announced while the pool fails open. */
+			cr_expect(!mgr_pool_withdraws(&p) || !hole,
+				"case %zu: accepted, but %u of %u healthy fails open "
+				"and stays announced",
+				i, h, n);
+			continue;
+		}
+		cr_expect_eq(rc, -LB_EINVAL, "case %zu: accepted", i);
+		cr_expect(strstr(e, cases[i].want) != NULL, "case %zu: \"%s\", want \"%s\"", i, e,
+			cases[i].want);
+		/* A refusal for the rule is a real hole (not for a range error). */
+		if (strstr(e, "out of range") == NULL)
+			cr_expect(hole, "case %zu: refused, but no pool size shows a hole", i);
+	}
+}
+
+Test(pool, a_refused_withdraw_threshold_leaves_the_pool_as_it_was)
+{
+	struct mgr_pool p = thresholds(2, 0, 0, 0);
+	struct mgr_pool before = p;
+	struct lb_pool_opts o = {.given = LB_POOL_WITHDRAW_BELOW, .withdraw_below = 1};
+	char e[256];
+
+	cr_assert_eq(mgr_pool_apply(&p, &o, e, sizeof(e)), -LB_EINVAL);
+	cr_assert(strstr(e, "withdraw_below") != NULL && strstr(e, "min_healthy") != NULL, "%s", e);
+	cr_assert(mgr_pool_equal(&p, &before));
+	/* Raising both together is one change, checked whole. */
+	o.given |= LB_POOL_MIN_HEALTHY;
+	o.min_healthy = 1;
+	cr_assert_eq(mgr_pool_apply(&p, &o, e, sizeof(e)), 0, "%s", e);
+	cr_assert_eq(p.pl_withdraw_below, 1);
+}
+
+Test(pool, services_file_names_both_fields_and_the_line)
+{
+	const char *text = "p = {\n  min_healthy = 3;\n  withdraw_below = 2;\n};\n";
+	struct mgr_pool p = *mgr_pool_defaults();
+	struct lb_cfg_err err;
+	config_t c;
+
+	config_init(&c);
+	cr_assert_eq(config_read_string(&c, text), CONFIG_TRUE);
+	cr_assert_neq(mgr_pool_from_cfg(config_lookup(&c, "p"), &p, &err), 0);
+	cr_assert(strstr(err.msg, ":3:") != NULL, "the line of withdraw_below: %s", err.msg);
+	cr_assert(strstr(err.msg, "withdraw_below") != NULL, "%s", err.msg);
+	cr_assert(strstr(err.msg, "min_healthy (3)") != NULL, "%s", err.msg);
+	config_destroy(&c);
+}
+
+Test(pool, withdraw_thresholds_survive_the_codec)
+{
+	struct lb_msg in, out;
+	char e[128];
+
+	vip_set(&in);
+	in.ctl.pool.given = LB_POOL_WITHDRAW_BELOW | LB_POOL_WITHDRAW_BELOW_PCT;
+	in.ctl.pool.withdraw_below = 2;
+	in.ctl.pool.withdraw_below_pct = 40;
+	cr_assert_eq(round_trip(&in, &out, e, sizeof(e)), 0, "%s", e);
+	cr_assert_eq(out.ctl.pool.given, LB_POOL_WITHDRAW_BELOW | LB_POOL_WITHDRAW_BELOW_PCT);
+	cr_assert_eq(out.ctl.pool.withdraw_below, 2);
+	cr_assert_eq(out.ctl.pool.withdraw_below_pct, 40);
+	lb_msg_free(&out);
+}
+
+/* The VIP rule: withdrawn only when every service that sets a threshold is below it. */
+Test(pool, a_vip_with_several_services)
+{
+	static const struct {
+		uint32_t n;
+		bool withdraws[3], below[3], withdrawn;
+	} cases[] = {
+		{1, {false}, {false}, false},		    /* no threshold */
+		{1, {true}, {false}, false},		    /* above it */
+		{1, {true}, {true}, true},		    /* below it */
+		{2, {true, true}, {true, false}, false},    /* :443 still serves */
+		{2, {true, true}, {true, true}, true},	    /* both below */
+		{2, {true, false}, {true, false}, true},    /* the other does not vote */
+		{3, {false, false, false}, {false}, false}, /* nobody votes */
+		{3, {true, false, true}, {true, false, false}, false},
+		{3, {true, false, true}, {true, false, true}, true},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_expect_eq(mgr_withdraw_vip(cases[i].withdraws, cases[i].below, cases[i].n),
+			cases[i].withdrawn, "case %zu", i);
 }
 
 /* one_service() in IPv6: VIP 2001:db8::10, DIPs 2001:db8:1::11.., host 10.0.1.1 (6in4). */
