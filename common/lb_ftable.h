@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "lb_flow.h"
+#include "lb_limits.h"
 
 #define LB_DIGEST_LEN 16
 
@@ -52,6 +53,7 @@ struct lb_service_cfg {
 	uint32_t id; /* stable across versions; a static file numbers them in order */
 	uint32_t n_backends;
 	struct lb_backend_cfg *backends;
+	struct lb_svc_limits limits; /* admission rules (lb_limits.h); zero: none */
 };
 
 struct lb_ftable {
@@ -59,6 +61,7 @@ struct lb_ftable {
 	uint32_t maglev_size;
 	uint32_t n_services;
 	struct lb_service_cfg *services;
+	struct lb_limit_rule mux_rate; /* every mux's cap on new connections per second */
 };
 
 /* Version N-1 -> N: services replaced whole or removed, options if changed. */
@@ -70,6 +73,7 @@ struct lb_ftable_delta {
 	bool has_options;
 	struct lb_hash_seed seed;
 	uint32_t maglev_size;
+	struct lb_limit_rule mux_rate; /* with the options */
 };
 
 /* ---- lifetime and counts ---- */

@@ -104,6 +104,7 @@ begin_round(struct mgr_driver *d, uint64_t now)
 		delta.has_options = true;
 		delta.seed = r->r_next.seed;
 		delta.maglev_size = r->r_next.maglev_size;
+		delta.mux_rate = r->r_next.mux_rate;
 	}
 	msg = calloc(1, sizeof(*msg));
 	if (msg == NULL) {

@@ -81,6 +81,7 @@ build(struct mgr_snap *s, const struct lb_ftable *t, uint64_t version,
 	msg->count = n;
 	msg->table.seed = t->seed;
 	msg->table.maglev_size = t->maglev_size;
+	msg->table.mux_rate = t->mux_rate;
 	for (i = 0; i < n; i++) {
 		msg->index = i;
 		msg->table.services = t->services + start[i]; /* borrowed */

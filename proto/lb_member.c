@@ -362,6 +362,7 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 		m->snap_count = msg->count;
 		m->snap.seed = t->seed;
 		m->snap.maglev_size = t->maglev_size;
+		m->snap.mux_rate = t->mux_rate;
 	}
 	if (!m->snap_open || msg->version != m->snap_version || msg->index != m->snap_next ||
 		msg->count != m->snap_count ||
