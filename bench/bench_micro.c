@@ -940,7 +940,7 @@ report_conn_memory(const struct bench_env *env, FILE *out)
 	fprintf(out, "\nconnection table memory (rte_malloc heap, per entry):\n");
 	for (i = 0; i < RTE_DIM(sizes); i++) {
 		rte_malloc_get_socket_stats(env->socket, &a);
-		ct = mux_conn_create("bench_mem", sizes[i], env->socket, timeout, &seed);
+		ct = mux_conn_create("bench_mem", sizes[i], env->socket, timeout, &seed, 1);
 		rte_malloc_get_socket_stats(env->socket, &b);
 		if (ct == NULL) {
 			fprintf(out, "  %8u entries: cannot create (%s)\n", sizes[i],

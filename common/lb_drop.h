@@ -42,7 +42,8 @@
 	X(NOT_TUNNEL, "not_tunnel")		    /* agent: uplink IPv4 not IP-in-IP */          \
 	X(SPOOFED, "spoofed_src")		    /* agent: VM sent from not its DIP */          \
 	X(REASSEMBLY_FAILED, "reassembly_failed")   /* agent: fragment expired or rejected */      \
-	X(REASSEMBLY_TOO_BIG, "reassembly_too_big") /* agent: whole datagram past one mbuf */
+	X(REASSEMBLY_TOO_BIG, "reassembly_too_big") /* agent: whole datagram past one mbuf */      \
+	X(LIMIT, "limit_refused")		    /* mux: an admission rule refused it */
 
 enum lb_drop {
 	LB_DROP_NONE = 0,

@@ -130,8 +130,8 @@ on_path(const struct conn_node *q, int i, uint32_t b)
 }
 
 int32_t
-mux_conn_add(
-	struct mux_conn_table *ct, const struct mux_conn_key *key, uint64_t fh, struct mux_conn rec)
+mux_conn_add(struct mux_conn_table *ct, const struct mux_conn_key *key, uint64_t fh,
+	struct mux_conn rec, uint32_t owner)
 {
 	struct conn_node q[CONN_BFS];
 	uint32_t sig = (uint32_t)fh;
@@ -192,6 +192,7 @@ mux_conn_add(
 
 		to->slot[ds] = from->slot[q[cur].slot];
 		to->sig[ds] = from->sig[q[cur].slot];
+		to->owner[ds] = from->owner[q[cur].slot];
 		ct->moves++;
 		db = q[p].b;
 		ds = q[cur].slot;
@@ -202,6 +203,9 @@ place:
 	conn_words(key, bk->slot[ds].key);
 	bk->slot[ds].rec = rec;
 	bk->sig[ds] = sig;
+	bk->owner[ds] = owner;
+	ct->svc_held[owner & ~MUX_CONN_LIVE]++;
+	ct->svc_live[owner & ~MUX_CONN_LIVE] += owner >> 31;
 	ct->live++;
 	return (int32_t)(db * 2 + (uint32_t)ds);
 }
@@ -231,7 +235,7 @@ conn_check_key(const struct lb_hash_seed *seed)
 
 struct mux_conn_table *
 mux_conn_create(const char *name, uint32_t entries, int socket, const uint32_t timeout[3],
-	const struct lb_hash_seed *seed)
+	const struct lb_hash_seed *seed, uint32_t cap_services)
 {
 	struct mux_conn_table *ct;
 	uint32_t buckets;
@@ -252,8 +256,14 @@ mux_conn_create(const char *name, uint32_t entries, int socket, const uint32_t t
 		goto fail;
 	ct->b = rte_zmalloc_socket(
 		name, (size_t)buckets * sizeof(*ct->b), RTE_CACHE_LINE_SIZE, socket);
-	if (ct->b == NULL)
+	ct->svc_held = rte_zmalloc_socket(
+		name, sizeof(*ct->svc_held) * (cap_services + 1), RTE_CACHE_LINE_SIZE, socket);
+	ct->svc_live = rte_zmalloc_socket(
+		name, sizeof(*ct->svc_live) * (cap_services + 1), RTE_CACHE_LINE_SIZE, socket);
+	if (ct->b == NULL || ct->svc_held == NULL || ct->svc_live == NULL)
 		goto fail;
+	ct->cap_services = cap_services;
+	ct->quota = buckets * 2;
 	ct->mask = buckets - 1;
 	ct->entries = buckets * 2;
 	ct->full_at = UINT32_MAX;
@@ -274,6 +284,8 @@ mux_conn_free(struct mux_conn_table *ct)
 	if (ct == NULL)
 		return;
 	rte_free(ct->b);
+	rte_free(ct->svc_held);
+	rte_free(ct->svc_live);
 	rte_free(ct);
 }
 
@@ -281,6 +293,8 @@ void
 mux_conn_reset(struct mux_conn_table *ct)
 {
 	memset(ct->b, 0, (size_t)(ct->mask + 1) * sizeof(*ct->b));
+	memset(ct->svc_held, 0, sizeof(*ct->svc_held) * (ct->cap_services + 1));
+	memset(ct->svc_live, 0, sizeof(*ct->svc_live) * (ct->cap_services + 1));
 	ct->live = 0;
 	ct->full_at = UINT32_MAX;
 	ct->sweep_next = 0;
@@ -295,10 +309,14 @@ mux_conn_sweep(struct mux_conn_table *ct, uint32_t now, uint32_t budget)
 	while (budget-- > 0) {
 		uint32_t pos = ct->sweep_next;
 		struct mux_conn_slot *e = &ct->b[pos >> 1].slot[pos & 1];
+		uint32_t *o = &ct->b[pos >> 1].owner[pos & 1];
 
 		ct->sweep_next = pos + 1 == ct->entries ? 0 : pos + 1;
 		if (!slot_used(e) || (int32_t)(e->rec.expires - now) > 0)
 			continue;
+		ct->svc_held[*o & ~MUX_CONN_LIVE]--;
+		ct->svc_live[*o & ~MUX_CONN_LIVE] -= *o >> 31;
+		*o = 0;
 		memset(e, 0, sizeof(*e));
 		ct->live--;
 		ct->full_at = UINT32_MAX;

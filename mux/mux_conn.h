@@ -25,6 +25,13 @@
  * Expired entries count as misses and are overwritten; a background sweep,
  * run when the worker is idle, deletes them. When the table is full, new
  * flows are forwarded by Maglev alone and counted, not dropped.
+ *
+ * Each entry also names its owner, the stable id of its service, and
+ * whether it counts as a live connection (MUX_CONN_LIVE: not closing).
+ * The table keeps per service the entries it holds and the live ones
+ * among them, exactly: adds, owner changes (mux_conn_set_owner()) and
+ * deletes by the sweep keep both counts (docs/protection.md). They are
+ * the admission rules' concurrent connections and the flood quota.
  */
 #ifndef MUX_CONN_H
 #define MUX_CONN_H
@@ -68,8 +75,8 @@ struct mux_conn_slot {
 
 struct mux_conn_bucket {
 	struct mux_conn_slot slot[2];
-	uint32_t sig[2]; /* low 32 bits of each entry's flow hash */
-	uint64_t unused;
+	uint32_t sig[2];   /* low 32 bits of each entry's flow hash */
+	uint32_t owner[2]; /* service sid | MUX_CONN_LIVE */
 } __attribute__((aligned(64)));
 static_assert(sizeof(struct mux_conn_bucket) == 64, "a bucket is one cache line");
 
@@ -83,7 +90,14 @@ struct mux_conn_table {
 	uint64_t moves;		  /* entries moved by displacement, ever */
 	uint32_t timeout[3];	  /* established TCP, closing TCP, UDP */
 	struct lb_hash_seed seed; /* of the flow hashes given to lookups and adds */
+	uint32_t cap_services;	  /* owners are below it */
+	uint32_t quota;		  /* entries one service may hold (entries: no bound) */
+	uint32_t *svc_held;	  /* [cap_services]: entries a service holds */
+	uint32_t *svc_live;	  /* [cap_services]: ... of them live connections */
 };
+
+/* An entry's owner word: its service's sid, and this bit while it is a live connection. */
+#define MUX_CONN_LIVE 0x80000000u
 
 enum { MUX_CONN_TCP, MUX_CONN_TCP_FIN, MUX_CONN_UDP };
 
@@ -157,6 +171,29 @@ mux_conn_prefetch(const struct mux_conn_table *ct, uint64_t fh)
 	rte_prefetch0(&ct->b[mux_conn_home(ct, fh)]);
 }
 
+/* The owner word of the entry at position pos. */
+static inline uint32_t
+mux_conn_owner(const struct mux_conn_table *ct, int32_t pos)
+{
+	return ct->b[(uint32_t)pos >> 1].owner[pos & 1];
+}
+
+/* Give the entry at pos a new owner word, keeping the counts. */
+static inline void
+mux_conn_set_owner(struct mux_conn_table *ct, int32_t pos, uint32_t owner)
+{
+	uint32_t *o = &ct->b[(uint32_t)pos >> 1].owner[pos & 1];
+	uint32_t old = *o;
+
+	if (old == owner)
+		return;
+	ct->svc_held[old & ~MUX_CONN_LIVE]--;
+	ct->svc_live[old & ~MUX_CONN_LIVE] -= old >> 31;
+	ct->svc_held[owner & ~MUX_CONN_LIVE]++;
+	ct->svc_live[owner & ~MUX_CONN_LIVE] += owner >> 31;
+	*o = owner;
+}
+
 /*
  * Look n flows up, fh[i] being mux_conn_hash() of keys[i]: pos[i] is the
  * position of its entry, or -1. Expired entries are found too.
@@ -169,12 +206,12 @@ int32_t mux_conn_lookup(
 	const struct mux_conn_table *ct, const struct mux_conn_key *key, uint64_t fh);
 
 /*
- * Add a flow known not to be in the table, with its record. Returns its
- * position, or -ENOSPC if no entry could be freed for it. May move other
- * entries (ct->moves).
+ * Add a flow known not to be in the table, with its record and owner word
+ * (the owner's sid below cap_services). Returns its position, or -ENOSPC
+ * if no entry could be freed for it. May move other entries (ct->moves).
  */
 int32_t mux_conn_add(struct mux_conn_table *ct, const struct mux_conn_key *key, uint64_t fh,
-	struct mux_conn rec);
+	struct mux_conn rec, uint32_t owner);
 
 /*
  * Create a table of at least entries entries (rounded up to a power of two
@@ -183,7 +220,7 @@ int32_t mux_conn_add(struct mux_conn_table *ct, const struct mux_conn_key *key, 
  * the compact key does not hash as lb_flow_hash() (a broken build).
  */
 struct mux_conn_table *mux_conn_create(const char *name, uint32_t entries, int socket,
-	const uint32_t timeout[3], const struct lb_hash_seed *seed);
+	const uint32_t timeout[3], const struct lb_hash_seed *seed, uint32_t cap_services);
 
 void mux_conn_free(struct mux_conn_table *ct);
 

@@ -48,6 +48,18 @@
 	X(conn_full, DP_SHOW, 0, ", table full %" PRIu64,                                          \
 		"new flows forwarded by Maglev alone: the table was full")                         \
 	X(conn_swept, DP_JSON, 0, NULL, "expired entries the sweep removed")                       \
+	X(conn_quota, DP_SHOW, 0, ", service quota %" PRIu64 "\n",                                 \
+		"new flows forwarded by Maglev alone: their service held its quota of entries")    \
+	X(limit_checked, DP_SHOW, 0, "  limits: checked %" PRIu64,                                 \
+		"admission rules checked for new connections")                                     \
+	X(limit_would_deny, DP_SHOW, 0, ", would deny %" PRIu64,                                   \
+		"checks a monitor rule failed (the connection went through)")                      \
+	X(limit_denied, DP_SHOW, 0, ", denied %" PRIu64,                                           \
+		"new connections an intercept rule refused")                                       \
+	X(limit_rst_sent, DP_SHOW, 0, ", rst sent %" PRIu64,                                       \
+		"TCP RSTs sent from the VIP to refused clients")                                   \
+	X(limit_icmp_sent, DP_SHOW, 0, ", icmp sent %" PRIu64 "\n",                                \
+		"ICMP administratively prohibited sent to refused clients")                        \
 	X(idle_sleeps, DP_TEL, 0, NULL, "naps of an idle worker")
 
 /* The places in STATUS of the values computed when read. */

@@ -47,6 +47,7 @@ struct mux_service {
 	uint32_t n_backends;
 	uint32_t sid;	  /* stable id */
 	uint16_t *maglev; /* maglev_size slots of offsets from first_backend */
+	uint8_t checks;	  /* a new connection is checked: rules of its own or the mux's */
 };
 
 /*
@@ -82,6 +83,9 @@ struct mux_gen {
 	uint32_t cap_backends; /* sids are below these capacities */
 	uint32_t cap_services;
 	uint32_t *by_sid; /* [cap_backends]: backend sid -> index, or MUX_GEN_NONE */
+	/* Admission rules (mux_limit.h): [n_services] by index, and the mux-wide cap. */
+	struct lb_svc_limits *limits;
+	struct lb_limit_rule mux_rate;
 };
 
 #define MUX_GEN_VIP UINT32_MAX

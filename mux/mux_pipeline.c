@@ -21,6 +21,7 @@
 #include "lb_parse.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_limit.h"
 #include "mux_worker.h"
 
 /*
@@ -43,6 +44,14 @@ conn_record(const struct mux_conn_table *ct, const struct lb_pkt *pi, uint32_t i
 		  (was_closing && (pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) != LB_TCP_SYN);
 	*exp = now + ct->timeout[closing ? MUX_CONN_TCP_FIN : MUX_CONN_TCP];
 	return closing ? id | MUX_CONN_CLOSING : id;
+}
+
+/* A packet that opens a connection: a TCP SYN (no ACK, no RST), or any UDP packet. */
+static inline bool
+new_conn(const struct lb_pkt *pi)
+{
+	return pi->proto == LB_IPPROTO_UDP ||
+	       (pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) == LB_TCP_SYN;
 }
 
 /* Two bytes as the 16-bit word they make in memory (shifts, not a store and a load). */
@@ -229,6 +238,18 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 		}
 		id = s->first_backend + slot;
 		if (pi->kind == LB_PKT_L4) {
+			/*
+			 * A new connection (a SYN, or a UDP flow) of a service with
+			 * rules is checked; a TCP packet that missed the table
+			 * without a SYN is an established connection: never cut.
+			 */
+			if (unlikely(s->checks) && new_conn(pi)) {
+				rc = mux_limit_check(w, g, svc, pi);
+				if (rc != 0) {
+					mux_reply_refuse(w, port, m, pi, rc - 1);
+					return;
+				}
+			}
 			bc->conn_new++;
 			w->svc_cnt[s->sid].new_conns++;
 			w->be_cnt[g->backends[id].sid].new_conns++;
@@ -240,14 +261,21 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 		uint32_t exp,
 			rec = conn_record(ct, pi, g->backends[id].sid, was_closing, now, &exp);
 
+		uint32_t owner = s->sid | (rec & MUX_CONN_CLOSING ? 0 : MUX_CONN_LIVE);
+
 		if (ce != NULL) {
 			if (ce->backend != rec || ce->expires != exp) {
 				ce->backend = rec;
 				ce->expires = exp;
+				/* Closing, reopened or reused: the service's live count follows. */
+				mux_conn_set_owner(ct, *pos, owner);
 			}
+		} else if (unlikely(ct->svc_held[s->sid] >= ct->quota)) {
+			/* The service holds its share of the table: Maglev alone. */
+			w->cnt.conn_quota++;
 		} else {
 			/* Not in the table (nor added earlier in this burst): a new slot. */
-			*pos = mux_conn_add(ct, key, fh, (struct mux_conn){rec, exp});
+			*pos = mux_conn_add(ct, key, fh, (struct mux_conn){rec, exp}, owner);
 			if (unlikely(*pos < 0))
 				w->cnt.conn_full++;
 		}

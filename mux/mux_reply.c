@@ -207,3 +207,105 @@ mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const
 	w->cnt.drops[LB_DROP_TOO_BIG]++;
 	mux_enqueue(w, port, m);
 }
+
+/*
+ * A TCP RST from the VIP for a refused SYN, in place: the client's own
+ * connection (VIP:port to client:port), seq 0 and ack = its sequence plus
+ * the SYN and any payload (RFC 793's reset for a segment without ACK), no
+ * options, window 0. Both checksums are computed whole: this answers a
+ * refusal, not a forwarded packet.
+ */
+static void
+refuse_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + pi->l2_len);
+	const struct lb_tcp_hdr *in = (const struct lb_tcp_hdr *)(p + pi->l4_off);
+	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(p + pi->l2_len + sizeof(*ip));
+	uint32_t payload =
+		pi->l3_len - (pi->l4_off - pi->l2_len) - (uint32_t)(in->data_off >> 4) * 4;
+	uint32_t ack = lb_be32_to_cpu(in->seq) + 1 + payload;
+	lb_be16_t sport = in->sport, dport = in->dport;
+
+	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
+	ip->ver_ihl = 0x45;
+	ip->tos = 0;
+	ip->total_len = lb_cpu_to_be16(sizeof(*ip) + sizeof(*tcp));
+	ip->id = 0;
+	ip->frag_off = lb_cpu_to_be16(LB_IPV4_DF);
+	ip->ttl = 64;
+	ip->proto = LB_IPPROTO_TCP;
+	ip->src = pi->dst;
+	ip->dst = pi->src;
+	ip->csum = 0;
+	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
+	memset(tcp, 0, sizeof(*tcp));
+	tcp->sport = dport;
+	tcp->dport = sport;
+	tcp->ack = lb_cpu_to_be32(ack);
+	tcp->data_off = 5 << 4;
+	tcp->flags = LB_TCP_RST | LB_TCP_ACK;
+	tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
+	trim_to(m, pi->l2_len + sizeof(*ip) + sizeof(*tcp));
+	w->cnt.limit_rst_sent++;
+	mux_enqueue(w, port, m);
+}
+
+/*
+ * ICMP destination unreachable, communication administratively prohibited
+ * (type 3, code 13, RFC 1812 5.2.7.1), from the VIP, quoting the refused
+ * packet up to 576 bytes in all. The reply is 28 bytes longer than what
+ * it quotes: the buffer grows at its tail, or the packet is only dropped.
+ */
+static void
+refuse_icmp(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
+{
+	const uint32_t hdrs = sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr);
+	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, MUX_ICMP_ERR_MAX - hdrs);
+	uint32_t need = pi->l2_len + hdrs + quote;
+	struct lb_ipv4_hdr *ip;
+	struct lb_icmp_hdr *icmp;
+	uint8_t *p, *l3;
+
+	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL) {
+		mux_drop(w, m, LB_DROP_LIMIT);
+		return;
+	}
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	l3 = p + pi->l2_len;
+	ip = (struct lb_ipv4_hdr *)l3;
+	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
+	memmove(l3 + hdrs, l3, quote);
+	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
+	ip->ver_ihl = 0x45;
+	ip->tos = 0;
+	ip->total_len = lb_cpu_to_be16((uint16_t)(hdrs + quote));
+	ip->id = 0;
+	ip->frag_off = 0;
+	ip->ttl = 64;
+	ip->proto = LB_IPPROTO_ICMP;
+	ip->src = pi->dst;
+	ip->dst = pi->src;
+	ip->csum = 0;
+	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
+	icmp->type = LB_ICMP_UNREACH;
+	icmp->code = LB_ICMP_UNREACH_ADMIN;
+	icmp->rest = 0;
+	icmp->csum = 0;
+	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + quote);
+	trim_to(m, need);
+	w->cnt.limit_icmp_sent++;
+	mux_enqueue(w, port, m);
+}
+
+void
+mux_reply_refuse(
+	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi, int how)
+{
+	if (how == LB_REFUSE_RST && pi->proto == LB_IPPROTO_TCP)
+		refuse_rst(w, port, m, pi);
+	else if (how == LB_REFUSE_ICMP)
+		refuse_icmp(w, port, m, pi);
+	else
+		mux_drop(w, m, LB_DROP_LIMIT);
+}

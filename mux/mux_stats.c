@@ -166,9 +166,12 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 				i ? "," : "", ip4(be->dip, a), lb_be16_to_cpu(be->port),
 				ip4(be->host, b), fc.pkts, fc.bytes, fc.new_conns);
 		}
-		fprintf(out, "]}");
+		fprintf(out, "]");
+		mux_limit_json(out, app->workers, app->n_workers, g, s);
+		fprintf(out, "}");
 	}
 	fprintf(out, "]");
+	mux_limit_json_mux(out, app->workers, app->n_workers, g);
 }
 
 static void

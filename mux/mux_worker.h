@@ -24,6 +24,7 @@
 #include "dp_tx.h"
 #include "mux_config.h"
 #include "mux_counters.h"
+#include "mux_limit.h"
 
 #define MUX_BURST 32
 
@@ -49,6 +50,14 @@ struct mux_ctx {
 	uint32_t idle_sleep_us;
 	uint64_t tsc_hz;
 	uint64_t tsc0;
+	uint16_t n_workers; /* admission shares are divided among them */
+	/*
+	 * The muxes a VIP's limits are divided among, and this mux's place
+	 * among them: written by the control thread alone (single writer),
+	 * read by the workers at their next checked connection (mux_limit.h).
+	 */
+	uint32_t lim_div;
+	uint32_t lim_index;
 	volatile bool quit;
 };
 
@@ -76,6 +85,7 @@ struct mux_worker {
 	struct mux_flow_counters *svc_cnt; /* [n_services] */
 	struct mux_flow_counters *be_cnt;  /* [n_backends] */
 	uint64_t loops;			   /* +1 per loop: a reader sees the worker progress */
+	struct mux_limits lim;		   /* admission control state */
 	struct mux_counters cnt;
 } __rte_cache_aligned;
 
@@ -123,6 +133,9 @@ void mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t
 	struct rte_mbuf *m, const struct lb_pkt *pi);
 void mux_reply_too_big(
 	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi);
+/* A new connection an admission rule refused: dropped, or answered (enum lb_refuse). */
+void mux_reply_refuse(
+	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi, int how);
 
 static inline void
 mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason)

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Admission control on a worker (mux_limit.h): shares, buckets, the walk
+ * over a service's rules.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+#include "dp_counters.h"
+#include "lb_err.h"
+#include "lb_parse.h"
+#include "mux_conn.h"
+#include "mux_gen.h"
+#include "mux_limit.h"
+#include "mux_worker.h"
+
+int
+mux_limit_init(struct mux_limits *l, uint32_t cap_services, int socket)
+{
+	memset(l, 0, sizeof(*l));
+	l->svc = rte_zmalloc_socket(
+		"mux_lim_svc", sizeof(*l->svc) * cap_services, RTE_CACHE_LINE_SIZE, socket);
+	l->src = rte_zmalloc_socket(
+		"mux_lim_src", sizeof(*l->src) * MUX_LIM_SOURCES, RTE_CACHE_LINE_SIZE, socket);
+	l->cap_services = cap_services;
+	return l->svc != NULL && l->src != NULL ? 0 : -LB_ENOMEM;
+}
+
+void
+mux_limit_fini(struct mux_limits *l)
+{
+	rte_free(l->svc);
+	rte_free(l->src);
+	memset(l, 0, sizeof(*l));
+}
+
+/* This worker's share of a rule's limit or burst, through the mux's divisor. */
+static inline uint32_t
+share(const struct mux_worker *w, uint32_t total, uint32_t div)
+{
+	uint32_t n = w->ctx->n_workers != 0 ? w->ctx->n_workers : 1;
+
+	return lb_share(lb_share(total, div, w->ctx->lim_index % div), n, w->idx % n);
+}
+
+/* A bucket whose rate changed keeps its credit, never above the new depth. */
+static void
+rate_set(const struct mux_worker *w, struct lb_tb_rate *r, const struct lb_limit_rule *rule,
+	uint32_t div)
+{
+	uint32_t burst = rule->burst != 0 ? rule->burst : rule->limit;
+
+	lb_tb_rate_set(r, share(w, rule->limit, div), share(w, burst, div), w->ctx->tsc_hz);
+}
+
+static void
+svc_shares(struct mux_worker *w, const struct mux_gen *g, uint32_t svc, struct mux_lim_svc *ls,
+	uint32_t div, uint64_t now)
+{
+	const struct lb_svc_limits *r = &g->limits[svc];
+	bool fresh = ls->built == 0;
+
+	rate_set(w, &ls->rate, &r->rule[LB_LIM_RATE], div);
+	rate_set(w, &ls->src, &r->rule[LB_LIM_SOURCE], div);
+	ls->conns = share(w, r->rule[LB_LIM_CONNS].limit, div);
+	if (fresh)
+		lb_tb_init(&ls->tb, &ls->rate, now);
+	else if (ls->tb.credit > ls->rate.cap)
+		ls->tb.credit = ls->rate.cap;
+	ls->built = g->version + 1;
+	ls->div = div;
+}
+
+/* Count one check of a rule; true if it refuses the connection. */
+static inline bool
+judge(struct mux_worker *w, struct mux_lim_cnt *c, bool ok, uint8_t mode)
+{
+	c->checked++;
+	w->cnt.limit_checked++;
+	if (ok) {
+		c->passed++;
+		return false;
+	}
+	if (mode == LB_LIMIT_MONITOR) {
+		c->would_deny++;
+		w->cnt.limit_would_deny++;
+		return false;
+	}
+	c->denied++;
+	w->cnt.limit_denied++;
+	return true;
+}
+
+/* The bucket of (service, source prefix): a newcomer in a taken slot starts full. */
+static struct lb_tbucket *
+src_bucket(struct mux_limits *l, const struct mux_lim_svc *ls, uint32_t sid, lb_be32_t src,
+	uint8_t prefix, uint64_t now)
+{
+	uint32_t a = lb_be32_to_cpu(src);
+	uint64_t key;
+	struct mux_lim_src *e;
+
+	if (prefix != 0 && prefix < 32)
+		a &= ~0u << (32 - prefix);
+	key = (uint64_t)(sid + 1) << 32 | a;
+	e = &l->src[((key * 0x9e3779b97f4a7c15ULL) >> 52) & (MUX_LIM_SOURCES - 1)];
+	if (e->key != key) {
+		e->key = key;
+		lb_tb_init(&e->tb, &ls->src, now);
+	}
+	return &e->tb;
+}
+
+int
+mux_limit_check(
+	struct mux_worker *w, const struct mux_gen *g, uint32_t svc, const struct lb_pkt *pi)
+{
+	struct mux_limits *l = &w->lim;
+	const struct mux_service *s = &g->services[svc];
+	const struct lb_svc_limits *r = &g->limits[svc];
+	uint32_t div = *(const volatile uint32_t *)&w->ctx->lim_div;
+	uint64_t now = rte_rdtsc();
+	struct mux_lim_svc *ls = &l->svc[s->sid];
+	bool deny = false;
+
+	if (div == 0)
+		div = 1;
+	if (unlikely(ls->built != g->version + 1 || ls->div != div))
+		svc_shares(w, g, svc, ls, div, now);
+	if (r->rule[LB_LIM_SOURCE].limit != 0) {
+		struct lb_tbucket *b = src_bucket(l, ls, s->sid, pi->src, r->source_prefix, now);
+
+		deny = judge(w, &ls->cnt[LB_LIM_SOURCE], lb_tb_take(b, &ls->src, now),
+			r->rule[LB_LIM_SOURCE].mode);
+	}
+	if (!deny && r->rule[LB_LIM_RATE].limit != 0)
+		deny = judge(w, &ls->cnt[LB_LIM_RATE], lb_tb_take(&ls->tb, &ls->rate, now),
+			r->rule[LB_LIM_RATE].mode);
+	if (!deny && r->rule[LB_LIM_CONNS].limit != 0)
+		deny = judge(w, &ls->cnt[LB_LIM_CONNS], w->conn->svc_live[s->sid] < ls->conns,
+			r->rule[LB_LIM_CONNS].mode);
+	if (!deny && g->mux_rate.limit != 0) {
+		if (unlikely(l->mux_built != g->version + 1)) {
+			bool fresh = l->mux_built == 0;
+
+			/* The mux-wide cap is the mux's own: not divided among muxes. */
+			rate_set(w, &l->mux_rate, &g->mux_rate, 1);
+			if (fresh)
+				lb_tb_init(&l->mux_tb, &l->mux_rate, now);
+			else if (l->mux_tb.credit > l->mux_rate.cap)
+				l->mux_tb.credit = l->mux_rate.cap;
+			l->mux_built = g->version + 1;
+		}
+		deny = judge(w, &l->mux_cnt, lb_tb_take(&l->mux_tb, &l->mux_rate, now),
+			g->mux_rate.mode);
+	}
+	return deny ? 1 + r->refuse : 0;
+}
+
+void
+mux_limit_sum(
+	const struct mux_worker *ws, uint16_t n, uint32_t sid, int kind, struct mux_lim_cnt *out)
+{
+	uint16_t i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n; i++) {
+		const struct mux_lim_cnt *c =
+			kind == LB_LIM_N ? &ws[i].lim.mux_cnt : &ws[i].lim.svc[sid].cnt[kind];
+
+		out->checked += DP_RD(c->checked);
+		out->passed += DP_RD(c->passed);
+		out->would_deny += DP_RD(c->would_deny);
+		out->denied += DP_RD(c->denied);
+	}
+}
+
+static void
+cnt_json(FILE *out, const char *name, const struct mux_lim_cnt *c, bool first)
+{
+	fprintf(out,
+		"%s\"%s\":{\"checked\":%" PRIu64 ",\"passed\":%" PRIu64 ",\"would_deny\":%" PRIu64
+		",\"denied\":%" PRIu64 "}",
+		first ? "" : ",", name, c->checked, c->passed, c->would_deny, c->denied);
+}
+
+void
+mux_limit_json(
+	FILE *out, const struct mux_worker *ws, uint16_t n, const struct mux_gen *g, uint32_t svc)
+{
+	const struct lb_svc_limits *r = &g->limits[svc];
+	uint32_t sid = g->services[svc].sid;
+	uint64_t live = 0, held = 0;
+	struct mux_lim_cnt c;
+	bool first = true;
+	uint16_t i;
+	int k;
+
+	for (i = 0; i < n; i++) {
+		live += *(const volatile uint32_t *)&ws[i].conn->svc_live[sid];
+		held += *(const volatile uint32_t *)&ws[i].conn->svc_held[sid];
+	}
+	fprintf(out, ",\"live\":%" PRIu64 ",\"held\":%" PRIu64, live, held);
+	if (!lb_limits_any(r))
+		return;
+	fprintf(out, ",\"limits\":{");
+	for (k = 0; k < LB_LIM_N; k++) {
+		if (r->rule[k].limit == 0)
+			continue;
+		mux_limit_sum(ws, n, sid, k, &c);
+		cnt_json(out, lb_limit_kind_names[k], &c, first);
+		first = false;
+	}
+	fprintf(out, "%s\"refuse\":\"%s\"}", first ? "" : ",", lb_refuse_names[r->refuse % 3]);
+}
+
+void
+mux_limit_json_mux(FILE *out, const struct mux_worker *ws, uint16_t n, const struct mux_gen *g)
+{
+	struct mux_lim_cnt c;
+
+	if (g->mux_rate.limit == 0)
+		return;
+	mux_limit_sum(ws, n, 0, LB_LIM_N, &c);
+	fprintf(out, ",");
+	cnt_json(out, "mux_new_per_second", &c, true);
+}
