@@ -4,6 +4,7 @@
  * file (lb_limits.h). Loading them is lb_config.c's, with the table.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lb_err.h"
@@ -14,6 +15,23 @@ const char *const lb_limit_kind_names[LB_LIM_N] = {
 	"per_source", "new_per_second", "max_connections"};
 const char *const lb_limit_mode_names[2] = {"monitor", "intercept"};
 const char *const lb_refuse_names[3] = {"drop", "rst", "icmp"};
+
+const char *const lb_limit_counter_names[4] = {"checked", "passed", "would_deny", "denied"};
+
+void
+lb_limit_counter_name(
+	char *buf, size_t len, uint32_t vip, uint16_t port, uint8_t proto, int kind, int counter)
+{
+	static const char *const kinds[LB_LIM_N] = {"src", "rate", "conns"};
+	static const char *const cnts[4] = {"chk", "pass", "wdeny", "deny"};
+	const uint8_t *a = (const uint8_t *)&vip;
+
+	if (kind >= LB_LIM_N)
+		snprintf(buf, len, "limit.mux.%s", cnts[counter & 3]);
+	else
+		snprintf(buf, len, "limit.%u.%u.%u.%u:%u/%s.%s.%s", a[0], a[1], a[2], a[3], port,
+			proto == LB_IPPROTO_UDP ? "udp" : "tcp", kinds[kind], cnts[counter & 3]);
+}
 
 int
 lb_limit_name_find(const char *const *names, int n, const char *name)
@@ -149,4 +167,44 @@ lb_limits_write(const struct lb_svc_limits *l, FILE *f, int indent)
 	fprintf(f, "refuse = \"%s\";\n", lb_refuse_names[l->refuse <= 2 ? l->refuse : 0]);
 	tabs(f, indent);
 	fprintf(f, "};\n");
+}
+
+void
+lb_limit_rule_str(
+	const struct lb_limit_rule *r, const char *name, uint8_t prefix, char *buf, size_t len)
+{
+	size_t n;
+
+	snprintf(buf, len, "%s=%u", name, r->limit);
+	n = strlen(buf);
+	if (r->burst != 0)
+		snprintf(buf + n, len - n, " burst=%u", r->burst);
+	n = strlen(buf);
+	if (prefix != 0)
+		snprintf(buf + n, len - n, " prefix=/%u", prefix);
+	n = strlen(buf);
+	snprintf(buf + n, len - n, " %s", lb_limit_mode_names[r->mode & 1]);
+}
+
+void
+lb_limits_str(const struct lb_svc_limits *l, char *buf, size_t len)
+{
+	char one[96];
+	size_t n = 0;
+	int k;
+
+	buf[0] = '\0';
+	for (k = 0; k < LB_LIM_N; k++) {
+		if (l->rule[k].limit == 0)
+			continue;
+		lb_limit_rule_str(&l->rule[k], lb_limit_kind_names[k],
+			k == LB_LIM_SOURCE ? prefix_of(l) : 0, one, sizeof(one));
+		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", one);
+		n = strlen(buf);
+	}
+	if (l->refuse != LB_REFUSE_DROP)
+		snprintf(buf + n, len - n, "%srefuse=%s", n ? "; " : "",
+			lb_refuse_names[l->refuse % 3]);
+	if (buf[0] == '\0')
+		snprintf(buf, len, "none");
 }

@@ -91,6 +91,27 @@ int lb_limit_rule_check(const struct lb_limit_rule *r, const char *name, char *e
 void lb_limits_write(const struct lb_svc_limits *l, FILE *f, int indent);
 void lb_limit_rule_write(const struct lb_limit_rule *r, const char *name, FILE *f, int indent);
 
+/*
+ * The rules for people, as history shows them: "new_per_second=100
+ * burst=200 intercept, max_connections=10 monitor; refuse=rst", or "none".
+ * A mux-wide rule alone: lb_limit_rule_str(r, "mux_new_per_second", ...).
+ */
+void lb_limits_str(const struct lb_svc_limits *l, char *buf, size_t len);
+void lb_limit_rule_str(
+	const struct lb_limit_rule *r, const char *name, uint8_t prefix, char *buf, size_t len);
+
+/*
+ * The name a rule's counter goes by in a mux's STATUS (at most 47
+ * characters): "limit.192.0.2.10:80/tcp.rate.deny", or for the mux-wide cap
+ * (kind LB_LIM_N) "limit.mux.deny". counter: 0 checked, 1 passed, 2
+ * would_deny, 3 denied. vip in network order, port in host order. The
+ * manager sums them over the muxes by the same names.
+ */
+#define LB_LIMIT_COUNTER_LEN 48
+void lb_limit_counter_name(
+	char *buf, size_t len, uint32_t vip, uint16_t port, uint8_t proto, int kind, int counter);
+extern const char *const lb_limit_counter_names[4]; /* checked, passed, would_deny, denied */
+
 /* ---- shares ---- */
 
 /*

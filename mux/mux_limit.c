@@ -11,6 +11,7 @@
 #include <rte_malloc.h>
 
 #include "dp_counters.h"
+#include "lb_codec.h"
 #include "lb_err.h"
 #include "lb_parse.h"
 #include "mux_conn.h"
@@ -228,4 +229,43 @@ mux_limit_json_mux(FILE *out, const struct mux_worker *ws, uint16_t n, const str
 	mux_limit_sum(ws, n, 0, LB_LIM_N, &c);
 	fprintf(out, ",");
 	cnt_json(out, "mux_new_per_second", &c, true);
+}
+
+static void
+status_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *name, uint64_t v)
+{
+	lb_counter_put(out, n, max, name, v);
+}
+
+uint32_t
+mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen *g,
+	struct lb_counter *out, uint32_t max)
+{
+	char name[LB_LIMIT_COUNTER_LEN];
+	struct mux_lim_cnt c;
+	uint32_t n = 0, s;
+	int k, i;
+
+	for (s = 0; s < g->n_services; s++) {
+		const struct mux_service *sv = &g->services[s];
+
+		for (k = 0; k < LB_LIM_N; k++) {
+			if (g->limits[s].rule[k].limit == 0)
+				continue;
+			mux_limit_sum(ws, nw, sv->sid, k, &c);
+			for (i = 0; i < 4; i++) {
+				lb_limit_counter_name(name, sizeof(name), sv->key.vip.a32[0],
+					lb_be16_to_cpu(sv->key.port), sv->key.proto, k, i);
+				status_put(out, &n, max, name, (&c.checked)[i]);
+			}
+		}
+	}
+	if (g->mux_rate.limit != 0) {
+		mux_limit_sum(ws, nw, 0, LB_LIM_N, &c);
+		for (i = 0; i < 4; i++) {
+			lb_limit_counter_name(name, sizeof(name), 0, 0, 0, LB_LIM_N, i);
+			status_put(out, &n, max, name, (&c.checked)[i]);
+		}
+	}
+	return n;
 }

@@ -99,4 +99,12 @@ void mux_limit_json(
 void mux_limit_json_mux(
 	FILE *out, const struct mux_worker *ws, uint16_t n, const struct mux_gen *g);
 
+/*
+ * STATUS: every rule's counters summed over the workers, named as
+ * lb_limit_counter_name() says, into out (at most max). Returns how many.
+ */
+struct lb_counter;
+uint32_t mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen *g,
+	struct lb_counter *out, uint32_t max);
+
 #endif /* MUX_LIMIT_H */

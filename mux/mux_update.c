@@ -33,6 +33,7 @@
 #include "mux_app.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_limit.h"
 #include "mux_update.h"
 
 void
@@ -316,6 +317,7 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 	const struct mux_app *app = arg;
 	struct dp_status st = {0};
 	struct mux_counters t;
+	uint32_t n;
 
 	mux_stats_total(app, &t);
 #define S(name, show, status, ...) dp_status_set(&st, status, #name, t.name);
@@ -323,7 +325,8 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 #undef S
 	dp_status_set(&st, MUX_STATUS_DROPS, "drops", dp_drops_total(t.drops));
 	dp_status_set(&st, MUX_STATUS_CONN_LIVE, "conn_live", mux_stats_conns(app));
-	return dp_status_put(&st, out, max);
+	n = dp_status_put(&st, out, max);
+	return n + mux_limit_status(app->workers, app->n_workers, app->ctx.gen, out + n, max - n);
 }
 
 const struct lb_member_ops mux_member_ops = {

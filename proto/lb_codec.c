@@ -37,6 +37,7 @@ enc_init(struct lb_enc *e)
 	sluice__ctl_reply__init(&e->crep);
 	sluice__backend__init(&e->cbe);
 	sluice__pool_options__init(&e->cpool);
+	sluice__limit_change__init(&e->clim);
 }
 
 static void

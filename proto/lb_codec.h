@@ -25,7 +25,7 @@
 #define LB_PROTOCOL 1
 #define LB_MSG_TEXT 256
 #define LB_MSG_ID 64
-#define LB_MSG_MAX_COUNTERS 64
+#define LB_MSG_MAX_COUNTERS 256 /* a mux sends 4 per admission rule */
 /* Larger messages are refused before unpacking (chunk snapshots below it). */
 #define LB_MSG_MAX_BYTES (64u << 20)
 
@@ -59,9 +59,30 @@ enum lb_ctl_op {
 	LB_CTL_APPLY,	    /* body: a services file replacing the desired table */
 	LB_CTL_WAIT,	    /* version: committed, aborted or pending? */
 	LB_CTL_VIP_SET,	    /* svc, pool: the pool options pool.given names */
+	LB_CTL_LIMIT_SET,   /* svc or lim.mux, lim: the fields lim.given names */
+	LB_CTL_LIMIT_DEL,   /* svc or lim.mux, lim.rule (-1: every rule of svc) */
+	LB_CTL_LIMIT_LIST,  /* the rules, their counters summed over the muxes */
 };
 
-#define LB_CTL_OP_MAX LB_CTL_VIP_SET
+#define LB_CTL_OP_MAX LB_CTL_LIMIT_LIST
+
+/* A change to one admission rule (LimitChange in the .proto). */
+enum lb_limit_given {
+	LB_LIMIT_G_LIMIT = 1u << 0,
+	LB_LIMIT_G_BURST = 1u << 1,
+	LB_LIMIT_G_MODE = 1u << 2,
+	LB_LIMIT_G_PREFIX = 1u << 3,
+	LB_LIMIT_G_REFUSE = 1u << 4,
+};
+
+struct lb_limit_change {
+	uint32_t given; /* enum lb_limit_given */
+	bool mux;	/* the mux-wide cap */
+	int8_t rule;	/* enum lb_limit_kind; -1: every rule (del) */
+	struct lb_limit_rule value;
+	uint8_t prefix;
+	uint8_t refuse;
+};
 
 /*
  * A service's pool (target group) options as an operator request carries
@@ -142,6 +163,7 @@ struct lb_ctl {
 	bool set_weight, set_state, set_host;
 	uint32_t limit;
 	struct lb_pool_opts pool; /* pool.given == 0: none */
+	struct lb_limit_change lim;
 };
 
 /*

@@ -50,6 +50,7 @@ struct lb_enc {
 	Sluice__CtlReply crep;
 	Sluice__Backend cbe;
 	Sluice__PoolOptions cpool;
+	Sluice__LimitChange clim;
 	/* heap parts, freed by lb_enc_free() */
 	Sluice__Service **svcs;
 	size_t n_svcs;

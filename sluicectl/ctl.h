@@ -61,6 +61,11 @@ enum {
 	CTL_O_DRAIN_DELAY = 1u << 13,
 	CTL_O_SLOW_START = 1u << 14,
 	CTL_O_MIN_HEALTHY = 1u << 15,
+	/* admission rules (limit set) */
+	CTL_O_BURST = 1u << 16,
+	CTL_O_MODE = 1u << 17,
+	CTL_O_PREFIX = 1u << 18,
+	CTL_O_REFUSE = 1u << 19,
 };
 
 #define CTL_O_POOL                                                                                 \
@@ -81,6 +86,7 @@ struct ctl_opts {
 	double timeout;
 	unsigned given; /* CTL_O_* seen */
 	const char *proto, *host, *weight, *state, *limit;
+	const char *burst, *mode, *prefix, *refuse; /* limit set */
 	const char *pool[11]; /* the pool options' values, as ctl_pool_opts lists them */
 	int n_words;
 	const char *words[CTL_MAX_WORDS];
@@ -88,7 +94,7 @@ struct ctl_opts {
 
 /* A command: its words, the operation it asks for, what it takes. */
 struct ctl_cmd {
-	const char *group; /* "vip", "backend", "config" or NULL */
+	const char *group; /* "vip", "backend", "config", "limit" or NULL */
 	const char *name;
 	enum lb_ctl_op op;
 	int min_args, max_args; /* positionals after the command's name */
