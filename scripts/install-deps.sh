@@ -14,6 +14,8 @@ PKGS=(
 	# the netns lab (scripts/lab.sh, tests/netns): namespaces and veths,
 	# offloads off, real clients, the backends' python3 http.server
 	python3 ethtool iputils-ping curl wrk tcpdump
+	# the SYN flood of tests/netns/flood.sh: spoofed sources at line rate
+	hping3
 )
 # The libFuzzer harnesses (docs/fuzzing.md, -Dfuzz=true) need clang and its
 # runtime; the test suite replays their corpora without them.
