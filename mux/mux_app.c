@@ -78,7 +78,7 @@ ctx_fill(struct mux_app *app, bool exit_on_eof, uint64_t *eof_pkts, char *errbuf
 	ctx->tsc_hz = rte_get_tsc_hz();
 	ctx->tsc0 = rte_rdtsc();
 	ctx->n_workers = app->n_workers;
-	ctx->lim_div = 1;
+	ctx->lim_share = 0;
 	return 0;
 }
 

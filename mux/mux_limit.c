@@ -41,17 +41,20 @@ mux_limit_fini(struct mux_limits *l)
 
 /* This worker's share of a rule's limit or burst, through the mux's divisor. */
 static inline uint32_t
-share(const struct mux_worker *w, uint32_t total, uint32_t div)
+share(const struct mux_worker *w, uint32_t total, uint64_t mux_share)
 {
 	uint32_t n = w->ctx->n_workers != 0 ? w->ctx->n_workers : 1;
+	uint32_t div = (uint32_t)(mux_share >> 32), idx = (uint32_t)mux_share;
 
-	return lb_share(lb_share(total, div, w->ctx->lim_index % div), n, w->idx % n);
+	if (div == 0)
+		div = 1;
+	return lb_share(lb_share(total, div, idx % div), n, w->idx % n);
 }
 
 /* A bucket whose rate changed keeps its credit, never above the new depth. */
 static void
 rate_set(const struct mux_worker *w, struct lb_tb_rate *r, const struct lb_limit_rule *rule,
-	uint32_t div)
+	uint64_t div)
 {
 	uint32_t burst = rule->burst != 0 ? rule->burst : rule->limit;
 
@@ -123,13 +126,11 @@ mux_limit_check(
 	struct mux_limits *l = &w->lim;
 	const struct mux_service *s = &g->services[svc];
 	const struct lb_svc_limits *r = &g->limits[svc];
-	uint32_t div = *(const volatile uint32_t *)&w->ctx->lim_div;
+	uint64_t div = *(const volatile uint64_t *)&w->ctx->lim_share;
 	uint64_t now = rte_rdtsc();
 	struct mux_lim_svc *ls = &l->svc[s->sid];
 	bool deny = false;
 
-	if (div == 0)
-		div = 1;
 	if (unlikely(ls->built != g->version + 1 || ls->div != div))
 		svc_shares(w, g, svc, ls, div, now);
 	if (r->rule[LB_LIM_SOURCE].limit != 0) {

@@ -5,8 +5,8 @@
  * checked for each new connection, with state only this worker writes.
  *
  * Each worker enforces its share of the mux's share of a rule: the rule
- * divided by ctx->lim_div (the muxes that carry the VIP: a single-writer
- * word the control thread sets) and then by the number of workers
+ * divided among the muxes that share it (ctx->lim_share: a single-writer
+ * word the control thread sets from the manager's SHARES) and then by the number of workers
  * (lb_share(): the shares add up to the rule exactly). A worker computes
  * its shares again when the generation or the divisor changes, at the next
  * new connection of the service: one compare of two words otherwise.
@@ -51,7 +51,7 @@ struct mux_lim_cnt {
 /* One service on one worker, by stable service id. */
 struct mux_lim_svc {
 	uint64_t built;		/* generation version + 1 the shares are for; 0: never */
-	uint32_t div;		/* the divisor they were computed with */
+	uint64_t div;		/* the mux's share (ctx->lim_share) they are for */
 	uint32_t conns;		/* this worker's share of max_connections */
 	struct lb_tb_rate rate; /* ... of new_per_second */
 	struct lb_tb_rate src;	/* ... of per_source */
@@ -69,7 +69,6 @@ struct mux_limits {
 	struct mux_lim_src *src; /* [MUX_LIM_SOURCES] */
 	uint32_t cap_services;
 	uint64_t mux_built;
-	uint32_t mux_div;
 	struct lb_tb_rate mux_rate;
 	struct lb_tbucket mux_tb;
 	struct mux_lim_cnt mux_cnt;

@@ -329,9 +329,24 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 	return n + mux_limit_status(app->workers, app->n_workers, app->ctx.gen, out + n, max - n);
 }
 
+/*
+ * SHARES: this mux's place among the muxes that share the VIPs' limits.
+ * One word, stored by this thread alone; workers compare it at their next
+ * checked connection and compute their shares again.
+ */
+static void
+member_shares(void *arg, uint32_t divisor, uint32_t index)
+{
+	struct mux_app *app = arg;
+
+	__atomic_store_n(&app->ctx.lim_share, (uint64_t)divisor << 32 | index, __ATOMIC_RELAXED);
+	LB_INFO("managed: admission limits shared by %u muxes, this one %u", divisor, index);
+}
+
 const struct lb_member_ops mux_member_ops = {
 	.build = member_build,
 	.publish = member_publish,
 	.discard = member_discard,
 	.counters = member_counters,
+	.shares = member_shares,
 };

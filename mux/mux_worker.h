@@ -53,11 +53,11 @@ struct mux_ctx {
 	uint16_t n_workers; /* admission shares are divided among them */
 	/*
 	 * The muxes a VIP's limits are divided among, and this mux's place
-	 * among them: written by the control thread alone (single writer),
-	 * read by the workers at their next checked connection (mux_limit.h).
+	 * among them, in one word: written by the control thread alone (single
+	 * writer), read by the workers at their next checked connection
+	 * (mux_limit.h).
 	 */
-	uint32_t lim_div;
-	uint32_t lim_index;
+	uint64_t lim_share; /* divisor << 32 | index; 0: the whole limit */
 	volatile bool quit;
 };
 

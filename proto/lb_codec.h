@@ -43,6 +43,7 @@ enum lb_msg_type {
 	LB_MSG_CTL_REQUEST,
 	LB_MSG_CTL_REPLY,
 	LB_MSG_CHALLENGE,
+	LB_MSG_SHARES,
 };
 
 /* What sluicectl asks of the manager (CtlOp in the .proto). */
@@ -218,6 +219,8 @@ lb_counter_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *na
  *                    maglev_size meaningful in chunk 0)
  *   STATUS           version (applied), counters
  *   REFUSED          text (reason), protocol (the refuser's)
+ *   SHARES           count (the muxes sharing admission limits), index
+ *                    (this mux's place among them)
  *   CTL_REQUEST      ctl, version (WAIT), body (APPLY: the file's text),
  *                    ctl.pool (VIP_SET, VIP_ADD)
  *   CTL_REPLY        flag (ok), text (the error when not ok), version (the

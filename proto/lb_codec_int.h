@@ -36,6 +36,7 @@ struct lb_enc {
 	/* the bodies the envelope may point at */
 	Sluice__Hello hello;
 	Sluice__Challenge chal;
+	Sluice__Shares shares;
 	Sluice__Welcome welcome;
 	Sluice__Prepare prepare;
 	Sluice__Delta delta;

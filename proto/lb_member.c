@@ -486,6 +486,10 @@ handle(struct lb_member *m, const void *buf, size_t len)
 	case LB_MSG_CHALLENGE:
 		on_challenge(m, msg);
 		break;
+	case LB_MSG_SHARES:
+		if (m->ops->shares != NULL)
+			m->ops->shares(m->arg, msg->count, msg->index);
+		break;
 	default:
 		break;
 	}

@@ -53,6 +53,8 @@ struct lb_member_ops {
 	void (*discard)(void *arg, void *built);
 	/* Optional: counters for the STATUS heartbeat (at most `max`). */
 	uint32_t (*counters)(void *arg, struct lb_counter *out, uint32_t max);
+	/* Optional: a mux's share of the admission limits (SHARES: index of divisor). */
+	void (*shares)(void *arg, uint32_t divisor, uint32_t index);
 };
 
 struct lb_member_cfg {

@@ -8,7 +8,9 @@ with two real sluice-mux members, driven by sluicectl limit set|del|list.
     for what sluicectl itself can tell), and the committed version stays;
   - a rule's mode switches live at one version; history shows each change;
   - config export carries the rules and config apply brings them back;
-  - the mux-wide cap; limit del removes one rule, then all.
+  - the mux-wide cap; limit del removes one rule, then all;
+  - the muxes in sync are told their share of the limits (SHARES), and told
+    again when one leaves.
 """
 import json
 import os
@@ -137,6 +139,18 @@ def run(lab, check):
           or lab.wait(lambda: all(not any(k.startswith("limit.") for k in m["counters"])
                                   for m in lab.status()["members"]), "counters to go"),
           "with no rules, no mux reports rule counters")
+
+    # the limits are divided among the muxes in sync: each is told its place
+    def shared(name, n):
+        return re.findall(r"admission limits shared by %d muxes, this one (\d+)" % n,
+                          lab.log(name))
+    check(lab.wait(lambda: shared("mux1", 2) and shared("mux2", 2), "SHARES to both"),
+          "each mux is told the limits are shared by 2 muxes")
+    places = {shared("mux1", 2)[-1], shared("mux2", 2)[-1]}
+    check(places == {"0", "1"}, f"the two muxes have places 0 and 1: {places}")
+    lab.kill("mux2")
+    check(lab.wait(lambda: shared("mux1", 1), "SHARES after mux2 left"),
+          "with mux2 gone, mux1 is told it carries the whole limit")
     print(json.dumps(lab.json_ctl("limit", "list")))
 
 
