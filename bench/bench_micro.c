@@ -81,6 +81,7 @@ struct scenario {
 	uint32_t swap_us;	/* replace the generation every swap_us microseconds (0: never) */
 	bool rcu;		/* load ctx->gen and report RCU quiescence per burst, as a worker */
 	enum bench_floor floor; /* time only the first steps of mux_burst (a lower bound) */
+	bool rules;		/* every service has every admission rule, none ever refusing */
 };
 
 struct result {
@@ -131,6 +132,13 @@ static const struct scenario full_suite[] = {
 		BENCH_SEQ, true, false, 1u << 21, 1500000},
 	{"syn-full", "new connections (SYN) into a full table: insert fails", 10, 100, 65537, 0,
 		BENCH_SEQ, true, true, 1u << 16, 0},
+	/* The cost of admission rules (docs/protection.md): run interleaved with their twins. */
+	{"est-1k-rules", "est-1k-uniform with every admission rule on every service", 10, 100,
+		65537, 1000, BENCH_UNIFORM, false, false, 1u << 20, 0, 0, false, BENCH_FLOOR_NONE,
+		true},
+	{"syn-insert-rules", "syn-insert with every admission rule checked (none refuses)", 10, 100,
+		65537, 0, BENCH_SEQ, true, false, 1u << 21, 1500000, 0, false, BENCH_FLOOR_NONE,
+		true},
 	{"svc10k-est-1m", "10k services x 100 backends, 1M connections, uniform", 10000, 100, 10007,
 		1000000, BENCH_UNIFORM, false, false, 1310720, 0},
 	{"svc10k-syn", "10k services x 100 backends, new connections (SYN)", 10000, 100, 10007, 0,
@@ -154,6 +162,28 @@ static const struct scenario smoke_suite[] = {
 	{"smoke-swap", "established, 1k connections, table replaced every 1 ms", 4, 8, 251, 1000,
 		BENCH_UNIFORM, false, false, 4096, 0, 1000, true},
 };
+
+/*
+ * Every admission rule on every service and the mux-wide cap, all in
+ * intercept mode at the largest limit: every check runs and none refuses,
+ * so the scenario forwards exactly what its twin does.
+ */
+static void
+bench_rules(struct lb_ftable *ft)
+{
+	uint32_t i;
+	int k;
+
+	ft->mux_rate = (struct lb_limit_rule){LB_LIMIT_MAX, LB_LIMIT_MAX, LB_LIMIT_INTERCEPT};
+	for (i = 0; i < ft->n_services; i++) {
+		struct lb_svc_limits *l = &ft->services[i].limits;
+
+		for (k = 0; k < LB_LIM_N; k++)
+			l->rule[k] = (struct lb_limit_rule){LB_LIMIT_MAX,
+				k == LB_LIM_CONNS ? 0 : LB_LIMIT_MAX, LB_LIMIT_INTERCEPT};
+		l->source_prefix = 24;
+	}
+}
 
 /* A worker as the mux's (mux_worker_init()), on the benchmark's lcore. */
 static int
@@ -552,6 +582,8 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 		rte_free(w);
 		return -1;
 	}
+	if (sc->rules)
+		bench_rules(&ft);
 	t = bench_now_s();
 	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, env->socket, &err);
 	r->build_s = bench_now_s() - t;
