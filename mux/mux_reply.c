@@ -167,21 +167,31 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 	mux_enqueue(w, port, m);
 }
 
-void
-mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
+/*
+ * Turn the packet in m into an ICMP destination unreachable (code, and
+ * rest as the header's second word) from the VIP it was sent to, the
+ * address the client can route back to, quoting the start of the packet
+ * within 576 bytes in all (RFC 1812 4.3.2.3). The quote moves up to make
+ * room for the new headers; the buffer grows at its tail when the packet
+ * was shorter than the reply. Returns 0, or -1 if it cannot grow.
+ */
+static int
+icmp_unreach(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	uint8_t code, lb_be32_t rest)
 {
 	const uint32_t hdrs = sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr);
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	uint8_t *l3 = p + pi->l2_len;
-	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)l3;
-	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
 	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, MUX_ICMP_ERR_MAX - hdrs);
+	uint32_t need = pi->l2_len + hdrs + quote;
+	struct lb_ipv4_hdr *ip;
+	struct lb_icmp_hdr *icmp;
+	uint8_t *p, *l3;
 
-	/*
-	 * The quote is the start of the original packet, moved up to make room
-	 * for the new IP and ICMP headers; the original is at least the MTU
-	 * long, so the reply fits in the same buffer.
-	 */
+	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL)
+		return -1;
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	l3 = p + pi->l2_len;
+	ip = (struct lb_ipv4_hdr *)l3;
+	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
 	memmove(l3 + hdrs, l3, quote);
 	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
 	ip->ver_ihl = 0x45;
@@ -191,18 +201,28 @@ mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const
 	ip->frag_off = 0;
 	ip->ttl = 64;
 	ip->proto = LB_IPPROTO_ICMP;
-	/* From the VIP: the address the client sent to, and so can route back. */
 	ip->src = pi->dst;
 	ip->dst = pi->src;
 	ip->csum = 0;
 	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
 	icmp->type = LB_ICMP_UNREACH;
-	icmp->code = LB_ICMP_UNREACH_NEEDFRAG;
-	icmp->frag.unused = 0;
-	icmp->frag.mtu = lb_cpu_to_be16((uint16_t)(w->ctx->mtu - LB_ENCAP_LEN));
+	icmp->code = code;
+	icmp->rest = rest;
 	icmp->csum = 0;
 	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + quote);
-	trim_to(m, pi->l2_len + hdrs + quote);
+	trim_to(m, need);
+	return 0;
+}
+
+void
+mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
+{
+	/* The next-hop MTU in the low half of the second word (RFC 1191). */
+	if (icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_NEEDFRAG,
+		    lb_cpu_to_be32((uint32_t)(w->ctx->mtu - LB_ENCAP_LEN))) != 0) {
+		mux_drop(w, m, LB_DROP_TOO_BIG);
+		return;
+	}
 	w->cnt.too_big_sent++;
 	w->cnt.drops[LB_DROP_TOO_BIG]++;
 	mux_enqueue(w, port, m);
@@ -251,49 +271,14 @@ refuse_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct
 	mux_enqueue(w, port, m);
 }
 
-/*
- * ICMP destination unreachable, communication administratively prohibited
- * (type 3, code 13, RFC 1812 5.2.7.1), from the VIP, quoting the refused
- * packet up to 576 bytes in all. The reply is 28 bytes longer than what
- * it quotes: the buffer grows at its tail, or the packet is only dropped.
- */
+/* ICMP administratively prohibited (type 3 code 13, RFC 1812 5.2.7.1) for a refused SYN. */
 static void
 refuse_icmp(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
 {
-	const uint32_t hdrs = sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr);
-	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, MUX_ICMP_ERR_MAX - hdrs);
-	uint32_t need = pi->l2_len + hdrs + quote;
-	struct lb_ipv4_hdr *ip;
-	struct lb_icmp_hdr *icmp;
-	uint8_t *p, *l3;
-
-	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL) {
+	if (icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_ADMIN, 0) != 0) {
 		mux_drop(w, m, LB_DROP_LIMIT);
 		return;
 	}
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	l3 = p + pi->l2_len;
-	ip = (struct lb_ipv4_hdr *)l3;
-	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
-	memmove(l3 + hdrs, l3, quote);
-	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
-	ip->ver_ihl = 0x45;
-	ip->tos = 0;
-	ip->total_len = lb_cpu_to_be16((uint16_t)(hdrs + quote));
-	ip->id = 0;
-	ip->frag_off = 0;
-	ip->ttl = 64;
-	ip->proto = LB_IPPROTO_ICMP;
-	ip->src = pi->dst;
-	ip->dst = pi->src;
-	ip->csum = 0;
-	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
-	icmp->type = LB_ICMP_UNREACH;
-	icmp->code = LB_ICMP_UNREACH_ADMIN;
-	icmp->rest = 0;
-	icmp->csum = 0;
-	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + quote);
-	trim_to(m, need);
 	w->cnt.limit_icmp_sent++;
 	mux_enqueue(w, port, m);
 }
