@@ -43,13 +43,6 @@
 		"ICMP fragmentation-needed sent for DF packets too big to encapsulate")            \
 	X(vip_probes, DP_SHOW, 0, ", vip probes %" PRIu64 "\n",                                    \
 		"VIP probes from the manager answered")                                            \
-	X(conn_new, DP_SHOW, 5, "  connections: new %" PRIu64, "connection-table entries made")    \
-	X(conn_hit, DP_SHOW, 0, ", hits %" PRIu64, "packets of a flow the table knew")             \
-	X(conn_full, DP_SHOW, 0, ", table full %" PRIu64,                                          \
-		"new flows forwarded by Maglev alone: the table was full")                         \
-	X(conn_swept, DP_JSON, 0, NULL, "expired entries the sweep removed")                       \
-	X(conn_quota, DP_SHOW, 0, ", service quota %" PRIu64 "\n",                                 \
-		"new flows forwarded by Maglev alone: their service held its quota of entries")    \
 	X(limit_checked, DP_SHOW, 0, "  limits: checked %" PRIu64,                                 \
 		"admission rules checked for new connections")                                     \
 	X(limit_would_deny, DP_SHOW, 0, ", would deny %" PRIu64,                                   \
@@ -60,6 +53,13 @@
 		"TCP RSTs sent from the VIP to refused clients")                                   \
 	X(limit_icmp_sent, DP_SHOW, 0, ", icmp sent %" PRIu64 "\n",                                \
 		"ICMP administratively prohibited sent to refused clients")                        \
+	X(conn_new, DP_SHOW, 5, "  connections: new %" PRIu64, "connection-table entries made")    \
+	X(conn_hit, DP_SHOW, 0, ", hits %" PRIu64, "packets of a flow the table knew")             \
+	X(conn_full, DP_SHOW, 0, ", table full %" PRIu64,                                          \
+		"new flows forwarded by Maglev alone: the table was full")                         \
+	X(conn_quota, DP_SHOW, 0, ", service quota %" PRIu64,                                      \
+		"new flows forwarded by Maglev alone: their service held its quota of entries")    \
+	X(conn_swept, DP_JSON, 0, NULL, "expired entries the sweep removed")                       \
 	X(idle_sleeps, DP_TEL, 0, NULL, "naps of an idle worker")
 
 /* The places in STATUS of the values computed when read. */

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -133,6 +134,7 @@ mux_limit_check(
 
 	if (unlikely(ls->built != g->version + 1 || ls->div != div))
 		svc_shares(w, g, svc, ls, div, now);
+	lb_topk_add(&ls->top, pi->src);
 	if (r->rule[LB_LIM_SOURCE].limit != 0) {
 		struct lb_tbucket *b = src_bucket(l, ls, s->sid, pi->src, r->source_prefix, now);
 
@@ -190,6 +192,31 @@ cnt_json(FILE *out, const char *name, const struct mux_lim_cnt *c, bool first)
 		first ? "" : ",", name, c->checked, c->passed, c->would_deny, c->denied);
 }
 
+/* The service's top talkers over the workers: the 5 largest, with their error bounds. */
+static void
+top_json(FILE *out, const struct mux_worker *ws, uint16_t n, uint32_t sid)
+{
+	const struct lb_topk **t = calloc(n + 1, sizeof(*t));
+	struct lb_topk_entry *e = calloc((size_t)n * LB_TOPK + 1, sizeof(*e));
+	uint32_t m = 0, i;
+
+	for (i = 0; t != NULL && e != NULL && i < n; i++)
+		t[i] = &ws[i].lim.svc[sid].top;
+	if (t != NULL && e != NULL)
+		m = lb_topk_merge(t, n, e);
+	fprintf(out, ",\"top\":[");
+	for (i = 0; i < m && i < 5; i++) {
+		const uint8_t *a = (const uint8_t *)&e[i].key;
+
+		fprintf(out,
+			"%s{\"src\":\"%u.%u.%u.%u\",\"count\":%" PRIu64 ",\"err\":%" PRIu64 "}",
+			i ? "," : "", a[0], a[1], a[2], a[3], e[i].count, e[i].err);
+	}
+	fprintf(out, "]");
+	free(t);
+	free(e);
+}
+
 void
 mux_limit_json(
 	FILE *out, const struct mux_worker *ws, uint16_t n, const struct mux_gen *g, uint32_t svc)
@@ -207,6 +234,9 @@ mux_limit_json(
 		held += *(const volatile uint32_t *)&ws[i].conn->svc_held[sid];
 	}
 	fprintf(out, ",\"live\":%" PRIu64 ",\"held\":%" PRIu64, live, held);
+	if (!g->services[svc].checks)
+		return;
+	top_json(out, ws, n, sid);
 	if (!lb_limits_any(r))
 		return;
 	fprintf(out, ",\"limits\":{");

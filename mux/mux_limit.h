@@ -19,6 +19,10 @@
  *                    connection table (struct mux_conn_table.svc_live)
  *   mux cap          one token bucket for the worker
  *
+ * Every checked connection's source also goes into the service's top
+ * talkers (lb_topk.h: space-saving, 8 counters, no allocation), which the
+ * JSON summary merges over the workers.
+ *
  * Checked in that order; the first rule in intercept mode that refuses
  * stops the walk (tokens taken by the rules before it stay taken). A
  * monitor rule counts would_deny and lets the connection through. Nothing
@@ -32,6 +36,7 @@
 #include <stdio.h>
 
 #include "lb_limits.h"
+#include "lb_topk.h"
 
 struct mux_worker;
 struct mux_gen;
@@ -57,6 +62,7 @@ struct mux_lim_svc {
 	struct lb_tb_rate src;	/* ... of per_source */
 	struct lb_tbucket tb;
 	struct mux_lim_cnt cnt[LB_LIM_N];
+	struct lb_topk top; /* the sources of its checked new connections */
 };
 
 struct mux_lim_src {

@@ -12,6 +12,9 @@
     MON   new_per_second 1/s, burst 5, monitor: 20 SYNs, all forwarded,
           15 would have been refused
     FREE  no rules: 10 SYNs
+    TOP   new_per_second 100000/s, monitor (never refuses): 30 SYNs from one
+          client, 20 from a second, 12 from a third, then 40 from 40 others;
+          the top talkers name the three with their exact counts
 
 The rates are 1/s with bursts far above what a second's refill adds, so the
 counts are exact however fast the mux reads the file (well within a
@@ -27,8 +30,8 @@ from scapy.layers.l2 import Ether
 
 from sluicetest import pcap as sp
 
-RATE, CONNS, SRC, MON, FREE = ("192.0.2.50", "192.0.2.51", "192.0.2.52", "192.0.2.53",
-                               "192.0.2.54")
+RATE, CONNS, SRC, MON, FREE, TOP = ("192.0.2.50", "192.0.2.51", "192.0.2.52", "192.0.2.53",
+                                    "192.0.2.54", "192.0.2.55")
 
 
 def _svc(vip, n, limits):
@@ -45,6 +48,7 @@ SERVICES = [
                   "refuse": "icmp"}),
     _svc(MON, 4, {"new_per_second": {"limit": 1, "burst": 5}}),
     _svc(FREE, 5, None),
+    _svc(TOP, 6, {"new_per_second": {"limit": 100000}}),
 ]
 
 # What the rules should make of it: (checked, passed, would_deny, denied).
@@ -53,8 +57,10 @@ EXPECT = {
     CONNS: ("max_connections", (38, 15, 0, 23)),
     SRC: ("per_source", (12, 5, 0, 7)),
     MON: ("new_per_second", (20, 5, 15, 0)),
+    TOP: ("new_per_second", (102, 102, 0, 0)),
 }
-FORWARDED = (20 + 5) + (10 + 5 + 5) + (3 + 2) + 20 + 10
+TALKERS = [("100.80.0.1", 30), ("100.80.0.2", 20), ("100.80.0.3", 12)]
+FORWARDED = (20 + 5) + (10 + 5 + 5) + (3 + 2) + 20 + 10 + 102
 RSTS, ICMPS, DROPS = 23, 7, 40
 CONNS_LIVE, CONNS_HELD = 10, 15
 
@@ -91,6 +97,14 @@ def frames():
         out.append((tcp("100.64.0.%d" % (i + 1), MON, 45000 + i, "S"), "fwd"))
     for i in range(10):
         out.append((tcp("100.65.0.%d" % (i + 1), FREE, 46000 + i, "S"), "fwd"))
+    sport = 50000
+    for src, n in TALKERS:
+        for i in range(n):
+            out.append((tcp(src, TOP, sport, "S"), "fwd"))
+            sport += 1
+    for i in range(40):
+        out.append((tcp("100.81.0.%d" % (i + 1), TOP, sport, "S"), "fwd"))
+        sport += 1
     return out
 
 

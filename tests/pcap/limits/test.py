@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """limits: admission rules on SYN trains (gen.py), with exact counts per
 rule; the RST and the ICMP administratively prohibited checked field by
-field; monitor forwards all; a flooded service's entries stop at its quota
+field; monitor forwards all; the top talkers of a service; a flooded service's entries stop at its quota
 while another service still gets its own.
 """
 import struct
@@ -110,6 +110,11 @@ def rules_case(case):
         case.eq((c.get("checked"), c.get("passed"), c.get("would_deny"), c.get("denied")),
                 want, "%s %s: (checked, passed, would_deny, denied)" % (vip, rule))
     case.check("limits" not in by_vip[gen.FREE], "a service without rules reports none")
+    top = [(t["src"], t["count"], t["err"]) for t in by_vip[gen.TOP].get("top", [])]
+    case.eq(top[:3], [(s, n, 0) for s, n in gen.TALKERS],
+            "TOP: the top talkers, exact counts, no error")
+    case.check(len(top) == 5 and all(c - e <= 1 for _, c, e in top[3:]),
+               "TOP: the others are one-connection clients within their error: %s", top[3:])
     case.eq((by_vip[gen.CONNS]["live"], by_vip[gen.CONNS]["held"]),
             (gen.CONNS_LIVE, gen.CONNS_HELD), "CONNS: (live, held): FIN releases")
 
