@@ -3,7 +3,6 @@
  * Admission rules: names, equality, checks and writing them back as a
  * file (lb_limits.h). Loading them is lb_config.c's, with the table.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,16 +71,8 @@ lb_limits_equal(const struct lb_svc_limits *a, const struct lb_svc_limits *b)
 	return prefix_of(a) == prefix_of(b) && a->refuse == b->refuse;
 }
 
-static int
-fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -LB_EINVAL;
-}
+/* The reason into err; the value of it all is -LB_EINVAL. */
+#define fail(err, len, ...) (snprintf(err, len, __VA_ARGS__), -LB_EINVAL)
 
 int
 lb_limit_rule_check(const struct lb_limit_rule *r, const char *name, char *err, size_t len)

@@ -6,6 +6,7 @@
  * of the packet that caused it, so no allocation happens on the fast path, and goes back out of the
  * port it came in on, VLAN tag and all.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include <rte_mbuf.h>
@@ -167,6 +168,23 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 	mux_enqueue(w, port, m);
 }
 
+/* The IPv4 header of a reply from the VIP to the client (pi), no options, TTL 64. */
+static void
+reply_ip(struct lb_ipv4_hdr *ip, const struct lb_pkt *pi, uint16_t total, bool df, uint8_t proto)
+{
+	ip->ver_ihl = 0x45;
+	ip->tos = 0;
+	ip->total_len = lb_cpu_to_be16(total);
+	ip->id = 0;
+	ip->frag_off = df ? lb_cpu_to_be16(LB_IPV4_DF) : 0;
+	ip->ttl = 64;
+	ip->proto = proto;
+	ip->src = pi->dst;
+	ip->dst = pi->src;
+	ip->csum = 0;
+	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
+}
+
 /*
  * Turn the packet in m into an ICMP destination unreachable (code, and
  * rest as the header's second word) from the VIP it was sent to, the
@@ -194,17 +212,7 @@ icmp_unreach(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const stru
 	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
 	memmove(l3 + hdrs, l3, quote);
 	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
-	ip->ver_ihl = 0x45;
-	ip->tos = 0;
-	ip->total_len = lb_cpu_to_be16((uint16_t)(hdrs + quote));
-	ip->id = 0;
-	ip->frag_off = 0;
-	ip->ttl = 64;
-	ip->proto = LB_IPPROTO_ICMP;
-	ip->src = pi->dst;
-	ip->dst = pi->src;
-	ip->csum = 0;
-	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
+	reply_ip(ip, pi, (uint16_t)(hdrs + quote), false, LB_IPPROTO_ICMP);
 	icmp->type = LB_ICMP_UNREACH;
 	icmp->code = code;
 	icmp->rest = rest;
@@ -248,17 +256,7 @@ refuse_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct
 	lb_be16_t sport = in->sport, dport = in->dport;
 
 	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
-	ip->ver_ihl = 0x45;
-	ip->tos = 0;
-	ip->total_len = lb_cpu_to_be16(sizeof(*ip) + sizeof(*tcp));
-	ip->id = 0;
-	ip->frag_off = lb_cpu_to_be16(LB_IPV4_DF);
-	ip->ttl = 64;
-	ip->proto = LB_IPPROTO_TCP;
-	ip->src = pi->dst;
-	ip->dst = pi->src;
-	ip->csum = 0;
-	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
+	reply_ip(ip, pi, sizeof(*ip) + sizeof(*tcp), true, LB_IPPROTO_TCP);
 	memset(tcp, 0, sizeof(*tcp));
 	tcp->sport = dport;
 	tcp->dport = sport;

@@ -23,7 +23,7 @@ flood_pps=$((14 * limit))
 # Alternating one-second slices, the order swapped every round, so that
 # what else loads the machine weighs on both sides alike.
 slice=1
-rounds=6
+rounds=8
 
 lab_topology_up
 lab_configs 1 1 1 1
@@ -34,14 +34,7 @@ sed -i "s|port = $LAB_VIP_PORT;\$|port = $LAB_VIP_PORT; limits = { new_per_secon
 check "the rule is in the flow table" grep -q "limit = $limit;" "$LAB_DIR/flow_table.cfg"
 lab_flow_table_apply
 lab_servers_start
-for v in "${LAB_VMS[@]}"; do
-	lab_spawn "http2-$v" "$(lab_ns_vm "$v")" \
-		"$LAB_PY" -m http.server "$other" --directory "$LAB_DIR/www/$v"
-done
-other_listening() { ip netns exec "$1" ss -Hltn "sport = :$other" | grep -q LISTEN; }
-for v in "${LAB_VMS[@]}"; do
-	lab_until_alive "http2-$v" other_listening "$(lab_ns_vm "$v")"
-done
+t_vm_servers http2 "$other" "$LAB_PY" -m http.server "$other" --directory "$LAB_DIR/www/@VM@"
 lab_mux_start
 lab_agent_start 1
 lab_agent_start 2
