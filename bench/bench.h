@@ -28,6 +28,16 @@
 #define BENCH_HOST_BASE 0x64400000u /* 100.64.0.0/10 */
 #define BENCH_SVC_PORT 80
 #define BENCH_BE_PORT 8080
+/*
+ * IPv6 traffic lives in 2001:2::/48 (RFC 5180, benchmarking): VIPs
+ * 2001:2::<n>, DIPs 2001:2:0:1::<n>, hosts (IPv6 PAs: 6in6) 2001:2:0:2::<n>,
+ * clients 2001:2:0:c::/64. A bare IPv6 TCP segment fills a 74-byte frame.
+ */
+#define BENCH_FRAME6_LEN 74
+#define BENCH_NET6_VIP 0
+#define BENCH_NET6_DIP 1
+#define BENCH_NET6_HOST 2
+#define BENCH_NET6_CLIENT 0xc
 
 /* Seconds on the monotonic clock. */
 static inline double
@@ -52,6 +62,33 @@ struct bench_flow {
 /* Flow number f -> tuple; f may exceed n_flows (ever-new flows). */
 void bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl);
 
+/* The same flows over IPv6. */
+struct bench_flow6 {
+	uint8_t src[16];
+	uint8_t dst[16];
+	lb_be16_t sport;
+	lb_be16_t dport;
+};
+
+void bench_flow6_of(uint64_t f, uint32_t n_services, struct bench_flow6 *fl);
+
+/* 2001:2:0:<net>::<n>: the benchmark's IPv6 addresses (16 bytes, network order). */
+void bench_addr6(uint8_t *a, uint16_t net, uint32_t n);
+
+/* bench_frame() over IPv6: Ethernet/IPv6/TCP, BENCH_FRAME6_LEN bytes, hop limit 64. */
+void bench_frame6(uint8_t *buf, const struct bench_flow6 *fl, uint8_t tcp_flags);
+
+/*
+ * The smoke run's check of one frame the mux forwarded for IPv6 flow fl:
+ * 6in6 from tunnel6 to the backend's host, with a flow label, the inner
+ * packet DNATed to a backend of the flow's own service (of the n_services
+ * x n_backends), hop limit 63, TCP checksum valid. NULL, or what is wrong;
+ * *be the backend's id.
+ */
+const char *bench_check6(const uint8_t *p, uint32_t len, const struct bench_flow6 *fl,
+	uint64_t flow, const uint8_t *tunnel6, uint32_t n_services, uint32_t n_backends,
+	uint32_t *be);
+
 /*
  * Build the Ethernet/IPv4/TCP frame of fl into buf, len bytes: at
  * BENCH_FRAME_LEN a bare TCP segment and 6 bytes of Ethernet padding, above
@@ -61,11 +98,12 @@ void bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl);
 void bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16_t len);
 
 /*
- * A flow table of n_services TCP services (VIP 198.18.x.y:80), each with
- * n_backends backends of weight 1. Free with lb_ftable_free(). Returns 0 or -1.
+ * A flow table of n_services TCP services (VIP 198.18.x.y:80, or with v6
+ * [2001:2::x]:80 on IPv6 PAs), each with n_backends backends of weight 1.
+ * Free with lb_ftable_free(). Returns 0 or -1.
  */
-int bench_ftable(
-	struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uint32_t maglev_size);
+int bench_ftable(struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends,
+	uint32_t maglev_size, bool v6);
 
 /*
  * A sequence of len flow numbers in [0, n_flows): uniform, Zipf with

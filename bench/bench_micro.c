@@ -82,6 +82,7 @@ struct scenario {
 	bool rcu;		/* load ctx->gen and report RCU quiescence per burst, as a worker */
 	enum bench_floor floor; /* time only the first steps of mux_burst (a lower bound) */
 	bool rules;		/* every service has every admission rule, none ever refusing */
+	bool v6;		/* IPv6 clients, VIPs, DIPs and PAs (6in6) */
 };
 
 struct result {
@@ -152,6 +153,14 @@ static const struct scenario full_suite[] = {
 		65537, 1000, BENCH_UNIFORM, false, false, 1u << 20, 0, 0, false, BENCH_FLOOR_PARSE},
 	{"floor-parse-hash", "lower bound: parse, connection key and flow hash", 10, 100, 65537,
 		1000, BENCH_UNIFORM, false, false, 1u << 20, 0, 0, false, BENCH_FLOOR_HASH},
+	/* IPv6: the same shapes, 6in6, the IPv6 connection table. */
+	{"est6-1k-uniform", "IPv6, established, 1k connections, uniform", 10, 100, 65537, 1000,
+		BENCH_UNIFORM, false, false, 1u << 20, 0, 0, false, BENCH_FLOOR_NONE, false, true},
+	{"est6-1m-uniform", "IPv6, established, 1M connections, uniform", 10, 100, 65537, 1000000,
+		BENCH_UNIFORM, false, false, 1310720, 0, 0, false, BENCH_FLOOR_NONE, false, true},
+	{"syn6-insert", "IPv6, new connections (SYN), every packet misses and inserts", 10, 100,
+		65537, 0, BENCH_SEQ, true, false, 1u << 21, 1500000, 0, false, BENCH_FLOOR_NONE,
+		false, true},
 };
 
 /* The smoke run: tiny, and checks every packet instead of timing anything. */
@@ -161,6 +170,10 @@ static const struct scenario smoke_suite[] = {
 	{"smoke-syn", "new connections", 4, 8, 251, 0, BENCH_SEQ, true, false, 1u << 14, 12000},
 	{"smoke-swap", "established, 1k connections, table replaced every 1 ms", 4, 8, 251, 1000,
 		BENCH_UNIFORM, false, false, 4096, 0, 1000, true},
+	{"smoke-est6", "IPv6, established, 1k connections", 4, 8, 251, 1000, BENCH_UNIFORM, false,
+		false, 4096, 0, 0, false, BENCH_FLOOR_NONE, false, true},
+	{"smoke-syn6", "IPv6, new connections", 4, 8, 251, 0, BENCH_SEQ, true, false, 1u << 14,
+		12000, 0, false, BENCH_FLOOR_NONE, false, true},
 };
 
 /*
@@ -191,17 +204,27 @@ worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g
 {
 	static const uint32_t timeout[3] = {300, 15, 30};
 
-	return mux_worker_init(w, &env->ctx, g, 0, rte_lcore_id(), entries, timeout, env->socket);
+	return mux_worker_init(
+		w, &env->ctx, g, 0, rte_lcore_id(), entries, entries, timeout, env->socket);
 }
 
-/* Fill n mbufs with the frames of flows[0..n). */
+/* Fill n mbufs with the frames of flows[0..n), of IPv6 flows if v6. */
 static inline void
-prep(struct rte_mbuf **m, const uint64_t *flows, uint32_t n, uint32_t n_services, uint8_t flags)
+prep(struct rte_mbuf **m, const uint64_t *flows, uint32_t n, uint32_t n_services, uint8_t flags,
+	bool v6)
 {
 	struct bench_flow fl;
+	struct bench_flow6 fl6;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
+		if (v6) {
+			bench_flow6_of(flows[i], n_services, &fl6);
+			bench_frame6(rte_pktmbuf_mtod(m[i], uint8_t *), &fl6, flags);
+			m[i]->data_len = BENCH_FRAME6_LEN;
+			m[i]->pkt_len = BENCH_FRAME6_LEN;
+			continue;
+		}
 		bench_flow_of(flows[i], n_services, &fl);
 		bench_frame(rte_pktmbuf_mtod(m[i], uint8_t *), &fl, flags, BENCH_FRAME_LEN);
 		m[i]->data_len = BENCH_FRAME_LEN;
@@ -294,16 +317,22 @@ run_batch_rcu(struct mux_worker *w, struct mux_ctx *ctx, uint16_t port, struct r
 	return got;
 }
 
-/* The inner destination (the backend's DIP) of a forwarded frame. */
+/*
+ * The inner destination (the backend's DIP) of a forwarded frame: its
+ * IPv4 address, or the last four bytes of its IPv6 one (which tell the
+ * benchmark's DIPs apart).
+ */
 static inline lb_be32_t
-inner_dst(const struct rte_mbuf *m)
+inner_dst(const struct rte_mbuf *m, bool v6)
 {
-	const struct lb_ipv4_hdr *in =
-		(const struct lb_ipv4_hdr *)(rte_pktmbuf_mtod(m, const uint8_t *) +
-					     sizeof(struct lb_eth_hdr) +
-					     sizeof(struct lb_ipv4_hdr));
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *) + sizeof(struct lb_eth_hdr);
+	lb_be32_t d;
 
-	return in->dst;
+	if (v6)
+		memcpy(&d, p + 2 * sizeof(struct lb_ipv6_hdr) - 4, 4);
+	else
+		memcpy(&d, p + 2 * sizeof(struct lb_ipv4_hdr) - 4, 4);
+	return d;
 }
 
 /*
@@ -319,7 +348,7 @@ swap_ftable(struct lb_ftable *ft, const struct scenario *sc, uint64_t version)
 {
 	uint32_t i, j;
 
-	if (bench_ftable(ft, sc->services, sc->backends, sc->maglev) != 0)
+	if (bench_ftable(ft, sc->services, sc->backends, sc->maglev, sc->v6) != 0)
 		return -1;
 	for (i = 0; i < ft->n_services; i++)
 		for (j = 0; j < ft->services[i].n_backends; j++)
@@ -344,7 +373,8 @@ swap_gen(const struct scenario *sc, const struct mux_gen *cur, uint64_t version,
 		return NULL;
 	}
 	if (mux_gen_assign_sids(cur, &ft, NULL, err) == 0)
-		g = mux_gen_build(&ft, version, cur->cap_backends, cur->cap_services, socket, err);
+		g = mux_gen_build(&ft, version, cur->cap_backends, cur->cap_services, LB_ADDR_ANY,
+			socket, err);
 	lb_ftable_free(&ft);
 	return g;
 }
@@ -432,10 +462,10 @@ swapper_main(void *arg)
 	return NULL;
 }
 
-/* Push flows through the mux untimed (warm-up); returns forwarded packets. */
+/* Push flows (IPv6 ones if v6) through the mux untimed (warm-up); returns forwarded packets. */
 static uint64_t
 push_flows(struct bench_env *env, struct mux_worker *w, const struct mux_gen *g, uint64_t first,
-	uint64_t n, uint32_t n_services, uint8_t flags, lb_be32_t *dip_of)
+	uint64_t n, uint32_t n_services, uint8_t flags, lb_be32_t *dip_of, bool v6)
 {
 	struct rte_mbuf *m[BENCH_BATCH_PKTS], *out[BENCH_BATCH_PKTS];
 	uint64_t fl[BENCH_BATCH_PKTS], done = 0, fwd = 0;
@@ -447,11 +477,11 @@ push_flows(struct bench_env *env, struct mux_worker *w, const struct mux_gen *g,
 			return fwd;
 		for (i = 0; i < k; i++)
 			fl[i] = first + done + i;
-		prep(m, fl, k, n_services, flags);
+		prep(m, fl, k, n_services, flags, v6);
 		got = run_batch(w, g, env->port, m, k, out);
 		if (dip_of != NULL && got == k)
 			for (i = 0; i < k; i++)
-				dip_of[first + done + i] = inner_dst(out[i]);
+				dip_of[first + done + i] = inner_dst(out[i], v6);
 		rte_pktmbuf_free_bulk(out, got);
 		fwd += got;
 		done += k;
@@ -467,7 +497,7 @@ fill_table(
 	uint64_t f = 0;
 
 	while (w->cnt.conn_full == 0 && f < (uint64_t)w->conn->entries * 2) {
-		push_flows(env, w, g, f, MUX_BURST, n_services, LB_TCP_SYN, NULL);
+		push_flows(env, w, g, f, MUX_BURST, n_services, LB_TCP_SYN, NULL, false);
 		f += MUX_BURST;
 	}
 	return mux_conn_count(w->conn);
@@ -492,7 +522,24 @@ check_output(const struct bench_env *env, struct rte_mbuf **out, uint32_t got,
 		fprintf(stderr, "smoke: %s: %u of %u frames forwarded\n", sc->name, got, n);
 		return -1;
 	}
-	for (i = 0; i < got; i++) {
+	for (i = 0; sc->v6 && i < got; i++) {
+		struct bench_flow6 fl;
+		const char *bad;
+		uint32_t be;
+
+		bench_flow6_of(flows[i], sc->services, &fl);
+		bad = bench_check6(rte_pktmbuf_mtod(out[i], const uint8_t *), out[i]->data_len, &fl,
+			flows[i], env->ctx.tunnel_addr6, sc->services, sc->backends, &be);
+		if (bad == NULL && dip_of != NULL && flows[i] < n_dip &&
+			inner_dst(out[i], true) != dip_of[flows[i]])
+			bad = "established flow moved to another backend";
+		if (bad != NULL) {
+			fprintf(stderr, "smoke: %s: frame %u (flow %" PRIu64 "): %s\n", sc->name, i,
+				flows[i], bad);
+			return -1;
+		}
+	}
+	for (i = 0; !sc->v6 && i < got; i++) {
 		const uint8_t *p = rte_pktmbuf_mtod(out[i], const uint8_t *);
 		const struct lb_eth_hdr *eth = (const struct lb_eth_hdr *)p;
 		const struct lb_ipv4_hdr *o = (const struct lb_ipv4_hdr *)(p + sizeof(*eth));
@@ -575,9 +622,9 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	sw.sc = sc;
 	sw.fresh = true;
 	w = rte_zmalloc_socket("bench_worker", sizeof(*w), RTE_CACHE_LINE_SIZE, env->socket);
-	if (w == NULL ||
-		(sc->rcu ? swap_ftable(&ft, sc, 1)
-			 : bench_ftable(&ft, sc->services, sc->backends, sc->maglev)) != 0) {
+	if (w == NULL || (sc->rcu ? swap_ftable(&ft, sc, 1)
+				  : bench_ftable(&ft, sc->services, sc->backends, sc->maglev,
+					    sc->v6)) != 0) {
 		fprintf(stderr, "sluice-bench: %s: out of memory\n", sc->name);
 		rte_free(w);
 		return -1;
@@ -585,7 +632,8 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	if (sc->rules)
 		bench_rules(&ft);
 	t = bench_now_s();
-	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, env->socket, &err);
+	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, LB_ADDR_ANY,
+		env->socket, &err);
 	r->build_s = bench_now_s() - t;
 	lb_ftable_free(&ft);
 	if (g == NULL) {
@@ -609,7 +657,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 			if (dip_of == NULL)
 				goto out;
 		}
-		push_flows(env, w, g, 0, sc->conns, sc->services, LB_TCP_SYN, dip_of);
+		push_flows(env, w, g, 0, sc->conns, sc->services, LB_TCP_SYN, dip_of, sc->v6);
 		seq = bench_sequence(sc->dist, 1.0, sc->conns, BENCH_SEQ_LEN, 0x5eed);
 		if (seq == NULL)
 			goto out;
@@ -617,7 +665,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 	if (sc->fill)
 		fill_table(env, w, g, sc->services);
 	r->warm_s = bench_now_s() - t;
-	r->live = mux_conn_count(w->conn);
+	r->live = mux_conn_count(w->conn) + mux_conn6_count(w->conn6);
 	memset(&w->cnt, 0, sizeof(w->cnt));
 
 	/*
@@ -663,8 +711,11 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 			goto out;
 		}
 		if (sc->syn && sc->reset_at != 0 &&
-			mux_conn_count(w->conn) + BENCH_BATCH_PKTS > sc->reset_at)
+			mux_conn_count(w->conn) + mux_conn6_count(w->conn6) + BENCH_BATCH_PKTS >
+				sc->reset_at) {
 			mux_conn_reset(w->conn);
+			mux_conn6_reset(w->conn6);
+		}
 		for (i = 0; i < BENCH_BATCH_PKTS; i++) {
 			if (sc->syn) {
 				fl[i] = next_new++;
@@ -674,7 +725,7 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 			}
 		}
 		t0 = rte_rdtsc();
-		prep(m, fl, BENCH_BATCH_PKTS, sc->services, flags);
+		prep(m, fl, BENCH_BATCH_PKTS, sc->services, flags, sc->v6);
 		t1 = rte_rdtsc();
 		if (sc->floor != BENCH_FLOOR_NONE)
 			got = run_batch_floor(g, sc->floor, m, BENCH_BATCH_PKTS, out, &floor_fwd);
@@ -730,16 +781,19 @@ run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, b
 			goto out;
 		for (i = 0; i < MUX_BURST; i++)
 			fl[i] = sc->syn ? next_new++ : seq[i];
-		prep(m, fl, MUX_BURST, sc->services, flags);
+		prep(m, fl, MUX_BURST, sc->services, flags, sc->v6);
 		mux_burst(w, env->ctx.gen, env->port, m, MUX_BURST, BENCH_NOW);
 		mux_flush(w);
 		r->pkts += MUX_BURST;
 		/* Long after every timeout, one sweep over the table empties it. */
-		live = mux_conn_count(w->conn);
-		swept = mux_conn_sweep(w->conn, BENCH_NOW + 100000, w->conn->entries);
-		if (live == 0 || swept != live || mux_conn_count(w->conn) != 0) {
+		live = sc->v6 ? mux_conn6_count(w->conn6) : mux_conn_count(w->conn);
+		swept = sc->v6 ? mux_conn6_sweep(w->conn6, BENCH_NOW + 100000, w->conn6->entries)
+			       : mux_conn_sweep(w->conn, BENCH_NOW + 100000, w->conn->entries);
+		if (live == 0 || swept != live ||
+			mux_conn_count(w->conn) + mux_conn6_count(w->conn6) != 0) {
 			fprintf(stderr, "smoke: %s: sweep deleted %u of %u entries, %u left\n",
-				sc->name, swept, live, mux_conn_count(w->conn));
+				sc->name, swept, live,
+				mux_conn_count(w->conn) + mux_conn6_count(w->conn6));
 			goto out;
 		}
 	}
@@ -1071,6 +1125,9 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 		RTE_MBUF_DEFAULT_BUF_SIZE, env.socket);
 	env.ctx.tunnel_addr = lb_cpu_to_be32(0x0aff0001); /* 10.255.0.1 */
 	memcpy(&env.ctx.next_hop, "\x02\x00\x00\x00\x00\xfe", 6);
+	env.ctx.has_tunnel6 = true;
+	bench_addr6(env.ctx.tunnel_addr6, BENCH_NET6_HOST, 0xffff0001); /* 2001:2:0:2::ffff:1 */
+	memcpy(&env.ctx.next_hop6, "\x02\x00\x00\x00\x00\xfe", 6);
 	env.ctx.mtu = 1500;
 	env.ctx.tunnel_ttl = 64;
 	env.ctx.busy_poll = true;

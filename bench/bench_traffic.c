@@ -26,11 +26,35 @@ bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl)
 	fl->dport = lb_cpu_to_be16(BENCH_SVC_PORT);
 }
 
-void
-bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16_t len)
+/* Ethernet from the bench's client side to the mux's port. */
+static void
+put_eth(uint8_t *buf, uint16_t type)
 {
 	static const uint8_t dmac[6] = {0x02, 0, 0, 0, 0, 0x01};
 	static const uint8_t smac[6] = {0x02, 0, 0, 0, 0, 0x02};
+	struct lb_eth_hdr *eth = (struct lb_eth_hdr *)buf;
+
+	memcpy(eth->dst, dmac, 6);
+	memcpy(eth->src, smac, 6);
+	eth->type = lb_cpu_to_be16(type);
+}
+
+/* A TCP header without options; the checksum is the caller's. */
+static void
+put_tcp(struct lb_tcp_hdr *tcp, lb_be16_t sport, lb_be16_t dport, uint8_t tcp_flags)
+{
+	tcp->sport = sport;
+	tcp->dport = dport;
+	tcp->seq = lb_cpu_to_be32(1);
+	tcp->ack = (tcp_flags & LB_TCP_ACK) ? lb_cpu_to_be32(1) : 0;
+	tcp->data_off = 0x50;
+	tcp->flags = tcp_flags;
+	tcp->window = lb_cpu_to_be16(65535);
+}
+
+void
+bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16_t len)
+{
 	struct lb_eth_hdr *eth = (struct lb_eth_hdr *)buf;
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(buf + sizeof(*eth));
 	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(buf + sizeof(*eth) + sizeof(*ip));
@@ -40,9 +64,7 @@ bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16
 						 : (uint16_t)(len - sizeof(*eth) - sizeof(*ip));
 
 	memset(buf, 0, len);
-	memcpy(eth->dst, dmac, 6);
-	memcpy(eth->src, smac, 6);
-	eth->type = lb_cpu_to_be16(LB_ETHERTYPE_IPV4);
+	put_eth(buf, LB_ETHERTYPE_IPV4);
 	ip->ver_ihl = 0x45;
 	ip->total_len = lb_cpu_to_be16((uint16_t)(sizeof(*ip) + l4_len));
 	ip->frag_off = lb_cpu_to_be16(LB_IPV4_DF);
@@ -51,18 +73,85 @@ bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16
 	ip->src = fl->src;
 	ip->dst = fl->dst;
 	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
-	tcp->sport = fl->sport;
-	tcp->dport = fl->dport;
-	tcp->seq = lb_cpu_to_be32(1);
-	tcp->ack = (tcp_flags & LB_TCP_ACK) ? lb_cpu_to_be32(1) : 0;
-	tcp->data_off = 0x50;
-	tcp->flags = tcp_flags;
-	tcp->window = lb_cpu_to_be16(65535);
+	put_tcp(tcp, fl->sport, fl->dport, tcp_flags);
 	tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, l4_len);
 }
 
+void
+bench_addr6(uint8_t *a, uint16_t net, uint32_t n)
+{
+	static const uint8_t pre[4] = {0x20, 0x01, 0x00, 0x02};
+	lb_be32_t v = lb_cpu_to_be32(n);
+
+	memset(a, 0, 16);
+	memcpy(a, pre, 4);
+	a[6] = (uint8_t)(net >> 8);
+	a[7] = (uint8_t)net;
+	memcpy(a + 12, &v, 4);
+}
+
+void
+bench_flow6_of(uint64_t f, uint32_t n_services, struct bench_flow6 *fl)
+{
+	bench_addr6(fl->src, BENCH_NET6_CLIENT, (uint32_t)((f >> 12) & 0xffffff));
+	fl->sport = lb_cpu_to_be16((uint16_t)(16384 + (f & 0xfff)));
+	bench_addr6(fl->dst, BENCH_NET6_VIP, (uint32_t)(f % n_services) + 1);
+	fl->dport = lb_cpu_to_be16(BENCH_SVC_PORT);
+}
+
+void
+bench_frame6(uint8_t *buf, const struct bench_flow6 *fl, uint8_t tcp_flags)
+{
+	struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)(buf + sizeof(struct lb_eth_hdr));
+	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(ip + 1);
+
+	memset(buf, 0, BENCH_FRAME6_LEN);
+	put_eth(buf, LB_ETHERTYPE_IPV6);
+	ip->vtc_flow = lb_cpu_to_be32(lb_ipv6_vtc(0, 0));
+	ip->payload_len = lb_cpu_to_be16(sizeof(*tcp));
+	ip->next_hdr = LB_IPPROTO_TCP;
+	ip->hop_limit = 64;
+	memcpy(ip->src, fl->src, 16);
+	memcpy(ip->dst, fl->dst, 16);
+	put_tcp(tcp, fl->sport, fl->dport, tcp_flags);
+	tcp->csum = lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
+}
+
+const char *
+bench_check6(const uint8_t *p, uint32_t len, const struct bench_flow6 *fl, uint64_t flow,
+	const uint8_t *tunnel6, uint32_t n_services, uint32_t n_backends, uint32_t *be)
+{
+	const struct lb_ipv6_hdr *o = (const struct lb_ipv6_hdr *)(p + sizeof(struct lb_eth_hdr));
+	const struct lb_ipv6_hdr *in = o + 1;
+	const struct lb_tcp_hdr *tcp = (const struct lb_tcp_hdr *)(in + 1);
+	uint8_t host[16];
+	lb_be32_t id;
+
+	if (len != sizeof(struct lb_eth_hdr) + 2 * sizeof(*o) + sizeof(*tcp))
+		return "frame length (no outer header?)";
+	if (((const struct lb_eth_hdr *)p)->type != lb_cpu_to_be16(LB_ETHERTYPE_IPV6) ||
+		o->next_hdr != LB_IPPROTO_IPV6 || memcmp(o->src, tunnel6, 16) != 0 ||
+		(lb_be32_to_cpu(o->vtc_flow) & 0xfffff) == 0 ||
+		lb_be16_to_cpu(o->payload_len) != sizeof(*in) + sizeof(*tcp))
+		return "outer IPv6 header (6in6, source, flow label, length)";
+	memcpy(&id, in->dst + 12, 4);
+	*be = lb_be32_to_cpu(id) - 1;
+	if (*be >= n_services * n_backends || *be / n_backends != (uint32_t)(flow % n_services))
+		return "inner destination is not a backend of the flow's service";
+	bench_addr6(host, BENCH_NET6_HOST, (*be & 0xffff) + 1);
+	if (memcmp(o->dst, host, 16) != 0)
+		return "outer destination is not the backend's host";
+	if (in->hop_limit != 63 || memcmp(in->src, fl->src, 16) != 0)
+		return "inner IPv6 header (hop limit or source)";
+	if (tcp->dport != lb_cpu_to_be16(BENCH_BE_PORT) || tcp->sport != fl->sport ||
+		lb_ipv6_l4_csum(in->src, in->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp)) != 0)
+		return "inner TCP header (port or checksum)";
+	return NULL;
+}
+
 int
-bench_ftable(struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uint32_t maglev_size)
+bench_ftable(struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uint32_t maglev_size,
+	bool v6)
 {
 	uint32_t i, j;
 
@@ -77,10 +166,13 @@ bench_ftable(struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uin
 		struct lb_service_cfg *s = &ft->services[i];
 		s->id = i;
 
-		lb_addr_v4(&s->vip, lb_cpu_to_be32(BENCH_VIP_BASE + i));
+		if (v6)
+			bench_addr6(s->vip.a8, BENCH_NET6_VIP, i + 1);
+		else
+			lb_addr_v4(&s->vip, lb_cpu_to_be32(BENCH_VIP_BASE + i));
 		s->port = BENCH_SVC_PORT;
 		s->proto = LB_IPPROTO_TCP;
-		s->af = LB_AF_INET;
+		s->af = v6 ? LB_AF_INET6 : LB_AF_INET;
 		s->backends = calloc(n_backends, sizeof(*s->backends));
 		ft->n_services++;
 		if (s->backends == NULL) {
@@ -92,8 +184,15 @@ bench_ftable(struct lb_ftable *ft, uint32_t n_services, uint32_t n_backends, uin
 			struct lb_backend_cfg *b = &s->backends[j];
 			uint32_t id = i * n_backends + j;
 
-			lb_addr_v4(&b->dip, lb_cpu_to_be32(BENCH_DIP_BASE + id + 1));
-			lb_addr_v4(&b->host, lb_cpu_to_be32(BENCH_HOST_BASE + (id & 0xffff) + 1));
+			if (v6) {
+				bench_addr6(b->dip.a8, BENCH_NET6_DIP, id + 1);
+				bench_addr6(b->host.a8, BENCH_NET6_HOST, (id & 0xffff) + 1);
+				b->host6 = 1;
+			} else {
+				lb_addr_v4(&b->dip, lb_cpu_to_be32(BENCH_DIP_BASE + id + 1));
+				lb_addr_v4(&b->host,
+					lb_cpu_to_be32(BENCH_HOST_BASE + (id & 0xffff) + 1));
+			}
 			b->port = BENCH_BE_PORT;
 			b->weight = 1;
 			b->id = id;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb_addr.h"
 #include "lb_config.h"
 #include "lb_err.h"
 #include "lb_hdr.h"
@@ -162,32 +163,43 @@ lb_cfg_get_string(const config_setting_t *group, const char *name, bool required
 }
 
 int
-lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, lb_be32_t *out,
-	struct lb_cfg_err *err)
+lb_cfg_get_addr(const config_setting_t *group, const char *name, bool required, unsigned allow,
+	struct lb_addr *out, uint8_t *af, struct lb_cfg_err *err)
 {
 	const char *s = NULL;
-	struct in_addr a;
+	char why[160];
 	int rc;
 
+	memset(out, 0, sizeof(*out));
+	*af = LB_AF_NONE;
 	rc = lb_cfg_get_string(group, name, required, NULL, &s, err);
-	if (rc != 0)
+	if (rc != 0 || s == NULL)
 		return rc;
-	if (s == NULL) {
-		*out = 0;
-		return 0;
-	}
-	if (inet_pton(AF_INET, s, &a) != 1)
-		return lb_cfg_error(
-			err, member(group, name), NULL, "\"%s\" is not an IPv4 address", s);
-	*out = a.s_addr;
+	if (lb_addr_parse(s, allow, out, af, why, sizeof(why)) != 0)
+		return lb_cfg_error(err, member(group, name), NULL, "\"%s\" %s", s, why);
 	return 0;
 }
 
 int
-lb_cfg_get_ipv4_list(const config_setting_t *a, const char *name, int min, int max, lb_be32_t *out,
-	uint16_t *n_out, struct lb_cfg_err *err)
+lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, lb_be32_t *out,
+	struct lb_cfg_err *err)
+{
+	struct lb_addr a;
+	uint8_t af;
+	int rc = lb_cfg_get_addr(group, name, required, LB_ADDR_V4, &a, &af, err);
+
+	*out = a.a32[0];
+	return rc;
+}
+
+int
+lb_cfg_get_addr_list(const config_setting_t *a, const char *name, int min, int max, unsigned allow,
+	struct lb_cfg_addr *out, uint16_t *n_out, struct lb_cfg_err *err)
 {
 	const config_setting_t *m = config_setting_get_member(a, name);
+	const char *fam = (allow & LB_ADDR_ANY) == LB_ADDR_ANY ? "IPv4 or IPv6"
+			  : allow & LB_ADDR_V6		       ? "IPv6"
+							       : "IPv4";
 	int i, n;
 
 	*n_out = 0;
@@ -196,18 +208,21 @@ lb_cfg_get_ipv4_list(const config_setting_t *a, const char *name, int min, int m
 	if (m == NULL)
 		return lb_cfg_error(err, a, name, "missing required field (a list of addresses)");
 	if (!config_setting_is_array(m) && !config_setting_is_list(m))
-		return lb_cfg_error(err, m, NULL, "expected a list of IPv4 addresses");
+		return lb_cfg_error(err, m, NULL, "expected a list of %s addresses", fam);
 	n = config_setting_length(m);
 	if (n < min || n > max)
 		return lb_cfg_error(err, m, NULL, "between %d and %d addresses", min, max);
 	for (i = 0; i < n; i++) {
 		const config_setting_t *e = config_setting_get_elem(m, (unsigned)i);
-		struct in_addr ia;
+		const char *s;
+		char why[160];
 
-		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
-			inet_pton(AF_INET, config_setting_get_string(e), &ia) != 1)
-			return lb_cfg_error(err, e, NULL, "not an IPv4 address");
-		out[(*n_out)++] = ia.s_addr;
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return lb_cfg_error(err, e, NULL, "expected a string (an %s address)", fam);
+		s = config_setting_get_string(e);
+		if (lb_addr_parse(s, allow, &out[*n_out].a, &out[*n_out].af, why, sizeof(why)) != 0)
+			return lb_cfg_error(err, e, NULL, "\"%s\" %s", s, why);
+		(*n_out)++;
 	}
 	return 0;
 }
@@ -267,25 +282,44 @@ lb_cfg_get_eal(
 	return 0;
 }
 
+/*
+ * A backend of svc, whose family (svc->af) its DIP must have: a service is
+ * one family. Its host, the PA of the agent that owns the DIP, may be
+ * either: the mux's outer header follows it.
+ */
 static int
-load_backend(const config_setting_t *s, struct lb_backend_cfg *b, struct lb_cfg_err *err)
+load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct lb_backend_cfg *b,
+	struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"dip", "port", "weight", "host", "state", NULL};
 	static const char *const states[] = {"active", "drain", "maint"};
 	const char *state = NULL;
-	lb_be32_t dip, host;
 	long long port, weight;
+	uint8_t dip_af, host_af;
 	int rc, i;
 
 	if (!config_setting_is_group(s))
 		return lb_cfg_error(
 			err, s, NULL, "a backend is a group { dip = ...; port = ...; }");
 	if ((rc = lb_cfg_check_fields(s, fields, err)) != 0 ||
-		(rc = lb_cfg_get_ipv4(s, "dip", true, &dip, err)) != 0 ||
-		(rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0 ||
+		(rc = lb_cfg_get_addr(s, "dip", true, LB_ADDR_ANY, &b->dip, &dip_af, err)) != 0)
+		return rc;
+	if (dip_af != svc->af) {
+		char v[LB_ADDR_STRLEN];
+
+		return lb_cfg_error(err, member(s, "dip"), NULL,
+			"\"%s\" is an %s address in an %s service (VIP %s): a service is one "
+			"family",
+			config_setting_get_string(member(s, "dip")),
+			dip_af == LB_AF_INET6 ? "IPv6" : "IPv4",
+			svc->af == LB_AF_INET6 ? "IPv6" : "IPv4",
+			lb_addr_ntop(svc->af, &svc->vip, v, sizeof(v)));
+	}
+	if ((rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0 ||
 		(rc = lb_cfg_get_int(
 			 s, "weight", false, 0, LB_MAGLEV_MAX_WEIGHT, 1, &weight, err)) != 0 ||
-		(rc = lb_cfg_get_ipv4(s, "host", true, &host, err)) != 0 ||
+		(rc = lb_cfg_get_addr(s, "host", true, LB_ADDR_ANY, &b->host, &host_af, err)) !=
+			0 ||
 		(rc = lb_cfg_get_string(s, "state", false, "active", &state, err)) != 0)
 		return rc;
 	for (i = 0; i < 3 && strcmp(state, states[i]) != 0; i++)
@@ -294,8 +328,7 @@ load_backend(const config_setting_t *s, struct lb_backend_cfg *b, struct lb_cfg_
 		return lb_cfg_error(err, member(s, "state"), NULL,
 			"\"%s\" is not a state (active, drain or maint)", state);
 	b->state = (uint8_t)i;
-	lb_addr_v4(&b->dip, dip);
-	lb_addr_v4(&b->host, host);
+	b->host6 = host_af == LB_AF_INET6;
 	b->port = (uint16_t)port;
 	b->weight = (uint32_t)weight;
 	return 0;
@@ -380,7 +413,6 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	static const char *const fields[] = {"vip", "protocol", "port", "backends", "limits", NULL};
 	const config_setting_t *list;
 	const char *proto = NULL;
-	lb_be32_t vip;
 	long long port;
 	uint32_t i, j, n;
 	int rc;
@@ -388,7 +420,8 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	if (!config_setting_is_group(s))
 		return lb_cfg_error(err, s, NULL, "a service is a group { vip = ...; ... }");
 	if ((rc = lb_cfg_check_fields(s, fields, err)) != 0 ||
-		(rc = lb_cfg_get_ipv4(s, "vip", true, &vip, err)) != 0 ||
+		(rc = lb_cfg_get_addr(s, "vip", true, LB_ADDR_ANY, &svc->vip, &svc->af, err)) !=
+			0 ||
 		(rc = lb_cfg_get_string(s, "protocol", false, "tcp", &proto, err)) != 0 ||
 		(rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0)
 		return rc;
@@ -399,8 +432,6 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	else
 		return lb_cfg_error(err, member(s, "protocol"), NULL,
 			"\"%s\" is not a protocol (tcp or udp)", proto);
-	lb_addr_v4(&svc->vip, vip);
-	svc->af = LB_AF_INET;
 	svc->port = (uint16_t)port;
 	if (member(s, "limits") != NULL &&
 		(rc = load_limits(member(s, "limits"), svc->proto, &svc->limits, err)) != 0)
@@ -421,7 +452,7 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	for (i = 0; i < n; i++) {
 		const config_setting_t *bs = config_setting_get_elem(list, i);
 
-		rc = load_backend(bs, &svc->backends[i], err);
+		rc = load_backend(bs, svc, &svc->backends[i], err);
 		if (rc != 0)
 			return rc;
 		for (j = 0; j < i; j++)

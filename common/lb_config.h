@@ -17,6 +17,7 @@
 
 #include <libconfig.h>
 
+#include "lb_addr.h"
 #include "lb_ftable.h"
 
 #define LB_CFG_ERR_LEN 512
@@ -47,16 +48,33 @@ int lb_cfg_get_bool(const config_setting_t *group, const char *name, bool def, b
 int lb_cfg_get_string(const config_setting_t *group, const char *name, bool required,
 	const char *def, const char **out, struct lb_cfg_err *err);
 
-/* Dotted-quad IPv4 address member. */
+/*
+ * An address member of a family allow names (LB_ADDR_V4, LB_ADDR_V6,
+ * LB_ADDR_ANY, with LB_ADDR_LINK_LOCAL: lb_addr.h): a unicast address as
+ * text. Refused naming the field, as lb_addr_parse() says why: not an
+ * address, a prefix, a zone index, another family, unspecified,
+ * multicast, link-local. Absent and not required: *af = LB_AF_NONE and out
+ * all zero.
+ */
+int lb_cfg_get_addr(const config_setting_t *group, const char *name, bool required, unsigned allow,
+	struct lb_addr *out, uint8_t *af, struct lb_cfg_err *err);
+
+/* An IPv4 address member (lb_cfg_get_addr() with LB_ADDR_V4); 0 when absent. */
 int lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, lb_be32_t *out,
 	struct lb_cfg_err *err);
 
+/* One address of a list, with its family. */
+struct lb_cfg_addr {
+	struct lb_addr a;
+	uint8_t af; /* LB_AF_INET or LB_AF_INET6 */
+};
+
 /*
- * A list (or array) member of min..max dotted-quad IPv4 addresses into
- * out[0..*n); with min 0 the member may be absent (*n = 0).
+ * A list (or array) member of min..max addresses of the families allow
+ * names into out[0..*n); with min 0 the member may be absent (*n = 0).
  */
-int lb_cfg_get_ipv4_list(const config_setting_t *group, const char *name, int min, int max,
-	lb_be32_t *out, uint16_t *n, struct lb_cfg_err *err);
+int lb_cfg_get_addr_list(const config_setting_t *group, const char *name, int min, int max,
+	unsigned allow, struct lb_cfg_addr *out, uint16_t *n, struct lb_cfg_err *err);
 
 /* "aa:bb:cc:dd:ee:ff" member. */
 int lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, uint8_t out[6],

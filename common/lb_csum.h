@@ -50,6 +50,26 @@ lb_csum_delta32(lb_be32_t old, lb_be32_t new)
 }
 
 /*
+ * What replacing a 16-byte IPv6 address old by new adds: unfolded (eight
+ * words each way; summed with a few more deltas it still folds right).
+ * Either may sit at any alignment, as addresses in a frame do.
+ */
+static inline uint32_t
+lb_csum_delta128(const void *old, const void *new)
+{
+	const uint8_t *o = (const uint8_t *)old, *n = (const uint8_t *)new;
+	uint32_t sum = 0, a, b;
+	int i;
+
+	for (i = 0; i < 16; i += 4) {
+		memcpy(&a, o + i, 4);
+		memcpy(&b, n + i, 4);
+		sum += lb_csum_delta32(a, b);
+	}
+	return sum;
+}
+
+/*
  * The checksum field after the changes summed in delta (a sum of a few
  * lb_csum_delta*(): anything below 2^32 - 2^16 folds correctly).
  */
@@ -111,5 +131,15 @@ lb_be16_t lb_ipv4_l4_csum(
 
 /* Checksum of an ICMP message (no pseudo-header for ICMPv4). */
 lb_be16_t lb_icmp_csum(const void *icmp, size_t len);
+
+/*
+ * Full upper-layer checksum over the IPv6 pseudo-header (RFC 8200 8.1:
+ * source, destination, 32-bit length, next header) and l4_len bytes at l4
+ * (whose checksum field must be zero or is included as given): TCP, UDP
+ * (a computed zero sent as 0xffff: IPv6 UDP has no "no checksum") and
+ * ICMPv6 (RFC 4443 2.3). Addresses are 16 bytes as they lie in the packet.
+ */
+lb_be16_t lb_ipv6_l4_csum(
+	const uint8_t *src, const uint8_t *dst, uint8_t proto, const void *l4, size_t l4_len);
 
 #endif /* LB_CSUM_H */

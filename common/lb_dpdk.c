@@ -11,6 +11,7 @@
 
 #include <rte_dev.h>
 #include <rte_ethdev.h>
+#include <rte_log.h>
 
 #include "lb_dpdk.h"
 #include "lb_types.h"
@@ -94,7 +95,12 @@ lb_port_start(const char *devargs, uint16_t nb_rxq, uint16_t nb_txq, uint16_t nb
 		snprintf(errbuf, len, "\"%s\": %s", devargs, strerror(-rc));
 		return -1;
 	}
+	/* Promiscuous for frames to other MACs; all-multicast too, since some
+	 * NICs filter multicast even when promiscuous, and IPv6 neighbor
+	 * solicitations go to solicited-node groups. Either may be unsupported
+	 * (virtual devices); that is not an error. */
 	rte_eth_promiscuous_enable(id);
+	rte_eth_allmulticast_enable(id);
 	rte_eth_macaddr_get(id, mac);
 	return id;
 }
@@ -189,4 +195,41 @@ lb_devargs_pcaps(const char *devargs, unsigned *files, int *others, uint64_t *pk
 		}
 	}
 	return 0;
+}
+
+/*
+ * rte_log() formats a message into its stream and flushes it: each write
+ * here is one message, or the rest of one. A line that starts gets the
+ * priority of the message being written (RTE_LOG_EMERG is 1, LOG_EMERG 0).
+ */
+static ssize_t
+journal_write(void *cookie, const char *buf, size_t size)
+{
+	static bool at_line_start = true;
+	int prio = (int)rte_log_cur_msg_loglevel() - 1;
+	size_t i, from = 0;
+
+	(void)cookie;
+	if (prio < 0 || prio > 7)
+		prio = 6;
+	for (i = 0; i < size; i++) {
+		if (at_line_start)
+			fprintf(stderr, "<%d>", prio);
+		at_line_start = buf[i] == '\n';
+		if (at_line_start || i + 1 == size) {
+			fwrite(buf + from, 1, i + 1 - from, stderr);
+			from = i + 1;
+		}
+	}
+	return (ssize_t)size;
+}
+
+void
+lb_eal_log_journal(void)
+{
+	static const cookie_io_functions_t io = {.write = journal_write};
+	FILE *f = fopencookie(NULL, "w", io);
+
+	if (f != NULL)
+		rte_openlog_stream(f);
 }

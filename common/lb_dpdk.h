@@ -53,6 +53,14 @@ void lb_signals_install(volatile bool *quit);
 
 bool lb_reload_requested(void);
 
+/*
+ * EAL's log lines (rte_log) as journald wants them, before rte_eal_init():
+ * "<N>" (N = the line's level as a syslog priority) at the start of each,
+ * on stderr only. Without it EAL writes to stdout and to syslog, so under
+ * systemd every line would reach the journal twice.
+ */
+void lb_eal_log_journal(void);
+
 /* Remove the files of a DPDK runtime folder and the folder. */
 void lb_remove_runtime_dir(const char *dir);
 

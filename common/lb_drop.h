@@ -12,16 +12,17 @@
 	X(TRUNCATED, "truncated")		    /* frame ends inside a header */               \
 	X(OVERSIZE, "oversize")			    /* frame spans several mbufs */                \
 	X(VLAN_STACKED, "vlan_stacked")		    /* QinQ or a second tag */                     \
-	X(ETHERTYPE, "ethertype")		    /* neither IPv4 nor ARP */                     \
-	X(IPV6, "ipv6_unsupported")		    /* IPv6 not forwarded yet */                   \
-	X(IP_VERSION, "ip_version")		    /* version nibble is not 4 */                  \
+	X(ETHERTYPE, "ethertype")		    /* neither IPv4, IPv6 nor ARP */               \
+	X(IP_VERSION, "ip_version")		    /* version nibble vs ethertype */              \
 	X(IP_IHL, "ip_ihl")			    /* IHL below 5 or past the end */              \
-	X(IP_LEN, "ip_len")			    /* total length vs frame */                    \
+	X(IP_LEN, "ip_len")			    /* total/payload length vs frame */            \
 	X(IP_CSUM, "ip_csum")			    /* bad IPv4 header checksum */                 \
 	X(FRAGMENT, "fragment")			    /* no L4 header to hash on */                  \
-	X(TTL, "ttl_expired")			    /* TTL 0 or 1 on arrival */                    \
-	X(PROTO, "proto")			    /* not TCP, UDP or ICMP */                     \
-	X(TUNNEL, "tunnel_inbound")		    /* IP-in-IP sent to a mux */                   \
+	X(IPV6_FRAGMENT, "ipv6_fragment")	    /* IPv6 fragment header */                     \
+	X(IPV6_EXT, "ipv6_ext")			    /* bad, routed or long ext chain */            \
+	X(TTL, "ttl_expired")			    /* TTL or hop limit 0 or 1 */                  \
+	X(PROTO, "proto")			    /* not TCP, UDP, ICMP or ICMPv6 */             \
+	X(TUNNEL, "tunnel_inbound")		    /* a tunnel sent to a mux */                   \
 	X(L4_TRUNCATED, "l4_truncated")		    /* L4 header past IP end */                    \
 	X(L4_LEN, "l4_len")			    /* UDP length or TCP offset */                 \
 	X(ICMP_TYPE, "icmp_type")		    /* ICMP type not handled */                    \
@@ -29,10 +30,11 @@
 	X(NO_SERVICE, "no_service")		    /* no VIP:port for the flow */                 \
 	X(NO_BACKEND, "no_backend")		    /* pool has no usable backend */               \
 	X(TOO_BIG, "too_big")			    /* DF and no room after encap */               \
-	X(TOO_BIG_NO_DF, "too_big_no_df")	    /* no room, fragmenting off */                 \
 	X(ARP_IGNORED, "arp_ignored")		    /* ARP not for an owned IP */                  \
 	X(ARP_MALFORMED, "arp_malformed")	    /* not Ethernet/IPv4 ARP */                    \
-	X(NO_MBUF, "no_mbuf")			    /* pool empty for a reply */                   \
+	X(ND_IGNORED, "nd_ignored")		    /* ND not for an owned IP */                   \
+	X(ND_MALFORMED, "nd_malformed")		    /* ND failing RFC 4861 7.1 */                  \
+	X(NO_MBUF, "no_mbuf")			    /* pool empty: reply, fragment */              \
 	X(NO_HEADROOM, "no_headroom")		    /* cannot prepend outer hdr */                 \
 	X(TX_FULL, "tx_full")			    /* port refused the burst */                   \
 	X(NOT_OUR_PA, "not_our_pa")		    /* agent: tunnel to another PA */              \
@@ -41,6 +43,7 @@
 	X(NO_LOCAL_DIP, "no_local_dip")		    /* agent: DIP not on this host */              \
 	X(NOT_TUNNEL, "not_tunnel")		    /* agent: uplink IPv4 not IP-in-IP */          \
 	X(SPOOFED, "spoofed_src")		    /* agent: VM sent from not its DIP */          \
+	X(VM_LINK_LOCAL, "vm_link_local")	    /* agent: VM's link-scope IPv6 */              \
 	X(REASSEMBLY_FAILED, "reassembly_failed")   /* agent: fragment expired or rejected */      \
 	X(REASSEMBLY_TOO_BIG, "reassembly_too_big") /* agent: whole datagram past one mbuf */      \
 	X(LIMIT, "limit_refused")		    /* mux: an admission rule refused it */

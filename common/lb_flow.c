@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <arpa/inet.h>
 #include <ctype.h>
 
 #include "lb_err.h"
@@ -125,11 +124,4 @@ lb_hash_seed_parse(struct lb_hash_seed *seed, const char *hex)
 	seed->k0 = w[0];
 	seed->k1 = w[1];
 	return 0;
-}
-
-const char *
-lb_addr_str(const struct lb_addr *a, char *buf, size_t len)
-{
-	inet_ntop(AF_INET, &a->a32[0], buf, (socklen_t)len);
-	return buf;
 }

@@ -111,7 +111,49 @@ lb_svc_key_v4(struct lb_svc_key *k, lb_be32_t vip, lb_be16_t port, uint8_t proto
 	k->af = LB_AF_INET;
 }
 
-/* Format an IPv4 lb_addr into buf (at least 16 bytes). */
+/*
+ * Canonical IPv6 flow key: the same order as lb_flow_key_v4(), (address,
+ * port) compared as the big-endian numbers they are, lower endpoint first.
+ * Addresses are 16 bytes as they lie in the packet.
+ */
+static inline void
+lb_flow_key_v6(struct lb_flow_key *k, const uint8_t *src, lb_be16_t sport, const uint8_t *dst,
+	lb_be16_t dport, uint8_t proto)
+{
+	int c = memcmp(src, dst, 16);
+
+	memset(k, 0, sizeof(*k));
+	if (c < 0 || (c == 0 && lb_be16_to_cpu(sport) <= lb_be16_to_cpu(dport))) {
+		memcpy(k->lo_addr.a8, src, 16);
+		k->lo_port = sport;
+		memcpy(k->hi_addr.a8, dst, 16);
+		k->hi_port = dport;
+	} else {
+		memcpy(k->lo_addr.a8, dst, 16);
+		k->lo_port = dport;
+		memcpy(k->hi_addr.a8, src, 16);
+		k->hi_port = sport;
+	}
+	k->proto = proto;
+	k->af = LB_AF_INET6;
+}
+
+/* Service key of either family (vip in lb_addr form, af LB_AF_INET or LB_AF_INET6). */
+static inline void
+lb_svc_key_make(
+	struct lb_svc_key *k, uint8_t af, const struct lb_addr *vip, lb_be16_t port, uint8_t proto)
+{
+	memset(k, 0, sizeof(*k));
+	k->vip = *vip;
+	k->port = port;
+	k->proto = proto;
+	k->af = af;
+}
+
+/*
+ * Format an IPv4 lb_addr into buf (at least 16 bytes). lb_addr_ntop()
+ * (lb_addr.h) formats either family.
+ */
 const char *lb_addr_str(const struct lb_addr *a, char *buf, size_t len);
 
 /* SipHash-1-3 of an arbitrary buffer (used for keys, seeds and tests). */
@@ -119,7 +161,9 @@ uint64_t lb_siphash13(const struct lb_hash_seed *seed, const void *data, size_t 
 
 /*
  * The flow hash of a canonical key. IPv4 keys hash only their 13 meaningful
- * bytes, so the common case costs two SipHash compressions.
+ * bytes, so the common case costs two SipHash compressions; IPv6 keys hash
+ * their 38 bytes up to the padding (addresses, ports, protocol, family):
+ * five.
  */
 uint64_t lb_flow_hash(const struct lb_hash_seed *seed, const struct lb_flow_key *k);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb_addr.h"
 #include "lb_err.h"
 #include "lb_ftable.h"
 #include "lb_hdr.h"
@@ -110,8 +111,11 @@ int
 lb_service_cmp(const void *a, const void *b)
 {
 	const struct lb_service_cfg *x = a, *y = b;
-	int c = memcmp(&x->vip, &y->vip, sizeof(x->vip));
+	int c;
 
+	if (x->af != y->af)
+		return (int)x->af - (int)y->af;
+	c = memcmp(&x->vip, &y->vip, sizeof(x->vip));
 	if (c != 0)
 		return c;
 	if (x->proto != y->proto)
@@ -194,7 +198,8 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 				uint8_t pad;
 				uint32_t n;
 				uint64_t prev;
-			} sh = {s->vip, s->port, s->proto, 0, s->n_backends, 0};
+			} sh = {s->vip, s->port, s->proto, s->af == LB_AF_INET6 ? 6 : 0,
+				s->n_backends, 0};
 
 			for (r = 0; r < 2; r++) {
 				sh.prev = h[r];
@@ -217,8 +222,8 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 					uint32_t id;
 					uint32_t pad2;
 					uint64_t prev;
-				} bh = {b[j].dip, b[j].host, b[j].port, b[j].state, 0, b[j].weight,
-					b[j].id, 0, 0};
+				} bh = {b[j].dip, b[j].host, b[j].port, b[j].state,
+					b[j].host6 ? 6 : 0, b[j].weight, b[j].id, 0, 0};
 
 				for (r = 0; r < 2; r++) {
 					bh.prev = h[r];
@@ -236,7 +241,7 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 void
 lb_ftable_key(const struct lb_service_cfg *sc, struct lb_svc_key *k)
 {
-	lb_svc_key_v4(k, sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto);
+	lb_svc_key_make(k, sc->af, &sc->vip, lb_cpu_to_be16(sc->port), sc->proto);
 }
 
 int
@@ -247,21 +252,42 @@ lb_ftable_find(const struct lb_ftable *ft, const struct lb_svc_key *k)
 	for (i = 0; i < ft->n_services; i++) {
 		const struct lb_service_cfg *s = &ft->services[i];
 
-		if (s->vip.a32[0] == k->vip.a32[0] && s->proto == k->proto &&
+		if (s->af == k->af && lb_addr_eq(&s->vip, &k->vip) && s->proto == k->proto &&
 			lb_cpu_to_be16(s->port) == k->port)
 			return (int)i;
 	}
 	return -1;
 }
 
+/* "tcp 192.0.2.10:80", "udp [2001:db8::10]:53" */
 static const char *
 svc_name(const struct lb_service_cfg *s, char *buf, size_t len)
 {
-	char a[16];
+	char a[LB_ADDR_STRLEN];
+	bool v6 = s->af == LB_AF_INET6;
 
-	snprintf(buf, len, "%s %s:%u", s->proto == LB_IPPROTO_UDP ? "udp" : "tcp",
-		lb_addr_str(&s->vip, a, sizeof(a)), s->port);
+	snprintf(buf, len, "%s %s%s%s:%u", s->proto == LB_IPPROTO_UDP ? "udp" : "tcp",
+		v6 ? "[" : "", lb_addr_ntop(s->af, &s->vip, a, sizeof(a)), v6 ? "]" : "", s->port);
 	return buf;
+}
+
+/*
+ * What is wrong with address a of family af as a VIP, DIP or PA, or NULL:
+ * an IPv4 address with bytes past its four, the unspecified address (but
+ * for a host, whose absence is the manager's to refuse), a multicast one.
+ */
+static const char *
+addr_problem(uint8_t af, const struct lb_addr *a, bool host)
+{
+	static const struct lb_addr zero;
+
+	if (!host && lb_addr_eq(a, &zero))
+		return "the unspecified address";
+	if (af == LB_AF_INET6)
+		return lb_addr6_is_multicast(a->a8) ? "a multicast address" : NULL;
+	if (a->a32[1] != 0 || a->a64[1] != 0)
+		return "an IPv4 address with bytes past its four";
+	return a->a8[0] >= 224 ? "a multicast address" : NULL;
 }
 
 static int
@@ -278,7 +304,8 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 	uint32_t i, j, n = 0, total = lb_ftable_backend_count(ft);
 	const struct lb_service_cfg **order;
 	uint32_t *ids;
-	char s[48], d[16], lim[160];
+	char s[80], d[LB_ADDR_STRLEN], lim[160];
+	const char *why;
 	int rc = 0;
 
 	if (lb_limit_rule_check(&ft->mux_rate, "mux_new_per_second", lim, sizeof(lim)) != 0)
@@ -300,8 +327,12 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 
 		svc_name(sc, s, sizeof(s));
 		if (sc->port == 0 || (sc->proto != LB_IPPROTO_TCP && sc->proto != LB_IPPROTO_UDP) ||
-			sc->af != LB_AF_INET) {
+			(sc->af != LB_AF_INET && sc->af != LB_AF_INET6)) {
 			rc = fail(err, len, "service %s: bad port, protocol or family", s);
+			break;
+		}
+		if ((why = addr_problem(sc->af, &sc->vip, false)) != NULL) {
+			rc = fail(err, len, "service %s: the VIP is %s", s, why);
 			break;
 		}
 		if (lb_limits_check(&sc->limits, sc->proto, lim, sizeof(lim)) != 0) {
@@ -321,9 +352,21 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 		copy_n(b, sc->backends, sc->n_backends, sizeof(*b));
 		sort_n(b, sc->n_backends, sizeof(*b), lb_backend_cmp);
 		for (j = 0; rc == 0 && j < sc->n_backends; j++) {
-			lb_addr_str(&b[j].dip, d, sizeof(d));
-			if (b[j].port == 0 || b[j].weight > LB_MAGLEV_MAX_WEIGHT ||
-				b[j].state > LB_BACKEND_MAINT)
+			lb_addr_ntop(sc->af, &b[j].dip, d, sizeof(d));
+			/* A service is one family: its DIPs are the VIP's. */
+			if ((why = addr_problem(sc->af, &b[j].dip, false)) != NULL)
+				rc = fail(err, len,
+					"service %s: backend %s:%u: the DIP is %s (a service is "
+					"one family: its DIPs are %s)",
+					s, d, b[j].port, why,
+					sc->af == LB_AF_INET6 ? "IPv6" : "IPv4");
+			else if (b[j].host6 > 1 ||
+				 (why = addr_problem(b[j].host6 ? LB_AF_INET6 : LB_AF_INET,
+					  &b[j].host, true)) != NULL)
+				rc = fail(err, len, "service %s: backend %s:%u: the host is %s", s,
+					d, b[j].port, why ? why : "of no family");
+			else if (b[j].port == 0 || b[j].weight > LB_MAGLEV_MAX_WEIGHT ||
+				 b[j].state > LB_BACKEND_MAINT)
 				rc = fail(err, len,
 					"service %s: backend %s:%u: bad port, weight or state", s,
 					d, b[j].port);
@@ -367,7 +410,7 @@ lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
 {
 	uint32_t i, n = base->n_services, cap = base->n_services + d->n_upsert;
 	struct lb_service_cfg *svcs;
-	char s[48];
+	char s[80];
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -390,7 +433,8 @@ lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
 
 		if (k < 0) {
 			struct lb_service_cfg tmp = {.port = lb_be16_to_cpu(d->remove[i].port),
-				.proto = d->remove[i].proto};
+				.proto = d->remove[i].proto,
+				.af = d->remove[i].af};
 
 			tmp.vip = d->remove[i].vip;
 			rc = fail(err, len, "removes service %s, which the base lacks",
@@ -437,7 +481,8 @@ service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
 		const struct lb_backend_cfg *x = &a->backends[i], *y = &b->backends[i];
 
 		if (lb_backend_cmp(x, y) != 0 || memcmp(&x->host, &y->host, sizeof(x->host)) != 0 ||
-			x->weight != y->weight || x->state != y->state || x->id != y->id)
+			x->host6 != y->host6 || x->weight != y->weight || x->state != y->state ||
+			x->id != y->id)
 			return false;
 	}
 	return true;
@@ -511,7 +556,7 @@ int
 lb_ftable_write(const struct lb_ftable *ft, FILE *f)
 {
 	uint32_t i, j;
-	char a[16], h[16];
+	char a[LB_ADDR_STRLEN], h[LB_ADDR_STRLEN];
 
 	fprintf(f, "flow_table = {\n\thash_seed = \"%016llx%016llx\";\n",
 		(unsigned long long)ft->seed.k0, (unsigned long long)ft->seed.k1);
@@ -522,7 +567,7 @@ lb_ftable_write(const struct lb_ftable *ft, FILE *f)
 		const struct lb_service_cfg *s = &ft->services[i];
 
 		fprintf(f, "%s\n\t\t{\n\t\t\tvip = \"%s\";\n\t\t\tprotocol = \"%s\";\n",
-			i ? "," : "", lb_addr_str(&s->vip, a, sizeof(a)),
+			i ? "," : "", lb_addr_ntop(s->af, &s->vip, a, sizeof(a)),
 			s->proto == LB_IPPROTO_UDP ? "udp" : "tcp");
 		fprintf(f, "\t\t\tport = %u;\n", s->port);
 		lb_limits_write(&s->limits, f, 3);
@@ -534,8 +579,10 @@ lb_ftable_write(const struct lb_ftable *ft, FILE *f)
 				"%s\n\t\t\t\t{ dip = \"%s\"; port = %u; weight = %u; host = "
 				"\"%s\"; "
 				"state = \"%s\"; }",
-				j ? "," : "", lb_addr_str(&b->dip, a, sizeof(a)), b->port,
-				b->weight, lb_addr_str(&b->host, h, sizeof(h)),
+				j ? "," : "", lb_addr_ntop(s->af, &b->dip, a, sizeof(a)), b->port,
+				b->weight,
+				lb_addr_ntop(b->host6 ? LB_AF_INET6 : LB_AF_INET, &b->host, h,
+					sizeof(h)),
 				state_names[b->state <= LB_BACKEND_MAINT ? b->state : 0]);
 		}
 		fprintf(f, "%s);\n\t\t}", s->n_backends ? "\n\t\t\t" : "");

@@ -36,11 +36,19 @@
 
 enum lb_backend_state { LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_MAINT };
 
+/*
+ * A service is one family (af): its VIP and every backend's DIP are IPv4, or
+ * all IPv6. A backend's host (the PA the mux tunnels to) may be either: the
+ * outer header follows it (4in4, 4in6, 6in4, 6in6). host6 says which, since
+ * 16 bytes alone do not (lb_addr.h); zero, as in every table written before
+ * IPv6, is an IPv4 PA.
+ */
 struct lb_backend_cfg {
-	struct lb_addr dip;
+	struct lb_addr dip;  /* the service's family */
 	struct lb_addr host; /* PA of the server whose agent owns the DIP */
 	uint16_t port;	     /* host order */
 	uint8_t state;	     /* enum lb_backend_state */
+	uint8_t host6;	     /* 1: host is an IPv6 PA; 0: IPv4 (in a32[0]) */
 	uint32_t weight;
 	uint32_t id; /* stable across versions; a static file numbers them in order */
 };
@@ -49,8 +57,8 @@ struct lb_service_cfg {
 	struct lb_addr vip;
 	uint16_t port; /* host order */
 	uint8_t proto; /* LB_IPPROTO_TCP or LB_IPPROTO_UDP */
-	uint8_t af;
-	uint32_t id; /* stable across versions; a static file numbers them in order */
+	uint8_t af;    /* LB_AF_INET or LB_AF_INET6: the VIP's and every DIP's */
+	uint32_t id;   /* stable across versions; a static file numbers them in order */
 	uint32_t n_backends;
 	struct lb_backend_cfg *backends;
 	struct lb_svc_limits limits; /* admission rules (lb_limits.h); zero: none */
@@ -97,8 +105,10 @@ uint32_t lb_ftable_backend_count(const struct lb_ftable *ft);
 int lb_backend_cmp(const void *a, const void *b);
 
 /*
- * Services by (vip, proto, port): a and b point at struct lb_service_cfg.
- * 0 means the same service (a table lists each once).
+ * Services by (af, vip, proto, port): a and b point at struct
+ * lb_service_cfg. 0 means the same service (a table lists each once).
+ * IPv4 services come first; among them the order is what it was before
+ * IPv6.
  */
 int lb_service_cmp(const void *a, const void *b);
 
@@ -117,8 +127,10 @@ void lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN]);
 
 /*
  * Check what a table received from elsewhere must satisfy: ports, protocols,
- * weights, states, no duplicate service or backend, Maglev size prime,
- * backend ids unique. Returns 0, or -LB_EINVAL with the reason in err.
+ * weights, states, families (a service is one family; an IPv4 address has
+ * its padding zero; no unspecified or multicast address), no duplicate
+ * service or backend, Maglev size prime, backend ids unique. Returns 0, or
+ * -LB_EINVAL with the reason in err.
  */
 int lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len);
 

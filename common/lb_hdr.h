@@ -24,12 +24,16 @@
 #define LB_ETHERTYPE_QINQ 0x88a8
 #define LB_ETHERTYPE_IPV6 0x86dd
 
+#define LB_IPPROTO_HOPOPTS 0 /* IPv6 extension headers (RFC 8200 4) */
 #define LB_IPPROTO_ICMP 1
 #define LB_IPPROTO_IPIP 4
 #define LB_IPPROTO_TCP 6
 #define LB_IPPROTO_UDP 17
 #define LB_IPPROTO_IPV6 41
+#define LB_IPPROTO_ROUTING 43
+#define LB_IPPROTO_FRAGMENT 44
 #define LB_IPPROTO_ICMPV6 58
+#define LB_IPPROTO_DSTOPTS 60
 
 struct lb_eth_hdr {
 	uint8_t dst[LB_ETH_ALEN];
@@ -92,6 +96,43 @@ struct lb_ipv6_hdr {
 } __attribute__((packed));
 static_assert(sizeof(struct lb_ipv6_hdr) == 40, "IPv6 fixed header is 40 bytes");
 
+#define LB_IPV6_MIN_MTU 1280 /* RFC 8200 5: every link carries this much */
+
+/* The first two bytes of every extension header but the fragment header. */
+struct lb_ipv6_ext {
+	uint8_t next_hdr;
+	uint8_t len; /* in 8-byte units, not counting the first 8 */
+	uint8_t data[6];
+} __attribute__((packed));
+static_assert(sizeof(struct lb_ipv6_ext) == 8, "an extension header is 8 bytes at least");
+
+/* The routing header's fixed part (RFC 8200 4.4). */
+struct lb_ipv6_rthdr {
+	uint8_t next_hdr;
+	uint8_t len;
+	uint8_t type;
+	uint8_t segments_left;
+	uint8_t data[4];
+} __attribute__((packed));
+static_assert(sizeof(struct lb_ipv6_rthdr) == 8, "routing header is 8 bytes at least");
+
+#define LB_IPV6_FRAG_OFFMASK 0xfff8 /* of frag_data, host order; offset in 8-byte units */
+#define LB_IPV6_FRAG_MF 0x0001
+
+struct lb_ipv6_frag_hdr {
+	uint8_t next_hdr;
+	uint8_t reserved;
+	lb_be16_t frag_data; /* offset (13 bits), 2 reserved, M */
+	lb_be32_t id;
+} __attribute__((packed));
+static_assert(sizeof(struct lb_ipv6_frag_hdr) == 8, "fragment header is 8 bytes");
+
+static inline uint32_t
+lb_ipv6_vtc(uint8_t tclass, uint32_t flow)
+{
+	return 6u << 28 | (uint32_t)tclass << 20 | (flow & 0xfffff);
+}
+
 #define LB_TCP_FIN 0x01
 #define LB_TCP_SYN 0x02
 #define LB_TCP_RST 0x04
@@ -126,6 +167,7 @@ static_assert(sizeof(struct lb_udp_hdr) == 8, "UDP header is 8 bytes");
 #define LB_ICMP_TIME_EXCEEDED 11
 #define LB_ICMP_PARAM_PROBLEM 12
 
+/* ICMP and ICMPv6 share this header (RFC 4443 2.1; the same 8 bytes). */
 struct lb_icmp_hdr {
 	uint8_t type;
 	uint8_t code;
@@ -139,10 +181,47 @@ struct lb_icmp_hdr {
 			lb_be16_t unused;
 			lb_be16_t mtu; /* next-hop MTU, RFC 1191 */
 		} frag;
+		lb_be32_t mtu6; /* ICMPv6 packet too big: the MTU, 32 bits (RFC 4443 3.2) */
 		lb_be32_t rest;
 	};
 } __attribute__((packed));
 static_assert(sizeof(struct lb_icmp_hdr) == 8, "ICMP header is 8 bytes");
+
+#define LB_ICMP6_UNREACH 1
+#define LB_ICMP6_TOO_BIG 2
+#define LB_ICMP6_TIME_EXCEEDED 3
+#define LB_ICMP6_PARAM_PROBLEM 4
+#define LB_ICMP6_ECHO 128
+#define LB_ICMP6_ECHO_REPLY 129
+#define LB_ICMP6_ND_NS 135
+#define LB_ICMP6_ND_NA 136
+
+/* RFC 4443 2.4(c): an ICMPv6 error stays within the minimum MTU. */
+#define LB_ICMP6_ERR_MAX LB_IPV6_MIN_MTU
+
+/* Neighbor solicitation and advertisement (RFC 4861 4.3, 4.4), options follow. */
+#define LB_ND_NA_ROUTER 0x80000000u
+#define LB_ND_NA_SOLICITED 0x40000000u
+#define LB_ND_NA_OVERRIDE 0x20000000u
+
+struct lb_nd_msg {
+	uint8_t type;
+	uint8_t code;
+	lb_be16_t csum;
+	lb_be32_t flags; /* NA: R, S, O; NS: reserved */
+	uint8_t target[16];
+} __attribute__((packed));
+static_assert(sizeof(struct lb_nd_msg) == 24, "NS/NA are 24 bytes before options");
+
+#define LB_ND_OPT_SLLA 1 /* source link-layer address */
+#define LB_ND_OPT_TLLA 2 /* target link-layer address */
+
+struct lb_nd_opt_lla {
+	uint8_t type;
+	uint8_t len; /* in 8-byte units */
+	uint8_t mac[LB_ETH_ALEN];
+} __attribute__((packed));
+static_assert(sizeof(struct lb_nd_opt_lla) == 8, "a link-layer address option is 8 bytes");
 
 /*
  * A VIP probe: the manager sends an ICMP echo request to a VIP, wrapped in
@@ -161,8 +240,12 @@ struct lb_vprobe {
 static_assert(sizeof(struct lb_vprobe) == 32, "VIP probe payload is 32 bytes");
 static_assert(sizeof(LB_VPROBE_MAGIC) == 16, "VIP probe magic is 16 bytes");
 
-/* Outer header Sluice prepends between Ethernet and the client's packet. */
+/*
+ * Outer header Sluice prepends between Ethernet and the client's packet:
+ * IPv4 towards an IPv4 PA, IPv6 (no extension headers) towards an IPv6 one.
+ */
 #define LB_ENCAP_LEN sizeof(struct lb_ipv4_hdr)
+#define LB_ENCAP6_LEN sizeof(struct lb_ipv6_hdr)
 
 static inline uint8_t
 lb_ipv4_ihl(const struct lb_ipv4_hdr *ip)

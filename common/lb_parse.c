@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "lb_csum.h"
@@ -70,6 +72,7 @@ parse_quote(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 		return LB_DROP_ICMP_QUOTE;
 	memcpy(ports, p + off + qhl, 4);
 	pkt->quote_off = (uint16_t)off;
+	pkt->quote_l4_off = (uint16_t)(off + qhl);
 	pkt->proto = q->proto;
 	/* The quote travelled VIP -> client: turn it around. */
 	memcpy(&pkt->src, &q->dst, 4);
@@ -167,10 +170,6 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	if (lb_ipv4_hdr_csum(ip, ihl) != ip->csum)
 		return LB_DROP_IP_CSUM;
 	frag = lb_be16_to_cpu(ip->frag_off);
-	/* Fragments: later ones have no ports, first ones are incomplete. */
-	if (frag & (LB_IPV4_MF | LB_IPV4_OFFMASK))
-		return LB_DROP_FRAGMENT;
-
 	pkt->l3_len = (uint16_t)tot;
 	pkt->l4_off = (uint16_t)(off + ihl);
 	pkt->ttl = ip->ttl;
@@ -179,6 +178,9 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	memcpy(&pkt->src, &ip->src, 4);
 	memcpy(&pkt->dst, &ip->dst, 4);
 	pkt->ip_dst = pkt->dst;
+	/* Fragments: later ones have no ports, first ones are incomplete. */
+	if (frag & (LB_IPV4_MF | LB_IPV4_OFFMASK))
+		return LB_DROP_FRAGMENT;
 
 	switch (ip->proto) {
 	case LB_IPPROTO_TCP:
@@ -186,6 +188,227 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 		return parse_l4(p, off + tot, pkt);
 	case LB_IPPROTO_ICMP:
 		return parse_icmp(p, off + tot, pkt);
+	case LB_IPPROTO_IPIP:
+	case LB_IPPROTO_IPV6:
+		return LB_DROP_TUNNEL;
+	default:
+		return LB_DROP_PROTO;
+	}
+}
+
+/* ---- IPv6 ---- */
+
+/*
+ * Walk the extension headers from *nh at *off, inside the datagram ending
+ * at end: skip hop-by-hop options (first only), destination options and
+ * routing headers with no segments left, LB_PARSE_MAX_EXT at most; with
+ * first_frag, also the fragment header of a first fragment (an ICMPv6
+ * quote: its ports are there). Returns 0 with *nh the upper layer at *off,
+ * LB_DROP_IPV6_FRAGMENT with *off at a fragment header, or
+ * LB_DROP_IPV6_EXT.
+ */
+static int
+skip_ext(const uint8_t *p, uint32_t end, uint8_t *nh, uint32_t *off, bool first_frag)
+{
+	uint32_t n, hl;
+
+	for (n = 0;; n++) {
+		const struct lb_ipv6_ext *e = (const struct lb_ipv6_ext *)(p + *off);
+
+		switch (*nh) {
+		case LB_IPPROTO_HOPOPTS:
+			/* Hop-by-hop options come first or not at all (RFC 8200 4.3). */
+			if (n != 0)
+				return LB_DROP_IPV6_EXT;
+			break;
+		case LB_IPPROTO_DSTOPTS:
+		case LB_IPPROTO_ROUTING:
+			break;
+		case LB_IPPROTO_FRAGMENT:
+			if (first_frag)
+				break;
+			return LB_DROP_IPV6_FRAGMENT;
+		default:
+			return 0;
+		}
+		/* More headers than RFC 8200's order allows without fragments or IPsec. */
+		if (n == LB_PARSE_MAX_EXT)
+			return LB_DROP_IPV6_EXT;
+		/* Not even the 8 bytes every extension header has. */
+		if (end < *off + sizeof(*e))
+			return LB_DROP_IPV6_EXT;
+		if (*nh == LB_IPPROTO_FRAGMENT) {
+			const struct lb_ipv6_frag_hdr *f = (const struct lb_ipv6_frag_hdr *)e;
+
+			/* A later fragment carries no ports. */
+			if (lb_be16_to_cpu(f->frag_data) & LB_IPV6_FRAG_OFFMASK)
+				return LB_DROP_IPV6_FRAGMENT;
+			hl = sizeof(*f);
+		} else {
+			hl = ((uint32_t)e->len + 1) * 8;
+		}
+		/* The header runs past the payload. */
+		if (end < *off + hl)
+			return LB_DROP_IPV6_EXT;
+		/* Segments left: on its way elsewhere, the VIP is no final destination (RFC
+		 * 8200 4.4). */
+		if (*nh == LB_IPPROTO_ROUTING &&
+			((const struct lb_ipv6_rthdr *)e)->segments_left != 0)
+			return LB_DROP_IPV6_EXT;
+		*nh = e->next_hdr;
+		*off += hl;
+	}
+}
+
+/*
+ * The quote of an ICMPv6 error: the invoking packet's IPv6 header, its
+ * extension headers by the rules above, and the four bytes of ports of a
+ * TCP or UDP first fragment. Turned around as the IPv4 quote is.
+ */
+static int
+parse_quote6(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
+{
+	uint32_t off = pkt->l4_off + sizeof(struct lb_icmp_hdr),
+		 l4 = off + sizeof(struct lb_ipv6_hdr);
+	lb_be16_t ports[2];
+	uint8_t nh;
+
+	/* Quote shorter than an IPv6 header, or not IPv6. */
+	if (end < l4 || (p[off] >> 4) != 6)
+		return LB_DROP_ICMP_QUOTE;
+	nh = ((const struct lb_ipv6_hdr *)(p + off))->next_hdr;
+	/* Extension headers cut short or malformed, or a later fragment. */
+	if (skip_ext(p, end, &nh, &l4, true) != 0)
+		return LB_DROP_ICMP_QUOTE;
+	/* Quote ends before the ports; only TCP and UDP are balanced. */
+	if (end < l4 + 4 || (nh != LB_IPPROTO_TCP && nh != LB_IPPROTO_UDP))
+		return LB_DROP_ICMP_QUOTE;
+	memcpy(ports, p + l4, 4);
+	pkt->quote_off = (uint16_t)off;
+	pkt->quote_l4_off = (uint16_t)l4;
+	pkt->proto = nh;
+	/* The quote travelled VIP -> client: its destination is our source. */
+	pkt->src6_off = (uint16_t)(off + offsetof(struct lb_ipv6_hdr, dst));
+	pkt->dst6_off = (uint16_t)(off + offsetof(struct lb_ipv6_hdr, src));
+	pkt->sport = ports[1];
+	pkt->dport = ports[0];
+	pkt->kind = LB_PKT_ICMP_ERR;
+	return 0;
+}
+
+/* ff02::1:ffXX:XXXX, the solicited-node group of an address (RFC 4291 2.7.1). */
+static bool
+solicited_node(const uint8_t *a)
+{
+	static const uint8_t prefix[13] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff};
+
+	return memcmp(a, prefix, sizeof(prefix)) == 0;
+}
+
+/*
+ * Neighbor solicitation or advertisement, checked as RFC 4861 7.1.1 and
+ * 7.1.2 ask of a receiver. The checksum is the replier's to verify.
+ */
+static int
+parse_nd(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
+{
+	static const uint8_t unspecified[16];
+	const struct lb_nd_msg *nd = (const struct lb_nd_msg *)(p + pkt->l4_off);
+	uint32_t o = pkt->l4_off + sizeof(*nd);
+	bool slla = false;
+
+	/* Hop limit below 255: a router forwarded it, so it is not from this link. */
+	if (pkt->ttl != 255)
+		return LB_DROP_ND_MALFORMED;
+	/* Shorter than the message, another code, or a multicast target. */
+	if (end < o || nd->code != 0 || nd->target[0] == 0xff)
+		return LB_DROP_ND_MALFORMED;
+	while (o < end) {
+		/* An option cut short, of length 0 (a loop), or past the message. */
+		if (end < o + 2 || p[o + 1] == 0 || end < o + p[o + 1] * 8u)
+			return LB_DROP_ND_MALFORMED;
+		slla |= p[o] == LB_ND_OPT_SLLA;
+		o += p[o + 1] * 8u;
+	}
+	/* Duplicate address detection: to a solicited-node group, no source MAC to learn. */
+	if (nd->type == LB_ICMP6_ND_NS && memcmp(p + pkt->src6_off, unspecified, 16) == 0 &&
+		(slla || !solicited_node(p + pkt->ip_dst6_off)))
+		return LB_DROP_ND_MALFORMED;
+	pkt->kind = LB_PKT_ND;
+	pkt->nd_type = nd->type;
+	pkt->quote_off = (uint16_t)(pkt->l4_off + offsetof(struct lb_nd_msg, target));
+	return 0;
+}
+
+static int
+parse_icmp6(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
+{
+	const struct lb_icmp_hdr *icmp;
+
+	/* Not even the fixed ICMPv6 header. */
+	if (end < pkt->l4_off + sizeof(*icmp))
+		return LB_DROP_L4_TRUNCATED;
+	icmp = (const struct lb_icmp_hdr *)(p + pkt->l4_off);
+	switch (icmp->type) {
+	case LB_ICMP6_ECHO:
+		pkt->kind = LB_PKT_ICMP_ECHO;
+		pkt->sport = icmp->echo.id;
+		pkt->dport = icmp->echo.id;
+		return 0;
+	case LB_ICMP6_UNREACH:
+	case LB_ICMP6_TOO_BIG:
+	case LB_ICMP6_TIME_EXCEEDED:
+	case LB_ICMP6_PARAM_PROBLEM:
+		return parse_quote6(p, end, pkt);
+	case LB_ICMP6_ND_NS:
+	case LB_ICMP6_ND_NA:
+		return parse_nd(p, end, pkt);
+	default:
+		return LB_DROP_ICMP_TYPE;
+	}
+}
+
+static int
+parse_ipv6(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
+{
+	const struct lb_ipv6_hdr *ip;
+	uint32_t off = pkt->l2_len, end, l4 = off + sizeof(*ip);
+	uint8_t nh;
+	int rc;
+
+	/* Frame ends inside the fixed IPv6 header. */
+	if (len < l4)
+		return LB_DROP_TRUNCATED;
+	ip = (const struct lb_ipv6_hdr *)(p + off);
+	/* Ethertype says IPv6, the header says otherwise. */
+	if ((p[off] >> 4) != 6)
+		return LB_DROP_IP_VERSION;
+	end = l4 + lb_be16_to_cpu(ip->payload_len);
+	/*
+	 * Payload past the frame; or 0, a jumbogram's (RFC 2675), which no
+	 * Ethernet frame holds; or more than l3_len can say.
+	 */
+	if (ip->payload_len == 0 || len < end || end - off > UINT16_MAX)
+		return LB_DROP_IP_LEN;
+	pkt->v6 = 1;
+	pkt->l3_len = (uint16_t)(end - off);
+	pkt->ttl = ip->hop_limit;
+	pkt->df = 1;
+	pkt->src6_off = (uint16_t)(off + offsetof(struct lb_ipv6_hdr, src));
+	pkt->dst6_off = (uint16_t)(off + offsetof(struct lb_ipv6_hdr, dst));
+	pkt->ip_dst6_off = pkt->dst6_off;
+	nh = ip->next_hdr;
+	rc = skip_ext(p, end, &nh, &l4, false);
+	pkt->l4_off = (uint16_t)l4;
+	if (rc != 0)
+		return rc;
+	pkt->proto = nh;
+	switch (nh) {
+	case LB_IPPROTO_TCP:
+	case LB_IPPROTO_UDP:
+		return parse_l4(p, end, pkt);
+	case LB_IPPROTO_ICMPV6:
+		return parse_icmp6(p, end, pkt);
 	case LB_IPPROTO_IPIP:
 	case LB_IPPROTO_IPV6:
 		return LB_DROP_TUNNEL;
@@ -238,14 +461,18 @@ parse_fast(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	return 0;
 }
 
-int
-lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
+/*
+ * Every frame the fast path leaves: tags, options, other protocols, ARP,
+ * IPv6, and every verdict. Out of line, so that lb_parse() itself stays a
+ * leaf with the fast path's few registers: inlined, IPv6's code made its
+ * prologue save and restore more of them for every packet.
+ */
+static __attribute__((noinline)) int
+parse_slow(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 {
 	const struct lb_eth_hdr *eth = (const struct lb_eth_hdr *)p;
 	uint16_t type;
 
-	if (__builtin_expect(parse_fast(p, len, pkt) == 0, 1))
-		return 0;
 	memset(pkt, 0, sizeof(*pkt));
 	/* Runt: not even an Ethernet header. */
 	if (len < sizeof(*eth))
@@ -269,11 +496,19 @@ lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 	case LB_ETHERTYPE_ARP:
 		return parse_arp(p, len, pkt);
 	case LB_ETHERTYPE_IPV6:
-		return LB_DROP_IPV6;
+		return parse_ipv6(p, len, pkt);
 	case LB_ETHERTYPE_VLAN:
 	case LB_ETHERTYPE_QINQ:
 		return LB_DROP_VLAN_STACKED;
 	default:
 		return LB_DROP_ETHERTYPE;
 	}
+}
+
+int
+lb_parse(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
+{
+	if (__builtin_expect(parse_fast(p, len, pkt) == 0, 1))
+		return 0;
+	return parse_slow(p, len, pkt);
 }

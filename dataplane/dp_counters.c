@@ -1,13 +1,41 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The writers every counter list shares: one value in JSON or telemetry,
- * and the drop reasons, which both data planes count and show alike.
+ * The writers every counter list shares: one value in JSON, telemetry or
+ * the metrics, and the drop reasons, which both data planes count and
+ * show alike.
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include <rte_telemetry.h>
 
 #include "dp_counters.h"
+#include "lb_prom.h"
+
+void
+dp_prom_u64(struct lb_prom *p, const char *metric, const char *help, uint64_t v)
+{
+	size_t n;
+
+	if (metric == NULL)
+		return;
+	n = strlen(metric);
+	lb_prom_one(p, metric,
+		n > 6 && strcmp(metric + n - 6, "_total") == 0 ? LB_PROM_COUNTER : LB_PROM_GAUGE,
+		help, v);
+}
+
+void
+dp_prom_drops(struct lb_prom *p, const uint64_t drops[LB_DROP_MAX])
+{
+	char l[64];
+	int r;
+
+	lb_prom_family(p, "drops_total", LB_PROM_COUNTER, "Packets dropped, by reason.");
+	for (r = 1; r < LB_DROP_MAX; r++)
+		lb_prom_sample(p, lb_prom_labels(l, sizeof(l), "reason", lb_drop_name(r), NULL),
+			DP_RD(drops[r]));
+}
 
 void
 dp_json_u64(FILE *out, unsigned show, const char *name, uint64_t v)

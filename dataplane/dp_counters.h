@@ -20,8 +20,15 @@
  *   status  its place in the STATUS heartbeat, 1 first (the manager's
  *           status line shows the first four), or 0: not sent
  *
+ * and whose last two are
+ *
+ *   help    what it counts: a comment, and the metric's HELP text
+ *   metric  its Prometheus name after "sluice_" (a counter's ends in
+ *           _total), or NULL: not exported
+ *
  * and the list generates the struct (DP_FIELD), the summary, the JSON, the
- * telemetry and STATUS through the helpers below and in dp_status.h.
+ * telemetry, STATUS and the metrics through the helpers below and in
+ * dp_status.h.
  * Values computed when read (live connections, the sum of the drops) are
  * written by hand next to the list's.
  */
@@ -64,6 +71,16 @@ dp_print_u64(FILE *out, const char *fmt, uint64_t v)
 		fprintf(out, fmt, v);
 }
 
+/*
+ * A counter's metric family and its one sample (the list's help and
+ * metric columns; nothing when metric is NULL), for a daemon's /metrics.
+ */
+struct lb_prom;
+void dp_prom_u64(struct lb_prom *p, const char *metric, const char *help, uint64_t v);
+
+/* sluice_drops_total{reason="..."} for every reason. */
+void dp_prom_drops(struct lb_prom *p, const uint64_t drops[LB_DROP_MAX]);
+
 /* ,"name":v in a JSON object, if show has DP_JSON. */
 void dp_json_u64(FILE *out, unsigned show, const char *name, uint64_t v);
 
@@ -81,6 +98,18 @@ void dp_drops_json(FILE *out, const uint64_t drops[LB_DROP_MAX]);
 
 /* Every reason (or those that counted any: nonzero) into a telemetry dict. */
 void dp_drops_tel(struct rte_tel_data *d, const uint64_t drops[LB_DROP_MAX], int nonzero);
+
+/*
+ * rte_telemetry_register_cmd(), with the help text's length checked when
+ * compiling: DPDK 22.11 refuses a help of RTE_TEL_MAX_STRING_LEN (128)
+ * bytes or more with -EINVAL, and the command is then simply missing at
+ * run time (the daemon only warns).
+ */
+#define DP_TEL_REGISTER(cmd, fn, help)                                                             \
+	({                                                                                         \
+		_Static_assert(sizeof(help) <= 128, "telemetry help over 127 bytes: " cmd);        \
+		rte_telemetry_register_cmd(cmd, fn, help);                                         \
+	})
 
 /*
  * One part of what a daemon prints and writes when it stops: summary

@@ -19,9 +19,13 @@
 
 #include "dp_daemon.h"
 #include "lb_log.h"
+#include "lb_notify.h"
 
 /* Room for the common options, a daemon's own and the end marker. */
 #define DP_MAX_LONGOPTS 32
+
+/* Long-only options: values no short option takes. */
+enum { DP_OPT_CHECK = 256, DP_OPT_SYSLOG_PREFIX };
 
 int
 dp_opts_parse(
@@ -33,6 +37,8 @@ dp_opts_parse(
 		{"exit-on-eof", no_argument, NULL, 'e'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
+		{"check", no_argument, NULL, DP_OPT_CHECK},
+		{"syslog-prefix", no_argument, NULL, DP_OPT_SYSLOG_PREFIX},
 	};
 	struct option lo[DP_MAX_LONGOPTS];
 	size_t n = 0, i;
@@ -57,6 +63,13 @@ dp_opts_parse(
 		case 'q':
 			o->quiet = true;
 			break;
+		case DP_OPT_CHECK:
+			o->check = true;
+			break;
+		case DP_OPT_SYSLOG_PREFIX:
+			o->syslog_prefix = true;
+			lb_log_set_journal(true);
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
@@ -76,13 +89,23 @@ dp_opts_parse(
 }
 
 int
+dp_config_error(const struct dp_daemon *d, const char *msg)
+{
+	if (d->check)
+		fprintf(stderr, "%s\n", msg);
+	else
+		fprintf(stderr, "%s: %s\n", d->prog, msg);
+	return 1;
+}
+
+int
 dp_member_cfg_load(const struct dp_daemon *d, config_t *file, const char *path, enum lb_role role,
 	struct lb_member_cfg *mc)
 {
 	struct lb_cfg_err err;
 
 	if (lb_member_cfg_load(config_root_setting(file), path, mc, &err) < 0) {
-		fprintf(stderr, "%s: %s\n", d->prog, err.msg);
+		dp_config_error(d, err.msg);
 		return -1;
 	}
 	mc->role = role;
@@ -90,9 +113,38 @@ dp_member_cfg_load(const struct dp_daemon *d, config_t *file, const char *path, 
 }
 
 int
+dp_metrics_cfg_load(
+	const struct dp_daemon *d, config_t *file, uint16_t port, struct lb_metrics_cfg *mc)
+{
+	struct lb_cfg_err err;
+
+	if (lb_metrics_cfg_load(config_root_setting(file), port, mc, &err) != 0) {
+		dp_config_error(d, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+int
+dp_metrics_start(struct dp_daemon *d, const struct lb_metrics_cfg *mc, lb_metrics_render_fn render,
+	void *arg, char *errbuf, size_t len)
+{
+	if (!mc->enabled)
+		return 0;
+	d->metrics = lb_metrics_start(mc, render, arg, errbuf, len);
+	if (d->metrics == NULL)
+		return -1;
+	LB_INFO("metrics: serving %s", lb_metrics_url(d->metrics));
+	return 0;
+}
+
+int
 dp_eal_start(struct dp_daemon *d, const char *const *args, int n, unsigned workers)
 {
 	lb_eal_argv_build(&d->ea, d->prog, args, n, workers);
+	/* EAL's own lines in the journal's format too, and not twice (syslog). */
+	if (lb_log_journal())
+		lb_eal_log_journal();
 	if (rte_eal_init(d->ea.argc, d->ea.argv) < 0) {
 		fprintf(stderr, "%s: EAL init failed: %s\n", d->prog, rte_strerror(rte_errno));
 		return -1;
@@ -128,6 +180,7 @@ dp_member_create(struct dp_member *dm, pthread_mutex_t *lock, const struct lb_me
 	pthread_mutex_lock(lock);
 	dm->lock = lock;
 	dm->connected = lb_member_connected;
+	dm->synced = lb_member_synced;
 	dm->m = m;
 	pthread_mutex_unlock(lock);
 	return 0;
@@ -188,18 +241,40 @@ nap_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* READY=1 once the daemon says it is ready (at once without a ready()). */
+static bool
+check_ready(const struct dp_loop *l)
+{
+	char status[256] = "";
+
+	if (l->ready != NULL && !l->ready(l->arg, status, sizeof(status)))
+		return false;
+	lb_notify_ready(status[0] != '\0' ? status : NULL);
+	return true;
+}
+
 void
 dp_run(const struct dp_loop *l)
 {
+	bool ready = false;
+
 	while (!*l->quit) {
 		if (l->exit_on_eof && inputs_done(l->rx_seen(l->arg), l->eof_pkts))
 			*l->quit = true;
-		if (lb_reload_requested())
+		if (!ready)
+			ready = check_ready(l);
+		if (lb_reload_requested()) {
+			if (ready)
+				lb_notify_reloading();
 			l->reload(l->arg);
+			if (ready)
+				check_ready(l);
+		}
 		if (l->tick != NULL)
 			l->tick(l->arg);
 		nap_ms(l->nap_ms);
 	}
+	lb_notify_stopping();
 }
 
 void
@@ -238,6 +313,9 @@ dp_teardown(struct dp_daemon *d)
 {
 	uint16_t pid;
 
+	/* First: no render may read the counters once the workers' memory goes. */
+	lb_metrics_stop(d->metrics);
+	d->metrics = NULL;
 	RTE_ETH_FOREACH_DEV(pid)
 	{
 		rte_eth_dev_stop(pid);

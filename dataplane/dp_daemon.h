@@ -5,17 +5,21 @@
  *
  *   dp_opts_parse()      the options every data plane takes, and its own
  *   dp_member_cfg_load() the configuration's optional "manager" group
+ *   dp_metrics_cfg_load() ... and "metrics" group
+ *   dp_check_done()      --check: the file is good or not, and exit
  *   dp_eal_start()       EAL (lcore map, file prefix: lb_dpdk.h), pdump
  *   dp_pool_create()     the mbuf pool
  *     ... ports, tables, workers: the daemon's ...
  *   dp_member_create()   managed mode: the member on the running table
  *   dp_member_start()    its control thread, after the workers run
+ *   dp_metrics_start()   the /metrics endpoint (nng's HTTP thread)
  *   dp_run()             the main thread until quit: end of input
- *                        (--exit-on-eof), SIGHUP reloads, a per-pass hook
+ *                        (--exit-on-eof), SIGHUP reloads, a per-pass hook,
+ *                        systemd's readiness (lb_notify.h)
  *   dp_member_destroy()  stop, join and free the member
  *   dp_report()          the summary and the JSON summary, by sections
- *   dp_teardown()        every port stopped and closed, EAL cleaned up,
- *                        the runtime folder removed
+ *   dp_teardown()        the endpoint stopped, every port stopped and
+ *                        closed, EAL cleaned up, the runtime folder removed
  *
  * Only the executables link this (with the member library and nng); the
  * daemons' libraries, the benchmark and the fuzzers use dp_tx.h,
@@ -33,16 +37,20 @@
 
 #include "dp_counters.h"
 #include "dp_member.h"
+#include "lb_config.h"
 #include "lb_dpdk.h"
 #include "lb_member.h"
+#include "lb_metrics.h"
 
 struct rte_mempool;
 
 struct dp_daemon {
 	const char *prog; /* "sluice-mux": messages, argv[0] and file prefix for EAL */
+	bool check;	  /* --check: errors as FILE:LINE: field: message alone */
 	struct lb_eal_argv ea;
 	char rundir[PATH_MAX]; /* EAL's runtime folder, removed by dp_teardown() */
 	struct rte_mempool *pool;
+	struct lb_metrics *metrics; /* the /metrics endpoint, or NULL */
 };
 
 /* The options every data plane takes. */
@@ -51,12 +59,22 @@ struct dp_opts {
 	const char *stats_json; /* --stats-json FILE */
 	bool exit_on_eof;	/* --exit-on-eof */
 	bool quiet;		/* -q, --quiet */
+	bool check;		/* --check: validate the configuration, start nothing */
+	bool syslog_prefix;	/* --syslog-prefix: journald's log format (lb_log.h) */
 };
+
+/* The common options' usage lines, for a daemon's usage text. */
+#define DP_USAGE_COMMON                                                                            \
+	"  --check                validate the configuration (and the files it names),\n"          \
+	"                         print FILE: ok or FILE:LINE: field: message, exit 0 or 1\n"      \
+	"  --syslog-prefix        log lines as <priority>message (journald; automatic\n"           \
+	"                         when stderr is the journal)\n"
 
 /*
  * A daemon's own long options ({NULL} ends them; their values must not
- * be 'c', 'j', 'e', 'q' or 'h'). opt() takes each, with its value and
- * optarg, and returns 0, or -1 when it refuses it (after saying why).
+ * be 'c', 'j', 'e', 'q', 'h' or 256 and above). opt() takes each, with
+ * its value and optarg, and returns 0, or -1 when it refuses it (after
+ * saying why).
  */
 struct dp_opt_ext {
 	const struct option *longopts;
@@ -73,12 +91,36 @@ int dp_opts_parse(
 	struct dp_opts *o, const struct dp_opt_ext *ext, int argc, char **argv, const char *usage);
 
 /*
+ * A configuration error: "prog: msg" on stderr, or msg alone with
+ * --check (FILE:LINE: field: message). Returns 1, the exit status.
+ */
+int dp_config_error(const struct dp_daemon *d, const char *msg);
+
+/*
  * The "manager" group of the loaded configuration file (path) into mc,
  * for a member of role. Returns 0 (mc->url empty: no group), or -1 after
- * printing "prog: reason" on stderr.
+ * dp_config_error().
  */
 int dp_member_cfg_load(const struct dp_daemon *d, config_t *file, const char *path,
 	enum lb_role role, struct lb_member_cfg *mc);
+
+/*
+ * The "metrics" group into mc (lb_metrics.h; port: the daemon's default).
+ * Returns 0 (mc->enabled false: no group), or -1 after dp_config_error().
+ */
+int dp_metrics_cfg_load(
+	const struct dp_daemon *d, config_t *file, uint16_t port, struct lb_metrics_cfg *mc);
+
+/*
+ * --check, what loading the file does not see: the manager group's CA,
+ * certificate and key parse (and the key is the certificate's), and each
+ * port's rx_pcap= inputs can be read (ports: the settings holding a
+ * "devargs", n of them). Nothing is bound or dialled and EAL is not
+ * started. Prints "path: ok" on stdout, or the first error as
+ * FILE:LINE: field: message on stderr. Returns the exit status, 0 or 1.
+ */
+int dp_check_done(const struct dp_daemon *d, const char *path, config_t *file,
+	const struct lb_member_cfg *mc, const config_setting_t *const *ports, unsigned n);
 
 /*
  * rte_eal_init() with the configuration's EAL arguments, the main lcore
@@ -113,6 +155,13 @@ int dp_member_start(struct dp_member *dm, char *errbuf, size_t len);
  */
 void dp_member_destroy(struct dp_member *dm);
 
+/*
+ * Serve GET /metrics with render(arg) if mc is enabled; the URL is
+ * logged. Returns 0, or -1 with errbuf (the address is taken ...).
+ */
+int dp_metrics_start(struct dp_daemon *d, const struct lb_metrics_cfg *mc,
+	lb_metrics_render_fn render, void *arg, char *errbuf, size_t len);
+
 /* What the main thread watches while the workers run. */
 struct dp_loop {
 	volatile bool *quit; /* the workers' flag: the loop ends once it is set */
@@ -125,13 +174,21 @@ struct dp_loop {
 	int (*reload)(void *arg);
 	/* Optional: once per pass, after the checks above. */
 	void (*tick)(void *arg);
+	/*
+	 * Optional: whether the daemon does its job yet (a managed one: in
+	 * sync with the manager), with a status line for systemd in buf.
+	 * NULL: ready from the start.
+	 */
+	bool (*ready)(void *arg, char *buf, size_t len);
 	void *arg;
 };
 
 /*
  * Run the main thread's loop until *l->quit. With exit_on_eof it sets
  * quit once rx_seen(), plus what the ports refused before the workers saw
- * it (errors, misses, no mbuf), reaches eof_pkts.
+ * it (errors, misses, no mbuf), reaches eof_pkts. Tells systemd READY=1
+ * once ready() says so, RELOADING=1 and READY=1 around each reload after
+ * that, STOPPING=1 at the end (lb_notify.h).
  */
 void dp_run(const struct dp_loop *l);
 
@@ -153,7 +210,10 @@ void dp_report_add(struct dp_report *r, struct dp_section s);
  */
 void dp_report(const struct dp_report *r, bool quiet, const char *json_path);
 
-/* Stop and close every port, clean EAL up, remove the runtime folder. */
+/*
+ * Stop the metrics endpoint, stop and close every port, clean EAL up,
+ * remove the runtime folder.
+ */
 void dp_teardown(struct dp_daemon *d);
 
 #endif /* DP_DAEMON_H */

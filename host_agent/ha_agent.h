@@ -3,13 +3,17 @@
  * sluice-agent: the host agent, Ananta's TAP role on each server.
  *
  * Two paths, one lcore:
- *   uplink -> VM  (ha_decap.c): accept IP-in-IP addressed to our PA from a
- *       known mux, strip the outer header, hand the inner packet to the VM
- *       port that owns its DIP; translate quoted headers of ICMP errors;
- *       clamp the MSS of SYNs.
+ *   uplink -> VM  (ha_decap.c): accept a tunnel addressed to our PA of its
+ *       outer family from a known mux of that family (4in4, 6in4 to pa;
+ *       4in6, 6in6 to pa6), strip the outer header, hand the inner packet
+ *       to the VM port that owns its DIP; translate quoted headers of ICMP
+ *       and ICMPv6 errors; clamp the MSS of SYNs; put outer fragments of
+ *       either family back together first.
  *   VM -> uplink  (ha_return.c): direct server return. A packet from a
  *       load-balanced DIP:port leaves with source VIP:port, straight to the
- *       router; everything else a VM sends passes through untouched.
+ *       router; everything else a VM sends passes through untouched. The
+ *       agent is the VMs' gateway: ARP, and neighbor discovery for
+ *       gateway6, are answered.
  * The VIP <-> DIP mapping comes from the flow table (the configuration
  * file, or the manager in managed mode), never from traffic. Same rules as
  * the mux: no locks, atomics or logging on the packet path; every drop
@@ -20,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_common.h>
 #include <rte_ether.h>
@@ -49,17 +54,24 @@ struct rte_rcu_qsbr;
 
 struct ha_vm {
 	uint16_t port;
-	lb_be32_t dip;
+	lb_be32_t dip; /* 0: no IPv4 DIP */
+	bool has_dip6;
+	uint8_t dip6[16];
 	struct rte_ether_addr mac;	/* the VM's own interface */
 	struct rte_ether_addr port_mac; /* our side of it */
 };
 
-/* A load-balanced endpoint on this host: DIP:port serves VIP:vport. */
+/*
+ * A load-balanced endpoint on this host: DIP:port serves VIP:vport, both
+ * of the service's family (af); an IPv4 address sits in the first four
+ * bytes of its lb_addr.
+ */
 struct ha_lb {
-	lb_be32_t vip;
+	struct lb_addr vip;
+	struct lb_addr dip;
 	lb_be16_t vport;
-	lb_be32_t dip;
 	lb_be16_t dport;
+	uint8_t af; /* LB_AF_INET or LB_AF_INET6 */
 };
 
 /* Compiled mapping; immutable once workers run. */
@@ -78,12 +90,21 @@ struct ha_worker {
 	uint16_t uplink;
 	struct rte_ether_addr uplink_mac;
 	struct rte_ether_addr next_hop;
-	lb_be32_t pa;
+	lb_be32_t pa; /* 0: none */
+	bool has_pa6;
+	uint8_t pa6[16];
 	uint16_t n_muxes;
 	lb_be32_t muxes[HA_MAX_MUXES];
+	uint16_t n_muxes6;
+	uint8_t muxes6[HA_MAX_MUXES][16];
 	uint16_t n_probers;
 	lb_be32_t probers[HA_MAX_PROBERS];
-	uint16_t mss_clamp;
+	uint16_t n_probers6;
+	uint8_t probers6[HA_MAX_PROBERS][16];
+	bool has_gateway6;
+	uint8_t gateway6[16];
+	uint16_t mss_clamp;  /* IPv4 */
+	uint16_t mss_clamp6; /* IPv6 */
 	uint16_t n_vms;
 	struct ha_vm vms[HA_MAX_VMS];
 	int8_t vm_of_port[RTE_MAX_ETHPORTS]; /* port id -> VM index, -1 */
@@ -113,13 +134,16 @@ int ha_map_build(struct ha_map *m, const struct ha_config *cfg, char *errbuf, si
 
 void ha_map_free(struct ha_map *m);
 
-/* The ha_lb for a VM's (dip, dport, proto), or NULL. */
+/*
+ * The ha_lb for a VM's (dip, dport, proto) of family af, or NULL; dip is 4
+ * or 16 bytes as they lie in a packet.
+ */
 const struct ha_lb *ha_map_by_dip(
-	const struct ha_map *m, lb_be32_t dip, lb_be16_t dport, uint8_t proto);
+	const struct ha_map *m, uint8_t af, const void *dip, lb_be16_t dport, uint8_t proto);
 
-/* The ha_lb for (vip, vport, proto) served by dip, or NULL. */
-const struct ha_lb *ha_map_by_vip(
-	const struct ha_map *m, lb_be32_t vip, lb_be16_t vport, uint8_t proto, lb_be32_t dip);
+/* The ha_lb for (vip, vport, proto) served by dip, of family af, or NULL. */
+const struct ha_lb *ha_map_by_vip(const struct ha_map *m, uint8_t af, const void *vip,
+	lb_be16_t vport, uint8_t proto, const void *dip);
 
 void ha_uplink_burst(struct ha_worker *w, struct rte_mbuf **pkts, uint16_t n);
 
@@ -146,10 +170,34 @@ ha_is_prober(const struct ha_worker *w, lb_be32_t a)
 	return false;
 }
 
+/* The 16 bytes at a are one of the configured IPv6 health probers. */
+static inline bool
+ha_is_prober6(const struct ha_worker *w, const uint8_t *a)
+{
+	uint16_t i;
+
+	for (i = 0; i < w->n_probers6; i++)
+		if (memcmp(w->probers6[i], a, 16) == 0)
+			return true;
+	return false;
+}
+
 struct lb_pkt;
 /* ARP on port: answer requests for addr, or (proxy) for anything but addr. */
 void ha_arp(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac,
 	struct rte_mbuf *m, const struct lb_pkt *pi, int proxy, lb_be32_t addr);
+
+/*
+ * A neighbor solicitation on port for the 16 bytes at addr: answered with
+ * an advertisement naming mac (router: the R flag, as the VMs' gateway);
+ * anything else is dropped nd_ignored, a wrong checksum nd_malformed.
+ */
+void ha_nd(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac, struct rte_mbuf *m,
+	const struct lb_pkt *pi, const uint8_t *addr, int router);
+
+/* An ICMP or ICMPv6 echo request (pi) answered from port, by mac. */
+void ha_echo(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac,
+	struct rte_mbuf *m, const struct lb_pkt *pi);
 
 void ha_flush(struct ha_worker *w);
 
@@ -167,10 +215,13 @@ ha_enqueue(struct ha_worker *w, uint16_t port, struct rte_mbuf *m)
 	dp_txbuf_add(&w->tx[port], m);
 }
 
-/* Replace the frame's L2 header (l2_len bytes) with a plain Ethernet header. */
+/*
+ * Replace the frame's L2 header (l2_len bytes) with a plain Ethernet header
+ * for an IPv4 or (v6) IPv6 packet.
+ */
 static inline uint8_t *
 ha_set_eth(struct rte_mbuf *m, uint16_t l2_len, const struct rte_ether_addr *dst,
-	const struct rte_ether_addr *src)
+	const struct rte_ether_addr *src, int v6)
 {
 	struct rte_ether_hdr *eth;
 
@@ -179,7 +230,7 @@ ha_set_eth(struct rte_mbuf *m, uint16_t l2_len, const struct rte_ether_addr *dst
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	eth->dst_addr = *dst;
 	eth->src_addr = *src;
-	eth->ether_type = lb_cpu_to_be16(RTE_ETHER_TYPE_IPV4);
+	eth->ether_type = lb_cpu_to_be16(v6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
 	return (uint8_t *)eth;
 }
 

@@ -26,10 +26,13 @@
 #define HA_MAX_PROBERS 8
 #define HA_MAX_EAL_ARGS 64
 
+/* A VM: an IPv4 DIP, an IPv6 DIP, or both (a dual-stack backend). */
 struct ha_vm_cfg {
 	char name[32];
 	char devargs[512];
-	lb_be32_t dip;
+	lb_be32_t dip; /* 0: none */
+	bool has_dip6;
+	struct lb_addr dip6;
 	uint8_t mac[6];
 };
 
@@ -38,15 +41,27 @@ struct ha_config {
 	int n_eal_args;
 	const char *eal_args[HA_MAX_EAL_ARGS];
 
-	lb_be32_t pa;
+	/* The PAs, at least one: tunnels come to the one of their family. */
+	lb_be32_t pa; /* 0: none */
+	bool has_pa6;
+	struct lb_addr pa6;
+	/* Muxes whose tunnels are taken, each family apart. */
 	uint16_t n_muxes;
 	lb_be32_t muxes[HA_MAX_MUXES];
-	/* Health probers (the manager's addresses): plain IPv4 from one of them
+	uint16_t n_muxes6;
+	struct lb_addr muxes6[HA_MAX_MUXES];
+	/* Health probers (the manager's addresses): plain IP from one of them
 	 * to a local DIP is delivered, and the VM's answers go back untouched. */
 	uint16_t n_probers;
 	lb_be32_t probers[HA_MAX_PROBERS];
+	uint16_t n_probers6;
+	struct lb_addr probers6[HA_MAX_PROBERS];
+	/* The VMs' IPv6 gateway, answered for neighbor discovery (may be fe80::/10). */
+	bool has_gateway6;
+	struct lb_addr gateway6;
 	uint8_t next_hop_mac[6];
-	uint16_t mss_clamp; /* 0 = off */
+	uint16_t mss_clamp;  /* IPv4 SYNs; 0 = off */
+	uint16_t mss_clamp6; /* IPv6 SYNs; 0 = off */
 	bool busy_poll;
 	uint32_t idle_sleep_us;
 

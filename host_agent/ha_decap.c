@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Uplink -> VM. What arrives on the uplink is either for the agent itself
- * (ARP and ping for its PA) or IP-in-IP from a mux. A tunnel packet is
- * accepted only if it is addressed to our PA and sent by a listed mux, its
- * outer header is sound, and its inner packet parses and is addressed to a
- * DIP of a local VM. The outer header is stripped by writing the VM's
- * Ethernet header over its last 14 bytes: no copy of the payload.
+ * (ARP, neighbor discovery and ping for its PAs) or a tunnel from a mux. A
+ * tunnel packet is accepted only if it is addressed to our PA of its outer
+ * family and sent by a listed mux of that family (4in4 and 6in4 to pa from
+ * an IPv4 mux, 4in6 and 6in6 to pa6 from an IPv6 one), its outer header is
+ * sound, and its inner packet (IPv4 behind protocol 4, IPv6 behind 41)
+ * parses and is addressed to a DIP of a local VM. The outer header is
+ * stripped by writing the VM's Ethernet header over its last 14 bytes: no
+ * copy of the payload.
  */
 /* rte_ip_frag_table_del_expired_entries() is still experimental in DPDK 22.11. */
 #define ALLOW_EXPERIMENTAL_API
@@ -28,7 +31,7 @@ void
 ha_arp(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac, struct rte_mbuf *m,
 	const struct lb_pkt *pi, int proxy, lb_be32_t addr)
 {
-	int ours = proxy ? pi->arp_tpa != addr : pi->arp_tpa == addr;
+	int ours = proxy ? pi->arp_tpa != addr : pi->arp_tpa == addr && addr != 0;
 
 	if (pi->arp_op != LB_ARP_OP_REQUEST || !ours) {
 		ha_drop(w, m, LB_DROP_ARP_IGNORED);
@@ -39,15 +42,44 @@ ha_arp(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac, str
 	ha_enqueue(w, port, m);
 }
 
-static void
-reply_echo(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi)
+void
+ha_nd(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac, struct rte_mbuf *m,
+	const struct lb_pkt *pi, const uint8_t *addr, int router)
 {
-	uint32_t len = lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, &w->uplink_mac);
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len = pi->l2_len + LB_REPLY_NA_LEN;
+
+	if (pi->nd_type != LB_ICMP6_ND_NS || addr == NULL ||
+		memcmp(p + pi->quote_off, addr, 16) != 0) {
+		ha_drop(w, m, LB_DROP_ND_IGNORED);
+		return;
+	}
+	/* RFC 4861 7.1.1: a solicitation with a wrong checksum is discarded. */
+	if (!lb_reply_icmp6_ok(p, pi)) {
+		ha_drop(w, m, LB_DROP_ND_MALFORMED);
+		return;
+	}
+	if (m->data_len < len && rte_pktmbuf_append(m, (uint16_t)(len - m->data_len)) == NULL) {
+		ha_drop(w, m, LB_DROP_NO_MBUF);
+		return;
+	}
+	len = lb_reply_na(p, pi, mac, router);
+	if (m->data_len > len)
+		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - len));
+	w->cnt.nd_replies++;
+	ha_enqueue(w, port, m);
+}
+
+void
+ha_echo(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac, struct rte_mbuf *m,
+	const struct lb_pkt *pi)
+{
+	uint32_t len = lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, mac);
 
 	if (m->data_len > len)
 		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - len));
 	w->cnt.echo_replies++;
-	ha_enqueue(w, w->uplink, m);
+	ha_enqueue(w, port, m);
 }
 
 static int
@@ -62,40 +94,98 @@ is_mux(const struct ha_worker *w, lb_be32_t a)
 }
 
 static int
+is_mux6(const struct ha_worker *w, const uint8_t *a)
+{
+	uint16_t i;
+
+	for (i = 0; i < w->n_muxes6; i++)
+		if (memcmp(w->muxes6[i], a, 16) == 0)
+			return 1;
+	return 0;
+}
+
+static int
 vm_of_dip(const struct ha_worker *w, lb_be32_t dip)
 {
 	uint16_t i;
 
 	for (i = 0; i < w->n_vms; i++)
-		if (w->vms[i].dip == dip)
+		if (w->vms[i].dip == dip && dip != 0)
 			return i;
 	return -1;
 }
 
+static int
+vm_of_dip6(const struct ha_worker *w, const uint8_t *dip)
+{
+	uint16_t i;
+
+	for (i = 0; i < w->n_vms; i++)
+		if (w->vms[i].has_dip6 && memcmp(w->vms[i].dip6, dip, 16) == 0)
+			return i;
+	return -1;
+}
+
+/* The VM a packet of family v6 is addressed to (its header's destination), or -1. */
+static int
+vm_of(const struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
+{
+	return pi->v6 ? vm_of_dip6(w, lb_pkt_ip_dst6(p, pi)) : vm_of_dip(w, pi->ip_dst);
+}
+
 /*
- * An outer fragment. The mux copies DF from the client's packet, so a
- * router between mux and host may split a tunnel packet the client let be
- * fragmented. Fragments of a tunnel from a known mux to our PA (header
- * already checked by lb_parse) wait in DPDK's reassembly table; the whole
- * datagram comes back as one segment with its outer header made whole and
- * goes the way of any tunnel packet. Anything else stays a drop. Returns the
- * whole datagram, or NULL: m was held, or dropped under its reason.
+ * Whether the outer header pi (parsed from p) is a tunnel we take: to our
+ * PA of its family, from a listed mux of that family. 0 or a drop reason.
+ */
+static int
+tunnel_ours(const struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
+{
+	if (pi->v6) {
+		if (!w->has_pa6 || memcmp(lb_pkt_ip_dst6(p, pi), w->pa6, 16) != 0)
+			return LB_DROP_NOT_OUR_PA;
+		return is_mux6(w, lb_pkt_src6(p, pi)) ? 0 : LB_DROP_UNKNOWN_MUX;
+	}
+	if (w->pa == 0 || pi->ip_dst != w->pa)
+		return LB_DROP_NOT_OUR_PA;
+	return is_mux(w, pi->src) ? 0 : LB_DROP_UNKNOWN_MUX;
+}
+
+/*
+ * An outer fragment. A router between mux and host may split a tunnel
+ * packet the client let be fragmented (the mux copies DF into 4in4), and
+ * the mux itself splits the outer datagram of what does not fit its MTU
+ * (mux_frag.c). Fragments of a tunnel from a known mux to our PA (header
+ * already checked by lb_parse) wait in DPDK's reassembly table, which
+ * takes both families; the whole datagram comes back as one segment (an
+ * IPv4 one with its header checksum made whole) and goes the way of any
+ * tunnel packet. An IPv6 fragment header must follow the fixed header
+ * directly, as the mux sends it: DPDK 22.11's reassembly assumes so. Any
+ * other fragment stays a drop. Returns the whole datagram, or NULL: m was
+ * held, or dropped under its reason.
  */
 static struct rte_mbuf *
-reassemble(struct ha_worker *w, struct rte_mbuf *m, uint16_t l2)
+reassemble(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *outer)
 {
-	struct lb_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct lb_ipv4_hdr *, l2);
-	uint32_t ihl = (uint32_t)lb_ipv4_ihl(ip) * 4;
-	uint32_t frame = l2 + (uint32_t)lb_be16_to_cpu(ip->total_len);
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t frame = (uint32_t)outer->l2_len + outer->l3_len;
+	uint8_t *l3 = p + outer->l2_len;
 	struct rte_mbuf *whole;
+	uint8_t inner;
 	int rc = 0;
 
-	if (ip->proto != LB_IPPROTO_IPIP || w->frag_tbl == NULL)
-		rc = LB_DROP_FRAGMENT;
-	else if (ip->dst != w->pa)
-		rc = LB_DROP_NOT_OUR_PA;
-	else if (!is_mux(w, ip->src))
-		rc = LB_DROP_UNKNOWN_MUX;
+	if (outer->v6) {
+		const struct lb_ipv6_frag_hdr *fh =
+			(const struct lb_ipv6_frag_hdr *)(p + outer->l4_off);
+
+		inner = outer->l4_off == outer->l2_len + sizeof(struct lb_ipv6_hdr) ? fh->next_hdr
+										    : 0;
+	} else {
+		inner = ((const struct lb_ipv4_hdr *)l3)->proto;
+	}
+	if ((inner != LB_IPPROTO_IPIP && inner != LB_IPPROTO_IPV6) || w->frag_tbl == NULL)
+		rc = outer->v6 ? LB_DROP_IPV6_FRAGMENT : LB_DROP_FRAGMENT;
+	else
+		rc = tunnel_ours(w, p, outer);
 	if (rc != 0) {
 		ha_drop(w, m, rc);
 		return NULL;
@@ -103,22 +193,33 @@ reassemble(struct ha_worker *w, struct rte_mbuf *m, uint16_t l2)
 	/* Ethernet padding would land inside the reassembled datagram. */
 	if (m->data_len > frame)
 		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - frame));
-	m->l2_len = l2;
-	m->l3_len = ihl;
+	m->l2_len = outer->l2_len;
 	w->cnt.frags_in++;
-	whole = rte_ipv4_frag_reassemble_packet(
-		w->frag_tbl, &w->frag_dr, m, rte_rdtsc(), (struct rte_ipv4_hdr *)ip);
+	if (outer->v6) {
+		m->l3_len = sizeof(struct lb_ipv6_hdr) + sizeof(struct lb_ipv6_frag_hdr);
+		whole = rte_ipv6_frag_reassemble_packet(w->frag_tbl, &w->frag_dr, m, rte_rdtsc(),
+			(struct rte_ipv6_hdr *)l3,
+			(struct rte_ipv6_fragment_ext *)(p + outer->l4_off));
+	} else {
+		m->l3_len = outer->l4_off - outer->l2_len;
+		whole = rte_ipv4_frag_reassemble_packet(
+			w->frag_tbl, &w->frag_dr, m, rte_rdtsc(), (struct rte_ipv4_hdr *)l3);
+	}
 	if (whole == NULL)
 		return NULL; /* held; or given up, in the death row */
 	if (whole->nb_segs != 1 && rte_pktmbuf_linearize(whole) != 0) {
 		ha_drop(w, whole, LB_DROP_REASSEMBLY_TOO_BIG);
 		return NULL;
 	}
-	/* The library leaves the checksum for a TX offload we do not ask for. */
+	/* The library leaves the IPv4 checksum for a TX offload we do not ask for. */
 	whole->ol_flags &= ~RTE_MBUF_F_TX_IP_CKSUM;
-	ip = rte_pktmbuf_mtod_offset(whole, struct lb_ipv4_hdr *, whole->l2_len);
-	ip->csum = 0;
-	ip->csum = lb_ipv4_hdr_csum(ip, whole->l3_len);
+	if (!outer->v6) {
+		struct lb_ipv4_hdr *ip =
+			rte_pktmbuf_mtod_offset(whole, struct lb_ipv4_hdr *, whole->l2_len);
+
+		ip->csum = 0;
+		ip->csum = lb_ipv4_hdr_csum(ip, whole->l3_len);
+	}
 	w->cnt.reassembled++;
 	return whole;
 }
@@ -141,27 +242,99 @@ ha_frag_expire(struct ha_worker *w, uint64_t tsc)
 	frag_reap(w);
 }
 
-/* Outer header checks; returns 0 or a drop reason, and the outer IHL. */
-static int
-check_outer(struct ha_worker *w, const uint8_t *p, uint32_t len, uint32_t l2, uint32_t *ihl)
+/*
+ * What is not a tunnel: ARP, neighbor discovery and ping for our PAs, and
+ * a health prober's plain TCP/UDP to a local DIP (delivered as sent). The
+ * rest is not_tunnel.
+ */
+static void
+for_the_agent(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi)
 {
-	const struct lb_ipv4_hdr *ip = (const struct lb_ipv4_hdr *)(p + l2);
-	uint32_t tot;
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	int vm;
 
-	*ihl = (uint32_t)lb_ipv4_ihl(ip) * 4;
-	/* IPv6-in-IPv4 is not a Sluice tunnel. */
-	if (ip->proto != LB_IPPROTO_IPIP)
-		return LB_DROP_NOT_TUNNEL;
-	/* Addressed elsewhere, or not from a mux we know: not ours to open. */
-	if (ip->dst != w->pa)
-		return LB_DROP_NOT_OUR_PA;
-	if (!is_mux(w, ip->src))
-		return LB_DROP_UNKNOWN_MUX;
-	tot = lb_be16_to_cpu(ip->total_len);
-	/* Room for at least an inner IPv4 header after the outer one. */
-	if (tot < *ihl + sizeof(struct lb_ipv4_hdr) || len < l2 + tot)
-		return LB_DROP_INNER_MALFORMED;
-	return 0;
+	switch (pi->kind) {
+	case LB_PKT_ARP:
+		ha_arp(w, w->uplink, &w->uplink_mac, m, pi, 0, w->pa);
+		return;
+	case LB_PKT_ND:
+		ha_nd(w, w->uplink, &w->uplink_mac, m, pi, w->has_pa6 ? w->pa6 : NULL, 0);
+		return;
+	case LB_PKT_ICMP_ECHO:
+		if (pi->v6 ? w->has_pa6 && memcmp(lb_pkt_ip_dst6(p, pi), w->pa6, 16) == 0
+			   : w->pa != 0 && pi->dst == w->pa) {
+			ha_echo(w, w->uplink, &w->uplink_mac, m, pi);
+			return;
+		}
+		break;
+	case LB_PKT_L4:
+		/* A health probe: plain TCP/UDP from a prober to a local DIP. */
+		if ((pi->v6 ? ha_is_prober6(w, lb_pkt_src6(p, pi)) : ha_is_prober(w, pi->src)) &&
+			(vm = vm_of(w, p, pi)) >= 0) {
+			if (m->data_len > pi->l2_len + pi->l3_len)
+				rte_pktmbuf_trim(
+					m, (uint16_t)(m->data_len - pi->l2_len - pi->l3_len));
+			ha_set_eth(m, pi->l2_len, &w->vms[vm].mac, &w->vms[vm].port_mac, pi->v6);
+			w->cnt.probe_in++;
+			w->vm_tx[vm]++;
+			ha_enqueue(w, w->vms[vm].port, m);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	ha_drop(w, m, LB_DROP_NOT_TUNNEL);
+}
+
+/*
+ * The tunnel's outer header (outer, parsed from p): a tunnel we take (to
+ * our PA, from a mux), with room for the inner header its protocol
+ * announces. 0 or a drop reason.
+ */
+static int
+check_outer(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *outer)
+{
+	uint32_t hl = outer->l4_off - outer->l2_len;
+	uint32_t need = outer->proto == LB_IPPROTO_IPV6 ? sizeof(struct lb_ipv6_hdr)
+							: sizeof(struct lb_ipv4_hdr);
+	int rc = tunnel_ours(w, p, outer);
+
+	if (rc != 0)
+		return rc;
+	/* Room for at least the inner header after the outer one. */
+	return outer->l3_len < hl + need ? LB_DROP_INNER_MALFORMED : 0;
+}
+
+/* The inner packet pi, parsed at p: an ICMP error's quote translated, or a SYN's MSS clamped. */
+static void
+fix_inner(struct ha_worker *w, uint8_t *p, const struct lb_pkt *pi)
+{
+	if (pi->kind == LB_PKT_ICMP_ERR) {
+		/* The quote shows VIP:vport -> client; the VM sent DIP:dport -> client. */
+		const struct ha_lb *lb;
+
+		if (pi->v6) {
+			lb = ha_map_by_vip(w->map, LB_AF_INET6, lb_pkt_dst6(p, pi), pi->dport,
+				pi->proto, lb_pkt_ip_dst6(p, pi));
+			if (lb != NULL)
+				ha_quote_rewrite6(p, pi, 1, lb->dip.a8, lb->dport);
+		} else {
+			lb = ha_map_by_vip(
+				w->map, LB_AF_INET, &pi->dst, pi->dport, pi->proto, &pi->ip_dst);
+			if (lb != NULL)
+				ha_quote_rewrite(p, pi, 1, lb->dip.a32[0], lb->dport);
+		}
+		w->cnt.icmp_translated += lb != NULL;
+	} else if (pi->kind == LB_PKT_L4 && pi->proto == LB_IPPROTO_TCP &&
+		   (pi->tcp_flags & LB_TCP_SYN)) {
+		struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(p + pi->l4_off);
+		uint16_t clamp = pi->v6 ? w->mss_clamp6 : w->mss_clamp;
+
+		if (clamp != 0)
+			w->cnt.mss_clamped +=
+				lb_tcp_mss_clamp(tcp, (uint32_t)(tcp->data_off >> 4) * 4, clamp);
+	}
 }
 
 static void
@@ -169,65 +342,37 @@ deliver(struct ha_worker *w, struct rte_mbuf *m)
 {
 	const uint8_t *p0 = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct lb_pkt outer, pi;
-	uint32_t ihl, len = m->data_len;
+	uint32_t len = m->data_len;
 	uint8_t *p;
-	int rc, vm;
+	int rc, vm, inner6;
 
 	rc = lb_parse(p0, len, &outer);
-	if (unlikely(rc == LB_DROP_FRAGMENT)) {
-		m = reassemble(w, m, outer.l2_len);
+	if (unlikely(rc == LB_DROP_FRAGMENT || rc == LB_DROP_IPV6_FRAGMENT)) {
+		m = reassemble(w, m, &outer);
 		if (m == NULL)
 			return;
 		p0 = rte_pktmbuf_mtod(m, const uint8_t *);
 		len = m->data_len;
 		rc = lb_parse(p0, len, &outer);
 	}
-	/* The outer frame must itself be sound; lb_parse stops at proto 4. */
+	/* The outer frame must itself be sound; lb_parse stops at a tunnel. */
 	if (rc == 0) {
-		if (outer.kind == LB_PKT_ARP) {
-			ha_arp(w, w->uplink, &w->uplink_mac, m, &outer, 0, w->pa);
-			return;
-		}
-		if (outer.kind == LB_PKT_ICMP_ECHO && outer.dst == w->pa) {
-			reply_echo(w, m, &outer);
-			return;
-		}
-		/* A health probe: plain TCP/UDP from a prober to a local DIP. */
-		if (outer.kind == LB_PKT_L4 && w->n_probers != 0 && ha_is_prober(w, outer.src) &&
-			(vm = vm_of_dip(w, outer.ip_dst)) >= 0) {
-			if (m->data_len > outer.l2_len + outer.l3_len)
-				rte_pktmbuf_trim(
-					m, (uint16_t)(m->data_len - outer.l2_len - outer.l3_len));
-			ha_set_eth(m, outer.l2_len, &w->vms[vm].mac, &w->vms[vm].port_mac);
-			w->cnt.probe_in++;
-			w->vm_tx[vm]++;
-			ha_enqueue(w, w->vms[vm].port, m);
-			return;
-		}
-		ha_drop(w, m, LB_DROP_NOT_TUNNEL);
+		for_the_agent(w, m, &outer);
 		return;
 	}
-	if (rc != LB_DROP_TUNNEL) {
-		ha_drop(w, m, rc);
-		return;
-	}
-	rc = check_outer(w, p0, len, outer.l2_len, &ihl);
+	if (rc == LB_DROP_TUNNEL)
+		rc = check_outer(w, p0, &outer);
 	if (rc != 0) {
 		ha_drop(w, m, rc);
 		return;
 	}
-	if (m->data_len >
-		outer.l2_len +
-			lb_be16_to_cpu(
-				((const struct lb_ipv4_hdr *)(p0 + outer.l2_len))->total_len))
-		rte_pktmbuf_trim(m,
-			(uint16_t)(m->data_len - outer.l2_len -
-				   lb_be16_to_cpu(((const struct lb_ipv4_hdr *)(p0 + outer.l2_len))
-							  ->total_len)));
+	inner6 = outer.proto == LB_IPPROTO_IPV6;
+	if (m->data_len > outer.l2_len + outer.l3_len)
+		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - outer.l2_len - outer.l3_len));
 	/* Drop the outer header; the Ethernet header goes over its tail. */
-	p = (uint8_t *)rte_pktmbuf_adj(
-		m, (uint16_t)(outer.l2_len + ihl - sizeof(struct lb_eth_hdr)));
-	((struct lb_eth_hdr *)p)->type = lb_cpu_to_be16(LB_ETHERTYPE_IPV4);
+	p = (uint8_t *)rte_pktmbuf_adj(m, (uint16_t)(outer.l4_off - sizeof(struct lb_eth_hdr)));
+	((struct lb_eth_hdr *)p)->type =
+		lb_cpu_to_be16(inner6 ? LB_ETHERTYPE_IPV6 : LB_ETHERTYPE_IPV4);
 	rc = lb_parse(p, m->data_len, &pi);
 	if (rc != 0 || (pi.kind != LB_PKT_L4 && pi.kind != LB_PKT_ICMP_ERR &&
 			       pi.kind != LB_PKT_ICMP_ECHO)) {
@@ -237,28 +382,13 @@ deliver(struct ha_worker *w, struct rte_mbuf *m)
 	/* Bytes past the inner datagram are not the VM's to see. */
 	if (m->data_len > pi.l2_len + pi.l3_len)
 		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - pi.l2_len - pi.l3_len));
-	vm = vm_of_dip(w, pi.ip_dst);
+	vm = vm_of(w, p, &pi);
 	if (vm < 0) {
 		ha_drop(w, m, LB_DROP_NO_LOCAL_DIP);
 		return;
 	}
-	if (pi.kind == LB_PKT_ICMP_ERR) {
-		/* The quote shows VIP:vport -> client; the VM sent DIP:dport -> client. */
-		const struct ha_lb *lb =
-			ha_map_by_vip(w->map, pi.dst, pi.dport, pi.proto, pi.ip_dst);
-
-		if (lb != NULL) {
-			ha_quote_rewrite(p, &pi, 1, lb->dip, lb->dport);
-			w->cnt.icmp_translated++;
-		}
-	} else if (pi.kind == LB_PKT_L4 && pi.proto == LB_IPPROTO_TCP &&
-		   (pi.tcp_flags & LB_TCP_SYN) && w->mss_clamp != 0) {
-		struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(p + pi.l4_off);
-
-		w->cnt.mss_clamped +=
-			lb_tcp_mss_clamp(tcp, (uint32_t)(tcp->data_off >> 4) * 4, w->mss_clamp);
-	}
-	ha_set_eth(m, sizeof(struct lb_eth_hdr), &w->vms[vm].mac, &w->vms[vm].port_mac);
+	fix_inner(w, p, &pi);
+	ha_set_eth(m, sizeof(struct lb_eth_hdr), &w->vms[vm].mac, &w->vms[vm].port_mac, inner6);
 	w->cnt.decap++;
 	w->vm_tx[vm]++;
 	ha_enqueue(w, w->vms[vm].port, m);

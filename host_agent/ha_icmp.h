@@ -4,7 +4,10 @@
  * errors about its own view of a flow: the VM knows DIP:dport, the client
  * knows VIP:vport. Only the quoted address, port and IP checksum change;
  * the ICMP checksum follows incrementally. The quoted TCP/UDP checksum is
- * left alone: quotes are usually truncated and nobody verifies it.
+ * left alone: quotes are usually truncated and nobody verifies it. IPv6
+ * has no header checksum to fix in the quote, but the ICMPv6 checksum also
+ * covers the error's own addresses (the pseudo-header), so a rewrite of
+ * the error's source adds to it too (ha_icmp6_src_rewrite()).
  */
 #ifndef HA_ICMP_H
 #define HA_ICMP_H
@@ -25,7 +28,7 @@ ha_quote_rewrite(uint8_t *p, const struct lb_pkt *pi, int src_side, lb_be32_t ad
 {
 	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(p + pi->l4_off);
 	struct lb_ipv4_hdr *q = (struct lb_ipv4_hdr *)(p + pi->quote_off);
-	uint8_t *ports = p + pi->quote_off + lb_ipv4_ihl(q) * 4;
+	uint8_t *ports = p + pi->quote_l4_off;
 	uint8_t *pa = (uint8_t *)q + (src_side ? offsetof(struct lb_ipv4_hdr, src)
 					       : offsetof(struct lb_ipv4_hdr, dst));
 	uint8_t *pp = ports + (src_side ? 0 : 2);
@@ -44,6 +47,37 @@ ha_quote_rewrite(uint8_t *p, const struct lb_pkt *pi, int src_side, lb_be32_t ad
 	/* The ICMP checksum covers all three changes: one fold. */
 	icmp->csum = lb_csum_apply(
 		icmp->csum, da + lb_csum_delta16(old_c, new_c) + lb_csum_delta16(old_p, port));
+}
+
+/* In the ICMPv6 error at frame p (parsed into pi): the same, on the IPv6 quote. */
+static inline void
+ha_quote_rewrite6(
+	uint8_t *p, const struct lb_pkt *pi, int src_side, const uint8_t *addr, lb_be16_t port)
+{
+	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(p + pi->l4_off);
+	uint8_t *pa =
+		p + pi->quote_off +
+		(src_side ? offsetof(struct lb_ipv6_hdr, src) : offsetof(struct lb_ipv6_hdr, dst));
+	uint8_t *pp = p + pi->quote_l4_off + (src_side ? 0 : 2);
+	lb_be16_t old_p;
+	uint32_t d;
+
+	memcpy(&old_p, pp, 2);
+	d = lb_csum_delta128(pa, addr) + lb_csum_delta16(old_p, port);
+	memcpy(pa, addr, 16);
+	memcpy(pp, &port, 2);
+	icmp->csum = lb_csum_apply(icmp->csum, d);
+}
+
+/* The IPv6 source of the ICMPv6 error at frame p set to addr, its checksum following. */
+static inline void
+ha_icmp6_src_rewrite(uint8_t *p, const struct lb_pkt *pi, const uint8_t *addr)
+{
+	struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)(p + pi->l2_len);
+	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(p + pi->l4_off);
+
+	icmp->csum = lb_csum_apply(icmp->csum, lb_csum_delta128(ip->src, addr));
+	memcpy(ip->src, addr, 16);
 }
 
 #endif /* HA_ICMP_H */

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The agent's mapping, compiled from a flow table (the file's, or the
- * manager's in managed mode): every backend whose host is this agent's PA
- * becomes an ha_lb (VIP:vport <-> DIP:dport), found by the return path from
+ * manager's in managed mode): every backend whose host is one of this
+ * agent's PAs (pa, or pa6 for an IPv6 host) becomes an ha_lb (VIP:vport
+ * <-> DIP:dport, of the service's family), found by the return path from
  * (DIP, dport, proto) and by ICMP quote translation from (VIP, vport,
- * proto, DIP).
+ * proto, DIP). Keys hold 16-byte addresses and the family, so one table
+ * serves both (this is the control side's and the slow paths' lookup,
+ * one rte_hash per packet that needs it).
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,22 +17,53 @@
 #include <rte_malloc.h>
 
 #include "ha_agent.h"
+#include "lb_addr.h"
 #include "lb_log.h"
 
 struct ha_dkey {
-	lb_be32_t dip;
+	struct lb_addr dip;
 	lb_be16_t port;
 	uint8_t proto;
-	uint8_t pad;
+	uint8_t af;
 };
 
 struct ha_vkey {
-	lb_be32_t vip;
-	lb_be32_t dip;
+	struct lb_addr vip;
+	struct lb_addr dip;
 	lb_be16_t vport;
 	uint8_t proto;
-	uint8_t pad;
+	uint8_t af;
 };
+
+/* An address of family af, 4 or 16 bytes as in a packet, as a zero-padded lb_addr. */
+static void
+addr_of(struct lb_addr *a, uint8_t af, const void *bytes)
+{
+	memset(a, 0, sizeof(*a));
+	memcpy(a->a8, bytes, af == LB_AF_INET6 ? 16 : 4);
+}
+
+/* The backend's host is one of this agent's PAs. */
+static int
+is_our_host(const struct ha_config *cfg, const struct lb_backend_cfg *bc)
+{
+	if (bc->host6)
+		return cfg->has_pa6 && lb_addr_eq(&bc->host, &cfg->pa6);
+	return cfg->pa != 0 && bc->host.a32[0] == cfg->pa;
+}
+
+/* A VM of this agent owns the DIP, of family af. */
+static int
+is_local(const struct ha_config *cfg, uint8_t af, const struct lb_addr *dip)
+{
+	uint16_t v;
+
+	for (v = 0; v < cfg->n_vms; v++)
+		if (af == LB_AF_INET6 ? cfg->vms[v].has_dip6 && lb_addr_eq(&cfg->vms[v].dip6, dip)
+				      : cfg->vms[v].dip != 0 && cfg->vms[v].dip == dip->a32[0])
+			return 1;
+	return 0;
+}
 
 static struct rte_hash *
 make_hash(const char *name, uint32_t entries, uint32_t key_len)
@@ -50,7 +84,7 @@ ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ft
 	char *errbuf, size_t len)
 {
 	uint32_t s, b, total = lb_ftable_backend_count(ft), entries;
-	char a[16], d[16], name[32];
+	char a[LB_ADDR_STRLEN], d[LB_ADDR_STRLEN], name[32];
 	static unsigned seq;
 	unsigned n;
 
@@ -75,33 +109,34 @@ ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ft
 			struct ha_lb *lb = &m->lb[m->n_lb];
 			struct ha_dkey dk = {0};
 			struct ha_vkey vk = {0};
-			uint16_t v;
-			int local = 0;
 
-			if (bc->host.a32[0] != cfg->pa)
+			if (!is_our_host(cfg, bc))
 				continue;
-			for (v = 0; v < cfg->n_vms; v++)
-				local |= cfg->vms[v].dip == bc->dip.a32[0];
-			if (!local)
-				LB_WARN("backend %s:%u of %s:%u has host = our PA but no VM owns "
-					"it",
-					lb_addr_str(&bc->dip, d, sizeof(d)), bc->port,
-					lb_addr_str(&sc->vip, a, sizeof(a)), sc->port);
-			lb->vip = sc->vip.a32[0];
+			if (!is_local(cfg, sc->af, &bc->dip))
+				LB_WARN("backend %s port %u of %s port %u has host = our PA but no "
+					"VM "
+					"owns it",
+					lb_addr_ntop(sc->af, &bc->dip, d, sizeof(d)), bc->port,
+					lb_addr_ntop(sc->af, &sc->vip, a, sizeof(a)), sc->port);
+			lb->vip = sc->vip;
 			lb->vport = lb_cpu_to_be16(sc->port);
-			lb->dip = bc->dip.a32[0];
+			lb->dip = bc->dip;
 			lb->dport = lb_cpu_to_be16(bc->port);
+			lb->af = sc->af;
 			dk.dip = lb->dip;
 			dk.port = lb->dport;
 			dk.proto = sc->proto;
+			dk.af = sc->af;
 			vk.vip = lb->vip;
 			vk.dip = lb->dip;
 			vk.vport = lb->vport;
 			vk.proto = sc->proto;
+			vk.af = sc->af;
 			if (rte_hash_lookup(m->by_dip_port, &dk) >= 0) {
 				/* One DIP:port behind two VIPs: replies can name only one. */
-				LB_WARN("%s:%u/%u serves several VIPs; replies use the first",
-					lb_addr_str(&bc->dip, d, sizeof(d)), bc->port, sc->proto);
+				LB_WARN("%s port %u/%u serves several VIPs; replies use the first",
+					lb_addr_ntop(sc->af, &bc->dip, d, sizeof(d)), bc->port,
+					sc->proto);
 			} else if (rte_hash_add_key_data(
 					   m->by_dip_port, &dk, (void *)(uintptr_t)m->n_lb) < 0) {
 				snprintf(errbuf, len, "mapping table full");
@@ -134,22 +169,26 @@ ha_map_free(struct ha_map *m)
 }
 
 const struct ha_lb *
-ha_map_by_dip(const struct ha_map *m, lb_be32_t dip, lb_be16_t dport, uint8_t proto)
+ha_map_by_dip(const struct ha_map *m, uint8_t af, const void *dip, lb_be16_t dport, uint8_t proto)
 {
-	struct ha_dkey k = {.dip = dip, .port = dport, .proto = proto};
+	struct ha_dkey k = {.port = dport, .proto = proto, .af = af};
 	void *d;
 
+	addr_of(&k.dip, af, dip);
 	if (rte_hash_lookup_data(m->by_dip_port, &k, &d) < 0)
 		return NULL;
 	return &m->lb[(uintptr_t)d];
 }
 
 const struct ha_lb *
-ha_map_by_vip(const struct ha_map *m, lb_be32_t vip, lb_be16_t vport, uint8_t proto, lb_be32_t dip)
+ha_map_by_vip(const struct ha_map *m, uint8_t af, const void *vip, lb_be16_t vport, uint8_t proto,
+	const void *dip)
 {
-	struct ha_vkey k = {.vip = vip, .dip = dip, .vport = vport, .proto = proto};
+	struct ha_vkey k = {.vport = vport, .proto = proto, .af = af};
 	void *d;
 
+	addr_of(&k.vip, af, vip);
+	addr_of(&k.dip, af, dip);
 	if (rte_hash_lookup_data(m->by_vip_dip, &k, &d) < 0)
 		return NULL;
 	return &m->lb[(uintptr_t)d];

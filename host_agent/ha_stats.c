@@ -12,35 +12,56 @@
 #include "ha_agent.h"
 #include "ha_stats.h"
 #include "ha_update.h"
+#include "lb_addr.h"
 
 static const struct ha_worker *tel_w;
+
+/* An IPv4 address (0: none, printed "-") or an IPv6 one (absent: "-"), as text. */
+static const char *
+v4_str(lb_be32_t a, char *buf)
+{
+	struct lb_addr x;
+
+	if (a == 0)
+		return strcpy(buf, "-");
+	lb_addr_v4(&x, a);
+	return lb_addr_ntop(LB_AF_INET, &x, buf, LB_ADDR_STRLEN);
+}
+
+static const char *
+v6_str(bool has, const struct lb_addr *a, char *buf)
+{
+	return has ? lb_addr_ntop(LB_AF_INET6, a, buf, LB_ADDR_STRLEN) : strcpy(buf, "-");
+}
 
 void
 ha_stats_print(const struct ha_worker *w, const struct ha_config *cfg, FILE *out)
 {
-	char a[16];
+	char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN];
 	int v;
 
-	fprintf(out, "sluice-agent summary (PA %s, flow table version %llu)\n",
-		inet_ntop(AF_INET, &cfg->pa, a, sizeof(a)), (unsigned long long)w->map->version);
+	fprintf(out, "sluice-agent summary (PA %s, PA6 %s, flow table version %llu)\n",
+		v4_str(cfg->pa, a), v6_str(cfg->has_pa6, &cfg->pa6, b),
+		(unsigned long long)w->map->version);
 #define P(name, ...) fprintf(out, "  %-16s %12" PRIu64 "\n", #name, DP_RD(w->cnt.name));
 	HA_COUNTERS(P)
 #undef P
 	for (v = 0; v < w->n_vms; v++)
-		fprintf(out, "  vm %-8s %s  from VM %" PRIu64 ", to VM %" PRIu64 "\n",
-			cfg->vms[v].name, inet_ntop(AF_INET, &cfg->vms[v].dip, a, sizeof(a)),
-			DP_RD(w->vm_rx[v]), DP_RD(w->vm_tx[v]));
+		fprintf(out, "  vm %-8s %s %s  from VM %" PRIu64 ", to VM %" PRIu64 "\n",
+			cfg->vms[v].name, v4_str(cfg->vms[v].dip, a),
+			v6_str(cfg->vms[v].has_dip6, &cfg->vms[v].dip6, b), DP_RD(w->vm_rx[v]),
+			DP_RD(w->vm_tx[v]));
 	dp_drops_print(out, w->cnt.drops);
 }
 
 void
 ha_stats_json(const struct ha_worker *w, const struct ha_config *cfg, FILE *out)
 {
-	char a[16];
+	char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN];
 	int v;
 
-	fprintf(out, "\"pa\":\"%s\",\"version\":%llu", inet_ntop(AF_INET, &cfg->pa, a, sizeof(a)),
-		(unsigned long long)w->map->version);
+	fprintf(out, "\"pa\":\"%s\",\"pa6\":\"%s\",\"version\":%llu", v4_str(cfg->pa, a),
+		v6_str(cfg->has_pa6, &cfg->pa6, b), (unsigned long long)w->map->version);
 #define J(name, show, ...) dp_json_u64(out, show, #name, DP_RD(w->cnt.name));
 	HA_COUNTERS(J)
 #undef J
@@ -48,10 +69,10 @@ ha_stats_json(const struct ha_worker *w, const struct ha_config *cfg, FILE *out)
 	fprintf(out, ",\"vms\":[");
 	for (v = 0; v < w->n_vms; v++)
 		fprintf(out,
-			"%s{\"name\":\"%s\",\"dip\":\"%s\",\"from_vm\":%" PRIu64
+			"%s{\"name\":\"%s\",\"dip\":\"%s\",\"dip6\":\"%s\",\"from_vm\":%" PRIu64
 			",\"to_vm\":%" PRIu64 "}",
-			v ? "," : "", cfg->vms[v].name,
-			inet_ntop(AF_INET, &cfg->vms[v].dip, a, sizeof(a)), DP_RD(w->vm_rx[v]),
+			v ? "," : "", cfg->vms[v].name, v4_str(cfg->vms[v].dip, a),
+			v6_str(cfg->vms[v].has_dip6, &cfg->vms[v].dip6, b), DP_RD(w->vm_rx[v]),
 			DP_RD(w->vm_tx[v]));
 	fprintf(out, "]");
 }
@@ -95,6 +116,6 @@ int
 ha_telemetry_register(const struct ha_worker *w)
 {
 	tel_w = w;
-	return rte_telemetry_register_cmd("/sluice/agent/stats", tel_stats,
+	return DP_TEL_REGISTER("/sluice/agent/stats", tel_stats,
 		"Host agent counters and non-zero drops. No parameters.");
 }

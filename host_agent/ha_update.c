@@ -14,6 +14,7 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_telemetry.h>
 
+#include "dp_counters.h"
 #include "dp_status.h"
 #include "ha_agent.h"
 #include "ha_update.h"
@@ -28,13 +29,22 @@ warn_unreloadable(const struct ha_config *a, const struct ha_config *b)
 		      a->mss_clamp == b->mss_clamp && a->busy_poll == b->busy_poll &&
 		      a->idle_sleep_us == b->idle_sleep_us && a->n_eal_args == b->n_eal_args &&
 		      memcmp(a->muxes, b->muxes, sizeof(a->muxes[0]) * a->n_muxes) == 0 &&
+		      a->has_pa6 == b->has_pa6 && lb_addr_eq(&a->pa6, &b->pa6) &&
+		      a->n_muxes6 == b->n_muxes6 &&
+		      memcmp(a->muxes6, b->muxes6, sizeof(a->muxes6[0]) * a->n_muxes6) == 0 &&
+		      a->n_probers == b->n_probers && a->n_probers6 == b->n_probers6 &&
+		      memcmp(a->probers, b->probers, sizeof(a->probers)) == 0 &&
+		      memcmp(a->probers6, b->probers6, sizeof(a->probers6)) == 0 &&
+		      a->has_gateway6 == b->has_gateway6 &&
+		      lb_addr_eq(&a->gateway6, &b->gateway6) && a->mss_clamp6 == b->mss_clamp6 &&
 		      memcmp(a->next_hop_mac, b->next_hop_mac, 6) == 0 &&
 		      strcmp(a->uplink_devargs, b->uplink_devargs) == 0;
 
 	for (i = 0; same && i < a->n_eal_args; i++)
 		same = strcmp(a->eal_args[i], b->eal_args[i]) == 0;
 	for (v = 0; same && v < a->n_vms; v++)
-		same = a->vms[v].dip == b->vms[v].dip &&
+		same = a->vms[v].dip == b->vms[v].dip && a->vms[v].has_dip6 == b->vms[v].has_dip6 &&
+		       lb_addr_eq(&a->vms[v].dip6, &b->vms[v].dip6) &&
 		       strcmp(a->vms[v].name, b->vms[v].name) == 0 &&
 		       strcmp(a->vms[v].devargs, b->vms[v].devargs) == 0 &&
 		       memcmp(a->vms[v].mac, b->vms[v].mac, 6) == 0;
@@ -197,7 +207,7 @@ int
 ha_update_telemetry_register(struct ha_update *u)
 {
 	tel_upd = u;
-	return rte_telemetry_register_cmd("/sluice/agent/flow_table", tel_flow_table,
+	return DP_TEL_REGISTER("/sluice/agent/flow_table", tel_flow_table,
 		"Mapping version, load-balanced endpoints, managed and manager_connected "
 		"(1/0). No parameters.");
 }

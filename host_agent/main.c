@@ -22,11 +22,12 @@
 #include "lb_log.h"
 
 static const char usage[] =
-	"usage: sluice-agent -c FILE [--stats-json FILE] [-q]\n"
-	"  -c, --config FILE    agent configuration (docs/configuration.md)\n"
-	"  --stats-json FILE    write the final counters as JSON to FILE\n"
-	"  --exit-on-eof        exit once every rx_pcap input is consumed (tests)\n"
-	"  -q, --quiet          no summary on stdout\n";
+	"usage: sluice-agent -c FILE [options]\n"
+	"  -c, --config FILE      agent configuration (docs/configuration.md)\n"
+	"  --stats-json FILE      write the final counters as JSON to FILE\n"
+	"  --exit-on-eof          exit once every rx_pcap input is consumed (tests)\n"
+	"  -q, --quiet            no summary on stdout\n" DP_USAGE_COMMON
+	"  -h, --help             this text\n";
 
 /*
  * --exit-on-eof: every port must read one rx_pcap file; *pkts gets their
@@ -82,6 +83,8 @@ ports_start(struct ha_worker *w, const struct ha_config *cfg, struct rte_mempool
 		}
 		w->vms[v].port = (uint16_t)id;
 		w->vms[v].dip = cfg->vms[v].dip;
+		w->vms[v].has_dip6 = cfg->vms[v].has_dip6;
+		memcpy(w->vms[v].dip6, cfg->vms[v].dip6.a8, 16);
 		memcpy(&w->vms[v].mac, cfg->vms[v].mac, 6);
 		w->vm_of_port[id] = (int8_t)v;
 	}
@@ -116,14 +119,25 @@ worker_setup(struct ha_worker *w, const struct ha_config *cfg, char *errbuf, siz
 	if (w->qsv == NULL)
 		return -1;
 	w->pa = cfg->pa;
+	w->has_pa6 = cfg->has_pa6;
+	memcpy(w->pa6, cfg->pa6.a8, 16);
 	w->n_muxes = cfg->n_muxes;
 	for (i = 0; i < cfg->n_muxes; i++)
 		w->muxes[i] = cfg->muxes[i];
+	w->n_muxes6 = cfg->n_muxes6;
+	for (i = 0; i < cfg->n_muxes6; i++)
+		memcpy(w->muxes6[i], cfg->muxes6[i].a8, 16);
 	w->n_probers = cfg->n_probers;
 	for (i = 0; i < cfg->n_probers; i++)
 		w->probers[i] = cfg->probers[i];
+	w->n_probers6 = cfg->n_probers6;
+	for (i = 0; i < cfg->n_probers6; i++)
+		memcpy(w->probers6[i], cfg->probers6[i].a8, 16);
+	w->has_gateway6 = cfg->has_gateway6;
+	memcpy(w->gateway6, cfg->gateway6.a8, 16);
 	memcpy(&w->next_hop, cfg->next_hop_mac, 6);
 	w->mss_clamp = cfg->mss_clamp;
+	w->mss_clamp6 = cfg->mss_clamp6;
 	w->busy_poll = cfg->busy_poll;
 	w->idle_sleep_us = cfg->idle_sleep_us;
 	return 0;
@@ -147,6 +161,63 @@ reload(void *upd)
 	return ha_reload(upd);
 }
 
+/* Ready (systemd): the file's mapping compiled, or in sync with the manager. */
+static bool
+ready(void *arg, char *buf, size_t len)
+{
+	struct ha_update *u = arg;
+	bool ok;
+
+	pthread_mutex_lock(&u->map_lock);
+	ok = !u->cfg->managed || dp_member_synced(&u->member);
+	if (ok)
+		snprintf(buf, len, "serving version %llu: %u load-balanced endpoints",
+			(unsigned long long)u->w->map->version, u->w->map->n_lb);
+	pthread_mutex_unlock(&u->map_lock);
+	return ok;
+}
+
+/* --check: the files the configuration names (dp_check_done()). */
+static int
+check(const struct dp_daemon *d, struct ha_config *cfg, const char *path,
+	const struct lb_member_cfg *mcfg)
+{
+	const config_setting_t *ports[HA_MAX_PORTS];
+	const config_setting_t *vms = config_lookup(&cfg->file, "vms");
+	unsigned n = 0, v;
+
+	ports[n++] = config_lookup(&cfg->file, "uplink");
+	for (v = 0; vms != NULL && v < cfg->n_vms; v++)
+		ports[n++] = config_setting_get_elem(vms, v);
+	return dp_check_done(d, path, &cfg->file, mcfg, ports, n);
+}
+
+/* What the hello tells the manager: the PAs and the VMs' DIPs (backends' hosts are checked). */
+static void
+hello_addrs(const struct ha_config *cfg, struct lb_member_cfg *mc)
+{
+	uint16_t i;
+
+	if (cfg->pa != 0) {
+		mc->pas[mc->n_pas].af = LB_AF_INET;
+		lb_addr_v4(&mc->pas[mc->n_pas++].a, cfg->pa);
+	}
+	if (cfg->has_pa6) {
+		mc->pas[mc->n_pas].af = LB_AF_INET6;
+		mc->pas[mc->n_pas++].a = cfg->pa6;
+	}
+	for (i = 0; i < cfg->n_vms && mc->n_dips + 2 <= LB_MSG_MAX_DIPS; i++) {
+		if (cfg->vms[i].dip != 0) {
+			mc->dips[mc->n_dips].af = LB_AF_INET;
+			lb_addr_v4(&mc->dips[mc->n_dips++].a, cfg->vms[i].dip);
+		}
+		if (cfg->vms[i].has_dip6) {
+			mc->dips[mc->n_dips].af = LB_AF_INET6;
+			mc->dips[mc->n_dips++].a = cfg->vms[i].dip6;
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -155,10 +226,15 @@ main(int argc, char **argv)
 	static struct ha_update upd;
 	static struct ha_worker w;
 	struct dp_opts o = {0};
-	struct dp_loop loop = {
-		.quit = &w.quit, .nap_ms = 1, .rx_seen = rx_seen, .reload = reload, .arg = &upd};
+	struct dp_loop loop = {.quit = &w.quit,
+		.nap_ms = 1,
+		.rx_seen = rx_seen,
+		.reload = reload,
+		.ready = ready,
+		.arg = &upd};
 	struct dp_report report = {0};
 	struct lb_member_cfg mcfg;
+	struct lb_metrics_cfg metrics;
 	struct lb_cfg_err cerr;
 	char errbuf[512];
 	unsigned lcore;
@@ -167,12 +243,15 @@ main(int argc, char **argv)
 	lb_log_init("sluice-agent", LB_LOG_INFO);
 	if (dp_opts_parse(&o, NULL, argc, argv, usage) != 0)
 		return 2;
-	if (ha_config_load(&cfg, o.config, &cerr) != 0) {
-		fprintf(stderr, "sluice-agent: %s\n", cerr.msg);
+	d.check = o.check;
+	if (ha_config_load(&cfg, o.config, &cerr) != 0)
+		return dp_config_error(&d, cerr.msg);
+	if (dp_member_cfg_load(&d, &cfg.file, o.config, LB_ROLE_AGENT, &mcfg) != 0 ||
+		dp_metrics_cfg_load(&d, &cfg.file, LB_METRICS_PORT_AGENT, &metrics) != 0)
 		return 1;
-	}
-	if (dp_member_cfg_load(&d, &cfg.file, o.config, LB_ROLE_AGENT, &mcfg) != 0)
-		return 1;
+	if (o.check)
+		return check(&d, &cfg, o.config, &mcfg);
+	hello_addrs(&cfg, &mcfg);
 	if (o.exit_on_eof && eof_inputs(&cfg, &loop.eof_pkts) != 0)
 		return 1;
 	if (dp_eal_start(&d, cfg.eal_args, cfg.n_eal_args, 1) != 0)
@@ -205,10 +284,13 @@ main(int argc, char **argv)
 		goto fail;
 	lb_signals_install(&w.quit);
 	LB_INFO("%u VMs, %u load-balanced endpoints, %u muxes", cfg.n_vms, w.map->n_lb,
-		cfg.n_muxes);
+		cfg.n_muxes + cfg.n_muxes6);
 	rte_eal_remote_launch(ha_worker_main, &w, lcore);
-	if (dp_member_start(&upd.member, errbuf, sizeof(errbuf)) != 0) {
+	if (dp_member_start(&upd.member, errbuf, sizeof(errbuf)) != 0 ||
+		dp_metrics_start(&d, &metrics, ha_metrics_render, &upd, errbuf, sizeof(errbuf)) !=
+			0) {
 		w.quit = true;
+		dp_member_destroy(&upd.member);
 		rte_eal_mp_wait_lcore();
 		goto fail;
 	}

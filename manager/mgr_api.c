@@ -200,6 +200,7 @@ static const mgr_api_fn handlers[LB_CTL_OP_MAX + 1] = {
 	[LB_CTL_EXPORT] = api_export,
 	[LB_CTL_APPLY] = mgr_api_apply,
 	[LB_CTL_WAIT] = api_wait,
+	[LB_CTL_STATS] = mgr_api_stats,
 	[LB_CTL_LIMIT_SET] = mgr_api_limit_set,
 	[LB_CTL_LIMIT_DEL] = mgr_api_limit_del,
 	[LB_CTL_LIMIT_LIST] = mgr_api_limit_list,

@@ -16,6 +16,7 @@
  *   mgr_api.c         dispatch; history, export, WAIT, vip list
  *   mgr_api_change.c  the changes: vip add/set/del, backend add/del/set, apply
  *   mgr_api_status.c  status
+ *   mgr_api_stats.c   stats: per service and backend rates over the muxes
  *   mgr_api_view.c    the tables and their health as status and vip list show them
  *
  * It reads every subsystem and changes only through the commit driver.
@@ -35,6 +36,7 @@ struct mgr_driver;
 struct mgr_guard;
 struct mgr_health;
 struct mgr_members;
+struct mgr_stats;
 struct mgr_store;
 struct mgr_transport;
 struct mgr_vip_probe;
@@ -50,6 +52,7 @@ struct mgr_api_deps {
 	const struct mgr_vip_probe *vip;
 	const struct mgr_transport *transport;
 	const struct mgr_guard *guard;
+	const struct mgr_stats *stats; /* the muxes' flow counters (stats) */
 };
 
 /* NULL when out of memory. */

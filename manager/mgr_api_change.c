@@ -11,12 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb_addr.h"
 #include "lb_err.h"
 #include "lb_ftable.h"
 #include "lb_hdr.h"
 #include "lb_log.h"
 #include "lb_maglev.h"
 #include "mgr_api_int.h"
+#include "mgr_members.h"
 #include "mgr_services.h"
 
 /* ---- changes ---- */
@@ -103,26 +105,37 @@ be_in(const struct lb_service_cfg *sc, const struct lb_backend_cfg *be)
 	uint32_t i;
 
 	for (i = 0; i < sc->n_backends; i++)
-		if (sc->backends[i].dip.a32[0] == be->dip.a32[0] &&
-			sc->backends[i].port == be->port)
+		if (lb_addr_eq(&sc->backends[i].dip, &be->dip) && sc->backends[i].port == be->port)
 			return (int)i;
 	return -1;
 }
 
-/* What a request's backend fields may hold; the error names the field. */
+/*
+ * What a request's backend fields may hold; the error names the field. A
+ * DIP is of its service's family (the codec says the DIP's by its length);
+ * the host (PA) may be of either, but of one the DIP's agent has, when the
+ * agent has said hello (mgr_members_pa_check()).
+ */
 static bool
-be_fields_ok(const struct lb_msg *req, bool adding, struct lb_msg *rep)
+be_fields_ok(struct mgr_api *api, const struct lb_msg *req, bool adding, struct lb_msg *rep)
 {
 	const struct lb_ctl *c = &req->ctl;
-	char d[MGR_BE_STR];
+	char d[MGR_BE_STR], e[LB_MSG_TEXT];
 
 	if (!c->has_be) {
 		mgr_api_refuse(rep, "the request names no backend");
 		return false;
 	}
-	mgr_be_str(&c->be, d, sizeof(d));
-	if (c->be.dip.a32[0] == 0 || c->be.port == 0) {
+	mgr_be_str(c->be_af, &c->be, d, sizeof(d));
+	if (c->be_af == LB_AF_NONE || lb_addr_is_zero(&c->be.dip) || c->be.port == 0) {
 		mgr_api_refuse(rep, "backend %s: dip and port are required", d);
+		return false;
+	}
+	if (c->be_af != c->svc.af) {
+		mgr_api_refuse(rep,
+			"backend %s: dip is an IPv%u address in an IPv%u service (a service is one "
+			"family; its host may be either)",
+			d, c->be_af, c->svc.af);
 		return false;
 	}
 	if ((adding || c->set_weight) && c->be.weight > LB_MAGLEV_MAX_WEIGHT) {
@@ -135,8 +148,14 @@ be_fields_ok(const struct lb_msg *req, bool adding, struct lb_msg *rep)
 			rep, "backend %s: state %u is not active, drain or maint", d, c->be.state);
 		return false;
 	}
-	if ((adding || c->set_host) && c->be.host.a32[0] == 0) {
+	if ((adding || c->set_host) && lb_addr_is_zero(&c->be.host)) {
 		mgr_api_refuse(rep, "backend %s: host (the PA of its server) is required", d);
+		return false;
+	}
+	if ((adding || c->set_host) && api->deps.members != NULL &&
+		mgr_members_pa_check(api->deps.members, c->be_af, &c->be.dip,
+			c->be.host6 ? LB_AF_INET6 : LB_AF_INET, &c->be.host, e, sizeof(e)) != 0) {
+		mgr_api_refuse(rep, "backend %s: host %s", d, e);
 		return false;
 	}
 	return true;
@@ -189,7 +208,7 @@ mgr_api_vip_add(struct mgr_api *api, const struct mgr_api_req *q)
 	struct lb_service_cfg *svcs, *sc;
 	struct mgr_pools pools;
 	struct lb_ftable next;
-	char k[MGR_SVC_STR], what[64];
+	char k[MGR_SVC_STR], what[96];
 
 	if (!q->req->ctl.has_svc) {
 		mgr_api_refuse(q->rep, "the request names no service");
@@ -225,7 +244,7 @@ mgr_api_vip_add(struct mgr_api *api, const struct mgr_api_req *q)
 	sc->vip = q->req->ctl.svc.vip;
 	sc->port = lb_be16_to_cpu(q->req->ctl.svc.port);
 	sc->proto = q->req->ctl.svc.proto;
-	sc->af = LB_AF_INET;
+	sc->af = q->req->ctl.svc.af;
 	sc->id = meta.mm_next_service_id++;
 	snprintf(what, sizeof(what), "+vip %s", k);
 	change(api, q, &next, &pools, &meta, what);
@@ -277,7 +296,7 @@ void
 mgr_api_vip_del(struct mgr_api *api, const struct mgr_api_req *q)
 {
 	struct lb_ftable next;
-	char k[MGR_SVC_STR], what[64];
+	char k[MGR_SVC_STR], what[96];
 	int i = svc_in(q->v.desired, q->req, q->rep);
 
 	if (i < 0)
@@ -301,13 +320,13 @@ mgr_api_backend_add(struct mgr_api *api, const struct mgr_api_req *q)
 	struct lb_backend_cfg *bes, *be;
 	struct lb_service_cfg *sc;
 	struct lb_ftable next;
-	char k[MGR_SVC_STR], d[MGR_BE_STR], what[128];
+	char k[MGR_SVC_STR], d[MGR_BE_STR], what[160];
 	int i = svc_in(q->v.desired, q->req, q->rep);
 
-	if (i < 0 || !be_fields_ok(q->req, true, q->rep))
+	if (i < 0 || !be_fields_ok(api, q->req, true, q->rep))
 		return;
 	mgr_key_str(&q->req->ctl.svc, k, sizeof(k));
-	mgr_be_str(&q->req->ctl.be, d, sizeof(d));
+	mgr_be_str(q->req->ctl.be_af, &q->req->ctl.be, d, sizeof(d));
 	sc = &q->v.desired->services[i];
 	if (be_in(sc, &q->req->ctl.be) >= 0) {
 		mgr_api_refuse(q->rep, "backend %s already in %s", d, k);
@@ -332,6 +351,7 @@ mgr_api_backend_add(struct mgr_api *api, const struct mgr_api_req *q)
 	be->dip = q->req->ctl.be.dip;
 	be->port = q->req->ctl.be.port;
 	be->host = q->req->ctl.be.host;
+	be->host6 = q->req->ctl.be.host6;
 	be->weight = q->req->ctl.be.weight;
 	be->state = q->req->ctl.be.state;
 	be->id = meta.mm_next_backend_id++;
@@ -353,7 +373,7 @@ backend_of(const struct mgr_api_req *q, int i, struct lb_ftable *next, char k[MG
 	int b;
 
 	mgr_key_str(&q->req->ctl.svc, k, MGR_SVC_STR);
-	mgr_be_str(&q->req->ctl.be, d, MGR_BE_STR);
+	mgr_be_str(q->req->ctl.svc.af, &q->req->ctl.be, d, MGR_BE_STR);
 	b = be_in(&q->v.desired->services[i], &q->req->ctl.be);
 	if (b < 0) {
 		mgr_api_refuse(q->rep, "no backend %s in %s", d, k);
@@ -371,7 +391,7 @@ mgr_api_backend_del(struct mgr_api *api, const struct mgr_api_req *q)
 {
 	struct lb_service_cfg *sc;
 	struct lb_ftable next;
-	char k[MGR_SVC_STR], d[MGR_BE_STR], what[128];
+	char k[MGR_SVC_STR], d[MGR_BE_STR], what[160];
 	int i = svc_in(q->v.desired, q->req, q->rep), b;
 
 	if (i < 0)
@@ -396,11 +416,11 @@ mgr_api_backend_set(struct mgr_api *api, const struct mgr_api_req *q)
 	const struct lb_ctl *c = &q->req->ctl;
 	struct lb_backend_cfg *be;
 	struct lb_ftable next;
-	char k[MGR_SVC_STR], d[MGR_BE_STR], h[16], what[192];
+	char k[MGR_SVC_STR], d[MGR_BE_STR], h[LB_ADDR_STRLEN], what[256];
 	size_t off;
 	int i = svc_in(q->v.desired, q->req, q->rep), b;
 
-	if (i < 0 || !be_fields_ok(q->req, false, q->rep))
+	if (i < 0 || !be_fields_ok(api, q->req, false, q->rep))
 		return;
 	if (!c->set_weight && !c->set_state && !c->set_host) {
 		mgr_api_refuse(q->rep, "nothing to change: set the weight, the state or the host");
@@ -421,10 +441,35 @@ mgr_api_backend_set(struct mgr_api *api, const struct mgr_api_req *q)
 	}
 	if (c->set_host) {
 		be->host = c->be.host;
-		snprintf(what + off, sizeof(what) - off, " host %s",
-			lb_addr_str(&be->host, h, sizeof(h)));
+		be->host6 = c->be.host6;
+		snprintf(
+			what + off, sizeof(what) - off, " host %s", mgr_host_str(be, h, sizeof(h)));
 	}
 	change(api, q, &next, NULL, q->v.meta, what);
+}
+
+/* Every backend's host against the agents' PAs (be_fields_ok()'s rule for a file). */
+static bool
+hosts_ok(struct mgr_api *api, const struct lb_ftable *t, struct lb_msg *rep)
+{
+	char k[MGR_SVC_STR], d[MGR_BE_STR], e[LB_MSG_TEXT];
+	uint32_t i, j;
+
+	for (i = 0; api->deps.members != NULL && i < t->n_services; i++)
+		for (j = 0; j < t->services[i].n_backends; j++) {
+			const struct lb_service_cfg *sc = &t->services[i];
+			const struct lb_backend_cfg *be = &sc->backends[j];
+
+			if (mgr_members_pa_check(api->deps.members, sc->af, &be->dip,
+				    be->host6 ? LB_AF_INET6 : LB_AF_INET, &be->host, e,
+				    sizeof(e)) == 0)
+				continue;
+			mgr_api_refuse(rep, "<apply>: service %s: backend %s: host %s",
+				mgr_svc_str(sc, k, sizeof(k)), mgr_be_str(sc->af, be, d, sizeof(d)),
+				e);
+			return false;
+		}
+	return true;
 }
 
 void
@@ -454,6 +499,11 @@ mgr_api_apply(struct mgr_api *api, const struct mgr_api_req *q)
 		return;
 	}
 	config_destroy(&c);
+	if (!hosts_ok(api, &next, q->rep)) {
+		lb_ftable_free(&next);
+		mgr_pools_free(&pools);
+		return;
+	}
 	lb_ftable_sort(&next);
 	mgr_summary(q->v.desired, &next, what, sizeof(what));
 	if (strcmp(what, "no change") == 0 && !mgr_pools_equal(&pools, q->v.pools))

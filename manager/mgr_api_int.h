@@ -39,6 +39,7 @@ void mgr_api_backend_add(struct mgr_api *api, const struct mgr_api_req *q);
 void mgr_api_backend_del(struct mgr_api *api, const struct mgr_api_req *q);
 void mgr_api_backend_set(struct mgr_api *api, const struct mgr_api_req *q);
 void mgr_api_apply(struct mgr_api *api, const struct mgr_api_req *q);
+void mgr_api_stats(struct mgr_api *api, const struct mgr_api_req *q);
 
 /* ---- admission rules (mgr_api_limit.c) ---- */
 

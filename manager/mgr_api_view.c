@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb_addr.h"
 #include "lb_ftable.h"
 #include "lb_hdr.h"
 #include "mgr_api_int.h"
@@ -186,7 +187,7 @@ table(struct mgr_api *api, const struct mgr_driver_view *dv, const struct lb_fta
 {
 	bool first = true;
 
-	char s[MGR_SVC_STR], d[MGR_BE_STR], a[16], h[16], mn[32];
+	char s[MGR_SVC_STR], d[MGR_BE_STR], a[LB_ADDR_STRLEN], h[LB_ADDR_STRLEN], mn[32];
 	uint32_t i, k;
 
 	if (t->n_services == 0)
@@ -213,9 +214,9 @@ table(struct mgr_api *api, const struct mgr_driver_view *dv, const struct lb_fta
 				sv.sv_healthy, sv.sv_registered,
 				mgr_pool_min_str(p, mn, sizeof(mn)));
 		mgr_buf_printf(j,
-			"%s{\"vip\":\"%s\",\"protocol\":\"%s\",\"port\":%u,\"id\":%u,"
-			"\"registered\":%u,\"healthy\":%u,\"fail_open\":%s,\"pool\":",
-			first ? "" : ",", lb_addr_str(&sc->vip, a, sizeof(a)),
+			"%s{\"vip\":\"%s\",\"family\":%u,\"protocol\":\"%s\",\"port\":%u,"
+			"\"id\":%u,\"registered\":%u,\"healthy\":%u,\"fail_open\":%s,\"pool\":",
+			first ? "" : ",", lb_addr_ntop(sc->af, &sc->vip, a, sizeof(a)), sc->af,
 			sc->proto == LB_IPPROTO_UDP ? "udp" : "tcp", sc->port, sc->id,
 			sv.sv_registered, sv.sv_healthy, sv.sv_fail_open ? "true" : "false");
 		pool_json(j, p);
@@ -226,15 +227,16 @@ table(struct mgr_api *api, const struct mgr_driver_view *dv, const struct lb_fta
 
 			mgr_health_backend(api->deps.health, &key, &be->dip, be->port, now, &v);
 			mgr_buf_printf(b, "  %-21s  host %-15s  weight %-5u  %-6s  id %-5u  ",
-				mgr_be_str(be, d, sizeof(d)), lb_addr_str(&be->host, h, sizeof(h)),
-				be->weight, mgr_state_name(be->state), be->id);
+				mgr_be_str(sc->af, be, d, sizeof(d)),
+				mgr_host_str(be, h, sizeof(h)), be->weight,
+				mgr_state_name(be->state), be->id);
 			health_text(b, &v, be);
 			mgr_buf_printf(b, "\n");
 			mgr_buf_printf(j,
 				"%s{\"dip\":\"%s\",\"port\":%u,\"weight\":%u,\"host\":\"%s\","
 				"\"state\":\"%s\",\"id\":%u",
-				k ? "," : "", lb_addr_str(&be->dip, a, sizeof(a)), be->port,
-				be->weight, lb_addr_str(&be->host, h, sizeof(h)),
+				k ? "," : "", lb_addr_ntop(sc->af, &be->dip, a, sizeof(a)),
+				be->port, be->weight, mgr_host_str(be, h, sizeof(h)),
 				mgr_state_name(be->state), be->id);
 			health_json(j, &v);
 			mgr_buf_printf(j, "}");
@@ -274,7 +276,7 @@ mgr_api_health_view(struct mgr_api *api, const struct mgr_driver_view *v, struct
 	static const unsigned edges[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000};
 	struct mgr_dip_probe_stats ps;
 	uint32_t i, n_open = 0;
-	char s[MGR_SVC_STR], a[16], mn[32];
+	char s[MGR_SVC_STR], a[LB_ADDR_STRLEN], mn[32];
 
 	mgr_health_stats(api->deps.health, &ps);
 	mgr_dip_prober_stats(api->deps.dip, &ps);
@@ -318,7 +320,7 @@ mgr_api_health_view(struct mgr_api *api, const struct mgr_driver_view *v, struct
 			"%s{\"service\":\"%s\",\"vip\":\"%s\",\"protocol\":\"%s\",\"port\":%u,"
 			"\"healthy\":%u,\"registered\":%u,\"min_healthy\":%" PRIu32
 			",\"min_healthy_percent\":%" PRIu32 ",\"for_ms\":%" PRIu64 "}",
-			n_open++ ? "," : "", s, lb_addr_str(&sc->vip, a, sizeof(a)),
+			n_open++ ? "," : "", s, lb_addr_ntop(sc->af, &sc->vip, a, sizeof(a)),
 			sc->proto == LB_IPPROTO_UDP ? "udp" : "tcp", sc->port, sv.sv_healthy,
 			sv.sv_registered, p->pl_min_healthy, p->pl_min_healthy_pct,
 			sv.sv_fail_open_ms);
@@ -346,10 +348,10 @@ mgr_api_export_text(const struct mgr_driver_view *v, char **text)
 		fprintf(f, "pools = (");
 	for (i = 0; i < v->pools->ps_n; i++) {
 		const struct mgr_pool_entry *e = &v->pools->ps_v[i];
-		char a[16];
+		char a[LB_ADDR_STRLEN];
 
 		fprintf(f, "%s\n\t{ vip = \"%s\"; port = %u; protocol = \"%s\";\n\t\t  ",
-			i ? "," : "", lb_addr_str(&e->pe_key.vip, a, sizeof(a)),
+			i ? "," : "", lb_addr_ntop(e->pe_key.af, &e->pe_key.vip, a, sizeof(a)),
 			lb_be16_to_cpu(e->pe_key.port),
 			e->pe_key.proto == LB_IPPROTO_UDP ? "udp" : "tcp");
 		mgr_pool_write(&e->pe_pool, f);

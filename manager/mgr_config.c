@@ -199,7 +199,7 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 int
 mgr_config_load(const char *path, struct mgr_config *cfg, struct lb_cfg_err *err)
 {
-	static const char *const top[] = {"manager", NULL};
+	static const char *const top[] = {"manager", "metrics", NULL};
 	const config_setting_t *root, *m;
 	config_t c;
 	int rc;
@@ -223,6 +223,8 @@ mgr_config_load(const char *path, struct mgr_config *cfg, struct lb_cfg_err *err
 		} else
 			rc = load_manager(m, cfg, err);
 	}
+	if (rc == 0)
+		rc = lb_metrics_cfg_load(root, LB_METRICS_PORT_MANAGER, &cfg->mc_metrics, err);
 	config_destroy(&c);
 	return rc;
 }

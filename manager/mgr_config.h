@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The manager's configuration file: one "manager" group (libconfig).
+ * The manager's configuration file: one "manager" group (libconfig), and
+ * an optional "metrics" group, the data planes' (lb_metrics.h).
  *
  * Every error reads "file:line: field: message" (lb_cfg_* helpers) and
  * unknown fields are refused. Members reach the manager only over mutual
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "lb_config.h"
+#include "lb_metrics.h"
 
 #define MGR_URL_MAX 256
 
@@ -47,7 +49,8 @@ struct mgr_config {
 	struct lb_hash_seed mc_seed;
 	bool mc_has_maglev_size;
 	uint32_t mc_maglev_size;
-	char mc_services_file[PATH_MAX]; /* "" when absent */
+	char mc_services_file[PATH_MAX];  /* "" when absent */
+	struct lb_metrics_cfg mc_metrics; /* the top-level "metrics" group (lb_metrics.h) */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lb_addr.h"
 #include "mgr_dip_probe.h"
 
 void
@@ -47,16 +48,21 @@ mgr_dip_probe_close(struct mgr_dip_probe *p)
 }
 
 enum mgr_dip_probe_rc
-mgr_dip_probe_start(struct mgr_dip_probe *p, int epfd, void *owner, const struct lb_addr *dip,
-	uint16_t port, char *why, size_t len)
+mgr_dip_probe_start(struct mgr_dip_probe *p, int epfd, void *owner, uint8_t af,
+	const struct lb_addr *dip, uint16_t port, char *why, size_t len)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6};
 	struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = owner};
+	const struct sockaddr *to = (const struct sockaddr *)&sa;
+	socklen_t tolen = sizeof(sa);
 	int fd, one = 1;
 
 	mgr_dip_probe_close(p);
 	p->pr_owner = owner;
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	p->pr_af = af == LB_AF_INET6 ? LB_AF_INET6 : LB_AF_INET;
+	fd = socket(p->pr_af == LB_AF_INET6 ? AF_INET6 : AF_INET,
+		SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		reason(why, len, "socket", errno);
 		return errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM
@@ -67,9 +73,15 @@ mgr_dip_probe_start(struct mgr_dip_probe *p, int epfd, void *owner, const struct
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	sa.sin_addr.s_addr = dip->a32[0];
 	sa.sin_port = htons(port);
+	if (p->pr_af == LB_AF_INET6) {
+		memcpy(&sa6.sin6_addr, dip->a8, 16);
+		sa6.sin6_port = htons(port);
+		to = (const struct sockaddr *)&sa6;
+		tolen = sizeof(sa6);
+	}
 	p->pr_fd = fd;
 	p->pr_stage = MGR_DIP_CONNECTING;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
+	if (connect(fd, to, tolen) != 0 && errno != EINPROGRESS) {
 		int e = errno;
 
 		mgr_dip_probe_close(p);
@@ -122,16 +134,18 @@ static enum mgr_dip_probe_rc
 send_request(struct mgr_dip_probe *p, int epfd, const struct mgr_pool *pool,
 	const struct lb_addr *dip, char *why, size_t len)
 {
-	char req[LB_POOL_PATH_LEN + 128], host[16];
+	char req[LB_POOL_PATH_LEN + 160], host[LB_ADDR_STRLEN];
 	ssize_t w;
 	int n;
 
-	/* Rebuilt on every call, the same bytes: only the offset is kept. */
-	inet_ntop(AF_INET, &dip->a32[0], host, sizeof(host));
+	/* Rebuilt on every call, the same bytes: only the offset is kept. An
+	 * IPv6 literal goes in brackets in Host (RFC 3986's IP-literal). */
+	lb_addr_ntop(p->pr_af, dip, host, sizeof(host));
 	n = snprintf(req, sizeof(req),
-		"GET %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: sluice-manager\r\n"
+		"GET %s HTTP/1.0\r\nHost: %s%s%s\r\nUser-Agent: sluice-manager\r\n"
 		"Connection: close\r\n\r\n",
-		pool->pl_path, host);
+		pool->pl_path, p->pr_af == LB_AF_INET6 ? "[" : "", host,
+		p->pr_af == LB_AF_INET6 ? "]" : "");
 	w = send(p->pr_fd, req + p->pr_sent, (size_t)n - p->pr_sent, MSG_NOSIGNAL);
 	if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return MGR_DIP_PENDING;

@@ -31,20 +31,23 @@ struct mgr_dip_probe {
 	int pr_fd;	/* -1 when idle */
 	void *pr_owner; /* epoll's data.ptr for it */
 	uint8_t pr_stage;
-	uint16_t pr_sent; /* bytes of the request sent */
-	uint16_t pr_got;  /* bytes of the reply held */
-	char pr_rx[40];	  /* "HTTP/1.1 200 OK\r\n": the status line is all we read */
+	uint8_t pr_af;	      /* the DIP's family: LB_AF_INET or LB_AF_INET6 */
+	uint16_t pr_sent;     /* bytes of the request sent */
+	uint16_t pr_got;      /* bytes of the reply held */
+	char pr_rx[40];	      /* "HTTP/1.1 200 OK\r\n": the status line is all we read */
+	uint64_t pr_start_us; /* the prober's: when it started (its latency histogram) */
 };
 
 void mgr_dip_probe_init(struct mgr_dip_probe *p);
 
 /*
- * Open a socket and start connecting to dip:port; the socket joins epfd
- * with data.ptr = owner. Returns PENDING, or DOWN (an error the connect
+ * Open a socket and start connecting to dip:port, dip of family af (a TCP
+ * or an IPv6 one, as its service is); the socket joins epfd with
+ * data.ptr = owner. Returns PENDING, or DOWN (an error the connect
  * returned at once: "connect: network is unreachable") or NOSOCK with why.
  */
 enum mgr_dip_probe_rc mgr_dip_probe_start(struct mgr_dip_probe *p, int epfd, void *owner,
-	const struct lb_addr *dip, uint16_t port, char *why, size_t len);
+	uint8_t af, const struct lb_addr *dip, uint16_t port, char *why, size_t len);
 
 /* An epoll event on the probe's socket: advance it. Ends closed unless PENDING. */
 enum mgr_dip_probe_rc mgr_dip_probe_event(struct mgr_dip_probe *p, int epfd, uint32_t events,

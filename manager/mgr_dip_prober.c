@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lb_log.h"
@@ -20,7 +21,37 @@ struct mgr_dip_prober {
 	int dp_epfd;
 	uint32_t dp_in_flight;
 	uint32_t dp_max_in_flight;
+	struct lb_hist dp_took[2]; /* [1]: probes that passed, [0]: failed */
 };
+
+/* Probe latency buckets, in seconds: a LAN answers in well under a millisecond. */
+static const double took_le[] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* A verdict on r's probe: how long it took, by its outcome. */
+static void
+took(struct mgr_dip_prober *p, const struct mgr_hrec *r, enum mgr_dip_probe_rc rc)
+{
+	if (r->hr_probe == NULL || (rc != MGR_DIP_UP && rc != MGR_DIP_DOWN))
+		return;
+	lb_hist_observe(
+		&p->dp_took[rc == MGR_DIP_UP], (double)(now_us() - r->hr_probe->pr_start_us) / 1e6);
+}
+
+const struct lb_hist *
+mgr_dip_prober_latency(const struct mgr_dip_prober *p, bool up)
+{
+	return &p->dp_took[up];
+}
 
 struct mgr_dip_prober *
 mgr_dip_prober_new(void)
@@ -30,6 +61,8 @@ mgr_dip_prober_new(void)
 
 	if (p == NULL)
 		return NULL;
+	lb_hist_init(&p->dp_took[0], took_le, sizeof(took_le) / sizeof(took_le[0]));
+	lb_hist_init(&p->dp_took[1], took_le, sizeof(took_le) / sizeof(took_le[0]));
 	p->dp_epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->dp_epfd < 0) {
 		free(p);
@@ -117,6 +150,7 @@ mgr_dip_prober_tick(struct mgr_dip_prober *p, struct mgr_health *h, uint64_t now
 			/* Its deadline. */
 			mgr_dip_probe_timeout(r->hr_probe, pl->pl_timeout_s, why, sizeof(why));
 			p->dp_in_flight--;
+			took(p, r, MGR_DIP_DOWN);
 			changed |= mgr_health_verdict(h, r, MGR_DIP_DOWN, why, now);
 			continue;
 		}
@@ -132,11 +166,14 @@ mgr_dip_prober_tick(struct mgr_dip_prober *p, struct mgr_health *h, uint64_t now
 			changed |= mgr_health_verdict(h, r, MGR_DIP_NOSOCK, why, now);
 			continue;
 		}
-		rc = mgr_dip_probe_start(pr, p->dp_epfd, r, &r->hr_be.dip, port, why, sizeof(why));
+		rc = mgr_dip_probe_start(pr, p->dp_epfd, r, r->hr_svc->hs_key.af, &r->hr_be.dip,
+			port, why, sizeof(why));
+		pr->pr_start_us = now_us();
 		if (rc == MGR_DIP_PENDING) {
 			p->dp_in_flight++;
 			mgr_health_pending(h, r, now);
 		} else {
+			took(p, r, rc);
 			changed |= mgr_health_verdict(h, r, rc, why, now);
 		}
 	}
@@ -164,6 +201,7 @@ mgr_dip_prober_io(struct mgr_dip_prober *p, struct mgr_health *h, uint64_t now)
 			if (rc == MGR_DIP_PENDING)
 				continue;
 			p->dp_in_flight--;
+			took(p, r, rc);
 			changed |= mgr_health_verdict(h, r, rc, why, now);
 		}
 	} while (n == MGR_EPOLL_BATCH);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lb_prom.h"
 #include "mgr_health.h"
 
 struct mgr_dip_prober;
@@ -42,6 +43,13 @@ bool mgr_dip_prober_io(struct mgr_dip_prober *p, struct mgr_health *h, uint64_t 
 
 /* Probes in flight now, and the cap (ps_in_flight, ps_max_in_flight of s). */
 void mgr_dip_prober_stats(const struct mgr_dip_prober *p, struct mgr_dip_probe_stats *s);
+
+/*
+ * How long probes took, from start to verdict, in seconds: those that
+ * passed (up) or failed (a timeout counts its whole timeout). For the
+ * metrics (sluice_dip_probe_duration_seconds).
+ */
+const struct lb_hist *mgr_dip_prober_latency(const struct mgr_dip_prober *p, bool up);
 
 /*
  * mgr_health's release callback (ctx: the prober): r's probe, if any, is

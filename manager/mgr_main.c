@@ -12,6 +12,9 @@
  *   commit driver              -> sends     -> member protocol (its out callbacks)
  *   VIP probes (mgr_vip_probe) -> fences    -> commit driver
  *   DIP prober (mgr_dip_prober) -> verdicts -> DIP health -> commit driver
+ *   member protocol            -> STATUS    -> flow counters (mgr_stats),
+ *                                              metrics (mgr_metrics)
+ *   commit driver              -> committed -> metrics (the sync delay)
  *
  * Start-up: configuration, database (locked: one manager per database),
  * the committed version and the desired table from it, recovery of a round
@@ -22,6 +25,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -32,7 +36,9 @@
 #include <unistd.h>
 
 #include "lb_log.h"
+#include "lb_notify.h"
 #include "mgr_api.h"
+#include "mgr_check.h"
 #include "mgr_clock.h"
 #include "mgr_config.h"
 #include "mgr_dip_prober.h"
@@ -40,6 +46,8 @@
 #include "mgr_guard.h"
 #include "mgr_health.h"
 #include "mgr_members.h"
+#include "mgr_metrics.h"
+#include "mgr_stats.h"
 #include "mgr_store.h"
 #include "mgr_transport.h"
 #include "mgr_vip_probe.h"
@@ -56,6 +64,8 @@ struct mgr {
 	struct mgr_members *members;
 	struct mgr_vip_probe *vip;
 	struct mgr_api *api;
+	struct mgr_stats *stats;
+	struct mgr_metrics *metrics;
 	bool stopping;
 };
 
@@ -63,8 +73,13 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: sluice-manager -c FILE [-v]\n"
-		   "  -c FILE   the configuration (docs/manager.md)\n"
-		   "  -v        debug logging\n");
+		   "       sluice-manager --check -c FILE\n"
+		   "  -c FILE           the configuration (docs/manager.md)\n"
+		   "  -v                debug logging\n"
+		   "  --check           validate the configuration and the files it names,\n"
+		   "                    print FILE: ok or FILE:LINE: field: message, exit 0 or 1\n"
+		   "  --syslog-prefix   log lines as <priority>message (journald; automatic\n"
+		   "                    when stderr is the journal)\n");
 }
 
 static int
@@ -137,34 +152,66 @@ on_ctl_request(
 static void
 driver_send(void *ctx, int member, const uint8_t *buf, size_t len, uint64_t now)
 {
-	mgr_members_send(ctx, member, buf, len, now);
+	struct mgr *m = ctx;
+
+	mgr_members_send(m->members, member, buf, len, now);
 }
 
 static void
 driver_send_msg(void *ctx, int member, const struct lb_msg *msg, uint64_t now)
 {
-	mgr_members_send_msg(ctx, member, msg, now);
+	struct mgr *m = ctx;
+
+	mgr_members_send_msg(m->members, member, msg, now);
 }
 
 static void
 driver_snapshot(void *ctx, int member, uint64_t now)
 {
-	mgr_members_send_snapshot(ctx, member, now);
+	struct mgr *m = ctx;
+
+	mgr_members_send_snapshot(m->members, member, now);
 }
 
+/* A version committed: its snapshot to encode, the time for the sync delay. */
 static void
 driver_committed(void *ctx)
 {
-	mgr_members_committed(ctx);
+	struct mgr *m = ctx;
+
+	mgr_members_committed(m->members);
+	mgr_metrics_committed(m->metrics, mgr_driver_commit(m->driver)->committed, mgr_now_ms());
+}
+
+/* A member's STATUS: a mux's flow counters, what it runs (the sync delay). */
+static void
+member_status(void *ctx, int member, const struct lb_msg *st, uint64_t now)
+{
+	struct mgr *m = ctx;
+
+	if (st->n_flows > 0 || st->flows_total == 0)
+		mgr_stats_status(m->stats, member, st->flows, st->n_flows, st->flows_first,
+			st->flows_total, now);
+	mgr_metrics_status(m->metrics, member, st->version, now);
+}
+
+static void
+member_gone(void *ctx, int member)
+{
+	struct mgr *m = ctx;
+
+	mgr_stats_forget(m->stats, member);
+	mgr_metrics_gone(m->metrics, member);
 }
 
 /* A mux's probe address, learnt from its hello. */
 static void
-member_hello(void *ctx, int member, const char *id, const struct lb_addr *probe_addr)
+member_hello(void *ctx, int member, const char *id, const struct lb_addr *probe_addr,
+	const struct lb_addr *probe_addr6)
 {
 	struct mgr *m = ctx;
 
-	mgr_vip_probe_hello(m->vip, member, id, probe_addr);
+	mgr_vip_probe_hello(m->vip, member, id, probe_addr, probe_addr6);
 }
 
 /* The VIP probes fence a mux through the commit state machine. */
@@ -190,7 +237,8 @@ start_network(struct mgr *m, char *err, size_t len)
 		.member_gone = on_member_gone,
 		.ctl_request = on_ctl_request,
 	};
-	const struct mgr_members_hooks hooks = {.ctx = m, .hello = member_hello};
+	const struct mgr_members_hooks hooks = {
+		.ctx = m, .hello = member_hello, .status = member_status, .gone = member_gone};
 	const struct mgr_config *c = &m->cfg;
 	struct mgr_driver_out out;
 	int rv;
@@ -203,7 +251,7 @@ start_network(struct mgr *m, char *err, size_t len)
 		snprintf(err, len, "members: out of memory");
 		return -1;
 	}
-	out = (struct mgr_driver_out){.ctx = m->members,
+	out = (struct mgr_driver_out){.ctx = m,
 		.send = driver_send,
 		.send_msg = driver_send_msg,
 		.snapshot = driver_snapshot,
@@ -247,13 +295,18 @@ static void
 loop(struct mgr *m, int sig_fd)
 {
 	struct mgr_vip_env env;
-	struct pollfd fds[6] = {
-		{.fd = mgr_transport_fd_members(m->transport), .events = POLLIN},
-		{.fd = mgr_transport_fd_ctl(m->transport), .events = POLLIN},
-		{.fd = mgr_transport_fd_pipes(m->transport), .events = POLLIN},
-		{.fd = sig_fd, .events = POLLIN},
-		{.fd = mgr_dip_prober_fd(m->dip), .events = POLLIN},
-		{.fd = mgr_vip_probe_fd(m->vip), .events = POLLIN}, /* -1 when off: ignored */
+	enum { FD_MEMBERS, FD_CTL, FD_PIPES, FD_SIG, FD_DIP, FD_VIP, FD_VIP6, FD_METRICS, FD_N };
+	struct pollfd fds[FD_N] = {
+		[FD_MEMBERS] = {.fd = mgr_transport_fd_members(m->transport), .events = POLLIN},
+		[FD_CTL] = {.fd = mgr_transport_fd_ctl(m->transport), .events = POLLIN},
+		[FD_PIPES] = {.fd = mgr_transport_fd_pipes(m->transport), .events = POLLIN},
+		[FD_SIG] = {.fd = sig_fd, .events = POLLIN},
+		[FD_DIP] = {.fd = mgr_dip_prober_fd(m->dip), .events = POLLIN},
+		/* the VIP probers' raw sockets: -1 when off (poll ignores them) */
+		[FD_VIP] = {.fd = mgr_vip_probe_fd(m->vip), .events = POLLIN},
+		[FD_VIP6] = {.fd = mgr_vip_probe_fd6(m->vip), .events = POLLIN},
+		/* a scrape waits on it for a fresh render */
+		[FD_METRICS] = {.fd = mgr_metrics_fd(m->metrics), .events = POLLIN},
 	};
 
 	while (!m->stopping) {
@@ -278,26 +331,28 @@ loop(struct mgr *m, int sig_fd)
 			d = t;
 		/* At least once a second: contact ages and silence checks stay fresh. */
 		timeout = d <= now ? 0 : d - now > 1000 ? 1000 : (int)(d - now);
-		if (poll(fds, 6, timeout) < 0 && errno != EINTR) {
+		if (poll(fds, FD_N, timeout) < 0 && errno != EINTR) {
 			LB_ERR("poll: %s", strerror(errno));
 			break;
 		}
 		now = mgr_now_ms();
 		/* Probe results first: the rest of this turn sees them. */
-		if (fds[4].revents && mgr_dip_prober_io(m->dip, m->health, now))
+		if (fds[FD_DIP].revents && mgr_dip_prober_io(m->dip, m->health, now))
 			mgr_driver_health(m->driver, now);
-		if (fds[5].revents) {
+		if (fds[FD_VIP].revents || fds[FD_VIP6].revents) {
 			mgr_members_vip_env(m->members, &env);
 			mgr_vip_probe_io(m->vip, &env, now);
 		}
-		if (fds[3].revents)
+		if (fds[FD_SIG].revents)
 			on_signal(m, sig_fd);
-		if (fds[2].revents)
+		if (fds[FD_PIPES].revents)
 			mgr_transport_recv_pipes(m->transport, now);
-		if (fds[0].revents)
+		if (fds[FD_MEMBERS].revents)
 			mgr_transport_recv_members(m->transport, now);
-		if (fds[1].revents)
+		if (fds[FD_CTL].revents)
 			mgr_transport_recv_ctl(m->transport, now);
+		if (fds[FD_METRICS].revents)
+			mgr_metrics_tick(m->metrics, now);
 	}
 }
 
@@ -307,8 +362,12 @@ mgr_free(struct mgr *m)
 	/* The database first: nng 1.5.2's close can hang (docs/reliability.md). */
 	mgr_store_close(m->store);
 	m->store = NULL;
+	/* no scrape reads the subsystems' text once this returns */
+	mgr_metrics_free(m->metrics);
+	m->metrics = NULL;
 	if (!stop_network(m))
 		return; /* a thread may still read what it was given: the process is ending */
+	mgr_stats_free(m->stats);
 	mgr_api_free(m->api);
 	mgr_vip_probe_free(m->vip);
 	mgr_members_free(m->members);
@@ -323,22 +382,37 @@ mgr_free(struct mgr *m)
 int
 main(int argc, char **argv)
 {
+	enum { OPT_CHECK = 256, OPT_SYSLOG_PREFIX };
+	static const struct option longopts[] = {
+		{"check", no_argument, NULL, OPT_CHECK},
+		{"syslog-prefix", no_argument, NULL, OPT_SYSLOG_PREFIX},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
 	const char *cfg_path = NULL;
 	enum lb_log_level lvl = LB_LOG_INFO;
+	bool check = false, syslog_prefix = false;
 	struct lb_cfg_err cerr;
 	struct mgr_api_deps deps;
+	struct mgr_metrics_deps mdeps;
 	char err[512];
 	struct mgr *m;
 	int opt, sig_fd, rc = 1;
 
 	lb_log_init("sluice-manager", LB_LOG_INFO);
-	while ((opt = getopt(argc, argv, "c:vh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			cfg_path = optarg;
 			break;
 		case 'v':
 			lvl = LB_LOG_DEBUG;
+			break;
+		case OPT_CHECK:
+			check = true;
+			break;
+		case OPT_SYSLOG_PREFIX:
+			syslog_prefix = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -353,10 +427,27 @@ main(int argc, char **argv)
 		return 2;
 	}
 	lb_log_init("sluice-manager", lvl);
+	if (syslog_prefix)
+		lb_log_set_journal(true);
+	if (check) {
+		static struct mgr_config cc;
+
+		if (mgr_config_load(cfg_path, &cc, &cerr) != 0 || mgr_check(&cc, &cerr) != 0) {
+			fprintf(stderr, "%s\n", cerr.msg);
+			return 1;
+		}
+		printf("%s: ok\n", cfg_path);
+		return 0;
+	}
 	m = calloc(1, sizeof(*m));
 	if (m == NULL) {
 		LB_ERR("out of memory");
 		return 1;
+	}
+	m->stats = mgr_stats_new();
+	if (m->stats == NULL) {
+		LB_ERR("out of memory");
+		goto out;
 	}
 	m->dip = mgr_dip_prober_new();
 	m->health = m->dip != NULL ? mgr_health_new(mgr_dip_prober_release, m->dip) : NULL;
@@ -400,16 +491,33 @@ main(int argc, char **argv)
 		.vip = m->vip,
 		.transport = m->transport,
 		.guard = m->guard};
+	deps.stats = m->stats;
 	m->api = m->vip != NULL ? mgr_api_new(&deps) : NULL;
 	if (m->api == NULL) {
 		LB_ERR("VIP probes, operator API: out of memory");
+		goto out;
+	}
+	mdeps = (struct mgr_metrics_deps){.driver = m->driver,
+		.health = m->health,
+		.dip = m->dip,
+		.members = m->members,
+		.vip = m->vip,
+		.stats = m->stats};
+	m->metrics = mgr_metrics_new(&mdeps, &m->cfg.mc_metrics, mgr_now_ms(), err, sizeof(err));
+	if (m->metrics == NULL) {
+		LB_ERR("%s", err);
 		goto out;
 	}
 	mgr_driver_start(m->driver, mgr_now_ms());
 	LB_INFO("running: version %" PRIu64 ", vote timeout %u ms, batch %u ms, health batch %u ms",
 		mgr_driver_commit(m->driver)->committed, m->cfg.mc_vote_timeout_ms,
 		m->cfg.mc_batch_ms, m->cfg.mc_health_batch_ms);
+	/* Recovered: the committed version resumed, the sockets listening. */
+	snprintf(err, sizeof(err), "running: version %" PRIu64,
+		mgr_driver_commit(m->driver)->committed);
+	lb_notify_ready(err);
 	loop(m, sig_fd);
+	lb_notify_stopping();
 	rc = 0;
 	LB_INFO("stopped at version %" PRIu64, mgr_driver_commit(m->driver)->committed);
 out:

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb_addr.h"
 #include "lb_err.h"
 #include "lb_log.h"
 #include "mgr_driver.h"
@@ -35,6 +36,11 @@ struct mgr_peer {
 	uint32_t mp_snap_backoff_ms;
 	uint64_t mp_snaps;
 	uint32_t mp_proven_pipe; /* the connection its id was proven on (0: none) */
+	/* An agent's PAs and DIPs, from its last hello (kept when it goes). */
+	bool mp_agent;
+	uint32_t mp_n_pas, mp_n_dips;
+	struct lb_host_addr mp_pas[LB_MSG_MAX_PAS];
+	struct lb_host_addr mp_dips[LB_MSG_MAX_DIPS];
 };
 
 struct mgr_members {
@@ -127,6 +133,8 @@ mgr_members_on_gone(struct mgr_members *mb, uint32_t pipe, uint64_t now)
 	/* Gone, it cannot vote: fenced now between rounds (mgr_commit_gone). */
 	mgr_driver_gone(mb->d, i);
 	mgr_driver_run(mb->d, now);
+	if (mb->hooks.gone != NULL)
+		mb->hooks.gone(mb->hooks.ctx, i);
 }
 
 /* ---- paced sends ---- */
@@ -363,10 +371,15 @@ on_hello(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *h, uint64_t
 		return;
 	}
 	if (mb->hooks.hello != NULL)
-		mb->hooks.hello(mb->hooks.ctx, i, h->id, &h->probe_addr);
+		mb->hooks.hello(mb->hooks.ctx, i, h->id, &h->probe_addr, &h->probe_addr6);
 	p = &mb->peers[i];
 	if (mgr_transport_proofs(mb->t))
 		p->mp_proven_pipe = pipe;
+	p->mp_agent = h->role == LB_ROLE_AGENT;
+	p->mp_n_pas = h->n_pas;
+	memcpy(p->mp_pas, h->pas, sizeof(p->mp_pas));
+	p->mp_n_dips = h->n_dips;
+	memcpy(p->mp_dips, h->dips, sizeof(p->mp_dips));
 	if (!p->mp_connected || p->mp_pipe != pipe) {
 		mgr_sendq_flush(&p->mp_q);
 		p->mp_pipe = pipe;
@@ -442,6 +455,8 @@ mgr_members_on_msg(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *m
 		mgr_driver_status(mb->d, i, msg->version);
 		p->mp_n_counters = msg->n_counters;
 		memcpy(p->mp_counters, msg->counters, msg->n_counters * sizeof(msg->counters[0]));
+		if (mb->hooks.status != NULL)
+			mb->hooks.status(mb->hooks.ctx, i, msg, now);
 		break;
 	case LB_MSG_REFUSED:
 		LB_WARN("member %s refused the manager: %s", id_of(mb, i), msg->text);
@@ -510,4 +525,56 @@ mgr_members_vip_env(const struct mgr_members *mb, struct mgr_vip_env *e)
 	e->started = mgr_driver_started(mb->d);
 	e->connected = mgr_members_connected;
 	e->ctx = mb;
+}
+
+/* ---- an agent's addresses ---- */
+
+static bool
+addr_in(const struct lb_host_addr *v, uint32_t n, uint8_t af, const struct lb_addr *a)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].af == af && lb_addr_eq(&v[i].a, a))
+			return true;
+	return false;
+}
+
+int
+mgr_members_pa_check(const struct mgr_members *mb, uint8_t daf, const struct lb_addr *dip,
+	uint8_t haf, const struct lb_addr *host, char *err, size_t len)
+{
+	const struct mgr_commit *c = commit_of(mb);
+	char h[LB_ADDR_STRLEN], pa[LB_ADDR_STRLEN];
+	uint32_t i, k;
+
+	for (i = 0; i < c->n_members; i++) {
+		const struct mgr_peer *p = &mb->peers[i];
+		size_t off;
+
+		if (!p->mp_agent || !addr_in(p->mp_dips, p->mp_n_dips, daf, dip))
+			continue;
+		if (addr_in(p->mp_pas, p->mp_n_pas, haf, host))
+			return 0;
+		lb_addr_ntop(haf, host, h, sizeof(h));
+		for (k = 0; k < p->mp_n_pas && p->mp_pas[k].af != haf; k++)
+			;
+		if (k == p->mp_n_pas) {
+			snprintf(err, len,
+				"%s is an IPv%u PA, but agent %s, which has the dip, has no IPv%u "
+				"PA (%s)",
+				h, haf, c->members[i].id, haf, haf == LB_AF_INET6 ? "pa6" : "pa");
+			return -1;
+		}
+		off = (size_t)snprintf(err, len,
+			"%s is not a PA of agent %s, which has the dip (its PAs:", h,
+			c->members[i].id);
+		for (k = 0; k < p->mp_n_pas && off < len; k++)
+			off += (size_t)snprintf(err + off, len - off, " %s",
+				lb_addr_ntop(p->mp_pas[k].af, &p->mp_pas[k].a, pa, sizeof(pa)));
+		if (off < len)
+			snprintf(err + off, len - off, ")");
+		return -1;
+	}
+	return 0; /* no agent that said hello has the DIP: not known yet */
 }

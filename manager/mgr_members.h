@@ -37,8 +37,14 @@ struct mgr_vip_env;
 /* What the member protocol tells others (main wires them). */
 struct mgr_members_hooks {
 	void *ctx;
-	/* Member i (id) said hello with its probe address (a mux's tunnel address; zero: none). */
-	void (*hello)(void *ctx, int member, const char *id, const struct lb_addr *probe_addr);
+	/* Member i (id) said hello with its probe addresses (a mux's tunnel addresses; zero: none).
+	 */
+	void (*hello)(void *ctx, int member, const char *id, const struct lb_addr *probe_addr,
+		const struct lb_addr *probe_addr6);
+	/* Optional: member i's STATUS (its version, counters, a mux's flows) arrived. */
+	void (*status)(void *ctx, int member, const struct lb_msg *status, uint64_t now);
+	/* Optional: member i's connection closed. */
+	void (*gone)(void *ctx, int member);
 };
 
 /* NULL when out of memory. */
@@ -99,6 +105,16 @@ void mgr_members_view(const struct mgr_members *mb, int i, struct mgr_peer_view 
 
 /* Messages no member was due to send (before a hello, an unknown type). */
 uint64_t mgr_members_unexpected(const struct mgr_members *mb);
+
+/*
+ * A backend's host against the agents' PAs: the agent whose hello listed
+ * dip (of family daf) must have host (of family haf) among its PAs. 0 when
+ * it has, or when no agent that said hello lists the DIP (the agent is not
+ * known yet: the host is taken as given); -1 with the reason in err ("...
+ * has no IPv6 PA (pa6)"). Agents are remembered from their last hello.
+ */
+int mgr_members_pa_check(const struct mgr_members *mb, uint8_t daf, const struct lb_addr *dip,
+	uint8_t haf, const struct lb_addr *host, char *err, size_t len);
 
 /* What the VIP prober reads: the members, who is connected, the committed table. */
 void mgr_members_vip_env(const struct mgr_members *mb, struct mgr_vip_env *e);

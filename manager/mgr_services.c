@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb_addr.h"
 #include "lb_err.h"
 #include "lb_ftable.h"
 #include "lb_hdr.h"
@@ -33,7 +34,8 @@ pool_entry(const config_setting_t *g, const struct lb_ftable *t, struct mgr_pool
 	struct mgr_pool p = *mgr_pool_defaults();
 	struct lb_svc_key k;
 	char ks[MGR_SVC_STR];
-	lb_be32_t vip;
+	struct lb_addr vip;
+	uint8_t af;
 	long long port;
 	uint32_t i, n = 0;
 	int rc;
@@ -48,14 +50,14 @@ pool_entry(const config_setting_t *g, const struct lb_ftable *t, struct mgr_pool
 		fields[n++] = mgr_pool_cfg_fields[i];
 	fields[n] = NULL;
 	if ((rc = lb_cfg_check_fields(g, fields, e)) != 0 ||
-		(rc = lb_cfg_get_ipv4(g, "vip", true, &vip, e)) != 0 ||
+		(rc = lb_cfg_get_addr(g, "vip", true, LB_ADDR_ANY, &vip, &af, e)) != 0 ||
 		(rc = lb_cfg_get_int(g, "port", true, 1, 65535, 0, &port, e)) != 0 ||
 		(rc = lb_cfg_get_string(g, "protocol", false, "tcp", &proto, e)) != 0)
 		return rc;
 	if (strcmp(proto, "tcp") != 0 && strcmp(proto, "udp") != 0)
 		return lb_cfg_error(e, config_setting_get_member(g, "protocol"), NULL,
 			"\"%s\": must be tcp or udp", proto);
-	lb_svc_key_v4(&k, vip, lb_cpu_to_be16((uint16_t)port),
+	lb_svc_key_make(&k, af, &vip, lb_cpu_to_be16((uint16_t)port),
 		strcmp(proto, "udp") == 0 ? LB_IPPROTO_UDP : LB_IPPROTO_TCP);
 	mgr_key_str(&k, ks, sizeof(ks));
 	if (lb_ftable_find(t, &k) < 0)

@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 
+#include "lb_addr.h"
 #include "lb_err.h"
 #include "mgr_store_int.h"
 
@@ -156,7 +157,7 @@ pools_write(struct mgr_store *s, const struct mgr_pools *ps)
 	for (i = 0; i < ps->ps_n; i++) {
 		const struct mgr_pool_entry *e = &ps->ps_v[i];
 		const struct mgr_pool *p = &e->pe_pool;
-		char vip[16];
+		char vip[LB_ADDR_STRLEN];
 		int col;
 
 		if (mgr_store_prepare(s, op,
@@ -164,7 +165,7 @@ pools_write(struct mgr_store *s, const struct mgr_pools *ps)
 			    "?)",
 			    &st) != 0)
 			return -LB_EIO;
-		lb_addr_str(&e->pe_key.vip, vip, sizeof(vip));
+		lb_addr_ntop(e->pe_key.af, &e->pe_key.vip, vip, sizeof(vip));
 		sqlite3_bind_text(st, 1, vip, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int(st, 2, e->pe_key.proto);
 		sqlite3_bind_int(st, 3, ntohs(e->pe_key.port));
@@ -200,18 +201,21 @@ mgr_store_load_pools(struct mgr_store *s, struct mgr_pools *ps)
 		struct lb_pool_opts o = {.given = LB_POOL_ALL};
 		struct mgr_pool p = *mgr_pool_defaults();
 		const char *probe = (const char *)sqlite3_column_text(st, 3);
-		struct in_addr a;
+		struct lb_addr a;
 		struct lb_svc_key k;
 		char e[256];
+		uint8_t af;
 
-		if (inet_pton(AF_INET, (const char *)sqlite3_column_text(st, 0), &a) != 1) {
+		/* The VIP as text of either family, canonical (lb_addr_ntop()). */
+		if (lb_addr_parse((const char *)sqlite3_column_text(st, 0), LB_ADDR_ANY, &a, &af, e,
+			    sizeof(e)) != 0) {
 			snprintf(s->err, sizeof(s->err), "database: %s: bad vip \"%s\"", op,
 				(const char *)sqlite3_column_text(st, 0));
 			sqlite3_finalize(st);
 			mgr_pools_free(ps);
 			return -LB_EIO;
 		}
-		lb_svc_key_v4(&k, a.s_addr, htons((uint16_t)sqlite3_column_int(st, 2)),
+		lb_svc_key_make(&k, af, &a, htons((uint16_t)sqlite3_column_int(st, 2)),
 			(uint8_t)sqlite3_column_int(st, 1));
 		o.probe = strcmp(probe, "none") == 0   ? LB_PROBE_NONE
 			  : strcmp(probe, "http") == 0 ? LB_PROBE_HTTP

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <linux/filter.h>
 #include <linux/icmp.h>
+#include <netinet/icmp6.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lb_addr.h"
 #include "lb_csum.h"
 #include "lb_err.h"
 #include "lb_hdr.h"
@@ -22,11 +24,18 @@
 #define VP_MAX_TARGETS 65535 /* the ICMP sequence number names the target */
 #define VP_PKT_LEN                                                                                 \
 	(sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr) + sizeof(struct lb_vprobe))
+#define VP_PKT6_LEN                                                                                \
+	(sizeof(struct lb_ipv6_hdr) + sizeof(struct lb_icmp_hdr) + sizeof(struct lb_vprobe))
 
-/* One (mux, VIP address) pair, probed once per interval. */
+/*
+ * One (mux, VIP address) pair, probed once per interval: an IPv4 VIP
+ * through the mux's IPv4 tunnel address (4in4), an IPv6 one through its
+ * IPv6 tunnel address (6in6). A VIP of a family the mux gave no probe
+ * address of is not probed through it.
+ */
 struct vp_target {
 	int tg_member;
-	lb_be32_t tg_vip;
+	struct lb_host_addr tg_vip;
 	uint64_t tg_nonce;
 	uint64_t tg_sent_ms;
 	bool tg_out;	  /* sent, not answered yet */
@@ -35,12 +44,14 @@ struct vp_target {
 
 /* What member i's probes say. */
 struct vp_member {
-	lb_be32_t vm_addr;     /* its tunnel address, 0: not probed */
-	lb_be32_t vm_src;      /* the manager's address toward it */
-	uint64_t vm_answer_ms; /* last answer, 0: none yet */
-	uint64_t vm_version;   /* the version it answered with */
-	uint32_t vm_fail;      /* the worst of its targets */
-	lb_be32_t vm_fail_vip;
+	lb_be32_t vm_addr;	 /* its tunnel address, 0: not probed */
+	lb_be32_t vm_src;	 /* the manager's address toward it */
+	struct lb_addr vm_addr6; /* its IPv6 tunnel address, zero: none */
+	struct lb_addr vm_src6;	 /* the manager's IPv6 address toward it */
+	uint64_t vm_answer_ms;	 /* last answer, 0: none yet */
+	uint64_t vm_version;	 /* the version it answered with */
+	uint32_t vm_fail;	 /* the worst of its targets */
+	struct lb_host_addr vm_fail_vip;
 	uint32_t vm_vips; /* VIP addresses probed through it */
 	uint64_t vm_sent, vm_answered;
 };
@@ -51,9 +62,12 @@ struct mgr_vip_probe {
 	uint32_t vp_vote_timeout_ms; /* how long a new version may take to reach a mux */
 	mgr_vip_fence_fn vp_fence;
 	void *vp_fence_ctx;
-	int vp_tx;	  /* raw IPPROTO_IPIP: we write the inner packet */
-	int vp_rx;	  /* raw ICMP: echo replies only */
-	char vp_off[160]; /* "" when on */
+	int vp_tx;	   /* raw IPPROTO_IPIP: we write the inner packet */
+	int vp_rx;	   /* raw ICMP: echo replies only */
+	int vp_tx6;	   /* raw IPv6 next header 41: we write the inner IPv6 packet */
+	int vp_rx6;	   /* raw ICMPv6: echo replies only */
+	char vp_off[160];  /* "" when on */
+	char vp_off6[160]; /* IPv6 alone: "" when on */
 	uint16_t vp_id;
 	uint64_t vp_next_ms;  /* the next probes go out */
 	uint64_t vp_judge_ms; /* what is still out fails (half an interval), 0: none out */
@@ -85,6 +99,54 @@ ip_str(lb_be32_t a, char *buf, size_t len)
 	return inet_ntop(AF_INET, &ia, buf, (socklen_t)len) != NULL ? buf : "?";
 }
 
+static const char *
+ha_str(const struct lb_host_addr *a, char *buf, size_t len)
+{
+	return lb_addr_ntop(a->af, &a->a, buf, len);
+}
+
+/* The member's tunnel address for a VIP of family af ("?" when none). */
+static const char *
+via_str(const struct vp_member *vm, uint8_t af, char *buf, size_t len)
+{
+	return af == LB_AF_INET6 ? lb_addr_ntop(LB_AF_INET6, &vm->vm_addr6, buf, len)
+				 : ip_str(vm->vm_addr, buf, len);
+}
+
+/*
+ * The IPv6 sockets, apart: a host without IPv6 keeps probing IPv4 VIPs
+ * (vp_off6 says why IPv6 ones are not).
+ */
+static void
+open6(struct mgr_vip_probe *v, const struct sock_fprog *drop)
+{
+	struct icmp6_filter f;
+	const char *what = "socket(AF_INET6, IPPROTO_IPV6)";
+
+	v->vp_tx6 = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_IPV6);
+	if (v->vp_tx6 >= 0) {
+		what = "socket(IPPROTO_ICMPV6)";
+		v->vp_rx6 =
+			socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMPV6);
+	}
+	if (v->vp_tx6 < 0 || v->vp_rx6 < 0) {
+		snprintf(v->vp_off6, sizeof(v->vp_off6), "IPv6 off: %s: %s", what, strerror(errno));
+		LB_WARN("VIP probes: %s", v->vp_off6);
+		if (v->vp_tx6 >= 0)
+			close(v->vp_tx6);
+		v->vp_tx6 = v->vp_rx6 = -1;
+		return;
+	}
+	if (setsockopt(v->vp_tx6, SOL_SOCKET, SO_ATTACH_FILTER, drop, sizeof(*drop)) != 0)
+		LB_WARN("VIP probes: SO_ATTACH_FILTER: %s (IPv6-in-IPv6 to this host queues "
+			"unread)",
+			strerror(errno));
+	ICMP6_FILTER_SETBLOCKALL(&f);
+	ICMP6_FILTER_SETPASS(ICMP6_ECHO_REPLY, &f);
+	if (setsockopt(v->vp_rx6, IPPROTO_ICMPV6, ICMP6_FILTER, &f, sizeof(f)) != 0)
+		LB_WARN("VIP probes: ICMP6_FILTER: %s", strerror(errno));
+}
+
 static void
 vp_off(struct mgr_vip_probe *v, const char *what)
 {
@@ -95,7 +157,11 @@ vp_off(struct mgr_vip_probe *v, const char *what)
 		close(v->vp_tx);
 	if (v->vp_rx >= 0)
 		close(v->vp_rx);
-	v->vp_tx = v->vp_rx = -1;
+	if (v->vp_tx6 >= 0)
+		close(v->vp_tx6);
+	if (v->vp_rx6 >= 0)
+		close(v->vp_rx6);
+	v->vp_tx = v->vp_rx = v->vp_tx6 = v->vp_rx6 = -1;
 }
 
 struct mgr_vip_probe *
@@ -115,7 +181,7 @@ mgr_vip_probe_new(uint32_t interval_ms, uint32_t failures, uint32_t vote_timeout
 	v->vp_vote_timeout_ms = vote_timeout_ms;
 	v->vp_fence = fence;
 	v->vp_fence_ctx = ctx;
-	v->vp_tx = v->vp_rx = -1;
+	v->vp_tx = v->vp_rx = v->vp_tx6 = v->vp_rx6 = -1;
 	if (interval_ms == 0) {
 		snprintf(v->vp_off, sizeof(v->vp_off), "off (vip_probe_interval_ms = 0)");
 		return v;
@@ -138,6 +204,7 @@ mgr_vip_probe_new(uint32_t interval_ms, uint32_t failures, uint32_t vote_timeout
 	}
 	if (setsockopt(v->vp_rx, SOL_RAW, ICMP_FILTER, &f, sizeof(f)) != 0)
 		LB_WARN("VIP probes: ICMP_FILTER: %s", strerror(errno));
+	open6(v, &prog);
 	v->vp_next_ms = now + interval_ms;
 	LB_INFO("VIP probes every %u ms through every mux; %u unanswered in a row fence it",
 		interval_ms, failures);
@@ -153,6 +220,10 @@ mgr_vip_probe_free(struct mgr_vip_probe *v)
 		close(v->vp_tx);
 	if (v->vp_rx >= 0)
 		close(v->vp_rx);
+	if (v->vp_tx6 >= 0)
+		close(v->vp_tx6);
+	if (v->vp_rx6 >= 0)
+		close(v->vp_rx6);
 	free(v->vp_tg);
 	free(v);
 }
@@ -161,6 +232,12 @@ int
 mgr_vip_probe_fd(const struct mgr_vip_probe *v)
 {
 	return v != NULL ? v->vp_rx : -1;
+}
+
+int
+mgr_vip_probe_fd6(const struct mgr_vip_probe *v)
+{
+	return v != NULL && v->vp_rx >= 0 ? v->vp_rx6 : -1;
 }
 
 uint64_t
@@ -191,22 +268,98 @@ source_toward(lb_be32_t addr)
 	return src;
 }
 
+/* The source address the kernel picks toward an IPv6 addr (zero if no route). */
+static struct lb_addr
+source_toward6(const struct lb_addr *addr)
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = htons(9)};
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct lb_addr src = {0};
+
+	if (fd < 0)
+		return src;
+	memcpy(&sa.sin6_addr, addr->a8, 16);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+		getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+		memcpy(src.a8, &sa.sin6_addr, 16);
+	close(fd);
+	return src;
+}
+
 void
-mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct lb_addr *addr)
+mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct lb_addr *addr,
+	const struct lb_addr *addr6)
 {
 	struct vp_member *vm;
-	char a[16], s[16];
+	char a[LB_ADDR_STRLEN], s[LB_ADDR_STRLEN];
 
 	if (v == NULL || i < 0 || i >= MGR_MAX_MEMBERS)
 		return;
 	vm = &v->vp_mb[i];
-	if (vm->vm_addr == addr->a32[0] && (vm->vm_addr == 0 || vm->vm_src != 0))
-		return;
-	vm->vm_addr = addr->a32[0];
-	vm->vm_src = vm->vm_addr != 0 ? source_toward(vm->vm_addr) : 0;
-	if (vm->vm_addr != 0 && v->vp_rx >= 0)
-		LB_INFO("member %s: VIP probes through %s (from %s)", id,
-			ip_str(vm->vm_addr, a, sizeof(a)), ip_str(vm->vm_src, s, sizeof(s)));
+	if (vm->vm_addr != addr->a32[0] || (vm->vm_addr != 0 && vm->vm_src == 0)) {
+		vm->vm_addr = addr->a32[0];
+		vm->vm_src = vm->vm_addr != 0 ? source_toward(vm->vm_addr) : 0;
+		if (vm->vm_addr != 0 && v->vp_rx >= 0)
+			LB_INFO("member %s: VIP probes through %s (from %s)", id,
+				ip_str(vm->vm_addr, a, sizeof(a)),
+				ip_str(vm->vm_src, s, sizeof(s)));
+	}
+	if (!lb_addr_eq(&vm->vm_addr6, addr6) ||
+		(!lb_addr_is_zero(addr6) && lb_addr_is_zero(&vm->vm_src6))) {
+		vm->vm_addr6 = *addr6;
+		memset(&vm->vm_src6, 0, sizeof(vm->vm_src6));
+		if (!lb_addr_is_zero(addr6))
+			vm->vm_src6 = source_toward6(addr6);
+		if (!lb_addr_is_zero(addr6) && v->vp_rx6 >= 0)
+			LB_INFO("member %s: IPv6 VIP probes through %s (from %s)", id,
+				lb_addr_ntop(LB_AF_INET6, addr6, a, sizeof(a)),
+				lb_addr_ntop(LB_AF_INET6, &vm->vm_src6, s, sizeof(s)));
+	}
+}
+
+/* The probe payload after an echo header: the magic and a fresh nonce. */
+static void
+fill_probe(struct mgr_vip_probe *v, struct vp_target *t, struct lb_icmp_hdr *icmp, uint8_t type,
+	uint16_t seq)
+{
+	struct lb_vprobe *vp = (struct lb_vprobe *)(icmp + 1);
+
+	t->tg_nonce = vp_rand(v);
+	icmp->type = type;
+	icmp->echo.id = htons(v->vp_id);
+	icmp->echo.seq = htons(seq);
+	memcpy(vp->magic, LB_VPROBE_MAGIC, sizeof(vp->magic));
+	memcpy(vp->nonce, &t->tg_nonce, sizeof(vp->nonce));
+}
+
+/*
+ * An ICMPv6 echo request from the manager's address toward the mux to the
+ * VIP, inside IPv6-in-IPv6 to the mux's IPv6 tunnel address (the kernel
+ * writes the outer header, next header 41, from that same source).
+ */
+static int
+send_probe6(struct mgr_vip_probe *v, struct vp_target *t, uint16_t seq)
+{
+	const struct vp_member *vm = &v->vp_mb[t->tg_member];
+	uint8_t pkt[VP_PKT6_LEN];
+	struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)pkt;
+	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(ip + 1);
+	struct sockaddr_in6 to = {.sin6_family = AF_INET6};
+	size_t l4 = sizeof(*icmp) + sizeof(struct lb_vprobe);
+
+	memset(pkt, 0, sizeof(pkt));
+	ip->vtc_flow = htonl(6u << 28);
+	ip->payload_len = htons((uint16_t)l4);
+	ip->next_hdr = LB_IPPROTO_ICMPV6;
+	ip->hop_limit = 64;
+	memcpy(ip->src, vm->vm_src6.a8, 16);
+	memcpy(ip->dst, t->tg_vip.a.a8, 16);
+	fill_probe(v, t, icmp, LB_ICMP6_ECHO, seq);
+	icmp->csum = lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_ICMPV6, icmp, l4);
+	memcpy(&to.sin6_addr, vm->vm_addr6.a8, 16);
+	return sendto(v->vp_tx6, pkt, sizeof(pkt), 0, (struct sockaddr *)&to, sizeof(to)) < 0 ? -1
+											      : 0;
 }
 
 static void
@@ -216,31 +369,32 @@ send_probe(struct mgr_vip_probe *v, struct vp_target *t, uint16_t seq, uint64_t 
 	uint8_t pkt[VP_PKT_LEN];
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)pkt;
 	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(ip + 1);
-	struct lb_vprobe *vp = (struct lb_vprobe *)(icmp + 1);
 	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = vm->vm_addr};
+	int rc;
 
+	t->tg_sent_ms = now;
+	t->tg_out = true;
+	vm->vm_sent++;
+	v->vp_sent++;
+	if (t->tg_vip.af == LB_AF_INET6) {
+		/* A failed send is a probe that will not be answered: it counts as one. */
+		if (send_probe6(v, t, seq) != 0)
+			v->vp_send_errors++;
+		return;
+	}
 	memset(pkt, 0, sizeof(pkt));
-	t->tg_nonce = vp_rand(v);
 	ip->ver_ihl = 0x45;
 	ip->total_len = htons((uint16_t)sizeof(pkt));
 	ip->id = htons(seq);
 	ip->ttl = 64;
 	ip->proto = LB_IPPROTO_ICMP;
 	ip->src = vm->vm_src;
-	ip->dst = t->tg_vip;
+	ip->dst = t->tg_vip.a.a32[0];
 	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
-	icmp->type = LB_ICMP_ECHO;
-	icmp->echo.id = htons(v->vp_id);
-	icmp->echo.seq = htons(seq);
-	memcpy(vp->magic, LB_VPROBE_MAGIC, sizeof(vp->magic));
-	memcpy(vp->nonce, &t->tg_nonce, sizeof(vp->nonce));
-	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + sizeof(*vp));
-	t->tg_sent_ms = now;
-	t->tg_out = true;
-	vm->vm_sent++;
-	v->vp_sent++;
-	/* A failed send is a probe that will not be answered: it counts as one. */
-	if (sendto(v->vp_tx, pkt, sizeof(pkt), 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+	fill_probe(v, t, icmp, LB_ICMP_ECHO, seq);
+	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + sizeof(struct lb_vprobe));
+	rc = (int)sendto(v->vp_tx, pkt, sizeof(pkt), 0, (struct sockaddr *)&to, sizeof(to));
+	if (rc < 0)
 		v->vp_send_errors++;
 }
 
@@ -254,31 +408,45 @@ fence(struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i, const char 
 	v->vp_fence(v->vp_fence_ctx, i, why, now);
 }
 
+/* VIP addresses in (family, bytes) order: IPv4 first, each in numeric order. */
 static int
-be32_cmp(const void *a, const void *b)
+vip_cmp(const void *a, const void *b)
 {
-	uint32_t x = ntohl(*(const lb_be32_t *)a), y = ntohl(*(const lb_be32_t *)b);
+	const struct lb_host_addr *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	if (x->af != y->af)
+		return x->af < y->af ? -1 : 1;
+	return memcmp(x->a.a8, y->a.a8, 16);
 }
 
 /* The committed table's distinct VIP addresses, sorted; *n of them (NULL if none). */
-static lb_be32_t *
+static struct lb_host_addr *
 vip_list(const struct lb_ftable *ft, uint32_t *n)
 {
-	lb_be32_t *vips = ft->n_services ? malloc(ft->n_services * sizeof(*vips)) : NULL;
+	struct lb_host_addr *vips = ft->n_services ? malloc(ft->n_services * sizeof(*vips)) : NULL;
 	uint32_t s, k = 0;
 
 	*n = 0;
 	if (vips == NULL)
 		return NULL;
-	for (s = 0; s < ft->n_services; s++)
-		vips[k++] = ft->services[s].vip.a32[0];
-	qsort(vips, k, sizeof(*vips), be32_cmp);
+	for (s = 0; s < ft->n_services; s++) {
+		vips[k].af = ft->services[s].af;
+		vips[k++].a = ft->services[s].vip;
+	}
+	qsort(vips, k, sizeof(*vips), vip_cmp);
 	for (s = 0; s < k; s++)
-		if (*n == 0 || vips[*n - 1] != vips[s])
+		if (*n == 0 || vip_cmp(&vips[*n - 1], &vips[s]) != 0)
 			vips[(*n)++] = vips[s];
 	return vips;
+}
+
+/* Is VIP probed through member vm: has it a probe address of the VIP's family? */
+static bool
+probed_through(const struct mgr_vip_probe *v, const struct vp_member *vm, uint8_t af)
+{
+	if (af == LB_AF_INET6)
+		return !lb_addr_is_zero(&vm->vm_addr6) && v->vp_tx6 >= 0;
+	return vm->vm_addr != 0;
 }
 
 static void
@@ -314,13 +482,13 @@ judge(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
 	}
 	for (i = 0; i < c->n_members; i++) {
 		struct vp_member *vm = &v->vp_mb[i];
-		char why[LB_MSG_TEXT], a[16], b[16];
+		char why[LB_MSG_TEXT], a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN];
 
 		if (vm->vm_fail < v->vp_failures || !env->connected(env->ctx, (int)i))
 			continue;
 		snprintf(why, sizeof(why), "VIP probe: no answer for %s through %s (%u in a row)",
-			ip_str(vm->vm_fail_vip, a, sizeof(a)), ip_str(vm->vm_addr, b, sizeof(b)),
-			vm->vm_fail);
+			ha_str(&vm->vm_fail_vip, a, sizeof(a)),
+			via_str(vm, vm->vm_fail_vip.af, b, sizeof(b)), vm->vm_fail);
 		fence(v, env, (int)i, why, now);
 	}
 }
@@ -331,7 +499,7 @@ mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint6
 	const struct mgr_commit *c = env->commit;
 	struct vp_target *old, *tg;
 	uint32_t i, k, n_old, n_vips, n = 0, o = 0;
-	lb_be32_t *vips;
+	struct lb_host_addr *vips;
 
 	if (v == NULL || v->vp_rx < 0)
 		return;
@@ -357,21 +525,26 @@ mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint6
 	if (n_vips != 0)
 		tg = calloc((size_t)c->n_members * n_vips, sizeof(*tg));
 	for (i = 0; tg != NULL && i < c->n_members; i++) {
-		if (v->vp_mb[i].vm_addr == 0 || !env->connected(env->ctx, (int)i) ||
-			c->members[i].role != LB_ROLE_MUX)
+		const struct vp_member *vm = &v->vp_mb[i];
+
+		if ((vm->vm_addr == 0 && lb_addr_is_zero(&vm->vm_addr6)) ||
+			!env->connected(env->ctx, (int)i) || c->members[i].role != LB_ROLE_MUX)
 			continue;
 		for (k = 0; k < n_vips && n < VP_MAX_TARGETS; k++) {
-			struct vp_target *t = &tg[n++];
+			struct vp_target *t;
 
+			if (!probed_through(v, vm, vips[k].af))
+				continue;
+			t = &tg[n++];
 			t->tg_member = (int)i;
 			t->tg_vip = vips[k];
 			/* Both lists are in (member, VIP) order: carry the failures over. */
-			while (o < n_old &&
-				(old[o].tg_member < (int)i ||
-					(old[o].tg_member == (int)i &&
-						be32_cmp(&old[o].tg_vip, &vips[k]) < 0)))
+			while (o < n_old && (old[o].tg_member < (int)i ||
+						    (old[o].tg_member == (int)i &&
+							    vip_cmp(&old[o].tg_vip, &vips[k]) < 0)))
 				o++;
-			if (o < n_old && old[o].tg_member == (int)i && old[o].tg_vip == vips[k])
+			if (o < n_old && old[o].tg_member == (int)i &&
+				vip_cmp(&old[o].tg_vip, &vips[k]) == 0)
 				t->tg_fail = old[o].tg_fail;
 			v->vp_mb[i].vm_vips++;
 		}
@@ -391,29 +564,26 @@ mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint6
 		v->vp_judge_ms = now + v->vp_interval_ms / 2;
 }
 
+/*
+ * An echo reply of family af from src: the ICMP (or ICMPv6) header at p,
+ * len bytes of it and what follows.
+ */
 static void
-on_reply(struct mgr_vip_probe *v, const struct mgr_vip_env *env, const uint8_t *p, size_t len,
-	uint64_t now)
+on_reply(struct mgr_vip_probe *v, const struct mgr_vip_env *env, const struct lb_host_addr *src,
+	const uint8_t *p, size_t len, uint64_t now)
 {
-	const struct lb_ipv4_hdr *ip = (const struct lb_ipv4_hdr *)p;
-	const struct lb_icmp_hdr *icmp;
-	const struct lb_vprobe *vp;
+	const struct lb_icmp_hdr *icmp = (const struct lb_icmp_hdr *)p;
+	const struct lb_vprobe *vp = (const struct lb_vprobe *)(icmp + 1);
 	struct vp_target *t;
 	struct vp_member *vm;
 	uint64_t nonce, version;
-	size_t ihl;
 	uint16_t seq;
 
-	/* The kernel hands raw ICMP sockets the IP header: skip it. */
-	if (len < sizeof(*ip))
-		return;
-	ihl = (size_t)(ip->ver_ihl & 0xf) * 4;
 	/* Not an echo reply with a whole probe payload. */
-	if (ihl < sizeof(*ip) || len < ihl + sizeof(*icmp) + sizeof(*vp))
+	if (len < sizeof(*icmp) + sizeof(*vp))
 		return;
-	icmp = (const struct lb_icmp_hdr *)(p + ihl);
-	vp = (const struct lb_vprobe *)(icmp + 1);
-	if (icmp->type != LB_ICMP_ECHO_REPLY || ntohs(icmp->echo.id) != v->vp_id ||
+	if (icmp->type != (src->af == LB_AF_INET6 ? LB_ICMP6_ECHO_REPLY : LB_ICMP_ECHO_REPLY) ||
+		ntohs(icmp->echo.id) != v->vp_id ||
 		memcmp(vp->magic, LB_VPROBE_MAGIC, sizeof(vp->magic)) != 0)
 		return;
 	seq = ntohs(icmp->echo.seq);
@@ -422,17 +592,17 @@ on_reply(struct mgr_vip_probe *v, const struct mgr_vip_env *env, const uint8_t *
 	if (seq >= v->vp_n)
 		return;
 	t = &v->vp_tg[seq];
-	if (!t->tg_out || t->tg_nonce != nonce || ip->src != t->tg_vip)
+	if (!t->tg_out || t->tg_nonce != nonce || vip_cmp(src, &t->tg_vip) != 0)
 		return;
 	vm = &v->vp_mb[t->tg_member];
 	version = lb_be64_to_cpu(vp->version);
 	if (t->tg_fail >= v->vp_failures) {
-		char a[16], b[16];
+		char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN];
 
 		LB_INFO("member %s: VIP %s answers through %s again (version %" PRIu64
 			") after %u failed probes",
-			env->commit->members[t->tg_member].id, ip_str(t->tg_vip, a, sizeof(a)),
-			ip_str(vm->vm_addr, b, sizeof(b)), version, t->tg_fail);
+			env->commit->members[t->tg_member].id, ha_str(&t->tg_vip, a, sizeof(a)),
+			via_str(vm, t->tg_vip.af, b, sizeof(b)), version, t->tg_fail);
 	}
 	t->tg_out = false;
 	t->tg_fail = 0;
@@ -462,6 +632,24 @@ on_reply(struct mgr_vip_probe *v, const struct mgr_vip_env *env, const uint8_t *
 	}
 }
 
+/* An IPv4 reply: raw ICMP sockets are handed the IP header, skipped here. */
+static void
+on_reply4(struct mgr_vip_probe *v, const struct mgr_vip_env *env, const uint8_t *p, size_t len,
+	uint64_t now)
+{
+	const struct lb_ipv4_hdr *ip = (const struct lb_ipv4_hdr *)p;
+	struct lb_host_addr src = {.af = LB_AF_INET};
+	size_t ihl;
+
+	if (len < sizeof(*ip))
+		return;
+	ihl = (size_t)(ip->ver_ihl & 0xf) * 4;
+	if (ihl < sizeof(*ip) || len < ihl)
+		return;
+	src.a.a32[0] = ip->src;
+	on_reply(v, env, &src, p + ihl, len - ihl, now);
+}
+
 void
 mgr_vip_probe_io(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
 {
@@ -477,7 +665,19 @@ mgr_vip_probe_io(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_
 		n = recv(v->vp_rx, buf, sizeof(buf), 0);
 		if (n < 0)
 			break;
-		on_reply(v, env, buf, (size_t)n, now);
+		on_reply4(v, env, buf, (size_t)n, now);
+	}
+	/* Raw ICMPv6 sockets get the message alone; the source comes with it. */
+	for (k = 0; v->vp_rx6 >= 0 && k < 1024; k++) {
+		struct sockaddr_in6 from;
+		socklen_t fl = sizeof(from);
+		struct lb_host_addr src = {.af = LB_AF_INET6};
+
+		n = recvfrom(v->vp_rx6, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+		if (n < 0)
+			break;
+		memcpy(src.a.a8, &from.sin6_addr, 16);
+		on_reply(v, env, &src, buf, (size_t)n, now);
 	}
 }
 
@@ -499,6 +699,9 @@ mgr_vip_probe_view(const struct mgr_vip_probe *v, const struct mgr_vip_env *env,
 	mgr_buf_printf(j, ",\"vip_probes\":{\"on\":%s,\"off_reason\":",
 		v->vp_off[0] == '\0' ? "true" : "false");
 	mgr_buf_json_str(j, v->vp_off);
+	mgr_buf_printf(j, ",\"ipv6_on\":%s,\"ipv6_off_reason\":",
+		v->vp_off[0] == '\0' && v->vp_off6[0] == '\0' ? "true" : "false");
+	mgr_buf_json_str(j, v->vp_off6);
 	mgr_buf_printf(j,
 		",\"interval_ms\":%u,\"failures\":%u,\"targets\":%u,\"sent\":%" PRIu64
 		",\"answered\":%" PRIu64 ",\"send_errors\":%" PRIu64 ",\"fences\":%" PRIu64 "}",
@@ -508,6 +711,8 @@ mgr_vip_probe_view(const struct mgr_vip_probe *v, const struct mgr_vip_env *env,
 		mgr_buf_printf(b, "vip probes  %s\n", v->vp_off);
 		return;
 	}
+	if (v->vp_off6[0] != '\0')
+		mgr_buf_printf(b, "vip probes  %s\n", v->vp_off6);
 	for (i = 0; i < env->commit->n_members; i++)
 		muxes += v->vp_mb[i].vm_vips != 0;
 	mgr_buf_printf(b,
@@ -525,16 +730,22 @@ mgr_vip_probe_view_member(const struct mgr_vip_probe *v, const struct mgr_vip_en
 	const struct vp_member *vm;
 	bool by_probe = mb->state != MGR_MEMBER_IN_SYNC && strncmp(mb->why, "VIP probe:", 10) == 0;
 	uint64_t a;
-	char addr[16];
+	char addr[LB_ADDR_STRLEN], addr6[LB_ADDR_STRLEN];
 
-	if (v == NULL || v->vp_off[0] != '\0' || v->vp_mb[i].vm_addr == 0) {
+	if (v == NULL || v->vp_off[0] != '\0' ||
+		(v->vp_mb[i].vm_addr == 0 && lb_addr_is_zero(&v->vp_mb[i].vm_addr6))) {
 		mgr_buf_printf(j, ",\"vip_probe\":null");
 		return;
 	}
 	vm = &v->vp_mb[i];
 	a = age(now, vm->vm_answer_ms);
-	ip_str(vm->vm_addr, addr, sizeof(addr));
-	mgr_buf_printf(b, "  %-16s vip probes through %s: ", "", addr);
+	addr[0] = addr6[0] = '\0';
+	if (vm->vm_addr != 0)
+		ip_str(vm->vm_addr, addr, sizeof(addr));
+	if (!lb_addr_is_zero(&vm->vm_addr6))
+		lb_addr_ntop(LB_AF_INET6, &vm->vm_addr6, addr6, sizeof(addr6));
+	mgr_buf_printf(b, "  %-16s vip probes through %s%s%s: ", "", addr,
+		addr[0] && addr6[0] ? " and " : "", addr6);
 	if (vm->vm_answer_ms != 0)
 		mgr_buf_printf(b, "last answer %" PRIu64 ".%01" PRIu64 "s ago at version %" PRIu64,
 			a / 1000, (a % 1000) / 100, vm->vm_version);
@@ -543,8 +754,9 @@ mgr_vip_probe_view_member(const struct mgr_vip_probe *v, const struct mgr_vip_en
 	mgr_buf_printf(b, ", %u failures in a row%s\n", vm->vm_fail,
 		by_probe ? "  ** FENCED by VIP probe **" : "");
 	mgr_buf_printf(j,
-		",\"vip_probe\":{\"address\":\"%s\",\"vips\":%u,\"last_answer_ms\":", addr,
-		vm->vm_vips);
+		",\"vip_probe\":{\"address\":\"%s\",\"address6\":\"%s\",\"vips\":%u,"
+		"\"last_answer_ms\":",
+		addr, addr6, vm->vm_vips);
 	if (vm->vm_answer_ms != 0)
 		mgr_buf_printf(j, "%" PRIu64 ",\"version\":%" PRIu64, a, vm->vm_version);
 	else
@@ -553,4 +765,20 @@ mgr_vip_probe_view_member(const struct mgr_vip_probe *v, const struct mgr_vip_en
 		",\"failures\":%u,\"sent\":%" PRIu64 ",\"answered\":%" PRIu64
 		",\"fenced_by_probe\":%s}",
 		vm->vm_fail, vm->vm_sent, vm->vm_answered, by_probe ? "true" : "false");
+}
+
+bool
+mgr_vip_probe_member(
+	const struct mgr_vip_probe *v, int i, uint64_t *sent, uint64_t *answered, uint32_t *failing)
+{
+	const struct vp_member *vm;
+
+	if (v == NULL || v->vp_off[0] != '\0' || i < 0 || i >= MGR_MAX_MEMBERS ||
+		v->vp_mb[i].vm_addr == 0)
+		return false;
+	vm = &v->vp_mb[i];
+	*sent = vm->vm_sent;
+	*answered = vm->vm_answered;
+	*failing = vm->vm_fail;
+	return true;
 }

@@ -8,6 +8,13 @@
  * answers itself, from the VIP, with the version it runs in the payload
  * (struct lb_vprobe). Replies come back on a raw ICMP socket and are
  * matched by ICMP id, sequence (the target's index) and a fresh nonce.
+ * IPv6 VIPs the same way in IPv6: an ICMPv6 echo request inside
+ * IPv6-in-IPv6 (a raw socket of next header 41) to the mux's IPv6 tunnel
+ * address (probe_address6 in its hello), the reply on a raw ICMPv6
+ * socket. A VIP is probed only through a mux that gave an address of its
+ * family (an IPv6 VIP through an IPv4-only mux is not probed); IPv6
+ * failures fence as IPv4 ones do. Without IPv6 sockets IPv4 probing goes
+ * on, and status says why IPv6 is off.
  *
  * A probe still unanswered half an interval after it left is a failure (a
  * mux answers in microseconds). A mux whose probes for some VIP fail
@@ -62,10 +69,15 @@ void mgr_vip_probe_free(struct mgr_vip_probe *v);
 
 /* Descriptor the loop polls for replies, or -1 when probing is off. */
 int mgr_vip_probe_fd(const struct mgr_vip_probe *v);
+/* The IPv6 replies' socket, -1 when off. */
+int mgr_vip_probe_fd6(const struct mgr_vip_probe *v);
 
-/* Member i (id) said hello: its probe address (a mux's tunnel address; zero: none). */
-void mgr_vip_probe_hello(
-	struct mgr_vip_probe *v, int i, const char *id, const struct lb_addr *addr);
+/*
+ * Member i (id) said hello: its probe addresses (a mux's tunnel addresses,
+ * IPv4 in a32[0] and IPv6; zero: none).
+ */
+void mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct lb_addr *addr,
+	const struct lb_addr *addr6);
 
 /* Interval due: judge the last round of probes (fencing) and send the next. */
 void mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now);
@@ -86,5 +98,13 @@ void mgr_vip_probe_view(const struct mgr_vip_probe *v, const struct mgr_vip_env 
  */
 void mgr_vip_probe_view_member(const struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i,
 	struct mgr_buf *b, struct mgr_buf *j, uint64_t now);
+
+/*
+ * Member i's probes since it said hello: sent, answered, and the
+ * intervals in a row its worst VIP went unanswered. false when it is not
+ * probed (no probe address, or probing off). For the metrics.
+ */
+bool mgr_vip_probe_member(const struct mgr_vip_probe *v, int i, uint64_t *sent, uint64_t *answered,
+	uint32_t *failing);
 
 #endif /* MGR_VIP_PROBE_H */

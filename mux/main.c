@@ -6,6 +6,7 @@
  * for a signal (or for pcap input to run out), then print what happened.
  * The start and stop every data plane shares are dp_daemon.h's.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ static const char usage[] =
 	"  --stats-json FILE      write the final summary as JSON to FILE\n"
 	"  --workers N            override mux.workers\n"
 	"  --busy-poll            never nap when idle (benchmarks)\n"
-	"  -q, --quiet            no summary on stdout\n"
+	"  -q, --quiet            no summary on stdout\n" DP_USAGE_COMMON
 	"  -h, --help             this text\n";
 
 struct mux_opts {
@@ -81,8 +82,10 @@ static const struct option mux_longopts[] = {
 
 /* Command-line overrides of the file. Returns 0, or -1 after saying why. */
 static int
-apply_opts(struct mux_app *app, const struct mux_opts *o)
+apply_opts(const struct dp_daemon *d, struct mux_app *app, const struct mux_opts *o)
 {
+	char msg[600];
+
 	if (o->workers)
 		app->cfg.workers = (uint16_t)o->workers;
 	if (o->busy_poll)
@@ -97,10 +100,10 @@ apply_opts(struct mux_app *app, const struct mux_opts *o)
 		app->cfg.workers = 1;
 	}
 	if (app->cfg.n_ports == 0) {
-		fprintf(stderr,
-			"sluice-mux: %s: no ports configured (add ports = (...) or use "
-			"--pcap IN:OUT)\n",
+		snprintf(msg, sizeof(msg),
+			"%s: ports: no ports configured (add ports = (...) or use --pcap IN:OUT)",
 			o->dp.config);
+		dp_config_error(d, msg);
 		return -1;
 	}
 	app->n_workers = app->cfg.workers;
@@ -122,6 +125,38 @@ reload(void *app)
 	return mux_reload(app);
 }
 
+/* Ready (systemd): forwarding the file's table, or in sync with the manager. */
+static bool
+ready(void *arg, char *buf, size_t len)
+{
+	struct mux_app *app = arg;
+	bool ok;
+
+	pthread_mutex_lock(&app->gen_lock);
+	ok = !app->cfg.managed || dp_member_synced(&app->member);
+	if (ok)
+		snprintf(buf, len, "forwarding version %" PRIu64 ": %u services, %u backends",
+			app->ctx.gen->version, app->ctx.gen->n_services, app->ctx.gen->n_backends);
+	pthread_mutex_unlock(&app->gen_lock);
+	return ok;
+}
+
+/* --check: the files the configuration names (dp_check_done()). */
+static int
+check(const struct dp_daemon *d, struct mux_app *app, const struct mux_opts *o,
+	const struct lb_member_cfg *mcfg)
+{
+	const config_setting_t *ports[MUX_MAX_PORTS];
+	const config_setting_t *list = config_lookup(&app->cfg.file, "ports");
+	unsigned n = 0;
+
+	/* --pcap replaces the file's ports */
+	if (o->pcap_in == NULL && list != NULL)
+		for (; n < app->cfg.n_ports; n++)
+			ports[n] = config_setting_get_elem(list, n);
+	return dp_check_done(d, o->dp.config, &app->cfg.file, mcfg, ports, n);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -129,10 +164,12 @@ main(int argc, char **argv)
 	static struct dp_daemon d = {.prog = "sluice-mux"};
 	struct mux_opts o = {0};
 	const struct dp_opt_ext ext = {mux_longopts, mux_opt, &o};
-	struct dp_loop loop = {.quit = &app.ctx.quit, .rx_seen = rx_seen, .reload = reload};
+	struct dp_loop loop = {
+		.quit = &app.ctx.quit, .rx_seen = rx_seen, .reload = reload, .ready = ready};
 	struct dp_report report = {0};
 	struct lb_cfg_err cerr;
 	struct lb_member_cfg mcfg;
+	struct lb_metrics_cfg metrics;
 	char errbuf[512];
 	uint16_t p;
 	int ret = 1;
@@ -140,17 +177,21 @@ main(int argc, char **argv)
 	lb_log_init("sluice-mux", LB_LOG_INFO);
 	if (dp_opts_parse(&o.dp, &ext, argc, argv, usage) != 0)
 		return 2;
-	if (mux_config_load(&app.cfg, o.dp.config, &cerr) != 0) {
-		fprintf(stderr, "sluice-mux: %s\n", cerr.msg);
-		return 1;
-	}
-	if (dp_member_cfg_load(&d, &app.cfg.file, o.dp.config, LB_ROLE_MUX, &mcfg) != 0)
+	d.check = o.dp.check;
+	if (mux_config_load(&app.cfg, o.dp.config, &cerr) != 0)
+		return dp_config_error(&d, cerr.msg);
+	if (dp_member_cfg_load(&d, &app.cfg.file, o.dp.config, LB_ROLE_MUX, &mcfg) != 0 ||
+		dp_metrics_cfg_load(&d, &app.cfg.file, LB_METRICS_PORT_MUX, &metrics) != 0)
 		return 1;
 	/* Without probers nothing answers VIP probes: do not ask to be probed. */
 	if (app.cfg.n_probers != 0)
 		mcfg.probe_addr = app.cfg.tunnel_addr;
-	if (apply_opts(&app, &o) != 0)
+	if (app.cfg.n_probers6 != 0 && app.cfg.has_tunnel6)
+		mcfg.probe_addr6 = app.cfg.tunnel_addr6;
+	if (apply_opts(&d, &app, &o) != 0)
 		return 1;
+	if (o.dp.check)
+		return check(&d, &app, &o, &mcfg);
 
 	if (dp_eal_start(&d, app.cfg.eal_args, app.cfg.n_eal_args, app.n_workers) != 0)
 		return 1;
@@ -172,7 +213,8 @@ main(int argc, char **argv)
 			"starts with the manager's flow table%s",
 			mcfg.url, mcfg.id,
 			app.cfg.ftable_ignored ? " (the file's flow_table is ignored)" : "");
-	if (mux_app_start(&app, o.dp.exit_on_eof, &loop.eof_pkts, errbuf, sizeof(errbuf)) != 0)
+	if (mux_app_start(&app, d.pool, o.dp.exit_on_eof, &loop.eof_pkts, errbuf, sizeof(errbuf)) !=
+		0)
 		goto fail;
 	if (app.cfg.managed &&
 		dp_member_create(&app.member, &app.gen_lock, &mcfg, &mux_member_ops, &app,
@@ -184,8 +226,11 @@ main(int argc, char **argv)
 		o.dp.exit_on_eof ? ", exiting at end of input" : "");
 	for (p = 0; p < app.n_workers; p++)
 		rte_eal_remote_launch(mux_worker_main, &app.workers[p], app.workers[p].lcore);
-	if (dp_member_start(&app.member, errbuf, sizeof(errbuf)) != 0) {
+	if (dp_member_start(&app.member, errbuf, sizeof(errbuf)) != 0 ||
+		dp_metrics_start(&d, &metrics, mux_metrics_render, &app, errbuf, sizeof(errbuf)) !=
+			0) {
 		app.ctx.quit = true;
+		dp_member_destroy(&app.member);
 		rte_eal_mp_wait_lcore();
 		goto fail;
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
@@ -36,7 +37,7 @@ gen_start(struct mux_app *app, char *errbuf, size_t len)
 			: RTE_MAX(65536u, 2 * lb_ftable_backend_count(&app->cfg.ftable)),
 		app->cfg.cap_services != 0 ? app->cfg.cap_services
 					   : RTE_MAX(8192u, 2 * app->cfg.ftable.n_services),
-		(int)rte_socket_id(), &cerr);
+		mux_config_tunnels(&app->cfg), (int)rte_socket_id(), &cerr);
 	if (app->ctx.gen == NULL) {
 		snprintf(errbuf, len, "%s", cerr.msg);
 		return -1;
@@ -55,7 +56,10 @@ ctx_fill(struct mux_app *app, bool exit_on_eof, uint64_t *eof_pkts, char *errbuf
 	uint16_t p;
 
 	ctx->tunnel_addr = app->cfg.tunnel_addr;
+	ctx->has_tunnel6 = app->cfg.has_tunnel6;
+	memcpy(ctx->tunnel_addr6, app->cfg.tunnel_addr6.a8, 16);
 	memcpy(&ctx->next_hop, app->cfg.next_hop_mac, 6);
+	memcpy(&ctx->next_hop6, app->cfg.next_hop_mac6, 6);
 	for (p = 0; p < app->cfg.n_ports; p++) {
 		ctx->port_mac[app->ports[p].id] = app->ports[p].mac;
 		if (app->ports[p].id + 1 > ctx->n_ports)
@@ -71,8 +75,12 @@ ctx_fill(struct mux_app *app, bool exit_on_eof, uint64_t *eof_pkts, char *errbuf
 	ctx->mtu = app->cfg.mtu;
 	ctx->tunnel_ttl = app->cfg.tunnel_ttl;
 	ctx->arp_for_vips = app->cfg.arp_for_vips;
+	ctx->nd_for_vips = app->cfg.nd_for_vips;
 	ctx->n_probers = app->cfg.n_probers;
 	memcpy(ctx->probers, app->cfg.probers, sizeof(ctx->probers));
+	ctx->n_probers6 = app->cfg.n_probers6;
+	for (p = 0; p < app->cfg.n_probers6; p++)
+		memcpy(ctx->probers6[p], app->cfg.probers6[p].a8, 16);
 	ctx->busy_poll = app->cfg.busy_poll;
 	ctx->idle_sleep_us = app->cfg.idle_sleep_us;
 	ctx->tsc_hz = rte_get_tsc_hz();
@@ -101,11 +109,14 @@ workers_create(struct mux_app *app)
 		if (w == app->n_workers)
 			break;
 		if (mux_worker_init(wk, &app->ctx, app->ctx.gen, w, lcore, app->cfg.conn_entries,
-			    timeout, (int)rte_lcore_to_socket_id(lcore)) != 0)
+			    app->cfg.conn_entries6, timeout,
+			    (int)rte_lcore_to_socket_id(lcore)) != 0)
 			return -LB_ENOMEM;
 		/* A flooded service stops getting entries at its share of the table. */
 		wk->conn->quota =
 			(uint32_t)((uint64_t)wk->conn->entries * app->cfg.conn_service_share / 100);
+		wk->conn6->quota = (uint32_t)((uint64_t)wk->conn6->entries *
+					      app->cfg.conn_service_share / 100);
 		for (p = 0; p < app->cfg.n_ports; p++)
 			if (w < app->ports[p].nb_rxq) {
 				wk->rxq[wk->n_rxq].port = app->ports[p].id;
@@ -116,11 +127,34 @@ workers_create(struct mux_app *app)
 	return w == app->n_workers ? 0 : -LB_EINVAL;
 }
 
+/*
+ * The pools of outer fragmentation (mux_frag.c): headers come from the
+ * daemon's pool, the references to the payload from a pool of indirect
+ * mbufs of their own (no data room), sized for a burst of fragments per
+ * worker and port.
+ */
+static int
+frag_pools(struct mux_app *app, struct rte_mempool *pool, char *errbuf, size_t len)
+{
+	unsigned n = RTE_MAX(1024u, 2u * MUX_BURST * 8 * app->n_workers * MUX_MAX_PORTS);
+
+	app->ctx.frag_direct = pool;
+	app->ctx.frag_indirect =
+		rte_pktmbuf_pool_create("mux_frag_ind", n, 64, 0, 0, (int)rte_socket_id());
+	if (app->ctx.frag_indirect == NULL) {
+		snprintf(errbuf, len, "the pool for outer fragments: %s", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
 int
-mux_app_start(struct mux_app *app, bool exit_on_eof, uint64_t *eof_pkts, char *errbuf, size_t len)
+mux_app_start(struct mux_app *app, struct rte_mempool *pool, bool exit_on_eof, uint64_t *eof_pkts,
+	char *errbuf, size_t len)
 {
 	if (gen_start(app, errbuf, len) != 0 ||
-		ctx_fill(app, exit_on_eof, eof_pkts, errbuf, len) != 0)
+		ctx_fill(app, exit_on_eof, eof_pkts, errbuf, len) != 0 ||
+		frag_pools(app, pool, errbuf, len) != 0)
 		return -1;
 	if (workers_create(app) != 0) {
 		snprintf(errbuf, len,

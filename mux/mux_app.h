@@ -38,15 +38,23 @@ struct mux_app {
 /*
  * After EAL and the ports: the first generation (the file's table, or an
  * empty one at version 0 when managed) and its RCU state, the settings
- * every worker reads, the workers (not launched yet), telemetry. With
- * exit_on_eof every port must read rx_pcap files only; *eof_pkts gets
- * their packets. Returns 0, or -1 with errbuf.
+ * every worker reads, the pools of outer fragmentation (headers from pool),
+ * the workers (not launched yet), telemetry. With exit_on_eof every port
+ * must read rx_pcap files only; *eof_pkts gets their packets. Returns 0,
+ * or -1 with errbuf.
  */
-int mux_app_start(
-	struct mux_app *app, bool exit_on_eof, uint64_t *eof_pkts, char *errbuf, size_t len);
+int mux_app_start(struct mux_app *app, struct rte_mempool *pool, bool exit_on_eof,
+	uint64_t *eof_pkts, char *errbuf, size_t len);
 
 /* A service's (backend == 0) or backend's counters summed over workers, since start. */
 void mux_stats_flow_raw(
+	const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out);
+
+/*
+ * The same since the id was given to this service or backend (what the
+ * summary, telemetry and metrics show: a reused id starts from zero).
+ */
+void mux_stats_flow(
 	const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out);
 
 /* Sum of every worker's counters. */
@@ -63,6 +71,12 @@ void mux_stats_json(const struct mux_app *app, FILE *out);
 
 /* Both, as the first section of the daemon's report (dp_report()). */
 struct dp_section mux_stats_section(const struct mux_app *app);
+
+/*
+ * Every metric in Prometheus' text format (lb_metrics_render_fn: arg is
+ * the mux_app), for GET /metrics; takes gen_lock (mux_metrics.c).
+ */
+void mux_metrics_render(void *arg, FILE *out);
 
 /* Register the read-only /sluice/... telemetry commands. */
 int mux_telemetry_register(struct mux_app *app);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lb_err.h"
+#include "lb_hdr.h"
 #include "mux_config.h"
 
 static int
@@ -46,10 +47,10 @@ load_ports(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_e
 static int
 load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {
-		"entries", "tcp_timeout", "tcp_fin_timeout", "udp_timeout", "service_share", NULL};
+	static const char *const fields[] = {"entries", "entries6", "tcp_timeout",
+		"tcp_fin_timeout", "udp_timeout", "service_share", NULL};
 	const config_setting_t *ct = config_setting_get_member(mux, "conn_table");
-	long long entries = 65536, tcp = 300, fin = 15, udp = 30, share = 50;
+	long long entries = 65536, entries6 = 16384, tcp = 300, fin = 15, udp = 30, share = 50;
 	int rc;
 
 	if (ct != NULL) {
@@ -58,6 +59,8 @@ load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err
 		if ((rc = lb_cfg_check_fields(ct, fields, err)) != 0 ||
 			(rc = lb_cfg_get_int(ct, "entries", false, 1024, 1 << 26, entries, &entries,
 				 err)) != 0 ||
+			(rc = lb_cfg_get_int(ct, "entries6", false, 1024, 1 << 26, entries6,
+				 &entries6, err)) != 0 ||
 			(rc = lb_cfg_get_int(ct, "tcp_timeout", false, 1, 86400, tcp, &tcp, err)) !=
 				0 ||
 			(rc = lb_cfg_get_int(
@@ -70,6 +73,7 @@ load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err
 	}
 	cfg->conn_service_share = (uint8_t)share;
 	cfg->conn_entries = (uint32_t)entries;
+	cfg->conn_entries6 = (uint32_t)entries6;
 	cfg->tcp_timeout = (uint32_t)tcp;
 	cfg->tcp_fin_timeout = (uint32_t)fin;
 	cfg->udp_timeout = (uint32_t)udp;
@@ -103,12 +107,56 @@ load_capacity(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg
 	return 0;
 }
 
+/*
+ * The tunnel addresses, one of each family at most and at least one, and
+ * the next hops towards the PAs.
+ */
+static int
+load_tunnel(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err *err)
+{
+	uint8_t af;
+	int rc;
+
+	if ((rc = lb_cfg_get_ipv4(mux, "tunnel_address", false, &cfg->tunnel_addr, err)) != 0 ||
+		(rc = lb_cfg_get_addr(mux, "tunnel_address6", false, LB_ADDR_V6, &cfg->tunnel_addr6,
+			 &af, err)) != 0 ||
+		(rc = lb_cfg_get_mac(mux, "next_hop_mac", true, cfg->next_hop_mac, err)) != 0)
+		return rc;
+	cfg->has_tunnel6 = af == LB_AF_INET6;
+	if (cfg->tunnel_addr == 0 && !cfg->has_tunnel6)
+		return lb_cfg_error(err, mux, "tunnel_address",
+			"missing required field (or "
+			"tunnel_address6 for a mux with IPv6 "
+			"PAs only)");
+	memcpy(cfg->next_hop_mac6, cfg->next_hop_mac, 6);
+	return lb_cfg_get_mac(mux, "next_hop_mac6", false, cfg->next_hop_mac6, err);
+}
+
+/* The VIP probers, of either family, kept apart by family. */
+static int
+load_probers(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err *err)
+{
+	struct lb_cfg_addr a[MUX_MAX_PROBERS];
+	uint16_t i, n;
+	int rc;
+
+	rc = lb_cfg_get_addr_list(mux, "probers", 0, MUX_MAX_PROBERS, LB_ADDR_ANY, a, &n, err);
+	for (i = 0; rc == 0 && i < n; i++) {
+		if (a[i].af == LB_AF_INET6)
+			cfg->probers6[cfg->n_probers6++] = a[i].a;
+		else
+			cfg->probers[cfg->n_probers++] = a[i].a.a32[0];
+	}
+	return rc;
+}
+
 static int
 load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {"tunnel_address", "next_hop_mac", "mtu", "tunnel_ttl",
-		"arp_for_vips", "workers", "busy_poll", "idle_sleep_us", "rx_desc", "tx_desc",
-		"conn_table", "capacity", "probers", NULL};
+	static const char *const fields[] = {"tunnel_address", "tunnel_address6", "next_hop_mac",
+		"next_hop_mac6", "mtu", "tunnel_ttl", "arp_for_vips", "nd_for_vips", "workers",
+		"busy_poll", "idle_sleep_us", "rx_desc", "tx_desc", "conn_table", "capacity",
+		"probers", NULL};
 	const config_setting_t *mux = config_setting_get_member(root, "mux");
 	long long mtu, ttl, workers, idle, rxd, txd;
 	int rc;
@@ -118,11 +166,11 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 	if (!config_setting_is_group(mux))
 		return lb_cfg_error(err, mux, NULL, "expected a group { ... }");
 	if ((rc = lb_cfg_check_fields(mux, fields, err)) != 0 ||
-		(rc = lb_cfg_get_ipv4(mux, "tunnel_address", true, &cfg->tunnel_addr, err)) != 0 ||
-		(rc = lb_cfg_get_mac(mux, "next_hop_mac", true, cfg->next_hop_mac, err)) != 0 ||
+		(rc = load_tunnel(cfg, mux, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "mtu", false, 596, 2030, 1500, &mtu, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "tunnel_ttl", false, 1, 255, 64, &ttl, err)) != 0 ||
 		(rc = lb_cfg_get_bool(mux, "arp_for_vips", false, &cfg->arp_for_vips, err)) != 0 ||
+		(rc = lb_cfg_get_bool(mux, "nd_for_vips", false, &cfg->nd_for_vips, err)) != 0 ||
 		(rc = lb_cfg_get_int(
 			 mux, "workers", false, 1, MUX_MAX_WORKERS, 1, &workers, err)) != 0 ||
 		(rc = lb_cfg_get_bool(mux, "busy_poll", false, &cfg->busy_poll, err)) != 0 ||
@@ -131,15 +179,19 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 		(rc = lb_cfg_get_int(mux, "rx_desc", false, 64, 4096, 1024, &rxd, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "tx_desc", false, 64, 4096, 1024, &txd, err)) != 0)
 		return rc;
+	/* Every IPv6 link carries 1280 bytes (RFC 8200 5): so must a mux's, with IPv6 PAs. */
+	if (cfg->has_tunnel6 && mtu < LB_IPV6_MIN_MTU)
+		return lb_cfg_error(err, config_setting_get_member(mux, "mtu"), NULL,
+			"%lld is below IPv6's minimum link MTU of 1280, and this mux has a "
+			"tunnel_address6",
+			mtu);
 	cfg->mtu = (uint16_t)mtu;
 	cfg->tunnel_ttl = (uint8_t)ttl;
 	cfg->workers = (uint16_t)workers;
 	cfg->idle_sleep_us = (uint32_t)idle;
 	cfg->rx_desc = (uint16_t)rxd;
 	cfg->tx_desc = (uint16_t)txd;
-	if ((rc = lb_cfg_get_ipv4_list(mux, "probers", 0, MUX_MAX_PROBERS, cfg->probers,
-		     &cfg->n_probers, err)) != 0 ||
-		(rc = load_capacity(cfg, mux, err)) != 0)
+	if ((rc = load_probers(cfg, mux, err)) != 0 || (rc = load_capacity(cfg, mux, err)) != 0)
 		return rc;
 	return load_conn(cfg, mux, err);
 }
@@ -147,7 +199,8 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 int
 mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {"eal", "mux", "ports", "flow_table", "manager", NULL};
+	static const char *const fields[] = {
+		"eal", "mux", "ports", "flow_table", "manager", "metrics", NULL};
 	const config_setting_t *root;
 	int rc;
 

@@ -10,6 +10,7 @@
  * present, checked and then dropped (a stale file can never be served).
  * This loader only finds the group; main.c parses it with
  * lb_member_cfg_load(), so this library does not link the member library.
+ * The "metrics" group (lb_metrics.h) is main.c's too (dp_metrics_cfg_load()).
  */
 #ifndef MUX_CONFIG_H
 #define MUX_CONFIG_H
@@ -41,23 +42,36 @@ struct mux_config {
 	uint16_t n_ports;
 	struct mux_port_cfg ports[MUX_MAX_PORTS];
 
-	lb_be32_t tunnel_addr; /* outer source, and answered for ARP/ping */
+	/*
+	 * Outer source towards IPv4 PAs (answered for ARP and ping), and
+	 * towards IPv6 PAs (answered for neighbor discovery and ping). At
+	 * least one; a flow table with a PA of a family the mux has no
+	 * tunnel address of is refused.
+	 */
+	lb_be32_t tunnel_addr; /* 0: none */
+	bool has_tunnel6;
+	struct lb_addr tunnel_addr6;
 	uint8_t next_hop_mac[6];
-	uint16_t mtu;	    /* L3 MTU of the ports, outer header included */
-	uint8_t tunnel_ttl; /* outer TTL */
-	bool arp_for_vips;  /* answer ARP for VIPs, not only the tunnel address */
-	/* VIP probers (the manager's addresses): see mux_vprobe.c. */
+	uint8_t next_hop_mac6[6]; /* towards IPv6 PAs; next_hop_mac unless given */
+	uint16_t mtu;		  /* L3 MTU of the ports, outer header included */
+	uint8_t tunnel_ttl;	  /* outer TTL, and the outer hop limit */
+	bool arp_for_vips;	  /* answer ARP for VIPs, not only the tunnel address */
+	bool nd_for_vips;	  /* answer neighbor solicitations for IPv6 VIPs too */
+	/* VIP probers (the manager's addresses), of either family: mux_reply.c. */
 	uint16_t n_probers;
 	lb_be32_t probers[MUX_MAX_PROBERS];
+	uint16_t n_probers6;
+	struct lb_addr probers6[MUX_MAX_PROBERS];
 	uint16_t workers;
 	bool busy_poll;
 	uint32_t idle_sleep_us; /* longest nap of an idle worker */
 	uint16_t rx_desc;
 	uint16_t tx_desc;
 
-	uint32_t cap_services; /* flow-table room the generations keep: a reload or */
-	uint32_t cap_backends; /* a manager's version may grow up to this */
-	uint32_t conn_entries; /* per worker */
+	uint32_t cap_services;	/* flow-table room the generations keep: a reload or */
+	uint32_t cap_backends;	/* a manager's version may grow up to this */
+	uint32_t conn_entries;	/* per worker */
+	uint32_t conn_entries6; /* per worker, the IPv6 table */
 	/* Percent of a worker's entries one service may hold (flood quota; 100: no bound). */
 	uint8_t conn_service_share;
 	uint32_t tcp_timeout;
@@ -76,6 +90,13 @@ struct mux_config {
 	bool file_busy_poll;
 	uint16_t file_n_ports;
 };
+
+/* The families of PAs the mux can reach: LB_ADDR_V4 and/or LB_ADDR_V6 (lb_addr.h). */
+static inline unsigned
+mux_config_tunnels(const struct mux_config *cfg)
+{
+	return (cfg->tunnel_addr != 0 ? LB_ADDR_V4 : 0) | (cfg->has_tunnel6 ? LB_ADDR_V6 : 0);
+}
 
 /* Load path into *cfg. On error fills err and leaves *cfg freed. */
 int mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err);

@@ -1,16 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The per-lcore connection table: canonical IPv4 flow -> backend id.
+ * The per-lcore connection tables: canonical flow -> backend id, one table
+ * for IPv4 flows and one for IPv6 flows.
  *
- * Each worker owns one; nothing else writes it, so it needs no locks.
+ * Each worker owns one of each; nothing else writes them, so they need no
+ * locks.
  *
  * Soft state: an entry only pins an established connection to the backend
  * it started on. Losing one (timeout, full table, restart) is never fatal,
  * since Maglev gives the same answer while the pool is unchanged.
  *
- * A bucket is one cache line: two entries of {16-byte compact key
+ * An IPv4 bucket is one cache line: two entries of {16-byte compact key
  * (struct mux_conn_key), 8-byte record (struct mux_conn)}, plus each
- * entry's 32-bit flow signature. A flow has two candidate buckets (cuckoo
+ * entry's 32-bit flow signature. An IPv6 key is 40 bytes (struct
+ * lb_flow_key itself), so an IPv6 bucket is two lines: two entries of
+ * {40-byte key, 8-byte record}, the signatures, padding. Keeping the
+ * families apart keeps the IPv4 table's keys, lines and speed as they were.
+ * The code is written once for both (mux_conn_tmpl.h declares,
+ * mux_conn_impl.h implements, each included once per family with the
+ * key's width in words): mux_conn_*() on struct mux_conn_table, and
+ * mux_conn6_*() on struct mux_conn6_table. A flow has two candidate buckets (cuckoo
  * hashing): the primary from the flow hash's low bits, the other the
  * primary xor a function of the signature, so an entry can be moved to its
  * other bucket without rehashing its key. A hit is one line, two on the
@@ -31,7 +40,9 @@
  * The table keeps per service the entries it holds and the live ones
  * among them, exactly: adds, owner changes (mux_conn_set_owner()) and
  * deletes by the sweep keep both counts (docs/protection.md). They are
- * the admission rules' concurrent connections and the flood quota.
+ * the admission rules' concurrent connections and the flood quota. A
+ * service is of one family, so its entries are all in one of the two
+ * tables.
  */
 #ifndef MUX_CONN_H
 #define MUX_CONN_H
@@ -80,20 +91,44 @@ struct mux_conn_bucket {
 } __attribute__((aligned(64)));
 static_assert(sizeof(struct mux_conn_bucket) == 64, "a bucket is one cache line");
 
+/* IPv6: the key is the canonical struct lb_flow_key, pad[0] = 1 while in use. */
+#define MUX_CONN6_KW (sizeof(struct lb_flow_key) / 8)
+
+struct mux_conn6_slot {
+	uint64_t key[MUX_CONN6_KW];
+	struct mux_conn rec;
+};
+
+struct mux_conn6_bucket {
+	struct mux_conn6_slot slot[2];
+	uint32_t sig[2];
+	uint32_t owner[2]; /* service sid | MUX_CONN_LIVE */
+} __attribute__((aligned(128)));
+static_assert(sizeof(struct mux_conn6_bucket) == 128, "an IPv6 bucket is two cache lines");
+
+/* The table's own state, the same for both families. */
+#define MUX_CONN_TABLE_FIELDS                                                                      \
+	uint32_t mask;	  /* buckets - 1 */                                                        \
+	uint32_t entries; /* 2 per bucket */                                                       \
+	uint32_t live;                                                                             \
+	uint32_t full_at;	  /* live count when an add last found no path, until a delete */  \
+	uint32_t sweep_next;	  /* next position the sweep examines */                           \
+	uint64_t moves;		  /* entries moved by displacement, ever */                        \
+	uint32_t timeout[3];	  /* established TCP, closing TCP, UDP */                          \
+	struct lb_hash_seed seed; /* of the flow hashes given to lookups and adds */               \
+	uint32_t cap_services;	  /* owners are below it */                                        \
+	uint32_t quota;		  /* entries one service may hold (entries: no bound) */           \
+	uint32_t *svc_held;	  /* [cap_services]: entries a service holds */                    \
+	uint32_t *svc_live;	  /* [cap_services]: ... of them live connections */
+
 struct mux_conn_table {
 	struct mux_conn_bucket *b;
-	uint32_t mask;	  /* buckets - 1 */
-	uint32_t entries; /* 2 per bucket */
-	uint32_t live;
-	uint32_t full_at;	  /* live count when an add last found no path, until a delete */
-	uint32_t sweep_next;	  /* next position the sweep examines */
-	uint64_t moves;		  /* entries moved by displacement, ever */
-	uint32_t timeout[3];	  /* established TCP, closing TCP, UDP */
-	struct lb_hash_seed seed; /* of the flow hashes given to lookups and adds */
-	uint32_t cap_services;	  /* owners are below it */
-	uint32_t quota;		  /* entries one service may hold (entries: no bound) */
-	uint32_t *svc_held;	  /* [cap_services]: entries a service holds */
-	uint32_t *svc_live;	  /* [cap_services]: ... of them live connections */
+	MUX_CONN_TABLE_FIELDS
+};
+
+struct mux_conn6_table {
+	struct mux_conn6_bucket *b;
+	MUX_CONN_TABLE_FIELDS
 };
 
 /* An entry's owner word: its service's sid, and this bit while it is a live connection. */
@@ -142,98 +177,28 @@ mux_conn_hash(const struct lb_hash_seed *seed, const struct mux_conn_key *k)
 	return lb_flow_hash_v4(seed, k->lo_addr, k->hi_addr, k->lo_port, k->hi_port, k->proto);
 }
 
-/* The record of the entry at position pos (as returned by lookups and adds). */
-static inline struct mux_conn *
-mux_conn_at(const struct mux_conn_table *ct, int32_t pos)
+/* The flow hash of an IPv6 key: lb_flow_hash() itself, the key being an lb_flow_key. */
+static inline uint64_t
+mux_conn6_hash(const struct lb_hash_seed *seed, const struct lb_flow_key *k)
 {
-	return &ct->b[(uint32_t)pos >> 1].slot[pos & 1].rec;
+	return lb_flow_hash(seed, k);
 }
 
-/* A flow's primary bucket; its other one is this xor mux_conn_alt(). */
-static inline uint32_t
-mux_conn_home(const struct mux_conn_table *ct, uint64_t fh)
-{
-	return (uint32_t)fh & ct->mask;
-}
+/* The operations, once per family (mux_conn_tmpl.h). */
+#define MUX_CONN_T struct mux_conn_table
+#define MUX_CONN_KEY_T struct mux_conn_key
+#define MUX_CONN_FN(name) mux_conn_##name
+#include "mux_conn_tmpl.h"
+#undef MUX_CONN_T
+#undef MUX_CONN_KEY_T
+#undef MUX_CONN_FN
 
-static inline uint32_t
-mux_conn_alt(const struct mux_conn_table *ct, uint32_t sig)
-{
-	uint32_t x = (uint32_t)(((uint64_t)sig * 0x9e3779b97f4a7c15ull) >> 32) & ct->mask;
-
-	return x != 0 ? x : 1 & ct->mask;
-}
-
-/* Fetch the flow's primary bucket ahead of mux_conn_lookup_bulk(). */
-static inline void
-mux_conn_prefetch(const struct mux_conn_table *ct, uint64_t fh)
-{
-	rte_prefetch0(&ct->b[mux_conn_home(ct, fh)]);
-}
-
-/* The owner word of the entry at position pos. */
-static inline uint32_t
-mux_conn_owner(const struct mux_conn_table *ct, int32_t pos)
-{
-	return ct->b[(uint32_t)pos >> 1].owner[pos & 1];
-}
-
-/* Give the entry at pos a new owner word, keeping the counts. */
-static inline void
-mux_conn_set_owner(struct mux_conn_table *ct, int32_t pos, uint32_t owner)
-{
-	uint32_t *o = &ct->b[(uint32_t)pos >> 1].owner[pos & 1];
-	uint32_t old = *o;
-
-	if (old == owner)
-		return;
-	ct->svc_held[old & ~MUX_CONN_LIVE]--;
-	ct->svc_live[old & ~MUX_CONN_LIVE] -= old >> 31;
-	ct->svc_held[owner & ~MUX_CONN_LIVE]++;
-	ct->svc_live[owner & ~MUX_CONN_LIVE] += owner >> 31;
-	*o = owner;
-}
-
-/*
- * Look n flows up, fh[i] being mux_conn_hash() of keys[i]: pos[i] is the
- * position of its entry, or -1. Expired entries are found too.
- */
-void mux_conn_lookup_bulk(const struct mux_conn_table *ct, const struct mux_conn_key *keys,
-	const uint64_t *fh, uint32_t n, int32_t *pos);
-
-/* One flow: its position, or -1. */
-int32_t mux_conn_lookup(
-	const struct mux_conn_table *ct, const struct mux_conn_key *key, uint64_t fh);
-
-/*
- * Add a flow known not to be in the table, with its record and owner word
- * (the owner's sid below cap_services). Returns its position, or -ENOSPC
- * if no entry could be freed for it. May move other entries (ct->moves).
- */
-int32_t mux_conn_add(struct mux_conn_table *ct, const struct mux_conn_key *key, uint64_t fh,
-	struct mux_conn rec, uint32_t owner);
-
-/*
- * Create a table of at least entries entries (rounded up to a power of two
- * buckets of 2). Inserts start to fail at about 85% of that. NULL with
- * rte_errno set: ENOMEM; EINVAL if entries is 0 or above 2^31; ENOTSUP if
- * the compact key does not hash as lb_flow_hash() (a broken build).
- */
-struct mux_conn_table *mux_conn_create(const char *name, uint32_t entries, int socket,
-	const uint32_t timeout[3], const struct lb_hash_seed *seed, uint32_t cap_services);
-
-void mux_conn_free(struct mux_conn_table *ct);
-
-/* Forget every entry. */
-void mux_conn_reset(struct mux_conn_table *ct);
-
-/*
- * Examine budget positions, resuming where the last sweep stopped, and
- * delete the expired entries found. Returns the number deleted.
- */
-uint32_t mux_conn_sweep(struct mux_conn_table *ct, uint32_t now, uint32_t budget);
-
-/* Live entries (including expired ones not yet swept). */
-uint32_t mux_conn_count(const struct mux_conn_table *ct);
+#define MUX_CONN_T struct mux_conn6_table
+#define MUX_CONN_KEY_T struct lb_flow_key
+#define MUX_CONN_FN(name) mux_conn6_##name
+#include "mux_conn_tmpl.h"
+#undef MUX_CONN_T
+#undef MUX_CONN_KEY_T
+#undef MUX_CONN_FN
 
 #endif /* MUX_CONN_H */

@@ -10,16 +10,34 @@
 #include "lb_maglev.h"
 #include "mux_gen.h"
 
+/* A PA of a family this mux has no tunnel address of: the table cannot be served. */
+static int
+unreachable(const struct lb_service_cfg *sc, const struct lb_backend_cfg *bc, unsigned tunnels,
+	struct lb_cfg_err *err)
+{
+	char d[LB_ADDR_STRLEN], h[LB_ADDR_STRLEN];
+
+	if (tunnels & (bc->host6 ? LB_ADDR_V6 : LB_ADDR_V4))
+		return 0;
+	snprintf(err->msg, sizeof(err->msg),
+		"backend %s port %u: host %s is an %s PA, and this mux has no %s (set it, or "
+		"give the host a PA of the other family)",
+		lb_addr_ntop(sc->af, &bc->dip, d, sizeof(d)), bc->port,
+		lb_addr_ntop(bc->host6 ? LB_AF_INET6 : LB_AF_INET, &bc->host, h, sizeof(h)),
+		bc->host6 ? "IPv6" : "IPv4", bc->host6 ? "tunnel_address6" : "tunnel_address");
+	return -LB_EINVAL;
+}
+
 static int
 build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, uint32_t first,
-	int socket, struct lb_cfg_err *err)
+	unsigned tunnels, int socket, struct lb_cfg_err *err)
 {
 	struct mux_service *s = &g->services[idx];
 	struct lb_maglev_backend *mb;
 	uint32_t i;
 	int rc;
 
-	lb_svc_key_v4(&s->key, sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto);
+	lb_svc_key_make(&s->key, sc->af, &sc->vip, lb_cpu_to_be16(sc->port), sc->proto);
 	s->sid = sc->id;
 	s->first_backend = first;
 	s->n_backends = sc->n_backends;
@@ -35,17 +53,29 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 	for (i = 0; i < sc->n_backends; i++) {
 		const struct lb_backend_cfg *bc = &sc->backends[i];
 		struct mux_backend *b = &g->backends[first + i];
+		struct mux_backend6 *b6 = &g->addr6[first + i];
 
-		b->dip = bc->dip.a32[0];
-		b->host = bc->host.a32[0];
+		if (unreachable(sc, bc, tunnels, err) != 0) {
+			free(mb);
+			return -LB_EINVAL;
+		}
+		if (sc->af == LB_AF_INET6)
+			memcpy(b6->dip, bc->dip.a8, 16);
+		else
+			b->dip = bc->dip.a32[0];
+		if (bc->host6)
+			memcpy(b6->host, bc->host.a8, 16);
+		else
+			b->host = bc->host.a32[0];
 		b->port = lb_cpu_to_be16(bc->port);
-		b->weight_zero = bc->weight == 0;
+		b->flags =
+			(bc->weight == 0 ? MUX_BE_WEIGHT_ZERO : 0) | (bc->host6 ? MUX_BE_HOST6 : 0);
 		/* An unknown state (only a bug can make one) takes no traffic at all. */
 		b->state = bc->state <= LB_BACKEND_MAINT ? bc->state : LB_BACKEND_MAINT;
 		b->svc = idx;
 		b->sid = bc->id;
 		g->by_sid[bc->id] = first + i;
-		mb[i].ident = lb_maglev_ident(&bc->dip, LB_AF_INET, bc->port);
+		mb[i].ident = lb_maglev_ident(&bc->dip, sc->af, bc->port);
 		/*
 		 * Only active backends get new connections. A zero weight takes no
 		 * Maglev turn at all, so the others' slots are those they would
@@ -78,17 +108,71 @@ svc_tab_put(struct mux_gen *g, uint64_t key, uint32_t val)
 		g->svc_probes = n;
 }
 
-/* Room for keys at no more than half load, at least 16 slots. */
+/* Room for keys at no more than half load, at least 16 slots; keys6 in the IPv6 table. */
 static int
-svc_tab_create(struct mux_gen *g, uint32_t keys, int socket)
+svc_tab_create(struct mux_gen *g, uint32_t keys, uint32_t keys6, int socket)
 {
 	uint32_t size = rte_align32pow2(RTE_MAX(2 * keys, 16u));
+	uint32_t size6 = rte_align32pow2(RTE_MAX(2 * keys6, 16u));
 
 	g->svc_mask = size - 1;
 	g->svc_shift = (uint8_t)(64 - rte_bsf32(size));
 	g->svc_tab = rte_zmalloc_socket(
 		"mux_svc_tab", sizeof(*g->svc_tab) * size, RTE_CACHE_LINE_SIZE, socket);
-	return g->svc_tab == NULL ? -1 : 0;
+	g->svc6_mask = size6 - 1;
+	g->svc6_tab = rte_zmalloc_socket(
+		"mux_svc6_tab", sizeof(*g->svc6_tab) * size6, RTE_CACHE_LINE_SIZE, socket);
+	return g->svc_tab == NULL || g->svc6_tab == NULL ? -1 : 0;
+}
+
+/* First slot to probe for an IPv6 key: its words mixed, as mux_gen_svc_home() mixes. */
+static uint32_t
+svc6_home(const struct mux_gen *g, const struct mux_svc6_key *k)
+{
+	uint64_t a, b, x;
+
+	memcpy(&a, k->vip, 8);
+	memcpy(&b, k->vip + 8, 8);
+	x = a * 0x9e3779b97f4a7c15ULL ^ b ^ ((uint64_t)k->port << 8 | k->proto);
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 32;
+	return (uint32_t)x & g->svc6_mask;
+}
+
+static void
+svc6_tab_put(struct mux_gen *g, const struct mux_svc6_key *k, uint32_t val)
+{
+	uint32_t i = svc6_home(g, k), n = 0;
+
+	while (g->svc6_tab[i].key.used && memcmp(&g->svc6_tab[i].key, k, sizeof(*k)) != 0) {
+		i = (i + 1) & g->svc6_mask;
+		n++;
+	}
+	g->svc6_tab[i].key = *k;
+	g->svc6_tab[i].svc = val;
+	if (n > g->svc6_probes)
+		g->svc6_probes = n;
+}
+
+uint32_t
+mux_gen_svc6(const struct mux_gen *g, const uint8_t *vip, lb_be16_t port, uint8_t proto)
+{
+	struct mux_svc6_key k;
+	uint32_t i, n;
+
+	mux_gen_svc6_key(&k, vip, port, proto);
+	i = svc6_home(g, &k);
+	for (n = 0; n <= g->svc6_probes; n++) {
+		const struct mux_svc6_slot *s = &g->svc6_tab[i];
+
+		if (memcmp(&s->key, &k, sizeof(k)) == 0)
+			return s->svc;
+		if (!s->key.used)
+			break;
+		i = (i + 1) & g->svc6_mask;
+	}
+	return MUX_GEN_NONE;
 }
 
 /* Every sid below its capacity, and no sid used twice. */
@@ -143,7 +227,7 @@ mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8
 		sc->id = UINT32_MAX;
 		for (j = 0; j < sc->n_backends; j++)
 			sc->backends[j].id = UINT32_MAX;
-		lb_svc_key_v4(&key, sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto);
+		lb_svc_key_make(&key, sc->af, &sc->vip, lb_cpu_to_be16(sc->port), sc->proto);
 		o = mux_gen_lookup(old, &key);
 		if (o < 0 || o == MUX_GEN_VIP)
 			continue;
@@ -153,10 +237,12 @@ mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8
 			struct lb_backend_cfg *bc = &sc->backends[j];
 
 			for (k = 0; k < old->services[o].n_backends; k++) {
-				const struct mux_backend *ob =
-					&old->backends[old->services[o].first_backend + k];
+				uint32_t oi = old->services[o].first_backend + k;
+				const struct mux_backend *ob = &old->backends[oi];
 
-				if (ob->dip == bc->dip.a32[0] &&
+				if ((sc->af == LB_AF_INET6 ? memcmp(old->addr6[oi].dip, bc->dip.a8,
+								     16) == 0
+							   : ob->dip == bc->dip.a32[0]) &&
 					ob->port == lb_cpu_to_be16(bc->port)) {
 					bc->id = ob->sid;
 					used_b[bc->id] = 1;
@@ -208,10 +294,10 @@ out:
 
 struct mux_gen *
 mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backends,
-	uint32_t cap_services, int socket, struct lb_cfg_err *err)
+	uint32_t cap_services, unsigned tunnels, int socket, struct lb_cfg_err *err)
 {
 	struct mux_gen *g;
-	uint32_t i, first = 0;
+	uint32_t i, first = 0, n6 = 0;
 	int rc;
 
 	rc = check_sids(ft, cap_backends, cap_services, err);
@@ -235,6 +321,8 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 		"mux_be", sizeof(*g->backends) * (g->n_backends + 1), RTE_CACHE_LINE_SIZE, socket);
 	g->limits = rte_zmalloc_socket("mux_limits", sizeof(*g->limits) * (g->n_services + 1),
 		RTE_CACHE_LINE_SIZE, socket);
+	g->addr6 = rte_zmalloc_socket(
+		"mux_be6", sizeof(*g->addr6) * (g->n_backends + 1), RTE_CACHE_LINE_SIZE, socket);
 	g->cap_backends = cap_backends;
 	g->cap_services = cap_services;
 	g->by_sid = rte_malloc_socket(
@@ -242,15 +330,18 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 	if (g->by_sid != NULL)
 		for (i = 0; i < cap_backends; i++)
 			g->by_sid[i] = MUX_GEN_NONE;
-	/* Services plus one VIP marker each. */
-	if (g->services == NULL || g->backends == NULL || g->by_sid == NULL || g->limits == NULL ||
-		svc_tab_create(g, 2 * ft->n_services, socket) != 0)
+	for (i = 0; i < ft->n_services; i++)
+		n6 += ft->services[i].af == LB_AF_INET6;
+	/* Services plus one VIP marker each, in the table of their family. */
+	if (g->services == NULL || g->backends == NULL || g->addr6 == NULL || g->by_sid == NULL ||
+		g->limits == NULL ||
+		svc_tab_create(g, 2 * (ft->n_services - n6), 2 * n6, socket) != 0)
 		goto nomem;
 
 	for (i = 0; i < ft->n_services; i++) {
 		const struct lb_service_cfg *sc = &ft->services[i];
 
-		rc = build_service(g, &ft->services[i], i, first, socket, err);
+		rc = build_service(g, &ft->services[i], i, first, tunnels, socket, err);
 		if (rc != 0) {
 			rte_errno = rc == -LB_ENOMEM ? ENOMEM : EINVAL;
 			mux_gen_free(g);
@@ -258,6 +349,15 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 		}
 		first += sc->n_backends;
 		/* A later service with the same key replaces an earlier one, as before. */
+		if (sc->af == LB_AF_INET6) {
+			struct mux_svc6_key k;
+
+			mux_gen_svc6_key(&k, sc->vip.a8, lb_cpu_to_be16(sc->port), sc->proto);
+			svc6_tab_put(g, &k, i);
+			mux_gen_svc6_key(&k, sc->vip.a8, 0, 0);
+			svc6_tab_put(g, &k, MUX_GEN_VIP);
+			continue;
+		}
 		svc_tab_put(
 			g, mux_gen_svc_key(sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto), i);
 		svc_tab_put(g, mux_gen_svc_key(sc->vip.a32[0], 0, 0), MUX_GEN_VIP);
@@ -282,10 +382,12 @@ mux_gen_free(struct mux_gen *g)
 		for (i = 0; i < g->n_services; i++)
 			rte_free(g->services[i].maglev);
 	rte_free(g->svc_tab);
+	rte_free(g->svc6_tab);
 	rte_free(g->by_sid);
 	rte_free(g->limits);
 	rte_free(g->services);
 	rte_free(g->backends);
+	rte_free(g->addr6);
 	rte_free(g);
 }
 
@@ -294,11 +396,15 @@ mux_gen_lookup(const struct mux_gen *g, const struct lb_svc_key *key)
 {
 	uint32_t sv;
 
-	/* Services are IPv4 only, and keys are zero-padded. */
-	if (key->af != LB_AF_INET || key->vip.a32[1] != 0 || key->vip.a64[1] != 0 ||
-		key->pad[0] != 0 || key->pad[1] != 0 || key->pad[2] != 0 || key->pad[3] != 0)
+	/* Keys are zero-padded; an IPv4 one has nothing past its four bytes. */
+	if (key->pad[0] != 0 || key->pad[1] != 0 || key->pad[2] != 0 || key->pad[3] != 0)
 		return -1;
-	sv = mux_gen_svc_v4(g, key->vip.a32[0], key->port, key->proto);
+	if (key->af == LB_AF_INET6)
+		sv = mux_gen_svc6(g, key->vip.a8, key->port, key->proto);
+	else if (key->af == LB_AF_INET && key->vip.a32[1] == 0 && key->vip.a64[1] == 0)
+		sv = mux_gen_svc_v4(g, key->vip.a32[0], key->port, key->proto);
+	else
+		return -1;
 	return sv == MUX_GEN_NONE ? -1 : (int64_t)sv;
 }
 
@@ -306,4 +412,10 @@ int
 mux_gen_is_vip(const struct mux_gen *g, lb_be32_t addr)
 {
 	return mux_gen_svc_v4(g, addr, 0, 0) == MUX_GEN_VIP;
+}
+
+int
+mux_gen_is_vip6(const struct mux_gen *g, const uint8_t *addr)
+{
+	return mux_gen_svc6(g, addr, 0, 0) == MUX_GEN_VIP;
 }

@@ -20,6 +20,9 @@
 
 #include <stdint.h>
 
+#include <string.h>
+
+#include "lb_addr.h"
 #include "lb_config.h"
 #include "lb_flow.h"
 
@@ -30,15 +33,28 @@
  * (maintenance, or unhealthy): neither; a connection-table hit on it is
  * re-balanced by Maglev as if the backend were gone, and the entry rewritten.
  * The hit check reads state next to svc, in a struct forward() reads anyway.
+ *
+ * IPv6 addresses do not fit: an IPv6 DIP, and an IPv6 host PA, live in
+ * the generation's addr6[] at the backend's index (a line only IPv6 DIPs
+ * and IPv6 PAs read), and flags says which of the two a backend has; an
+ * IPv4 backend to an IPv4 PA reads this struct alone, as before.
  */
+#define MUX_BE_WEIGHT_ZERO 0x01 /* the configured weight is 0 (telemetry) */
+#define MUX_BE_HOST6 0x02	/* host is an IPv6 PA: addr6[].host; IPv4 in host otherwise */
+
 struct mux_backend {
-	lb_be32_t dip;
-	lb_be32_t host;
+	lb_be32_t dip;	/* IPv4 services; IPv6 DIPs are addr6[].dip */
+	lb_be32_t host; /* an IPv4 PA */
 	lb_be16_t port;
-	uint8_t weight_zero; /* 1 if the configured weight is 0 (telemetry) */
-	uint8_t state;	     /* enum lb_backend_state */
-	uint32_t svc;	     /* index of its service */
-	uint32_t sid;	     /* stable id */
+	uint8_t flags; /* MUX_BE_* */
+	uint8_t state; /* enum lb_backend_state */
+	uint32_t svc;  /* index of its service */
+	uint32_t sid;  /* stable id */
+};
+
+struct mux_backend6 {
+	uint8_t dip[16];  /* of a backend of an IPv6 service */
+	uint8_t host[16]; /* of a backend with MUX_BE_HOST6 */
 };
 
 struct mux_service {
@@ -57,6 +73,25 @@ struct mux_service {
  */
 struct mux_svc_slot {
 	uint64_t key;
+	uint32_t svc;
+	uint32_t pad;
+};
+
+/*
+ * The IPv6 service table's slot: (VIP, port, protocol) whole, compared as
+ * three words, and the service index or MUX_GEN_VIP. used 0: empty.
+ */
+struct mux_svc6_key {
+	uint8_t vip[16];
+	lb_be16_t port;
+	uint8_t proto;
+	uint8_t used;
+	uint32_t pad;
+};
+static_assert(sizeof(struct mux_svc6_key) == 24, "IPv6 service key is 24 bytes");
+
+struct mux_svc6_slot {
+	struct mux_svc6_key key;
 	uint32_t svc;
 	uint32_t pad;
 };
@@ -80,6 +115,11 @@ struct mux_gen {
 	struct mux_service *services;
 	uint32_t n_backends;
 	struct mux_backend *backends;
+	struct mux_backend6 *addr6; /* [n_backends]: IPv6 DIPs and PAs */
+	/* (VIP6, port, proto) -> service index, as svc_tab, for IPv6 services. */
+	struct mux_svc6_slot *svc6_tab;
+	uint32_t svc6_mask;
+	uint32_t svc6_probes;
 	uint32_t cap_backends; /* sids are below these capacities */
 	uint32_t cap_services;
 	uint32_t *by_sid; /* [cap_backends]: backend sid -> index, or MUX_GEN_NONE */
@@ -137,12 +177,29 @@ mux_gen_svc_v4(const struct mux_gen *g, lb_be32_t vip, lb_be16_t port, uint8_t p
 	return mux_gen_svc_find(g, key, mux_gen_svc_home(g, key));
 }
 
+/* The IPv6 service table's key for (vip, port, proto); port and proto 0: the VIP marker. */
+static inline void
+mux_gen_svc6_key(struct mux_svc6_key *k, const uint8_t *vip, lb_be16_t port, uint8_t proto)
+{
+	memcpy(k->vip, vip, 16);
+	k->port = port;
+	k->proto = proto;
+	k->used = 1;
+	k->pad = 0;
+}
+
+/* Service index of an IPv6 (vip, port, proto), MUX_GEN_VIP, or MUX_GEN_NONE (mux_gen.c). */
+uint32_t mux_gen_svc6(const struct mux_gen *g, const uint8_t *vip, lb_be16_t port, uint8_t proto);
+
 /*
- * Build a generation from a flow table. Returns NULL with rte_errno set
- * (ENOMEM, EINVAL for a Maglev build failure) and a message in err.
+ * Build a generation from a flow table, for a mux with tunnel addresses of
+ * the families in tunnels (LB_ADDR_V4, LB_ADDR_V6: a PA of a family it has
+ * none of cannot be reached, and refuses the table). Returns NULL with
+ * rte_errno set (ENOMEM, EINVAL for a Maglev build failure or an
+ * unreachable PA) and a message in err.
  */
 struct mux_gen *mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backends,
-	uint32_t cap_services, int socket, struct lb_cfg_err *err);
+	uint32_t cap_services, unsigned tunnels, int socket, struct lb_cfg_err *err);
 
 /*
  * Give ft's services and backends the sids they had in old (same service
@@ -161,5 +218,8 @@ int64_t mux_gen_lookup(const struct mux_gen *g, const struct lb_svc_key *key);
 
 /* True if addr is a VIP of some service. */
 int mux_gen_is_vip(const struct mux_gen *g, lb_be32_t addr);
+
+/* True if the 16 bytes at addr are an IPv6 VIP of some service. */
+int mux_gen_is_vip6(const struct mux_gen *g, const uint8_t *addr);
 
 #endif /* MUX_GEN_H */

@@ -7,8 +7,12 @@
  *   3. hash each flow once, and look the flows up in the connection table
  *      in bulk with that hash (its bucket fetched as soon as it is known);
  *   4. per packet: backend from the table (unless it is in maintenance),
- *      else from Maglev on the same hash (and the flow recorded); DNAT,
- *      TTL, encapsulation, and onto the TX buffer.
+ *      else from Maglev on the same hash (mux_choose.h); the size check
+ *      once the PA's family fixes the outer header (mux_encap.h), the flow
+ *      recorded; DNAT, TTL, encapsulation, and onto the TX buffer (or as
+ *      outer fragments).
+ * IPv6 packets leave after step 1 for mux_pipeline6.c, one by one, with
+ * their own connection table: the IPv4 burst stays as it was.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -19,53 +23,15 @@
 #include "lb_hdr.h"
 #include "lb_maglev.h"
 #include "lb_parse.h"
+#include "mux_choose.h"
 #include "mux_conn.h"
+#include "mux_encap.h"
 #include "mux_gen.h"
 #include "mux_limit.h"
 #include "mux_worker.h"
 
 /*
- * The record for a packet of a connection. A FIN or RST puts the entry in
- * the closing state, and it stays there (the client's last ACKs do not
- * stretch it back to the established timeout) until a new SYN reuses the
- * five-tuple; closing entries use the short timeout.
- */
-static inline uint32_t
-conn_record(const struct mux_conn_table *ct, const struct lb_pkt *pi, uint32_t id, bool was_closing,
-	uint32_t now, uint32_t *exp)
-{
-	bool closing;
 
-	if (pi->proto == LB_IPPROTO_UDP) {
-		*exp = now + ct->timeout[MUX_CONN_UDP];
-		return id;
-	}
-	closing = (pi->tcp_flags & (LB_TCP_FIN | LB_TCP_RST)) ||
-		  (was_closing && (pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) != LB_TCP_SYN);
-	*exp = now + ct->timeout[closing ? MUX_CONN_TCP_FIN : MUX_CONN_TCP];
-	return closing ? id | MUX_CONN_CLOSING : id;
-}
-
-/* A packet that opens a connection: a TCP SYN (no ACK, no RST), or any UDP packet. */
-static inline bool
-new_conn(const struct lb_pkt *pi)
-{
-	return pi->proto == LB_IPPROTO_UDP ||
-	       (pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) == LB_TCP_SYN;
-}
-
-/* Two bytes as the 16-bit word they make in memory (shifts, not a store and a load). */
-static inline uint16_t
-mem16(uint8_t first, uint8_t second)
-{
-#if LB_LITTLE_ENDIAN
-	return (uint16_t)(first | (uint16_t)second << 8);
-#else
-	return (uint16_t)((uint16_t)first << 8 | second);
-#endif
-}
-
-/*
  * DNAT VIP:port -> DIP:port and decrement TTL, fixing checksums
  * incrementally: the address change is summed once for both checksums, and
  * each checksum is folded once (the same value as one update per field).
@@ -100,85 +66,12 @@ rewrite_inner(uint8_t *p, const struct lb_pkt *pi, const struct mux_backend *be)
 	}
 	/* An ICMP error keeps its quote; the host agent translates that. */
 	ttl = ip->ttl;
-	old_tp = mem16(ttl, ip->proto);
-	new_tp = mem16((uint8_t)(ttl - 1), ip->proto);
+	old_tp = mux_mem16(ttl, ip->proto);
+	new_tp = mux_mem16((uint8_t)(ttl - 1), ip->proto);
 	ip->dst = be->dip;
 	ip->ttl = (uint8_t)(ttl - 1);
 	ip->csum = lb_csum_apply(ip->csum, daddr + lb_csum_delta16(old_tp, new_tp));
 }
-
-/*
- * Wrap the inner IPv4 packet in an outer one to the backend's host
- * (RFC 2003). DSCP and ECN are copied from the inner header (RFC 6040 normal
- * mode, and the uniform DSCP model of RFC 2983); DF is copied, so a packet
- * the sender allowed to fragment can still be fragmented on the way to the
- * host, and one it did not allow never is.
- */
-static inline int
-encapsulate(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi,
-	const struct mux_backend *be, uint16_t port)
-{
-	const struct mux_ctx *ctx = w->ctx;
-	const struct lb_ipv4_hdr *inner;
-	struct lb_eth_hdr *eth;
-	struct lb_ipv4_hdr *outer;
-	uint32_t frame = (uint32_t)pi->l2_len + pi->l3_len;
-	uint16_t grow = (uint16_t)(sizeof(*eth) + LB_ENCAP_LEN - pi->l2_len);
-	lb_be16_t tot, id, frag;
-	uint32_t sum;
-	uint8_t *p;
-	uint8_t tos;
-
-	/* Ethernet padding must not travel inside the tunnel. */
-	if (m->data_len > frame)
-		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - frame));
-	inner = rte_pktmbuf_mtod_offset(m, const struct lb_ipv4_hdr *, pi->l2_len);
-	tos = inner->tos;
-
-	p = (uint8_t *)rte_pktmbuf_prepend(m, grow);
-	if (unlikely(p == NULL))
-		return LB_DROP_NO_HEADROOM;
-	eth = (struct lb_eth_hdr *)p;
-	outer = (struct lb_ipv4_hdr *)(p + sizeof(*eth));
-	memcpy(eth->dst, &ctx->next_hop, LB_ETH_ALEN);
-	memcpy(eth->src, &ctx->port_mac[port], LB_ETH_ALEN);
-	eth->type = lb_cpu_to_be16(LB_ETHERTYPE_IPV4);
-
-	tot = lb_cpu_to_be16((uint16_t)(pi->l3_len + LB_ENCAP_LEN));
-	if (pi->df) {
-		frag = lb_cpu_to_be16(LB_IPV4_DF);
-		id = 0; /* RFC 6864: the id of an atomic datagram is unused */
-	} else {
-		frag = 0;
-		id = lb_cpu_to_be16(w->ip_id++);
-	}
-	outer->ver_ihl = 0x45;
-	outer->tos = tos;
-	outer->total_len = tot;
-	outer->id = id;
-	outer->frag_off = frag;
-	outer->ttl = ctx->tunnel_ttl;
-	outer->proto = LB_IPPROTO_IPIP;
-	outer->src = ctx->tunnel_addr;
-	outer->dst = be->host;
-	/*
-	 * Summed from the values, not read back from the header just written
-	 * (loads spanning several narrower stores wait for them to retire).
-	 */
-	sum = (uint32_t)mem16(0x45, tos) + tot + id + frag +
-	      mem16(ctx->tunnel_ttl, LB_IPPROTO_IPIP) + (ctx->tunnel_addr & 0xffff) +
-	      (ctx->tunnel_addr >> 16) + (be->host & 0xffff) + (be->host >> 16);
-	outer->csum = (lb_be16_t)~lb_csum_fold(sum);
-	return 0;
-}
-
-/* The worker's busiest counters, kept in registers for a burst and added once. */
-struct burst_cnt {
-	uint64_t fwd_pkts;
-	uint64_t fwd_bytes;
-	uint64_t conn_hit;
-	uint64_t conn_new;
-};
 
 /*
  * Choose the backend of one packet and send it there. pos is the flow's
@@ -189,114 +82,66 @@ struct burst_cnt {
 static inline void
 forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi, uint32_t svc, const struct mux_conn_key *key, uint64_t fh,
-	int32_t *pos, uint32_t now, struct burst_cnt *bc)
+	int32_t *pos, uint32_t now, struct mux_burst_cnt *bc)
 {
-	struct mux_conn_table *ct = w->conn;
-	const struct mux_service *s = &g->services[svc];
+	struct mux_conn *ce = *pos >= 0 ? mux_conn_at(w->conn, *pos) : NULL;
+	/* Too big for 20 bytes of outer header; 40 (an IPv6 PA) is checked below. */
+	bool big = pi->l3_len + LB_ENCAP_LEN > w->ctx->mtu, frag = false;
 	const struct mux_backend *be;
-	struct mux_conn *ce = NULL;
-	uint32_t id = UINT32_MAX;
-	bool was_closing = false;
-	uint16_t slot;
-	int rc;
+	struct mux_choice c;
+	struct mux_conn rec;
 
-	/* Would not fit once encapsulated: tell the client, never lose it silently. */
-	if (unlikely(pi->l3_len + LB_ENCAP_LEN > w->ctx->mtu)) {
-		if (pi->df && pi->kind == LB_PKT_L4)
-			mux_reply_too_big(w, port, m, pi);
-		else
-			mux_drop(w, m, pi->df ? LB_DROP_TOO_BIG : LB_DROP_TOO_BIG_NO_DF);
+	if (unlikely(!mux_choose(g, svc, ce, pi, fh, now, &c))) {
+		mux_drop(w, m, LB_DROP_NO_BACKEND);
 		return;
 	}
-	if (*pos >= 0) {
-		uint32_t raw, idx;
-
-		ce = mux_conn_at(ct, *pos);
-		raw = ce->backend & ~MUX_CONN_CLOSING;
-		was_closing = (ce->backend & MUX_CONN_CLOSING) != 0;
-		/*
-		 * Expired, pinned to a backend this service no longer has or has
-		 * put in maintenance, or a new SYN reusing the tuple of a closing
-		 * connection: a new flow. A draining backend keeps its hits.
-		 */
-		if ((int32_t)(ce->expires - now) > 0 && raw < g->cap_backends &&
-			(idx = g->by_sid[raw]) != MUX_GEN_NONE && g->backends[idx].svc == svc &&
-			g->backends[idx].state != LB_BACKEND_MAINT &&
-			!(was_closing && pi->proto == LB_IPPROTO_TCP &&
-				(pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN)) {
-			id = idx;
-			bc->conn_hit++;
-		} else {
-			was_closing = false;
-		}
+	be = &g->backends[c.id];
+	/*
+	 * Would not fit once encapsulated (the PA's family says how much the
+	 * outer header takes): tell the client, or fragment; never lose it
+	 * silently.
+	 */
+	if (unlikely(big || (be->flags & MUX_BE_HOST6)) &&
+		pi->l3_len + mux_encap_len(be) > w->ctx->mtu) {
+		if (mux_too_big(w, port, m, pi, mux_encap_len(be)))
+			return;
+		frag = true;
 	}
-	if (id == UINT32_MAX) {
-		slot = lb_maglev_lookup(s->maglev, g->maglev_size, fh);
-		if (unlikely(slot == LB_MAGLEV_EMPTY)) {
-			mux_drop(w, m, LB_DROP_NO_BACKEND);
+	/*
+	 * A new connection (a SYN, or a UDP flow) of a service with rules is
+	 * checked (docs/protection.md); a TCP packet that missed the table
+	 * without a SYN is an established connection: never cut.
+	 */
+	if (!c.hit && pi->kind == LB_PKT_L4 && unlikely(g->services[svc].checks) &&
+		mux_new_conn(pi)) {
+		int rc = mux_limit_check(w, g, svc, pi);
+
+		if (rc != 0) {
+			mux_reply_refuse(w, port, m, pi, rc - 1);
 			return;
 		}
-		id = s->first_backend + slot;
-		if (pi->kind == LB_PKT_L4) {
-			/*
-			 * A new connection (a SYN, or a UDP flow) of a service with
-			 * rules is checked; a TCP packet that missed the table
-			 * without a SYN is an established connection: never cut.
-			 */
-			if (unlikely(s->checks) && new_conn(pi)) {
-				rc = mux_limit_check(w, g, svc, pi);
-				if (rc != 0) {
-					mux_reply_refuse(w, port, m, pi, rc - 1);
-					return;
-				}
-			}
-			bc->conn_new++;
-			w->svc_cnt[s->sid].new_conns++;
-			w->be_cnt[g->backends[id].sid].new_conns++;
-		}
 	}
-	/* Errors about a flow follow it; they never start or refresh one. */
+	mux_count_choice(w, g, svc, pi, &c, bc);
 	if (pi->kind == LB_PKT_L4) {
-		/* The record names the backend by its stable id: it outlives generations. */
-		uint32_t exp,
-			rec = conn_record(ct, pi, g->backends[id].sid, was_closing, now, &exp);
+		uint32_t sid = g->services[svc].sid;
+		bool add = mux_conn_write(ce, w->conn->timeout, g, pi, &c, now, &rec);
+		uint32_t owner = mux_conn_owner_word(sid, &rec);
 
-		uint32_t owner = s->sid | (rec & MUX_CONN_CLOSING ? 0 : MUX_CONN_LIVE);
-
-		if (ce != NULL) {
-			if (ce->backend != rec || ce->expires != exp) {
-				ce->backend = rec;
-				ce->expires = exp;
-				/* Closing, reopened or reused: the service's live count follows. */
-				mux_conn_set_owner(ct, *pos, owner);
-			}
-		} else if (unlikely(ct->svc_held[s->sid] >= ct->quota)) {
+		if (!add) {
+			/* Closing, reopened or reused: the service's live count follows. */
+			mux_conn_set_owner(w->conn, *pos, owner);
+		} else if (unlikely(w->conn->svc_held[sid] >= w->conn->quota)) {
 			/* The service holds its share of the table: Maglev alone. */
 			w->cnt.conn_quota++;
 		} else {
 			/* Not in the table (nor added earlier in this burst): a new slot. */
-			*pos = mux_conn_add(ct, key, fh, (struct mux_conn){rec, exp}, owner);
+			*pos = mux_conn_add(w->conn, key, fh, rec, owner);
 			if (unlikely(*pos < 0))
 				w->cnt.conn_full++;
 		}
 	}
-
-	be = &g->backends[id];
 	rewrite_inner(rte_pktmbuf_mtod(m, uint8_t *), pi, be);
-	rc = encapsulate(w, m, pi, be, port);
-	if (unlikely(rc != 0)) {
-		mux_drop(w, m, rc);
-		return;
-	}
-	bc->fwd_pkts++;
-	bc->fwd_bytes += pi->l3_len;
-	if (pi->kind == LB_PKT_ICMP_ERR)
-		w->cnt.icmp_err_fwd++;
-	w->svc_cnt[s->sid].pkts++;
-	w->svc_cnt[s->sid].bytes += pi->l3_len;
-	w->be_cnt[be->sid].pkts++;
-	w->be_cnt[be->sid].bytes += pi->l3_len;
-	mux_enqueue(w, port, m);
+	mux_send(w, g, port, m, pi, svc, c.id, fh, frag, false, bc);
 }
 
 /* How many packets ahead the forward loop fetches a backend. */
@@ -360,7 +205,7 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 	uint64_t fh[MUX_BURST];
 	int32_t pos[MUX_BURST];
 	uint8_t head[64], chain[MUX_BURST];
-	struct burst_cnt bc = {0, 0, 0, 0};
+	struct mux_burst_cnt bc = {0, 0, 0, 0};
 	uint64_t moves;
 	uint64_t rx_bytes = 0;
 	bool misses = false;
@@ -380,11 +225,16 @@ mux_burst(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 		}
 		rc = lb_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, pi);
 		if (unlikely(rc != 0)) {
-			/* IP-in-IP may be the manager's VIP probe; it drops what is not. */
-			if (rc == LB_DROP_TUNNEL && w->ctx->n_probers != 0)
+			/* A tunnel may be the manager's VIP probe; it drops what is not. */
+			if (rc == LB_DROP_TUNNEL && (w->ctx->n_probers | w->ctx->n_probers6) != 0)
 				mux_reply_vip_probe(w, g, port, m, pi);
 			else
 				mux_drop(w, m, rc);
+			continue;
+		}
+		/* IPv6, answered or forwarded, has a path of its own. */
+		if (unlikely(pi->v6)) {
+			mux_packet6(w, g, port, m, pi, now);
 			continue;
 		}
 		switch (pi->kind) {

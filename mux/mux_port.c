@@ -109,8 +109,11 @@ port_start(const struct mux_port_cfg *pc, struct rte_mempool *mp, uint16_t worke
 		snprintf(errbuf, errlen, "port %s: start: %s", pc->name, strerror(-rc));
 		return -LB_EDPDK;
 	}
-	/* Frames for VIPs arrive with the router's idea of our MAC; accept all. */
+	/* Frames for VIPs arrive with the router's idea of our MAC; accept all,
+	 * and all multicast (some NICs filter it even when promiscuous; IPv6
+	 * neighbor solicitations go to solicited-node groups). */
 	rte_eth_promiscuous_enable(id);
+	rte_eth_allmulticast_enable(id);
 	rte_eth_macaddr_get(id, &port->mac);
 	return 0;
 }

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Packets the mux originates: ARP replies, echo replies for VIPs and the
- * tunnel address, answers to the manager's VIP probes, and ICMP
- * "fragmentation needed" for packets that would not fit once encapsulated. Each is built in place
- * of the packet that caused it, so no allocation happens on the fast path, and goes back out of the
- * port it came in on, VLAN tag and all.
+ * Packets the mux originates: ARP replies and neighbor advertisements for
+ * its tunnel addresses (and VIPs when asked), echo replies for VIPs and the
+ * tunnel addresses, answers to the manager's VIP probes (inside IPv4 or
+ * IPv6 tunnels, about IPv4 or IPv6 VIPs), and ICMP "fragmentation needed"
+ * or ICMPv6 "packet too big" for packets that would not fit once
+ * encapsulated. Each is built in place of the packet that caused it, so no
+ * allocation happens on the fast path, and goes back out of the port it
+ * came in on, VLAN tag and all. Checksums are computed whole (lb_reply.h
+ * says why).
  */
 #include <stdbool.h>
 #include <string.h>
 
 #include <rte_mbuf.h>
 
+#include "lb_addr.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
@@ -35,7 +40,7 @@ mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, stru
 	const struct mux_ctx *ctx = w->ctx;
 
 	if (pi->arp_op != LB_ARP_OP_REQUEST ||
-		(pi->arp_tpa != ctx->tunnel_addr &&
+		((pi->arp_tpa != ctx->tunnel_addr || ctx->tunnel_addr == 0) &&
 			!(ctx->arp_for_vips && mux_gen_is_vip(g, pi->arp_tpa)))) {
 		mux_drop(w, m, LB_DROP_ARP_IGNORED);
 		return;
@@ -45,16 +50,64 @@ mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, stru
 	mux_enqueue(w, port, m);
 }
 
+/* The 16 bytes at a are the mux's IPv6 tunnel address. */
+static inline int
+is_tunnel6(const struct mux_ctx *ctx, const uint8_t *a)
+{
+	return ctx->has_tunnel6 && memcmp(a, ctx->tunnel_addr6, 16) == 0;
+}
+
 void
 mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi)
 {
-	if (pi->dst != w->ctx->tunnel_addr && !mux_gen_is_vip(g, pi->dst)) {
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	int ours = pi->v6 ? is_tunnel6(w->ctx, lb_pkt_dst6(p, pi)) ||
+				    mux_gen_is_vip6(g, lb_pkt_dst6(p, pi))
+			  : (pi->dst == w->ctx->tunnel_addr && pi->dst != 0) ||
+				    mux_gen_is_vip(g, pi->dst);
+
+	if (!ours) {
 		mux_drop(w, m, LB_DROP_NO_SERVICE);
 		return;
 	}
 	trim_to(m, lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, &w->ctx->port_mac[port]));
 	w->cnt.echo_replies++;
+	mux_enqueue(w, port, m);
+}
+
+/*
+ * A neighbor solicitation for the IPv6 tunnel address, or for an IPv6 VIP
+ * with nd_for_vips, is answered with an advertisement naming the port's
+ * MAC (as ARP is answered for IPv4). Advertisements, and solicitations for
+ * other addresses, are nd_ignored; one whose checksum is wrong, which RFC
+ * 4861 7.1.1 says to discard, nd_malformed.
+ */
+void
+mux_reply_nd(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
+	const struct lb_pkt *pi)
+{
+	const struct mux_ctx *ctx = w->ctx;
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	const uint8_t *target = p + pi->quote_off;
+	uint32_t len = pi->l2_len + LB_REPLY_NA_LEN;
+
+	if (pi->nd_type != LB_ICMP6_ND_NS ||
+		(!is_tunnel6(ctx, target) && !(ctx->nd_for_vips && mux_gen_is_vip6(g, target)))) {
+		mux_drop(w, m, LB_DROP_ND_IGNORED);
+		return;
+	}
+	if (!lb_reply_icmp6_ok(p, pi)) {
+		mux_drop(w, m, LB_DROP_ND_MALFORMED);
+		return;
+	}
+	/* The advertisement may be longer than a solicitation without options. */
+	if (m->data_len < len && rte_pktmbuf_append(m, (uint16_t)(len - m->data_len)) == NULL) {
+		mux_drop(w, m, LB_DROP_NO_MBUF);
+		return;
+	}
+	trim_to(m, lb_reply_na(p, pi, &ctx->port_mac[port], 0));
+	w->cnt.nd_replies++;
 	mux_enqueue(w, port, m);
 }
 
@@ -69,9 +122,34 @@ is_prober(const struct mux_ctx *ctx, lb_be32_t a)
 	return 0;
 }
 
+static inline int
+is_prober6(const struct mux_ctx *ctx, const uint8_t *a)
+{
+	uint16_t i;
+
+	for (i = 0; i < ctx->n_probers6; i++)
+		if (memcmp(ctx->probers6[i], a, 16) == 0)
+			return 1;
+	return 0;
+}
+
+/* The probe's payload: the manager's magic, after an echo request's header. */
+static int
+is_vprobe(const struct lb_icmp_hdr *icmp, uint32_t icmp_len, uint8_t echo_type)
+{
+	const struct lb_vprobe *vp = (const struct lb_vprobe *)(icmp + 1);
+
+	/* Too short for the echo header and the probe payload. */
+	if (icmp_len < sizeof(*icmp) + sizeof(*vp))
+		return 0;
+	/* Some other ICMP, or an echo request that is not the manager's probe. */
+	return icmp->type == echo_type && icmp->code == 0 &&
+	       memcmp(vp->magic, LB_VPROBE_MAGIC, sizeof(vp->magic)) == 0;
+}
+
 /*
- * The inner packet of IP-in-IP at p + off (len bytes of outer payload), if it
- * is a VIP probe: returns its ICMP header and sets *ihl and *icmp_len, or
+ * The inner IPv4 packet at p + off (len bytes of outer payload), if it is
+ * a VIP probe: returns its ICMP header and sets *ihl and *icmp_len, or
  * NULL. Anything that is not exactly a probe keeps the tunnel's drop reason.
  */
 static struct lb_icmp_hdr *
@@ -79,7 +157,6 @@ vprobe_parse(uint8_t *p, uint32_t off, uint32_t len, uint32_t *ihl, uint32_t *ic
 {
 	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + off);
 	struct lb_icmp_hdr *icmp;
-	const struct lb_vprobe *vp;
 	uint32_t tot;
 
 	/* Outer payload shorter than an IPv4 header. */
@@ -96,25 +173,48 @@ vprobe_parse(uint8_t *p, uint32_t off, uint32_t len, uint32_t *ihl, uint32_t *ic
 		ip->proto != LB_IPPROTO_ICMP)
 		return NULL;
 	*icmp_len = tot - *ihl;
-	/* Too short for the echo header and the probe payload. */
-	if (*icmp_len < sizeof(*icmp) + sizeof(*vp))
-		return NULL;
 	icmp = (struct lb_icmp_hdr *)(p + off + *ihl);
-	vp = (const struct lb_vprobe *)(icmp + 1);
-	/* Some other ICMP, or an echo request that is not the manager's probe. */
-	if (icmp->type != LB_ICMP_ECHO || icmp->code != 0 ||
-		memcmp(vp->magic, LB_VPROBE_MAGIC, sizeof(vp->magic)) != 0)
-		return NULL;
-	return icmp;
+	return is_vprobe(icmp, *icmp_len, LB_ICMP_ECHO) ? icmp : NULL;
 }
 
 /*
- * IP-in-IP to the mux (pi as lb_parse() left it: the outer header). A VIP
- * probe from a configured prober to the tunnel address, for a VIP of the
- * running generation, is answered: the inner echo request becomes an echo
- * reply from the VIP to its sender carrying g->version, sent without the
- * outer header to the next hop. The checksums are computed whole (this is
- * a few packets a second, not the fast path).
+ * The same for an inner IPv6 packet: a fixed header directly followed by
+ * an ICMPv6 echo request (a probe carries no extension headers).
+ */
+static struct lb_icmp_hdr *
+vprobe_parse6(uint8_t *p, uint32_t off, uint32_t len, uint32_t *icmp_len)
+{
+	struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)(p + off);
+	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(ip + 1);
+
+	/* Outer payload shorter than an IPv6 header, or not IPv6. */
+	if (len < sizeof(*ip) || (p[off] >> 4) != 6)
+		return NULL;
+	*icmp_len = lb_be16_to_cpu(ip->payload_len);
+	/* A payload past the outer one, or something else than ICMPv6 next. */
+	if (*icmp_len > len - sizeof(*ip) || ip->next_hdr != LB_IPPROTO_ICMPV6)
+		return NULL;
+	return is_vprobe(icmp, *icmp_len, LB_ICMP6_ECHO) ? icmp : NULL;
+}
+
+/* The ethertype of a frame whose L2 header is l2_len bytes long. */
+static void
+set_ethertype(uint8_t *p, uint16_t l2_len, uint16_t type)
+{
+	lb_be16_t t = lb_cpu_to_be16(type);
+
+	memcpy(p + l2_len - 2, &t, 2);
+}
+
+/*
+ * A tunnel to the mux (pi as lb_parse() left it: the outer header, IPv4 or
+ * IPv6). A VIP probe from a configured prober of the outer family to the
+ * tunnel address of that family, for a VIP of the running generation
+ * (IPv4 inside protocol 4, IPv6 inside 41), is answered: the inner echo
+ * request becomes an echo reply from the VIP to its sender carrying
+ * g->version, sent without the outer header to the next hop of its
+ * family. The checksums are computed whole (this is a few packets a
+ * second, not the fast path).
  */
 void
 mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port,
@@ -122,49 +222,107 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 {
 	const struct mux_ctx *ctx = w->ctx;
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t outer_hl = pi->l4_off - pi->l2_len;
-	uint32_t ihl, icmp_len;
-	struct lb_ipv4_hdr *ip;
+	uint32_t outer_hl = pi->l4_off - pi->l2_len, len = pi->l3_len - outer_hl;
+	uint32_t ihl = sizeof(struct lb_ipv6_hdr), icmp_len, tot;
+	int inner6 = pi->proto == LB_IPPROTO_IPV6, vip;
 	struct lb_icmp_hdr *icmp;
 	struct lb_vprobe *vp;
 	struct lb_eth_hdr *eth;
-	lb_be32_t src;
 
-	if (pi->proto != LB_IPPROTO_IPIP || pi->dst != ctx->tunnel_addr ||
-		!is_prober(ctx, pi->src)) {
+	if (pi->v6 ? !is_tunnel6(ctx, lb_pkt_dst6(p, pi)) || !is_prober6(ctx, lb_pkt_src6(p, pi))
+		   : pi->dst != ctx->tunnel_addr || pi->dst == 0 || !is_prober(ctx, pi->src)) {
 		mux_drop(w, m, LB_DROP_TUNNEL);
 		return;
 	}
-	icmp = vprobe_parse(p, pi->l4_off, pi->l3_len - outer_hl, &ihl, &icmp_len);
+	icmp = inner6 ? vprobe_parse6(p, pi->l4_off, len, &icmp_len)
+		      : vprobe_parse(p, pi->l4_off, len, &ihl, &icmp_len);
 	if (icmp == NULL) {
 		mux_drop(w, m, LB_DROP_TUNNEL);
 		return;
 	}
-	ip = (struct lb_ipv4_hdr *)(p + pi->l4_off);
 	/* A VIP this mux does not serve (any more): no answer is the answer. */
-	if (!mux_gen_is_vip(g, ip->dst)) {
+	if (inner6) {
+		struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)(p + pi->l4_off);
+
+		vip = mux_gen_is_vip6(g, ip->dst);
+	} else {
+		vip = mux_gen_is_vip(g, ((struct lb_ipv4_hdr *)(p + pi->l4_off))->dst);
+	}
+	if (!vip) {
 		mux_drop(w, m, LB_DROP_NO_SERVICE);
 		return;
 	}
 	vp = (struct lb_vprobe *)(icmp + 1);
 	vp->version = lb_cpu_to_be64(g->version);
-	icmp->type = LB_ICMP_ECHO_REPLY;
 	icmp->csum = 0;
-	icmp->csum = lb_icmp_csum(icmp, icmp_len);
-	src = ip->src;
-	ip->src = ip->dst;
-	ip->dst = src;
-	ip->ttl = 64;
-	ip->csum = 0;
-	ip->csum = lb_ipv4_hdr_csum(ip, ihl);
+	if (inner6) {
+		struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)(p + pi->l4_off);
+
+		icmp->type = LB_ICMP6_ECHO_REPLY;
+		lb_reply_swap16(ip->src, ip->dst);
+		ip->hop_limit = 64;
+		icmp->csum = lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_ICMPV6, icmp, icmp_len);
+		tot = ihl + icmp_len;
+	} else {
+		struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + pi->l4_off);
+		lb_be32_t src = ip->src;
+
+		icmp->type = LB_ICMP_ECHO_REPLY;
+		icmp->csum = lb_icmp_csum(icmp, icmp_len);
+		ip->src = ip->dst;
+		ip->dst = src;
+		ip->ttl = 64;
+		ip->csum = 0;
+		ip->csum = lb_ipv4_hdr_csum(ip, ihl);
+		tot = lb_be16_to_cpu(ip->total_len);
+	}
 	/* Drop the outer header: the Ethernet header (and tag) moves up to the inner one. */
 	memmove(p + outer_hl, p, pi->l2_len);
 	p = (uint8_t *)rte_pktmbuf_adj(m, (uint16_t)outer_hl);
 	eth = (struct lb_eth_hdr *)p;
-	memcpy(eth->dst, &ctx->next_hop, LB_ETH_ALEN);
+	memcpy(eth->dst, inner6 ? &ctx->next_hop6 : &ctx->next_hop, LB_ETH_ALEN);
 	memcpy(eth->src, &ctx->port_mac[port], LB_ETH_ALEN);
-	trim_to(m, pi->l2_len + lb_be16_to_cpu(ip->total_len));
+	set_ethertype(p, pi->l2_len, inner6 ? LB_ETHERTYPE_IPV6 : LB_ETHERTYPE_IPV4);
+	trim_to(m, pi->l2_len + tot);
 	w->cnt.vip_probes++;
+	mux_enqueue(w, port, m);
+}
+
+/*
+ * ICMPv6 packet too big (RFC 4443 3.2) to the client, from the VIP it
+ * sent to: the MTU it may use, and as much of its packet as keeps the
+ * error within 1280 bytes. In place: the original is longer than 1280.
+ */
+static void
+reply_ptb(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	uint16_t mtu)
+{
+	const uint32_t hdrs = sizeof(struct lb_ipv6_hdr) + sizeof(struct lb_icmp_hdr);
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint8_t *l3 = p + pi->l2_len, src[16], dst[16];
+	struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)l3;
+	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
+	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, LB_ICMP6_ERR_MAX - hdrs);
+
+	memcpy(src, lb_pkt_dst6(p, pi), 16);
+	memcpy(dst, lb_pkt_src6(p, pi), 16);
+	memmove(l3 + hdrs, l3, quote);
+	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
+	ip->vtc_flow = lb_cpu_to_be32(lb_ipv6_vtc(0, 0));
+	ip->payload_len = lb_cpu_to_be16((uint16_t)(sizeof(*icmp) + quote));
+	ip->next_hdr = LB_IPPROTO_ICMPV6;
+	ip->hop_limit = 64;
+	memcpy(ip->src, src, 16);
+	memcpy(ip->dst, dst, 16);
+	icmp->type = LB_ICMP6_TOO_BIG;
+	icmp->code = 0;
+	icmp->mtu6 = lb_cpu_to_be32(mtu);
+	icmp->csum = 0;
+	icmp->csum =
+		lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_ICMPV6, icmp, sizeof(*icmp) + quote);
+	trim_to(m, pi->l2_len + hdrs + quote);
+	w->cnt.ptb_sent++;
+	w->cnt.drops[LB_DROP_TOO_BIG]++;
 	mux_enqueue(w, port, m);
 }
 
@@ -223,11 +381,15 @@ icmp_unreach(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const stru
 }
 
 void
-mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
+mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	uint16_t mtu)
 {
+	if (pi->v6) {
+		reply_ptb(w, port, m, pi, mtu);
+		return;
+	}
 	/* The next-hop MTU in the low half of the second word (RFC 1191). */
-	if (icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_NEEDFRAG,
-		    lb_cpu_to_be32((uint32_t)(w->ctx->mtu - LB_ENCAP_LEN))) != 0) {
+	if (icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_NEEDFRAG, lb_cpu_to_be32(mtu)) != 0) {
 		mux_drop(w, m, LB_DROP_TOO_BIG);
 		return;
 	}

@@ -73,12 +73,50 @@ flow_total(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow
 	}
 }
 
-static const char *
-ip4(lb_be32_t a, char *buf)
+void
+mux_stats_flow(const struct mux_app *app, int backend, uint32_t sid, struct mux_flow_counters *out)
 {
-	const uint8_t *b = (const uint8_t *)&a;
+	flow_total(app, backend, sid, out);
+}
 
-	sprintf(buf, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
+/* A service's VIP, as text. */
+static const char *
+vip_str(const struct mux_service *sv, char *buf)
+{
+	return lb_addr_ntop(sv->key.af, &sv->key.vip, buf, LB_ADDR_STRLEN);
+}
+
+/* Backend id's DIP (of its service's family) and host PA, as text. */
+static const char *
+dip_str(const struct mux_gen *g, const struct mux_service *sv, uint32_t id, char *buf)
+{
+	struct lb_addr a;
+
+	if (sv->key.af == LB_AF_INET6)
+		lb_addr_v6(&a, g->addr6[id].dip);
+	else
+		lb_addr_v4(&a, g->backends[id].dip);
+	return lb_addr_ntop(sv->key.af, &a, buf, LB_ADDR_STRLEN);
+}
+
+static const char *
+host_str(const struct mux_gen *g, uint32_t id, char *buf)
+{
+	struct lb_addr a;
+	bool v6 = g->backends[id].flags & MUX_BE_HOST6;
+
+	if (v6)
+		lb_addr_v6(&a, g->addr6[id].host);
+	else
+		lb_addr_v4(&a, g->backends[id].host);
+	return lb_addr_ntop(v6 ? LB_AF_INET6 : LB_AF_INET, &a, buf, LB_ADDR_STRLEN);
+}
+
+/* "192.0.2.10:80", "[2001:db8::10]:80" */
+static const char *
+endpoint_str(const char *addr, uint8_t af, lb_be16_t port, char *buf, size_t len)
+{
+	snprintf(buf, len, af == LB_AF_INET6 ? "[%s]:%u" : "%s:%u", addr, lb_be16_to_cpu(port));
 	return buf;
 }
 
@@ -94,7 +132,7 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 	const struct mux_gen *g = app->ctx.gen;
 	struct mux_counters t;
 	struct mux_flow_counters fc;
-	char a[16], b[16];
+	char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN], e[LB_ADDR_STRLEN + 10];
 	uint32_t s, i;
 
 	mux_stats_total(app, &t);
@@ -109,19 +147,20 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 
 		flow_total(app, 0, sv->sid, &fc);
 		fprintf(out,
-			"  service %s:%u/%s  packets %" PRIu64 " bytes %" PRIu64 " new %" PRIu64
-			"\n",
-			ip4(sv->key.vip.a32[0], a), lb_be16_to_cpu(sv->key.port),
+			"  service %s/%s  packets %" PRIu64 " bytes %" PRIu64 " new %" PRIu64 "\n",
+			endpoint_str(vip_str(sv, a), sv->key.af, sv->key.port, e, sizeof(e)),
 			proto_name(sv->key.proto), fc.pkts, fc.bytes, fc.new_conns);
 		for (i = 0; i < sv->n_backends; i++) {
-			const struct mux_backend *be = &g->backends[sv->first_backend + i];
+			uint32_t id = sv->first_backend + i;
+			const struct mux_backend *be = &g->backends[id];
 
 			flow_total(app, 1, be->sid, &fc);
 			fprintf(out,
-				"    backend %s:%u via %s  packets %" PRIu64 " bytes %" PRIu64
+				"    backend %s via %s  packets %" PRIu64 " bytes %" PRIu64
 				" new %" PRIu64 "\n",
-				ip4(be->dip, a), lb_be16_to_cpu(be->port), ip4(be->host, b),
-				fc.pkts, fc.bytes, fc.new_conns);
+				endpoint_str(
+					dip_str(g, sv, id, a), sv->key.af, be->port, e, sizeof(e)),
+				host_str(g, id, b), fc.pkts, fc.bytes, fc.new_conns);
 		}
 	}
 	dp_drops_print(out, t.drops);
@@ -133,7 +172,7 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 	const struct mux_gen *g = app->ctx.gen;
 	struct mux_counters t;
 	struct mux_flow_counters fc;
-	char a[16], b[16];
+	char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN];
 	uint32_t s, i;
 
 	mux_stats_total(app, &t);
@@ -154,17 +193,18 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 		fprintf(out,
 			"%s{\"vip\":\"%s\",\"port\":%u,\"protocol\":\"%s\",\"pkts\":%" PRIu64
 			",\"bytes\":%" PRIu64 ",\"new_conns\":%" PRIu64 ",\"backends\":[",
-			s ? "," : "", ip4(sv->key.vip.a32[0], a), lb_be16_to_cpu(sv->key.port),
+			s ? "," : "", vip_str(sv, a), lb_be16_to_cpu(sv->key.port),
 			proto_name(sv->key.proto), fc.pkts, fc.bytes, fc.new_conns);
 		for (i = 0; i < sv->n_backends; i++) {
-			const struct mux_backend *be = &g->backends[sv->first_backend + i];
+			uint32_t id = sv->first_backend + i;
+			const struct mux_backend *be = &g->backends[id];
 
 			flow_total(app, 1, be->sid, &fc);
 			fprintf(out,
 				"%s{\"dip\":\"%s\",\"port\":%u,\"host\":\"%s\",\"pkts\":%" PRIu64
 				",\"bytes\":%" PRIu64 ",\"new_conns\":%" PRIu64 "}",
-				i ? "," : "", ip4(be->dip, a), lb_be16_to_cpu(be->port),
-				ip4(be->host, b), fc.pkts, fc.bytes, fc.new_conns);
+				i ? "," : "", dip_str(g, sv, id, a), lb_be16_to_cpu(be->port),
+				host_str(g, id, b), fc.pkts, fc.bytes, fc.new_conns);
 		}
 		fprintf(out, "]");
 		mux_limit_json(out, app->workers, app->n_workers, g, s);
@@ -198,13 +238,18 @@ static struct mux_app *tel_app;
 
 #define TEL_PAGE 64
 
-/* Telemetry names allow only [A-Za-z0-9_/]: 192.0.2.10 is written 192_0_2_10. */
+/*
+ * Telemetry names allow only [A-Za-z0-9_/]: 192.0.2.10 is written
+ * 192_0_2_10, 2001:db8::10 2001_db8__10.
+ */
 static const char *
-tel_ip4(lb_be32_t a, char *buf)
+tel_name(char *buf)
 {
-	const uint8_t *b = (const uint8_t *)&a;
+	char *c;
 
-	sprintf(buf, "%u_%u_%u_%u", b[0], b[1], b[2], b[3]);
+	for (c = buf; *c != '\0'; c++)
+		if (*c == '.' || *c == ':')
+			*c = '_';
 	return buf;
 }
 
@@ -271,7 +316,7 @@ tel_services_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	const struct mux_gen *g = tel_app->ctx.gen;
 	unsigned long page = params && *params ? strtoul(params, NULL, 10) : 0;
 	uint32_t s;
-	char a[16], key[48];
+	char a[LB_ADDR_STRLEN], key[72];
 
 	RTE_SET_USED(cmd);
 	rte_tel_data_start_dict(d);
@@ -283,8 +328,9 @@ tel_services_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		if (c == NULL)
 			return -ENOMEM;
-		snprintf(key, sizeof(key), "%s_%u_%s", tel_ip4(sv->key.vip.a32[0], a),
-			lb_be16_to_cpu(sv->key.port), proto_name(sv->key.proto));
+		vip_str(sv, a);
+		snprintf(key, sizeof(key), "%s_%u_%s", tel_name(a), lb_be16_to_cpu(sv->key.port),
+			proto_name(sv->key.proto));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
 	return 0;
@@ -296,7 +342,7 @@ tel_backends_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	const struct mux_gen *g = tel_app->ctx.gen;
 	unsigned long s = params && *params ? strtoul(params, NULL, 10) : 0;
-	char a[16], key[48];
+	char a[LB_ADDR_STRLEN], key[72];
 	uint32_t i;
 
 	RTE_SET_USED(cmd);
@@ -306,13 +352,15 @@ tel_backends_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (i = 0; i < g->services[s].n_backends && i < TEL_PAGE; i++) {
 		uint32_t id = g->services[s].first_backend + i;
 		const struct mux_backend *be = &g->backends[id];
-		/* [pkts, bytes, new_conns, host PA (host order), weight is zero] */
-		struct rte_tel_data *c =
-			tel_flow_array(1, be->sid, lb_be32_to_cpu(be->host), be->weight_zero);
+		/* [pkts, bytes, new_conns, IPv4 host PA (host order; 0: IPv6), weight is zero] */
+		struct rte_tel_data *c = tel_flow_array(1, be->sid,
+			be->flags & MUX_BE_HOST6 ? 0 : lb_be32_to_cpu(be->host),
+			(be->flags & MUX_BE_WEIGHT_ZERO) != 0);
 
 		if (c == NULL)
 			return -ENOMEM;
-		snprintf(key, sizeof(key), "%s_%u", tel_ip4(be->dip, a), lb_be16_to_cpu(be->port));
+		dip_str(g, &g->services[s], id, a);
+		snprintf(key, sizeof(key), "%s_%u", tel_name(a), lb_be16_to_cpu(be->port));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}
 	return 0;
@@ -354,18 +402,18 @@ int
 mux_telemetry_register(struct mux_app *app)
 {
 	tel_app = app;
-	if (rte_telemetry_register_cmd("/sluice/stats", tel_stats,
+	if (DP_TEL_REGISTER("/sluice/stats", tel_stats,
 		    "Mux totals: packets, bytes, connections, flow table version, managed "
 		    "and manager_connected (1/0). No parameters.") != 0 ||
-		rte_telemetry_register_cmd("/sluice/drops", tel_drops,
+		DP_TEL_REGISTER("/sluice/drops", tel_drops,
 			"Dropped packets by reason. No parameters.") != 0 ||
-		rte_telemetry_register_cmd("/sluice/services", tel_services,
+		DP_TEL_REGISTER("/sluice/services", tel_services,
 			"Services, 64 per page: {VIP_PORT_PROTO: [pkts, bytes, new_conns, "
 			"backends, index]}. Parameter: page.") != 0 ||
-		rte_telemetry_register_cmd("/sluice/backends", tel_backends,
-			"Backends of a service: {DIP_PORT: [pkts, bytes, new_conns, host, "
-			"weight_zero]}. Parameter: service index.") != 0 ||
-		rte_telemetry_register_cmd("/sluice/flow_table", tel_flow_table,
+		DP_TEL_REGISTER("/sluice/backends", tel_backends,
+			"A service's backends: {DIP_PORT: [pkts, bytes, new_conns, IPv4 host "
+			"(0: IPv6), weight_zero]}. Parameter: service index.") != 0 ||
+		DP_TEL_REGISTER("/sluice/flow_table", tel_flow_table,
 			"Flow table version and sizes. No parameters.") != 0)
 		return -1;
 	return 0;

@@ -59,6 +59,12 @@ warn_unreloadable(const struct mux_config *a, const struct mux_config *b)
 		      a->mtu == b->mtu && a->tunnel_ttl == b->tunnel_ttl &&
 		      a->arp_for_vips == b->arp_for_vips && a->n_probers == b->n_probers &&
 		      memcmp(a->probers, b->probers, sizeof(a->probers)) == 0 &&
+		      a->has_tunnel6 == b->has_tunnel6 &&
+		      lb_addr_eq(&a->tunnel_addr6, &b->tunnel_addr6) &&
+		      memcmp(a->next_hop_mac6, b->next_hop_mac6, 6) == 0 &&
+		      a->nd_for_vips == b->nd_for_vips && a->n_probers6 == b->n_probers6 &&
+		      memcmp(a->probers6, b->probers6, sizeof(a->probers6)) == 0 &&
+		      a->conn_entries6 == b->conn_entries6 &&
 		      a->idle_sleep_us == b->idle_sleep_us && a->rx_desc == b->rx_desc &&
 		      a->tx_desc == b->tx_desc &&
 		      memcmp(a->next_hop_mac, b->next_hop_mac, 6) == 0 &&
@@ -175,8 +181,10 @@ mux_reload(struct mux_app *app)
 	rc = hold == NULL ? -LB_ENOMEM : mux_gen_assign_sids(old, &nc.ftable, hold, &err);
 	free(hold);
 	if (rc == 0) {
+		/* The running tunnels: a reload does not change them (warn_unreloadable()). */
 		ng = mux_gen_build(&nc.ftable, old->version + 1, old->cap_backends,
-			old->cap_services, (int)rte_socket_id(), &err);
+			old->cap_services, mux_config_tunnels(&app->cfg), (int)rte_socket_id(),
+			&err);
 		if (ng == NULL)
 			rc = -LB_EINVAL;
 	}
@@ -243,6 +251,7 @@ member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *er
 			old->cap_services, old->cap_backends);
 	if (rc == 0) {
 		b->gen = mux_gen_build(&ft, version, old->cap_backends, old->cap_services,
+			mux_config_tunnels(&app->cfg),
 			(int)rte_lcore_to_socket_id(rte_get_main_lcore()), &cerr);
 		if (b->gen == NULL)
 			rc = -LB_EINVAL;
@@ -343,10 +352,61 @@ member_shares(void *arg, uint32_t divisor, uint32_t index)
 	LB_INFO("managed: admission limits shared by %u muxes, this one %u", divisor, index);
 }
 
+/*
+ * STATUS: each service, then its backends, as flow counts (the sums
+ * sluicectl stats shows and the shares the manager's metrics divide), a
+ * window from `first` of them. Runs on the member's thread, the only one
+ * that replaces the generation in managed mode: no lock needed to read it.
+ */
+static uint32_t
+member_flows(void *arg, struct lb_flow_count *out, uint32_t max, uint32_t first, uint32_t *total)
+{
+	const struct mux_app *app = arg;
+	const struct mux_gen *g = app->ctx.gen;
+	struct mux_flow_counters fc;
+	uint32_t s, i, at = 0, n = 0;
+
+	*total = g->n_services + g->n_backends;
+	if (*total == 0)
+		return 0;
+	first %= *total;
+	for (s = 0; s < g->n_services && n < max; s++) {
+		const struct mux_service *sv = &g->services[s];
+
+		for (i = 0; i <= sv->n_backends && n < max; i++, at++) {
+			const struct mux_backend *be =
+				i == 0 ? NULL : &g->backends[sv->first_backend + i - 1];
+			struct lb_flow_count *f = &out[n];
+
+			if (at < first)
+				continue;
+			memset(f, 0, sizeof(*f));
+			f->vip = sv->key.vip;
+			f->af = sv->key.af;
+			f->port = lb_be16_to_cpu(sv->key.port);
+			f->proto = sv->key.proto;
+			if (be != NULL && f->af == LB_AF_INET6) {
+				lb_addr_v6(&f->dip, g->addr6[sv->first_backend + i - 1].dip);
+				f->dip_port = lb_be16_to_cpu(be->port);
+			} else if (be != NULL) {
+				lb_addr_v4(&f->dip, be->dip);
+				f->dip_port = lb_be16_to_cpu(be->port);
+			}
+			mux_stats_flow(app, be != NULL, be != NULL ? be->sid : sv->sid, &fc);
+			f->pkts = fc.pkts;
+			f->bytes = fc.bytes;
+			f->new_conns = fc.new_conns;
+			n++;
+		}
+	}
+	return n;
+}
+
 const struct lb_member_ops mux_member_ops = {
 	.build = member_build,
 	.publish = member_publish,
 	.discard = member_discard,
 	.counters = member_counters,
 	.shares = member_shares,
+	.flows = member_flows,
 };

@@ -26,7 +26,7 @@
 
 int
 mux_worker_init(struct mux_worker *w, struct mux_ctx *ctx, const struct mux_gen *g, uint16_t idx,
-	unsigned lcore, uint32_t entries, const uint32_t timeout[3], int socket)
+	unsigned lcore, uint32_t entries, uint32_t entries6, const uint32_t timeout[3], int socket)
 {
 	char name[32];
 
@@ -37,6 +37,8 @@ mux_worker_init(struct mux_worker *w, struct mux_ctx *ctx, const struct mux_gen 
 	w->ip_id = (uint16_t)(idx << 12);
 	snprintf(name, sizeof(name), "conn_%u", idx);
 	w->conn = mux_conn_create(name, entries, socket, timeout, &g->seed, g->cap_services);
+	snprintf(name, sizeof(name), "conn6_%u", idx);
+	w->conn6 = mux_conn6_create(name, entries6, socket, timeout, &g->seed, g->cap_services);
 	if (mux_limit_init(&w->lim, g->cap_services, socket) != 0)
 		return -LB_ENOMEM;
 	/* Indexed by stable id: room for every id a reload may hand out. */
@@ -44,7 +46,7 @@ mux_worker_init(struct mux_worker *w, struct mux_ctx *ctx, const struct mux_gen 
 		"svc_cnt", sizeof(*w->svc_cnt) * g->cap_services, RTE_CACHE_LINE_SIZE, socket);
 	w->be_cnt = rte_zmalloc_socket(
 		"be_cnt", sizeof(*w->be_cnt) * g->cap_backends, RTE_CACHE_LINE_SIZE, socket);
-	if (w->conn == NULL || w->svc_cnt == NULL || w->be_cnt == NULL)
+	if (w->conn == NULL || w->conn6 == NULL || w->svc_cnt == NULL || w->be_cnt == NULL)
 		return -LB_ENOMEM;
 	return 0;
 }
@@ -53,10 +55,12 @@ void
 mux_worker_fini(struct mux_worker *w)
 {
 	mux_conn_free(w->conn);
+	mux_conn6_free(w->conn6);
 	mux_limit_fini(&w->lim);
 	rte_free(w->svc_cnt);
 	rte_free(w->be_cnt);
 	w->conn = NULL;
+	w->conn6 = NULL;
 	w->svc_cnt = NULL;
 	w->be_cnt = NULL;
 }
@@ -89,11 +93,16 @@ mux_worker_main(void *arg)
 		rte_rcu_qsbr_quiescent(ctx->qsv, w->idx);
 		if (got != 0) {
 			w->cnt.conn_swept += mux_conn_sweep(w->conn, now, MUX_SWEEP_BUSY);
+			/* An empty IPv6 table costs nothing: IPv4-only traffic never reads it. */
+			if (mux_conn6_count(w->conn6) != 0)
+				w->cnt.conn_swept += mux_conn6_sweep(w->conn6, now, MUX_SWEEP_BUSY);
 			empty = 0;
 			nap = MUX_FIRST_NAP_US;
 			continue;
 		}
 		w->cnt.conn_swept += mux_conn_sweep(w->conn, now, MUX_SWEEP_IDLE);
+		if (mux_conn6_count(w->conn6) != 0)
+			w->cnt.conn_swept += mux_conn6_sweep(w->conn6, now, MUX_SWEEP_IDLE);
 		if (ctx->busy_poll || ++empty < MUX_IDLE_SPINS)
 			continue;
 		rte_rcu_qsbr_thread_offline(ctx->qsv, w->idx);

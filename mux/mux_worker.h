@@ -29,24 +29,39 @@
 #define MUX_BURST 32
 
 struct rte_mbuf;
+struct rte_mempool;
 struct rte_rcu_qsbr;
 struct mux_gen;
 struct mux_conn_table;
+struct mux_conn6_table;
 
 /* Settings every worker reads and nobody writes once workers run. */
 struct mux_ctx {
 	struct mux_gen *gen; /* current generation; load with acquire */
 	struct rte_rcu_qsbr *qsv;
-	lb_be32_t tunnel_addr;
+	lb_be32_t tunnel_addr; /* 0: none */
 	struct rte_ether_addr next_hop;
 	struct rte_ether_addr port_mac[MUX_MAX_PORTS];
 	uint16_t n_ports;
 	uint16_t mtu;
 	uint8_t tunnel_ttl;
 	bool arp_for_vips;
+	bool nd_for_vips;
 	bool busy_poll;
-	uint16_t n_probers; /* VIP probes are answered from these outer sources */
+	bool has_tunnel6;
+	uint8_t tunnel_addr6[16];
+	struct rte_ether_addr next_hop6; /* towards IPv6 PAs */
+	uint16_t n_probers;		 /* VIP probes are answered from these outer sources */
 	lb_be32_t probers[MUX_MAX_PROBERS];
+	uint16_t n_probers6;
+	uint8_t probers6[MUX_MAX_PROBERS][16];
+	/*
+	 * Outer fragmentation (mux_frag.c): header mbufs from frag_direct,
+	 * payload references from frag_indirect. NULL: a packet that would
+	 * need it is dropped too_big.
+	 */
+	struct rte_mempool *frag_direct;
+	struct rte_mempool *frag_indirect;
 	uint32_t idle_sleep_us;
 	uint64_t tsc_hz;
 	uint64_t tsc0;
@@ -76,12 +91,14 @@ struct mux_rxq {
 struct mux_worker {
 	struct mux_ctx *ctx;
 	unsigned lcore;
-	uint16_t idx;	/* worker number: TX queue and RCU thread id */
-	uint16_t ip_id; /* outer IPv4 id for non-DF packets */
+	uint16_t idx;	   /* worker number: TX queue and RCU thread id */
+	uint16_t ip_id;	   /* outer IPv4 id for non-DF packets */
+	uint32_t frag6_id; /* outer IPv6 fragment ids: this worker's, interleaved */
 	uint16_t n_rxq;
 	struct mux_rxq rxq[MUX_MAX_PORTS];
 	struct dp_txbuf tx[MUX_MAX_PORTS];
 	struct mux_conn_table *conn;
+	struct mux_conn6_table *conn6;
 	struct mux_flow_counters *svc_cnt; /* [n_services] */
 	struct mux_flow_counters *be_cnt;  /* [n_backends] */
 	uint64_t loops;			   /* +1 per loop: a reader sees the worker progress */
@@ -100,14 +117,16 @@ void mux_flush(struct mux_worker *w);
 int mux_worker_main(void *arg);
 
 /*
- * Make w worker idx of ctx on lcore: its connection table (entries,
- * timeouts tcp/tcp-closing/udp in seconds, keyed by g's seed) and its
- * per-service and per-backend counters (room for g's capacities), on NUMA
- * socket. Its RX queues are the caller's to add. Returns 0 or -LB_ENOMEM;
- * either way mux_worker_fini() frees what it made.
+ * Make w worker idx of ctx on lcore: its connection tables (entries for
+ * IPv4 flows, entries6 for IPv6 ones; timeouts tcp/tcp-closing/udp in
+ * seconds, keyed by g's seed) and its per-service and per-backend counters
+ * (room for g's capacities), on NUMA socket. Its RX queues are the
+ * caller's to add. Returns 0 or -LB_ENOMEM; either way mux_worker_fini()
+ * frees what it made.
  */
 int mux_worker_init(struct mux_worker *w, struct mux_ctx *ctx, const struct mux_gen *g,
-	uint16_t idx, unsigned lcore, uint32_t entries, const uint32_t timeout[3], int socket);
+	uint16_t idx, unsigned lcore, uint32_t entries, uint32_t entries6,
+	const uint32_t timeout[3], int socket);
 
 void mux_worker_fini(struct mux_worker *w);
 
@@ -123,19 +142,34 @@ static inline void mux_enqueue(struct mux_worker *w, uint16_t port, struct rte_m
 
 static inline void mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason);
 
-/* Replies the mux originates, built in place of the request (mux_reply.c). */
+/* Replies the mux originates, built in place of the request (mux_reply.c, mux_reply6.c). */
 struct lb_pkt;
 void mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi);
+/* An ICMP or ICMPv6 echo request to a VIP or a tunnel address. */
 void mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port,
 	struct rte_mbuf *m, const struct lb_pkt *pi);
+/* A tunnel to the mux, of either family: a VIP probe answered, or dropped tunnel_inbound. */
 void mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port,
 	struct rte_mbuf *m, const struct lb_pkt *pi);
-void mux_reply_too_big(
-	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi);
+/* ICMP fragmentation needed (IPv4) or ICMPv6 packet too big, reporting mtu. */
+void mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m,
+	const struct lb_pkt *pi, uint16_t mtu);
 /* A new connection an admission rule refused: dropped, or answered (enum lb_refuse). */
 void mux_reply_refuse(
 	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi, int how);
+void mux_reply_nd(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
+	const struct lb_pkt *pi);
+
+/* The IPv6 packet path (mux_pipeline6.c): what mux_burst() hands an IPv6 packet to. */
+void mux_packet6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
+	struct lb_pkt *pi, uint32_t now);
+
+/*
+ * Send m, an encapsulated frame too long for the MTU, as fragments of its
+ * outer datagram (mux_frag.c): outer6 says the outer header's family.
+ */
+void mux_send_fragments(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, bool outer6);
 
 static inline void
 mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason)

@@ -47,6 +47,9 @@ enc_free(struct lb_enc *e)
 	lb_enc_table_free(e);
 	free(e->ce);
 	free(e->cep);
+	free(e->fc);
+	free(e->fcp);
+	free(e->fck);
 	free(e->ckey);
 }
 
@@ -54,17 +57,65 @@ static void
 enc_hello(struct lb_enc *e, const struct lb_msg *m)
 {
 	Sluice__Hello *h = &e->hello;
+	uint32_t i;
 
 	h->id = (char *)m->id;
 	h->role = (Sluice__Role)m->role;
 	h->applied_version = m->version;
 	h->applied_digest = lb_enc_bin(m->digest, LB_DIGEST_LEN);
 	if (m->probe_addr.a32[0] != 0)
-		h->probe_address = lb_enc_bin(&m->probe_addr.a32[0], 4);
+		h->probe_address = lb_enc_addr(LB_AF_INET, &m->probe_addr);
+	if (!lb_addr_is_zero(&m->probe_addr6))
+		h->probe_address6 = lb_enc_addr(LB_AF_INET6, &m->probe_addr6);
+	for (i = 0; i < m->n_pas && i < LB_MSG_MAX_PAS; i++)
+		e->pas[i] = lb_enc_addr(m->pas[i].af, &m->pas[i].a);
+	h->n_pa = i;
+	h->pa = e->pas;
+	for (i = 0; i < m->n_dips && i < LB_MSG_MAX_DIPS; i++)
+		e->dips[i] = lb_enc_addr(m->dips[i].af, &m->dips[i].a);
+	h->n_dip = i;
+	h->dip = e->dips;
 	/* Over TLS, the answer to a CHALLENGE: the certificate rides in body. */
 	lb_enc_proof(m, m->body, &h->nonce, &h->proof, &h->certificate);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_HELLO;
 	e->env.hello = h;
+}
+
+/* A mux's flow counts (STATUS): at most LB_MSG_MAX_FLOWS; addresses of the service's family. */
+static void
+enc_flows(struct lb_enc *e, const struct lb_msg *m)
+{
+	uint32_t i, n = m->n_flows < LB_MSG_MAX_FLOWS ? m->n_flows : LB_MSG_MAX_FLOWS;
+
+	if (n == 0 || m->flows == NULL)
+		return;
+	e->fc = lb_enc_alloc(e, n, sizeof(*e->fc));
+	e->fcp = lb_enc_alloc(e, n, sizeof(*e->fcp));
+	e->fck = lb_enc_alloc(e, n, sizeof(*e->fck));
+	for (i = 0; e->err == 0 && i < n; i++) {
+		const struct lb_flow_count *f = &m->flows[i];
+
+		sluice__flow_count__init(&e->fc[i]);
+		sluice__service_key__init(&e->fck[i]);
+		e->fck[i].vip = lb_enc_addr(f->af, &f->vip);
+		e->fck[i].protocol = f->proto;
+		e->fck[i].port = f->port;
+		e->fc[i].service = &e->fck[i];
+		if (f->dip_port != 0) {
+			e->fc[i].dip = lb_enc_addr(f->af, &f->dip);
+			e->fc[i].dip_port = f->dip_port;
+		}
+		e->fc[i].packets = f->pkts;
+		e->fc[i].bytes = f->bytes;
+		e->fc[i].new_connections = f->new_conns;
+		e->fcp[i] = &e->fc[i];
+	}
+	if (e->err == 0) {
+		e->status.n_flows = n;
+		e->status.flows = e->fcp;
+		e->status.flows_first = m->flows_first;
+		e->status.flows_total = m->flows_total;
+	}
 }
 
 static void
@@ -83,6 +134,7 @@ enc_status(struct lb_enc *e, const struct lb_msg *m)
 		e->status.n_counters = i + 1;
 	}
 	e->status.counters = e->cep;
+	enc_flows(e, m);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_STATUS;
 	e->env.status = &e->status;
 }
@@ -192,9 +244,28 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 
 /* ---- decoding ---- */
 
+/* A tunnel address for VIP probes: none, or one of family af. */
+static int
+dec_probe_addr(const ProtobufCBinaryData *b, uint8_t af, struct lb_addr *out, const char *what,
+	char *errbuf, size_t len)
+{
+	uint8_t got = LB_AF_NONE;
+	int rc;
+
+	if (b->len == 0)
+		return 0;
+	if ((rc = lb_dec_addr(b, out, &got, what, errbuf, len)) != 0)
+		return rc;
+	if (got != af)
+		return lb_dec_fail(
+			errbuf, len, -LB_EPARSE, "hello: %s is IPv%u, not IPv%u", what, got, af);
+	return 0;
+}
+
 static int
 dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
 {
+	size_t i;
 	int rc;
 
 	m->type = LB_MSG_HELLO;
@@ -203,9 +274,25 @@ dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
 	if (m->role < LB_ROLE_MUX || m->role > LB_ROLE_CTL)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "hello: unknown role %d", m->role);
 	m->version = h->applied_version;
-	if (h->probe_address.len != 0 && (rc = lb_dec_addr(&h->probe_address, &m->probe_addr,
-						  "probe_address", errbuf, len)) != 0)
+	if ((rc = dec_probe_addr(&h->probe_address, LB_AF_INET, &m->probe_addr, "probe_address",
+		     errbuf, len)) != 0 ||
+		(rc = dec_probe_addr(&h->probe_address6, LB_AF_INET6, &m->probe_addr6,
+			 "probe_address6", errbuf, len)) != 0)
 		return rc;
+	if (h->n_pa > LB_MSG_MAX_PAS || h->n_dip > LB_MSG_MAX_DIPS)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE,
+			"hello: %zu PAs and %zu DIPs (at most %d, %d)", h->n_pa, h->n_dip,
+			LB_MSG_MAX_PAS, LB_MSG_MAX_DIPS);
+	for (i = 0; i < h->n_pa; i++)
+		if ((rc = lb_dec_addr(&h->pa[i], &m->pas[i].a, &m->pas[i].af, "pa", errbuf, len)) !=
+			0)
+			return rc;
+	m->n_pas = (uint32_t)h->n_pa;
+	for (i = 0; i < h->n_dip; i++)
+		if ((rc = lb_dec_addr(
+			     &h->dip[i], &m->dips[i].a, &m->dips[i].af, "dip", errbuf, len)) != 0)
+			return rc;
+	m->n_dips = (uint32_t)h->n_dip;
 	if ((rc = lb_dec_proof("hello", &h->nonce, &h->proof, &h->certificate, m, &m->body, errbuf,
 		     len)) != 0)
 		return rc;
@@ -214,10 +301,43 @@ dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
 		       : lb_dec_digest(&h->applied_digest, m->digest, errbuf, len);
 }
 
+/* One flow count: a valid service key; a backend's DIP and port, or neither. */
 static int
-dec_status(const Sluice__Status *s, struct lb_msg *m)
+dec_flow(const Sluice__FlowCount *f, struct lb_flow_count *out, char *errbuf, size_t len)
+{
+	struct lb_svc_key k;
+	uint8_t daf = LB_AF_NONE;
+	int rc = lb_dec_key(f->service, &k, errbuf, len);
+
+	if (rc != 0)
+		return rc;
+	out->vip = k.vip;
+	out->af = k.af;
+	out->port = lb_be16_to_cpu(k.port);
+	out->proto = k.proto;
+	if (f->dip_port > 65535)
+		return lb_dec_fail(
+			errbuf, len, -LB_EPARSE, "flow: port %u out of range", f->dip_port);
+	if ((f->dip.len == 0) != (f->dip_port == 0))
+		return lb_dec_fail(
+			errbuf, len, -LB_EPARSE, "flow: a backend needs its DIP and its port");
+	if (f->dip.len != 0 &&
+		(rc = lb_dec_addr(&f->dip, &out->dip, &daf, "flow dip", errbuf, len)) != 0)
+		return rc;
+	if (f->dip.len != 0 && daf != k.af)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "flow: a DIP of the other family");
+	out->dip_port = (uint16_t)f->dip_port;
+	out->pkts = f->packets;
+	out->bytes = f->bytes;
+	out->new_conns = f->new_connections;
+	return 0;
+}
+
+static int
+dec_status(const Sluice__Status *s, struct lb_msg *m, char *errbuf, size_t len)
 {
 	size_t i;
+	int rc;
 
 	m->type = LB_MSG_STATUS;
 	m->version = s->applied_version;
@@ -226,6 +346,21 @@ dec_status(const Sluice__Status *s, struct lb_msg *m)
 		m->counters[i].value = s->counters[i]->value;
 		m->n_counters = (uint32_t)i + 1;
 	}
+	if (s->n_flows == 0)
+		return 0;
+	/* A member may not make the manager hold more than this. */
+	if (s->n_flows > LB_MSG_MAX_FLOWS)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "status: %zu flows, at most %u",
+			s->n_flows, LB_MSG_MAX_FLOWS);
+	m->flows = calloc(s->n_flows, sizeof(*m->flows));
+	if (m->flows == NULL)
+		return -LB_ENOMEM;
+	for (i = 0; i < s->n_flows; i++)
+		if ((rc = dec_flow(s->flows[i], &m->flows[i], errbuf, len)) != 0)
+			return rc;
+	m->n_flows = (uint32_t)s->n_flows;
+	m->flows_first = s->flows_first;
+	m->flows_total = s->flows_total;
 	return 0;
 }
 
@@ -271,7 +406,7 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 	case SLUICE__ENVELOPE__BODY_SNAPSHOT_CHUNK:
 		return lb_dec_chunk(env->snapshot_chunk, m, errbuf, len);
 	case SLUICE__ENVELOPE__BODY_STATUS:
-		return dec_status(env->status, m);
+		return dec_status(env->status, m, errbuf, len);
 	case SLUICE__ENVELOPE__BODY_REFUSED:
 		m->type = LB_MSG_REFUSED;
 		lb_dec_text(m->text, sizeof(m->text), env->refused->reason);
@@ -306,6 +441,7 @@ msg_clear(struct lb_msg *m)
 	free(m->body);
 	free(m->json);
 	free(m->cert);
+	free(m->flows);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -26,6 +26,10 @@
 #define LB_MSG_TEXT 256
 #define LB_MSG_ID 64
 #define LB_MSG_MAX_COUNTERS 256 /* a mux sends 4 per admission rule */
+/* A STATUS carries at most this many flow counts (struct lb_flow_count). */
+#define LB_MSG_MAX_FLOWS 512
+#define LB_MSG_MAX_PAS 4   /* an agent's PAs in HELLO (one per family) */
+#define LB_MSG_MAX_DIPS 64 /* an agent's DIPs in HELLO (HA_MAX_VMS of each family) */
 /* Larger messages are refused before unpacking (chunk snapshots below it). */
 #define LB_MSG_MAX_BYTES (64u << 20)
 
@@ -60,6 +64,7 @@ enum lb_ctl_op {
 	LB_CTL_APPLY,	    /* body: a services file replacing the desired table */
 	LB_CTL_WAIT,	    /* version: committed, aborted or pending? */
 	LB_CTL_VIP_SET,	    /* svc, pool: the pool options pool.given names */
+	LB_CTL_STATS,	    /* per service and backend rates, summed over the muxes */
 	LB_CTL_LIMIT_SET,   /* svc or lim.mux, lim: the fields lim.given names */
 	LB_CTL_LIMIT_DEL,   /* svc or lim.mux, lim.rule (-1: every rule of svc) */
 	LB_CTL_LIMIT_LIST,  /* the rules, their counters summed over the muxes */
@@ -155,12 +160,19 @@ struct lb_pool_opts {
 	uint32_t min_healthy_pct;
 };
 
+/* An address with its family (HELLO's lists). */
+struct lb_host_addr {
+	uint8_t af; /* LB_AF_INET or LB_AF_INET6 */
+	struct lb_addr a;
+};
+
 struct lb_ctl {
 	enum lb_ctl_op op;
 	bool has_svc;
-	struct lb_svc_key svc;
+	struct lb_svc_key svc; /* svc.af: the VIP's family */
 	bool has_be;
-	struct lb_backend_cfg be;
+	struct lb_backend_cfg be; /* be.host6: the host's family */
+	uint8_t be_af;		  /* the DIP's family (LB_AF_NONE: no DIP) */
 	bool set_weight, set_state, set_host;
 	uint32_t limit;
 	struct lb_pool_opts pool; /* pool.given == 0: none */
@@ -203,9 +215,25 @@ lb_counter_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *na
 }
 
 /*
+ * A mux's counters of a service (dip_port 0) or of one of its backends,
+ * since the id was given to it (STATUS): sluicectl stats sums them over
+ * the muxes, the manager's metrics divide them into shares.
+ */
+struct lb_flow_count {
+	struct lb_addr vip; /* of family af (IPv4 in a32[0]) */
+	uint16_t port;
+	uint8_t proto;
+	uint8_t af;	    /* the service's: LB_AF_INET or LB_AF_INET6 */
+	struct lb_addr dip; /* the backend's (of family af); zero for the service */
+	uint16_t dip_port;  /* 0: the service itself */
+	uint64_t pkts, bytes, new_conns;
+};
+
+/*
  * One message, flat: `type` says which fields mean something.
- *   HELLO            id, role, version (applied), digest, probe_addr (a
- *                    mux's tunnel address for VIP probes; zero: none);
+ *   HELLO            id, role, version (applied), digest, probe_addr and
+ *                    probe_addr6 (a mux's tunnel addresses for VIP
+ *                    probes; zero: none), pas and dips (an agent's);
  *                    over TLS after a CHALLENGE: nonce, proof, body (the
  *                    certificate, PEM)
  *   CHALLENGE        nonce
@@ -217,7 +245,8 @@ lb_counter_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *na
  *   SNAPSHOT_REQUEST version (the one the member has)
  *   SNAPSHOT_CHUNK   version, digest, index, count, table (seed and
  *                    maglev_size meaningful in chunk 0)
- *   STATUS           version (applied), counters
+ *   STATUS           version (applied), counters; a mux's flows (n_flows
+ *                    of them, from flows_first of its flows_total)
  *   REFUSED          text (reason), protocol (the refuser's)
  *   SHARES           count (the muxes sharing admission limits), index
  *                    (this mux's place among them)
@@ -237,7 +266,11 @@ struct lb_msg {
 	uint64_t version;
 	uint64_t base_version;
 	uint8_t digest[LB_DIGEST_LEN];
-	struct lb_addr probe_addr; /* HELLO: IPv4 in a32[0], or all zero */
+	struct lb_addr probe_addr;  /* HELLO: IPv4 in a32[0], or all zero */
+	struct lb_addr probe_addr6; /* HELLO: IPv6, or all zero */
+	uint32_t n_pas, n_dips;	    /* HELLO: an agent's PAs and DIPs */
+	struct lb_host_addr pas[LB_MSG_MAX_PAS];
+	struct lb_host_addr dips[LB_MSG_MAX_DIPS];
 	/* CHALLENGE: the nonce. HELLO, CTL_REQUEST: the proof (proof_len 0:
 	 * none); the certificate, PEM with its NUL, is in body for HELLO and in
 	 * cert for CTL_REQUEST (whose body is its config); the name proven is
@@ -253,6 +286,8 @@ struct lb_msg {
 	struct lb_ftable table;
 	uint32_t n_counters;
 	struct lb_counter counters[LB_MSG_MAX_COUNTERS];
+	uint32_t n_flows, flows_first, flows_total;
+	struct lb_flow_count *flows; /* STATUS: malloc'd or NULL; freed by lb_msg_free() */
 	struct lb_ctl ctl;
 	struct lb_wait wait;
 	char *body; /* malloc'd or NULL; freed by lb_msg_free() */
@@ -262,8 +297,9 @@ struct lb_msg {
 
 /*
  * Encode m (its protocol field is ignored: LB_PROTOCOL is sent) into a
- * malloc'd buffer. Returns 0, -LB_EINVAL (unknown type, non-IPv4 address)
- * or -LB_ENOMEM.
+ * malloc'd buffer. Returns 0, -LB_EINVAL (unknown type) or -LB_ENOMEM.
+ * Addresses go as 4 or 16 bytes by their family (a service's af, a
+ * backend's host6, the ctl's be_af).
  */
 int lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len);
 
@@ -271,7 +307,8 @@ int lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len);
  * Decode buf into *m. Returns 0, or with a message in errbuf:
  *   -LB_EPARSE     not a message, or a field out of range
  *   -LB_EPROTOCOL  another protocol version (m->protocol says which)
- *   -LB_EUNSUPPORTED  an IPv6 address (not forwarded yet)
+ *                  (an address neither 4 nor 16 bytes, a DIP not of
+ *                  its service's family)
  *   -LB_ENOMEM
  * Free with lb_msg_free() whatever the result.
  */

@@ -36,14 +36,19 @@ lb_enc_ctl_request(struct lb_enc *e, const struct lb_msg *m)
 		return -LB_EINVAL;
 	r->op = (Sluice__CtlOp)c->op;
 	if (c->has_svc)
-		r->service = e->ckey =
-			lb_enc_key(e, &c->svc.vip, c->svc.proto, lb_be16_to_cpu(c->svc.port));
+		r->service = e->ckey = lb_enc_key(
+			e, c->svc.af, &c->svc.vip, c->svc.proto, lb_be16_to_cpu(c->svc.port));
 	if (c->has_be) {
 		e->cbe.id = c->be.id;
-		e->cbe.dip = lb_enc_bin(&c->be.dip.a32[0], 4);
+		/* be_af unset with a DIP given: IPv4, as host6 unset is. */
+		if (c->be_af != LB_AF_NONE || !lb_addr_is_zero(&c->be.dip))
+			e->cbe.dip = lb_enc_addr(
+				c->be_af == LB_AF_INET6 ? LB_AF_INET6 : LB_AF_INET, &c->be.dip);
 		e->cbe.port = c->be.port;
 		e->cbe.weight = c->be.weight;
-		e->cbe.host = lb_enc_bin(&c->be.host.a32[0], 4);
+		if (c->be.host6 || !lb_addr_is_zero(&c->be.host))
+			e->cbe.host =
+				lb_enc_addr(c->be.host6 ? LB_AF_INET6 : LB_AF_INET, &c->be.host);
 		e->cbe.state = (Sluice__BackendState)c->be.state;
 		r->backend = &e->cbe;
 	}
@@ -145,15 +150,24 @@ lb_dec_proof(const char *what, const ProtobufCBinaryData *nonce, const ProtobufC
 	return *cert == NULL ? -LB_ENOMEM : 0;
 }
 
+/*
+ * The backend of a request, its DIP's family into *daf (LB_AF_NONE when
+ * it has none): the manager, which knows the service, judges it.
+ */
 static int
-dec_backend(const Sluice__Backend *b, struct lb_backend_cfg *bc, char *errbuf, size_t len)
+dec_backend(
+	const Sluice__Backend *b, struct lb_backend_cfg *bc, uint8_t *daf, char *errbuf, size_t len)
 {
+	uint8_t haf = LB_AF_INET;
 	int rc;
 
-	if ((rc = lb_dec_addr(&b->dip, &bc->dip, "dip", errbuf, len)) != 0 ||
+	*daf = LB_AF_NONE;
+	if ((b->dip.len != 0 &&
+		    (rc = lb_dec_addr(&b->dip, &bc->dip, daf, "dip", errbuf, len)) != 0) ||
 		(b->host.len != 0 &&
-			(rc = lb_dec_addr(&b->host, &bc->host, "host", errbuf, len)) != 0))
+			(rc = lb_dec_addr(&b->host, &bc->host, &haf, "host", errbuf, len)) != 0))
 		return rc;
+	bc->host6 = haf == LB_AF_INET6;
 	/* Ranges are the manager's to judge: it names the field. */
 	if (b->port > 65535 || (unsigned)b->state > LB_BACKEND_MAINT)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "backend: port %u or state %d", b->port,
@@ -177,18 +191,13 @@ lb_dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, 
 			errbuf, len, -LB_EPARSE, "unknown operator request %d", (int)r->op);
 	c->op = (enum lb_ctl_op)r->op;
 	if (r->service != NULL) {
-		struct lb_addr vip;
-		uint16_t port;
-		uint8_t proto;
-
-		rc = lb_dec_key(r->service, &vip, &proto, &port, errbuf, len);
+		rc = lb_dec_key(r->service, &c->svc, errbuf, len);
 		if (rc != 0)
 			return rc;
-		lb_svc_key_v4(&c->svc, vip.a32[0], lb_cpu_to_be16(port), proto);
 		c->has_svc = true;
 	}
 	if (r->backend != NULL) {
-		rc = dec_backend(r->backend, &c->be, errbuf, len);
+		rc = dec_backend(r->backend, &c->be, &c->be_af, errbuf, len);
 		if (rc != 0)
 			return rc;
 		c->has_be = true;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb_addr.h"
 #include "lb_codec.h"
 #include "lb_err.h"
 #include "sluice.pb-c.h"
@@ -60,7 +61,10 @@ struct lb_enc {
 	Sluice__ServiceKey *ckey;
 	Sluice__FlowTableOptions *opts;
 	Sluice__Status__CountersEntry *ce, **cep;
+	Sluice__FlowCount *fc, **fcp;
+	Sluice__ServiceKey *fck;
 	uint8_t seed_raw[16];
+	ProtobufCBinaryData pas[LB_MSG_MAX_PAS], dips[LB_MSG_MAX_DIPS]; /* HELLO's lists */
 };
 
 /* calloc, recording a failure in e->err. */
@@ -115,17 +119,34 @@ lb_enc_proof(const struct lb_msg *m, const char *cert, ProtobufCBinaryData *nonc
 		*crt = lb_enc_bin(cert, strlen(cert) + 1);
 }
 
-static inline int
-lb_dec_addr(
-	const ProtobufCBinaryData *b, struct lb_addr *a, const char *what, char *errbuf, size_t len)
+/* An address as 4 (IPv4, from a32[0]) or 16 bytes by its family af. */
+static inline ProtobufCBinaryData
+lb_enc_addr(uint8_t af, const struct lb_addr *a)
 {
-	if (b->len == 16)
-		return lb_dec_fail(
-			errbuf, len, -LB_EUNSUPPORTED, "%s: IPv6 is not forwarded yet", what);
+	return af == LB_AF_INET6 ? lb_enc_bin(a->a8, 16) : lb_enc_bin(&a->a32[0], 4);
+}
+
+/*
+ * An address of 4 or 16 bytes, its family into *af (the length is the
+ * family on the wire). Any unicast address passes here; which family a
+ * field takes is the caller's rule (a DIP of its service's), and the
+ * unicast rules are lb_ftable_validate()'s and the manager's.
+ */
+static inline int
+lb_dec_addr(const ProtobufCBinaryData *b, struct lb_addr *a, uint8_t *af, const char *what,
+	char *errbuf, size_t len)
+{
+	memset(a, 0, sizeof(*a));
+	*af = LB_AF_NONE;
+	if (b->len == 16) {
+		memcpy(a->a8, b->data, 16);
+		*af = LB_AF_INET6;
+		return 0;
+	}
 	if (b->len != 4)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "%s: %zu address bytes", what, b->len);
-	memset(a, 0, sizeof(*a));
 	memcpy(&a->a32[0], b->data, 4);
+	*af = LB_AF_INET;
 	return 0;
 }
 
@@ -140,12 +161,12 @@ lb_dec_digest(const ProtobufCBinaryData *b, uint8_t *out, char *errbuf, size_t l
 
 /* ---- lb_codec_table.c ---- */
 
+/* A service key, the VIP as 4 or 16 bytes by af (borrowed: it must outlive the packing). */
 Sluice__ServiceKey *lb_enc_key(
-	struct lb_enc *e, const struct lb_addr *vip, uint8_t proto, uint16_t port);
+	struct lb_enc *e, uint8_t af, const struct lb_addr *vip, uint8_t proto, uint16_t port);
 
-/* A service key in network order: VIP, protocol, port. */
-int lb_dec_key(const Sluice__ServiceKey *k, struct lb_addr *vip, uint8_t *proto, uint16_t *port,
-	char *errbuf, size_t len);
+/* A service key: the VIP of either family, protocol, port. */
+int lb_dec_key(const Sluice__ServiceKey *k, struct lb_svc_key *out, char *errbuf, size_t len);
 
 void lb_enc_prepare(struct lb_enc *e, const struct lb_msg *m);
 void lb_enc_chunk(struct lb_enc *e, const struct lb_msg *m);

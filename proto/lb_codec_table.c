@@ -3,8 +3,9 @@
  * Flow tables on the wire: service keys, services and their backends, the
  * table options, and the two messages that carry them (PREPARE's delta,
  * SNAPSHOT_CHUNK's services). Decoding checks what a peer could get wrong
- * or forge: address lengths, ports, protocols, weights, states, the seed
- * and the Maglev size.
+ * or forge: address lengths, a DIP of its service's family, ports,
+ * protocols, weights, states, the seed and the Maglev size. An address's
+ * length is its family on the wire: 4 bytes IPv4, 16 IPv6.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +18,14 @@
 /* ---- encoding ---- */
 
 Sluice__ServiceKey *
-lb_enc_key(struct lb_enc *e, const struct lb_addr *vip, uint8_t proto, uint16_t port)
+lb_enc_key(struct lb_enc *e, uint8_t af, const struct lb_addr *vip, uint8_t proto, uint16_t port)
 {
 	Sluice__ServiceKey *k = lb_enc_alloc(e, 1, sizeof(*k));
 
 	if (k == NULL)
 		return NULL;
 	sluice__service_key__init(k);
-	k->vip = lb_enc_bin(&vip->a32[0], 4);
+	k->vip = lb_enc_addr(af, vip);
 	k->protocol = proto;
 	k->port = port;
 	return k;
@@ -71,7 +72,7 @@ enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
 	if (s == NULL)
 		return NULL;
 	sluice__service__init(s);
-	s->key = lb_enc_key(e, &sc->vip, sc->proto, sc->port);
+	s->key = lb_enc_key(e, sc->af, &sc->vip, sc->proto, sc->port);
 	s->id = sc->id;
 	s->limits = enc_limits(e, &sc->limits);
 	s->backends = lb_enc_alloc(e, sc->n_backends, sizeof(*s->backends));
@@ -85,10 +86,10 @@ enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
 			return s;
 		sluice__backend__init(b);
 		b->id = bc->id;
-		b->dip = lb_enc_bin(&bc->dip.a32[0], 4);
+		b->dip = lb_enc_addr(sc->af, &bc->dip);
 		b->port = bc->port;
 		b->weight = bc->weight;
-		b->host = lb_enc_bin(&bc->host.a32[0], 4);
+		b->host = lb_enc_addr(bc->host6 ? LB_AF_INET6 : LB_AF_INET, &bc->host);
 		b->state = (Sluice__BackendState)bc->state;
 		s->backends[s->n_backends++] = b;
 	}
@@ -167,7 +168,7 @@ lb_enc_prepare(struct lb_enc *e, const struct lb_msg *m)
 	for (i = 0; e->err == 0 && i < m->delta.n_remove; i++) {
 		const struct lb_svc_key *k = &m->delta.remove[i];
 
-		e->keys[i] = lb_enc_key(e, &k->vip, k->proto, lb_be16_to_cpu(k->port));
+		e->keys[i] = lb_enc_key(e, k->af, &k->vip, k->proto, lb_be16_to_cpu(k->port));
 		e->n_keys = e->delta.n_remove = i + 1;
 	}
 	e->delta.upsert = e->svcs;
@@ -215,14 +216,15 @@ lb_enc_table_free(struct lb_enc *e)
 /* ---- decoding ---- */
 
 int
-lb_dec_key(const Sluice__ServiceKey *k, struct lb_addr *vip, uint8_t *proto, uint16_t *port,
-	char *errbuf, size_t len)
+lb_dec_key(const Sluice__ServiceKey *k, struct lb_svc_key *out, char *errbuf, size_t len)
 {
+	struct lb_addr vip;
+	uint8_t af;
 	int rc;
 
 	if (k == NULL)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "service without a key");
-	rc = lb_dec_addr(&k->vip, vip, "vip", errbuf, len);
+	rc = lb_dec_addr(&k->vip, &vip, &af, "vip", errbuf, len);
 	if (rc != 0)
 		return rc;
 	if (k->protocol != LB_IPPROTO_TCP && k->protocol != LB_IPPROTO_UDP)
@@ -230,8 +232,7 @@ lb_dec_key(const Sluice__ServiceKey *k, struct lb_addr *vip, uint8_t *proto, uin
 			errbuf, len, -LB_EPARSE, "protocol %u is neither TCP nor UDP", k->protocol);
 	if (k->port < 1 || k->port > 65535)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "port %u out of range", k->port);
-	*proto = (uint8_t)k->protocol;
-	*port = (uint16_t)k->port;
+	lb_svc_key_make(out, af, &vip, lb_cpu_to_be16((uint16_t)k->port), (uint8_t)k->protocol);
 	return 0;
 }
 
@@ -267,15 +268,19 @@ dec_limits(const Sluice__ServiceLimits *l, struct lb_service_cfg *sc, char *errb
 static int
 dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, size_t len)
 {
+	struct lb_svc_key key;
 	size_t i;
 	int rc;
 
 	if (s == NULL)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "empty service");
-	rc = lb_dec_key(s->key, &sc->vip, &sc->proto, &sc->port, errbuf, len);
+	rc = lb_dec_key(s->key, &key, errbuf, len);
 	if (rc != 0)
 		return rc;
-	sc->af = LB_AF_INET;
+	sc->vip = key.vip;
+	sc->af = key.af;
+	sc->proto = key.proto;
+	sc->port = lb_be16_to_cpu(key.port);
 	sc->id = s->id;
 	rc = dec_limits(s->limits, sc, errbuf, len);
 	if (rc != 0)
@@ -289,10 +294,15 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 	for (i = 0; i < s->n_backends; i++) {
 		const Sluice__Backend *b = s->backends[i];
 		struct lb_backend_cfg *bc = &sc->backends[i];
+		uint8_t daf, haf;
 
-		if ((rc = lb_dec_addr(&b->dip, &bc->dip, "dip", errbuf, len)) != 0 ||
-			(rc = lb_dec_addr(&b->host, &bc->host, "host", errbuf, len)) != 0)
+		if ((rc = lb_dec_addr(&b->dip, &bc->dip, &daf, "dip", errbuf, len)) != 0 ||
+			(rc = lb_dec_addr(&b->host, &bc->host, &haf, "host", errbuf, len)) != 0)
 			return rc;
+		/* A service is one family; the host (PA) may be either. */
+		if (daf != sc->af)
+			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+				"backend %zu: dip is IPv%u in an IPv%u service", i, daf, sc->af);
 		if (b->port < 1 || b->port > 65535 || b->weight > LB_MAGLEV_MAX_WEIGHT ||
 			(unsigned)b->state > LB_BACKEND_MAINT)
 			return lb_dec_fail(errbuf, len, -LB_EPARSE,
@@ -301,6 +311,7 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 		bc->port = (uint16_t)b->port;
 		bc->weight = b->weight;
 		bc->state = (uint8_t)b->state;
+		bc->host6 = haf == LB_AF_INET6;
 		bc->id = b->id;
 		sc->n_backends = (uint32_t)i + 1;
 	}
@@ -378,15 +389,9 @@ lb_dec_prepare(const Sluice__Prepare *p, struct lb_msg *m, char *errbuf, size_t 
 	if (rc != 0)
 		return rc;
 	for (i = 0; i < d->n_remove; i++) {
-		struct lb_svc_key *k = &m->delta.remove[i];
-		struct lb_addr vip;
-		uint16_t port;
-		uint8_t proto;
-
-		rc = lb_dec_key(d->remove[i], &vip, &proto, &port, errbuf, len);
+		rc = lb_dec_key(d->remove[i], &m->delta.remove[i], errbuf, len);
 		if (rc != 0)
 			return rc;
-		lb_svc_key_v4(k, vip.a32[0], lb_cpu_to_be16(port), proto);
 		m->delta.n_remove = (uint32_t)i + 1;
 	}
 	if (d->options != NULL) {

@@ -65,6 +65,8 @@ struct lb_member {
 	uint64_t snap_asked_ms;
 
 	uint64_t status_sent_ms;
+	struct lb_flow_count *flows; /* ops->flows' room, LB_MSG_MAX_FLOWS */
+	uint32_t flows_next;	     /* where the next STATUS's flows start */
 	uint64_t hello_sent_ms;
 	uint64_t hello_hold_ms; /* refused: no hello again before this */
 	uint64_t down_since_ms; /* 0 while connected */
@@ -74,6 +76,7 @@ struct lb_member {
 	int need_hello;		/* atomic: set by the pipe callback */
 	int lost;		/* atomic: a connection closed (pipe callback) */
 	int connected;		/* atomic: pipes open (pair1 has one, but events may cross) */
+	int synced; /* atomic: welcomed in sync, or a snapshot or commit applied since */
 };
 
 static uint64_t
@@ -185,6 +188,11 @@ send_hello(struct lb_member *m)
 	msg.version = m->applied_version;
 	memcpy(msg.digest, m->applied_digest, LB_DIGEST_LEN);
 	msg.probe_addr.a32[0] = m->cfg.probe_addr;
+	msg.probe_addr6 = m->cfg.probe_addr6;
+	msg.n_pas = m->cfg.n_pas;
+	memcpy(msg.pas, m->cfg.pas, sizeof(msg.pas));
+	msg.n_dips = m->cfg.n_dips;
+	memcpy(msg.dips, m->cfg.dips, sizeof(msg.dips));
 	if (m->proof_len != 0) {
 		size_t n;
 
@@ -209,6 +217,18 @@ send_status(struct lb_member *m)
 	msg->version = m->applied_version;
 	if (m->ops->counters != NULL)
 		msg->n_counters = m->ops->counters(m->arg, msg->counters, LB_MSG_MAX_COUNTERS);
+	if (m->ops->flows != NULL && m->flows == NULL)
+		m->flows = calloc(LB_MSG_MAX_FLOWS, sizeof(*m->flows));
+	if (m->flows != NULL) {
+		/* a window of them each time, round and round */
+		msg->n_flows = m->ops->flows(
+			m->arg, m->flows, LB_MSG_MAX_FLOWS, m->flows_next, &msg->flows_total);
+		msg->flows = m->flows;
+		msg->flows_first = m->flows_next;
+		m->flows_next = msg->flows_total != 0
+					? (m->flows_next + msg->n_flows) % msg->flows_total
+					: 0;
+	}
 	send_msg(m, msg);
 	free(msg);
 	m->status_sent_ms = now_ms();
@@ -318,6 +338,7 @@ on_commit(struct lb_member *m, const struct lb_msg *msg)
 		m->prep_built = NULL;
 		m->prepared = false;
 		became(m, &m->prep_table, msg->version, msg->digest);
+		__atomic_store_n(&m->synced, 1, __ATOMIC_RELEASE);
 		LB_INFO("manager: version %llu committed and running",
 			(unsigned long long)msg->version);
 		send_status(m);
@@ -412,6 +433,7 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 	}
 	m->ops->publish(m->arg, built, m->snap_version);
 	became(m, &m->snap, m->snap_version, m->snap_digest);
+	__atomic_store_n(&m->synced, 1, __ATOMIC_RELEASE);
 	snap_reset(m);
 	m->snap_asked_ms = 0;
 	LB_INFO("manager: snapshot of version %llu applied (%u services)",
@@ -462,6 +484,7 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		if (!m->welcomed)
 			send_status(m); /* the counters at once, then every heartbeat */
 		m->welcomed = true;
+		__atomic_store_n(&m->synced, !msg->flag, __ATOMIC_RELEASE);
 		if (msg->flag)
 			ask_snapshot(m, "the manager says this member is out of sync");
 		break;
@@ -742,6 +765,7 @@ lb_member_destroy(struct lb_member *m)
 	drop_prepared(m);
 	snap_reset(m);
 	lb_ftable_free(&m->applied);
+	free(m->flows);
 	free(m);
 }
 
@@ -755,4 +779,10 @@ bool
 lb_member_connected(const struct lb_member *m)
 {
 	return __atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0;
+}
+
+bool
+lb_member_synced(const struct lb_member *m)
+{
+	return __atomic_load_n(&m->synced, __ATOMIC_ACQUIRE) != 0;
 }

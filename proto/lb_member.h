@@ -8,7 +8,9 @@
  *   HELLO     on every (re)connection: id, role, the applied version and
  *             its table digest (the manager fences a member whose hello
  *             comes mid-round: it must have lost what it prepared).
- *   STATUS    every heartbeat: the applied version and counters.
+ *   STATUS    every heartbeat: the applied version and counters, and a
+ *             mux's per-service and per-backend counters (at most
+ *             LB_MSG_MAX_FLOWS; the next ones in the next STATUS).
  *   PREPARE   N on base N-1 == applied: the delta is applied to a copy of
  *             the applied table, the digest checked, and ops->build() makes
  *             the data plane's structures off the fast path; the vote says
@@ -55,18 +57,31 @@ struct lb_member_ops {
 	uint32_t (*counters)(void *arg, struct lb_counter *out, uint32_t max);
 	/* Optional: a mux's share of the admission limits (SHARES: index of divisor). */
 	void (*shares)(void *arg, uint32_t divisor, uint32_t index);
+	/*
+	 * Optional (a mux): its services' and backends' counters for STATUS,
+	 * from index `first` of the *total it has, at most `max` into out.
+	 * Returns how many it wrote.
+	 */
+	uint32_t (*flows)(void *arg, struct lb_flow_count *out, uint32_t max, uint32_t first,
+		uint32_t *total);
 };
 
 struct lb_member_cfg {
-	char id[LB_MSG_ID];    /* unique per member, e.g. "mux1" */
-	enum lb_role role;     /* LB_ROLE_MUX or LB_ROLE_AGENT */
-	char url[256];	       /* tls+tcp://host:port or ipc:///path */
-	char ca[256];	       /* tls+tcp: CA that signed the manager's certificate */
-	char cert[256];	       /* tls+tcp: this member's certificate ... */
-	char key[256];	       /* ... and its key */
-	char server_name[128]; /* tls+tcp: name in the manager's certificate */
-	uint32_t heartbeat_ms; /* STATUS period (default 1000) */
-	lb_be32_t probe_addr;  /* sent in HELLO: a mux's tunnel address, or 0 */
+	char id[LB_MSG_ID];	    /* unique per member, e.g. "mux1" */
+	enum lb_role role;	    /* LB_ROLE_MUX or LB_ROLE_AGENT */
+	char url[256];		    /* tls+tcp://host:port or ipc:///path */
+	char ca[256];		    /* tls+tcp: CA that signed the manager's certificate */
+	char cert[256];		    /* tls+tcp: this member's certificate ... */
+	char key[256];		    /* ... and its key */
+	char server_name[128];	    /* tls+tcp: name in the manager's certificate */
+	uint32_t heartbeat_ms;	    /* STATUS period (default 1000) */
+	lb_be32_t probe_addr;	    /* sent in HELLO: a mux's tunnel address, or 0 */
+	struct lb_addr probe_addr6; /* sent in HELLO: a mux's IPv6 one, or all zero */
+	/* sent in HELLO: an agent's PAs and its VMs' DIPs (the manager checks
+	 * backends' hosts against them) */
+	uint32_t n_pas, n_dips;
+	struct lb_host_addr pas[LB_MSG_MAX_PAS];
+	struct lb_host_addr dips[LB_MSG_MAX_DIPS];
 };
 
 /*
@@ -109,5 +124,12 @@ uint64_t lb_member_applied(const struct lb_member *m);
 
 /* Connected to the manager right now (any thread). */
 bool lb_member_connected(const struct lb_member *m);
+
+/*
+ * Runs what the manager committed (any thread): welcomed without being
+ * told to resync, or a snapshot or commit applied since. A daemon is
+ * ready (sd_notify) once this is first true.
+ */
+bool lb_member_synced(const struct lb_member *m);
 
 #endif /* LB_MEMBER_H */

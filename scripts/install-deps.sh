@@ -16,6 +16,11 @@ PKGS=(
 	python3 ethtool iputils-ping curl wrk tcpdump
 	# the SYN flood of tests/netns/flood.sh: spoofed sources at line rate
 	hping3
+	# operations (docs/operations.md): Prometheus and promtool, its client's text
+	# parser for the tests, libsystemd (sd_notify), man pages from scdoc, mandoc
+	prometheus python3-prometheus-client libsystemd-dev scdoc mandoc
+	# systemd-analyze verify for the units (deploy/systemd), dpdk-dumpcap is dpdk's
+	systemd
 )
 # The libFuzzer harnesses (docs/fuzzing.md, -Dfuzz=true) need clang and its
 # runtime; the test suite replays their corpora without them.

@@ -35,6 +35,21 @@
 # VM; the reply goes VM -> agent (source rewritten to VIP:80, direct server
 # return) -> router -> client, never through the mux.
 #
+# Dual stack (LAB_IPV6=1; scripts/lab.sh sets it): IPv6 beside every IPv4
+# address, and a second service, VIP6 [2001:db8::10]:80, whose four
+# backends are the same VMs' IPv6 DIPs behind their hosts' IPv6 PAs:
+# IPv6-in-IPv6 on the wire (the IPv4 VIP keeps its IPv4 PAs: 4in4).
+#
+#   client 2001:db8:c::10/64 -- rt-cl 2001:db8:c::1      router forwards IPv6,
+#   mux tunnel_address6 2001:db8:ff::1 -- rt-mux 2001:db8:ff::254   2001:db8::10/128
+#   host1 pa6 2001:db8:a1::1 -- rt-h1 2001:db8:a1::254             via the mux
+#   host2 pa6 2001:db8:a2::1 -- rt-h2 2001:db8:a2::254
+#   VMs 2001:db8:1::11 ::12 (host1), 2001:db8:2::21 ::22 (host2), /64, default
+#   via fe80::1 (each agent's gateway6, answered by neighbor advertisements)
+#
+# Without LAB_IPV6 the namespaces keep IPv6 off, so that router
+# solicitations, MLD and DAD stay out of the tests' exact packet counts.
+#
 # Why a namespace per DPDK process, not the root namespace: DPDK 22.11's
 # af_packet PMD opens its socket for every protocol and binds it to the
 # interface only after setting up its rings, so for a moment it receives
@@ -61,11 +76,18 @@
 #   lab_manager_start           sluice-manager (LAB_MANAGED=1); returns once it answers
 #   lab_ctl ARGS...             sluicectl against the lab's manager
 #   lab_ctl_pool W11 W12 W21 W22  the VIP and its four backends, through the manager
+#                               (and the IPv6 VIP's with LAB_IPV6=1)
 #   lab_flow_table SVCS BES     DIR/flow_table.cfg with other services/backends
 #   lab_flow_table_apply [N..]  put it into the configs of N (mux agent1 agent2)
 #   lab_reload N...             SIGHUP each; wait for its reloaded/refused line
 #   lab_stop                    SIGTERM mux and agents: summaries, JSON in DIR
 #   lab_down                    everything gone: processes, namespaces, runtime dirs
+#                               (and the hugepages lab_hugepages_up made)
+#   lab_metrics_url N           LAB_METRICS=1: the /metrics URL of N (mux agent1
+#                               agent2 manager), reachable from the router
+#   lab_hugepages_up            LAB_HUGEPAGES=1: 2 MiB pages on a hugetlbfs of
+#                               the lab's own (DIR/huge), so that DPDK secondary
+#                               processes (dpdk-dumpcap) can attach
 #
 # Waits poll a condition with a bound (LAB_WAIT seconds); none sleeps blindly.
 
@@ -80,6 +102,19 @@ SLUICECTL=${SLUICECTL:-$LAB_SRC/build/sluicectl/sluicectl}
 LAB_MANAGED=${LAB_MANAGED:-0}
 LAB_PY=/usr/bin/python3 # Debian's: the one scapy imports under
 LAB_WAIT=${LAB_WAIT:-20}
+# LAB_HUGEPAGES=1: the DPDK processes on 2 MiB hugepages instead of
+# --no-huge, from a hugetlbfs mount of the lab's own (lab_hugepages_up);
+# three processes of 256 MB each, and room for dpdk-dumpcap.
+LAB_HUGEPAGES=${LAB_HUGEPAGES:-0}
+LAB_HUGE_PAGES=448
+# LAB_METRICS=1: every daemon serves GET /metrics (docs/operations.md,
+# "Metrics") where a Prometheus in the router's namespace can scrape it:
+# the manager on the router's loopback, the DPDK processes on a management
+# link of their own to the router (mg0, a /30 each: the data port is
+# DPDK's). Nothing else travels on those links.
+LAB_METRICS=${LAB_METRICS:-0}
+declare -A LAB_MG_NET=([mux]=10.254.1 [agent1]=10.254.2 [agent2]=10.254.3)
+declare -A LAB_METRICS_PORT=([mux]=9540 [agent1]=9541 [agent2]=9541 [manager]=9542)
 
 LAB_VIP=192.0.2.10
 LAB_VIP_PORT=80
@@ -95,6 +130,15 @@ declare -A LAB_HOST_PA=([1]=10.0.1.1 [2]=10.0.2.1)
 declare -A LAB_HOST_GW=([1]=10.1.1.1 [2]=10.2.1.1)      # VMs' gateway (proxy ARP)
 declare -A LAB_HOST_RTMAC=([1]=02:00:00:00:fe:11 [2]=02:00:00:00:fe:12)
 LAB_RT_MUX_MAC=02:00:00:00:fe:01
+# Dual stack (LAB_IPV6=1): the IPv6 side of the same lab.
+LAB_IPV6=${LAB_IPV6:-0}
+LAB_VIP6=2001:db8::10
+LAB_CLIENT_IP6=2001:db8:c::10
+LAB_MUX_TA6=2001:db8:ff::1
+declare -A LAB_VM_DIP6=([vm11]=2001:db8:1::11 [vm12]=2001:db8:1::12 [vm21]=2001:db8:2::21
+	[vm22]=2001:db8:2::22)
+declare -A LAB_HOST_PA6=([1]=2001:db8:a1::1 [2]=2001:db8:a2::1)
+LAB_GW6=fe80::1 # every agent's gateway6
 
 lab_log() { echo "lab: $*" >&2; }
 
@@ -144,6 +188,15 @@ lab_poll() {
 lab_ns_add() {
 	ip netns add "$1"
 	ip -n "$1" link set lo up
+	if [ "$LAB_IPV6" = 1 ]; then
+		# on, but quiet: no duplicate address detection, no router
+		# solicitations (addresses are static, nodad)
+		ip netns exec "$1" sysctl -qw net.ipv6.conf.all.accept_dad=0 \
+			net.ipv6.conf.default.accept_dad=0 \
+			net.ipv6.conf.default.router_solicitations=0 \
+			net.ipv6.conf.all.router_solicitations=0
+		return
+	fi
 	# keep IPv6 (router solicitations, MLD, DAD) out of every count
 	ip netns exec "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
 		net.ipv6.conf.default.disable_ipv6=1
@@ -204,11 +257,60 @@ lab_topology_up() {
 	# each host's agent, which lets its probers in (agent.probers)
 	ip -n "$r" route add 10.1.1.0/24 via "${LAB_HOST_PA[1]}" dev rt-h1
 	ip -n "$r" route add 10.2.1.0/24 via "${LAB_HOST_PA[2]}" dev rt-h2
+	if [ "$LAB_IPV6" = 1 ]; then lab_topology6_up; fi
 
 	for v in "${LAB_VMS[@]}"; do
 		mkdir -p "$LAB_DIR/www/$v"
 		printf 'served by %s (%s)\n' "$v" "${LAB_VM_DIP[$v]}" >"$LAB_DIR/www/$v/index.html"
 	done
+	if [ "$LAB_METRICS" = 1 ]; then lab_mgmt_up; fi
+}
+
+# LAB_METRICS=1: a management link from each DPDK process's namespace to
+# the router: mg0 NET.1/30 there, mg-NAME NET.2/30 in the router.
+lab_mgmt_up() {
+	local n ns
+	declare -A nsof=([mux]=$LAB_NS_MUX [agent1]=${LAB_NS_HOST[1]} [agent2]=${LAB_NS_HOST[2]})
+	for n in mux agent1 agent2; do
+		ns=${nsof[$n]}
+		ip -n "$ns" link add mg0 type veth peer name "mg-$n" netns "$LAB_NS_ROUTER"
+		ip -n "$ns" addr add "${LAB_MG_NET[$n]}.1/30" dev mg0
+		ip -n "$LAB_NS_ROUTER" addr add "${LAB_MG_NET[$n]}.2/30" dev "mg-$n"
+		ip -n "$ns" link set mg0 up
+		ip -n "$LAB_NS_ROUTER" link set "mg-$n" up
+	done
+}
+
+# LAB_METRICS=1: N's metrics group, appended to DIR/N.cfg (before the
+# flow table: lab_flow_table_apply replaces everything from it on).
+lab_metrics_cfg() {
+	[ "$LAB_METRICS" = 1 ] || return 0
+	printf 'metrics = { listen = "%s"; };\n' "$(lab_metrics_addr "$1")" >>"$LAB_DIR/$1.cfg"
+}
+
+# The listen address of N's metrics, and its URL.
+lab_metrics_addr() {
+	if [ "$1" = manager ]; then echo "127.0.0.1:${LAB_METRICS_PORT[manager]}"; else
+		echo "${LAB_MG_NET[$1]}.1:${LAB_METRICS_PORT[$1]}"; fi
+}
+lab_metrics_url() { echo "http://$(lab_metrics_addr "$1")/metrics"; }
+
+# The IPv6 half of the topology (LAB_IPV6=1): addresses, forwarding, routes.
+lab_topology6_up() {
+	local r=$LAB_NS_ROUTER h
+	ip netns exec "$r" sysctl -qw net.ipv6.conf.all.forwarding=1
+	# the client reads slowly here too (lab_topology_up says why)
+	ip netns exec "$LAB_NS_CLIENT" sysctl -qw net.ipv4.tcp_rmem="4096 131072 262144"
+	ip -n "$LAB_NS_CLIENT" -6 addr add "$LAB_CLIENT_IP6/64" dev eth0 nodad
+	ip -n "$LAB_NS_CLIENT" -6 route add default via 2001:db8:c::1 dev eth0
+	ip -n "$r" -6 addr add 2001:db8:c::1/64 dev rt-cl nodad
+	ip -n "$r" -6 addr add 2001:db8:ff::254/64 dev rt-mux nodad
+	for h in 1 2; do
+		ip -n "$r" -6 addr add "2001:db8:a$h::254/64" dev "rt-h$h" nodad
+		# the manager's probes to the IPv6 DIPs, through the agent (probers)
+		ip -n "$r" -6 route add "2001:db8:$h::/64" via "${LAB_HOST_PA6[$h]}" dev "rt-h$h"
+	done
+	ip -n "$r" -6 route add "$LAB_VIP6/128" via "$LAB_MUX_TA6" dev rt-mux
 }
 
 # Render a template: @KEY@ -> value for each KEY=value argument.
@@ -224,11 +326,20 @@ lab_render() {
 # Configs for weights W11 W12 W21 W22. LAB_HUGEPAGES=1: EAL on hugepages
 # instead of --no-huge (secondary processes such as dpdk-dumpcap need it).
 lab_configs() {
-	local ex=$LAB_SRC/examples/lab h a b f
+	local ex=$LAB_SRC/examples/lab h a b f six=0 drop6=("-e" "/# ipv6 {/,/# ipv6 }/d")
+	# the templates' "# ipv6 {" ... "# ipv6 }" blocks: kept (dual stack) or dropped
+	if [ "$LAB_IPV6" = 1 ]; then
+		drop6=("-e" "/# ipv6 [{}]/d")
+		six=1
+	fi
 	lab_render "$ex/flow_table.cfg.in" "$LAB_DIR/flow_table.cfg" \
 		"W11=${1:-1}" "W12=${2:-1}" "W21=${3:-1}" "W22=${4:-1}"
+	sed -i "${drop6[@]}" "$LAB_DIR/flow_table.cfg"
 	lab_render "$ex/mux.cfg.in" "$LAB_DIR/mux.cfg" \
-		"PREFIX=${LAB_PREFIX[mux]}" "MUX_IF=$LAB_IF_MUX"
+		"PREFIX=${LAB_PREFIX[mux]}" "MUX_IF=$LAB_IF_MUX" \
+		"PROBER6=$([ "$six" = 1 ] && echo ', "2001:db8:ff::254"')"
+	sed -i "${drop6[@]}" "$LAB_DIR/mux.cfg"
+	lab_metrics_cfg mux
 	cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux.cfg"
 	for h in 1 2; do
 		read -r a b < <(lab_vms_of "$h" | xargs)
@@ -239,7 +350,13 @@ lab_configs() {
 			"VM_A=$a" "TAP_A=$(lab_tap "$a")" "DIP_A=${LAB_VM_DIP[$a]}" \
 			"MAC_A=${LAB_VM_MAC[$a]}" \
 			"VM_B=$b" "TAP_B=$(lab_tap "$b")" "DIP_B=${LAB_VM_DIP[$b]}" \
-			"MAC_B=${LAB_VM_MAC[$b]}"
+			"MAC_B=${LAB_VM_MAC[$b]}" \
+			"PA6=${LAB_HOST_PA6[$h]}" \
+			"MUX6=$([ "$six" = 1 ] && echo ", \"$LAB_MUX_TA6\"")" \
+			"PROBER6=$([ "$six" = 1 ] && echo ", \"2001:db8:a$h::254\"")" \
+			"DIP6_A=${LAB_VM_DIP6[$a]}" "DIP6_B=${LAB_VM_DIP6[$b]}"
+		sed -i "${drop6[@]}" "$LAB_DIR/agent$h.cfg"
+		lab_metrics_cfg "agent$h"
 		cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/agent$h.cfg"
 	done
 	if [ "$LAB_MANAGED" = 1 ]; then
@@ -248,6 +365,7 @@ lab_configs() {
 		lab_render "$ex/manager.cfg.in" "$LAB_DIR/manager.cfg" "DIR=$LAB_DIR" \
 			"SEED=$(sed -n 's/^[[:space:]]*hash_seed = "\([0-9a-f]*\)";.*/\1/p' \
 				"$ex/flow_table.cfg.in")"
+		lab_metrics_cfg manager
 		for f in mux agent1 agent2; do
 			awk '/^flow_table[[:space:]]*=/ { exit } { print }' "$LAB_DIR/$f.cfg" >"$LAB_DIR/$f.cfg.new"
 			printf 'manager = { url = "ipc://%s/members.sock"; id = "%s"; heartbeat_ms = 500; };\n' \
@@ -255,11 +373,51 @@ lab_configs() {
 			mv "$LAB_DIR/$f.cfg.new" "$LAB_DIR/$f.cfg"
 		done
 	fi
-	if [ "${LAB_HUGEPAGES:-0}" = 1 ]; then
+	if [ "$LAB_HUGEPAGES" = 1 ]; then
 		for f in "$LAB_DIR/mux.cfg" "$LAB_DIR/agent1.cfg" "$LAB_DIR/agent2.cfg"; do
-			sed -i 's/"--no-huge", "-m", "256", /"-m", "256", /' "$f"
+			sed -i "s|\"--no-huge\", \"-m\", \"256\", |\"-m\", \"256\", \"--huge-dir=$LAB_DIR/huge\", |" "$f"
 		done
 	fi
+}
+
+# Free 2 MiB pages now.
+lab_hugepages_free() { awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo; }
+
+# LAB_HUGEPAGES=1: LAB_HUGE_PAGES free 2 MiB pages and a hugetlbfs mount on
+# DIR/huge for the lab's DPDK processes (their EAL runs with --huge-dir).
+# The pool grows by what is missing; DIR/huge.state records what to undo,
+# for lab_hugepages_down (lab_down calls it). Fails, saying why, if the
+# kernel cannot give the pages.
+lab_hugepages_up() {
+	local free total want
+	[ "$LAB_HUGEPAGES" = 1 ] || return 0
+	free=$(lab_hugepages_free)
+	total=$(cat /proc/sys/vm/nr_hugepages)
+	want=$((total + LAB_HUGE_PAGES - free))
+	mkdir -p "$LAB_DIR/huge"
+	echo "$total" >"$LAB_DIR/huge.state"
+	if [ "$free" -lt "$LAB_HUGE_PAGES" ]; then
+		echo "$want" >/proc/sys/vm/nr_hugepages
+	fi
+	mount -t hugetlbfs -o pagesize=2M nodev "$LAB_DIR/huge"
+	free=$(lab_hugepages_free)
+	if [ "$free" -lt "$LAB_HUGE_PAGES" ]; then
+		lab_log "hugepages: $free free 2 MiB pages, the lab needs $LAB_HUGE_PAGES (memory too fragmented?)"
+		return 1
+	fi
+}
+
+# Undo lab_hugepages_up: unmount, and give back the pages it asked for
+# (the pool goes back to the size it had, as far as the kernel can).
+lab_hugepages_down() {
+	[ -e "$LAB_DIR/huge.state" ] || return 0
+	if mountpoint -q "$LAB_DIR/huge"; then
+		rm -f "$LAB_DIR/huge/"* 2>/dev/null
+		umount "$LAB_DIR/huge"
+	fi
+	rmdir "$LAB_DIR/huge" 2>/dev/null
+	cat "$LAB_DIR/huge.state" >/proc/sys/vm/nr_hugepages
+	rm -f "$LAB_DIR/huge.state"
 }
 
 # Start "$@" in namespace NS, detached (own session: a closed terminal or
@@ -276,10 +434,13 @@ lab_pid() { cat "$LAB_DIR/pids/$1.pid" 2>/dev/null; }
 lab_alive() { local p; p=$(lab_pid "$1") && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 
 lab_servers_start() {
-	local v
+	local v bind=()
+	# "::" serves both families (http.server's DualStackServer clears
+	# IPV6_V6ONLY); without --bind it listens on 0.0.0.0 only
+	[ "$LAB_IPV6" = 1 ] && bind=(--bind ::)
 	for v in "${LAB_VMS[@]}"; do
 		lab_spawn "http-$v" "$(lab_ns_vm "$v")" \
-			"$LAB_PY" -m http.server "$LAB_BE_PORT" --directory "$LAB_DIR/www/$v"
+			"$LAB_PY" -m http.server "$LAB_BE_PORT" "${bind[@]}" --directory "$LAB_DIR/www/$v"
 	done
 	for v in "${LAB_VMS[@]}"; do
 		lab_poll lab_listening "$(lab_ns_vm "$v")" || {
@@ -342,11 +503,24 @@ lab_ctl_has_vip() { lab_ctl vip list 2>/dev/null | grep -q "$LAB_VIP:$LAB_VIP_PO
 # The VIP with the four backends at weights W11 W12 W21 W22, as an
 # operator would type it; each change waits for its commit.
 lab_ctl_pool() {
-	local w=("$@") i=0 v
-	lab_ctl vip add "$LAB_VIP:$LAB_VIP_PORT"
+	lab_ctl_pool_of 4 "$@"
+	if [ "$LAB_IPV6" = 1 ]; then lab_ctl_pool_of 6 "$@"; fi
+}
+
+# lab_ctl_pool_of 4|6 W11 W12 W21 W22: one family's VIP and its backends: the
+# IPv6 VIP has the same VMs' IPv6 DIPs behind their hosts' IPv6 PAs (6in6).
+# Each command goes through ${LAB_CTL_CMD:-lab_ctl} (scripts/lab.sh echoes them).
+lab_ctl_pool_of() {
+	local fam=$1 i=0 v svc dip pa ctl=${LAB_CTL_CMD:-lab_ctl}
+	shift
+	local w=("$@")
+	svc=$LAB_VIP:$LAB_VIP_PORT
+	[ "$fam" = 6 ] && svc="[$LAB_VIP6]:$LAB_VIP_PORT"
+	"$ctl" vip add "$svc"
 	for v in "${LAB_VMS[@]}"; do
-		lab_ctl backend add "$LAB_VIP:$LAB_VIP_PORT" "${LAB_VM_DIP[$v]}:$LAB_BE_PORT" \
-			--host "${LAB_HOST_PA[${LAB_VM_HOST[$v]}]}" --weight "${w[$i]:-1}"
+		dip=${LAB_VM_DIP[$v]} pa=${LAB_HOST_PA[${LAB_VM_HOST[$v]}]}
+		[ "$fam" = 6 ] && dip="[${LAB_VM_DIP6[$v]}]" pa=${LAB_HOST_PA6[${LAB_VM_HOST[$v]}]}
+		"$ctl" backend add "$svc" "$dip:$LAB_BE_PORT" --host "$pa" --weight "${w[$i]:-1}"
 		i=$((i + 1))
 	done
 }
@@ -373,6 +547,10 @@ lab_agent_start() {
 		ip -n "$ns" addr add "${LAB_VM_DIP[$v]}/24" dev "$tap"
 		ip -n "$ns" link set dev "$tap" up
 		ip -n "$ns" route add default via "${LAB_HOST_GW[$h]}"
+		if [ "$LAB_IPV6" = 1 ]; then
+			ip -n "$ns" -6 addr add "${LAB_VM_DIP6[$v]}/64" dev "$tap" nodad
+			ip -n "$ns" -6 route add default via "$LAB_GW6" dev "$tap"
+		fi
 	done
 }
 
@@ -381,7 +559,16 @@ lab_http_ok() {
 		"http://$LAB_VIP:$LAB_VIP_PORT/"
 }
 
-lab_wait_vip() { lab_poll lab_http_ok || { lab_log "no HTTP answer through the VIP"; return 1; }; }
+lab_http6_ok() {
+	ip netns exec "$LAB_NS_CLIENT" curl -6 -sf --max-time 2 -o /dev/null \
+		"http://[$LAB_VIP6]:$LAB_VIP_PORT/"
+}
+
+lab_wait_vip() {
+	lab_poll lab_http_ok || { lab_log "no HTTP answer through the VIP"; return 1; }
+	[ "$LAB_IPV6" = 1 ] || return 0
+	lab_poll lab_http6_ok || { lab_log "no HTTP answer through the IPv6 VIP"; return 1; }
+}
 
 # The whole lab with weights W11 W12 W21 W22.
 lab_up_all() {
@@ -539,6 +726,7 @@ lab_down() {
 	for p in "${LAB_PREFIX[@]}"; do
 		rm -rf "/var/run/dpdk/$p"
 	done
+	lab_hugepages_down
 	[ -n "$errexit" ] && set -e
 	return 0
 }
@@ -555,6 +743,7 @@ lab_leftovers() {
 	for p in "$LAB_DIR"/pids/*.pid; do
 		[ -e "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && left+=("process $(cat "$p")")
 	done
+	mountpoint -q "$LAB_DIR/huge" 2>/dev/null && left+=("hugetlbfs on $LAB_DIR/huge")
 	[ "${#left[@]}" -eq 0 ] && return 0
 	printf 'left behind: %s\n' "${left[@]}" >&2
 	return 1

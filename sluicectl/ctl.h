@@ -11,6 +11,7 @@
  *   ctl_conn.c   the connection: dial, TLS, the proof of our name, a call
  *   ctl_cmds.c   the commands: their table, and running one (a change
  *                waits for its version by WAIT; export writes a file)
+ *   ctl_stats.c  stats, redrawn like top(1)
  *   ctl_main.c   main: parse, connect, run
  */
 #ifndef CTL_H
@@ -61,12 +62,17 @@ enum {
 	CTL_O_DRAIN_DELAY = 1u << 13,
 	CTL_O_SLOW_START = 1u << 14,
 	CTL_O_MIN_HEALTHY = 1u << 15,
+	/* stats */
+	CTL_O_REFRESH = 1u << 16,
+	CTL_O_ONCE = 1u << 17,
 	/* admission rules (limit set) */
-	CTL_O_BURST = 1u << 16,
-	CTL_O_MODE = 1u << 17,
-	CTL_O_PREFIX = 1u << 18,
-	CTL_O_REFUSE = 1u << 19,
+	CTL_O_BURST = 1u << 18,
+	CTL_O_MODE = 1u << 19,
+	CTL_O_PREFIX = 1u << 20,
+	CTL_O_REFUSE = 1u << 21,
 };
+
+#define CTL_DEFAULT_REFRESH 2.0
 
 #define CTL_O_POOL                                                                                 \
 	(CTL_O_PROBE | CTL_O_PROBE_PORT | CTL_O_PATH | CTL_O_CODES | CTL_O_INTERVAL |              \
@@ -85,8 +91,9 @@ struct ctl_opts {
 	const char *server_name;
 	double timeout;
 	unsigned given; /* CTL_O_* seen */
-	const char *proto, *host, *weight, *state, *limit;
+	const char *proto, *host, *weight, *state, *limit, *refresh;
 	const char *burst, *mode, *prefix, *refuse; /* limit set */
+	bool once;				    /* stats: one sample */
 	const char *pool[11]; /* the pool options' values, as ctl_pool_opts lists them */
 	int n_words;
 	const char *words[CTL_MAX_WORDS];
@@ -159,6 +166,15 @@ void ctl_close(struct ctl_conn *c);
  * a connection is challenged (lb_proof.h) and sent again with the proof.
  */
 int ctl_call(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep);
+
+/* ---- ctl_stats.c ---- */
+
+/*
+ * stats: ask every --refresh seconds and redraw (q or Ctrl-C quits) on a
+ * terminal, print samples one after another elsewhere; one sample with
+ * --once or --json. An exit code.
+ */
+int ctl_stats(struct ctl_conn *c, const struct ctl_opts *o, const struct lb_msg *req);
 
 /* ---- ctl_cmds.c ---- */
 

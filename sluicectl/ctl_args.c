@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "lb_addr.h"
 #include "lb_config.h"
 #include "lb_err.h"
 #include "lb_file.h"
@@ -61,6 +62,9 @@ const char ctl_usage_text[] =
 	"  backend del VIP:PORT DIP:PORT remove a backend\n"
 	"  backend set VIP:PORT DIP:PORT [--weight N] [--state S] [--host PA]\n"
 	"                                change a backend (at least one option)\n"
+	"  stats [--refresh S] [--once]  per service and backend: packets, bits and new\n"
+	"                                connections per second summed over the muxes,\n"
+	"                                redrawn every S s (default 2; q quits)\n"
 	"  history [--limit N]           committed and aborted versions, newest first\n"
 	"  config export [FILE]          the committed table as a services file\n"
 	"  config apply FILE             make FILE's services the desired table\n"
@@ -73,12 +77,18 @@ const char ctl_usage_text[] =
 	"  limit list                    the rules, their counters summed over the muxes\n"
 	"  help                          this text\n"
 	"\n"
+	"VIP:PORT and DIP:PORT: 192.0.2.10:80, or IPv6 in brackets: [2001:db8::10]:80.\n"
+	"A service is one family: its DIPs are of its VIP's; its hosts of either.\n"
+	"\n"
 	"Command options:\n"
 	"  --proto tcp|udp               the service's protocol (default tcp)\n"
-	"  --host PA                     the backend's host (physical) address\n"
+	"  --host PA                     the backend's host (physical) address, IPv4 or\n"
+	"                                IPv6, plain\n"
 	"  --weight N                    0..65535 (default 1; 0 takes no new flows)\n"
 	"  --state active|drain|maint    (default active)\n"
 	"  --limit N                     the newest N versions (default 0: all)\n"
+	"  --refresh S                   stats: seconds between samples (0.1..3600)\n"
+	"  --once                        stats: one sample, then exit (--json too)\n"
 	"  --burst N                     limit set: the bucket's depth (default LIMIT)\n"
 	"  --mode monitor|intercept      limit set: count only, or refuse (default monitor)\n"
 	"  --prefix N                    limit set per_source: the source prefix, 1..32\n"
@@ -165,36 +175,53 @@ ctl_parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return true;
 }
 
-static bool
-ctl_parse_ipv4(const char *s, lb_be32_t *out)
-{
-	struct in_addr a;
-
-	if (inet_pton(AF_INET, s, &a) != 1)
-		return false;
-	*out = a.s_addr;
-	return true;
-}
-
-/* "A.B.C.D:PORT", port 1..65535. */
+/*
+ * "A.B.C.D:PORT" or "[IPV6]:PORT" (as ipvsadm and HAProxy write it), port
+ * 1..65535; what names the address in errors ("vip", "dip"). The address
+ * follows lb_addr_parse()'s rules: no prefix, no zone, unicast.
+ */
 static int
-ctl_parse_endpoint(const struct ctl_cmd *cmd, const char *s, lb_be32_t *ip, uint16_t *port)
+ctl_parse_endpoint(const struct ctl_cmd *cmd, const char *what, const char *s, struct lb_addr *ip,
+	uint8_t *af, uint16_t *port)
 {
-	char addr[INET_ADDRSTRLEN];
-	const char *colon = strrchr(s, ':');
+	char addr[LB_ADDR_STRLEN + 64], why[160];
+	const char *colon, *a = s;
 	unsigned long p;
 	size_t alen;
 
-	alen = colon != NULL ? (size_t)(colon - s) : sizeof(addr);
-	if (alen < sizeof(addr)) {
-		memcpy(addr, s, alen);
-		addr[alen] = '\0';
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (close == NULL || close[1] != ':')
+			return ctl_usage_error(cmd, "%s %s: not [IPv6 address]:port", what, s);
+		a = s + 1;
+		colon = close + 1;
+		alen = (size_t)(close - a);
+	} else {
+		colon = strrchr(s, ':');
+		if (colon != NULL && memchr(s, ':', (size_t)(colon - s)) != NULL)
+			return ctl_usage_error(cmd,
+				"%s %s: an IPv6 address and port are written in brackets, as "
+				"[2001:db8::10]:80",
+				what, s);
+		alen = colon != NULL ? (size_t)(colon - s) : strlen(s);
 	}
-	if (alen >= sizeof(addr) || !ctl_parse_ipv4(addr, ip) || colon[1] == '\0' ||
+	if (colon == NULL || colon[1] == '\0' ||
 		strspn(colon + 1, "0123456789") != strlen(colon + 1))
-		return ctl_usage_error(cmd, "%s: not an IPv4 address:port", s);
+		return ctl_usage_error(
+			cmd, "%s %s: not address:port (IPv6: [address]:port)", what, s);
+	if (alen >= sizeof(addr))
+		return ctl_usage_error(cmd, "%s %s: not an IPv4 or IPv6 address", what, s);
+	memcpy(addr, a, alen);
+	addr[alen] = '\0';
+	if (lb_addr_parse(addr, LB_ADDR_ANY, ip, af, why, sizeof(why)) != 0)
+		return ctl_usage_error(cmd, "%s \"%s\" %s", what, addr, why);
+	if (s[0] != '[' && *af == LB_AF_INET6)
+		return ctl_usage_error(cmd, "%s %s: write an IPv6 address in brackets", what, s);
+	if (s[0] == '[' && *af != LB_AF_INET6)
+		return ctl_usage_error(cmd, "%s %s: brackets are for IPv6 addresses", what, s);
 	if (!ctl_parse_uint(colon + 1, 65535, &p) || p == 0)
-		return ctl_usage_error(cmd, "%s: port is out of range 1..65535", s);
+		return ctl_usage_error(cmd, "%s %s: port is out of range 1..65535", what, s);
 	*port = (uint16_t)p;
 	return 0;
 }
@@ -230,17 +257,17 @@ static int
 ctl_parse_svc(
 	const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *arg, struct lb_ctl *ctl)
 {
-	lb_be32_t vip;
+	struct lb_addr vip;
 	uint16_t port;
-	uint8_t proto = 0;
+	uint8_t proto = 0, af;
 	int rc;
 
-	rc = ctl_parse_endpoint(cmd, arg, &vip, &port);
+	rc = ctl_parse_endpoint(cmd, "vip", arg, &vip, &af, &port);
 	if (rc == 0)
 		rc = ctl_parse_proto(cmd, o->proto, &proto);
 	if (rc != 0)
 		return rc;
-	lb_svc_key_v4(&ctl->svc, vip, lb_cpu_to_be16(port), proto);
+	lb_svc_key_make(&ctl->svc, af, &vip, lb_cpu_to_be16(port), proto);
 	ctl->has_svc = true;
 	return 0;
 }
@@ -251,21 +278,28 @@ ctl_parse_backend(
 	const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *arg, struct lb_ctl *ctl)
 {
 	struct lb_backend_cfg *be = &ctl->be;
+	char why[160];
 	unsigned long w;
-	lb_be32_t ip;
+	uint8_t af;
 	int rc;
 
-	rc = ctl_parse_endpoint(cmd, arg, &ip, &be->port);
+	rc = ctl_parse_endpoint(cmd, "dip", arg, &be->dip, &ctl->be_af, &be->port);
 	if (rc != 0)
 		return rc;
-	lb_addr_v4(&be->dip, ip);
+	/* The manager refuses it too; say it before asking. */
+	if (ctl->has_svc && ctl->be_af != ctl->svc.af)
+		return ctl_usage_error(cmd,
+			"dip %s: an IPv%u backend in an IPv%u service (a service is one family; "
+			"--host may be either)",
+			arg, ctl->be_af, ctl->svc.af);
 	ctl->has_be = true;
 	be->weight = 1;
 	be->state = LB_BACKEND_ACTIVE;
 	if (o->host != NULL) {
-		if (!ctl_parse_ipv4(o->host, &ip))
-			return ctl_usage_error(cmd, "--host %s: not an IPv4 address", o->host);
-		lb_addr_v4(&be->host, ip);
+		/* A host is a plain address of either family, never in brackets. */
+		if (lb_addr_parse(o->host, LB_ADDR_ANY, &be->host, &af, why, sizeof(why)) != 0)
+			return ctl_usage_error(cmd, "--host \"%s\" %s", o->host, why);
+		be->host6 = af == LB_AF_INET6;
 		ctl->set_host = true;
 	}
 	if (o->weight != NULL) {
@@ -503,6 +537,7 @@ static const struct ctl_str_opt {
 	{"weight", offsetof(struct ctl_opts, weight), CTL_O_WEIGHT, false},
 	{"state", offsetof(struct ctl_opts, state), CTL_O_STATE, false},
 	{"limit", offsetof(struct ctl_opts, limit), CTL_O_LIMIT, false},
+	{"refresh", offsetof(struct ctl_opts, refresh), CTL_O_REFRESH, false},
 	{"burst", offsetof(struct ctl_opts, burst), CTL_O_BURST, false},
 	{"mode", offsetof(struct ctl_opts, mode), CTL_O_MODE, false},
 	{"prefix", offsetof(struct ctl_opts, prefix), CTL_O_PREFIX, false},
@@ -516,6 +551,7 @@ enum {
 	CTL_OPT_JSON = 256,
 	CTL_OPT_TIMEOUT,
 	CTL_OPT_NO_WAIT,
+	CTL_OPT_ONCE,
 	CTL_OPT_STR,			 /* + index in ctl_str_opts */
 	CTL_OPT_POOL = CTL_OPT_STR + 64, /* + index in ctl_pool_opts */
 };
@@ -524,7 +560,7 @@ enum {
 static const struct option *
 ctl_longopts(void)
 {
-	static struct option v[4 + CTL_N_STR_OPTS + CTL_N_POOL_OPTS + 1];
+	static struct option v[5 + CTL_N_STR_OPTS + CTL_N_POOL_OPTS + 1];
 	size_t n = 0, i;
 
 	if (v[0].name != NULL)
@@ -533,6 +569,7 @@ ctl_longopts(void)
 	v[n++] = (struct option){"json", no_argument, NULL, CTL_OPT_JSON};
 	v[n++] = (struct option){"timeout", required_argument, NULL, CTL_OPT_TIMEOUT};
 	v[n++] = (struct option){"no-wait", no_argument, NULL, CTL_OPT_NO_WAIT};
+	v[n++] = (struct option){"once", no_argument, NULL, CTL_OPT_ONCE};
 	for (i = 0; i < CTL_N_STR_OPTS; i++)
 		v[n++] = (struct option){
 			ctl_str_opts[i].name, required_argument, NULL, CTL_OPT_STR + (int)i};
@@ -603,6 +640,10 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 			break;
 		case CTL_OPT_NO_WAIT:
 			o->no_wait = true;
+			break;
+		case CTL_OPT_ONCE:
+			o->once = true;
+			o->given |= CTL_O_ONCE;
 			break;
 		case ':':
 			return ctl_usage_error(NULL, "%s: needs an argument", argv[optind - 1]);
@@ -694,6 +735,7 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 {
 	struct lb_ctl *ctl = &req->ctl;
 	unsigned long limit;
+	char *end;
 	int rc;
 
 	for (size_t i = 0; i < CTL_N_STR_OPTS; i++)
@@ -704,6 +746,8 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 		if ((o->given & ctl_pool_opts[i].bit) && !(cmd->opts & ctl_pool_opts[i].bit))
 			return ctl_usage_error(
 				cmd, "--%s does not apply to this command", ctl_pool_opts[i].name);
+	if ((o->given & CTL_O_ONCE) && !(cmd->opts & CTL_O_ONCE))
+		return ctl_usage_error(cmd, "--once does not apply to this command");
 	if (n_args < cmd->min_args)
 		return ctl_usage_error(cmd, "missing argument");
 	if (n_args > cmd->max_args)
@@ -758,6 +802,16 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 		return 0;
 	case LB_CTL_APPLY:
 		return ctl_read_file(cmd, args[0], &req->body);
+	case LB_CTL_STATS:
+		if (o->refresh != NULL) {
+			double s = strtod(o->refresh, &end);
+
+			if (end == o->refresh || *end != '\0' || !(s >= 0.1) || s > 3600)
+				return ctl_usage_error(cmd,
+					"--refresh %s: must be a number of seconds in 0.1..3600",
+					o->refresh);
+		}
+		return 0;
 	case LB_CTL_LIMIT_SET:
 	case LB_CTL_LIMIT_DEL:
 		return ctl_parse_limit(cmd, o, args, n_args, ctl);

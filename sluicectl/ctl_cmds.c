@@ -42,6 +42,8 @@ const struct ctl_cmd ctl_cmds[] = {
 		CTL_O_PROTO | CTL_O_HOST | CTL_O_WEIGHT | CTL_O_STATE, true,
 		"backend set VIP:PORT DIP:PORT [--weight N] [--state active|drain|maint] "
 		"[--host PA] [--proto tcp|udp]"},
+	{NULL, "stats", LB_CTL_STATS, 0, 0, CTL_O_REFRESH | CTL_O_ONCE, false,
+		"stats [--refresh S] [--once]"},
 	{NULL, "history", LB_CTL_HISTORY, 0, 0, CTL_O_LIMIT, false, "history [--limit N]"},
 	{"config", "export", LB_CTL_EXPORT, 0, 1, 0, false, "config export [FILE]"},
 	{"config", "apply", LB_CTL_APPLY, 1, 1, 0, true, "config apply [-f] FILE"},
@@ -189,6 +191,11 @@ ctl_run(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *const *
 	rc = ctl_connect(o, &conn);
 	if (rc != 0)
 		return rc;
+	if (cmd->op == LB_CTL_STATS) {
+		rc = ctl_stats(&conn, o, req);
+		ctl_close(&conn);
+		return rc;
+	}
 	memset(&rep, 0, sizeof(rep));
 	rc = ctl_call(&conn, req, &rep);
 	if (rc != 0)

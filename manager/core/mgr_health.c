@@ -529,7 +529,8 @@ be_name(const struct mgr_hrec *r, char *buf, size_t len)
 {
 	char d[MGR_BE_STR], k[MGR_SVC_STR];
 
-	snprintf(buf, len, "backend %s on %s", mgr_be_str(&r->hr_be, d, sizeof(d)),
+	snprintf(buf, len, "backend %s on %s",
+		mgr_be_str(r->hr_svc->hs_key.af, &r->hr_be, d, sizeof(d)),
 		mgr_key_str(&r->hr_svc->hs_key, k, sizeof(k)));
 }
 

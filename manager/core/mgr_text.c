@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lb_addr.h"
 #include "lb_ftable.h"
 #include "lb_hdr.h"
 #include "mgr_text.h"
@@ -100,33 +101,47 @@ proto_name(uint8_t proto)
 	return proto == LB_IPPROTO_TCP ? "tcp" : proto == LB_IPPROTO_UDP ? "udp" : "proto?";
 }
 
+/* "a.b.c.d:port" or "[v6]:port". */
+static const char *
+addr_port(uint8_t af, const struct lb_addr *a, uint16_t port, char *buf, size_t len)
+{
+	char t[LB_ADDR_STRLEN];
+
+	lb_addr_ntop(af, a, t, sizeof(t));
+	snprintf(buf, len, af == LB_AF_INET6 ? "[%s]:%u" : "%s:%u", t, port);
+	return buf;
+}
+
 const char *
 mgr_svc_str(const struct lb_service_cfg *s, char *buf, size_t len)
 {
-	char a[16];
+	char a[MGR_BE_STR];
 
-	snprintf(buf, len, "%s %s:%u", proto_name(s->proto), lb_addr_str(&s->vip, a, sizeof(a)),
-		s->port);
+	snprintf(buf, len, "%s %s", proto_name(s->proto),
+		addr_port(s->af, &s->vip, s->port, a, sizeof(a)));
 	return buf;
 }
 
 const char *
 mgr_key_str(const struct lb_svc_key *k, char *buf, size_t len)
 {
-	char a[16];
+	char a[MGR_BE_STR];
 
-	snprintf(buf, len, "%s %s:%u", proto_name(k->proto), lb_addr_str(&k->vip, a, sizeof(a)),
-		lb_be16_to_cpu(k->port));
+	snprintf(buf, len, "%s %s", proto_name(k->proto),
+		addr_port(k->af, &k->vip, lb_be16_to_cpu(k->port), a, sizeof(a)));
 	return buf;
 }
 
 const char *
-mgr_be_str(const struct lb_backend_cfg *b, char *buf, size_t len)
+mgr_be_str(uint8_t af, const struct lb_backend_cfg *b, char *buf, size_t len)
 {
-	char a[16];
+	return addr_port(af, &b->dip, b->port, buf, len);
+}
 
-	snprintf(buf, len, "%s:%u", lb_addr_str(&b->dip, a, sizeof(a)), b->port);
-	return buf;
+const char *
+mgr_host_str(const struct lb_backend_cfg *b, char *buf, size_t len)
+{
+	return lb_addr_ntop(b->host6 ? LB_AF_INET6 : LB_AF_INET, &b->host, buf, len);
 }
 
 const char *
@@ -195,7 +210,7 @@ static void item(struct summ *s, const char *fmt, ...) __attribute__((format(pri
 static void
 item(struct summ *s, const char *fmt, ...)
 {
-	char one[256];
+	char one[512];
 	size_t n;
 	va_list ap;
 
@@ -237,7 +252,7 @@ sorted_backends(const struct lb_service_cfg *sc)
 static void
 be_change(const struct lb_backend_cfg *o, const struct lb_backend_cfg *n, char *what, size_t len)
 {
-	char h1[16], h2[16];
+	char h1[LB_ADDR_STRLEN], h2[LB_ADDR_STRLEN];
 	size_t off = 0;
 
 	what[0] = '\0';
@@ -247,10 +262,9 @@ be_change(const struct lb_backend_cfg *o, const struct lb_backend_cfg *n, char *
 	if (o->state != n->state)
 		off += (size_t)snprintf(what + off, len - off, " state %s->%s",
 			mgr_state_name(o->state), mgr_state_name(n->state));
-	if (memcmp(&o->host, &n->host, sizeof(o->host)) != 0)
-		snprintf(what + off, len - off, " host %s->%s",
-			lb_addr_str(&o->host, h1, sizeof(h1)),
-			lb_addr_str(&n->host, h2, sizeof(h2)));
+	if (memcmp(&o->host, &n->host, sizeof(o->host)) != 0 || o->host6 != n->host6)
+		snprintf(what + off, len - off, " host %s->%s", mgr_host_str(o, h1, sizeof(h1)),
+			mgr_host_str(n, h2, sizeof(h2)));
 	else if (what[0] == '\0' && o->id != n->id)
 		snprintf(what, len, " id %u->%u", o->id, n->id);
 }
@@ -284,13 +298,13 @@ group_add(struct summ *s, const struct lb_svc_key *k, struct be_group *g,
 
 /* One backend in detail; several as a count and their range. */
 static void
-group_item(struct summ *s, const struct be_group *g, char sign, const char *sv)
+group_item(struct summ *s, const struct be_group *g, char sign, uint8_t af, const char *sv)
 {
 	char a[MGR_BE_STR], b[MGR_BE_STR], what[160] = "", why[168] = "";
 
 	if (g->n == 0)
 		return;
-	mgr_be_str(g->first, a, sizeof(a));
+	mgr_be_str(af, g->first, a, sizeof(a));
 	if (g->why[0] != '\0')
 		snprintf(why, sizeof(why), " (%s)", g->why);
 	if (g->n == 1 && sign == '~')
@@ -299,7 +313,7 @@ group_item(struct summ *s, const struct be_group *g, char sign, const char *sv)
 		item(s, "%cbackend %s on %s%s%s%s", sign, a, sv, what[0] ? ":" : "", what, why);
 	else
 		item(s, "%c%u backends on %s (%s .. %s)%s", sign, g->n, sv, a,
-			mgr_be_str(g->last, b, sizeof(b)), why);
+			mgr_be_str(af, g->last, b, sizeof(b)), why);
 }
 
 static void
@@ -334,9 +348,9 @@ backend_changes(struct summ *s, const struct lb_service_cfg *a, const struct lb_
 			j++;
 		}
 	}
-	group_item(s, &add, '+', sv);
-	group_item(s, &del, '-', sv);
-	group_item(s, &mod, '~', sv);
+	group_item(s, &add, '+', b->af, sv);
+	group_item(s, &del, '-', b->af, sv);
+	group_item(s, &mod, '~', b->af, sv);
 out:
 	free(x);
 	free(y);

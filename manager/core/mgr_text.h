@@ -35,13 +35,17 @@ char *mgr_buf_take(struct mgr_buf *b);
 
 void mgr_buf_free(struct mgr_buf *b);
 
-#define MGR_SVC_STR 40 /* "udp 255.255.255.255:65535" */
-#define MGR_BE_STR 24  /* "255.255.255.255:65535" */
+/* IPv6 in brackets, as ipvsadm and HAProxy write it: "tcp [2001:db8::10]:80". */
+#define MGR_SVC_STR 64 /* "udp [" + LB_ADDR_STRLEN + "]:65535" */
+#define MGR_BE_STR 56  /* "[" + LB_ADDR_STRLEN + "]:65535" */
 #define MGR_HEX_DIGEST (2 * LB_DIGEST_LEN + 1)
 
 const char *mgr_svc_str(const struct lb_service_cfg *s, char *buf, size_t len);
 const char *mgr_key_str(const struct lb_svc_key *k, char *buf, size_t len);
-const char *mgr_be_str(const struct lb_backend_cfg *b, char *buf, size_t len);
+/* A backend of a service of family af: "10.1.1.11:8080", "[2001:db8:1::11]:8080". */
+const char *mgr_be_str(uint8_t af, const struct lb_backend_cfg *b, char *buf, size_t len);
+/* A backend's host (PA), plain: "10.99.0.3", "2001:db8:99::3". */
+const char *mgr_host_str(const struct lb_backend_cfg *b, char *buf, size_t len);
 const char *mgr_digest_hex(const uint8_t d[LB_DIGEST_LEN], char out[MGR_HEX_DIGEST]);
 const char *mgr_state_name(uint8_t state);
 const char *mgr_role_name(enum lb_role role);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The host agent's two packet paths on frames made from the fuzz input:
- * ha_uplink_burst() (ARP and ping for the PA, IP-in-IP from a mux: outer
- * checks, decapsulation, ICMP quote translation, MSS clamping) and
- * ha_vm_burst() (direct server return, ICMP errors from VMs, ARP proxy,
- * anti-spoofing).
+ * ha_uplink_burst() (ARP, neighbor discovery and ping for the PAs, the
+ * four tunnel forms from a mux: outer checks, reassembly of outer IPv4 and
+ * IPv6 fragments, decapsulation, ICMP and ICMPv6 quote translation, MSS
+ * clamping) and ha_vm_burst() (direct server return in both families, ICMP
+ * and ICMPv6 errors from VMs, ARP proxy, neighbor discovery for gateway6,
+ * link-scope IPv6, anti-spoofing).
  *
  * Input: byte 0 steers the run, the rest is the frame.
  *   bit 0     0: the uplink path, 1: a VM's path
@@ -13,9 +15,11 @@
  *   bits 3-4  copies of the frame in the burst (1..4)
  *   bit 5     the last copy in two segments
  * The mapping is built by the real ha_map_build() from an ha_config filled
- * in here (no file): PA 172.16.0.2, muxes 10.255.0.1 and 10.255.0.2,
- * VMs 10.1.0.1 and 10.1.0.2; see build_config(). After each burst every
- * mbuf must be back in the pool or well-formed in a TX buffer.
+ * in here (no file): PA 172.16.0.2 and PA6 2001:db8:ff::2, muxes
+ * 10.255.0.1, 10.255.0.2 and 2001:db8:ff::1, gateway6 fe80::1, VMs
+ * 10.1.0.1 / 2001:db8:1::1 and 10.1.0.2 / 2001:db8:1::2; see
+ * build_config(). After each burst every mbuf must be back in the pool or
+ * well-formed in a TX buffer.
  */
 #define FUZZ_WITH_EAL
 #include <stdbool.h>
@@ -47,13 +51,15 @@ static struct ha_config cfg;
 
 /*
  * 10.0.0.1:80/TCP -> 10.1.0.1:8080 and 10.1.0.2:8080 on this host,
- * 10.1.0.9:8080 on another; 10.0.0.2:53/UDP -> 10.1.0.2:5353 here.
+ * 10.1.0.9:8080 on another; 10.0.0.2:53/UDP -> 10.1.0.2:5353 here;
+ * [2001:db8::1]:80/TCP -> [2001:db8:1::1]:8080 (on PA6) and
+ * [2001:db8:1::2]:8080 (on PA) here.
  */
 static void
 build_config(void)
 {
-	static struct lb_backend_cfg web[3], dns[1];
-	static struct lb_service_cfg svc[2];
+	static struct lb_backend_cfg web[3], dns[1], web6[2];
+	static struct lb_service_cfg svc[3];
 	static const uint8_t dips[3] = {1, 2, 9};
 	uint32_t i;
 
@@ -63,10 +69,22 @@ build_config(void)
 	cfg.muxes[0] = fuzz_ip(10, 255, 0, 1);
 	cfg.muxes[1] = fuzz_ip(10, 255, 0, 2);
 	memcpy(cfg.next_hop_mac, "\x02\x00\x00\x00\x00\xfe", 6);
+	cfg.has_pa6 = true;
+	fuzz_ip6(cfg.pa6.a8, 0xff, 2);
+	cfg.n_muxes6 = 1;
+	fuzz_ip6(cfg.muxes6[0].a8, 0xff, 1);
+	cfg.has_gateway6 = true;
+	cfg.gateway6.a8[0] = 0xfe;
+	cfg.gateway6.a8[1] = 0x80;
+	cfg.gateway6.a8[15] = 1;
+	cfg.n_probers6 = 1;
+	fuzz_ip6(cfg.probers6[0].a8, 0xff, 0x254);
 	cfg.n_vms = 2;
 	for (i = 0; i < 2; i++) {
 		snprintf(cfg.vms[i].name, sizeof(cfg.vms[i].name), "vm%u", i);
 		cfg.vms[i].dip = fuzz_ip(10, 1, 0, (uint8_t)(i + 1));
+		cfg.vms[i].has_dip6 = true;
+		fuzz_ip6(cfg.vms[i].dip6.a8, 1, (uint16_t)(i + 1));
 		memcpy(cfg.vms[i].mac, "\x02\x00\x00\x00\x02\x00", 6);
 		cfg.vms[i].mac[5] = (uint8_t)i;
 	}
@@ -76,10 +94,15 @@ build_config(void)
 	fuzz_backend(&dns[0], 3, fuzz_ip(10, 1, 0, 2), 5353, cfg.pa, 1);
 	fuzz_service(&svc[0], 0, fuzz_ip(10, 0, 0, 1), 80, LB_IPPROTO_TCP, web, 3);
 	fuzz_service(&svc[1], 1, fuzz_ip(10, 0, 0, 2), 53, LB_IPPROTO_UDP, dns, 1);
+	for (i = 0; i < 2; i++)
+		fuzz_backend6(&web6[i], 4 + i, (uint16_t)(i + 1), 8080, 1);
+	fuzz_host6(&web6[0], 2);
+	lb_addr_v4(&web6[1].host, cfg.pa);
+	fuzz_service6(&svc[2], 2, 1, 80, LB_IPPROTO_TCP, web6, 2);
 	cfg.ftable.seed.k0 = 1;
 	cfg.ftable.seed.k1 = 2;
 	cfg.ftable.maglev_size = 251;
-	cfg.ftable.n_services = 2;
+	cfg.ftable.n_services = 3;
 	cfg.ftable.services = svc;
 }
 
@@ -123,10 +146,20 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	w->pa = cfg.pa;
 	w->n_muxes = cfg.n_muxes;
 	memcpy(w->muxes, cfg.muxes, sizeof(cfg.muxes));
+	w->has_pa6 = true;
+	memcpy(w->pa6, cfg.pa6.a8, 16);
+	w->n_muxes6 = cfg.n_muxes6;
+	memcpy(w->muxes6[0], cfg.muxes6[0].a8, 16);
+	w->has_gateway6 = true;
+	memcpy(w->gateway6, cfg.gateway6.a8, 16);
+	w->n_probers6 = cfg.n_probers6;
+	memcpy(w->probers6[0], cfg.probers6[0].a8, 16);
 	w->n_vms = cfg.n_vms;
 	for (v = 0; v < cfg.n_vms; v++) {
 		w->vms[v].port = (uint16_t)(v + 1);
 		w->vms[v].dip = cfg.vms[v].dip;
+		w->vms[v].has_dip6 = true;
+		memcpy(w->vms[v].dip6, cfg.vms[v].dip6.a8, 16);
 		memcpy(&w->vms[v].mac, cfg.vms[v].mac, 6);
 		memcpy(&w->vms[v].port_mac, "\x02\x00\x00\x00\x01\x01", 6);
 		w->vms[v].port_mac.addr_bytes[5] = (uint8_t)(v + 1);
@@ -146,9 +179,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /*
  * What leaves the agent must be well-formed. To a VM: a plain Ethernet
- * frame (no tag) to the VM's MAC, carrying one sound IPv4 packet for the
- * VM's DIP with no bytes after it. To the uplink: an ARP reply, or IPv4
- * with a sound header (DSR replies, passed-through traffic, echo replies).
+ * frame (no tag) to the VM's MAC, carrying one sound IPv4 or IPv6 packet
+ * for the VM's DIP of that family with no bytes after it, or a neighbor
+ * advertisement for gateway6. To the uplink: an ARP reply, or IP with a
+ * sound header (DSR replies, passed-through traffic, echo replies,
+ * advertisements for PA6).
  */
 static void
 check_out(uint16_t port, const struct rte_mbuf *m)
@@ -164,8 +199,14 @@ check_out(uint16_t port, const struct rte_mbuf *m)
 		return;
 	FUZZ_CHECK(port >= 1 && port <= w->n_vms);
 	FUZZ_CHECK(rc == 0 && !o.has_vlan);
+	if (o.kind == LB_PKT_ND) {
+		FUZZ_CHECK(o.nd_type == LB_ICMP6_ND_NA &&
+			   memcmp(p + o.quote_off, w->gateway6, 16) == 0);
+		return;
+	}
 	FUZZ_CHECK(o.kind == LB_PKT_L4 || o.kind == LB_PKT_ICMP_ERR || o.kind == LB_PKT_ICMP_ECHO);
-	FUZZ_CHECK(o.ip_dst == w->vms[port - 1].dip);
+	FUZZ_CHECK(o.v6 ? memcmp(lb_pkt_ip_dst6(p, &o), w->vms[port - 1].dip6, 16) == 0
+			: o.ip_dst == w->vms[port - 1].dip);
 	FUZZ_CHECK(memcmp(p, &w->vms[port - 1].mac, 6) == 0);
 	FUZZ_CHECK(m->data_len == (uint32_t)o.l2_len + o.l3_len);
 }
@@ -187,6 +228,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = (uint16_t)RTE_MIN(size, (size_t)RTE_MBUF_DEFAULT_DATAROOM);
 	copies = 1 + ((ctl >> 3) & 3);
 	w->mss_clamp = (ctl & 4) ? 1400 : 0;
+	w->mss_clamp6 = (ctl & 4) ? 1360 : 0;
 	if (rte_pktmbuf_alloc_bulk(pool, m, copies) != 0)
 		return 0;
 	for (i = 0; i < copies; i++) {

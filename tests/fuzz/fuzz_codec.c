@@ -32,6 +32,7 @@ same_services(const struct lb_service_cfg *a, const struct lb_service_cfg *b, ui
 
 			FUZZ_CHECK(memcmp(&x->dip, &y->dip, sizeof(x->dip)) == 0);
 			FUZZ_CHECK(memcmp(&x->host, &y->host, sizeof(x->host)) == 0);
+			FUZZ_CHECK(x->host6 == y->host6);
 			FUZZ_CHECK(x->port == y->port && x->weight == y->weight);
 			FUZZ_CHECK(x->state == y->state && x->id == y->id);
 		}
@@ -79,6 +80,18 @@ same_msg(const struct lb_msg *a, const struct lb_msg *b)
 	FUZZ_CHECK(a->table.seed.k0 == b->table.seed.k0 && a->table.seed.k1 == b->table.seed.k1);
 	FUZZ_CHECK(a->table.maglev_size == b->table.maglev_size);
 	same_services(a->table.services, b->table.services, a->table.n_services);
+	/* HELLO's addresses, each with its family. */
+	FUZZ_CHECK(memcmp(&a->probe_addr, &b->probe_addr, sizeof(a->probe_addr)) == 0);
+	FUZZ_CHECK(memcmp(&a->probe_addr6, &b->probe_addr6, sizeof(a->probe_addr6)) == 0);
+	FUZZ_CHECK(a->n_pas == b->n_pas && a->n_dips == b->n_dips);
+	FUZZ_CHECK(memcmp(a->pas, b->pas, sizeof(a->pas[0]) * a->n_pas) == 0);
+	FUZZ_CHECK(memcmp(a->dips, b->dips, sizeof(a->dips[0]) * a->n_dips) == 0);
+	/* An operator's request: the service and the backend with their families. */
+	FUZZ_CHECK(a->ctl.has_svc == b->ctl.has_svc && a->ctl.has_be == b->ctl.has_be);
+	FUZZ_CHECK(memcmp(&a->ctl.svc, &b->ctl.svc, sizeof(a->ctl.svc)) == 0);
+	FUZZ_CHECK(a->ctl.be_af == b->ctl.be_af && a->ctl.be.host6 == b->ctl.be.host6);
+	FUZZ_CHECK(memcmp(&a->ctl.be.dip, &b->ctl.be.dip, sizeof(a->ctl.be.dip)) == 0);
+	FUZZ_CHECK(memcmp(&a->ctl.be.host, &b->ctl.be.host, sizeof(a->ctl.be.host)) == 0);
 	/* HELLO may omit its digest; what encode sends for it is zeros, as decoded. */
 	FUZZ_CHECK(memcmp(a->digest, b->digest, LB_DIGEST_LEN) == 0);
 	/* Proofs (HELLO, CTL_REQUEST) and challenges, and the texts beside them. */

@@ -42,7 +42,10 @@ check_table(const struct lb_ftable *ft)
 		const struct lb_service_cfg *sc = &ft->services[s];
 
 		FUZZ_CHECK(sc->proto == LB_IPPROTO_TCP || sc->proto == LB_IPPROTO_UDP);
-		FUZZ_CHECK(sc->af == LB_AF_INET);
+		/* A service is one family: an IPv4 one's addresses have no bytes past four. */
+		FUZZ_CHECK(sc->af == LB_AF_INET || sc->af == LB_AF_INET6);
+		FUZZ_CHECK(sc->af == LB_AF_INET6 ||
+			   (sc->vip.a32[1] == 0 && sc->vip.a32[2] == 0 && sc->vip.a32[3] == 0));
 		FUZZ_CHECK(sc->port != 0);
 		FUZZ_CHECK(sc->n_backends <= LB_MAGLEV_MAX_BACKENDS);
 		FUZZ_CHECK(sc->n_backends == 0 || sc->backends != NULL);
@@ -50,7 +53,15 @@ check_table(const struct lb_ftable *ft)
 			FUZZ_CHECK(sc->backends[b].port != 0);
 			FUZZ_CHECK(sc->backends[b].weight <= LB_MAGLEV_MAX_WEIGHT);
 			FUZZ_CHECK(sc->backends[b].state <= LB_BACKEND_MAINT);
+			FUZZ_CHECK(sc->backends[b].host6 <= 1);
+			FUZZ_CHECK(sc->af == LB_AF_INET6 || sc->backends[b].dip.a64[1] == 0);
 		}
+	}
+	/* What the loader accepts, a member would build. */
+	{
+		char why[256];
+
+		FUZZ_CHECK(lb_ftable_validate(ft, why, sizeof(why)) == 0);
 	}
 }
 

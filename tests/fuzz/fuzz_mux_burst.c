@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mux's whole per-burst path, mux_burst(): parse, ARP and ping replies,
- * ICMP errors, service lookup, connection table, Maglev, DNAT,
- * encapsulation and "fragmentation needed" replies, on frames made from
- * the fuzz input.
+ * The mux's whole per-burst path, mux_burst(): parse, ARP, neighbor
+ * discovery and ping replies, ICMP and ICMPv6 errors, service lookup,
+ * connection tables, Maglev, DNAT, encapsulation in every form (4in4,
+ * 4in6, 6in4, 6in6), "fragmentation needed" and "packet too big" replies,
+ * outer fragmentation, VIP probes in tunnels of both families, on frames
+ * made from the fuzz input.
  *
  * Input: bytes 0 and 1 steer the run, the rest is the frame.
  *   byte 0 bits 0-1  copies of the frame in the first burst (1..4), so
@@ -16,11 +18,12 @@
  *   byte 1 bit 0     the last copy of the first burst in two segments
  *          bits 1-3  the MTU, one of mtus[] (mux.mtu's range is 596..2030)
  * The worker is set up as mux/main.c's workers_create() does it, with a
- * generation of two services built by the real mux_gen_build(). The
- * connection table is emptied before each input, so every run is a pure
- * function of its bytes. After each burst every mbuf must be back in the
- * pool or sitting well-formed in a TX buffer: nothing leaks, nothing is
- * freed twice.
+ * generation of three services (two IPv4, one IPv6, with PAs of both
+ * families) built by the real mux_gen_build(), tunnel addresses of both
+ * families and pools for outer fragments. The connection tables are
+ * emptied before each input, so every run is a pure function of its bytes.
+ * After each burst every mbuf must be back in its pool or sitting
+ * well-formed in a TX buffer: nothing leaks, nothing is freed twice.
  */
 #define FUZZ_WITH_EAL
 #include <inttypes.h>
@@ -45,11 +48,12 @@
 
 #define FUZZ_NOW 1000
 #define FUZZ_POOL 127
+#define FUZZ_IND_POOL 63
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct rte_mempool *pool;
+static struct rte_mempool *pool, *ind_pool;
 static struct mux_ctx ctx;
 static struct mux_worker *w;
 static struct mux_gen *gen;
@@ -57,16 +61,19 @@ static bool verbose;
 static unsigned sent; /* FUZZ_VERBOSE=1: what happened to each input, on stderr */
 
 /*
- * 10.0.0.1:80/TCP -> 10.1.0.1:8080 (weight 1), 10.1.0.2:8080 (weight 2),
- * 10.1.0.3:8080 (weight 0, draining); 10.0.0.2:53/UDP -> 10.1.0.4:53.
- * Hosts 172.16.0.1..4. make_seeds.py writes frames for these.
+ * 10.0.0.1:80/TCP -> 10.1.0.1:8080 (weight 1), 10.1.0.2:8080 (weight 2,
+ * its host 2001:db8:ff::2: 4in6), 10.1.0.3:8080 (weight 0, draining);
+ * 10.0.0.2:53/UDP -> 10.1.0.4:53; [2001:db8::1]:80/TCP ->
+ * [2001:db8:1::1]:8080 on 2001:db8:ff::5 (6in6) and [2001:db8:1::2]:8080
+ * on 172.16.0.6 (6in4). Other hosts 172.16.0.1..4. make_seeds.py writes
+ * frames for these.
  */
 static void
 build_gen(void)
 {
-	static struct lb_backend_cfg web[3], dns[1];
-	static struct lb_service_cfg svc[2];
-	struct lb_ftable ft = {{0x0123456789abcdefULL, 0xfedcba9876543210ULL}, 251, 2, svc};
+	static struct lb_backend_cfg web[3], dns[1], web6[2];
+	static struct lb_service_cfg svc[3];
+	struct lb_ftable ft = {{0x0123456789abcdefULL, 0xfedcba9876543210ULL}, 251, 3, svc};
 	struct lb_cfg_err err;
 	uint32_t i;
 
@@ -75,11 +82,17 @@ build_gen(void)
 			fuzz_ip(172, 16, 0, (uint8_t)(1 + i)), i == 2 ? 0 : i + 1);
 		web[i].state = i == 2 ? LB_BACKEND_DRAIN : LB_BACKEND_ACTIVE;
 	}
+	fuzz_host6(&web[1], 2);
 	fuzz_backend(&dns[0], 3, fuzz_ip(10, 1, 0, 4), 53, fuzz_ip(172, 16, 0, 4), 1);
 	fuzz_service(&svc[0], 0, fuzz_ip(10, 0, 0, 1), 80, LB_IPPROTO_TCP, web, 3);
 	fuzz_service(&svc[1], 1, fuzz_ip(10, 0, 0, 2), 53, LB_IPPROTO_UDP, dns, 1);
-	gen = mux_gen_build(
-		&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, (int)rte_socket_id(), &err);
+	fuzz_backend6(&web6[0], 4, 0x11, 8080, 1);
+	fuzz_host6(&web6[0], 5);
+	fuzz_backend6(&web6[1], 5, 0x12, 8080, 1);
+	lb_addr_v4(&web6[1].host, fuzz_ip(172, 16, 0, 6));
+	fuzz_service6(&svc[2], 2, 0x01, 80, LB_IPPROTO_TCP, web6, 2);
+	gen = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, LB_ADDR_ANY,
+		(int)rte_socket_id(), &err);
 	if (gen == NULL) {
 		fprintf(stderr, "fuzz_mux_burst: generation: %s\n", err.msg);
 		exit(1);
@@ -93,6 +106,7 @@ cleanup(void)
 	rte_free(w);
 	mux_gen_free(gen);
 	rte_mempool_free(pool);
+	rte_mempool_free(ind_pool);
 }
 
 int
@@ -107,6 +121,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	socket = (int)rte_socket_id();
 	pool = rte_pktmbuf_pool_create(
 		"fuzz_pool", FUZZ_POOL, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+	ind_pool = rte_pktmbuf_pool_create("fuzz_ind_pool", FUZZ_IND_POOL, 0, 0, 0, socket);
 	build_gen();
 	ctx.gen = gen;
 	ctx.tunnel_addr = fuzz_ip(10, 255, 0, 1);
@@ -118,14 +133,21 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	ctx.tunnel_ttl = 64;
 	ctx.n_probers = 1; /* IP-in-IP from it may be a VIP probe (mux_reply_vip_probe) */
 	ctx.probers[0] = fuzz_ip(10, 255, 0, 254);
+	ctx.has_tunnel6 = true;
+	fuzz_ip6(ctx.tunnel_addr6, 0xff, 0x100); /* 2001:db8:ff::100 */
+	memcpy(&ctx.next_hop6, "\x02\x00\x00\x00\x00\xf6", 6);
+	ctx.n_probers6 = 1;
+	fuzz_ip6(ctx.probers6[0], 0xff, 0x254);
+	ctx.frag_direct = pool;
+	ctx.frag_indirect = ind_pool;
 	ctx.busy_poll = true;
 	ctx.tsc_hz = 1;
 	w = rte_zmalloc("fuzz_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
-	if (pool == NULL || w == NULL) {
+	if (pool == NULL || ind_pool == NULL || w == NULL) {
 		fprintf(stderr, "fuzz_mux_burst: out of memory\n");
 		exit(1);
 	}
-	if (mux_worker_init(w, &ctx, gen, 0, rte_lcore_id(), 1024, timeout, socket) != 0) {
+	if (mux_worker_init(w, &ctx, gen, 0, rte_lcore_id(), 1024, 1024, timeout, socket) != 0) {
 		fprintf(stderr, "fuzz_mux_burst: worker: out of memory\n");
 		exit(1);
 	}
@@ -140,11 +162,12 @@ report(void)
 	unsigned i;
 
 	fprintf(stderr,
-		"rx %" PRIu64 " fwd %" PRIu64 " icmp_err %" PRIu64 " echo %" PRIu64 " arp %" PRIu64
-		" too_big %" PRIu64 " new %" PRIu64 " hit %" PRIu64 " tx %u",
-		w->cnt.rx_pkts, w->cnt.fwd_pkts, w->cnt.icmp_err_fwd, w->cnt.echo_replies,
-		w->cnt.arp_replies, w->cnt.too_big_sent, w->cnt.conn_new, w->cnt.conn_hit,
-		(unsigned)sent);
+		"rx %" PRIu64 " fwd %" PRIu64 " fwd6 %" PRIu64 " icmp_err %" PRIu64 " echo %" PRIu64
+		" arp %" PRIu64 " nd %" PRIu64 " too_big %" PRIu64 " ptb %" PRIu64 " frag %" PRIu64
+		" new %" PRIu64 " hit %" PRIu64 " tx %u",
+		w->cnt.rx_pkts, w->cnt.fwd_pkts, w->cnt.fwd6_pkts, w->cnt.icmp_err_fwd,
+		w->cnt.echo_replies, w->cnt.arp_replies, w->cnt.nd_replies, w->cnt.too_big_sent,
+		w->cnt.ptb_sent, w->cnt.frag_out, w->cnt.conn_new, w->cnt.conn_hit, (unsigned)sent);
 	for (i = 1; i < LB_DROP_MAX; i++)
 		if (w->cnt.drops[i] != 0)
 			fprintf(stderr, " %s %" PRIu64, lb_drop_name(i), w->cnt.drops[i]);
@@ -153,50 +176,95 @@ report(void)
 	sent = 0;
 }
 
-/* True if a is a backend's DIP (dip) or host (!dip) in the generation. */
+/*
+ * True if a (4 or 16 bytes, of family v6) is a backend's DIP (dip) or host
+ * PA (!dip) in the generation.
+ */
 static bool
-is_backend(lb_be32_t a, bool dip)
+is_backend(const void *a, bool v6, bool dip)
 {
 	uint32_t i;
 
-	for (i = 0; i < gen->n_backends; i++)
-		if ((dip ? gen->backends[i].dip : gen->backends[i].host) == a)
+	for (i = 0; i < gen->n_backends; i++) {
+		const struct mux_backend *b = &gen->backends[i];
+		bool host6 = (b->flags & MUX_BE_HOST6) != 0;
+
+		if (dip ? (v6 ? memcmp(gen->addr6[i].dip, a, 16) == 0 : memcmp(&b->dip, a, 4) == 0)
+			: host6 == v6 && (v6 ? memcmp(gen->addr6[i].host, a, 16) == 0
+					     : memcmp(&b->host, a, 4) == 0))
 			return true;
+	}
 	return false;
 }
 
+/* The inner packet of a tunnel, at p with len bytes of outer payload: sound, to a backend. */
+static void
+check_inner(const uint8_t *p, uint32_t len, bool v6)
+{
+	if (v6) {
+		const struct lb_ipv6_hdr *ip6 = (const struct lb_ipv6_hdr *)p;
+
+		FUZZ_CHECK(len >= sizeof(*ip6) && (p[0] >> 4) == 6);
+		FUZZ_CHECK(lb_be16_to_cpu(ip6->payload_len) + sizeof(*ip6) == len);
+		FUZZ_CHECK(is_backend(ip6->dst, true, true));
+		FUZZ_CHECK(ip6->hop_limit >= 1);
+	} else {
+		const struct lb_ipv4_hdr *ip = (const struct lb_ipv4_hdr *)p;
+		uint32_t ihl = (uint32_t)lb_ipv4_ihl(ip) * 4;
+
+		FUZZ_CHECK(len >= sizeof(*ip) && lb_ipv4_version(ip) == 4 && ihl >= 20);
+		FUZZ_CHECK(lb_be16_to_cpu(ip->total_len) == len);
+		FUZZ_CHECK(lb_ipv4_hdr_csum(ip, ihl) == ip->csum);
+		FUZZ_CHECK(is_backend(&ip->dst, false, true));
+		FUZZ_CHECK(ip->ttl >= 1);
+	}
+}
+
 /*
- * What leaves the mux must be well-formed: an ARP reply, an IPv4 reply
- * (echo, fragmentation needed) with a sound header, or an IP-in-IP packet
- * from the tunnel address to a backend's host, exactly as long as its outer
- * header says, whose inner header is sound and addressed to a backend.
+ * What leaves the mux must be well-formed: an ARP reply, a reply (echo,
+ * neighbor advertisement, fragmentation needed, packet too big) with a
+ * sound header, an outer fragment within the MTU from the tunnel address
+ * of its family (a chain of a header and a reference to the payload), or a
+ * tunnel packet of one of the four forms from the tunnel address to a
+ * backend's PA of that family, exactly as long as its outer header says,
+ * whose inner header is sound and addressed to a backend.
  */
 static void
 check_out(const struct rte_mbuf *m)
 {
-	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	const struct lb_ipv4_hdr *outer, *inner;
+	static uint8_t flat[RTE_MBUF_DEFAULT_DATAROOM + 64];
+	const uint8_t *p, *l3;
 	struct lb_pkt o;
-	uint32_t ihl;
 	int rc;
 
-	rc = fuzz_sent(p, m->data_len, &o);
+	/* A fragment is a header mbuf chained to a reference to the payload. */
+	FUZZ_CHECK(m->pkt_len <= sizeof(flat));
+	p = rte_pktmbuf_read(m, 0, m->pkt_len, flat);
+	l3 = p + sizeof(struct lb_eth_hdr);
+	rc = fuzz_sent(p, m->pkt_len, &o);
+	FUZZ_CHECK(m->nb_segs == 1 || rc == LB_DROP_FRAGMENT || rc == LB_DROP_IPV6_FRAGMENT);
 	if (rc < 0)
 		return;
+	if (rc == LB_DROP_FRAGMENT || rc == LB_DROP_IPV6_FRAGMENT) {
+		FUZZ_CHECK(m->pkt_len - sizeof(struct lb_eth_hdr) <= ctx.mtu);
+		FUZZ_CHECK(o.v6 ? memcmp(l3 + 8, ctx.tunnel_addr6, 16) == 0
+				: ((const struct lb_ipv4_hdr *)l3)->src == ctx.tunnel_addr);
+		return;
+	}
+	FUZZ_CHECK(m->pkt_len == m->data_len);
 	if (rc != LB_DROP_TUNNEL)
 		return;
-	outer = (const struct lb_ipv4_hdr *)(p + o.l2_len);
 	FUZZ_CHECK(o.l2_len == sizeof(struct lb_eth_hdr));
-	FUZZ_CHECK(outer->src == ctx.tunnel_addr && is_backend(outer->dst, false));
-	FUZZ_CHECK(lb_be16_to_cpu(outer->total_len) == m->data_len - sizeof(struct lb_eth_hdr));
-	inner = outer + 1;
-	ihl = (uint32_t)lb_ipv4_ihl(inner) * 4;
-	FUZZ_CHECK(lb_ipv4_version(inner) == 4 && ihl >= 20);
-	FUZZ_CHECK(lb_be16_to_cpu(inner->total_len) + sizeof(*outer) ==
-		   lb_be16_to_cpu(outer->total_len));
-	FUZZ_CHECK(lb_ipv4_hdr_csum(inner, ihl) == inner->csum);
-	FUZZ_CHECK(is_backend(inner->dst, true));
-	FUZZ_CHECK(inner->ttl >= 1);
+	FUZZ_CHECK(o.l3_len == m->data_len - sizeof(struct lb_eth_hdr));
+	if (o.v6) {
+		FUZZ_CHECK(memcmp(l3 + 8, ctx.tunnel_addr6, 16) == 0);
+		FUZZ_CHECK(is_backend(l3 + 24, true, false));
+	} else {
+		const struct lb_ipv4_hdr *outer = (const struct lb_ipv4_hdr *)l3;
+
+		FUZZ_CHECK(outer->src == ctx.tunnel_addr && is_backend(&outer->dst, false, false));
+	}
+	check_inner(p + o.l4_off, o.l2_len + o.l3_len - o.l4_off, o.proto == LB_IPPROTO_IPV6);
 }
 
 /* Take back and check what mux_burst queued; free it. */
@@ -215,7 +283,6 @@ drain(void)
 
 			FUZZ_CHECK(rte_mbuf_check(m, 1, &why) == 0);
 			FUZZ_CHECK(m->data_len >= sizeof(struct lb_eth_hdr));
-			FUZZ_CHECK(m->pkt_len == m->data_len);
 			check_out(m);
 			rte_pktmbuf_free(m);
 		}
@@ -266,6 +333,7 @@ burst(const uint8_t *frame, uint16_t len, unsigned copies, bool split, uint16_t 
 	drain();
 	/* Every mbuf freed exactly once, or sent: none kept, none lost. */
 	FUZZ_CHECK(rte_mempool_avail_count(pool) == FUZZ_POOL);
+	FUZZ_CHECK(rte_mempool_avail_count(ind_pool) == FUZZ_IND_POOL);
 	return 0;
 }
 
@@ -288,6 +356,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	port = (ctl >> 3) & 1;
 	ctx.arp_for_vips = (ctl >> 2) & 1;
 	mux_conn_reset(w->conn);
+	mux_conn6_reset(w->conn6);
 	if (burst(data, len, 1 + (ctl & 3), ctl2 & 1, port, FUZZ_NOW) != 0)
 		return 0;
 	if (ctl >> 4)

@@ -9,6 +9,7 @@
 #define FUZZ_PACKET_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "fuzz_check.h"
 #include "lb_ftable.h"
@@ -47,10 +48,54 @@ fuzz_service(struct lb_service_cfg *s, uint32_t id, lb_be32_t vip, uint16_t port
 	s->backends = b;
 }
 
+/* 2001:db8:<net>::<host>, 16 bytes as in a packet: the harnesses' IPv6 addresses. */
+static inline void
+fuzz_ip6(uint8_t *a, uint16_t net, uint16_t host)
+{
+	static const uint8_t pre[4] = {0x20, 0x01, 0x0d, 0xb8};
+
+	memset(a, 0, 16);
+	memcpy(a, pre, 4);
+	a[4] = (uint8_t)(net >> 8);
+	a[5] = (uint8_t)net;
+	a[14] = (uint8_t)(host >> 8);
+	a[15] = (uint8_t)host;
+}
+
+/* Backend id: [2001:db8:1::dip]:port (host order) of that weight, active; the host is set apart. */
+static inline void
+fuzz_backend6(struct lb_backend_cfg *b, uint32_t id, uint16_t dip, uint16_t port, uint32_t weight)
+{
+	memset(b, 0, sizeof(*b));
+	fuzz_ip6(b->dip.a8, 1, dip);
+	b->port = port;
+	b->weight = weight;
+	b->id = id;
+}
+
+/* The backend's host: the IPv6 PA 2001:db8:ff::<host>. */
+static inline void
+fuzz_host6(struct lb_backend_cfg *b, uint16_t host)
+{
+	fuzz_ip6(b->host.a8, 0xff, host);
+	b->host6 = 1;
+}
+
+/* Service id: [2001:db8::vip]:port (host order) of proto, with backends b[0..n). */
+static inline void
+fuzz_service6(struct lb_service_cfg *s, uint32_t id, uint16_t vip, uint16_t port, uint8_t proto,
+	struct lb_backend_cfg *b, uint32_t n)
+{
+	memset(s, 0, sizeof(*s));
+	fuzz_service(s, id, 0, port, proto, b, n);
+	fuzz_ip6(s->vip.a8, 0, vip);
+	s->af = LB_AF_INET6;
+}
+
 /*
  * A frame the daemon sent, parsed: an ARP reply (-1: nothing more to check)
- * or a frame whose Ethernet and IPv4 headers are sound, whatever lies behind
- * them (lb_parse()'s verdict, in o).
+ * or a frame whose Ethernet and IP headers (IPv4 or IPv6) are sound, whatever
+ * lies behind them (lb_parse()'s verdict, in o).
  */
 static inline int
 fuzz_sent(const uint8_t *p, uint32_t len, struct lb_pkt *o)

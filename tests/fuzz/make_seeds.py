@@ -3,9 +3,10 @@
 """Write the seed corpora of the fuzz harnesses: tests/fuzz/<harness>/seeds/.
 
 Packets are built with scapy against the tables the harnesses set up
-(fuzz_mux_burst.c, fuzz_agent.c): VIPs 10.0.0.1:80/TCP and 10.0.0.2:53/UDP,
-mux tunnel address 10.255.0.1, agent PA 172.16.0.2 with VMs 10.1.0.1 and
-10.1.0.2. The first bytes of a mux or agent seed are the harness's control
+(fuzz_mux_burst.c, fuzz_agent.c): VIPs 10.0.0.1:80/TCP, 10.0.0.2:53/UDP and
+[2001:db8::1]:80/TCP, mux tunnel addresses 10.255.0.1 and 2001:db8:ff::100,
+agent PAs 172.16.0.2 and 2001:db8:ff::2 with VMs 10.1.0.1 / 2001:db8:1::1
+and 10.1.0.2 / 2001:db8:1::2, IPv6 mux 2001:db8:ff::1. The first bytes of a mux or agent seed are the harness's control
 bytes (see the harness's header comment). Control-protocol seeds are encoded
 by hand from proto/sluice.proto (a few lines of protobuf wire format);
 config seeds are the repository's own configuration files and fragments.
@@ -16,19 +17,30 @@ Rewrites the seeds/ folders; regressions/ are never touched.
 import glob
 import os
 import shutil
+import socket
 import struct
 
 from scapy.all import (ARP, ICMP, IP, TCP, UDP, Dot1Q, Ether, Raw)  # noqa: E402
+from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA,  # noqa: E402
+                                ICMPv6ND_NS, ICMPv6ND_RS, ICMPv6NDOptSrcLLAddr,
+                                ICMPv6PacketTooBig, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment,
+                                IPv6ExtHdrHopByHop, IPv6ExtHdrRouting)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 CLIENT = "198.51.100.7"
 VIP1, VIP2 = "10.0.0.1", "10.0.0.2"
+VIP6 = "2001:db8::10"
 MUX_ADDR, MUX2 = "10.255.0.1", "10.255.0.2"
 PA = "172.16.0.2"
 VM1, VM2 = "10.1.0.1", "10.1.0.2"
 ETH = Ether(src="02:00:00:00:00:aa", dst="02:00:00:00:01:00")
+CLIENT6, VIP6 = "2001:db8:c::7", "2001:db8::1"
+TUNNEL6, PROBER6 = "2001:db8:ff::100", "2001:db8:ff::254"
+PA6, MUX6 = "2001:db8:ff::2", "2001:db8:ff::1"
+VM16, VM26 = "2001:db8:1::1", "2001:db8:1::2"
+MAGIC = b"SLUICE-VIPPROBE\x00"
 
 
 def write(harness, name, data):
@@ -92,6 +104,42 @@ def mux_frames():
         "fragment_later": ETH / IP(src=CLIENT, dst=VIP1, frag=10) / Raw(b"x" * 16),
         "ipv6": Ether(type=0x86DD) / Raw(b"\x60" + b"\0" * 39),
         "qinq": ETH / Dot1Q(vlan=1) / Dot1Q(vlan=2) / IP(src=CLIENT, dst=VIP1) / TCP(dport=80),
+        # IPv6: forwarding (6in6 and 6in4 backends), the chain, errors, ND, probes.
+        "v6_syn": ETH / IPv6(src=CLIENT6, dst=VIP6) / TCP(sport=40000, dport=80, flags="S"),
+        "v6_ack": ETH / IPv6(src=CLIENT6, dst=VIP6) / TCP(sport=40001, dport=80, flags="A") / Raw(b"GET"),
+        "v6_fin": ETH / IPv6(src=CLIENT6, dst=VIP6) / TCP(sport=40002, dport=80, flags="FA"),
+        "v6_ext_chain": ETH / IPv6(src=CLIENT6, dst=VIP6) / IPv6ExtHdrHopByHop() / IPv6ExtHdrDestOpt()
+        / IPv6ExtHdrRouting() / TCP(sport=40003, dport=80),
+        "v6_routed": ETH / IPv6(src=CLIENT6, dst=VIP6) / IPv6ExtHdrRouting(addresses=[VIP6], segleft=1)
+        / TCP(dport=80),
+        "v6_fragment": ETH / IPv6(src=CLIENT6, dst=VIP6) / IPv6ExtHdrFragment(m=1) / TCP(dport=80),
+        "v6_hlim1": ETH / IPv6(src=CLIENT6, dst=VIP6, hlim=1) / TCP(dport=80),
+        "v6_big": ETH / IPv6(src=CLIENT6, dst=VIP6, tc=0xb9) / TCP(sport=40004, dport=80, flags="A")
+        / Raw(b"x" * 1450),
+        "v6_1280": ETH / IPv6(src=CLIENT6, dst=VIP6) / TCP(sport=40005, dport=80, flags="A")
+        / Raw(b"x" * 1220),
+        "v6_ptb": ETH / IPv6(src="2001:db8:ff00::1", dst=VIP6) / ICMPv6PacketTooBig(mtu=1280)
+        / Raw(raw(IPv6(src=VIP6, dst=CLIENT6) / TCP(sport=80, dport=40000, flags="SA"))),
+        "v6_unreach_forged": ETH / IPv6(src="2001:db8:ff00::1", dst="2001:db8::9") / ICMPv6DestUnreach()
+        / Raw(raw(IPv6(src=VIP6, dst=CLIENT6) / TCP(sport=80, dport=40000))),
+        "v6_echo": ETH / IPv6(src=CLIENT6, dst=VIP6) / ICMPv6EchoRequest(id=1, seq=2) / Raw(b"ping"),
+        "v6_echo_tunnel": ETH / IPv6(src=CLIENT6, dst=TUNNEL6) / ICMPv6EchoRequest(),
+        "v6_ns_tunnel": Ether(src="02:00:00:00:00:aa", dst="33:33:ff:00:01:00")
+        / IPv6(src="2001:db8:ff::9", dst="ff02::1:ff00:100", hlim=255) / ICMPv6ND_NS(tgt=TUNNEL6)
+        / ICMPv6NDOptSrcLLAddr(lladdr="02:00:00:00:00:aa"),
+        "v6_ns_dad": Ether(dst="33:33:ff:00:01:00") / IPv6(src="::", dst="ff02::1:ff00:100", hlim=255)
+        / ICMPv6ND_NS(tgt=TUNNEL6),
+        "v6_na": ETH / IPv6(src="2001:db8:ff::9", dst="ff02::1", hlim=255) / ICMPv6ND_NA(tgt=TUNNEL6),
+        "v6_probe_6in6": ETH / IPv6(src=PROBER6, dst=TUNNEL6) / IPv6(src="2001:db8:ff::254", dst=VIP6)
+        / ICMPv6EchoRequest(id=3) / Raw(MAGIC + bytes(16)),
+        "v6_probe_4in6": ETH / IPv6(src=PROBER6, dst=TUNNEL6) / IP(src="10.255.0.254", dst=VIP1)
+        / ICMP(type=8) / Raw(MAGIC + bytes(16)),
+        "v6_probe_6in4": ETH / IP(src="10.255.0.254", dst=MUX_ADDR, proto=41)
+        / IPv6(src="2001:db8:ff::254", dst=VIP6) / ICMPv6EchoRequest(id=4) / Raw(MAGIC + bytes(16)),
+        # IPv4 to the 4in6 backend (10.1.0.2 on 2001:db8:ff::2), whole and past the MTU.
+        "v4_to_v6_pa": ETH / IP(src="198.51.100.9", dst=VIP1) / TCP(sport=40100, dport=80, flags="S"),
+        "v4_big_nodf_any": ETH / IP(src="198.51.100.10", dst=VIP1) / TCP(sport=40101, dport=80)
+        / Raw(b"y" * 1460),
     }
     out = {k: raw(v) for k, v in f.items()}
     out["bad_csum"] = bytearray(out["tcp_syn"])
@@ -103,6 +151,9 @@ def mux_frames():
     out["truncated_eth"] = out["tcp_syn"][:10]
     out["truncated_ip"] = out["tcp_syn"][:14 + 12]
     out["truncated_tcp"] = out["tcp_syn"][:14 + 20 + 10]
+    out["v6_truncated"] = out["v6_syn"][:14 + 40 + 10]
+    out["v6_plen_long"] = bytearray(out["v6_syn"])
+    out["v6_plen_long"][18:20] = struct.pack(">H", 300)
     return {k: bytes(v) for k, v in out.items()}
 
 
@@ -137,6 +188,24 @@ def agent_frames():
         "ping_pa": up / IP(src="172.16.0.254", dst=PA) / ICMP(type=8),
         "plain_tcp": up / IP(src=CLIENT, dst=PA) / TCP(dport=22),
         "tun_6in4": up / IP(src=MUX_ADDR, dst=PA, proto=41) / Raw(b"\x60" + b"\0" * 39),
+        "tun_6in4_syn": up / IP(src=MUX_ADDR, dst=PA, proto=41) / IPv6(src=CLIENT6, dst=VM26)
+        / TCP(sport=40000, dport=8080, flags="S", options=[("MSS", 1460)]),
+        "tun_6in6_syn": up / IPv6(src=MUX6, dst=PA6) / IPv6(src=CLIENT6, dst=VM16)
+        / TCP(sport=40000, dport=8080, flags="S", options=[("MSS", 1460)]),
+        "tun_4in6_udp": up / IPv6(src=MUX6, dst=PA6, nh=4) / IP(src=CLIENT, dst=VM2)
+        / UDP(sport=5000, dport=5353) / Raw(b"q"),
+        "tun_6in6_ptb": up / IPv6(src=MUX6, dst=PA6) / IPv6(src="2001:db8:ff00::1", dst=VM16)
+        / ICMPv6PacketTooBig(mtu=1280) / Raw(raw(IPv6(src=VIP6, dst=CLIENT6) / TCP(sport=80, dport=40000))),
+        "tun_6in6_unknown_mux": up / IPv6(src="2001:db8:ff::9", dst=PA6) / IPv6(src=CLIENT6, dst=VM16)
+        / TCP(dport=8080),
+        "tun_6in6_frag_first": up / IPv6(src=MUX6, dst=PA6) / IPv6ExtHdrFragment(nh=41, m=1, id=5)
+        / Raw(raw(IPv6(src=CLIENT6, dst=VM16) / TCP(dport=8080) / Raw(b"x" * 40))[:48]),
+        "tun_6in6_frag_last": up / IPv6(src=MUX6, dst=PA6) / IPv6ExtHdrFragment(nh=41, offset=6, id=5)
+        / Raw(b"y" * 32),
+        "ns_pa6": up / IPv6(src="2001:db8:ff::9", dst="ff02::1:ff00:2", hlim=255) / ICMPv6ND_NS(tgt=PA6)
+        / ICMPv6NDOptSrcLLAddr(lladdr="02:00:00:00:00:fe"),
+        "ping_pa6": up / IPv6(src="2001:db8:ff::9", dst=PA6) / ICMPv6EchoRequest(),
+        "probe6": up / IPv6(src=PROBER6, dst=VM16) / TCP(sport=45000, dport=8080, flags="S"),
         # Outer fragments (held for reassembly; two copies of a first one: given up).
         "tun_frag_first": tunnel(Raw(raw(IP(src=CLIENT, dst=VM1) / TCP(dport=8080) / Raw(b"x" * 40))[:32]),
                                  flags="MF", id=7),
@@ -158,6 +227,15 @@ def agent_frames():
         "vm_arp_gw": vm1 / ARP(op=1, psrc=VM1, pdst="10.1.0.254"),
         "vm_arp_self": vm1 / ARP(op=1, psrc=VM1, pdst=VM1),
         "vm_vlan": vm1 / Dot1Q(vlan=5) / IP(src=VM1, dst=CLIENT) / TCP(sport=8080, dport=40000),
+        "dsr6_synack": vm1 / IPv6(src=VM16, dst=CLIENT6) / TCP(sport=8080, dport=40000, flags="SA",
+                                                              options=[("MSS", 1460)]),
+        "dsr6_icmp_err": vm1 / IPv6(src=VM16, dst=CLIENT6) / ICMPv6DestUnreach(code=4)
+        / Raw(raw(IPv6(src=CLIENT6, dst=VM16) / TCP(sport=40000, dport=8080))),
+        "vm6_ns_gateway": vm1 / IPv6(src="fe80::1:1", dst="ff02::1:ff00:1", hlim=255)
+        / ICMPv6ND_NS(tgt="fe80::1") / ICMPv6NDOptSrcLLAddr(lladdr="02:00:00:00:02:00"),
+        "vm6_rs": vm1 / IPv6(src="fe80::1:1", dst="ff02::2", hlim=255) / ICMPv6ND_RS(),
+        "vm6_spoofed": vm1 / IPv6(src=VIP6, dst=CLIENT6) / TCP(sport=80, dport=40000),
+        "vm6_probe_out": vm1 / IPv6(src=VM16, dst=PROBER6) / TCP(sport=8080, dport=45000, flags="SA"),
     }
     out = {}
     for k, v in uplink.items():
@@ -199,16 +277,27 @@ def ip4(s):
     return bytes(int(x) for x in s.split("."))
 
 
+def addr(s):         # 4 or 16 bytes: the family on the wire
+    return socket.inet_pton(socket.AF_INET6, s) if ":" in s else ip4(s)
+
+
 DIGEST = bytes(range(16))
 SEED = bytes(range(0x10, 0x20))
 
 
-def backend(i, dip, port=8080, weight=1, state=0):
-    return fb(2, fv(1, i) + fb(2, ip4(dip)) + fv(3, port) + fv(4, weight) + fb(5, ip4(PA)) + fv(6, state))
+def backend(i, dip, port=8080, weight=1, state=0, host=None):
+    return fb(2, fv(1, i) + fb(2, addr(dip)) + fv(3, port) + fv(4, weight) + fb(5, addr(host or PA))
+              + fv(6, state))
 
 
 def key(vip=VIP1, proto=6, port=80):
-    return fb(1, ip4(vip)) + fv(2, proto) + fv(3, port)
+    return fb(1, addr(vip)) + fv(2, proto) + fv(3, port)
+
+
+def service6(n=2):   # an IPv6 service, its hosts IPv6 and IPv4 in turn (6in6, 6in4)
+    return fb(1, key(VIP6, 6, 80)) + b"".join(
+        backend(i, "2001:db8:1::%x" % (i + 1), host="2001:db8:a1::1" if i % 2 == 0 else PA)
+        for i in range(n))
 
 
 def service(vip=VIP1, proto=6, port=80, n=2):
@@ -255,6 +344,25 @@ def codec_msgs():
         "prepare_no_delta": env(12, fv(1, 8) + fv(2, 7) + fb(4, DIGEST)),
         "prepare_ipv6": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(2, fb(1, bytes(16)) + fv(2, 6) + fv(3, 80)))
                             + fb(4, DIGEST)),
+        # IPv6: a service of IPv6 DIPs behind both families of host, an IPv4 one behind an
+        # IPv6 host (4in6), a DIP of the other family (refused), a mux's IPv6 probe address
+        # (9), an agent's PAs (10) and DIPs (11), an operator's IPv6 backend
+        "chunk0_ipv6": env(17, fv(1, 8) + fb(2, DIGEST) + fv(3, 0) + fv(4, 1) + fb(5, options(65537))
+                           + fb(6, service6(3))
+                           + fb(6, fb(1, key(VIP2, 6, 80)) + backend(0, "10.1.0.9", host="2001:db8:a1::1"))),
+        "prepare_ipv6_mixed_family": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(1, fb(1, key(VIP6, 6, 80))
+                                                                           + backend(0, "10.1.0.1")))
+                                         + fb(4, DIGEST)),
+        "hello_mux_ipv6": env(10, fb(1, "mux-1") + fv(2, 1) + fb(5, ip4("10.255.0.1"))
+                              + fb(9, addr("2001:db8:ff::1")), sender="mux-1"),
+        "hello_agent_addrs": env(10, fb(1, "agent-1") + fv(2, 2) + fb(10, ip4("10.0.1.1"))
+                                 + fb(10, addr("2001:db8:a1::1")) + fb(11, ip4("10.1.1.11"))
+                                 + fb(11, addr("2001:db8:1::11")), sender="agent-1"),
+        "hello_probe6_of_ipv4": env(10, fb(1, "mux-1") + fv(2, 1) + fb(9, ip4("10.255.0.1"))),
+        "ctl_backend_add_ipv6": env(20, fv(1, 5) + fb(2, key(VIP6, 6, 80))
+                                    + fb(3, fv(1, 0) + fb(2, addr("2001:db8:1::11")) + fv(3, 8080)
+                                         + fv(4, 1) + fb(5, ip4("10.0.1.1")))
+                                    + fv(6, 1), sender="ctl:op@host"),
         "prepare_bad_maglev": env(12, fv(1, 8) + fv(2, 7) + fb(3, fb(3, options(250))) + fb(4, DIGEST)),
         "vote_yes": env(13, fv(1, 8) + fb(2, DIGEST) + fv(3, 1), sender="mux-1"),
         "vote_no": env(13, fv(1, 8) + fb(2, DIGEST) + fb(4, "digest mismatch"), sender="mux-1"),

@@ -18,7 +18,7 @@ check "agent 1 drops and counts every bad tunnel frame by reason" \
 check "HTTP through the VIP still works afterwards" lab_http_ok
 
 t_end
-for r in not_our_pa:2 unknown_mux:2 inner_malformed:7 no_local_dip:2 not_tunnel:2; do
+for r in not_our_pa:2 unknown_mux:2 inner_malformed:7 no_local_dip:3 not_tunnel:2; do
 	check "agent1.json drops.${r%:*} == $((${r#*:} * 3))" \
 		test "$(t_json agent1 "drops.${r%:*}")" -eq $((${r#*:} * 3))
 done

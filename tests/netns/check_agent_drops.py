@@ -69,9 +69,14 @@ def cases(a):
         ("plain UDP to the PA, not a tunnel",
          Ether(src=a.router_mac, dst=a.agent_mac) / IP(src=a.mux, dst=a.pa) / UDP(dport=53),
          "not_tunnel"),
-        ("IPv6-in-IPv4 (protocol 41) is not a Sluice tunnel",
+        ("plain TCP to the PA, not a tunnel",
+         Ether(src=a.router_mac, dst=a.agent_mac) / IP(src=a.mux, dst=a.pa) /
+         TCP(sport=40000, dport=22, flags="S"), "not_tunnel"),
+        # 6in4 is a tunnel form (RFC 4213): decapsulated, but no VM here has
+        # the inner IPv6 destination
+        ("IPv6-in-IPv4 to an IPv6 address no VM here has",
          Ether(src=a.router_mac, dst=a.agent_mac) / IP(src=a.mux, dst=a.pa, proto=41) /
-         IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP(dport=53), "not_tunnel"),
+         IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP(dport=53), "no_local_dip"),
         ("outer IPv4 checksum wrong",
          outer(chksum=0x1234) / syn(), "ip_csum"),
     ]

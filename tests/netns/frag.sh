@@ -23,54 +23,8 @@ lab_start_all 1 1 1 1
 echo "# lab up in $((SECONDS - T_START)) s"
 
 # Each VM's HTTP server gives way to a sink on the same port: it reads one
-# upload to its end and answers with its length and SHA-256.
-cat >"$LAB_DIR/sink.py" <<'EOF'
-import hashlib, socket, sys
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1])))
-s.listen(16)
-while True:
-    c, _ = s.accept()
-    h, n = hashlib.sha256(), 0
-    while True:
-        b = c.recv(65536)
-        if not b:
-            break
-        h.update(b)
-        n += len(b)
-    c.sendall(b"%d %s\n" % (n, h.hexdigest().encode()))
-    c.close()
-EOF
-for v in "${LAB_VMS[@]}"; do
-	lab_kill "http-$v"
-	lab_spawn "sink-$v" "$(lab_ns_vm "$v")" "$LAB_PY" "$LAB_DIR/sink.py" "$LAB_BE_PORT"
-done
-for v in "${LAB_VMS[@]}"; do
-	check "the sink of $v listens" lab_poll lab_listening "$(lab_ns_vm "$v")"
-done
-
-cat >"$LAB_DIR/upload.py" <<'EOF'
-import hashlib, os, socket, sys
-vip, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-ok = 0
-for i in range(n):
-    data = os.urandom(size)
-    want = b"%d %s\n" % (size, hashlib.sha256(data).hexdigest().encode())
-    with socket.create_connection((vip, 80), timeout=20) as s:
-        s.sendall(data)
-        s.shutdown(socket.SHUT_WR)
-        got = b""
-        while not got.endswith(b"\n"):
-            b = s.recv(256)
-            if not b:
-                break
-            got += b
-    ok += got == want
-    if got != want:
-        print("upload %d: sent %r, the sink saw %r" % (i, want.strip(), got.strip()))
-print(ok)
-EOF
+# upload to its end and answers with its length and SHA-256 (uploads.py).
+t_sinks
 
 ip netns exec "$LAB_NS_CLIENT" sysctl -qw net.ipv4.ip_no_pmtu_disc=1
 ip -n "$LAB_NS_ROUTER" link set dev rt-h1 mtu 1200
@@ -101,8 +55,8 @@ made0=$(router_frags)
 
 uploads=16 rc=0
 # A stalled upload (fragments lost) times out after 20 s and ends the run.
-ip netns exec "$LAB_NS_CLIENT" "$LAB_PY" "$LAB_DIR/upload.py" "$LAB_VIP" "$uploads" 262144 \
-	>"$LAB_DIR/upload.out" 2>&1 || rc=$?
+ip netns exec "$LAB_NS_CLIENT" "$LAB_PY" "$LAB_SRC/tests/netns/uploads.py" upload "$LAB_VIP" \
+	"$uploads" 262144 >"$LAB_DIR/upload.out" 2>&1 || rc=$?
 tail -n 3 "$LAB_DIR/upload.out"
 check "all $uploads uploads of 256 KiB arrived whole at a sink (length and SHA-256)" \
 	test "$rc" -eq 0 -a "$(tail -n 1 "$LAB_DIR/upload.out")" = "$uploads"

@@ -170,6 +170,21 @@ t_vm_servers() {
 	done
 }
 
+# t_sinks: every VM's HTTP server gives way to an upload sink on the same
+# port (tests/netns/uploads.py: it answers each upload with its length and
+# SHA-256), both families.
+t_sinks() {
+	local v
+	for v in "${LAB_VMS[@]}"; do
+		lab_kill "http-$v"
+		lab_spawn "sink-$v" "$(lab_ns_vm "$v")" "$LAB_PY" "$LAB_SRC/tests/netns/uploads.py" \
+			sink "$LAB_BE_PORT"
+	done
+	for v in "${LAB_VMS[@]}"; do
+		check "the sink of $v listens" lab_poll lab_listening "$(lab_ns_vm "$v")"
+	done
+}
+
 # t_bytes FILE: its size, 0 while it does not exist.
 t_bytes() { stat -c %s "$1" 2>/dev/null || echo 0; }
 

@@ -3,9 +3,9 @@
 # mux every second (IP-in-IP from the router's 10.255.0.254 to the mux's
 # tunnel address; mux.probers lets it answer), 3 unanswered in a row fence.
 #   1. status shows the mux answering with the committed version.
-#   2. SIGSTOP the mux: within interval x failures + one interval (4 s) it
-#      is fenced, the reason naming the VIP and the mux ("VIP probe: no
-#      answer for 192.0.2.10 through 10.255.0.1 (3 in a row)").
+#   2. SIGSTOP the mux: at the third unanswered interval (about 3 s) it
+#      is fenced, the reason naming the VIP, the mux and the count ("VIP
+#      probe: no answer for 192.0.2.10 through 10.255.0.1 (3 in a row)").
 #   3. SIGCONT: it takes its snapshot, says hello at the committed version,
 #      is in sync again and answers its probes again.
 #   4. A commit after that reaches it (it takes part in rounds again).
@@ -48,10 +48,11 @@ lab_poll fenced_by_probe
 took=$(($(now_ms) - t0))
 why=$(mux why)
 echo "# mux fenced $took ms after SIGSTOP: $why"
-check "fenced by the VIP probes within $((INTERVAL_MS * FAILURES + INTERVAL_MS)) ms ($took ms)" \
-	test "$took" -le $((INTERVAL_MS * FAILURES + INTERVAL_MS))
-check "the reason names the VIP and the mux: $why" \
-	bash -c "[[ '$why' == 'VIP probe: no answer for $LAB_VIP through 10.255.0.1 ('*' in a row)' ]]"
+# The fence comes at the FAILURES-th unanswered interval, which the reason
+# records (a member is fenced once, from in sync); the time is a figure
+# (about interval x failures, more on a loaded host), not a verdict.
+check "fenced by the VIP probes after $FAILURES unanswered intervals in a row ($took ms): $why" \
+	test "$why" = "VIP probe: no answer for $LAB_VIP through 10.255.0.1 ($FAILURES in a row)"
 check "status says it loudly" status_has 'FENCED by VIP probe'
 lab_ctl status | sed -n '/^  mux /,+1p' | sed 's/^/# /'
 

@@ -44,6 +44,7 @@
 #include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/tls/tls.h>
 
+#include "lb_addr.h"
 #include "lb_codec.h"
 #include "lb_err.h"
 #include "lb_file.h"
@@ -79,6 +80,8 @@ struct rp_opts {
 	bool listen;
 	bool ctl;
 	bool quiet_status; /* do not print every STATUS heartbeat */
+	/* hello as an agent with these PAs and DIPs ("10.99.0.3,2001:db8::3") */
+	const char *agent_pas, *agent_dips;
 };
 
 struct rp {
@@ -116,7 +119,9 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rawpeer [--ca F] [--cert F --key F] [--server-name N] [--id ID]\n"
-		"               [--listen | --ctl] [--quiet-status] URL STEP...\n"
+		"               [--listen | --ctl] [--quiet-status]\n"
+		"               [--agent-pas A,B --agent-dips A,B (hello as an agent)] URL "
+		"STEP...\n"
 		"member steps (to the manager):\n"
 		"  hello:ID:VERSION[:DIGEST]  garbage:BYTES[:COUNT]  truncate  oversize:MB\n"
 		"  future:PROTO  vote:VERSION[:DIGEST[:no]]  commit:VERSION  abort:VERSION\n"
@@ -128,6 +133,26 @@ usage(FILE *f)
 		"operator steps (--ctl): ctl-status:N  ctl-malformed:N  ctl-parallel:N:THREADS\n"
 		"  ctl-noread:N  ctl-as:NAME (over TLS: challenged, then proven as NAME)  "
 		"sleep:MS\n");
+}
+
+/* "a,b,c": addresses of either family into v (at most max). */
+static int
+addr_list(const char *s, struct lb_host_addr *v, uint32_t max, uint32_t *n)
+{
+	char buf[2048], *tok, *save = NULL, why[128];
+
+	*n = 0;
+	snprintf(buf, sizeof(buf), "%s", s != NULL ? s : "");
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		if (*n == max || lb_addr_parse(tok, LB_ADDR_ANY, &v[*n].a, &v[*n].af, why,
+					 sizeof(why)) != 0) {
+			fprintf(stderr, "rawpeer: address %s: %s\n", tok,
+				*n == max ? "too many" : why);
+			return -1;
+		}
+		(*n)++;
+	}
+	return 0;
 }
 
 static void
@@ -1033,6 +1058,13 @@ run_step(struct rp *rp, char *step)
 		snprintf(m->id, sizeof(m->id), "%s", argv[1]);
 		if (unhex(argc > 3 ? argv[3] : NULL, m->digest) != 0)
 			return 2;
+		if (rp->o.agent_pas != NULL || rp->o.agent_dips != NULL) {
+			m->role = LB_ROLE_AGENT;
+			if (addr_list(rp->o.agent_pas, m->pas, LB_MSG_MAX_PAS, &m->n_pas) != 0 ||
+				addr_list(rp->o.agent_dips, m->dips, LB_MSG_MAX_DIPS, &m->n_dips) !=
+					0)
+				return 2;
+		}
 		rc = send_msg(rp, m, NULL, 0);
 		free(rp->hello);
 		rp->hello = m; /* kept to answer a CHALLENGE */
@@ -1148,6 +1180,8 @@ parse_options(struct rp_opts *o, int argc, char **argv)
 		{"listen", NULL, &o->listen},
 		{"ctl", NULL, &o->ctl},
 		{"quiet-status", NULL, &o->quiet_status},
+		{"agent-pas", &o->agent_pas, NULL},
+		{"agent-dips", &o->agent_dips, NULL},
 	};
 	enum { N_OPTS = sizeof(opts) / sizeof(opts[0]) };
 	struct option longopts[N_OPTS + 2];

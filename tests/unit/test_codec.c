@@ -10,9 +10,12 @@
 
 #include <criterion/criterion.h>
 
+#include "lb_addr.h"
 #include "lb_codec.h"
 #include "lb_err.h"
 #include "lb_hdr.h"
+/* Only to craft what our encoder never writes (a DIP of the other family). */
+#include "sluice.pb-c.h"
 
 static struct lb_addr
 v4(const char *s)
@@ -57,6 +60,15 @@ make_table(struct lb_ftable *ft, uint32_t n_svc, uint32_t n_be)
 	}
 }
 
+static struct lb_addr
+v6(const char *s)
+{
+	struct lb_addr a;
+
+	cr_assert_eq(inet_pton(AF_INET6, s, a.a8), 1, "%s", s);
+	return a;
+}
+
 static void
 assert_tables_equal(const struct lb_ftable *a, const struct lb_ftable *b)
 {
@@ -66,6 +78,7 @@ assert_tables_equal(const struct lb_ftable *a, const struct lb_ftable *b)
 	for (s = 0; s < a->n_services; s++) {
 		const struct lb_service_cfg *x = &a->services[s], *y = &b->services[s];
 
+		cr_assert_eq(x->af, y->af, "service %u: family", s);
 		cr_assert_eq(memcmp(&x->vip, &y->vip, sizeof(x->vip)), 0);
 		cr_assert_eq(x->port, y->port);
 		cr_assert_eq(x->proto, y->proto);
@@ -151,7 +164,82 @@ Test(codec, simple_messages_roundtrip)
 	}
 }
 
-/* A mux's hello carries its probe address; an agent's carries none. */
+/* A mux's flow counts in STATUS: services and backends, bounded, checked. */
+Test(codec, status_flows)
+{
+	struct lb_flow_count *f = calloc(600, sizeof(*f));
+	struct lb_msg in, out;
+	char err[256];
+	uint8_t *buf;
+	size_t len;
+	uint32_t i;
+
+	cr_assert_not_null(f);
+	for (i = 0; i < 600; i++) {
+		f[i].vip = v4("192.0.2.10");
+		f[i].af = LB_AF_INET;
+		f[i].port = 80;
+		f[i].proto = LB_IPPROTO_TCP;
+		if (i % 3 != 0) { /* backends; every third a service */
+			lb_addr_v4(&f[i].dip, htonl(0x0a010100u + i));
+			f[i].dip_port = 8080;
+		}
+		f[i].pkts = 1000 + i;
+		f[i].bytes = 1ULL << 40 | i;
+		f[i].new_conns = i;
+	}
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_STATUS;
+	in.version = 9;
+	in.flows = f;
+	in.n_flows = 3;
+	in.flows_first = 597;
+	in.flows_total = 600;
+	roundtrip(&in, &out);
+	cr_assert_eq(out.n_flows, 3);
+	cr_assert_eq(out.flows_first, 597);
+	cr_assert_eq(out.flows_total, 600);
+	for (i = 0; i < 3; i++)
+		cr_assert_eq(memcmp(&out.flows[i], &f[i], sizeof(f[i])), 0, "flow %u differs", i);
+	lb_msg_free(&out);
+
+	/* At most LB_MSG_MAX_FLOWS go: a mux sends the rest next time. */
+	in.n_flows = 600;
+	roundtrip(&in, &out);
+	cr_assert_eq(out.n_flows, LB_MSG_MAX_FLOWS);
+	cr_assert_eq(out.flows[LB_MSG_MAX_FLOWS - 1].pkts, 1000 + LB_MSG_MAX_FLOWS - 1);
+	lb_msg_free(&out);
+
+	/* An IPv6 service and backend: 16-byte addresses both ways. */
+	f[0].af = f[1].af = LB_AF_INET6;
+	f[0].vip = f[1].vip = v6("2001:db8::10");
+	f[1].dip = v6("2001:db8:1::11");
+	in.n_flows = 2;
+	roundtrip(&in, &out);
+	cr_assert_eq(out.n_flows, 2);
+	for (i = 0; i < 2; i++)
+		cr_assert_eq(memcmp(&out.flows[i], &f[i], sizeof(f[i])), 0, "IPv6 flow %u differs", i);
+	lb_msg_free(&out);
+
+	/* A service key that is none: the whole STATUS is refused. */
+	f[0].af = f[1].af = LB_AF_INET;
+	f[0].vip = f[1].vip = v4("192.0.2.10");
+	lb_addr_v4(&f[1].dip, htonl(0x0a010101u));
+	in.n_flows = 2;
+	f[1].proto = 1;
+	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
+	cr_assert_eq(lb_msg_decode(buf, len, &out, err, sizeof(err)), -LB_EPARSE);
+	cr_assert_not_null(strstr(err, "neither TCP nor UDP"), "%s", err);
+	cr_assert_null(out.flows);
+	lb_msg_free(&out);
+	free(buf);
+	free(f);
+}
+
+/*
+ * A mux's hello carries its probe addresses (IPv4 and IPv6); an agent's
+ * carries none, but its PAs and DIPs of both families.
+ */
 Test(codec, hello_probe_address)
 {
 	struct lb_msg in, out;
@@ -161,14 +249,31 @@ Test(codec, hello_probe_address)
 	snprintf(in.id, sizeof(in.id), "mux1");
 	in.role = LB_ROLE_MUX;
 	in.probe_addr.a32[0] = htonl(0x0aff0001);
+	in.probe_addr6 = v6("2001:db8:ff::1");
 	roundtrip(&in, &out);
 	cr_assert_eq(out.probe_addr.a32[0], htonl(0x0aff0001));
 	cr_assert_eq(out.probe_addr.a32[1], 0);
+	cr_assert_eq(memcmp(&out.probe_addr6, &in.probe_addr6, 16), 0);
+	cr_assert_eq(out.n_pas + out.n_dips, 0);
 	lb_msg_free(&out);
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_HELLO;
+	snprintf(in.id, sizeof(in.id), "host1");
 	in.role = LB_ROLE_AGENT;
-	in.probe_addr.a32[0] = 0;
+	in.n_pas = 2;
+	in.pas[0] = (struct lb_host_addr){LB_AF_INET, v4("10.99.0.3")};
+	in.pas[1] = (struct lb_host_addr){LB_AF_INET6, v6("2001:db8:99::3")};
+	in.n_dips = 3;
+	in.dips[0] = (struct lb_host_addr){LB_AF_INET, v4("10.1.1.11")};
+	in.dips[1] = (struct lb_host_addr){LB_AF_INET6, v6("2001:db8:1::11")};
+	in.dips[2] = (struct lb_host_addr){LB_AF_INET6, v6("2001:db8:1::12")};
 	roundtrip(&in, &out);
 	cr_assert_eq(out.probe_addr.a32[0], 0, "none sent, none decoded");
+	cr_assert(lb_addr_is_zero(&out.probe_addr6));
+	cr_assert_eq(out.n_pas, 2);
+	cr_assert_eq(out.n_dips, 3);
+	cr_assert_eq(memcmp(out.pas, in.pas, sizeof(in.pas[0]) * 2), 0);
+	cr_assert_eq(memcmp(out.dips, in.dips, sizeof(in.dips[0]) * 3), 0);
 	lb_msg_free(&out);
 }
 
@@ -409,4 +514,215 @@ Test(codec, digest_ignores_order_but_not_content)
 	cr_assert_neq(memcmp(da, db, LB_DIGEST_LEN), 0, "a weight change kept the digest");
 	lb_ftable_free(&a);
 	lb_ftable_free(&b);
+}
+
+static struct lb_backend_cfg
+backend(struct lb_addr dip, struct lb_addr host, uint8_t host6, uint16_t port, uint32_t weight,
+	uint8_t state, uint32_t id)
+{
+	struct lb_backend_cfg b = {.dip = dip, .host = host, .host6 = host6, .port = port};
+
+	b.weight = weight;
+	b.state = state;
+	b.id = id;
+	return b;
+}
+
+/* A service of n backends, all zero. */
+static struct lb_service_cfg
+service(uint8_t af, struct lb_addr vip, uint16_t port, uint8_t proto, uint32_t id, uint32_t n)
+{
+	struct lb_service_cfg sc = {.af = af, .vip = vip, .port = port, .proto = proto, .id = id};
+
+	sc.n_backends = n;
+	sc.backends = calloc(n, sizeof(*sc.backends));
+	return sc;
+}
+
+/*
+ * A dual-stack table: an IPv6 service whose backends sit behind an IPv6 PA
+ * (6in6) and an IPv4 one (6in4), and an IPv4 service behind an IPv6 PA
+ * (4in6). Each address keeps its family through the wire.
+ */
+static void
+make_table6(struct lb_ftable *ft)
+{
+	struct lb_service_cfg *sc;
+
+	memset(ft, 0, sizeof(*ft));
+	ft->seed.k0 = 0x0102030405060708ULL;
+	ft->seed.k1 = 0x1112131415161718ULL;
+	ft->maglev_size = 65537;
+	ft->n_services = 2;
+	ft->services = calloc(2, sizeof(*ft->services));
+	ft->services[0] = service(LB_AF_INET, v4("192.0.2.10"), 80, LB_IPPROTO_TCP, 1, 1);
+	ft->services[1] = service(LB_AF_INET6, v6("2001:db8::10"), 443, LB_IPPROTO_UDP, 2, 2);
+	ft->services[0].backends[0] =
+		backend(v4("10.1.1.11"), v6("2001:db8:99::3"), 1, 8080, 2, 0, 1);
+	sc = &ft->services[1];
+	sc->backends[0] = backend(
+		v6("2001:db8:1::11"), v6("2001:db8:99::3"), 1, 8443, 3, LB_BACKEND_DRAIN, 2);
+	sc->backends[1] = backend(v6("2001:db8:1::12"), v4("10.99.0.4"), 0, 8443, 1, 0, 3);
+}
+
+Test(codec, ipv6_table_roundtrips)
+{
+	struct lb_msg in, out;
+	struct lb_ftable ft;
+	uint8_t d1[LB_DIGEST_LEN], d2[LB_DIGEST_LEN];
+
+	make_table6(&ft);
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	in.count = 1;
+	in.table = ft;
+	lb_ftable_digest(&ft, in.digest);
+	roundtrip(&in, &out);
+	assert_tables_equal(&ft, &out.table);
+	cr_assert_eq(out.table.services[1].backends[0].host6, 1);
+	cr_assert_eq(out.table.services[1].backends[1].host6, 0);
+	cr_assert_eq(out.table.services[0].backends[0].host6, 1);
+	lb_ftable_digest(&ft, d1);
+	lb_ftable_digest(&out.table, d2);
+	cr_assert_eq(memcmp(d1, d2, LB_DIGEST_LEN), 0);
+	lb_msg_free(&out);
+
+	/* A delta removing an IPv6 service by its key. */
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_PREPARE;
+	in.version = 2;
+	in.base_version = 1;
+	in.delta.n_upsert = 1;
+	in.delta.upsert = &ft.services[1];
+	in.delta.n_remove = 1;
+	in.delta.remove = calloc(1, sizeof(*in.delta.remove));
+	lb_svc_key_make(
+		in.delta.remove, LB_AF_INET6, &ft.services[1].vip, htons(53), LB_IPPROTO_UDP);
+	roundtrip(&in, &out);
+	cr_assert_eq(out.delta.n_remove, 1);
+	cr_assert_eq(memcmp(&out.delta.remove[0], in.delta.remove, sizeof(struct lb_svc_key)), 0);
+	cr_assert_eq(out.delta.remove[0].af, LB_AF_INET6);
+	cr_assert_eq(out.delta.upsert[0].af, LB_AF_INET6);
+	cr_assert_eq(memcmp(out.delta.upsert[0].backends, ft.services[1].backends,
+			     2 * sizeof(*ft.services[1].backends)),
+		0);
+	lb_msg_free(&out);
+	free(in.delta.remove);
+	lb_ftable_free(&ft);
+}
+
+/* An operator's request for an IPv6 backend behind an IPv4 PA. */
+Test(codec, ctl_request_ipv6_backend)
+{
+	struct lb_msg in, out;
+
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_CTL_REQUEST;
+	in.ctl.op = LB_CTL_BACKEND_ADD;
+	in.ctl.has_svc = true;
+	lb_svc_key_make(&in.ctl.svc, LB_AF_INET6, &(struct lb_addr){0}, htons(80), LB_IPPROTO_TCP);
+	in.ctl.svc.vip = v6("2001:db8::10");
+	in.ctl.has_be = true;
+	in.ctl.be_af = LB_AF_INET6;
+	in.ctl.be.dip = v6("2001:db8:1::11");
+	in.ctl.be.host = v4("10.99.0.3");
+	in.ctl.be.port = 8080;
+	in.ctl.set_host = true;
+	roundtrip(&in, &out);
+	cr_assert_eq(memcmp(&out.ctl.svc, &in.ctl.svc, sizeof(in.ctl.svc)), 0);
+	cr_assert_eq(out.ctl.be_af, LB_AF_INET6);
+	cr_assert(lb_addr_eq(&out.ctl.be.dip, &in.ctl.be.dip));
+	cr_assert(lb_addr_eq(&out.ctl.be.host, &in.ctl.be.host));
+	cr_assert_eq(out.ctl.be.host6, 0);
+	lb_msg_free(&out);
+
+	/* The same with an IPv6 host: host6 says so. */
+	in.ctl.be.host = v6("2001:db8:99::3");
+	in.ctl.be.host6 = 1;
+	roundtrip(&in, &out);
+	cr_assert_eq(out.ctl.be.host6, 1);
+	cr_assert(lb_addr_eq(&out.ctl.be.host, &in.ctl.be.host));
+	lb_msg_free(&out);
+}
+
+/* One snapshot chunk of one service (VIP of vlen bytes) and one backend (DIP of dlen). */
+static void
+craft_chunk(size_t vlen, size_t dlen, size_t hlen, uint8_t **buf, size_t *len)
+{
+	static uint8_t addr[17] = {
+		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 1};
+	static uint8_t digest[LB_DIGEST_LEN], seed[16];
+	Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+	Sluice__SnapshotChunk c = SLUICE__SNAPSHOT_CHUNK__INIT;
+	Sluice__FlowTableOptions o = SLUICE__FLOW_TABLE_OPTIONS__INIT;
+	Sluice__Service s = SLUICE__SERVICE__INIT, *sp = &s;
+	Sluice__ServiceKey k = SLUICE__SERVICE_KEY__INIT;
+	Sluice__Backend b = SLUICE__BACKEND__INIT, *bp = &b;
+
+	/* An IPv4 address is the first 4 bytes: 32.1.13.184. */
+	k.vip = (ProtobufCBinaryData){vlen, addr};
+	k.protocol = LB_IPPROTO_TCP;
+	k.port = 80;
+	b.dip = (ProtobufCBinaryData){dlen, addr};
+	b.host = (ProtobufCBinaryData){hlen, addr};
+	b.port = 8080;
+	b.weight = 1;
+	s.key = &k;
+	s.n_backends = 1;
+	s.backends = &bp;
+	o.hash_seed = (ProtobufCBinaryData){16, seed};
+	o.maglev_size = 65537;
+	c.digest = (ProtobufCBinaryData){LB_DIGEST_LEN, digest};
+	c.count = 1;
+	c.options = &o;
+	c.n_services = 1;
+	c.services = &sp;
+	env.protocol = LB_PROTOCOL;
+	env.sender = "manager";
+	env.body_case = SLUICE__ENVELOPE__BODY_SNAPSHOT_CHUNK;
+	env.snapshot_chunk = &c;
+	*len = sluice__envelope__get_packed_size(&env);
+	*buf = malloc(*len);
+	sluice__envelope__pack(&env, *buf);
+}
+
+/* A service is one family: a DIP of the other is refused, naming it; a PA may be either. */
+Test(codec, address_families_refused_naming_the_field)
+{
+	static const struct {
+		size_t v, d, h;
+		const char *err; /* NULL: decodes */
+	} cases[] = {
+		{16, 16, 16, NULL},
+		{16, 16, 4, NULL},
+		{4, 4, 16, NULL},
+		{4, 16, 4, "backend 0: dip is IPv6 in an IPv4 service"},
+		{16, 4, 16, "backend 0: dip is IPv4 in an IPv6 service"},
+		{17, 16, 16, "vip: 17 address bytes"},
+		{16, 15, 16, "dip: 15 address bytes"},
+		{4, 4, 0, "host: 0 address bytes"},
+	};
+	struct lb_msg out;
+	char err[256];
+	uint8_t *buf;
+	size_t len, i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc;
+
+		craft_chunk(cases[i].v, cases[i].d, cases[i].h, &buf, &len);
+		err[0] = '\0';
+		rc = lb_msg_decode(buf, len, &out, err, sizeof(err));
+		if (cases[i].err == NULL) {
+			cr_assert_eq(rc, 0, "case %zu: %s", i, err);
+			cr_assert_eq(out.table.services[0].af,
+				cases[i].v == 16 ? LB_AF_INET6 : LB_AF_INET);
+			cr_assert_eq(out.table.services[0].backends[0].host6, cases[i].h == 16);
+		} else {
+			cr_assert_eq(rc, -LB_EPARSE, "case %zu", i);
+			cr_assert_not_null(strstr(err, cases[i].err), "case %zu: %s", i, err);
+		}
+		lb_msg_free(&out);
+		free(buf);
+	}
 }

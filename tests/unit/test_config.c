@@ -89,6 +89,17 @@ expect_addr(const struct lb_addr *a, const char *dotted, const char *what)
 }
 
 static void
+expect_addr6(const struct lb_addr *a, const char *text, const char *what)
+{
+	struct lb_addr want;
+	char buf[LB_ADDR_STRLEN];
+
+	cr_assert_eq(inet_pton(AF_INET6, text, want.a8), 1, "bad test address %s", text);
+	cr_expect(lb_addr_eq(a, &want), "%s: %s, want %s", what,
+		lb_addr_ntop(LB_AF_INET6, a, buf, sizeof(buf)), text);
+}
+
+static void
 expect_backend(const struct lb_backend_cfg *b, const char *dip, uint16_t port, uint32_t weight,
 	const char *host, const char *what)
 {
@@ -165,6 +176,105 @@ Test(config, good_file)
 	expect_no_leaks("good_file");
 }
 
+/* IPv6 services and PAs: families recorded, addresses in canonical bytes. */
+Test(config, dual_stack_file)
+{
+	struct lb_ftable ft;
+	const struct lb_service_cfg *s;
+	char buf[LB_ADDR_STRLEN];
+
+	load_good("good6.cfg", &ft, 0x0011223344556677ULL, 0x8899aabbccddeeffULL,
+		LB_MAGLEV_DEFAULT_SIZE);
+	cr_assert_eq(ft.n_services, 2, "%u services", ft.n_services);
+	s = &ft.services[0];
+	cr_expect_eq(s->af, LB_AF_INET6, "services[0]: af %u", s->af);
+	expect_addr6(&s->vip, "2001:db8::10", "services[0] vip");
+	cr_expect_eq(s->port, 80);
+	cr_assert_eq(s->n_backends, 2);
+	expect_addr6(&s->backends[0].dip, "2001:db8:1::11", "backends[0] dip");
+	cr_expect_eq(s->backends[0].host6, 0, "an IPv4 PA behind an IPv6 DIP (6in4)");
+	expect_addr(&s->backends[0].host, "172.16.0.2", "backends[0] host");
+	cr_expect_eq(s->backends[0].weight, 2);
+	/* Written in upper case with every zero: the same address. */
+	expect_addr6(&s->backends[1].dip, "2001:db8:1::12", "backends[1] dip");
+	cr_expect_eq(s->backends[1].host6, 1, "an IPv6 PA (6in6)");
+	expect_addr6(&s->backends[1].host, "2001:db8:ff::3", "backends[1] host");
+	cr_expect_str_eq(lb_addr_ntop(LB_AF_INET6, &s->backends[1].dip, buf, sizeof(buf)),
+		"2001:db8:1::12", "canonical text");
+	s = &ft.services[1];
+	cr_expect_eq(s->af, LB_AF_INET, "services[1]: af %u", s->af);
+	cr_assert_eq(s->n_backends, 1);
+	expect_addr(&s->backends[0].dip, "10.1.0.21", "services[1] dip");
+	cr_expect_eq(s->backends[0].host6, 1, "an IPv6 PA behind an IPv4 DIP (4in6)");
+	expect_addr6(&s->backends[0].host, "fd00:ff::4", "services[1] host");
+	lb_ftable_free(&ft);
+	expect_no_leaks("dual_stack_file");
+}
+
+/*
+ * lb_addr_parse(), which every address field goes through: what each field
+ * kind takes and the reason it gives for what it refuses.
+ */
+Test(config, address_text)
+{
+	static const struct {
+		const char *text;
+		unsigned allow;
+		uint8_t af; /* LB_AF_NONE: refused */
+		const char *out_or_why;
+	} cases[] = {
+		{"192.0.2.1", LB_ADDR_ANY, LB_AF_INET, "192.0.2.1"},
+		{"2001:DB8:0:0:1:0:0:1", LB_ADDR_ANY, LB_AF_INET6, "2001:db8::1:0:0:1"},
+		{"2001:db8:0:1:0:0:0:0", LB_ADDR_ANY, LB_AF_INET6, "2001:db8:0:1::"},
+		/* RFC 5952 4.2.2: "::" never shortens a single zero word. */
+		{"2001:db8:0:1:1:1:1:1", LB_ADDR_ANY, LB_AF_INET6, "2001:db8:0:1:1:1:1:1"},
+		{"fd00::1", LB_ADDR_V6, LB_AF_INET6, "fd00::1"},
+		{"fe80::1", LB_ADDR_V6 | LB_ADDR_LINK_LOCAL, LB_AF_INET6, "fe80::1"},
+		{"fe80::1", LB_ADDR_V6, LB_AF_NONE, "is link-local"},
+		{"fe80::1%eth0", LB_ADDR_V6 | LB_ADDR_LINK_LOCAL, LB_AF_NONE,
+			"is a scoped address"},
+		{"2001:db8::/32", LB_ADDR_ANY, LB_AF_NONE, "is a prefix"},
+		{"10.0.0.1/32", LB_ADDR_ANY, LB_AF_NONE, "is a prefix"},
+		{"2001:db8::1", LB_ADDR_V4, LB_AF_NONE,
+			"is an IPv6 address: this field takes IPv4"},
+		{"10.0.0.1", LB_ADDR_V6, LB_AF_NONE, "is an IPv4 address: this field takes IPv6"},
+		{"::", LB_ADDR_ANY, LB_AF_NONE, "is the unspecified address"},
+		{"0.0.0.0", LB_ADDR_ANY, LB_AF_NONE, "is the unspecified address"},
+		/* Loopback passes: tests run backends there. */
+		{"::1", LB_ADDR_ANY, LB_AF_INET6, "::1"},
+		{"127.0.77.1", LB_ADDR_ANY, LB_AF_INET, "127.0.77.1"},
+		{"ff02::1:ff00:1", LB_ADDR_ANY, LB_AF_NONE, "is a multicast address"},
+		{"224.0.0.5", LB_ADDR_ANY, LB_AF_NONE, "multicast"},
+		{"::ffff:10.0.0.1", LB_ADDR_ANY, LB_AF_NONE, "IPv4-mapped"},
+		{"2001:db8::1::2", LB_ADDR_ANY, LB_AF_NONE, "is not an IPv4 or IPv6 address"},
+		{"2001:db8:0:0:0:0:0:0:1", LB_ADDR_ANY, LB_AF_NONE, "is not an IPv4 or IPv6"},
+		{"1.2.3", LB_ADDR_V4, LB_AF_NONE, "is not an IPv4 address"},
+		{"[2001:db8::1]", LB_ADDR_ANY, LB_AF_NONE, "is not an IPv4 or IPv6 address"},
+		{"", LB_ADDR_ANY, LB_AF_NONE, "is empty"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lb_addr a;
+		char why[160], buf[LB_ADDR_STRLEN];
+		uint8_t af = 99;
+		int rc = lb_addr_parse(cases[i].text, cases[i].allow, &a, &af, why, sizeof(why));
+
+		if (cases[i].af == LB_AF_NONE) {
+			cr_expect_eq(rc, -LB_EPARSE, "\"%s\": accepted", cases[i].text);
+			cr_expect_eq(af, LB_AF_NONE, "\"%s\": af %u", cases[i].text, af);
+			cr_expect(strstr(why, cases[i].out_or_why) != NULL,
+				"\"%s\": reason \"%s\" lacks \"%s\"", cases[i].text, why,
+				cases[i].out_or_why);
+			continue;
+		}
+		cr_expect_eq(rc, 0, "\"%s\": refused: %s", cases[i].text, why);
+		cr_expect_eq(af, cases[i].af, "\"%s\": af %u", cases[i].text, af);
+		cr_expect_str_eq(lb_addr_ntop(af, &a, buf, sizeof(buf)), cases[i].out_or_why,
+			"\"%s\": canonical text", cases[i].text);
+	}
+}
+
 Test(config, minimal_file)
 {
 	struct lb_ftable ft;
@@ -189,7 +299,7 @@ static const struct bad_case bad_cases[] = {
 		"70000 is out of range 0..65535"},
 	{"weight_type.cfg", 6, "flow_table.services[0].backends[0].weight", "expected an integer"},
 	{"bad_dip.cfg", 7, "flow_table.services[0].backends[1].dip",
-		"\"10.1.0.300\" is not an IPv4 address"},
+		"\"10.1.0.300\" is not an IPv4 or IPv6 address"},
 	/* A missing field is reported at the group that lacks it. */
 	{"missing_host.cfg", 6, "flow_table.services[0].backends[0].host",
 		"missing required field"},
@@ -209,6 +319,27 @@ static const struct bad_case bad_cases[] = {
 	{"missing_backends.cfg", 3, "flow_table.services[0].backends", "missing required field"},
 	{"services_group.cfg", 3, "flow_table.services", "expected a list"},
 	{"not_group.cfg", 1, "flow_table", "expected a group"},
+	/* Addresses of both families: a service is one family; unicast, bare addresses. */
+	{"v6_dip_in_v4.cfg", 7, "flow_table.services[0].backends[1].dip",
+		"\"2001:db8:1::12\" is an IPv6 address in an IPv4 service (VIP 192.0.2.10): a "
+		"service is one family"},
+	{"v4_dip_in_v6.cfg", 7, "flow_table.services[0].backends[1].dip",
+		"\"10.1.0.12\" is an IPv4 address in an IPv6 service (VIP 2001:db8::10)"},
+	{"scoped_dip.cfg", 7, "flow_table.services[0].backends[1].dip",
+		"\"fe80::1%eth0\" is a scoped address (zone \"eth0\")"},
+	{"prefix_vip.cfg", 4, "flow_table.services[0].vip",
+		"\"2001:db8::/64\" is a prefix (\"/64\"): an address is wanted"},
+	{"prefix_host.cfg", 7, "flow_table.services[0].backends[1].host",
+		"\"172.16.0.0/24\" is a prefix"},
+	{"multicast_vip.cfg", 4, "flow_table.services[0].vip", "is a multicast address"},
+	{"link_local_dip.cfg", 7, "flow_table.services[0].backends[1].dip",
+		"\"fe80::12\" is link-local"},
+	{"bad_ipv6.cfg", 7, "flow_table.services[0].backends[1].dip",
+		"\"2001:db8:1::g\" is not an IPv4 or IPv6 address"},
+	{"mapped_host.cfg", 7, "flow_table.services[0].backends[1].host",
+		"is an IPv4-mapped IPv6 address"},
+	{"unspecified_dip.cfg", 7, "flow_table.services[0].backends[1].dip",
+		"\"::\" is the unspecified address"},
 };
 
 Test(config, bad_files)

@@ -91,25 +91,6 @@ l4_csum_off(uint8_t proto)
 	return proto == LB_IPPROTO_TCP ? 16 : 6;
 }
 
-/*
- * RFC 1071 as the textbook writes it: big-endian 16-bit words, host-order
- * accumulator, odd byte padded on the right. Deliberately unlike
- * lb_csum_partial(), which sums words in memory order.
- */
-static uint32_t
-ref_sum(const uint8_t *p, size_t len, uint32_t sum)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return sum;
-}
-
 /* Reference header checksum, host order. */
 static uint16_t
 ref_ip_csum(const struct pkt *p)

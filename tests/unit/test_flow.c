@@ -280,6 +280,144 @@ Test(flow, v4_fast_path_equals_generic)
 }
 
 /* lb_types.h against libc's conversions and against the bytes in memory. */
+/* --- IPv6 ------------------------------------------------------------------ */
+
+struct tuple6 {
+	uint8_t src[16], dst[16];
+	lb_be16_t sport, dport;
+};
+
+/*
+ * Tuple i of a distinct set, as distinct_tuple(): clients in
+ * 2001:db8:c::/48 with a unique (address, port) each, servers in
+ * 2001:db8:5::/48; addresses share long prefixes, as real ones do.
+ */
+static void
+distinct_tuple6(struct tuple6 *t, uint32_t i, uint64_t *rng)
+{
+	static const uint8_t c[6] = {0x20, 0x01, 0x0d, 0xb8, 0x00, 0x0c};
+	static const uint8_t v[6] = {0x20, 0x01, 0x0d, 0xb8, 0x00, 0x05};
+	uint64_t r = splitmix64(rng);
+	uint32_t host = lb_cpu_to_be32(i >> 4);
+
+	memset(t, 0, sizeof(*t));
+	memcpy(t->src, c, 6);
+	memcpy(t->src + 12, &host, 4);
+	t->sport = lb_cpu_to_be16((uint16_t)(1024 + (i & 15)));
+	memcpy(t->dst, v, 6);
+	memcpy(t->dst + 8, &r, 8);
+	t->dport = lb_cpu_to_be16((uint16_t)(r >> 48));
+}
+
+static uint64_t
+tuple6_hash(const struct lb_hash_seed *seed, const struct tuple6 *t)
+{
+	struct lb_flow_key k;
+
+	lb_flow_key_v6(&k, t->src, t->sport, t->dst, t->dport, 6);
+	return lb_flow_hash(seed, &k);
+}
+
+/* Both directions of a flow, and so an ICMPv6 error quoting it, hash alike. */
+Test(flow6, key_symmetric)
+{
+	uint64_t rng = 61;
+	struct lb_flow_key fwd, rev;
+	struct tuple6 t;
+	uint32_t i;
+
+	for (i = 0; i < 20000; i++) {
+		distinct_tuple6(&t, i, &rng);
+		if (i % 3 == 0) /* the same /64: the order is decided late in the address */
+			memcpy(t.dst, t.src, 8);
+		if (i % 8 == 0) /* the same address: ports decide */
+			memcpy(t.dst, t.src, 16);
+		if (i % 2)
+			t.sport = (lb_be16_t)splitmix64(&rng);
+		lb_flow_key_v6(&fwd, t.src, t.sport, t.dst, t.dport, 17);
+		lb_flow_key_v6(&rev, t.dst, t.dport, t.src, t.sport, 17);
+		cr_assert_arr_eq(&fwd, &rev, sizeof(fwd), "tuple %u", i);
+		cr_assert_eq(
+			lb_flow_hash(&seed_a, &fwd), lb_flow_hash(&seed_a, &rev), "tuple %u", i);
+		/* The lower endpoint first: numeric order of (address, port). */
+		cr_assert(
+			memcmp(fwd.lo_addr.a8, fwd.hi_addr.a8, 16) < 0 ||
+				(memcmp(fwd.lo_addr.a8, fwd.hi_addr.a8, 16) == 0 &&
+					lb_be16_to_cpu(fwd.lo_port) <= lb_be16_to_cpu(fwd.hi_port)),
+			"tuple %u: not canonical", i);
+		cr_assert_eq(fwd.af, LB_AF_INET6);
+		/* What is hashed: the 38 bytes before the padding. */
+		cr_assert_eq(lb_flow_hash(&seed_a, &fwd),
+			lb_siphash13(&seed_a, &fwd, offsetof(struct lb_flow_key, pad)));
+	}
+}
+
+Test(flow6, key_keeps_pairs_and_protocol)
+{
+	struct tuple6 t;
+	struct lb_flow_key k1, k2;
+	uint64_t rng = 62;
+
+	distinct_tuple6(&t, 7, &rng);
+	lb_flow_key_v6(&k1, t.src, t.sport, t.dst, t.dport, 6);
+	lb_flow_key_v6(&k2, t.src, t.dport, t.dst, t.sport, 6);
+	cr_expect_neq(lb_flow_hash(&seed_a, &k1), lb_flow_hash(&seed_a, &k2), "ports swapped");
+	lb_flow_key_v6(&k2, t.src, t.sport, t.dst, t.dport, 17);
+	cr_expect_neq(lb_flow_hash(&seed_a, &k1), lb_flow_hash(&seed_a, &k2), "proto counts");
+	cr_expect_neq(lb_flow_hash(&seed_a, &k1), lb_flow_hash(&seed_b, &k1), "seed counts");
+}
+
+/* The same bytes in two families are two flows (1.2.3.4 and 102:304:: look alike). */
+Test(flow6, family_counts)
+{
+	uint8_t a6[16] = {1, 2, 3, 4}, b6[16] = {10, 0, 0, 1};
+	lb_be32_t a4, b4;
+	struct lb_flow_key k4, k6;
+
+	memcpy(&a4, a6, 4);
+	memcpy(&b4, b6, 4);
+	lb_flow_key_v4(&k4, a4, lb_cpu_to_be16(1000), b4, lb_cpu_to_be16(80), 6);
+	lb_flow_key_v6(&k6, a6, lb_cpu_to_be16(1000), b6, lb_cpu_to_be16(80), 6);
+	cr_expect_arr_eq(&k4.lo_addr, &k6.lo_addr, 16, "the same address bytes");
+	cr_expect_neq(lb_flow_hash(&seed_a, &k4), lb_flow_hash(&seed_a, &k6));
+}
+
+Test(flow6, spread)
+{
+	uint64_t *h = malloc(NTUPLES * sizeof(*h));
+	uint64_t rng = 63;
+	struct tuple6 t;
+	uint32_t i, d64, dslot, same = 0;
+	double want;
+
+	cr_assert(h != NULL);
+	for (i = 0; i < NTUPLES; i++) {
+		distinct_tuple6(&t, i, &rng);
+		h[i] = tuple6_hash(&seed_a, &t);
+		same += lb_flow_slot(h[i], NSLOTS) ==
+			lb_flow_slot(tuple6_hash(&seed_b, &t), NSLOTS);
+	}
+	/* Slots: the balls-into-bins expectation, as for IPv4. */
+	for (i = 0; i < NTUPLES; i++)
+		h[i] = lb_flow_slot(h[i], NSLOTS);
+	dslot = count_distinct(h, NTUPLES);
+	want = NSLOTS * (1.0 - exp(-(double)NTUPLES / NSLOTS));
+	cr_expect_lt(fabs(dslot - want) / want, 0.02, "%u distinct slots, want %.0f", dslot, want);
+	rng = 63;
+	for (i = 0; i < NTUPLES; i++) {
+		distinct_tuple6(&t, i, &rng);
+		h[i] = tuple6_hash(&seed_a, &t);
+	}
+	d64 = count_distinct(h, NTUPLES);
+	cr_expect_eq(d64, NTUPLES, "%u 64-bit collisions", NTUPLES - d64);
+	cr_expect_lt(
+		(double)same / NTUPLES, 0.01, "%u tuples kept their slot under a new seed", same);
+	cr_log_info("flow6 spread: %u IPv6 tuples -> %u distinct 64-bit hashes, %u distinct "
+		    "slots of %u (expectation %.0f); %u kept their slot under another seed",
+		NTUPLES, d64, dslot, NSLOTS, want, same);
+	free(h);
+}
+
 Test(types, byte_order)
 {
 	static const uint8_t be[8] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};

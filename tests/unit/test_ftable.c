@@ -13,6 +13,7 @@
 
 #include <criterion/criterion.h>
 
+#include "lb_addr.h"
 #include "lb_codec.h"
 #include "lb_config.h"
 #include "lb_err.h"
@@ -42,6 +43,20 @@ empty_table(struct lb_ftable *ft)
 
 static uint32_t next_id;
 
+/* 2001:db8:<net>::<n>, as a service's IPv6 VIP or DIP, or an IPv6 PA. */
+static void
+addr6(struct lb_addr *a, uint16_t net, uint32_t n)
+{
+	memset(a, 0, sizeof(*a));
+	a->a8[0] = 0x20;
+	a->a8[1] = 0x01;
+	a->a8[2] = 0x0d;
+	a->a8[3] = 0xb8;
+	a->a8[4] = (uint8_t)(net >> 8);
+	a->a8[5] = (uint8_t)net;
+	a->a32[3] = htonl(n);
+}
+
 /* One random operator edit: add/remove a service, add/remove/change a backend. */
 static void
 edit(struct lb_ftable *ft)
@@ -55,10 +70,14 @@ edit(struct lb_ftable *ft)
 		ft->services = realloc(ft->services, sizeof(*s) * (ft->n_services + 1));
 		s = &ft->services[ft->n_services];
 		memset(s, 0, sizeof(*s));
-		lb_addr_v4(&s->vip, htonl(0xc0000200u + rnd(8)));
+		/* A third of the services IPv6: a service is one family. */
+		s->af = rnd(3) == 0 ? LB_AF_INET6 : LB_AF_INET;
+		if (s->af == LB_AF_INET6)
+			addr6(&s->vip, 0, 0x10 + rnd(8));
+		else
+			lb_addr_v4(&s->vip, htonl(0xc0000200u + rnd(8)));
 		s->port = (uint16_t)(80 + rnd(4));
 		s->proto = rnd(2) ? LB_IPPROTO_TCP : LB_IPPROTO_UDP;
-		s->af = LB_AF_INET;
 		s->backends = calloc(1, sizeof(*s->backends));
 		lb_ftable_key(s, &k);
 		if (lb_ftable_find(ft, &k) >= 0) {
@@ -78,13 +97,21 @@ edit(struct lb_ftable *ft)
 	case 3: { /* add a backend */
 		struct lb_backend_cfg b = {0};
 
-		lb_addr_v4(&b.dip, htonl(0x0a000000u + rnd(64)));
-		lb_addr_v4(&b.host, htonl(0xac100000u + rnd(4)));
+		if (s->af == LB_AF_INET6)
+			addr6(&b.dip, 1, rnd(64));
+		else
+			lb_addr_v4(&b.dip, htonl(0x0a000000u + rnd(64)));
+		/* The PA of either family, whatever the service's. */
+		b.host6 = rnd(2) == 0;
+		if (b.host6)
+			addr6(&b.host, 0xff, 1 + rnd(4));
+		else
+			lb_addr_v4(&b.host, htonl(0xac100000u + rnd(4)));
 		b.port = 8080;
 		b.weight = 1 + rnd(100);
 		b.id = next_id++;
 		for (i = 0; i < s->n_backends; i++)
-			if (s->backends[i].dip.a32[0] == b.dip.a32[0])
+			if (lb_addr_eq(&s->backends[i].dip, &b.dip))
 				return;
 		s->backends = realloc(s->backends, sizeof(b) * (s->n_backends + 1));
 		s->backends[s->n_backends++] = b;
@@ -215,7 +242,87 @@ Test(ftable, apply_refuses_what_a_member_must_not_build)
 	cr_assert_eq(out.n_services, 1);
 	cr_assert_eq(out.services[0].n_backends, 2);
 	lb_ftable_free(&out);
+
+	/* A service is one family: an IPv6 DIP (bytes past the four) in an IPv4 service. */
+	addr6(&be[1].dip, 1, 5);
+	cr_assert_eq(lb_ftable_apply(&base, &d, &out, err, sizeof(err)), -LB_EINVAL);
+	cr_assert(strstr(err, "backend 10.0.0.1:8080") == NULL && strstr(err, "one family"), "%s",
+		err);
+	/*
+	 * The same service made IPv6. In the struct a DIP has no family of its
+	 * own: an IPv6 service's DIPs are IPv6 (10.0.0.1's bytes make a:1::),
+	 * so the text and the codec are where an IPv4 one is refused.
+	 */
+	svc.af = LB_AF_INET6;
+	addr6(&svc.vip, 0, 0x10);
+	addr6(&be[0].dip, 1, 4);
+	cr_assert_eq(lb_ftable_apply(&base, &d, &out, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(out.services[0].af, LB_AF_INET6);
+	lb_ftable_free(&out);
+	/* A PA of no family, or a multicast one. */
+	be[0].host6 = 2;
+	cr_assert_eq(lb_ftable_apply(&base, &d, &out, err, sizeof(err)), -LB_EINVAL);
+	cr_assert(strstr(err, "host is of no family") != NULL, "%s", err);
+	be[0].host6 = 1;
+	be[0].host.a8[0] = 0xff;
+	cr_assert_eq(lb_ftable_apply(&base, &d, &out, err, sizeof(err)), -LB_EINVAL);
+	cr_assert(strstr(err, "host is a multicast address") != NULL, "%s", err);
+	be[0].host.a8[0] = 0x20;
+	svc.vip.a8[0] = 0xff;
+	cr_assert_eq(lb_ftable_apply(&base, &d, &out, err, sizeof(err)), -LB_EINVAL);
+	cr_assert(strstr(err, "the VIP is a multicast address") != NULL, "%s", err);
 	lb_ftable_free(&base);
+}
+
+/*
+ * 16 bytes do not say their family: 1.2.3.4 and 102:304:: hold the same
+ * ones. The family is part of a service's identity (order, lookups, the
+ * digest) and of a host's.
+ */
+Test(ftable, family_is_part_of_the_identity)
+{
+	struct lb_backend_cfg b4 = {.port = 80, .weight = 1, .id = 1}, b6;
+	struct lb_service_cfg s4 = {.port = 80,
+				      .proto = LB_IPPROTO_TCP,
+				      .af = LB_AF_INET,
+				      .n_backends = 1,
+				      .backends = &b4},
+			      s6;
+	struct lb_ftable t4 = {{1, 2}, 251, 1, &s4}, t6 = {{1, 2}, 251, 1, &s6};
+	struct lb_ftable both = {{1, 2}, 251, 2, NULL};
+	struct lb_service_cfg two[2];
+	uint8_t d4[LB_DIGEST_LEN], d6[LB_DIGEST_LEN];
+	struct lb_svc_key k;
+	char err[256];
+
+	lb_addr_v4(&s4.vip, htonl(0x01020304u));
+	lb_addr_v4(&b4.dip, htonl(0x0a000001u));
+	lb_addr_v4(&b4.host, htonl(0xac100001u));
+	s6 = s4;
+	s6.af = LB_AF_INET6;
+	b6 = b4;
+	/* 10.0.0.1 in IPv6 clothes would be a:1::, a global address. */
+	s6.backends = &b6;
+	lb_ftable_digest(&t4, d4);
+	lb_ftable_digest(&t6, d6);
+	cr_expect_neq(memcmp(d4, d6, LB_DIGEST_LEN), 0, "a service's family is in the digest");
+	b6.host6 = 1;
+	s6.af = LB_AF_INET;
+	lb_ftable_digest(&t6, d6);
+	cr_expect_neq(memcmp(d4, d6, LB_DIGEST_LEN), 0, "a host's family is in the digest");
+	s6.af = LB_AF_INET6;
+	cr_expect_neq(lb_service_cmp(&s4, &s6), 0, "same bytes, two families: two services");
+	cr_expect_lt(lb_service_cmp(&s4, &s6), 0, "IPv4 services first");
+	b6.host6 = 0;
+	b6.id = 2; /* ids are unique over the table */
+	two[0] = s6;
+	two[1] = s4;
+	both.services = two;
+	cr_expect_eq(lb_ftable_validate(&both, err, sizeof(err)), 0, "%s", err);
+	lb_ftable_key(&s6, &k);
+	cr_expect_eq(lb_ftable_find(&both, &k), 0, "the IPv6 one is found as IPv6");
+	lb_ftable_key(&s4, &k);
+	cr_expect_eq(lb_ftable_find(&both, &k), 1, "the IPv4 one as IPv4");
 }
 
 Test(ftable, written_file_reads_back_the_same_table)

@@ -27,6 +27,7 @@
 #include "lb_drop.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
+#include "test_parse_util.h"
 #include "test_util.h"
 
 #define FRAME_MAX 512
@@ -52,36 +53,12 @@ struct frame {
 	uint32_t quote; /* ICMP error: the quoted IPv4 header */
 };
 
-/*
- * Parse f[0..len) from a heap block of exactly len bytes, so that ASan traps
- * the first byte read past the end. Also proves the parser writes nothing.
- */
-static int
-parse_exact(const uint8_t *frame, uint32_t len, struct lb_pkt *pkt)
-{
-	uint8_t *h = malloc(len);
-	int rc;
-
-	cr_assert(h != NULL || len == 0, "malloc");
-	if (len)
-		memcpy(h, frame, len);
-	rc = lb_parse(h, len, pkt);
-	cr_assert(len == 0 || memcmp(h, frame, len) == 0, "lb_parse wrote into the frame");
-	free(h);
-	return rc;
-}
-
 /* --- Frame builder --------------------------------------------------------- */
 
 static uint8_t *
 put(struct frame *f, uint32_t n)
 {
-	uint8_t *p = f->b + f->len;
-
-	cr_assert_leq(f->len + n, FRAME_MAX, "test frame overflows its buffer");
-	memset(p, 0, n);
-	f->len += n;
-	return p;
+	return frame_put(f->b, &f->len, FRAME_MAX, n);
 }
 
 static void
@@ -651,11 +628,12 @@ static const struct parse_case cases[] = {
 	 .want = LB_DROP_VLAN_STACKED},
 	{.desc = "802.1ad inside 802.1Q", .frame = {.build = build_vlan_then_qinq},
 	 .want = LB_DROP_VLAN_STACKED},
-	{.desc = "IPv6", .frame = {.build = build_ethertype, .arg = LB_ETHERTYPE_IPV6},
-	 .want = LB_DROP_IPV6},
-	{.desc = "tagged IPv6",
+	/* IPv6 has rows of its own (test_parse6.c); 60 bytes of 0x60 claim 0x6060 bytes. */
+	{.desc = "IPv6 past its frame", .frame = {.build = build_ethertype, .arg = LB_ETHERTYPE_IPV6},
+	 .want = LB_DROP_IP_LEN},
+	{.desc = "tagged IPv6 past its frame",
 	 .frame = {.build = build_ethertype, .arg = LB_ETHERTYPE_IPV6 | TAGGED},
-	 .want = LB_DROP_IPV6},
+	 .want = LB_DROP_IP_LEN},
 	{.desc = "LLDP", .frame = {.build = build_ethertype, .arg = 0x88cc},
 	 .want = LB_DROP_ETHERTYPE},
 	{.desc = "tagged unknown ethertype",
@@ -1046,8 +1024,11 @@ check_accepted(uint32_t len, const struct lb_pkt *pkt, const char *what, uint32_
 
 	cr_assert(pkt->l2_len == 14 || pkt->l2_len == 18, "%s %u: l2_len %u", what, iter,
 		pkt->l2_len);
-	cr_assert(pkt->kind >= LB_PKT_L4 && pkt->kind <= LB_PKT_ARP, "%s %u: kind %u", what, iter,
+	cr_assert(pkt->kind >= LB_PKT_L4 && pkt->kind <= LB_PKT_ND, "%s %u: kind %u", what, iter,
 		pkt->kind);
+	/* Noise may say IPv6 now and then: test_parse6.c checks what that accepts. */
+	if (pkt->v6)
+		return;
 	if (pkt->kind == LB_PKT_ARP) {
 		cr_assert_leq(pkt->l2_len + sizeof(struct lb_arp_hdr), len, "%s %u: ARP past end",
 			what, iter);

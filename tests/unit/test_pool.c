@@ -357,3 +357,45 @@ Test(pool, summaries_say_why)
 	lb_ftable_free(&b);
 	lb_ftable_free(&c);
 }
+
+/* one_service() in IPv6: VIP 2001:db8::10, DIPs 2001:db8:1::11.., host 10.0.1.1 (6in4). */
+static void
+one_service6(struct lb_ftable *t, uint32_t n)
+{
+	uint32_t i;
+
+	one_service(t, n, LB_BACKEND_ACTIVE);
+	t->services[0].af = LB_AF_INET6;
+	inet_pton(AF_INET6, "2001:db8::10", t->services[0].vip.a8);
+	for (i = 0; i < n; i++) {
+		inet_pton(AF_INET6, "2001:db8:1::11", t->services[0].backends[i].dip.a8);
+		t->services[0].backends[i].dip.a8[15] = (uint8_t)(0x11 + i);
+	}
+}
+
+/* History's text in IPv6: [v6]:port for services and backends, plain hosts. */
+Test(pool, summaries_in_ipv6)
+{
+	struct lb_ftable a, b, c;
+	char out[512];
+
+	one_service6(&a, 1);
+	one_service6(&b, 3);
+	mgr_summary(&a, &b, out, sizeof(out));
+	cr_assert_str_eq(out, "+2 backends on tcp [2001:db8::10]:80 ([2001:db8:1::12]:8080 .. "
+			      "[2001:db8:1::13]:8080)");
+	one_service6(&c, 3);
+	inet_pton(AF_INET6, "2001:db8:a1::1", c.services[0].backends[1].host.a8);
+	c.services[0].backends[1].host6 = 1;
+	mgr_summary(&b, &c, out, sizeof(out));
+	cr_assert_str_eq(out, "~backend [2001:db8:1::12]:8080 on tcp [2001:db8::10]:80: host "
+			      "10.0.1.1->2001:db8:a1::1");
+	mgr_summary(&c, &a, out, sizeof(out));
+	cr_assert_str_eq(out, "-2 backends on tcp [2001:db8::10]:80 ([2001:db8:1::12]:8080 .. "
+			      "[2001:db8:1::13]:8080)");
+	mgr_summary(&(struct lb_ftable){.maglev_size = 251}, &a, out, sizeof(out));
+	cr_assert_str_eq(out, "+vip tcp [2001:db8::10]:80 with 1 backend");
+	lb_ftable_free(&a);
+	lb_ftable_free(&b);
+	lb_ftable_free(&c);
+}

@@ -2,12 +2,13 @@
 /*
  * What the unit tests share: a random generator with a seed of the test's
  * choosing (SplitMix64, Steele et al. 2014), so that a random test that
- * fails fails again the same way. Not for anything but tests: it is fast and
- * well mixed, nothing more.
+ * fails fails again the same way (not for anything but tests: it is fast and
+ * well mixed, nothing more); and the checksum tests' reference sum.
  */
 #ifndef SLUICE_TEST_UTIL_H
 #define SLUICE_TEST_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The next 64 random bits of the sequence *s. */
@@ -26,6 +27,26 @@ static inline uint32_t
 rnd(uint64_t *s, uint32_t n)
 {
 	return (uint32_t)(splitmix64(s) % n);
+}
+
+/*
+ * RFC 1071 as the textbook writes it, for the checksum tests' references:
+ * big-endian 16-bit words added to sum in host order, an odd byte padded
+ * on the right, folded to 16 bits. Deliberately unlike lb_csum_partial(),
+ * which sums words in memory order.
+ */
+static inline uint32_t
+ref_sum(const uint8_t *p, size_t len, uint32_t sum)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += (uint32_t)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
 }
 
 #endif

@@ -14,8 +14,11 @@ tests/netns) imports it; meson puts tests/lib on PYTHONPATH for them
   manager  a manager and its muxes (ManagerLab); readings of sluicectl's
            JSON, also as a command line for the shell tests
   netns    network namespaces, raw sockets inside them, their SNMP counters
+  systemd  a NOTIFY_SOCKET, as a Type=notify unit gives a daemon
   lab      the namespace lab's traffic and counters (scripts/lab_tool.py is
            its command line)
+  metrics  the daemons' Prometheus endpoints: scrapes, promtool, a
+           Prometheus server and its query API, a Grafana dashboard's queries
   pcap     pcap files, frames byte by byte, runs over net_pcap, packet checks
            (needs scapy: /usr/bin/python3)
 """

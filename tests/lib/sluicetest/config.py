@@ -96,6 +96,11 @@ def render_flow_table(services, hash_seed=DEFAULT_SEED, maglev_size=None, mux_ra
     return lines
 
 
+def metrics_lines(listen):
+    """The metrics group for an endpoint on listen ("127.0.0.1:0"), or none."""
+    return [] if listen is None else ['metrics = { listen = "%s"; };' % listen]
+
+
 def _strings(values):
     return "[ %s ]" % ", ".join('"%s"' % v for v in values)
 
@@ -108,10 +113,13 @@ class MuxConfig:
                  next_hop_mac="02:00:00:00:00:fe", mtu=None, tunnel_ttl=None,
                  arp_for_vips=None, workers=None, hash_seed=DEFAULT_SEED,
                  maglev_size=None, probers=None, idle_sleep_us=None, mux_rate=None,
-                 conn_table=None):
+                 conn_table=None, tunnel_address6=None, next_hop_mac6=None, nd_for_vips=None):
         self.services = services
         self.tunnel_address = tunnel_address
+        self.tunnel_address6 = tunnel_address6
         self.next_hop_mac = next_hop_mac
+        self.next_hop_mac6 = next_hop_mac6
+        self.nd_for_vips = nd_for_vips
         self.mtu = mtu
         self.tunnel_ttl = tunnel_ttl
         self.arp_for_vips = arp_for_vips
@@ -136,12 +144,20 @@ class MuxConfig:
     def vips(self):
         return sorted({s.vip for s in self.services})
 
-    def render(self, devargs=None, workers=None, file_prefix=None, port_name="pcap"):
+    def render(self, devargs=None, workers=None, file_prefix=None, port_name="pcap",
+               metrics=None):
         """The file's text; devargs: one port, named port_name (None: the
         mux's default name; no devargs: the mux's --pcap option gives the
-        port); workers overrides the configured count."""
-        mux = ['\ttunnel_address = "%s";' % self.tunnel_address,
-               '\tnext_hop_mac = "%s";' % self.next_hop_mac]
+        port); workers overrides the configured count; metrics: the
+        endpoint's listen address (None: no metrics group)."""
+        mux = ['\tnext_hop_mac = "%s";' % self.next_hop_mac]
+        if self.tunnel_address is not None:
+            mux.insert(0, '\ttunnel_address = "%s";' % self.tunnel_address)
+        for name in ("tunnel_address6", "next_hop_mac6"):
+            if getattr(self, name) is not None:
+                mux.append('\t%s = "%s";' % (name, getattr(self, name)))
+        if self.nd_for_vips is not None:
+            mux.append("\tnd_for_vips = %s;" % ("true" if self.nd_for_vips else "false"))
         for name in ("mtu", "tunnel_ttl", "idle_sleep_us"):
             if getattr(self, name) is not None:
                 mux.append("\t%s = %d;" % (name, getattr(self, name)))
@@ -160,6 +176,7 @@ class MuxConfig:
         if devargs is not None:
             name = "" if port_name is None else 'name = "%s"; ' % port_name
             lines.append('ports = ( { %sdevargs = "%s"; } );' % (name, devargs))
+        lines += metrics_lines(metrics)
         if self.services is not None:
             lines += render_flow_table(self.services, self.hash_seed, self.maglev_size,
                                        self.mux_rate)
@@ -167,8 +184,10 @@ class MuxConfig:
 
 
 class AgentVM:
-    def __init__(self, name, dip, mac):
-        self.name, self.dip, self.mac = name, dip, mac
+    """A VM: dip (IPv4) and/or dip6 (IPv6); None leaves the field out."""
+
+    def __init__(self, name, dip, mac, dip6=None):
+        self.name, self.dip, self.mac, self.dip6 = name, dip, mac, dip6
 
 
 class AgentConfig:
@@ -177,8 +196,10 @@ class AgentConfig:
     in order, so the uplink has pcap_port_mac(0) and VM i pcap_port_mac(i + 1)."""
 
     def __init__(self, pa, muxes, vms, services, next_hop_mac="02:00:00:00:fe:11",
-                 mss_clamp=None, hash_seed=DEFAULT_SEED, probers=()):
+                 mss_clamp=None, hash_seed=DEFAULT_SEED, probers=(), pa6=None, gateway6=None,
+                 mss_clamp6=None):
         self.pa, self.muxes, self.vms = pa, muxes, vms
+        self.pa6, self.gateway6, self.mss_clamp6 = pa6, gateway6, mss_clamp6
         self.probers = list(probers)
         self.services = services
         self.next_hop_mac = next_hop_mac
@@ -195,20 +216,27 @@ class AgentConfig:
     def vm(self, name):
         return [v for v in self.vms if v.name == name][0]
 
-    def render(self, devargs, file_prefix=None):
-        """devargs: port name -> devargs."""
-        agent = ['\tpa = "%s";' % self.pa, "\tmuxes = %s;" % _strings(self.muxes),
+    def render(self, devargs, file_prefix=None, metrics=None):
+        """devargs: port name -> devargs; metrics: as MuxConfig.render()."""
+        agent = ["\tmuxes = %s;" % _strings(self.muxes),
                  '\tnext_hop_mac = "%s";' % self.next_hop_mac]
-        if self.mss_clamp is not None:
-            agent.append("\tmss_clamp = %d;" % self.mss_clamp)
+        for name in ("pa", "pa6", "gateway6"):
+            if getattr(self, name) is not None:
+                agent.insert(0, '\t%s = "%s";' % (name, getattr(self, name)))
+        for name in ("mss_clamp", "mss_clamp6"):
+            if getattr(self, name) is not None:
+                agent.append("\t%s = %d;" % (name, getattr(self, name)))
         if self.probers:
             agent.append("\tprobers = %s;" % _strings(self.probers))
         lines = ["# generated by sluicetest.config", eal_line(file_prefix),
                  "agent = {"] + agent + ["};",
                  'uplink = { devargs = "%s"; };' % devargs["uplink"], "vms = ("]
         for i, v in enumerate(self.vms):
-            lines.append('\t{ name = "%s"; devargs = "%s"; dip = "%s"; mac = "%s"; }%s' % (
-                v.name, devargs[v.name], v.dip, v.mac, "," if i + 1 < len(self.vms) else ""))
+            addrs = "".join(' %s = "%s";' % (k, a) for k, a in (("dip", v.dip), ("dip6", v.dip6))
+                            if a is not None)
+            lines.append('\t{ name = "%s"; devargs = "%s";%s mac = "%s"; }%s' % (
+                v.name, devargs[v.name], addrs, v.mac, "," if i + 1 < len(self.vms) else ""))
         lines.append(");")
+        lines += metrics_lines(metrics)
         lines += render_flow_table(self.services, self.hash_seed)
         return "\n".join(lines + [""])

@@ -19,7 +19,7 @@ import subprocess
 import time
 from collections import namedtuple
 
-from .netns import snmp
+from .netns import snmp, snmp6
 from .procs import telemetry
 
 # A backend's index.html says "served by vm11 (10.1.1.11)".
@@ -121,9 +121,10 @@ def snapshot(client_ns, mux_prefix, agent_prefixes):
     """Live counters of every component, flat: {"client.Ip.OutRequests": n,
     "mux.fwd_pkts": n, "mux.drops": n, "agent.dsr": n (summed), ...}."""
     out = {}
-    sn = snmp(client_ns)
+    sn, sn6 = snmp(client_ns), snmp6(client_ns)
     for k in ("OutRequests", "InReceives", "InDelivers"):
         out[f"client.Ip.{k}"] = sn["Ip"][k]
+        out[f"client.Ip6.{k}"] = sn6.get("Ip6" + k, 0)
     st = telemetry(mux_prefix, "/sluice/stats")
     for k, v in st.items():
         out[f"mux.{k}"] = v
@@ -178,18 +179,21 @@ def dsr_report(c):
     """Who saw what, from a snapshot or a delta of two."""
     other_mux = (c["mux.rx_pkts"] - c["mux.fwd_pkts"] - c["mux.arp_replies"]
                  - c["mux.echo_replies"] - c.get("mux.vip_probes", 0))
-    other_client = c["client.Ip.InReceives"] - c["agent.dsr"] - c["mux.echo_replies"]
+    # both families: the dual-stack lab's IPv6 VIP counts in snmp6
+    c_in = c["client.Ip.InReceives"] + c.get("client.Ip6.InReceives", 0)
+    c_out = c["client.Ip.OutRequests"] + c.get("client.Ip6.OutRequests", 0)
+    other_client = c_in - c["agent.dsr"] - c["mux.echo_replies"]
     return "\n".join([
-        f"client   sent {c['client.Ip.OutRequests']} IP packets, "
-        f"received {c['client.Ip.InReceives']}",
-        f"mux      received {c['mux.rx_pkts']}: forwarded {c['mux.fwd_pkts']} in IP-in-IP, "
+        f"client   sent {c_out} IP packets ({c.get('client.Ip6.OutRequests', 0)} IPv6), "
+        f"received {c_in}",
+        f"mux      received {c['mux.rx_pkts']}: forwarded {c['mux.fwd_pkts']} in tunnels, "
         f"answered {c['mux.arp_replies']} ARP, {c['mux.echo_replies']} pings and "
         f"{c.get('mux.vip_probes', 0)} VIP probes of the manager; "
         f"anything else: {other_mux} ({c['mux.drops']} dropped)",
         f"agents   decapsulated {c['agent.decap']} for the VMs; rewrote {c['agent.dsr']} "
         f"replies to the VIP's source and sent them straight to the router (DSR); "
         f"passed {c['agent.passthrough']} through; dropped {c['agent.drops']}",
-        f"=> of the client's {c['client.Ip.InReceives']} packets in, {c['agent.dsr']} came "
+        f"=> of the client's {c_in} packets in, {c['agent.dsr']} came "
         f"from the agents, {c['mux.echo_replies']} were the mux's ping replies, "
         f"{other_client} from elsewhere (the router); the mux saw no reply.",
     ])

@@ -166,29 +166,33 @@ class ManagerLab(Daemons):
 {extra}}};
 """)
 
-    def start_manager(self, cfg_path=None):
-        """Start the manager; True once it answers sluicectl status."""
-        self.start("manager", [self.args.manager, "-c", cfg_path or self.manager_cfg])
+    def start_manager(self, cfg_path=None, env=None):
+        """Start the manager (env: its environment); True once it answers
+        sluicectl status."""
+        self.start("manager", [self.args.manager, "-c", cfg_path or self.manager_cfg], env=env)
         return self.wait(lambda: self.ctl("status").returncode == 0, "the manager to answer")
 
     def manager_running(self):
         return self.running("manager")
 
-    def start_mux(self, name, port=None, pki=None, extra=""):
-        """Start sluice-mux NAME (net_ring, member NAME of the manager on
-        port, with pki's NAME certificate; extra: more of its config).
-        Returns its DPDK file prefix."""
+    def start_mux(self, name, port=None, pki=None, extra="", devargs=None, env=None,
+                  **mux_opts):
+        """Start sluice-mux NAME (on devargs, net_ring by default; member
+        NAME of the manager on port, with pki's NAME certificate; extra:
+        more of its config; env: its environment; mux_opts: MuxConfig's,
+        tunnel_address6 ...). Returns its DPDK file
+        prefix."""
         prefix = test_prefix(self.TAG, name)
         pki = pki or self.pki
         path = os.path.join(self.tmp, name + ".cfg")
         with open(path, "w") as f:
-            f.write(MuxConfig(None, idle_sleep_us=1000).render(
-                devargs=f"net_ring_{name}", file_prefix=prefix, port_name=None))
+            f.write(MuxConfig(None, idle_sleep_us=1000, **mux_opts).render(
+                devargs=devargs or f"net_ring_{name}", file_prefix=prefix, port_name=None))
             f.write(f"""manager = {{ url = "tls+tcp://127.0.0.1:{port or self.port}"; id = "{name}";
 	ca = "{pki}/ca.pem"; cert = "{pki}/{name}.pem"; key = "{pki}/{name}.key";
 	heartbeat_ms = 300; }};
 {extra}""")
-        self.start(name, [self.args.mux, "-c", path], prefix=prefix)
+        self.start(name, [self.args.mux, "-c", path], prefix=prefix, env=env)
         return prefix
 
     def ctl(self, *argv, timeout=10):

@@ -83,6 +83,14 @@ def ns_socket(ns, ifname, rcvbuf=64 << 20):
     return s
 
 
+def snmp6(ns):
+    """/proc/net/snmp6 of a namespace as {"Ip6InReceives": n, ...} (empty
+    when the namespace has IPv6 off)."""
+    r = subprocess.run(["ip", "netns", "exec", ns, "cat", "/proc/net/snmp6"],
+                       capture_output=True, text=True)
+    return {k: int(v) for k, v in (ln.split() for ln in r.stdout.splitlines() if ln.strip())}
+
+
 def snmp(ns):
     """/proc/net/snmp of a namespace as {"Ip": {...}, "Tcp": {...}, ...}."""
     text = subprocess.run(["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"],

@@ -39,6 +39,7 @@ import traceback
 from scapy.layers.inet import IP, in4_chksum
 from scapy.utils import checksum as scapy_checksum
 
+from . import ipv6 as v6  # noqa: F401 (also sp.v6 for the cases)
 from .checks import CheckFailed, Checks
 from .config import (DEFAULT_SEED, PROTO_NUM, AgentConfig, AgentVM, Backend,  # noqa: F401
                      MuxConfig, Service, pcap_port_mac)
@@ -125,7 +126,8 @@ def ip_bytes(s):
 
 
 class Frame:
-    """Ethernet (optionally one 802.1Q tag) and IPv4 fields of a raw frame."""
+    """Ethernet (optionally one 802.1Q tag) and IPv4 or IPv6 fields of a raw
+    frame: ip (IPv4) or ip6 (sluicetest.ipv6.IPv6), the other None."""
 
     def __init__(self, raw):
         self.raw = bytes(raw)
@@ -138,9 +140,11 @@ class Frame:
             self.vlan = struct.unpack("!H", b[14:16])[0] & 0x0FFF
             self.type = struct.unpack("!H", b[16:18])[0]
             self.l2 = 18
-        self.ip = None
+        self.ip = self.ip6 = None
         if self.type == ETH_IPV4:
             self.ip = IPv4(b[self.l2:])
+        elif self.type == v6.ETH_IPV6:
+            self.ip6 = v6.IPv6(b[self.l2:])
 
 
 class IPv4:
@@ -517,8 +521,86 @@ class Case(Checks):
 # Field-by-field checks
 
 
+def _check_outer(case, cfg, o, orig, inner6, what):
+    """The outer header of encapsulated frame o (Frame) of packet orig
+    (IPv4 or IPv6): the form follows the PA, the fields the tunnel RFCs
+    (sluice's mux_encap.h). Returns (outer, inner datagram bytes) or None."""
+    c = case
+    tos = orig.tclass if inner6 else orig.tos
+    proto = 41 if inner6 else PROTO_IPIP
+    if o.ip6 is not None:
+        outer = o.ip6
+        c.eq(mac_str(o.dst), cfg.next_hop_mac6 or cfg.next_hop_mac,
+             what + ": ethernet dst = next_hop_mac6")
+        c.eq(outer.version, 6, what + ": outer version")
+        if not c.eq(outer.nh, proto, what + ": outer next header (4in6 4, 6in6 41)"):
+            return None
+        c.eq(outer.src, cfg.tunnel_address6, what + ": outer src = tunnel_address6")
+        c.eq(outer.hlim, cfg.ttl, what + ": outer hop limit = tunnel_ttl")
+        c.eq(outer.tclass, tos, what + ": outer traffic class (DSCP+ECN) copied from inner")
+        c.check(outer.flow != 0, "%s: outer flow label 0 (RFC 6438 wants the flow's)", what)
+        c.eq(outer.plen, orig.total, what + ": outer payload length = inner datagram")
+        c.eq(len(o.raw), 14 + outer.total, what + ": frame length (no padding)")
+        return outer, outer.payload
+    outer = o.ip
+    c.eq(mac_str(o.dst), cfg.next_hop_mac, what + ": ethernet dst = next_hop_mac")
+    c.eq(outer.version, 4, what + ": outer version")
+    c.eq(outer.ihl, 5, what + ": outer IHL")
+    if not c.eq(outer.proto, proto, what + ": outer protocol (4in4 4, 6in4 41)"):
+        return None
+    c.eq(outer.src, cfg.tunnel_address, what + ": outer src = tunnel_address")
+    c.eq(outer.ttl, cfg.ttl, what + ": outer TTL = tunnel_ttl")
+    c.eq(outer.tos, tos, what + ": outer TOS (DSCP+ECN) copied from inner")
+    # 4in4 copies the client's DF; 6in4 leaves it clear (RFC 4213 3.2.1).
+    c.eq(outer.df, False if inner6 else orig.df, what + ": outer DF (4in4 copied, 6in4 clear)")
+    c.check(not outer.mf and outer.frag == 0, "%s: outer is a fragment", what)
+    c.eq(outer.total, orig.total + 20, what + ": outer total length = inner + 20")
+    c.eq(len(o.raw), 14 + outer.total, what + ": frame length = 14 + outer total (no padding)")
+    c.check(ip_csum_ok(outer.header), "%s: outer header checksum invalid (%#06x)", what,
+            outer.csum)
+    return outer, outer.payload
+
+
+def _default_svc_key(orig, inner6):
+    """(vip, proto, port) of the service a client packet, or the ICMP error
+    about one (by its quote, turned around), belongs to."""
+    if inner6:
+        if orig.upper == v6.PROTO_ICMPV6:
+            q = v6.IPv6(orig.l4[8:] + b"\0" * 64)
+            return (q.src, q.upper, q.ports()[0])
+        return (orig.dst, orig.upper, orig.ports()[1])
+    if orig.proto == PROTO_ICMP:
+        q = IPv4(orig.payload[8:] + b"\0" * 64)
+        return (q.src, q.proto, struct.unpack("!H", q.payload[0:2])[0])
+    return (orig.dst, orig.proto, orig.ports()[1])
+
+
+def _check_inner6(case, be, inner, orig, what):
+    """An IPv6 packet after the mux: only the destination and the hop limit
+    change, and the upper-layer checksum with them (over the pseudo-header)."""
+    c = case
+    c.eq(inner.dst, be.dip, what + ": inner dst = DIP")
+    c.eq(inner.hlim, orig.hlim - 1, what + ": inner hop limit = original - 1")
+    c.eq(inner.header[:7] + inner.header[8:24], orig.header[:7] + orig.header[8:24],
+         what + ": inner IPv6 header (but dst/hop limit) unchanged")
+    c.eq(inner.data[40:inner.l4_off], orig.data[40:orig.l4_off],
+         what + ": extension headers unchanged")
+    c.eq(len(inner.data), len(orig.data), what + ": inner length")
+    if orig.upper in (PROTO_TCP, PROTO_UDP):
+        c.eq(inner.ports(), (orig.ports()[0], be.port), what + ": ports")
+        at = v6.csum_off(orig.upper)
+        m = lambda p: p[:2] + p[4:at] + p[at + 2:]  # noqa: E731 (not dport, csum)
+        c.eq(m(inner.l4), m(orig.l4), what + ": upper-layer header and payload unchanged")
+    else:
+        c.eq(inner.l4[:2] + inner.l4[4:], orig.l4[:2] + orig.l4[4:],
+             what + ": ICMPv6 message (and quote) untouched but its checksum")
+    c.eq(v6.l4_csum6(inner.data), v6.l4_csum6_expected(inner.data),
+         what + ": upper-layer checksum over the new pseudo-header")
+
+
 def check_encap(case, cfg, out, inp, what, svc_key=None):
-    """Check that frame `out` is the mux's encapsulation of input frame `inp`.
+    """Check that frame `out` is the mux's encapsulation of input frame `inp`,
+    in the form the backend's PA asks for (4in4, 4in6, 6in4, 6in6).
 
     Returns (dip, dport, host) of the backend the packet went to (read from
     the output), or None if the frame is not even an encapsulation.
@@ -528,47 +610,27 @@ def check_encap(case, cfg, out, inp, what, svc_key=None):
     c = case
     o = Frame(out)
     i = Frame(inp)
-    orig = i.ip
-    if not c.check(o.type == ETH_IPV4 and o.vlan is None and o.ip is not None,
-                   "%s: output is not an untagged IPv4 frame (type %#x, vlan %s)",
+    inner6 = i.ip6 is not None
+    orig = i.ip6 if inner6 else i.ip
+    if not c.check(o.vlan is None and (o.ip is not None or o.ip6 is not None),
+                   "%s: output is not an untagged IP frame (type %#x, vlan %s)",
                    what, o.type, o.vlan):
         return None
-    c.eq(mac_str(o.dst), cfg.next_hop_mac, what + ": ethernet dst = next_hop_mac")
     c.eq(mac_str(o.src), PORT_MAC, what + ": ethernet src = port MAC")
-    outer = o.ip
-    c.eq(outer.version, 4, what + ": outer version")
-    c.eq(outer.ihl, 5, what + ": outer IHL")
-    if not c.eq(outer.proto, PROTO_IPIP, what + ": outer protocol"):
+    got = _check_outer(case, cfg, o, orig, inner6, what)
+    if got is None:
         return None
-    c.eq(outer.src, cfg.tunnel_address, what + ": outer src = tunnel_address")
-    c.eq(outer.ttl, cfg.ttl, what + ": outer TTL = tunnel_ttl")
-    c.eq(outer.tos, orig.tos, what + ": outer TOS (DSCP+ECN) copied from inner")
-    c.eq(outer.df, orig.df, what + ": outer DF copied from inner")
-    c.check(not outer.mf and outer.frag == 0, "%s: outer is a fragment", what)
-    c.eq(outer.total, orig.total + 20, what + ": outer total length = inner + 20")
-    c.eq(len(out), 14 + outer.total, what + ": frame length = 14 + outer total (no padding)")
-    c.check(ip_csum_ok(outer.header), "%s: outer header checksum invalid (%#06x)", what,
-            outer.csum)
-
-    inner = IPv4(outer.payload)
+    outer, inner_bytes = got
+    inner = v6.IPv6(inner_bytes) if inner6 else IPv4(inner_bytes)
     c.eq(len(inner.data), len(orig.data), what + ": inner length")
     c.eq(inner.trailer, b"", what + ": nothing after the inner datagram")
 
     # Which service, and so which backends are acceptable.
-    if svc_key is None:
-        if orig.proto == PROTO_ICMP:
-            q = IPv4(orig.payload[8:] + b"\0" * 64)
-            qsport = struct.unpack("!H", q.payload[0:2])[0]
-            svc_key = (q.src, q.proto, qsport)
-        else:
-            svc_key = (orig.dst, orig.proto, orig.ports()[1])
-    svc = cfg.service(*svc_key)
+    svc = cfg.service(*(svc_key or _default_svc_key(orig, inner6)))
     if not c.check(svc is not None, "%s: test bug: no service %s", what, svc_key):
         return None
-    if orig.proto in (PROTO_TCP, PROTO_UDP):
-        dport = inner.ports()[1]
-    else:
-        dport = None
+    l4 = (inner.upper if inner6 else orig.proto) in (PROTO_TCP, PROTO_UDP)
+    dport = inner.ports()[1] if l4 else None
     be = [b for b in svc.backends
           if b.dip == inner.dst and (dport is None or b.port == dport)]
     if not c.check(len(be) == 1, "%s: inner dst %s:%s is no backend of %s:%d/%s", what,
@@ -576,6 +638,9 @@ def check_encap(case, cfg, out, inp, what, svc_key=None):
         return None
     be = be[0]
     c.eq(outer.dst, be.host, what + ": outer dst = host PA of backend %s" % be.dip)
+    if inner6:
+        _check_inner6(case, be, inner, orig, what)
+        return (be.dip, be.port, be.host)
 
     # Inner IPv4: only dst, TTL and the checksum change.
     c.eq(inner.dst, be.dip, what + ": inner dst = DIP")
@@ -608,19 +673,83 @@ def check_encap(case, cfg, out, inp, what, svc_key=None):
     return (be.dip, be.port, be.host)
 
 
+def ipv4_reassemble(frames):
+    """The IPv4 datagram the fragments in frames (raw Ethernet frames, in any
+    order, all of one datagram) make, as RFC 791 puts it back together: the
+    first fragment's header with MF and the offset cleared, total length
+    and checksum redone, the pieces in offset order. Raises ValueError on
+    a gap, an overlap, a missing last fragment, ids that differ or a
+    non-final fragment whose payload is not a multiple of 8 bytes."""
+    pieces = []
+    for fr in frames:
+        ip = Frame(fr).ip
+        pieces.append((ip.frag * 8, ip.mf, ip))
+    pieces.sort(key=lambda p: p[0])
+    if len({p[2].id for p in pieces}) != 1:
+        raise ValueError("fragment ids differ")
+    at, body = 0, b""
+    for off, mf, ip in pieces:
+        if off != at:
+            raise ValueError("fragment at %d, want %d" % (off, at))
+        if mf and len(ip.payload) % 8:
+            raise ValueError("non-final fragment of %d bytes" % len(ip.payload))
+        body += ip.payload
+        at += len(ip.payload)
+    if pieces[-1][1]:
+        raise ValueError("no last fragment")
+    first = pieces[0][2]
+    h = bytearray(first.header)
+    h[2:4] = struct.pack("!H", len(h) + len(body))
+    h[6:8] = struct.pack("!H", (struct.unpack("!H", h[6:8])[0] & 0x4000))
+    return ip_csum_fixed(bytes(h)) + body
+
+
 def inner_of(out):
-    """The inner datagram of an encapsulated frame (IPv4), or None."""
+    """The inner datagram of an encapsulated frame of any form: an IPv4 or
+    an sluicetest.ipv6.IPv6, or None if out is no tunnel packet."""
     f = Frame(out)
-    if f.ip is None or f.ip.proto != PROTO_IPIP:
-        return None
-    return IPv4(f.ip.payload)
+    outer = f.ip if f.ip is not None else f.ip6
+    proto = None if outer is None else (f.ip.proto if f.ip is not None else outer.nh)
+    if proto == PROTO_IPIP:
+        return IPv4(outer.payload)
+    if proto == 41:
+        return v6.IPv6(outer.payload)
+    return None
 
 
 def flow_of(ip):
-    """(src, sport, proto) of a client packet or of an encapsulated one."""
-    if ip.proto in (PROTO_TCP, PROTO_UDP):
-        return (ip.src, ip.ports()[0], ip.proto)
+    """(src, sport, proto) of a client packet or of an encapsulated one (IPv4 or IPv6)."""
+    proto = ip.upper if isinstance(ip, v6.IPv6) else ip.proto
+    if proto in (PROTO_TCP, PROTO_UDP):
+        return (ip.src, ip.ports()[0], proto)
     return None
+
+
+def check_table_dropped(case, cfg, run, goods, table, src_of, what):
+    """The malformed cases' check: run's only output is the good packets,
+    each once and a correct encapsulation (matched by src_of(frame), the
+    client's address), and the drops equal, reason by reason, the count of
+    rows of table ((name, frame, reason), ...) under each."""
+    by_src = {src_of(g): g for g in goods}
+    seen = set()
+    for fr in run.outputs[0]:
+        inner = inner_of(fr)
+        src = inner.src if inner else None
+        if not case.check(src in by_src, "forwarded a frame that is not a good packet: %s",
+                          fr.hex()[:120]):
+            continue
+        case.check(src not in seen, "good packet from %s forwarded twice", src)
+        seen.add(src)
+        check_encap(case, cfg, fr, by_src[src], "good packet from %s" % src)
+    case.eq(len(seen), len(goods), "good packets forwarded")
+    expect = {}
+    for _, _, reason in table:
+        expect[reason] = expect.get(reason, 0) + 1
+    unknown = set(expect) - set(run.drops())
+    case.check(not unknown, "test table names unknown drop reasons %s", sorted(unknown))
+    case.drops_exactly(run, expect, what)
+    case.eq(run.stats["fwd_pkts"], len(goods), "fwd_pkts")
+    return expect
 
 
 def shares_line(counts, weights):

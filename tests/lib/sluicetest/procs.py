@@ -15,6 +15,7 @@ EAL setup.
     d.kill("mux1")                          # SIGTERM, reaped: exit status
     d.stop_all()                            # SIGKILL the rest, run folders gone
 """
+import argparse
 import json
 import os
 import shutil
@@ -28,6 +29,15 @@ DPDK_RUNDIR = "/var/run/dpdk"
 # What a condition may raise while the thing it looks at is not there yet
 # (a socket not bound, a reply without the field, a process not started).
 NOT_YET = (OSError, ValueError, KeyError, TypeError, IndexError)
+
+
+def required_args(*names):
+    """A test's command line: --NAME for each name, each required (the
+    paths meson passes: --mux, --agent, --certs ...)."""
+    ap = argparse.ArgumentParser()
+    for n in names:
+        ap.add_argument("--" + n, required=True)
+    return ap
 
 
 def test_prefix(tag, name=None):
@@ -109,16 +119,17 @@ class Daemons:
     def log_path(self, name):
         return os.path.join(self.folder, name + ".log")
 
-    def start(self, name, argv, cwd=None, prefix=None):
+    def start(self, name, argv, cwd=None, prefix=None, env=None):
         """Start argv as NAME (its log appended to); prefix: the DPDK file
-        prefix it runs with, cleaned up by stop_all()."""
+        prefix it runs with, cleaned up by stop_all(); env: its environment
+        (None: ours)."""
         if prefix is not None and prefix not in self.prefixes:
             self.prefixes.append(prefix)
         if prefix is not None:
             self.prefix_of[name] = prefix
         with open(self.log_path(name), "a") as log:
             self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log,
-                                                stdin=subprocess.DEVNULL, cwd=cwd)
+                                                stdin=subprocess.DEVNULL, cwd=cwd, env=env)
         return self.procs[name]
 
     def running(self, name):

@@ -340,9 +340,9 @@ def rows():
     row("plain UDP to a DIP", "uplink",
         Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / p, "not_tunnel")
     t = next_tag()
-    row("IPv6-in-IPv4 (proto 41) to the PA", "uplink",
+    row("IPv6-in-IPv4 (proto 41) to the PA, for a DIP no VM has", "uplink",
         Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) /
-        IP(src=MUX, dst=PA, proto=41, id=t) / Raw(v6), "not_tunnel")
+        IP(src=MUX, dst=PA, proto=41, id=t) / Raw(v6), "no_local_dip")
 
     def bad_csum(b, l2):
         b[l2 + 10] ^= 0xff
@@ -355,9 +355,9 @@ def rows():
     t, p = syn("10.1.0.11", [("MSS", 1460)])
     row("IP-in-IP, outer total length beyond the frame", "uplink",
         tunnel(p, t=t)[:14 + 20 + 30], "ip_len")
-    row("IPv6 frame on the uplink", "uplink",
+    row("plain IPv6 on the uplink, from no prober", "uplink",
         Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0), type=0x86DD) / Raw(v6),
-        "ipv6_unsupported")
+        "not_tunnel")
 
     # -- 5. VM -> uplink: direct server return.
     def vm_frame(vm, ip):

@@ -46,13 +46,14 @@ def rows():
             e = e / Dot1Q(vlan=vlan)
         return bytes(e / ARP(op=op, hwsrc=mac, psrc=ip, hwdst="00:00:00:00:00:00", pdst=target))
 
-    def ping(dst, payload, vlan=None, pad_to=None):
+    def ping(dst, payload, vlan=None, pad_to=None, zero=False):
         mac, ip, _ = who()
         e = Ether(src=mac, dst=sp.ROUTER_MAC)
         if vlan is not None:
             e = e / Dot1Q(vlan=vlan)
+        ident, seq = (0, 0) if zero else (rnd.getrandbits(16), rnd.getrandbits(16))
         b = bytes(e / IP(src=ip, dst=dst, id=n[0], ttl=rnd.randint(2, 255), tos=0x10) /
-                  ICMP(type=8, id=rnd.getrandbits(16), seq=rnd.getrandbits(16)) / Raw(payload))
+                  ICMP(type=8, id=ident, seq=seq) / Raw(payload))
         if pad_to:
             b += b"\x5a" * (pad_to - len(b))
         return b
@@ -75,6 +76,10 @@ def rows():
     out.append(("echo to VIP, 802.1Q vlan 9", ping(VIP, rbytes(20), vlan=9), "echo", "echo"))
     out.append(("echo to VIP, 4 bytes in a padded 60-byte frame",
                 ping(VIP, b"ping", pad_to=60), "echo", "echo"))
+    # Type 0 and nothing else: the reply's sum is zero, its checksum 0xffff. An
+    # update of the request's (RFC 1624 eqn. 3) would give 0x0000 (5 there).
+    out.append(("echo to VIP, all zero (id, sequence, 16 bytes of payload)",
+                ping(VIP, bytes(16), zero=True), "echo", "echo"))
     out.append(("echo to an address not ours", ping("192.0.2.79", rbytes(56)), "no_service",
                 "no_service"))
     return out

@@ -134,9 +134,10 @@ TABLE = [
      TCP(dport=80), "vlan_stacked"),
     ("802.1ad (0x88a8) outer tag", E(type=0x88A8) / Dot1Q(vlan=20) / IP(src=CLIENT, dst=VIP) /
      TCP(dport=80), "vlan_stacked"),
-    ("IPv6", E() / IPv6(src="2001:db8::1", dst="2001:db8::2") / TCP(dport=80),
-     "ipv6_unsupported"),
-    ("802.1Q tagged IPv6", E() / Dot1Q(vlan=3) / IPv6() / UDP(dport=53), "ipv6_unsupported"),
+    # IPv6 is parsed (malformed6/ has its lies); to no VIP of ours it is no service.
+    ("IPv6 to an address that is no VIP", E() / IPv6(src="2001:db8::1", dst="2001:db8::2") /
+     TCP(dport=80), "no_service"),
+    ("802.1Q tagged IPv6 to ::1", E() / Dot1Q(vlan=3) / IPv6() / UDP(dport=53), "no_service"),
     ("unknown ethertype (LLDP 0x88cc)", E(type=0x88CC) / Raw(b"\x02\x07" + b"\0" * 40),
      "ethertype"),
     ("ARP who-has an address that is not ours",

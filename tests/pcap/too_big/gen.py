@@ -4,7 +4,8 @@ most 1480 bytes once the 20-byte outer header is added).
 
 Rows are (description, frame, expected): expected is "icmp" (an ICMP
 fragmentation-needed reply to the client, nothing forwarded), "fwd"
-(encapsulated), or a drop reason. Every row has its own client address and
+(encapsulated), "frag" (encapsulated, and the outer datagram sent as
+fragments: the client allowed it), or a drop reason. Every row has its own client address and
 client MAC, so replies can be matched and their Ethernet dst checked.
 
     /usr/bin/python3 gen.py DIR     writes DIR/too_big.pcap
@@ -59,10 +60,12 @@ def rows():
         out.append(("tcp DF, %d bytes" % total, pkt(total), "icmp"))
     out.append(("tcp DF, 1480 bytes: fits exactly", pkt(MTU - 20), "fwd"))
     out.append(("tcp DF, 1000 bytes", pkt(1000), "fwd"))
-    out.append(("tcp no DF, 1481 bytes", pkt(MTU - 19, df=False), "too_big_no_df"))
-    out.append(("tcp no DF, 1500 bytes", pkt(MTU, df=False), "too_big_no_df"))
+    out.append(("tcp no DF, 1481 bytes", pkt(MTU - 19, df=False), "frag"))
+    out.append(("tcp no DF, 1500 bytes", pkt(MTU, df=False), "frag"))
+    out.append(("tcp no DF, 1500 bytes, 802.1Q vlan 7", pkt(MTU, df=False, vlan=7), "frag"))
+    out.append(("tcp no DF, 1480 bytes: fits, not fragmented", pkt(MTU - 20, df=False), "fwd"))
     out.append(("udp DF, 1490 bytes", pkt(1490, proto="udp"), "icmp"))
-    out.append(("udp no DF, 1490 bytes", pkt(1490, proto="udp", df=False), "too_big_no_df"))
+    out.append(("udp no DF, 1490 bytes", pkt(1490, proto="udp", df=False), "frag"))
     out.append(("tcp DF, 1495 bytes, 802.1Q vlan 42", pkt(1495, vlan=42), "icmp"))
     out.append(("tcp DF, 1500 bytes with IP options", pkt(1500, options=[IPOption_Router_Alert()]),
                 "icmp"))

@@ -6,8 +6,12 @@ With mux.mtu = 1500, every DF packet of 1481..1500 bytes must produce exactly
 one reply and no encapsulation: back to the client's MAC (and VLAN), from the
 VIP to the client, type 3 code 4, next-hop MTU 1480, quoting the start of the
 original datagram (at most 548 bytes, so the reply stays within 576), with
-valid IP and ICMP checksums. 1480 bytes fits and is forwarded; an oversize
-packet without DF is dropped as too_big_no_df.
+valid IP and ICMP checksums. 1480 bytes fits and is forwarded. An oversize
+packet without DF is forwarded too, its OUTER datagram in fragments (RFC
+2003; the agent reassembles): each fragment within the MTU, every one but
+the last a multiple of 8 bytes with MF set, one id for the datagram, valid
+header checksums; put back together they must be exactly the encapsulation
+check_encap() expects (outer DF clear, as the client's).
 """
 import struct
 
@@ -48,15 +52,33 @@ def main():
     with sp.Case("too_big") as case:
         cfg = sp.MuxConfig(gen.SERVICES, mtu=gen.MTU)
         run = case.run(cfg, [[f for _, f, _ in rows]])
-        replies, encaps = {}, {}
+        replies, encaps, frags = {}, {}, {}
         for fr in run.outputs[0]:
             f = sp.Frame(fr)
-            if f.ip is not None and f.ip.proto == sp.PROTO_IPIP:
+            if f.ip is not None and f.ip.proto == sp.PROTO_IPIP and (f.ip.mf or f.ip.frag):
+                frags.setdefault(f.ip.id, []).append(fr)
+            elif f.ip is not None and f.ip.proto == sp.PROTO_IPIP:
                 encaps.setdefault(sp.inner_of(fr).src, []).append(fr)
             elif f.ip is not None and f.ip.proto == sp.PROTO_ICMP:
                 replies.setdefault(f.ip.dst, []).append(fr)
             else:
                 case.check(False, "unexpected output frame %s", fr.hex()[:80])
+        # The fragments of each datagram, put back together, as the agent does.
+        n_frags = sum(len(v) for v in frags.values())
+        for fid, fl in sorted(frags.items()):
+            for fr in fl:
+                fo = sp.Frame(fr)
+                case.check(fo.ip.total <= gen.MTU, "fragment id %d: %d bytes > MTU", fid,
+                           fo.ip.total)
+                case.check(sp.ip_csum_ok(fo.ip.header), "fragment id %d: bad checksum", fid)
+                case.check(not fo.ip.df and fo.vlan is None, "fragment id %d: DF or tag", fid)
+                case.eq(len(fr), 14 + fo.ip.total, "fragment id %d: frame length" % fid)
+            try:
+                whole = fl[0][:14] + sp.ipv4_reassemble(fl)
+            except ValueError as e:
+                case.check(False, "fragments of id %d do not reassemble: %s", fid, e)
+                continue
+            encaps.setdefault(sp.inner_of(whole).src, []).append(whole)
         expect = {}
         sizes = []
         for desc, fr, want in rows:
@@ -67,21 +89,26 @@ def main():
                     check_reply(case, r[0], fr, desc)
                     sizes.append(sp.Frame(fr).ip.total)
                 expect["too_big"] = expect.get("too_big", 0) + 1
-            elif want == "fwd":
+            elif want in ("fwd", "frag"):
                 if case.eq((len(r), len(e)), (0, 1), desc + ": (replies, encapsulations)"):
                     sp.check_encap(case, cfg, e[0], fr, desc)
-                    case.check(sp.Frame(e[0]).ip.total <= gen.MTU, "%s: outer %d > MTU", desc,
-                               sp.Frame(e[0]).ip.total)
+                    big = sp.Frame(e[0]).ip.total > gen.MTU
+                    case.eq(big, want == "frag", desc + ": sent as outer fragments")
             else:
                 case.eq((len(r), len(e)), (0, 0), desc + ": (replies, encapsulations)")
                 expect[want] = expect.get(want, 0) + 1
         case.drops_exactly(run, expect, "too_big")
         case.eq(run.stats["too_big_sent"], expect["too_big"], "too_big_sent")
-        case.eq(run.stats["fwd_pkts"], 2, "fwd_pkts")
+        n_split = sum(1 for r in rows if r[2] == "frag")
+        case.eq(run.stats["fwd_pkts"], sum(1 for r in rows if r[2] in ("fwd", "frag")),
+                "fwd_pkts")
+        case.eq(run.stats["frag_out"], n_split, "frag_out")
+        case.eq(run.stats["frag_out_pkts"], n_frags, "frag_out_pkts")
+        case.eq(len(frags), n_split, "fragmented datagrams (distinct ids)")
         print("too_big: mtu %d, %d frag-needed replies (inner %d..%d bytes, mtu field %d, quote "
-              "<= %d), 1480 forwarded, %d without DF dropped" % (
-                  gen.MTU, len(sizes), min(sizes or [0]), max(sizes or [0]), gen.MTU - 20,
-                  QUOTE_MAX, expect.get("too_big_no_df", 0)))
+              "<= %d), %d without DF sent in %d outer fragments that reassemble to the "
+              "encapsulation" % (gen.MTU, len(sizes), min(sizes or [0]), max(sizes or [0]),
+                                 gen.MTU - 20, QUOTE_MAX, n_split, n_frags))
 
 
 if __name__ == "__main__":

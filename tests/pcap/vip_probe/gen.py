@@ -4,6 +4,11 @@ mux's tunnel address with an ICMP echo request to a VIP inside (payload:
 16-byte magic "SLUICE-VIPPROBE\\0", 8-byte nonce, 8 bytes the mux fills with
 its version), and IP-in-IP that looks like one but is not to be answered.
 
+The same over IPv6, where the mux has an IPv6 tunnel address: the outer
+header of either family to the tunnel address of its family, from a prober
+of that family, around an IPv4 probe (protocol 4) or an ICMPv6 one (41) to
+a VIP of the inner family: 6in6, 4in6 and 6in4.
+
 Rows are (description, frame, expected with mux.probers set, expected
 without); an expectation is "answer" or a drop reason. Each row's inner
 source is its own address, so an answer (sent to it) names its row.
@@ -15,7 +20,7 @@ import random
 import sys
 
 from scapy.layers.inet import ICMP, IP, TCP
-from scapy.layers.inet6 import IPv6
+from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Raw
 
@@ -27,9 +32,14 @@ STRANGER = "10.255.0.253"
 NEXT_HOP = "02:00:00:00:fe:01"
 VIP = "192.0.2.80"
 VIP2 = "192.0.2.81"
+TUNNEL6 = "2001:db8:ff::1"
+PROBER6 = "2001:db8:ff::254"
+NEXT_HOP6 = "02:00:00:00:fe:06"
+VIP6 = "2001:db8::80"
 SERVICES = [
     sp.Service(VIP, "tcp", 80, [sp.Backend("10.8.0.1", 8080, "10.0.80.1")]),
     sp.Service(VIP2, "udp", 53, [sp.Backend("10.8.0.2", 53, "10.0.80.2")]),
+    sp.Service(VIP6, "tcp", 80, [sp.Backend("2001:db8:8::1", 80, "2001:db8:ff::8")]),
 ]
 MAGIC = b"SLUICE-VIPPROBE\x00"
 
@@ -59,6 +69,17 @@ def rows():
             e = e / Dot1Q(vlan=vlan)
         return bytes(e / IP(src=outer_src, dst=outer_dst, proto=proto, ttl=64) / inner)
 
+    def inner_echo6(dst, pl):
+        return IPv6(src="2001:db8:99::%x" % (n[0] + 1), dst=dst, hlim=64) / \
+            ICMPv6EchoRequest(id=rnd.getrandbits(16), seq=rnd.getrandbits(16)) / Raw(pl)
+
+    def tunnel6(inner, outer_src=PROBER6, outer_dst=TUNNEL6, vlan=None):
+        n[0] += 1
+        e = Ether(src=sp.ROUTER_MAC, dst=sp.PORT_MAC)
+        if vlan is not None:
+            e = e / Dot1Q(vlan=vlan)
+        return bytes(e / IPv6(src=outer_src, dst=outer_dst, hlim=64) / inner)
+
     out.append(("probe for VIP", tunnel(inner_echo(VIP, payload())), "answer", "tunnel_inbound"))
     out.append(("probe for second VIP", tunnel(inner_echo(VIP2, payload())), "answer",
                 "tunnel_inbound"))
@@ -83,8 +104,32 @@ def rows():
                 "tunnel_inbound", "tunnel_inbound"))
     out.append(("TCP inside", tunnel(IP(src=src(), dst=VIP) / TCP(dport=80, flags="S")),
                 "tunnel_inbound", "tunnel_inbound"))
-    out.append(("IPv6 in IPv4 from the prober",
+    out.append(("IPv6 in IPv4 from the prober, no probe inside",
                 tunnel(IPv6(src="2001:db8::%d" % n[0], dst="2001:db8::1") / Raw(MAGIC), proto=41),
+                "tunnel_inbound", "tunnel_inbound"))
+    # IPv6: 6in6, 4in6, 6in4.
+    out.append(("6in6 probe for the IPv6 VIP", tunnel6(inner_echo6(VIP6, payload())), "answer",
+                "tunnel_inbound"))
+    out.append(("6in6 probe, 802.1Q vlan 9", tunnel6(inner_echo6(VIP6, payload(30)), vlan=9),
+                "answer", "tunnel_inbound"))
+    out.append(("4in6 probe for the IPv4 VIP", tunnel6(inner_echo(VIP, payload())), "answer",
+                "tunnel_inbound"))
+    out.append(("6in4 probe for the IPv6 VIP",
+                tunnel(inner_echo6(VIP6, payload()), proto=41), "answer", "tunnel_inbound"))
+    n[0] += 1
+    out.append(("6in6 probe for an address that is no VIP",
+                tunnel6(inner_echo6("2001:db8::89", payload())), "no_service", "tunnel_inbound"))
+    out.append(("6in6 probe from a source that is not a prober",
+                tunnel6(inner_echo6(VIP6, payload()), outer_src="2001:db8:ff::253"),
+                "tunnel_inbound", "tunnel_inbound"))
+    out.append(("6in6 probe to an address that is not the tunnel address",
+                tunnel6(inner_echo6(VIP6, payload()), outer_dst="2001:db8:ff::2"),
+                "tunnel_inbound", "tunnel_inbound"))
+    out.append(("6in6 echo without the magic",
+                tunnel6(inner_echo6(VIP6, payload(magic=b"NOT-A-VIPPROBE\x00\x00"))),
+                "tunnel_inbound", "tunnel_inbound"))
+    out.append(("IPv4 prober's probe to the IPv6 tunnel address",
+                tunnel6(inner_echo6(VIP6, payload()), outer_src="::ffff:10.255.0.254"),
                 "tunnel_inbound", "tunnel_inbound"))
     return out
 

@@ -1,0 +1,286 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Input for the agent6 case: a dual-stack host agent (PA 10.0.1.1 and PA6
+2001:db8:ff::11, gateway6 fe80::1) with two VMs.
+
+    muxes 10.255.0.1, 2001:db8:ff::1 --- uplink (net_pcap0) --- sluice-agent
+        vm61 10.1.0.61, 2001:db8:6::61 (net_pcap1) ----------------+   |
+        vm62           2001:db8:6::62 (net_pcap2) ---------------------+
+
+Each row is (description, input port, frame, expectation): a drop reason
+(nothing comes out anywhere), or one of the expectations below. Every row
+has a tag, which its packets carry where the agent leaves it alone: the
+IPv6 flow label of an IPv6 packet (inner or plain), the IP id of an IPv4
+one, the echo id of a ping; neighbor solicitations come from a MAC of the
+row's own, and the advertisement goes back to it.
+
+    to_vm(vm, mss=, quote_src=, whole=)   decapsulated to vm, as sent but
+                                          the MSS clamped or the ICMPv6
+                                          quote's source set to (dip, port)
+    HELD                                  an outer fragment kept for reassembly
+    dsr(src, sport=, mss=, quote_dst=)    out the uplink as from VIP:vport
+    PASS, PROBE_OUT                       out the uplink untouched
+    probe_in(vm)                          a prober's plain packet to vm as sent
+    na(port, target, router)              neighbor advertisement on port
+    ECHO                                  echo reply out the uplink
+
+    /usr/bin/python3 gen.py DIR     writes DIR/<port>.pcap
+"""
+import os
+import random
+import sys
+
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6MLReport2,
+                                ICMPv6ND_NS, ICMPv6ND_RS, ICMPv6NDOptSrcLLAddr,
+                                ICMPv6PacketTooBig, IPv6, IPv6ExtHdrFragment)
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+
+from sluicetest import pcap as sp
+
+PA = "10.0.1.1"
+PA6 = "2001:db8:ff::11"
+OTHER_PA6 = "2001:db8:ff::12"
+MUX = "10.255.0.1"
+MUX6 = "2001:db8:ff::1"
+GATEWAY6 = "fe80::1"
+VIP6 = "2001:db8::10"
+VIP4 = "192.0.2.10"
+CLIENT6 = "2001:db8:c::7"
+CLIENT4 = "198.51.100.7"
+ROUTER6 = "2001:db8:ff00::1"
+PROBER6 = "2001:db8:ff::254"
+CLAMP = 1400
+CLAMP6 = CLAMP - 20 - 20   # the default: 20 for the IPv6 header, 20 more for a pa6
+NEXT_HOP = "02:00:00:00:fe:11"
+ROUTER_MAC = "02:00:00:00:fe:01"
+
+VMS = [sp.AgentVM("vm61", "10.1.0.61", "02:00:00:01:01:61", dip6="2001:db8:6::61"),
+       sp.AgentVM("vm62", None, "02:00:00:01:01:62", dip6="2001:db8:6::62")]
+SERVICES = [
+    sp.Service(VIP6, "tcp", 80, [sp.Backend("2001:db8:6::61", 8080, PA6),     # 6in6
+                                 sp.Backend("2001:db8:6::62", 8080, PA),      # 6in4
+                                 sp.Backend("2001:db8:6::71", 8080, OTHER_PA6)]),
+    sp.Service(VIP6, "udp", 53, [sp.Backend("2001:db8:6::62", 5353, PA6)]),
+    sp.Service(VIP4, "tcp", 80, [sp.Backend("10.1.0.61", 8080, PA6)]),        # 4in6
+]
+
+
+def config():
+    return sp.AgentConfig(PA, [MUX, MUX6], VMS, SERVICES, next_hop_mac=NEXT_HOP, mss_clamp=CLAMP,
+                          probers=[PROBER6], pa6=PA6, gateway6=GATEWAY6)
+
+
+def to_vm(vm, mss=None, quote_src=None, whole=None):
+    return {"kind": "to_vm", "port": vm, "mss": mss, "quote_src": quote_src, "whole": whole}
+
+
+def dsr(src, sport=None, mss=None, quote_dst=None):
+    return {"kind": "dsr", "port": "uplink", "src": src, "sport": sport, "mss": mss,
+            "quote_dst": quote_dst}
+
+
+def na(port, target, router):
+    return {"kind": "na", "port": port, "target": target, "router": router}
+
+
+def probe_in(vm):
+    return {"kind": "probe_in", "port": vm}
+
+
+PASS = {"kind": "pass", "port": "uplink"}
+HELD = {"kind": "held"}
+PROBE_OUT = {"kind": "probe_out", "port": "uplink"}
+ECHO = {"kind": "echo", "port": "uplink"}
+SYN_OPTS = [("MSS", 1460), ("SAckOK", b""), ("WScale", 7)]
+
+
+def rows():
+    rnd = random.Random(0x6a6e)
+    out = []
+    tag = [0x600]
+
+    def next_tag():
+        tag[0] += 1
+        return tag[0]
+
+    def body(n):
+        return Raw(bytes(rnd.getrandbits(8) for _ in range(n)))
+
+    def up(p):
+        return Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / p
+
+    def row(desc, port, frame, expect):
+        out.append((desc, port, bytes(frame), expect))
+
+    def t6(inner, src=MUX6, dst=PA6):
+        return up(IPv6(src=src, dst=dst, hlim=63, nh=41 if inner.version == 6 else 4) / inner)
+
+    def t4(inner, src=MUX, dst=PA):
+        return up(IP(src=src, dst=dst, proto=41 if inner.version == 6 else 4, ttl=63) / inner)
+
+    def syn6(dip, t, dport=8080):
+        return IPv6(src=CLIENT6, dst=dip, fl=t, hlim=60) / TCP(
+            sport=40000 + t % 1000, dport=dport, flags="S", seq=rnd.getrandbits(32),
+            options=SYN_OPTS)
+
+    def syn4(dip, t):
+        return IP(src=CLIENT4, dst=dip, id=t, ttl=60) / TCP(
+            sport=40000 + t % 1000, dport=8080, flags="S", options=SYN_OPTS)
+
+    # -- Decapsulation, all four forms, MSS clamped by the inner family.
+    t = next_tag()
+    row("6in6 SYN to vm61's DIP6", "uplink", t6(syn6("2001:db8:6::61", t)),
+        to_vm("vm61", mss=CLAMP6))
+    t = next_tag()
+    row("6in4 SYN to vm62's DIP6", "uplink", t4(syn6("2001:db8:6::62", t)),
+        to_vm("vm62", mss=CLAMP6))
+    t = next_tag()
+    row("4in6 SYN to vm61's DIP", "uplink", t6(syn4("10.1.0.61", t)), to_vm("vm61", mss=CLAMP))
+    t = next_tag()
+    row("4in4 SYN to vm61's DIP", "uplink", t4(syn4("10.1.0.61", t)), to_vm("vm61", mss=CLAMP))
+    t = next_tag()
+    row("6in6 UDP to vm62", "uplink", t6(IPv6(src=CLIENT6, dst="2001:db8:6::62", fl=t) /
+                                          UDP(sport=999, dport=5353) / body(30)),
+        to_vm("vm62"))
+    t = next_tag()
+    row("6in6 ACK with data, 1200 bytes", "uplink",
+        t6(IPv6(src=CLIENT6, dst="2001:db8:6::61", fl=t) / TCP(sport=40001, dport=8080,
+                                                              flags="A") / body(1140)),
+        to_vm("vm61"))
+    # -- Refused tunnels.
+    t = next_tag()
+    row("6in6 from a mux not listed", "uplink", t6(syn6("2001:db8:6::61", t),
+                                                    src="2001:db8:ff::9"), "unknown_mux")
+    t = next_tag()
+    row("6in6 to another PA6", "uplink", t6(syn6("2001:db8:6::61", t), dst=OTHER_PA6),
+        "not_our_pa")
+    t = next_tag()
+    row("6in6 from the IPv4 mux's address family's twin: not a listed IPv6 mux", "uplink",
+        t6(syn6("2001:db8:6::61", t), src="::ffff:10.255.0.1"), "unknown_mux")
+    t = next_tag()
+    row("6in6 to a DIP6 no VM has", "uplink", t6(syn6("2001:db8:6::71", t)), "no_local_dip")
+    t = next_tag()
+    row("6in6, the inner packet cut short", "uplink",
+        up(IPv6(src=MUX6, dst=PA6, nh=41) / Raw(bytes(syn6("2001:db8:6::61", t))[:50])),
+        "inner_malformed")
+    t = next_tag()
+    row("4in6 holding an IPv6 packet", "uplink",
+        up(IPv6(src=MUX6, dst=PA6, nh=4) / syn6("2001:db8:6::61", t)), "inner_malformed")
+    t = next_tag()
+    row("plain IPv6 to vm61 from no prober", "uplink", up(syn6("2001:db8:6::61", t)),
+        "not_tunnel")
+    # -- Outer IPv6 fragments: the first held, the last brings the whole.
+    t = next_tag()
+    inner = IPv6(src=CLIENT6, dst="2001:db8:6::61", fl=t) / TCP(sport=40002, dport=8080,
+                                                               flags="A") / body(1300)
+    outer = IPv6(src=MUX6, dst=PA6, nh=44) / IPv6ExtHdrFragment(nh=41, id=0x777, m=1, offset=0)
+    raw = bytes(inner)
+    cut = 1232
+    row("6in6 outer fragment 1 of 2", "uplink",
+        up(outer / Raw(raw[:cut])), HELD)
+    last = IPv6(src=MUX6, dst=PA6, nh=44) / IPv6ExtHdrFragment(nh=41, id=0x777, m=0,
+                                                               offset=cut // 8)
+    row("6in6 outer fragment 2 of 2", "uplink", up(last / Raw(raw[cut:])),
+        to_vm("vm61", whole=raw))
+    # -- ICMPv6 errors a router sends about VIP6 -> client, forwarded by a mux.
+    t = next_tag()
+    quote = IPv6(src=VIP6, dst=CLIENT6, hlim=50) / TCP(sport=80, dport=40100, flags="SA")
+    err = IPv6(src=ROUTER6, dst="2001:db8:6::61", fl=t) / ICMPv6PacketTooBig(mtu=1280) / \
+        Raw(bytes(quote)[:48])
+    row("ICMPv6 packet too big about VIP6:80 -> client, to vm61", "uplink", t6(err),
+        to_vm("vm61", quote_src=("2001:db8:6::61", 8080)))
+    # -- For the agent itself on the uplink.
+    n = [0]
+
+    def ns(port_name, target, src=None, dst=None, opt=True):
+        n[0] += 1
+        mac = "02:00:00:00:d6:%02x" % n[0]
+        b = sp.v6.ip6_bytes(target)
+        grp = "ff02::1:ff%02x:%02x%02x" % (b[13], b[14], b[15])
+        p = Ether(src=mac, dst="33:33:ff:%02x:%02x:%02x" % (b[13], b[14], b[15])) / \
+            IPv6(src=src or ("2001:db8:ff::%x" % (0x300 + n[0])), dst=dst or grp, hlim=255) / \
+            ICMPv6ND_NS(tgt=target)
+        if opt:
+            p = p / ICMPv6NDOptSrcLLAddr(lladdr=mac)
+        return p
+
+    row("NS on the uplink for PA6", "uplink", ns("uplink", PA6), na("uplink", PA6, False))
+    row("NS on the uplink for another address", "uplink", ns("uplink", "2001:db8:ff::99"),
+        "nd_ignored")
+    row("NS on the uplink for the VMs' gateway6", "uplink", ns("uplink", GATEWAY6),
+        "nd_ignored")
+    t = next_tag()
+    row("echo to PA6", "uplink", up(IPv6(src=ROUTER6, dst=PA6) / ICMPv6EchoRequest(id=t) /
+                                   body(24)), ECHO)
+    t = next_tag()
+    row("health probe: plain IPv6 SYN from the prober to vm61's DIP6", "uplink",
+        up(IPv6(src=PROBER6, dst="2001:db8:6::61", fl=t) / TCP(sport=45000, dport=8080,
+                                                              flags="S")), probe_in("vm61"))
+
+    # -- From the VMs.
+    def vm(name, p):
+        return Ether(src=[v.mac for v in VMS if v.name == name][0],
+                     dst=sp.pcap_port_mac(1 + ["vm61", "vm62"].index(name))) / p
+
+    row("vm61 solicits its gateway6", "vm61", ns("vm61", GATEWAY6, src="fe80::61"),
+        na("vm61", GATEWAY6, True))
+    row("vm62 solicits its gateway6 from its DIP6, no option", "vm62",
+        ns("vm62", GATEWAY6, src="2001:db8:6::62", opt=False), na("vm62", GATEWAY6, True))
+    row("vm61's duplicate address detection for its own DIP6", "vm61",
+        ns("vm61", "2001:db8:6::61", src="::", opt=False), "nd_ignored")
+    row("vm61's router solicitation", "vm61",
+        vm("vm61", IPv6(src="fe80::61", dst="ff02::2", hlim=255) / ICMPv6ND_RS()),
+        "vm_link_local")
+    row("vm61's MLDv2 report", "vm61",
+        vm("vm61", IPv6(src="fe80::61", dst="ff02::16", hlim=1) / ICMPv6MLReport2()),
+        "vm_link_local")
+    t = next_tag()
+    row("vm61's SYN-ACK from DIP6:8080: DSR as VIP6:80, MSS clamped", "vm61",
+        vm("vm61", IPv6(src="2001:db8:6::61", dst=CLIENT6, fl=t) /
+           TCP(sport=8080, dport=40000, flags="SA", options=SYN_OPTS)),
+        dsr(VIP6, sport=80, mss=CLAMP6))
+    t = next_tag()
+    row("vm62's UDP reply from DIP6:5353: DSR as VIP6:53", "vm62",
+        vm("vm62", IPv6(src="2001:db8:6::62", dst=CLIENT6, fl=t) /
+           UDP(sport=5353, dport=999) / body(40)), dsr(VIP6, sport=53))
+    t = next_tag()
+    row("vm61's IPv4 SYN-ACK from 10.1.0.61:8080: DSR as VIP4:80 (its PA is IPv6)", "vm61",
+        vm("vm61", IP(src="10.1.0.61", dst=CLIENT4, id=t) /
+           TCP(sport=8080, dport=40000, flags="SA", options=SYN_OPTS)),
+        dsr(VIP4, sport=80, mss=CLAMP))
+    t = next_tag()
+    quote = IPv6(src=CLIENT6, dst="2001:db8:6::62", hlim=60) / UDP(sport=999, dport=5353)
+    row("vm62's port unreachable about client -> DIP6:5353", "vm62",
+        vm("vm62", IPv6(src="2001:db8:6::62", dst=CLIENT6, fl=t) / ICMPv6DestUnreach(code=4) /
+           Raw(bytes(quote))), dsr(VIP6, quote_dst=(VIP6, 53)))
+    t = next_tag()
+    row("vm61 sending from another address", "vm61",
+        vm("vm61", IPv6(src="2001:db8:6::99", dst=CLIENT6, fl=t) / UDP(sport=5, dport=6)),
+        "spoofed_src")
+    t = next_tag()
+    row("vm62 sending IPv4 (it has no IPv4 DIP)", "vm62",
+        vm("vm62", IP(src="10.1.0.62", dst=CLIENT4, id=t) / UDP(sport=5, dport=6)),
+        "spoofed_src")
+    t = next_tag()
+    row("vm61 answering the IPv6 prober", "vm61",
+        vm("vm61", IPv6(src="2001:db8:6::61", dst=PROBER6, fl=t) /
+           TCP(sport=8080, dport=45000, flags="SA")), PROBE_OUT)
+    t = next_tag()
+    row("vm61's own IPv6 traffic, from a port no service has", "vm61",
+        vm("vm61", IPv6(src="2001:db8:6::61", dst="2001:db8:e::1", fl=t) /
+           TCP(sport=5000, dport=443, flags="S")), PASS)
+    return out
+
+
+def inputs(rs):
+    ports = {}
+    for _, port, frame, _ in rs:
+        ports.setdefault(port, []).append(frame)
+    return ports
+
+
+if __name__ == "__main__":
+    d = sys.argv[1] if len(sys.argv) > 1 else "."
+    for port, frames in inputs(rows()).items():
+        sp.write_pcap(os.path.join(d, port + ".pcap"), frames)

@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""nd_echo6: the mux answers neighbor solicitations for its IPv6 tunnel
+address (and for IPv6 VIPs only with nd_for_vips) and ICMPv6 echo requests
+to its IPv6 VIPs and tunnel address, every reply built whole.
+
+Neighbor advertisement (RFC 4861 4.4, 7.2.4): to the requester's MAC, from
+the port MAC, VLAN tag kept; from the target to the solicitor, or to all
+nodes (ff02::1, 33:33:00:00:00:01) for duplicate address detection; hop
+limit 255; type 136 code 0; flags R clear, S set (clear for DAD), O set;
+the target; a target link-layer option naming the port MAC; the checksum
+over the pseudo-header right. Echo reply: addresses swapped, type 129, id,
+sequence and payload kept, no extension headers, checksum right. Run twice:
+nd_for_vips unset, then true.
+"""
+import struct
+
+import gen
+from sluicetest import ipv6 as v6
+from sluicetest import pcap as sp
+
+
+def check_common(case, out, inp, what):
+    o, i = sp.Frame(out), sp.Frame(inp)
+    case.eq(sp.mac_str(o.src), sp.PORT_MAC, what + ": ethernet src = port MAC")
+    case.eq(o.vlan, i.vlan, what + ": VLAN tag as received")
+    if not case.check(o.ip6 is not None, "%s: reply is not IPv6", what):
+        return None, None
+    case.eq(len(out), o.l2 + o.ip6.total, what + ": frame length (no trailing bytes)")
+    case.eq(o.ip6.nh, v6.PROTO_ICMPV6, what + ": next header ICMPv6, no extension headers")
+    case.eq(v6.l4_csum6(o.ip6.data), v6.l4_csum6_expected(o.ip6.data),
+            what + ": ICMPv6 checksum over the pseudo-header")
+    return o, i
+
+
+def check_na(case, out, inp, what):
+    o, i = check_common(case, out, inp, what)
+    if o is None:
+        return
+    ns = i.ip6
+    dad = ns.src == "::"
+    target = v6.ip6_str(ns.l4[8:24])
+    case.eq(sp.mac_str(o.dst), "33:33:00:00:00:01" if dad else sp.mac_str(i.src),
+            what + ": ethernet dst = the solicitor (all nodes for DAD)")
+    ip = o.ip6
+    case.eq((ip.src, ip.dst), (target, "ff02::1" if dad else ns.src),
+            what + ": from the target to the solicitor")
+    case.eq(ip.hlim, 255, what + ": hop limit 255")
+    case.eq(ip.plen, 32, what + ": payload 24 + an 8-byte option")
+    m = ip.l4
+    case.eq((m[0], m[1]), (136, 0), what + ": type/code neighbor advertisement")
+    flags = struct.unpack("!I", m[4:8])[0]
+    case.eq(flags, 0x20000000 if dad else 0x60000000,
+            what + ": flags R clear, S %s, O set" % ("clear" if dad else "set"))
+    case.eq(v6.ip6_str(m[8:24]), target, what + ": target")
+    case.eq((m[24], m[25]), (2, 1), what + ": target link-layer address option")
+    case.eq(sp.mac_str(m[26:32]), sp.PORT_MAC, what + ": ... naming the port MAC")
+
+
+def check_echo(case, out, inp, what):
+    o, i = check_common(case, out, inp, what)
+    if o is None:
+        return
+    case.eq(sp.mac_str(o.dst), sp.mac_str(i.src), what + ": ethernet dst = requester")
+    ip, q = o.ip6, i.ip6
+    case.eq((ip.src, ip.dst), (q.dst, q.src), what + ": addresses swapped")
+    case.check(ip.hlim > 0, "%s: hop limit 0", what)
+    case.eq((ip.l4[0], ip.l4[1]), (129, 0), what + ": type/code echo reply")
+    case.eq(ip.l4[4:], q.l4[4:], what + ": id, sequence, payload")
+    case.eq(ip.plen, len(q.l4), what + ": payload length = the message")
+
+
+def one_run(case, rows, nd_for_vips, col):
+    tag = "nd_for_vips=%s" % nd_for_vips
+    cfg = sp.MuxConfig(gen.SERVICES, tunnel_address6=gen.TUNNEL6, nd_for_vips=nd_for_vips)
+    run = case.run(cfg, [[r[1] for r in rows]], tag=tag.replace("=", "_"))
+    by_mac = {}
+    for fr in run.outputs[0]:
+        f = sp.Frame(fr)
+        # A DAD answer goes to all nodes: the requester is the one it answers.
+        key = sp.mac_str(fr[0:6])
+        if key == "33:33:00:00:00:01" and f.ip6 is not None:
+            key = "dad"
+        by_mac.setdefault(key, []).append(fr)
+    expect, n = {}, {"na": 0, "echo": 0}
+    for desc, fr, *want in rows:
+        want = want[col]
+        dad = sp.Frame(fr).ip6.src == "::"
+        got = by_mac.get("dad" if dad and want == "na" else sp.mac_str(fr[6:12]), [])
+        what = "%s: %s" % (tag, desc)
+        if want in n:
+            if case.eq(len(got), 1, what + ": replies"):
+                (check_na if want == "na" else check_echo)(case, got[0], fr, what)
+            n[want] += 1
+        else:
+            case.eq(len(got), 0, what + ": replies")
+            expect[want] = expect.get(want, 0) + 1
+    case.eq(len(run.outputs[0]), n["na"] + n["echo"], tag + ": frames out")
+    case.eq(run.stats["nd_replies"], n["na"], tag + ": nd_replies")
+    case.eq(run.stats["echo_replies"], n["echo"], tag + ": echo_replies")
+    case.drops_exactly(run, expect, tag)
+    return n
+
+
+def main():
+    rows = gen.rows()
+    with sp.Case("nd_echo6") as case:
+        a = one_run(case, rows, None, 0)
+        b = one_run(case, rows, True, 1)
+        print("nd_echo6: default: %d advertisements, %d echo replies; nd_for_vips: %d "
+              "advertisements (VIPs too), %d echo replies" % (a["na"], a["echo"], b["na"],
+                                                               b["echo"]))
+
+
+if __name__ == "__main__":
+    main()

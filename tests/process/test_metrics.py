@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+"""Each data plane's Prometheus endpoint: a running sluice-mux and a
+running sluice-agent (on pcap inputs, standalone) answer GET /metrics in
+the text format with the counters they also print, promtool finds nothing
+to lint in what they serve, and the endpoint stops with the daemon.
+
+    mux    307 frames: 300 SYNs to 192.0.2.10:80 (two backends), 7 UDP
+           datagrams to a port with no service
+    agent  20 tunnel packets from the mux to a VM's DIP:8080 on the
+           uplink, 5 replies from the VM (direct server return)
+
+Each daemon listens on 127.0.0.1 port 0 (any free port) and logs the URL;
+the test waits on the scraped counters, never on a timer.
+"""
+import os
+import tempfile
+import urllib.error
+import urllib.request
+
+from scapy.all import IP, TCP, UDP, Ether, wrpcap
+
+from sluicetest.checks import Checks
+from sluicetest.config import AgentConfig, AgentVM, Backend, MuxConfig, Service, pcap_port_mac
+from sluicetest.metrics import promtool_check, scrape_until, url_in_log
+from sluicetest.procs import Daemons, poll, required_args, test_prefix
+
+VIP = "192.0.2.10"
+MUX_SERVICE = Service(VIP, "tcp", 80, [Backend("10.1.0.1", 8080, "10.0.1.1"),
+                                       Backend("10.1.0.2", 8080, "10.0.1.2")])
+PA, MUX, DIP, CLIENT = "10.0.1.1", "10.255.0.1", "10.1.0.11", "198.51.100.7"
+VM = AgentVM("vm11", DIP, "02:00:00:01:01:11")
+AGENT_SERVICE = Service(VIP, "tcp", 80, [Backend(DIP, 8080, PA)])
+
+
+def served(check, daemons, name, what):
+    """Wait for NAME's logged URL; check the endpoint answers. Returns the URL."""
+    url = poll(lambda: url_in_log(daemons.log(name)), timeout=30,
+               alive=lambda: daemons.running(name))
+    check(url is not None, f"{what} logs the URL of its endpoint: {url}")
+    return url
+
+
+def common_checks(check, s, what):
+    """What every data plane's scrape must show."""
+    check(s.content_type == "text/plain; version=0.0.4; charset=utf-8",
+          f"{what}: content type of the text format 0.0.4: {s.content_type}")
+    rc, out = promtool_check(s.text)
+    check(rc == 0, f"{what}: promtool check metrics finds nothing: {rc} {out[:300]}")
+    counters = [n for n, t in s.families.items() if t == "counter"]
+    check(all(n.startswith("sluice_") for n in s.names()),
+          f"{what}: every name in the sluice_ namespace")
+    check(len(counters) > 10 and all(f"{n}_total" in s.names() for n in counters),
+          f"{what}: {len(counters)} counters, each named ..._total")
+    check(s.value("sluice_flow_table_version") == 1 and s.value("sluice_managed") == 0,
+          f"{what}: flow table version 1, standalone")
+
+
+def test_mux(check, args, tmp):
+    inp, out, cfg = (os.path.join(tmp, n) for n in ("in.pcap", "out.pcap", "mux.cfg"))
+    client = Ether(src="02:00:00:00:00:fe", dst="02:00:00:00:00:01")
+    pkts = [client / IP(src=f"198.51.100.{i % 200 + 1}", dst=VIP) /
+            TCP(sport=1000 + i, dport=80, flags="S") for i in range(300)]
+    pkts += [client / IP(src="198.51.100.1", dst=VIP) / UDP(dport=53)] * 7
+    wrpcap(inp, pkts)
+    prefix = test_prefix("met", "mux")
+    with open(cfg, "w") as f:
+        f.write(MuxConfig([MUX_SERVICE]).render(
+            devargs=f"net_pcap0,rx_pcap={inp},tx_pcap={out}", file_prefix=prefix,
+            metrics="127.0.0.1:0"))
+    daemons = Daemons(tmp)
+    daemons.start("mux", [args.mux, "-c", cfg], prefix=prefix)
+    try:
+        url = served(check, daemons, "mux", "the mux")
+        s = scrape_until(url, lambda s: s.value("sluice_received_packets_total") == 307,
+                         alive=lambda: daemons.running("mux"))
+        check(s, "the mux's sluice_received_packets_total reaches 307")
+        if s:
+            common_checks(check, s, "mux")
+            check(s.value("sluice_forwarded_packets_total") == 300,
+                  "sluice_forwarded_packets_total 300: %s", s.value("sluice_forwarded_packets_total"))
+            check(s.value("sluice_drops_total", reason="no_service") == 7 and
+                  s.total("sluice_drops_total") == 7,
+                  "sluice_drops_total{reason=no_service} 7, no other drop")
+            svc = dict(vip=VIP, port=80, proto="tcp")
+            check(s.value("sluice_service_packets_total", **svc) == 300 and
+                  s.value("sluice_service_new_connections_total", **svc) == 300,
+                  "the service's packets and new connections: 300 each")
+            bes = s.matching("sluice_backend_new_connections_total", **svc)
+            check(len(bes) == 2 and sum(bes) == 300 and min(bes) > 0,
+                  f"both backends got new connections, 300 together: {bes}")
+            check(s.value("sluice_backend_bytes_total", backend="10.1.0.1:8080", **svc) ==
+                  40 * s.value("sluice_backend_packets_total", backend="10.1.0.1:8080", **svc),
+                  "a backend's bytes: 40 per SYN (inner IP bytes)")
+            check(s.value("sluice_conn_table_entries") == 300 and
+                  s.value("sluice_conn_table_capacity") >= 65536,
+                  "connection tables: 300 entries of at least 65536")
+            check(s.total("sluice_worker_loops_total") > 0, "the worker's loops are counted")
+        try:
+            urllib.request.urlopen(url.replace("/metrics", "/other"), timeout=5)
+            check(False, "another path is not found (404)")
+        except urllib.error.HTTPError as e:
+            check(e.code == 404, f"another path is not found: {e.code}")
+    finally:
+        status, log, left = daemons.end("mux")
+    check(status == 0 and not left, f"the mux exits 0 on SIGTERM, run folder gone: {status}")
+    try:
+        urllib.request.urlopen(url, timeout=2)
+        check(False, "the endpoint is gone with the mux")
+    except (OSError, TypeError):
+        check(True, "the endpoint is gone with the mux")
+
+
+def test_agent(check, args, tmp):
+    up_in, up_out, vm_in, vm_out, cfg = (os.path.join(tmp, n) for n in (
+        "up.pcap", "up-out.pcap", "vm.pcap", "vm-out.pcap", "agent.cfg"))
+    router = Ether(src="02:00:00:00:fe:01", dst=pcap_port_mac(0))
+    wrpcap(up_in, [router / IP(src=MUX, dst=PA, proto=4) /
+                   IP(src=CLIENT, dst=DIP) / TCP(sport=2000 + i, dport=8080, flags="S")
+                   for i in range(20)])
+    vm = Ether(src=VM.mac, dst=pcap_port_mac(1))
+    wrpcap(vm_in, [vm / IP(src=DIP, dst=CLIENT) / TCP(sport=8080, dport=2000 + i, flags="SA")
+                   for i in range(5)])
+    prefix = test_prefix("met", "agent")
+    acfg = AgentConfig(PA, [MUX], [VM], [AGENT_SERVICE])
+    with open(cfg, "w") as f:
+        f.write(acfg.render({"uplink": f"net_pcap0,rx_pcap={up_in},tx_pcap={up_out}",
+                             "vm11": f"net_pcap1,rx_pcap={vm_in},tx_pcap={vm_out}"},
+                            file_prefix=prefix, metrics="127.0.0.1:0"))
+    daemons = Daemons(tmp)
+    daemons.start("agent", [args.agent, "-c", cfg], prefix=prefix)
+    try:
+        url = served(check, daemons, "agent", "the agent")
+        s = scrape_until(url, lambda s: s.value("sluice_uplink_received_packets_total") == 20
+                         and s.value("sluice_vm_received_packets_total") == 5,
+                         alive=lambda: daemons.running("agent"))
+        check(s, "the agent's uplink and VM counters reach 20 and 5")
+        if s:
+            common_checks(check, s, "agent")
+            check(s.value("sluice_decapsulated_packets_total") == 20 and
+                  s.value("sluice_dsr_packets_total") == 5,
+                  "20 decapsulated, 5 DSR rewrites")
+            check(s.value("sluice_vm_packets_total", vm="vm11", dip=DIP, direction="to_vm") == 20
+                  and s.value("sluice_vm_packets_total", vm="vm11", direction="from_vm") == 5,
+                  "vm11's packets: 20 to it, 5 from it")
+            check(s.value("sluice_lb_endpoints") == 1 and s.total("sluice_drops_total") == 0,
+                  "one load-balanced endpoint, no drop")
+    finally:
+        status, log, left = daemons.end("agent")
+    check(status == 0 and not left, f"the agent exits 0 on SIGTERM, run folder gone: {status}")
+
+
+def main():
+    args = required_args("mux", "agent").parse_args()
+    check = Checks()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.mkdir(os.path.join(tmp, "mux"))
+        os.mkdir(os.path.join(tmp, "agent"))
+        test_mux(check, args, os.path.join(tmp, "mux"))
+        test_agent(check, args, os.path.join(tmp, "agent"))
+    raise SystemExit(check.report("metrics"))
+
+
+if __name__ == "__main__":
+    main()
