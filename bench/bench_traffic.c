@@ -65,13 +65,9 @@ bench_frame(uint8_t *buf, const struct bench_flow *fl, uint8_t tcp_flags, uint16
 
 	memset(buf, 0, len);
 	put_eth(buf, LB_ETHERTYPE_IPV4);
-	ip->ver_ihl = 0x45;
-	ip->total_len = lb_cpu_to_be16((uint16_t)(sizeof(*ip) + l4_len));
+	lb_ipv4_hdr_init(
+		ip, LB_IPPROTO_TCP, fl->src, fl->dst, (uint16_t)(sizeof(*ip) + l4_len), 64);
 	ip->frag_off = lb_cpu_to_be16(LB_IPV4_DF);
-	ip->ttl = 64;
-	ip->proto = LB_IPPROTO_TCP;
-	ip->src = fl->src;
-	ip->dst = fl->dst;
 	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
 	put_tcp(tcp, fl->sport, fl->dport, tcp_flags);
 	tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, l4_len);
@@ -107,12 +103,7 @@ bench_frame6(uint8_t *buf, const struct bench_flow6 *fl, uint8_t tcp_flags)
 
 	memset(buf, 0, BENCH_FRAME6_LEN);
 	put_eth(buf, LB_ETHERTYPE_IPV6);
-	ip->vtc_flow = lb_cpu_to_be32(lb_ipv6_vtc(0, 0));
-	ip->payload_len = lb_cpu_to_be16(sizeof(*tcp));
-	ip->next_hdr = LB_IPPROTO_TCP;
-	ip->hop_limit = 64;
-	memcpy(ip->src, fl->src, 16);
-	memcpy(ip->dst, fl->dst, 16);
+	lb_ipv6_hdr_init(ip, LB_IPPROTO_TCP, fl->src, fl->dst, sizeof(*tcp), 64);
 	put_tcp(tcp, fl->sport, fl->dport, tcp_flags);
 	tcp->csum = lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
 }

@@ -564,3 +564,29 @@ lb_ftable_load_unless_managed(const config_setting_t *root, struct lb_ftable *ft
 	}
 	return rc;
 }
+
+int
+lb_cfg_load_daemon(
+	const struct lb_cfg_daemon *d, void *cfg, const char *path, struct lb_cfg_err *err)
+{
+	const config_setting_t *root;
+	int rc;
+
+	memset(cfg, 0, d->size);
+	rc = lb_cfg_read_file(d->file, path, err);
+	if (rc != 0)
+		return rc;
+	root = config_root_setting(d->file);
+	if ((rc = lb_cfg_check_fields(root, d->fields, err)) != 0 ||
+		(rc = lb_cfg_get_eal(root, d->eal_args, d->max_eal_args, d->n_eal_args, err)) !=
+			0 ||
+		(rc = d->load(cfg, root, err)) != 0 ||
+		(rc = lb_ftable_load_unless_managed(
+			 root, d->ftable, d->manager, d->ftable_ignored, err)) != 0) {
+		config_destroy(d->file);
+		memset(cfg, 0, d->size);
+		return rc;
+	}
+	*d->managed = *d->manager != NULL;
+	return 0;
+}

@@ -104,4 +104,43 @@ int lb_ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct l
 int lb_ftable_load_unless_managed(const config_setting_t *root, struct lb_ftable *ft,
 	const config_setting_t **manager, bool *ignored, struct lb_cfg_err *err);
 
+/*
+ * The top of a daemon's configuration file, which sluice-mux and
+ * sluice-agent share: the file read, the top-level field names checked,
+ * the "eal" list taken, the daemon's own groups loaded by load(cfg, root),
+ * then the flow table unless a "manager" group makes the daemon managed
+ * (lb_ftable_load_unless_managed()). The daemon's struct keeps the results
+ * in fields of the same names in both daemons; LB_CFG_DAEMON() points at them.
+ */
+struct lb_cfg_daemon {
+	size_t size;		   /* of the daemon's struct: zeroed first, and again on error */
+	const char *const *fields; /* the top-level groups allowed, NULL-terminated */
+	config_t *file;		   /* keeps the strings other fields point into */
+	const char **eal_args;
+	int max_eal_args;
+	int *n_eal_args;
+	struct lb_ftable *ftable;
+	const config_setting_t **manager;
+	bool *ftable_ignored;
+	bool *managed;
+	int (*load)(void *cfg, const config_setting_t *root, struct lb_cfg_err *err);
+};
+
+#define LB_CFG_DAEMON(cfg, fields_, max_eal_args_, load_)                                          \
+	{                                                                                          \
+		.size = sizeof(*(cfg)), .fields = (fields_), .file = &(cfg)->file,                 \
+		.eal_args = (cfg)->eal_args, .max_eal_args = (max_eal_args_),                      \
+		.n_eal_args = &(cfg)->n_eal_args, .ftable = &(cfg)->ftable,                        \
+		.manager = &(cfg)->manager, .ftable_ignored = &(cfg)->ftable_ignored,              \
+		.managed = &(cfg)->managed, .load = (load_)                                        \
+	}
+
+/*
+ * Load path as d says into cfg, the daemon's struct. On error the file is
+ * destroyed and cfg left zeroed.
+ * Returns 0, -LB_ECONFIG (err says where), -LB_EIO or -LB_ENOMEM.
+ */
+int lb_cfg_load_daemon(
+	const struct lb_cfg_daemon *d, void *cfg, const char *path, struct lb_cfg_err *err);
+
 #endif /* LB_CONFIG_H */

@@ -4,25 +4,7 @@
 #include "lb_err.h"
 #include "lb_flow.h"
 
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-
-#define SIPROUND                                                                                   \
-	do {                                                                                       \
-		v0 += v1;                                                                          \
-		v1 = ROTL(v1, 13);                                                                 \
-		v1 ^= v0;                                                                          \
-		v0 = ROTL(v0, 32);                                                                 \
-		v2 += v3;                                                                          \
-		v3 = ROTL(v3, 16);                                                                 \
-		v3 ^= v2;                                                                          \
-		v0 += v3;                                                                          \
-		v3 = ROTL(v3, 21);                                                                 \
-		v3 ^= v0;                                                                          \
-		v2 += v1;                                                                          \
-		v1 = ROTL(v1, 17);                                                                 \
-		v1 ^= v2;                                                                          \
-		v2 = ROTL(v2, 32);                                                                 \
-	} while (0)
+/* SipHash's round is LB_SIPROUND(), which lb_flow.h's inline IPv4 hash shares. */
 
 static inline uint64_t
 load_le64(const uint8_t *p)
@@ -48,7 +30,7 @@ lb_siphash13(const struct lb_hash_seed *seed, const void *data, size_t len)
 	for (; p != end; p += 8) {
 		m = load_le64(p);
 		v3 ^= m;
-		SIPROUND;
+		LB_SIPROUND(v0, v1, v2, v3);
 		v0 ^= m;
 	}
 	switch (len & 7) {
@@ -77,12 +59,12 @@ lb_siphash13(const struct lb_hash_seed *seed, const void *data, size_t len)
 		break;
 	}
 	v3 ^= b;
-	SIPROUND;
+	LB_SIPROUND(v0, v1, v2, v3);
 	v0 ^= b;
 	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
+	LB_SIPROUND(v0, v1, v2, v3);
+	LB_SIPROUND(v0, v1, v2, v3);
+	LB_SIPROUND(v0, v1, v2, v3);
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 

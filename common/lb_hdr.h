@@ -13,6 +13,7 @@
 
 #include <assert.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lb_types.h"
 
@@ -257,6 +258,43 @@ static inline uint8_t
 lb_ipv4_version(const struct lb_ipv4_hdr *ip)
 {
 	return ip->ver_ihl >> 4;
+}
+
+/*
+ * A fresh IPv4 header without options, its checksum field zero: what every
+ * packet Sluice writes from nothing starts as. tos, id and frag_off are 0
+ * (the caller sets DF or an id where it wants one, then the checksum).
+ */
+static inline void
+lb_ipv4_hdr_init(struct lb_ipv4_hdr *ip, uint8_t proto, lb_be32_t src, lb_be32_t dst,
+	uint16_t total_len, uint8_t ttl)
+{
+	ip->ver_ihl = 0x45;
+	ip->tos = 0;
+	ip->total_len = lb_cpu_to_be16(total_len);
+	ip->id = 0;
+	ip->frag_off = 0;
+	ip->ttl = ttl;
+	ip->proto = proto;
+	ip->csum = 0;
+	ip->src = src;
+	ip->dst = dst;
+}
+
+/*
+ * A fresh IPv6 header: traffic class and flow label 0, next the header that
+ * follows. src and dst may point into the packet (even at ip's own fields).
+ */
+static inline void
+lb_ipv6_hdr_init(struct lb_ipv6_hdr *ip, uint8_t next, const uint8_t *src, const uint8_t *dst,
+	uint16_t payload_len, uint8_t hop_limit)
+{
+	ip->vtc_flow = lb_cpu_to_be32(lb_ipv6_vtc(0, 0));
+	ip->payload_len = lb_cpu_to_be16(payload_len);
+	ip->next_hdr = next;
+	ip->hop_limit = hop_limit;
+	memmove(ip->src, src, 16);
+	memmove(ip->dst, dst, 16);
 }
 
 #endif /* LB_HDR_H */

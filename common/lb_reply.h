@@ -138,12 +138,7 @@ lb_reply_na(uint8_t *p, const struct lb_pkt *pi, const void *mac, int router)
 		memcpy(to, all_nodes, 16);
 		memcpy(((struct lb_eth_hdr *)p)->dst, all_nodes_mac, LB_ETH_ALEN);
 	}
-	ip->vtc_flow = lb_cpu_to_be32(lb_ipv6_vtc(0, 0));
-	ip->payload_len = lb_cpu_to_be16(sizeof(*na) + sizeof(*o));
-	ip->next_hdr = LB_IPPROTO_ICMPV6;
-	ip->hop_limit = 255;
-	memcpy(ip->src, target, 16);
-	memcpy(ip->dst, to, 16);
+	lb_ipv6_hdr_init(ip, LB_IPPROTO_ICMPV6, target, to, sizeof(*na) + sizeof(*o), 255);
 	na->type = LB_ICMP6_ND_NA;
 	na->code = 0;
 	na->flags = lb_cpu_to_be32((router ? LB_ND_NA_ROUTER : 0) | (dad ? 0 : LB_ND_NA_SOLICITED) |

@@ -169,34 +169,24 @@ load_ports(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 	return 0;
 }
 
+/* The agent's own groups, for lb_cfg_load_daemon(). */
+static int
+load_groups(void *arg, const config_setting_t *root, struct lb_cfg_err *err)
+{
+	struct ha_config *cfg = arg;
+	int rc = load_agent(cfg, root, err);
+
+	return rc != 0 ? rc : load_ports(cfg, root, err);
+}
+
 int
 ha_config_load(struct ha_config *cfg, const char *path, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {
 		"eal", "agent", "uplink", "vms", "flow_table", "manager", "metrics", NULL};
-	const config_setting_t *root;
-	int rc;
+	const struct lb_cfg_daemon d = LB_CFG_DAEMON(cfg, fields, HA_MAX_EAL_ARGS - 8, load_groups);
 
-	memset(cfg, 0, sizeof(*cfg));
-	rc = lb_cfg_read_file(&cfg->file, path, err);
-	if (rc != 0)
-		return rc;
-	root = config_root_setting(&cfg->file);
-	if ((rc = lb_cfg_check_fields(root, fields, err)) != 0 ||
-		(rc = lb_cfg_get_eal(
-			 root, cfg->eal_args, HA_MAX_EAL_ARGS - 8, &cfg->n_eal_args, err)) != 0 ||
-		(rc = load_agent(cfg, root, err)) != 0 || (rc = load_ports(cfg, root, err)) != 0)
-		goto fail;
-	rc = lb_ftable_load_unless_managed(
-		root, &cfg->ftable, &cfg->manager, &cfg->ftable_ignored, err);
-	if (rc != 0)
-		goto fail;
-	cfg->managed = cfg->manager != NULL;
-	return 0;
-fail:
-	config_destroy(&cfg->file);
-	memset(cfg, 0, sizeof(*cfg));
-	return rc;
+	return lb_cfg_load_daemon(&d, cfg, path, err);
 }
 
 void

@@ -383,13 +383,9 @@ send_probe(struct mgr_vip_probe *v, struct vp_target *t, uint16_t seq, uint64_t 
 		return;
 	}
 	memset(pkt, 0, sizeof(pkt));
-	ip->ver_ihl = 0x45;
-	ip->total_len = htons((uint16_t)sizeof(pkt));
+	lb_ipv4_hdr_init(
+		ip, LB_IPPROTO_ICMP, vm->vm_src, t->tg_vip.a.a32[0], (uint16_t)sizeof(pkt), 64);
 	ip->id = htons(seq);
-	ip->ttl = 64;
-	ip->proto = LB_IPPROTO_ICMP;
-	ip->src = vm->vm_src;
-	ip->dst = t->tg_vip.a.a32[0];
 	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
 	fill_probe(v, t, icmp, LB_ICMP_ECHO, seq);
 	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + sizeof(struct lb_vprobe));

@@ -196,37 +196,35 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 	return load_conn(cfg, mux, err);
 }
 
+/*
+ * The mux's own groups, for lb_cfg_load_daemon(), and what the file said
+ * before command-line overrides (for reloads).
+ */
+static int
+load_groups(void *arg, const config_setting_t *root, struct lb_cfg_err *err)
+{
+	struct mux_config *cfg = arg;
+	int rc;
+
+	if ((rc = load_ports(cfg, root, err)) != 0 || (rc = load_mux(cfg, root, err)) != 0)
+		return rc;
+	cfg->file_workers = cfg->workers;
+	cfg->file_busy_poll = cfg->busy_poll;
+	cfg->file_n_ports = cfg->n_ports;
+	return 0;
+}
+
 int
 mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {
 		"eal", "mux", "ports", "flow_table", "manager", "metrics", NULL};
-	const config_setting_t *root;
-	int rc;
+	const struct lb_cfg_daemon d =
+		LB_CFG_DAEMON(cfg, fields, MUX_MAX_EAL_ARGS - 8, load_groups);
+	int rc = lb_cfg_load_daemon(&d, cfg, path, err);
 
-	memset(cfg, 0, sizeof(*cfg));
-	rc = lb_cfg_read_file(&cfg->file, path, err);
-	if (rc != 0)
-		return rc;
-	cfg->path = path;
-	root = config_root_setting(&cfg->file);
-	if ((rc = lb_cfg_check_fields(root, fields, err)) != 0 ||
-		(rc = lb_cfg_get_eal(
-			 root, cfg->eal_args, MUX_MAX_EAL_ARGS - 8, &cfg->n_eal_args, err)) != 0 ||
-		(rc = load_ports(cfg, root, err)) != 0 || (rc = load_mux(cfg, root, err)) != 0)
-		goto fail;
-	rc = lb_ftable_load_unless_managed(
-		root, &cfg->ftable, &cfg->manager, &cfg->ftable_ignored, err);
-	if (rc != 0)
-		goto fail;
-	cfg->managed = cfg->manager != NULL;
-	cfg->file_workers = cfg->workers;
-	cfg->file_busy_poll = cfg->busy_poll;
-	cfg->file_n_ports = cfg->n_ports;
-	return 0;
-fail:
-	config_destroy(&cfg->file);
-	memset(cfg, 0, sizeof(*cfg));
+	if (rc == 0)
+		cfg->path = path;
 	return rc;
 }
 

@@ -308,12 +308,7 @@ reply_ptb(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct 
 	memcpy(dst, lb_pkt_src6(p, pi), 16);
 	memmove(l3 + hdrs, l3, quote);
 	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
-	ip->vtc_flow = lb_cpu_to_be32(lb_ipv6_vtc(0, 0));
-	ip->payload_len = lb_cpu_to_be16((uint16_t)(sizeof(*icmp) + quote));
-	ip->next_hdr = LB_IPPROTO_ICMPV6;
-	ip->hop_limit = 64;
-	memcpy(ip->src, src, 16);
-	memcpy(ip->dst, dst, 16);
+	lb_ipv6_hdr_init(ip, LB_IPPROTO_ICMPV6, src, dst, (uint16_t)(sizeof(*icmp) + quote), 64);
 	icmp->type = LB_ICMP6_TOO_BIG;
 	icmp->code = 0;
 	icmp->mtu6 = lb_cpu_to_be32(mtu);
@@ -330,16 +325,10 @@ reply_ptb(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct 
 static void
 reply_ip(struct lb_ipv4_hdr *ip, const struct lb_pkt *pi, uint16_t total, bool df, uint8_t proto)
 {
-	ip->ver_ihl = 0x45;
-	ip->tos = 0;
-	ip->total_len = lb_cpu_to_be16(total);
-	ip->id = 0;
-	ip->frag_off = df ? lb_cpu_to_be16(LB_IPV4_DF) : 0;
-	ip->ttl = 64;
-	ip->proto = proto;
-	ip->src = pi->dst;
-	ip->dst = pi->src;
-	ip->csum = 0;
+	/* From the VIP: the address the client sent to, and so can route back. */
+	lb_ipv4_hdr_init(ip, proto, pi->dst, pi->src, total, 64);
+	if (df)
+		ip->frag_off = lb_cpu_to_be16(LB_IPV4_DF);
 	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
 }
 

@@ -398,6 +398,10 @@ TEL_LOCKED(tel_services)
 TEL_LOCKED(tel_backends)
 TEL_LOCKED(tel_flow_table)
 
+/*
+ * rte_telemetry_register_cmd() refuses (-EINVAL) a help text of
+ * RTE_TEL_MAX_STRING_LEN (128) characters or more: keep each one shorter.
+ */
 int
 mux_telemetry_register(struct mux_app *app)
 {

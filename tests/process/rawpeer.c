@@ -41,78 +41,15 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/pair1/pair.h>
-#include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/tls/tls.h>
 
 #include "lb_addr.h"
 #include "lb_codec.h"
 #include "lb_err.h"
-#include "lb_file.h"
 #include "lb_ftable.h"
 #include "lb_hdr.h"
 
-#define RP_TYPES (LB_MSG_CHALLENGE + 1)
-#define RP_TICK_MS 50
-#define RP_CTL_TIMEOUT_MS 10000
-
-static const char *const rp_type_names[RP_TYPES] = {
-	[0] = "NONE",
-	[LB_MSG_HELLO] = "HELLO",
-	[LB_MSG_WELCOME] = "WELCOME",
-	[LB_MSG_PREPARE] = "PREPARE",
-	[LB_MSG_VOTE] = "VOTE",
-	[LB_MSG_COMMIT] = "COMMIT",
-	[LB_MSG_ABORT] = "ABORT",
-	[LB_MSG_SNAPSHOT_REQUEST] = "SNAPSHOT_REQUEST",
-	[LB_MSG_SNAPSHOT_CHUNK] = "SNAPSHOT_CHUNK",
-	[LB_MSG_STATUS] = "STATUS",
-	[LB_MSG_REFUSED] = "REFUSED",
-	[LB_MSG_CTL_REQUEST] = "CTL_REQUEST",
-	[LB_MSG_CTL_REPLY] = "CTL_REPLY",
-	[LB_MSG_CHALLENGE] = "CHALLENGE",
-};
-
-struct rp_opts {
-	const char *url;
-	const char *ca, *cert, *key;
-	const char *server_name;
-	const char *id;
-	bool listen;
-	bool ctl;
-	bool quiet_status; /* do not print every STATUS heartbeat */
-	/* hello as an agent with these PAs and DIPs ("10.99.0.3,2001:db8::3") */
-	const char *agent_pas, *agent_dips;
-};
-
-struct rp {
-	struct rp_opts o;
-	nng_socket sock;
-	nng_tls_config *tls;
-	int closed; /* atomic: connections the other side dropped */
-	uint64_t received[RP_TYPES];
-	uint64_t consumed[RP_TYPES]; /* what `expect` steps have matched */
-	uint64_t malformed;
-	int failures;
-	bool autovote; /* answer every PREPARE with a yes vote */
-	/* A member over TLS proves its id when challenged: the last HELLO is
-	 * sent again with a proof by --cert and --key (lb_proof.h). */
-	struct lb_proof_signer *signer;
-	struct lb_msg *hello;
-	/* Playing the manager: the table the member was sent, and the next. */
-	struct lb_ftable table;
-	uint64_t version;
-	uint8_t digest[LB_DIGEST_LEN];
-	uint8_t prep_digest[LB_DIGEST_LEN];
-};
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+#include "rawpeer.h"
 
 static void
 usage(FILE *f)
@@ -155,337 +92,7 @@ addr_list(const char *s, struct lb_host_addr *v, uint32_t max, uint32_t *n)
 	return 0;
 }
 
-static void
-hex(const uint8_t *d, size_t n, char *out)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", d[i]);
-	if (n == 0)
-		out[0] = '\0';
-}
-
-static int
-unhex(const char *s, uint8_t out[LB_DIGEST_LEN])
-{
-	unsigned int v;
-	int i;
-
-	memset(out, 0, LB_DIGEST_LEN);
-	if (s == NULL || strcmp(s, "-") == 0)
-		return 0;
-	if (strlen(s) != 2 * LB_DIGEST_LEN)
-		return -1;
-	for (i = 0; i < LB_DIGEST_LEN; i++) {
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -1;
-		out[i] = (uint8_t)v;
-	}
-	return 0;
-}
-
-static const char *
-type_name(enum lb_msg_type t)
-{
-	return (unsigned)t < RP_TYPES && rp_type_names[t] != NULL ? rp_type_names[t] : "?";
-}
-
-static int
-type_of(const char *name)
-{
-	int t;
-
-	for (t = 1; t < RP_TYPES; t++)
-		if (strcmp(name, rp_type_names[t]) == 0)
-			return t;
-	return -1;
-}
-
-/* ---- the connection ---- */
-
-static void
-pipe_removed(nng_pipe p, nng_pipe_ev ev, void *arg)
-{
-	struct rp *rp = arg;
-
-	(void)p;
-	(void)ev;
-	__atomic_add_fetch(&rp->closed, 1, __ATOMIC_ACQ_REL);
-	printf("closed\n");
-	fflush(stdout);
-}
-
-static int
-tls_config(struct rp *rp, nng_tls_config **out)
-{
-	const struct rp_opts *o = &rp->o;
-	char *cert = NULL, *key = NULL;
-	nng_tls_config *c;
-	int rv;
-
-	*out = NULL;
-	if (strncmp(o->url, "tls+tcp://", 10) != 0)
-		return 0;
-	rv = nng_tls_config_alloc(&c, o->listen ? NNG_TLS_MODE_SERVER : NNG_TLS_MODE_CLIENT);
-	if (rv != 0)
-		return rv;
-	if (o->ca != NULL)
-		rv = nng_tls_config_ca_file(c, o->ca);
-	if (rv == 0 && o->cert != NULL) {
-		lb_read_file(o->cert, 1 << 20, &cert, NULL);
-		lb_read_file(o->key, 1 << 20, &key, NULL);
-		rv = cert == NULL || key == NULL ? NNG_ENOENT
-						 : nng_tls_config_own_cert(c, cert, key, NULL);
-	}
-	if (rv == 0 && !o->listen)
-		rv = nng_tls_config_server_name(c, o->server_name);
-	if (rv == 0)
-		rv = nng_tls_config_auth_mode(
-			c, o->ca != NULL ? NNG_TLS_AUTH_MODE_REQUIRED : NNG_TLS_AUTH_MODE_NONE);
-	free(cert);
-	free(key);
-	if (rv != 0) {
-		nng_tls_config_free(c);
-		return rv;
-	}
-	*out = c;
-	return 0;
-}
-
-static int
-rp_open(struct rp *rp)
-{
-	nng_dialer d;
-	nng_listener l;
-	int rv;
-
-	rv = rp->o.ctl ? nng_req0_open(&rp->sock) : nng_pair1_open(&rp->sock);
-	if (rv == 0)
-		rv = nng_socket_set_size(rp->sock, NNG_OPT_RECVMAXSZ, LB_MSG_MAX_BYTES);
-	if (rv == 0)
-		rv = nng_socket_set_ms(rp->sock, NNG_OPT_SENDTIMEO, RP_CTL_TIMEOUT_MS);
-	if (rv == 0 && rp->o.ctl)
-		rv = nng_socket_set_ms(rp->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
-	if (rv == 0)
-		rv = nng_pipe_notify(rp->sock, NNG_PIPE_EV_REM_POST, pipe_removed, rp);
-	if (rv == 0)
-		rv = tls_config(rp, &rp->tls);
-	if (rv != 0) {
-		fprintf(stderr, "rawpeer: %s\n", nng_strerror(rv));
-		return 2;
-	}
-	if (rp->tls != NULL && rp->o.cert != NULL && !rp->o.listen) {
-		char err[LB_MSG_TEXT];
-
-		rp->signer = lb_proof_signer_load(rp->o.cert, rp->o.key, err, sizeof(err));
-		if (rp->signer == NULL) {
-			fprintf(stderr, "rawpeer: %s\n", err);
-			return 2;
-		}
-	}
-	if (rp->o.listen) {
-		rv = nng_listener_create(&l, rp->sock, rp->o.url);
-		if (rv == 0 && rp->tls != NULL)
-			rv = nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, rp->tls);
-		if (rv == 0)
-			rv = nng_listener_start(l, 0);
-		if (rv != 0) {
-			printf("listen-failed: %s\n", nng_strerror(rv));
-			return 3;
-		}
-		printf("listening %s\n", rp->o.url);
-		fflush(stdout);
-		return 0;
-	}
-	rv = nng_dialer_create(&d, rp->sock, rp->o.url);
-	if (rv == 0 && rp->tls != NULL)
-		rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, rp->tls);
-	/*
-	 * One connection: once dropped it stays dropped ("closed"), rather than
-	 * nng redialing behind the script's back (and leaving a handshake
-	 * half done when rawpeer exits).
-	 */
-	if (rv == 0)
-		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMINT, 3600 * 1000);
-	if (rv == 0)
-		rv = nng_dialer_set_ms(d, NNG_OPT_RECONNMAXT, 3600 * 1000);
-	/* Synchronous: a refused handshake is an error here, not a retry. */
-	if (rv == 0)
-		rv = nng_dialer_start(d, 0);
-	if (rv != 0) {
-		printf("dial-failed: %s\n", nng_strerror(rv));
-		return 3;
-	}
-	printf("connected %s\n", rp->o.url);
-	fflush(stdout);
-	return 0;
-}
-
-static int
-send_raw(struct rp *rp, const void *buf, size_t len)
-{
-	int rv = nng_send(rp->sock, (void *)buf, len, 0);
-
-	if (rv != 0)
-		printf("send-failed: %s\n", nng_strerror(rv));
-	return rv;
-}
-
-/* Encode and send; `patch` may break the encoding first. */
-static int
-send_msg(struct rp *rp, struct lb_msg *m, void (*patch)(uint8_t *, size_t, long), long arg)
-{
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int rc;
-
-	snprintf(m->sender, sizeof(m->sender), "%s", rp->o.id);
-	rc = lb_msg_encode(m, &buf, &len);
-	if (rc != 0) {
-		printf("encode-failed: %s\n", lb_strerror(rc));
-		return rc;
-	}
-	if (patch != NULL)
-		patch(buf, len, arg);
-	rc = send_raw(rp, buf, len);
-	free(buf);
-	return rc;
-}
-
-/* ---- receiving ---- */
-
-static void
-print_msg(const struct lb_msg *m)
-{
-	char d[2 * LB_DIGEST_LEN + 1];
-
-	hex(m->digest, LB_DIGEST_LEN, d);
-	printf("recv %s version=%" PRIu64 " base=%" PRIu64
-	       " flag=%d id=%s sender=%s digest=%s index=%u count=%u protocol=%u text=\"%s\"\n",
-		type_name(m->type), m->version, m->base_version, m->flag ? 1 : 0, m->id, m->sender,
-		d, m->index, m->count, m->protocol, m->text);
-}
-
-/* The last HELLO again, with a proof of its id over the CHALLENGE's nonce. */
-static void
-prove(struct rp *rp, const struct lb_msg *ch)
-{
-	struct lb_msg *h;
-	size_t n, cert_len;
-	char err[LB_MSG_TEXT];
-
-	if (rp->signer == NULL || rp->hello == NULL) {
-		printf("no proof: %s\n", rp->signer == NULL ? "no certificate" : "no hello sent");
-		return;
-	}
-	h = calloc(1, sizeof(*h));
-	if (h == NULL)
-		return;
-	*h = *rp->hello;
-	memcpy(h->nonce, ch->nonce, LB_NONCE_LEN);
-	if (lb_proof_sign(rp->signer, ch->nonce, h->id, h->proof, &n, err, sizeof(err)) != 0) {
-		printf("proof-failed: %s\n", err);
-		free(h);
-		return;
-	}
-	h->proof_len = (uint16_t)n;
-	h->body = (char *)lb_proof_signer_cert(rp->signer, &cert_len);
-	if (send_msg(rp, h, NULL, 0) == 0)
-		printf("sent HELLO id=%s with a proof\n", h->id);
-	free(h);
-}
-
-static void
-answer(struct rp *rp, const struct lb_msg *m)
-{
-	struct lb_msg *v;
-
-	if (m->type == LB_MSG_CHALLENGE) {
-		prove(rp, m);
-		return;
-	}
-	if (!rp->autovote || m->type != LB_MSG_PREPARE)
-		return;
-	v = calloc(1, sizeof(*v));
-	if (v == NULL)
-		return;
-	v->type = LB_MSG_VOTE;
-	v->version = m->version;
-	memcpy(v->digest, m->digest, LB_DIGEST_LEN);
-	v->flag = true;
-	if (send_msg(rp, v, NULL, 0) == 0)
-		printf("sent VOTE version=%" PRIu64 " yes (as %s)\n", v->version, rp->o.id);
-	free(v);
-}
-
-/* Receive and print until `until_ms`, or until a message of `stop_type` arrives. */
-static void
-receive(struct rp *rp, uint64_t until_ms, int stop_type)
-{
-	struct lb_msg *m = calloc(1, sizeof(*m));
-	char err[LB_MSG_TEXT];
-
-	if (m == NULL)
-		return;
-	for (;;) {
-		uint64_t now = now_ms();
-		void *buf = NULL;
-		size_t len = 0;
-		int rv;
-
-		if (stop_type > 0 && rp->received[stop_type] > rp->consumed[stop_type])
-			break;
-		if (now >= until_ms)
-			break;
-		nng_socket_set_ms(rp->sock, NNG_OPT_RECVTIMEO,
-			(nng_duration)(until_ms - now < RP_TICK_MS ? until_ms - now : RP_TICK_MS));
-		rv = nng_recv(rp->sock, &buf, &len, NNG_FLAG_ALLOC);
-		if (rv == NNG_ETIMEDOUT)
-			continue;
-		if (rv != 0) {
-			printf("recv-failed: %s\n", nng_strerror(rv));
-			break;
-		}
-		if (lb_msg_decode(buf, len, m, err, sizeof(err)) != 0) {
-			rp->malformed++;
-			printf("recv-malformed %zu bytes: %s\n", len, err);
-		} else {
-			rp->received[m->type]++;
-			if (m->type != LB_MSG_STATUS || !rp->o.quiet_status)
-				print_msg(m);
-			answer(rp, m);
-		}
-		lb_msg_free(m);
-		nng_free(buf, len);
-		fflush(stdout);
-	}
-	free(m);
-}
-
 /* ---- messages ---- */
-
-static struct lb_msg *
-msg_new(enum lb_msg_type type, uint64_t version)
-{
-	struct lb_msg *m = calloc(1, sizeof(*m));
-
-	if (m == NULL) {
-		fprintf(stderr, "rawpeer: out of memory\n");
-		exit(1);
-	}
-	m->type = type;
-	m->version = version;
-	return m;
-}
-
-/* The Envelope's first field is `protocol` (tag 0x08), a one-byte varint. */
-static void
-patch_protocol(uint8_t *buf, size_t len, long proto)
-{
-	if (len >= 2 && buf[0] == 0x08 && buf[1] < 0x80)
-		buf[1] = (uint8_t)proto;
-}
 
 static void
 addr4(struct lb_addr *a, const char *s)
@@ -528,7 +135,7 @@ step_snapshot(struct rp *rp, uint64_t version)
 		.maglev_size = 251,
 		.n_services = 1,
 		.services = &s};
-	struct lb_msg *m = msg_new(LB_MSG_SNAPSHOT_CHUNK, version);
+	struct lb_msg *m = rp_msg_new(LB_MSG_SNAPSHOT_CHUNK, version);
 	int rc;
 
 	fake_service(&s, &be, 0);
@@ -542,7 +149,7 @@ step_snapshot(struct rp *rp, uint64_t version)
 	m->index = 0;
 	m->count = 1;
 	m->table = t; /* borrowed: not freed with the message */
-	rc = send_msg(rp, m, NULL, 0);
+	rc = rp_send_msg(rp, m, NULL, 0);
 	free(m);
 	return rc;
 }
@@ -558,7 +165,7 @@ step_prepare(struct rp *rp, uint64_t version, uint64_t base)
 	struct lb_service_cfg s;
 	struct lb_backend_cfg be;
 	struct lb_ftable next = {0};
-	struct lb_msg *m = msg_new(LB_MSG_PREPARE, version);
+	struct lb_msg *m = rp_msg_new(LB_MSG_PREPARE, version);
 	char err[256];
 	int rc;
 
@@ -570,7 +177,7 @@ step_prepare(struct rp *rp, uint64_t version, uint64_t base)
 		lb_ftable_digest(&next, rp->prep_digest);
 	lb_ftable_free(&next);
 	memcpy(m->digest, rp->prep_digest, LB_DIGEST_LEN);
-	rc = send_msg(rp, m, NULL, 0);
+	rc = rp_send_msg(rp, m, NULL, 0);
 	free(m);
 	if (rc == 0)
 		printf("sent PREPARE version=%" PRIu64 " base=%" PRIu64 "\n", version, base);
@@ -581,7 +188,7 @@ step_prepare(struct rp *rp, uint64_t version, uint64_t base)
 static int
 step_truncate(struct rp *rp)
 {
-	struct lb_msg *m = msg_new(LB_MSG_HELLO, 3), *d = msg_new(0, 0);
+	struct lb_msg *m = rp_msg_new(LB_MSG_HELLO, 3), *d = rp_msg_new(0, 0);
 	uint8_t *buf = NULL;
 	size_t len = 0, n, bad = 0;
 	char err[LB_MSG_TEXT];
@@ -597,7 +204,7 @@ step_truncate(struct rp *rp)
 		if (lb_msg_decode(buf, n, d, err, sizeof(err)) != 0)
 			bad++;
 		lb_msg_free(d);
-		if (send_raw(rp, buf, n) != 0)
+		if (rp_send_raw(rp, buf, n) != 0)
 			break;
 	}
 	printf("sent truncate %zu prefixes of a %zu-byte HELLO, %zu undecodable\n", n - 1, len,
@@ -613,7 +220,7 @@ step_garbage(struct rp *rp, size_t bytes, long count)
 {
 	static uint64_t x = 0x9e3779b97f4a7c15ull;
 	uint8_t *buf = malloc(bytes ? bytes : 1);
-	struct lb_msg *d = msg_new(0, 0);
+	struct lb_msg *d = rp_msg_new(0, 0);
 	char err[LB_MSG_TEXT];
 	long i, bad = 0, proto = 0;
 	size_t k;
@@ -634,7 +241,7 @@ step_garbage(struct rp *rp, size_t bytes, long count)
 		else if (rc != 0)
 			bad++;
 		lb_msg_free(d);
-		rc = send_raw(rp, buf, bytes);
+		rc = rp_send_raw(rp, buf, bytes);
 	}
 	printf("sent garbage %ld x %zu bytes: %ld malformed, %ld another protocol\n", i, bytes, bad,
 		proto);
@@ -662,346 +269,6 @@ step_oversize(struct rp *rp, size_t mb)
 	}
 	printf("sent oversize %zu MB\n", mb);
 	return 0;
-}
-
-/* ---- the operator's socket ---- */
-
-struct ctl_tally {
-	uint64_t ok, failed, malformed, refused, other, noreply;
-	uint64_t max_ms, total_ms;
-};
-
-static void
-ctl_status_msg(uint8_t **buf, size_t *len)
-{
-	struct lb_msg *m = msg_new(LB_MSG_CTL_REQUEST, 0);
-
-	m->ctl.op = LB_CTL_STATUS;
-	snprintf(m->sender, sizeof(m->sender), "ctl");
-	if (lb_msg_encode(m, buf, len) != 0) {
-		fprintf(stderr, "rawpeer: cannot encode a status request\n");
-		exit(1);
-	}
-	free(m);
-}
-
-/* One request, one reply on a req0 socket; the reply sorted into t. */
-static void
-ctl_call(nng_socket s, const uint8_t *buf, size_t len, struct ctl_tally *t)
-{
-	struct lb_msg *m = msg_new(0, 0);
-	uint64_t t0 = now_ms(), dt;
-	char err[LB_MSG_TEXT];
-	void *rbuf = NULL;
-	size_t rlen = 0;
-	int rv;
-
-	rv = nng_send(s, (void *)buf, len, 0);
-	if (rv == 0)
-		rv = nng_recv(s, &rbuf, &rlen, NNG_FLAG_ALLOC);
-	dt = now_ms() - t0;
-	t->total_ms += dt;
-	if (dt > t->max_ms)
-		t->max_ms = dt;
-	if (rv != 0) {
-		t->noreply++;
-	} else if (lb_msg_decode(rbuf, rlen, m, err, sizeof(err)) != 0) {
-		t->other++;
-	} else if (m->type == LB_MSG_REFUSED) {
-		t->refused++;
-	} else if (m->type != LB_MSG_CTL_REPLY) {
-		t->other++;
-	} else if (m->flag) {
-		t->ok++;
-	} else if (strncmp(m->text, "malformed request", 17) == 0) {
-		t->malformed++;
-	} else {
-		t->failed++;
-	}
-	lb_msg_free(m);
-	free(m);
-	if (rbuf != NULL)
-		nng_free(rbuf, rlen);
-}
-
-/* One request, one reply: the decoded reply, or NULL after printing why. */
-static struct lb_msg *
-ctl_roundtrip(struct rp *rp, const struct lb_msg *req, const char *what)
-{
-	struct lb_msg *m = msg_new(0, 0);
-	char err[LB_MSG_TEXT];
-	uint8_t *buf = NULL;
-	void *rbuf = NULL;
-	size_t len = 0, rlen = 0;
-	int rv;
-
-	if (lb_msg_encode(req, &buf, &len) != 0) {
-		printf("%s: cannot encode\n", what);
-		free(m);
-		return NULL;
-	}
-	rv = nng_send(rp->sock, buf, len, 0);
-	free(buf);
-	if (rv == 0)
-		rv = nng_recv(rp->sock, &rbuf, &rlen, NNG_FLAG_ALLOC);
-	if (rv != 0) {
-		printf("%s: no reply: %s\n", what, nng_strerror(rv));
-		free(m);
-		return NULL;
-	}
-	rv = lb_msg_decode(rbuf, rlen, m, err, sizeof(err));
-	nng_free(rbuf, rlen);
-	if (rv != 0) {
-		printf("%s: bad reply: %s\n", what, err);
-		lb_msg_free(m);
-		free(m);
-		return NULL;
-	}
-	return m;
-}
-
-/*
- * ctl-as:NAME: a status request over ctl_tls claiming to be operator NAME,
- * proven with --cert and --key (which may well not name NAME): the first
- * request must be challenged; prints the answer to the proven one.
- */
-static int
-step_ctl_as(struct rp *rp, const char *name)
-{
-	struct lb_msg *req = msg_new(LB_MSG_CTL_REQUEST, 0), *rep;
-	char err[LB_MSG_TEXT];
-	size_t n;
-	int rc = 1;
-
-	req->ctl.op = LB_CTL_STATUS;
-	snprintf(req->sender, sizeof(req->sender), "ctl:rawpeer");
-	rep = ctl_roundtrip(rp, req, "ctl-as");
-	if (rep == NULL)
-		goto out;
-	if (rep->type != LB_MSG_CHALLENGE || rp->signer == NULL) {
-		printf("ctl-as %s: not challenged (message type %d)%s\n", name, (int)rep->type,
-			rp->signer == NULL ? ", and no --cert to prove with" : "");
-		goto out;
-	}
-	snprintf(req->id, sizeof(req->id), "%s", name);
-	memcpy(req->nonce, rep->nonce, LB_NONCE_LEN);
-	if (lb_proof_sign(rp->signer, rep->nonce, name, req->proof, &n, err, sizeof(err)) != 0) {
-		printf("ctl-as %s: proof-failed: %s\n", name, err);
-		goto out;
-	}
-	req->proof_len = (uint16_t)n;
-	req->cert = (char *)lb_proof_signer_cert(rp->signer, &n);
-	lb_msg_free(rep);
-	free(rep);
-	rep = ctl_roundtrip(rp, req, "ctl-as");
-	req->cert = NULL; /* the signer's */
-	if (rep == NULL)
-		goto out;
-	if (rep->type == LB_MSG_CTL_REPLY && rep->flag)
-		printf("ctl-as %s: served\n", name);
-	else
-		printf("ctl-as %s: not served: %s\n", name, rep->text);
-	rc = 0;
-out:
-	if (rep != NULL) {
-		lb_msg_free(rep);
-		free(rep);
-	}
-	free(req);
-	return rc;
-}
-
-static void
-print_tally(const char *what, uint64_t n, const struct ctl_tally *t)
-{
-	printf("%s requests=%" PRIu64 " ok=%" PRIu64 " failed=%" PRIu64 " malformed=%" PRIu64
-	       " refused=%" PRIu64 " other=%" PRIu64 " noreply=%" PRIu64 " max_ms=%" PRIu64
-	       " total_ms=%" PRIu64 "\n",
-		what, n, t->ok, t->failed, t->malformed, t->refused, t->other, t->noreply,
-		t->max_ms, t->total_ms);
-}
-
-static void
-step_ctl_status(struct rp *rp, long n)
-{
-	struct ctl_tally t = {0};
-	uint8_t *buf;
-	size_t len;
-	long i;
-
-	ctl_status_msg(&buf, &len);
-	nng_socket_set_ms(rp->sock, NNG_OPT_RECVTIMEO, RP_CTL_TIMEOUT_MS);
-	for (i = 0; i < n; i++)
-		ctl_call(rp->sock, buf, len, &t);
-	free(buf);
-	print_tally("ctl-status", (uint64_t)n, &t);
-}
-
-/*
- * Requests the manager must answer "malformed request" (garbage, a
- * truncated request, a message that is not a request, an operation out of
- * range, nothing at all) or REFUSED (another protocol version).
- */
-static void
-step_ctl_malformed(struct rp *rp, long n)
-{
-	struct ctl_tally t = {0};
-	struct lb_msg *hello = msg_new(LB_MSG_HELLO, 0);
-	uint8_t *st, *hb, junk[16];
-	size_t sl, hl, k;
-	long i;
-
-	ctl_status_msg(&st, &sl);
-	hello->role = LB_ROLE_CTL;
-	snprintf(hello->id, sizeof(hello->id), "ctl");
-	if (lb_msg_encode(hello, &hb, &hl) != 0)
-		exit(1);
-	nng_socket_set_ms(rp->sock, NNG_OPT_RECVTIMEO, RP_CTL_TIMEOUT_MS);
-	for (i = 0; i < n; i++) {
-		uint8_t copy[64];
-
-		if (sl > sizeof(copy))
-			exit(1);
-		memcpy(copy, st, sl);
-		switch (i % 6) {
-		case 0:
-			for (k = 0; k < sizeof(junk); k++)
-				junk[k] = (uint8_t)(0xf7 * (i + (long)k));
-			ctl_call(rp->sock, junk, sizeof(junk), &t);
-			break;
-		case 1:
-			ctl_call(rp->sock, hb, hl, &t);
-			break;
-		case 2:
-			ctl_call(rp->sock, st, sl - 1, &t);
-			break;
-		case 3:
-			patch_protocol(copy, sl, 2);
-			ctl_call(rp->sock, copy, sl, &t);
-			break;
-		case 4:
-			/* CtlRequest.op is its body's first varint: make it 99. */
-			if (sl >= 2 && copy[sl - 2] == 0x08 && copy[sl - 1] == LB_CTL_STATUS)
-				copy[sl - 1] = 99;
-			ctl_call(rp->sock, copy, sl, &t);
-			break;
-		default:
-			ctl_call(rp->sock, copy, 0, &t);
-			break;
-		}
-	}
-	free(st);
-	free(hb);
-	free(hello);
-	print_tally("ctl-malformed", (uint64_t)n, &t);
-}
-
-struct ctl_thread {
-	const char *url;
-	long n;
-	struct ctl_tally t;
-	const uint8_t *buf;
-	size_t len;
-};
-
-static void *
-ctl_thread_run(void *arg)
-{
-	struct ctl_thread *c = arg;
-	nng_socket s;
-	long i;
-
-	if (nng_req0_open(&s) != 0 || nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, RP_CTL_TIMEOUT_MS) ||
-		nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, RP_CTL_TIMEOUT_MS) ||
-		nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE) ||
-		nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, LB_MSG_MAX_BYTES) ||
-		nng_dial(s, c->url, NULL, 0) != 0) {
-		c->t.noreply = (uint64_t)c->n;
-		return NULL;
-	}
-	for (i = 0; i < c->n; i++)
-		ctl_call(s, c->buf, c->len, &c->t);
-	nng_close(s);
-	return NULL;
-}
-
-/* n status requests from `threads` clients at once (ipc:// only). */
-static void
-step_ctl_parallel(struct rp *rp, long n, long threads)
-{
-	struct ctl_thread *c = calloc((size_t)threads, sizeof(*c));
-	pthread_t *tid = calloc((size_t)threads, sizeof(*tid));
-	struct ctl_tally sum = {0};
-	uint8_t *buf;
-	size_t len;
-	long i;
-
-	if (c == NULL || tid == NULL)
-		exit(1);
-	ctl_status_msg(&buf, &len);
-	for (i = 0; i < threads; i++) {
-		c[i] = (struct ctl_thread){.url = rp->o.url,
-			.n = n / threads + (i < n % threads),
-			.buf = buf,
-			.len = len};
-		if (pthread_create(&tid[i], NULL, ctl_thread_run, &c[i]) != 0)
-			exit(1);
-	}
-	for (i = 0; i < threads; i++) {
-		pthread_join(tid[i], NULL);
-		sum.ok += c[i].t.ok;
-		sum.failed += c[i].t.failed;
-		sum.malformed += c[i].t.malformed;
-		sum.refused += c[i].t.refused;
-		sum.other += c[i].t.other;
-		sum.noreply += c[i].t.noreply;
-		sum.total_ms += c[i].t.total_ms;
-		if (c[i].t.max_ms > sum.max_ms)
-			sum.max_ms = c[i].t.max_ms;
-	}
-	free(buf);
-	free(c);
-	free(tid);
-	print_tally("ctl-parallel", (uint64_t)n, &sum);
-}
-
-/*
- * n status requests on one connection, none of whose replies is read: a
- * raw req0 socket does not wait for a reply before the next request.
- */
-static void
-step_ctl_noread(struct rp *rp, long n)
-{
-	nng_socket s;
-	uint8_t *buf;
-	size_t len;
-	long i;
-	int rv;
-
-	ctl_status_msg(&buf, &len);
-	if ((rv = nng_req0_open_raw(&s)) != 0 ||
-		(rv = nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 2000)) != 0 ||
-		(rv = nng_dial(s, rp->o.url, NULL, 0)) != 0) {
-		printf("ctl-noread: %s\n", nng_strerror(rv));
-		free(buf);
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		nng_msg *m;
-
-		if ((rv = nng_msg_alloc(&m, 0)) != 0 ||
-			(rv = nng_msg_header_append_u32(m, 0x80000000u | (uint32_t)i)) != 0 ||
-			(rv = nng_msg_append(m, buf, len)) != 0)
-			break;
-		if ((rv = nng_sendmsg(s, m, 0)) != 0) {
-			nng_msg_free(m);
-			break;
-		}
-	}
-	printf("ctl-noread sent=%ld of %ld%s%s\n", i, n, rv != 0 ? ": " : "",
-		rv != 0 ? nng_strerror(rv) : "");
-	free(buf);
-	/* The connection stays open, unread, until the process exits. */
 }
 
 /* ---- closing ---- */
@@ -1053,10 +320,10 @@ run_step(struct rp *rp, char *step)
 		return 2;
 #define ARG_U(i, dflt) (argc > (i) ? strtoull(argv[i], NULL, 0) : (dflt))
 	if (strcmp(argv[0], "hello") == 0 && argc >= 3) {
-		m = msg_new(LB_MSG_HELLO, ARG_U(2, 0));
+		m = rp_msg_new(LB_MSG_HELLO, ARG_U(2, 0));
 		m->role = LB_ROLE_MUX;
 		snprintf(m->id, sizeof(m->id), "%s", argv[1]);
-		if (unhex(argc > 3 ? argv[3] : NULL, m->digest) != 0)
+		if (rp_unhex(argc > 3 ? argv[3] : NULL, m->digest) != 0)
 			return 2;
 		if (rp->o.agent_pas != NULL || rp->o.agent_dips != NULL) {
 			m->role = LB_ROLE_AGENT;
@@ -1065,47 +332,47 @@ run_step(struct rp *rp, char *step)
 					0)
 				return 2;
 		}
-		rc = send_msg(rp, m, NULL, 0);
+		rc = rp_send_msg(rp, m, NULL, 0);
 		free(rp->hello);
 		rp->hello = m; /* kept to answer a CHALLENGE */
 	} else if (strcmp(argv[0], "future") == 0 && argc == 2) {
-		m = msg_new(LB_MSG_HELLO, 0);
+		m = rp_msg_new(LB_MSG_HELLO, 0);
 		m->role = LB_ROLE_MUX;
 		snprintf(m->id, sizeof(m->id), "%s", rp->o.id);
-		rc = send_msg(rp, m, patch_protocol, strtol(argv[1], NULL, 0));
+		rc = rp_send_msg(rp, m, rp_patch_protocol, strtol(argv[1], NULL, 0));
 		free(m);
 	} else if ((strcmp(argv[0], "vote") == 0 || strcmp(argv[0], "commit") == 0 ||
 			   strcmp(argv[0], "abort") == 0) &&
 		   argc >= 2) {
-		m = msg_new(argv[0][0] == 'v'	? LB_MSG_VOTE
-			    : argv[0][0] == 'c' ? LB_MSG_COMMIT
-						: LB_MSG_ABORT,
+		m = rp_msg_new(argv[0][0] == 'v'   ? LB_MSG_VOTE
+			       : argv[0][0] == 'c' ? LB_MSG_COMMIT
+						   : LB_MSG_ABORT,
 			ARG_U(1, 0));
 		if (argc > 2) {
-			if (unhex(argv[2], m->digest) != 0)
+			if (rp_unhex(argv[2], m->digest) != 0)
 				return 2;
 		} else {
 			/* Playing the manager: the last PREPARE's digest. */
 			memcpy(m->digest, rp->prep_digest, LB_DIGEST_LEN);
 		}
 		m->flag = !(argc > 3 && strcmp(argv[3], "no") == 0);
-		rc = send_msg(rp, m, NULL, 0);
+		rc = rp_send_msg(rp, m, NULL, 0);
 		free(m);
 	} else if (strcmp(argv[0], "welcome") == 0 && argc >= 2) {
-		m = msg_new(LB_MSG_WELCOME, ARG_U(1, 0));
+		m = rp_msg_new(LB_MSG_WELCOME, ARG_U(1, 0));
 		m->flag = argc > 2 && strcmp(argv[2], "resync") == 0;
-		rc = send_msg(rp, m, NULL, 0);
+		rc = rp_send_msg(rp, m, NULL, 0);
 		free(m);
 	} else if (strcmp(argv[0], "status") == 0 && argc == 2) {
-		m = msg_new(LB_MSG_STATUS, ARG_U(1, 0));
-		rc = send_msg(rp, m, NULL, 0);
+		m = rp_msg_new(LB_MSG_STATUS, ARG_U(1, 0));
+		rc = rp_send_msg(rp, m, NULL, 0);
 		free(m);
 	} else if (strcmp(argv[0], "snapreq") == 0 && argc == 2) {
 		long i, n = strtol(argv[1], NULL, 0);
 
-		m = msg_new(LB_MSG_SNAPSHOT_REQUEST, 0);
+		m = rp_msg_new(LB_MSG_SNAPSHOT_REQUEST, 0);
 		for (i = 0; i < n && rc == 0; i++)
-			rc = send_msg(rp, m, NULL, 0);
+			rc = rp_send_msg(rp, m, NULL, 0);
 		printf("sent %ld SNAPSHOT_REQUEST\n", i);
 		free(m);
 	} else if (strcmp(argv[0], "prepare") == 0 && argc >= 2) {
@@ -1121,37 +388,37 @@ run_step(struct rp *rp, char *step)
 	} else if (strcmp(argv[0], "autovote") == 0) {
 		rp->autovote = true;
 	} else if (strcmp(argv[0], "recv") == 0 && argc == 2) {
-		receive(rp, now_ms() + ARG_U(1, 0), 0);
+		rp_receive(rp, rp_now_ms() + ARG_U(1, 0), 0);
 	} else if (strcmp(argv[0], "sleep") == 0 && argc == 2) {
 		usleep((useconds_t)ARG_U(1, 0) * 1000);
 	} else if ((strcmp(argv[0], "expect") == 0 || strcmp(argv[0], "expect-none") == 0) &&
-		   argc == 3 && (t = type_of(argv[1])) > 0) {
+		   argc == 3 && (t = rp_type_of(argv[1])) > 0) {
 		bool none = argv[0][6] == '-';
 		char what[128];
 
-		receive(rp, now_ms() + ARG_U(2, 0), none ? 0 : t);
+		rp_receive(rp, rp_now_ms() + ARG_U(2, 0), none ? 0 : t);
 		snprintf(what, sizeof(what), "%s%s within %s ms", none ? "no " : "", argv[1],
 			argv[2]);
 		expect_result(rp, (rp->received[t] > rp->consumed[t]) != none, what);
 		rp->consumed[t] = rp->received[t] > rp->consumed[t] && !none ? rp->consumed[t] + 1
 									     : rp->received[t];
 	} else if (strcmp(argv[0], "expect-close") == 0 && argc == 2) {
-		uint64_t end = now_ms() + ARG_U(1, 0);
+		uint64_t end = rp_now_ms() + ARG_U(1, 0);
 
-		while (__atomic_load_n(&rp->closed, __ATOMIC_ACQUIRE) == 0 && now_ms() < end)
-			receive(rp, now_ms() + RP_TICK_MS, 0);
+		while (__atomic_load_n(&rp->closed, __ATOMIC_ACQUIRE) == 0 && rp_now_ms() < end)
+			rp_receive(rp, rp_now_ms() + RP_TICK_MS, 0);
 		expect_result(rp, __atomic_load_n(&rp->closed, __ATOMIC_ACQUIRE) != 0,
 			"the connection dropped");
 	} else if (strcmp(argv[0], "ctl-status") == 0 && argc == 2) {
-		step_ctl_status(rp, (long)ARG_U(1, 1));
+		rp_ctl_status(rp, (long)ARG_U(1, 1));
 	} else if (strcmp(argv[0], "ctl-malformed") == 0 && argc == 2) {
-		step_ctl_malformed(rp, (long)ARG_U(1, 1));
+		rp_ctl_malformed(rp, (long)ARG_U(1, 1));
 	} else if (strcmp(argv[0], "ctl-parallel") == 0 && argc == 3) {
-		step_ctl_parallel(rp, (long)ARG_U(1, 1), (long)ARG_U(2, 1));
+		rp_ctl_parallel(rp, (long)ARG_U(1, 1), (long)ARG_U(2, 1));
 	} else if (strcmp(argv[0], "ctl-noread") == 0 && argc == 2) {
-		step_ctl_noread(rp, (long)ARG_U(1, 1));
+		rp_ctl_noread(rp, (long)ARG_U(1, 1));
 	} else if (strcmp(argv[0], "ctl-as") == 0 && argc == 2) {
-		rc = step_ctl_as(rp, argv[1]);
+		rc = rp_ctl_as(rp, argv[1]);
 	} else {
 		return 2;
 	}
@@ -1245,7 +512,7 @@ main(int argc, char **argv)
 	}
 	printf("summary");
 	for (t = 1; t < RP_TYPES; t++)
-		printf(" %s=%" PRIu64, rp_type_names[t], rp->received[t]);
+		printf(" %s=%" PRIu64, rp_type_name((enum lb_msg_type)t), rp->received[t]);
 	printf(" malformed=%" PRIu64 " closed=%d\n", rp->malformed,
 		__atomic_load_n(&rp->closed, __ATOMIC_ACQUIRE));
 	fflush(stdout);

@@ -12,6 +12,8 @@ import struct
 
 from scapy.utils import checksum as scapy_checksum
 
+from .tcp import mss_option
+
 ETH_IPV6 = 0x86DD
 PROTO_HOPOPTS, PROTO_ROUTING, PROTO_FRAGMENT, PROTO_DSTOPTS = 0, 43, 44, 60
 PROTO_ICMPV6 = 58
@@ -164,24 +166,11 @@ def tcp_mss_clamped6(data, clamp):
     (checksum redone), or unchanged; options walked as RFC 9293 lays them out."""
     ip = IPv6(data)
     d = bytearray(ip.data)
-    doff = (d[ip.l4_off + 12] >> 4) * 4
-    o, end = ip.l4_off + 20, ip.l4_off + doff
-    while o < end:
-        kind = d[o]
-        if kind == 0:
-            break
-        if kind == 1:
-            o += 1
-            continue
-        if o + 2 > end or d[o + 1] < 2:
-            break
-        if kind == 2 and d[o + 1] == 4:
-            if struct.unpack("!H", d[o + 2:o + 4])[0] > clamp:
-                d[o + 2:o + 4] = struct.pack("!H", clamp)
-                return l4_csum6_fixed(bytes(d))
-            break
-        o += d[o + 1]
-    return bytes(d)
+    m = mss_option(d, ip.l4_off)
+    if m is None or m[1] <= clamp:
+        return bytes(d)
+    d[m[0]:m[0] + 2] = struct.pack("!H", clamp)
+    return l4_csum6_fixed(bytes(d))
 
 
 def icmp6_quote_edit(data, src=None, sport=None, dst=None, dport=None):

@@ -44,6 +44,7 @@ from .checks import CheckFailed, Checks
 from .config import (DEFAULT_SEED, PROTO_NUM, AgentConfig, AgentVM, Backend,  # noqa: F401
                      MuxConfig, Service, pcap_port_mac)
 from .procs import rundir
+from .tcp import mss_option
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -80,6 +81,20 @@ def write_pcap(path, frames):
             b = to_bytes(fr)
             f.write(struct.pack("<IIII", 1700000000 + i // 1000000, i % 1000000, len(b), len(b)))
             f.write(b)
+
+
+def frames_by_port(rows):
+    """Rows of (description, port, frame, ...) -> {port: frames}, in table order."""
+    ports = {}
+    for r in rows:
+        ports.setdefault(r[1], []).append(r[2])
+    return ports
+
+
+def write_port_pcaps(rows, outdir):
+    """One PORT.pcap per port in outdir, from rows as frames_by_port() takes them."""
+    for port, frames in frames_by_port(rows).items():
+        write_pcap(os.path.join(outdir, port + ".pcap"), frames)
 
 
 def read_pcap(path):
@@ -274,24 +289,8 @@ def ip_edit(data, src=None, dst=None, sport=None, dport=None):
 
 
 def tcp_mss(data):
-    """(offset in the datagram, value) of the MSS option of a TCP segment,
-    or None; walks the options as RFC 9293 lays them out."""
-    hl = (data[0] & 0x0F) * 4
-    doff = (data[hl + 12] >> 4) * 4
-    o, end = hl + 20, hl + doff
-    while o < end:
-        kind = data[o]
-        if kind == 0:
-            break
-        if kind == 1:
-            o += 1
-            continue
-        if o + 2 > end or data[o + 1] < 2:
-            break
-        if kind == 2 and data[o + 1] == 4:
-            return o + 2, struct.unpack("!H", data[o + 2:o + 4])[0]
-        o += data[o + 1]
-    return None
+    """(offset in the datagram, value) of the MSS option of a TCP segment, or None."""
+    return mss_option(data, (data[0] & 0x0F) * 4)
 
 
 def tcp_mss_clamped(data, clamp):
@@ -725,31 +724,76 @@ def flow_of(ip):
     return None
 
 
-def check_table_dropped(case, cfg, run, goods, table, src_of, what):
-    """The malformed cases' check: run's only output is the good packets,
-    each once and a correct encapsulation (matched by src_of(frame), the
-    client's address), and the drops equal, reason by reason, the count of
-    rows of table ((name, frame, reason), ...) under each."""
-    by_src = {src_of(g): g for g in goods}
-    seen = set()
+def run_table_dropped(name, gen, cfg, src_of, bad):
+    """The malformed cases (both families): gen.frames() gives the frames
+    and the good packets among them, gen.TABLE ((name, frame, reason), ...)
+    the bad ones. run's only output must be the good packets, each once and
+    a correct encapsulation (matched by src_of(frame), the client's
+    address), and the drops equal, reason by reason, the count of rows of
+    the table under each. bad names the bad frames in the summary line."""
+    frames, goods = gen.frames()
+    with Case(name) as case:
+        run = case.run(cfg, [frames])
+        by_src = {src_of(g): g for g in goods}
+        seen = set()
+        for fr in run.outputs[0]:
+            inner = inner_of(fr)
+            src = inner.src if inner else None
+            if not case.check(src in by_src, "forwarded a frame that is not a good packet: %s",
+                              fr.hex()[:120]):
+                continue
+            case.check(src not in seen, "good packet from %s forwarded twice", src)
+            seen.add(src)
+            check_encap(case, cfg, fr, by_src[src], "good packet from %s" % src)
+        case.eq(len(seen), len(goods), "good packets forwarded")
+        expect = {}
+        for _, _, reason in gen.TABLE:
+            expect[reason] = expect.get(reason, 0) + 1
+        unknown = set(expect) - set(run.drops())
+        case.check(not unknown, "test table names unknown drop reasons %s", sorted(unknown))
+        case.drops_exactly(run, expect, name)
+        case.eq(run.stats["fwd_pkts"], len(goods), "fwd_pkts")
+        print("%s: %d %s under %d reasons all dropped and counted, %d good packets "
+              "interleaved all forwarded" % (name, len(gen.TABLE), bad, len(expect), len(goods)))
+
+
+def _to_requester(fr):
+    return mac_str(fr[0:6])
+
+
+def _from_requester(fr, want):
+    return mac_str(fr[6:12])
+
+
+def check_replies(case, run, rows, col, tag, checks, stats, reply_key=_to_requester,
+                  request_key=_from_requester):
+    """The reply cases (arp_echo, nd_echo6): rows of (desc, frame, ...) whose
+    column col names the reply a row wants (a key of checks) or the drop
+    reason it is counted under. A reply goes to its requester, matched by
+    reply_key(reply) == request_key(request, want) (by default the
+    requester's MAC, unique per row); checks[kind](case, reply, request,
+    what) checks it and the counter stats[kind] counts that kind. Returns
+    the replies of each kind."""
+    by_key = {}
     for fr in run.outputs[0]:
-        inner = inner_of(fr)
-        src = inner.src if inner else None
-        if not case.check(src in by_src, "forwarded a frame that is not a good packet: %s",
-                          fr.hex()[:120]):
-            continue
-        case.check(src not in seen, "good packet from %s forwarded twice", src)
-        seen.add(src)
-        check_encap(case, cfg, fr, by_src[src], "good packet from %s" % src)
-    case.eq(len(seen), len(goods), "good packets forwarded")
-    expect = {}
-    for _, _, reason in table:
-        expect[reason] = expect.get(reason, 0) + 1
-    unknown = set(expect) - set(run.drops())
-    case.check(not unknown, "test table names unknown drop reasons %s", sorted(unknown))
-    case.drops_exactly(run, expect, what)
-    case.eq(run.stats["fwd_pkts"], len(goods), "fwd_pkts")
-    return expect
+        by_key.setdefault(reply_key(fr), []).append(fr)
+    expect, n = {}, dict.fromkeys(checks, 0)
+    for r in rows:
+        desc, fr, want = r[0], r[1], r[col]
+        got = by_key.get(request_key(fr, want), [])
+        what = "%s: %s" % (tag, desc)
+        if want in checks:
+            if case.eq(len(got), 1, what + ": replies"):
+                checks[want](case, got[0], fr, what)
+            n[want] += 1
+        else:
+            case.eq(len(got), 0, what + ": replies")
+            expect[want] = expect.get(want, 0) + 1
+    case.eq(len(run.outputs[0]), sum(n.values()), tag + ": frames out")
+    for kind, counter in stats.items():
+        case.eq(run.stats[counter], n[kind], tag + ": " + counter)
+    case.drops_exactly(run, expect, tag)
+    return n
 
 
 def shares_line(counts, weights):

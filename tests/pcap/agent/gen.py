@@ -34,7 +34,7 @@ traced back to its row.
 
     /usr/bin/python3 gen.py DIR     writes DIR/<port>.pcap
 """
-import os
+import itertools
 import random
 import sys
 
@@ -104,11 +104,7 @@ LINUX_SYN_OPTS = [("MSS", 1460), ("SAckOK", b""), ("Timestamp", (12345, 0)), ("N
 def rows():
     rnd = random.Random(0x5a1ce)
     out = []
-    tag = [0x100]
-
-    def next_tag():
-        tag[0] += 1
-        return tag[0]
+    next_tag = itertools.count(0x100 + 1).__next__  # the IP id or flow label of each row
 
     def payload(n):
         return Raw(bytes(rnd.getrandbits(8) for _ in range(n)))
@@ -470,15 +466,5 @@ def rows():
     return out
 
 
-def inputs(rs):
-    """Port name -> frames, in table order."""
-    d = {}
-    for _, port, frame, _ in rs:
-        d.setdefault(port, []).append(frame)
-    return d
-
-
 if __name__ == "__main__":
-    outdir = sys.argv[1] if len(sys.argv) > 1 else "."
-    for port, frames in inputs(rows()).items():
-        sp.write_pcap(os.path.join(outdir, "%s.pcap" % port), frames)
+    sp.write_port_pcaps(rows(), sys.argv[1] if len(sys.argv) > 1 else ".")

@@ -179,7 +179,7 @@ def one_run(case, rows, clamp):
     if not clamp:  # nothing is clamped: drop the MSS edits from the table
         rows = [(d, p, f, dict(e, mss=None) if isinstance(e, dict) and "mss" in e else e)
                 for d, p, f, e in rows]
-    run = case.run_agent(cfg, gen.inputs(rows), tag=tag)
+    run = case.run_agent(cfg, sp.frames_by_port(rows), tag=tag)
 
     by_key = {}
     for port, frames in run.outputs.items():

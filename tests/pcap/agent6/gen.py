@@ -25,7 +25,7 @@ row's own, and the advertisement goes back to it.
 
     /usr/bin/python3 gen.py DIR     writes DIR/<port>.pcap
 """
-import os
+import itertools
 import random
 import sys
 
@@ -98,11 +98,7 @@ SYN_OPTS = [("MSS", 1460), ("SAckOK", b""), ("WScale", 7)]
 def rows():
     rnd = random.Random(0x6a6e)
     out = []
-    tag = [0x600]
-
-    def next_tag():
-        tag[0] += 1
-        return tag[0]
+    next_tag = itertools.count(0x600 + 1).__next__  # the IP id or flow label of each row
 
     def body(n):
         return Raw(bytes(rnd.getrandbits(8) for _ in range(n)))
@@ -273,14 +269,5 @@ def rows():
     return out
 
 
-def inputs(rs):
-    ports = {}
-    for _, port, frame, _ in rs:
-        ports.setdefault(port, []).append(frame)
-    return ports
-
-
 if __name__ == "__main__":
-    d = sys.argv[1] if len(sys.argv) > 1 else "."
-    for port, frames in inputs(rows()).items():
-        sp.write_pcap(os.path.join(d, port + ".pcap"), frames)
+    sp.write_port_pcaps(rows(), sys.argv[1] if len(sys.argv) > 1 else ".")

@@ -120,7 +120,7 @@ def main():
     rows = gen.rows()
     with sp.Case("agent6") as case:
         cfg = gen.config()
-        run = case.run_agent(cfg, gen.inputs(rows))
+        run = case.run_agent(cfg, sp.frames_by_port(rows))
         outs = {}
         for port, frames in run.outputs.items():
             for fr in frames:

@@ -58,27 +58,8 @@ def one_run(case, rows, arp_for_vips, col):
     tag = "arp_for_vips=%s" % arp_for_vips
     cfg = sp.MuxConfig(gen.SERVICES, tunnel_address=gen.TUNNEL, arp_for_vips=arp_for_vips)
     run = case.run(cfg, [[f for _, f, _, _ in rows]], tag=tag.replace("=", "_"))
-    # Replies go to the requester's MAC, unique per row.
-    by_mac = {}
-    for fr in run.outputs[0]:
-        by_mac.setdefault(sp.mac_str(fr[0:6]), []).append(fr)
-    expect, n = {}, {"arp": 0, "echo": 0}
-    for r in rows:
-        desc, fr, want = r[0], r[1], r[col]
-        got = by_mac.get(sp.mac_str(fr[6:12]), [])
-        what = "%s: %s" % (tag, desc)
-        if want in ("arp", "echo"):
-            if case.eq(len(got), 1, what + ": replies"):
-                (check_arp if want == "arp" else check_echo)(case, got[0], fr, what)
-            n[want] += 1
-        else:
-            case.eq(len(got), 0, what + ": replies")
-            expect[want] = expect.get(want, 0) + 1
-    case.eq(len(run.outputs[0]), n["arp"] + n["echo"], tag + ": frames out")
-    case.eq(run.stats["arp_replies"], n["arp"], tag + ": arp_replies")
-    case.eq(run.stats["echo_replies"], n["echo"], tag + ": echo_replies")
-    case.drops_exactly(run, expect, tag)
-    return n
+    return sp.check_replies(case, run, rows, col, tag, {"arp": check_arp, "echo": check_echo},
+                            {"arp": "arp_replies", "echo": "echo_replies"})
 
 
 def main():

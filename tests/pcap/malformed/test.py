@@ -12,14 +12,8 @@ from sluicetest import pcap as sp
 
 
 def main():
-    frames, goods = gen.frames()
-    with sp.Case("malformed") as case:
-        cfg = sp.MuxConfig(gen.SERVICES, tunnel_address=gen.TUNNEL)
-        run = case.run(cfg, [frames])
-        expect = sp.check_table_dropped(case, cfg, run, goods, gen.TABLE,
-                                        lambda g: sp.Frame(g).ip.src, "malformed")
-        print("malformed: %d bad frames under %d reasons all dropped and counted, %d good "
-              "packets interleaved all forwarded" % (len(gen.TABLE), len(expect), len(goods)))
+    cfg = sp.MuxConfig(gen.SERVICES, tunnel_address=gen.TUNNEL)
+    sp.run_table_dropped("malformed", gen, cfg, lambda g: sp.Frame(g).ip.src, "bad frames")
 
 
 if __name__ == "__main__":

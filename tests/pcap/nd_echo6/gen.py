@@ -9,6 +9,7 @@ replies can be matched to requests.
     /usr/bin/python3 gen.py DIR     writes DIR/nd_echo6.pcap
 """
 import os
+import itertools
 import random
 import sys
 
@@ -37,11 +38,11 @@ def snode(addr):
 def rows():
     rnd = random.Random(6600)
     out = []
-    n = [0]
+    hosts = itertools.count(1)
 
     def who():
-        n[0] += 1
-        return "02:00:00:00:b0:%02x" % n[0], "2001:db8:ff::%x" % (0x200 + n[0])
+        n = next(hosts)
+        return "02:00:00:00:b0:%02x" % n, "2001:db8:ff::%x" % (0x200 + n)
 
     def ns(target, vlan=None, hlim=255, src=None, opt=True, fix=None):
         mac, ip = who()

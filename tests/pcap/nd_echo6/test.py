@@ -69,36 +69,23 @@ def check_echo(case, out, inp, what):
     case.eq(ip.plen, len(q.l4), what + ": payload length = the message")
 
 
+def reply_key(fr):
+    """A reply's requester: its MAC, but a DAD answer goes to all nodes."""
+    key = sp.mac_str(fr[0:6])
+    return "dad" if key == "33:33:00:00:00:01" and sp.Frame(fr).ip6 is not None else key
+
+
+def request_key(fr, want):
+    dad = want == "na" and sp.Frame(fr).ip6.src == "::"
+    return "dad" if dad else sp.mac_str(fr[6:12])
+
+
 def one_run(case, rows, nd_for_vips, col):
     tag = "nd_for_vips=%s" % nd_for_vips
     cfg = sp.MuxConfig(gen.SERVICES, tunnel_address6=gen.TUNNEL6, nd_for_vips=nd_for_vips)
     run = case.run(cfg, [[r[1] for r in rows]], tag=tag.replace("=", "_"))
-    by_mac = {}
-    for fr in run.outputs[0]:
-        f = sp.Frame(fr)
-        # A DAD answer goes to all nodes: the requester is the one it answers.
-        key = sp.mac_str(fr[0:6])
-        if key == "33:33:00:00:00:01" and f.ip6 is not None:
-            key = "dad"
-        by_mac.setdefault(key, []).append(fr)
-    expect, n = {}, {"na": 0, "echo": 0}
-    for desc, fr, *want in rows:
-        want = want[col]
-        dad = sp.Frame(fr).ip6.src == "::"
-        got = by_mac.get("dad" if dad and want == "na" else sp.mac_str(fr[6:12]), [])
-        what = "%s: %s" % (tag, desc)
-        if want in n:
-            if case.eq(len(got), 1, what + ": replies"):
-                (check_na if want == "na" else check_echo)(case, got[0], fr, what)
-            n[want] += 1
-        else:
-            case.eq(len(got), 0, what + ": replies")
-            expect[want] = expect.get(want, 0) + 1
-    case.eq(len(run.outputs[0]), n["na"] + n["echo"], tag + ": frames out")
-    case.eq(run.stats["nd_replies"], n["na"], tag + ": nd_replies")
-    case.eq(run.stats["echo_replies"], n["echo"], tag + ": echo_replies")
-    case.drops_exactly(run, expect, tag)
-    return n
+    return sp.check_replies(case, run, rows, 2 + col, tag, {"na": check_na, "echo": check_echo},
+                            {"na": "nd_replies", "echo": "echo_replies"}, reply_key, request_key)
 
 
 def main():
