@@ -436,6 +436,8 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	if (member(s, "limits") != NULL &&
 		(rc = load_limits(member(s, "limits"), svc->proto, &svc->limits, err)) != 0)
 		return rc;
+	if (svc->af == LB_AF_INET6 && lb_limits_any(&svc->limits))
+		return lb_cfg_error(err, member(s, "limits"), NULL, "%s", LB_LIMITS_V6_REFUSED);
 
 	list = member(s, "backends");
 	if (list == NULL)

@@ -335,7 +335,7 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 			rc = fail(err, len, "service %s: the VIP is %s", s, why);
 			break;
 		}
-		if (lb_limits_check(&sc->limits, sc->proto, lim, sizeof(lim)) != 0) {
+		if (lb_limits_check(&sc->limits, sc->af, sc->proto, lim, sizeof(lim)) != 0) {
 			rc = fail(err, len, "service %s: %s", s, lim);
 			break;
 		}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lb_err.h"
+#include "lb_flow.h"
 #include "lb_hdr.h"
 #include "lb_limits.h"
 
@@ -90,10 +91,13 @@ lb_limit_rule_check(const struct lb_limit_rule *r, const char *name, char *err, 
 }
 
 int
-lb_limits_check(const struct lb_svc_limits *l, uint8_t proto, char *err, size_t len)
+lb_limits_check(const struct lb_svc_limits *l, uint8_t af, uint8_t proto, char *err, size_t len)
 {
 	char name[48];
 	int k, rc;
+
+	if (af == LB_AF_INET6 && lb_limits_any(l))
+		return fail(err, len, "limits: %s", LB_LIMITS_V6_REFUSED);
 
 	for (k = 0; k < LB_LIM_N; k++) {
 		snprintf(name, sizeof(name), "limits.%s", lb_limit_kind_names[k]);

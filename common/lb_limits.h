@@ -74,12 +74,22 @@ lb_limit_rule_equal(const struct lb_limit_rule *a, const struct lb_limit_rule *b
 bool lb_limits_equal(const struct lb_svc_limits *a, const struct lb_svc_limits *b);
 
 /*
- * Check the rules of a service of protocol proto (what a peer or a file
- * could get wrong): limits and bursts in range, known modes and refusals,
- * the prefix, no RST for UDP. Returns 0, or -LB_EINVAL with the reason
- * naming the field ("limits.new_per_second.burst: ...") in err.
+ * Rules on an IPv6 service are refused: the mux's IPv6 path does not check
+ * them yet (per_source would need 128-bit prefixes, the refusals an
+ * ICMPv6 and an IPv6 RST builder; docs/protection.md). The mux-wide cap
+ * and the connection-table quota do cover IPv6.
  */
-int lb_limits_check(const struct lb_svc_limits *l, uint8_t proto, char *err, size_t len);
+#define LB_LIMITS_V6_REFUSED "admission rules on an IPv6 service are not supported (yet)"
+
+/*
+ * Check the rules of a service of family af and protocol proto (what a
+ * peer or a file could get wrong): limits and bursts in range, known modes
+ * and refusals, the prefix, no RST for UDP, no rules on IPv6. Returns 0,
+ * or -LB_EINVAL with the reason naming the field
+ * ("limits.new_per_second.burst: ...") in err.
+ */
+int lb_limits_check(
+	const struct lb_svc_limits *l, uint8_t af, uint8_t proto, char *err, size_t len);
 
 /* The same for one rule named name ("mux_new_per_second"). */
 int lb_limit_rule_check(const struct lb_limit_rule *r, const char *name, char *err, size_t len);

@@ -93,8 +93,8 @@ mgr_api_limit_set(struct mgr_api *api, const struct mgr_api_req *q)
 		return;
 	}
 	if ((c->mux ? lb_limit_rule_check(r, "mux_new_per_second", e, sizeof(e))
-		    : lb_limits_check(&next.services[i].limits, next.services[i].proto, e,
-			      sizeof(e))) != 0) {
+		    : lb_limits_check(&next.services[i].limits, next.services[i].af,
+			      next.services[i].proto, e, sizeof(e))) != 0) {
 		lb_ftable_free(&next);
 		mgr_api_refuse(q->rep, "%s", e);
 		return;

@@ -134,7 +134,9 @@ mux_limit_check(
 
 	if (unlikely(ls->built != g->version + 1 || ls->div != div))
 		svc_shares(w, g, svc, ls, div, now);
-	lb_topk_add(&ls->top, pi->src);
+	/* IPv6 services have no rules (LB_LIMITS_V6_REFUSED): only the mux-wide cap. */
+	if (!pi->v6)
+		lb_topk_add(&ls->top, pi->src);
 	if (r->rule[LB_LIM_SOURCE].limit != 0) {
 		struct lb_tbucket *b = src_bucket(l, ls, s->sid, pi->src, r->source_prefix, now);
 

@@ -436,7 +436,10 @@ void
 mux_reply_refuse(
 	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi, int how)
 {
-	if (how == LB_REFUSE_RST && pi->proto == LB_IPPROTO_TCP)
+	/* IPv6: dropped (its services refuse only so: LB_LIMITS_V6_REFUSED). */
+	if (pi->v6)
+		mux_drop(w, m, LB_DROP_LIMIT);
+	else if (how == LB_REFUSE_RST && pi->proto == LB_IPPROTO_TCP)
 		refuse_rst(w, port, m, pi);
 	else if (how == LB_REFUSE_ICMP)
 		refuse_icmp(w, port, m, pi);

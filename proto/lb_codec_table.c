@@ -260,7 +260,7 @@ dec_limits(const Sluice__ServiceLimits *l, struct lb_service_cfg *sc, char *errb
 	dec_rule(l->max_connections, &c->rule[LB_LIM_CONNS]);
 	c->source_prefix = l->source_prefix > 255 ? 255 : (uint8_t)l->source_prefix;
 	c->refuse = (unsigned)l->refuse > 255 ? 255 : (uint8_t)l->refuse;
-	if (lb_limits_check(c, sc->proto, why, sizeof(why)) != 0)
+	if (lb_limits_check(c, sc->af, sc->proto, why, sizeof(why)) != 0)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE, "service port %u: %s", sc->port, why);
 	return 0;
 }

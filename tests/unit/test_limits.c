@@ -234,6 +234,48 @@ Test(limits, bad_rules_name_the_field)
 	}
 }
 
+/*
+ * Rules on an IPv6 service are refused where they enter (LB_LIMITS_V6_REFUSED):
+ * the file names its line and the field, the check the manager and the
+ * decoder run says the same. The mux-wide cap beside an IPv6 service loads.
+ */
+Test(limits, ipv6_service_rules_refused)
+{
+	static const char v6[] =
+		"flow_table = {\n" SEED "services = ( {\nvip = \"2001:db8::10\"; port = 80;\n"
+		"limits = { new_per_second = { limit = 5; }; };\n"
+		"backends = ( { dip = \"2001:db8:1::1\"; port = 80; host = \"10.0.0.1\"; } );\n"
+		"} );\n};\n";
+	static const char cap[] =
+		"flow_table = {\n" SEED "mux_new_per_second = { limit = 100; };\n"
+		"services = ( {\nvip = \"2001:db8::10\"; port = 80;\n"
+		"backends = ( { dip = \"2001:db8:1::1\"; port = 80; host = \"10.0.0.1\"; } );\n"
+		"} );\n};\n";
+	struct lb_svc_limits l;
+	struct lb_cfg_err err;
+	struct lb_ftable ft;
+	char why[160];
+
+	cr_assert_neq(load_text(v6, &ft, &err), 0, "rules on an IPv6 service loaded");
+	cr_expect(strstr(err.msg, "<config>:5: flow_table.services[0].limits: admission") != NULL,
+		"%s", err.msg);
+	cr_expect(strstr(err.msg, "not supported") != NULL, "%s", err.msg);
+	cr_assert_eq(ft.n_services, 0);
+
+	memset(&l, 0, sizeof(l));
+	cr_assert_eq(lb_limits_check(&l, LB_AF_INET6, LB_IPPROTO_TCP, why, sizeof(why)), 0,
+		"no rules: nothing to refuse (%s)", why);
+	l.rule[LB_LIM_CONNS].limit = 10;
+	cr_assert_neq(lb_limits_check(&l, LB_AF_INET6, LB_IPPROTO_TCP, why, sizeof(why)), 0);
+	cr_expect(strncmp(why, "limits: ", 8) == 0, "%s", why);
+	cr_assert_eq(
+		lb_limits_check(&l, LB_AF_INET, LB_IPPROTO_TCP, why, sizeof(why)), 0, "%s", why);
+
+	cr_assert_eq(load_text(cap, &ft, &err), 0, "%s", err.msg);
+	cr_assert_eq(ft.mux_rate.limit, 100);
+	lb_ftable_free(&ft);
+}
+
 Test(limits, written_back_and_reloaded_alike)
 {
 	struct lb_cfg_err err;
