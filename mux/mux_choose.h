@@ -21,6 +21,7 @@
 #include "lb_parse.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_limit.h"
 #include "mux_worker.h"
 
 /*
@@ -143,6 +144,28 @@ mux_count_choice(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
 		w->svc_cnt[g->services[svc].sid].new_conns++;
 		w->be_cnt[g->backends[c->id].sid].new_conns++;
 	}
+}
+
+/*
+ * Admission (docs/protection.md): a new connection (a SYN, or a UDP flow)
+ * of a service with rules, that the table did not pin, is checked; a TCP
+ * packet that missed the table without a SYN is an established
+ * connection: never cut. false: refused, and m answered or dropped.
+ */
+static inline bool
+mux_admit(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
+	const struct lb_pkt *pi, uint32_t svc, const struct mux_choice *c)
+{
+	int rc;
+
+	if (c->hit || pi->kind != LB_PKT_L4 || likely(!g->services[svc].checks) ||
+		!mux_new_conn(pi))
+		return true;
+	rc = mux_limit_check(w, g, svc, pi);
+	if (rc == 0)
+		return true;
+	mux_reply_refuse(w, port, m, pi, rc - 1);
+	return false;
 }
 
 /*

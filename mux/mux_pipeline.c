@@ -107,20 +107,8 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 			return;
 		frag = true;
 	}
-	/*
-	 * A new connection (a SYN, or a UDP flow) of a service with rules is
-	 * checked (docs/protection.md); a TCP packet that missed the table
-	 * without a SYN is an established connection: never cut.
-	 */
-	if (!c.hit && pi->kind == LB_PKT_L4 && unlikely(g->services[svc].checks) &&
-		mux_new_conn(pi)) {
-		int rc = mux_limit_check(w, g, svc, pi);
-
-		if (rc != 0) {
-			mux_reply_refuse(w, port, m, pi, rc - 1);
-			return;
-		}
-	}
+	if (!mux_admit(w, g, port, m, pi, svc, &c))
+		return;
 	mux_count_choice(w, g, svc, pi, &c, bc);
 	if (pi->kind == LB_PKT_L4) {
 		uint32_t sid = g->services[svc].sid;

@@ -25,7 +25,6 @@
 #include "mux_conn.h"
 #include "mux_encap.h"
 #include "mux_gen.h"
-#include "mux_limit.h"
 #include "mux_worker.h"
 
 /*
@@ -98,15 +97,8 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 		frag = true;
 	}
 	/* The mux-wide cap, as for IPv4 (an IPv6 service has no rules of its own). */
-	if (!c.hit && pi->kind == LB_PKT_L4 && unlikely(g->services[svc].checks) &&
-		mux_new_conn(pi)) {
-		int rc = mux_limit_check(w, g, svc, pi);
-
-		if (rc != 0) {
-			mux_reply_refuse(w, port, m, pi, rc - 1);
-			return;
-		}
-	}
+	if (!mux_admit(w, g, port, m, pi, svc, &c))
+		return;
 	mux_count_choice(w, g, svc, pi, &c, &bc);
 	if (pi->kind == LB_PKT_L4) {
 		uint32_t sid = g->services[svc].sid;
