@@ -45,6 +45,13 @@ static const struct scenario full_suite[] = {
 		BENCH_SEQ, true, false, 1u << 21, 1500000},
 	{"syn-full", "new connections (SYN) into a full table: insert fails", 10, 100, 65537, 0,
 		BENCH_SEQ, true, true, 1u << 16, 0},
+	/* The cost of admission rules (docs/protection.md): run interleaved with their twins. */
+	{"est-1k-rules", "est-1k-uniform with every admission rule on every service", 10, 100,
+		65537, 1000, BENCH_UNIFORM, false, false, 1u << 20, 0, 0, false, BENCH_FLOOR_NONE,
+		true},
+	{"syn-insert-rules", "syn-insert with every admission rule checked (none refuses)", 10, 100,
+		65537, 0, BENCH_SEQ, true, false, 1u << 21, 1500000, 0, false, BENCH_FLOOR_NONE,
+		true},
 	{"svc10k-est-1m", "10k services x 100 backends, 1M connections, uniform", 10000, 100, 10007,
 		1000000, BENCH_UNIFORM, false, false, 1310720, 0},
 	{"svc10k-syn", "10k services x 100 backends, new connections (SYN)", 10000, 100, 10007, 0,
@@ -60,12 +67,12 @@ static const struct scenario full_suite[] = {
 		1000, BENCH_UNIFORM, false, false, 1u << 20, 0, 0, false, BENCH_FLOOR_HASH},
 	/* IPv6: the same shapes, 6in6, the IPv6 connection table. */
 	{"est6-1k-uniform", "IPv6, established, 1k connections, uniform", 10, 100, 65537, 1000,
-		BENCH_UNIFORM, false, false, 1u << 20, 0, 0, false, BENCH_FLOOR_NONE, true},
+		BENCH_UNIFORM, false, false, 1u << 20, 0, 0, false, BENCH_FLOOR_NONE, false, true},
 	{"est6-1m-uniform", "IPv6, established, 1M connections, uniform", 10, 100, 65537, 1000000,
-		BENCH_UNIFORM, false, false, 1310720, 0, 0, false, BENCH_FLOOR_NONE, true},
+		BENCH_UNIFORM, false, false, 1310720, 0, 0, false, BENCH_FLOOR_NONE, false, true},
 	{"syn6-insert", "IPv6, new connections (SYN), every packet misses and inserts", 10, 100,
 		65537, 0, BENCH_SEQ, true, false, 1u << 21, 1500000, 0, false, BENCH_FLOOR_NONE,
-		true},
+		false, true},
 };
 
 /* The smoke run: tiny, and checks every packet instead of timing anything. */
@@ -76,9 +83,9 @@ static const struct scenario smoke_suite[] = {
 	{"smoke-swap", "established, 1k connections, table replaced every 1 ms", 4, 8, 251, 1000,
 		BENCH_UNIFORM, false, false, 4096, 0, 1000, true},
 	{"smoke-est6", "IPv6, established, 1k connections", 4, 8, 251, 1000, BENCH_UNIFORM, false,
-		false, 4096, 0, 0, false, BENCH_FLOOR_NONE, true},
+		false, 4096, 0, 0, false, BENCH_FLOOR_NONE, false, true},
 	{"smoke-syn6", "IPv6, new connections", 4, 8, 251, 0, BENCH_SEQ, true, false, 1u << 14,
-		12000, 0, false, BENCH_FLOOR_NONE, true},
+		12000, 0, false, BENCH_FLOOR_NONE, false, true},
 };
 
 static double
@@ -259,7 +266,7 @@ report_conn_memory(const struct bench_env *env, FILE *out)
 	fprintf(out, "\nconnection table memory (rte_malloc heap, per entry):\n");
 	for (i = 0; i < RTE_DIM(sizes); i++) {
 		rte_malloc_get_socket_stats(env->socket, &a);
-		ct = mux_conn_create("bench_mem", sizes[i], env->socket, timeout, &seed);
+		ct = mux_conn_create("bench_mem", sizes[i], env->socket, timeout, &seed, 1);
 		rte_malloc_get_socket_stats(env->socket, &b);
 		if (ct == NULL) {
 			fprintf(out, "  %8u entries: cannot create (%s)\n", sizes[i],

@@ -50,6 +50,7 @@ struct scenario {
 	uint32_t swap_us;	/* replace the generation every swap_us microseconds (0: never) */
 	bool rcu;		/* load ctx->gen and report RCU quiescence per burst, as a worker */
 	enum bench_floor floor; /* time only the first steps of mux_burst (a lower bound) */
+	bool rules;		/* every service has every admission rule, none ever refusing */
 	bool v6;		/* IPv6 clients, VIPs, DIPs and PAs (6in6) */
 };
 

@@ -38,6 +38,28 @@
 /* Where the floor runs leave their results, so the compiler keeps the work. */
 volatile uint64_t bench_sink;
 
+/*
+ * Every admission rule on every service and the mux-wide cap, all in
+ * intercept mode at the largest limit: every check runs and none refuses,
+ * so the scenario forwards exactly what its twin does.
+ */
+static void
+bench_rules(struct lb_ftable *ft)
+{
+	uint32_t i;
+	int k;
+
+	ft->mux_rate = (struct lb_limit_rule){LB_LIMIT_MAX, LB_LIMIT_MAX, LB_LIMIT_INTERCEPT};
+	for (i = 0; i < ft->n_services; i++) {
+		struct lb_svc_limits *l = &ft->services[i].limits;
+
+		for (k = 0; k < LB_LIM_N; k++)
+			l->rule[k] = (struct lb_limit_rule){LB_LIMIT_MAX,
+				k == LB_LIM_CONNS ? 0 : LB_LIMIT_MAX, LB_LIMIT_INTERCEPT};
+		l->source_prefix = 24;
+	}
+}
+
 /* A worker as the mux's (mux_worker_init()), on the benchmark's lcore. */
 static int
 worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g, uint32_t entries)
@@ -469,6 +491,8 @@ bench_run_scenario(struct bench_env *env, const struct scenario *sc, double seco
 		rte_free(w);
 		return -1;
 	}
+	if (sc->rules)
+		bench_rules(&ft);
 	t = bench_now_s();
 	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, LB_ADDR_ANY,
 		env->socket, &err);

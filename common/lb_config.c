@@ -334,10 +334,83 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 	return 0;
 }
 
+/*
+ * One rule: a group { limit = N; burst = N; prefix = N; mode = "..."; },
+ * burst for rates (rate) and prefix for the per-source rule (pfx != NULL).
+ */
+static int
+load_rule(const config_setting_t *g, bool rate, uint8_t *pfx, struct lb_limit_rule *r,
+	struct lb_cfg_err *err)
+{
+	static const char *const f_conns[] = {"limit", "mode", NULL};
+	static const char *const f_rate[] = {"limit", "burst", "mode", NULL};
+	static const char *const f_source[] = {"limit", "burst", "prefix", "mode", NULL};
+	const char *mode = NULL;
+	long long limit, burst = 0, prefix = 0;
+	int rc, m;
+
+	if (!config_setting_is_group(g))
+		return lb_cfg_error(err, g, NULL, "a rule is a group { limit = ...; mode = ...; }");
+	if ((rc = lb_cfg_check_fields(g,
+		     pfx    ? f_source
+		     : rate ? f_rate
+			    : f_conns,
+		     err)) != 0 ||
+		(rc = lb_cfg_get_int(g, "limit", true, 1, LB_LIMIT_MAX, 0, &limit, err)) != 0 ||
+		(rate && (rc = lb_cfg_get_int(
+				  g, "burst", false, 0, LB_LIMIT_MAX, 0, &burst, err)) != 0) ||
+		(pfx && (rc = lb_cfg_get_int(g, "prefix", false, 1, 32, 0, &prefix, err)) != 0) ||
+		(rc = lb_cfg_get_string(g, "mode", false, "monitor", &mode, err)) != 0)
+		return rc;
+	m = lb_limit_name_find(lb_limit_mode_names, 2, mode);
+	if (m < 0)
+		return lb_cfg_error(err, member(g, "mode"), NULL,
+			"\"%s\" is not a mode (monitor or intercept)", mode);
+	r->limit = (uint32_t)limit;
+	r->burst = (uint32_t)burst;
+	r->mode = (uint8_t)m;
+	if (pfx)
+		*pfx = (uint8_t)prefix;
+	return 0;
+}
+
+/* A service's limits group (lb_limits.h). */
+static int
+load_limits(
+	const config_setting_t *g, uint8_t proto, struct lb_svc_limits *l, struct lb_cfg_err *err)
+{
+	static const char *const fields[] = {
+		"per_source", "new_per_second", "max_connections", "refuse", NULL};
+	const char *refuse = NULL;
+	int rc, k;
+
+	if (!config_setting_is_group(g))
+		return lb_cfg_error(err, g, NULL, "expected a group { new_per_second = ...; }");
+	if ((rc = lb_cfg_check_fields(g, fields, err)) != 0 ||
+		(rc = lb_cfg_get_string(g, "refuse", false, "drop", &refuse, err)) != 0)
+		return rc;
+	for (k = 0; k < LB_LIM_N; k++) {
+		const config_setting_t *r = member(g, lb_limit_kind_names[k]);
+
+		if (r != NULL && (rc = load_rule(r, k != LB_LIM_CONNS,
+					  k == LB_LIM_SOURCE ? &l->source_prefix : NULL,
+					  &l->rule[k], err)) != 0)
+			return rc;
+	}
+	k = lb_limit_name_find(lb_refuse_names, 3, refuse);
+	if (k < 0)
+		return lb_cfg_error(err, member(g, "refuse"), NULL,
+			"\"%s\" is not a refusal (drop, rst or icmp)", refuse);
+	if (k == LB_REFUSE_RST && proto != LB_IPPROTO_TCP)
+		return lb_cfg_error(err, member(g, "refuse"), NULL, "rst needs a TCP service");
+	l->refuse = (uint8_t)k;
+	return 0;
+}
+
 static int
 load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {"vip", "protocol", "port", "backends", NULL};
+	static const char *const fields[] = {"vip", "protocol", "port", "backends", "limits", NULL};
 	const config_setting_t *list;
 	const char *proto = NULL;
 	long long port;
@@ -360,6 +433,11 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 		return lb_cfg_error(err, member(s, "protocol"), NULL,
 			"\"%s\" is not a protocol (tcp or udp)", proto);
 	svc->port = (uint16_t)port;
+	if (member(s, "limits") != NULL &&
+		(rc = load_limits(member(s, "limits"), svc->proto, &svc->limits, err)) != 0)
+		return rc;
+	if (svc->af == LB_AF_INET6 && lb_limits_any(&svc->limits))
+		return lb_cfg_error(err, member(s, "limits"), NULL, "%s", LB_LIMITS_V6_REFUSED);
 
 	list = member(s, "backends");
 	if (list == NULL)
@@ -391,7 +469,8 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 static int
 ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {"hash_seed", "maglev_size", "services", NULL};
+	static const char *const fields[] = {
+		"hash_seed", "maglev_size", "mux_new_per_second", "services", NULL};
 	const config_setting_t *list;
 	const char *seed = NULL;
 	long long msize;
@@ -413,6 +492,10 @@ ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_e
 		return lb_cfg_error(err, member(group, "maglev_size"), NULL,
 			"%lld is not prime (65537 is the default)", msize);
 	ft->maglev_size = (uint32_t)msize;
+	if (member(group, "mux_new_per_second") != NULL &&
+		(rc = load_rule(
+			 member(group, "mux_new_per_second"), true, NULL, &ft->mux_rate, err)) != 0)
+		return rc;
 
 	list = member(group, "services");
 	if (list == NULL)

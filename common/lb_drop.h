@@ -45,7 +45,8 @@
 	X(SPOOFED, "spoofed_src")		    /* agent: VM sent from not its DIP */          \
 	X(VM_LINK_LOCAL, "vm_link_local")	    /* agent: VM's link-scope IPv6 */              \
 	X(REASSEMBLY_FAILED, "reassembly_failed")   /* agent: fragment expired or rejected */      \
-	X(REASSEMBLY_TOO_BIG, "reassembly_too_big") /* agent: whole datagram past one mbuf */
+	X(REASSEMBLY_TOO_BIG, "reassembly_too_big") /* agent: whole datagram past one mbuf */      \
+	X(LIMIT, "limit_refused")		    /* mux: an admission rule refused it */
 
 enum lb_drop {
 	LB_DROP_NONE = 0,

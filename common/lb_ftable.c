@@ -179,6 +179,7 @@ lb_ftable_copy(struct lb_ftable *dst, const struct lb_ftable *src)
 	memset(dst, 0, sizeof(*dst));
 	dst->seed = src->seed;
 	dst->maglev_size = src->maglev_size;
+	dst->mux_rate = src->mux_rate;
 	dst->services = calloc(src->n_services ? src->n_services : 1, sizeof(*dst->services));
 	if (dst->services == NULL)
 		return -LB_ENOMEM;
@@ -249,6 +250,23 @@ service_ptr_cmp(const void *a, const void *b)
 		*(const struct lb_service_cfg *const *)a, *(const struct lb_service_cfg *const *)b);
 }
 
+/* A service's rules into both halves of the digest, the prefix as it acts. */
+static void
+digest_limits(const struct lb_hash_seed k[2], uint64_t h[2], const struct lb_svc_limits *l)
+{
+	uint64_t rec[LB_LIM_N + 2];
+	uint32_t i, r;
+
+	for (i = 0; i < LB_LIM_N; i++)
+		rec[i] = (uint64_t)l->rule[i].limit << 32 | (uint64_t)l->rule[i].burst << 1 |
+			 (l->rule[i].mode & 1);
+	rec[LB_LIM_N] = (uint64_t)(l->source_prefix ? l->source_prefix : 32) << 8 | l->refuse;
+	for (r = 0; r < 2; r++) {
+		rec[LB_LIM_N + 1] = h[r];
+		h[r] = lb_siphash13(&k[r], rec, sizeof(rec));
+	}
+}
+
 void
 lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 {
@@ -263,6 +281,16 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 		rec[0] = ft->seed.k0 ^ ft->seed.k1;
 		rec[1] = ft->maglev_size;
 		h[r] = lb_siphash13(&k[r], rec, sizeof(rec));
+	}
+	/* Rules join the digest only where they exist: tables without keep theirs. */
+	if (ft->mux_rate.limit != 0) {
+		uint64_t mr[3] = {ft->mux_rate.limit,
+			(uint64_t)ft->mux_rate.burst << 1 | (ft->mux_rate.mode & 1), 0};
+
+		for (r = 0; r < 2; r++) {
+			mr[2] = h[r];
+			h[r] = lb_siphash13(&k[r], mr, sizeof(mr));
+		}
 	}
 	if (order != NULL) {
 		for (i = 0; i < ft->n_services; i++)
@@ -293,6 +321,8 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 
 					h[r] = lb_siphash13(&k[r], wr, sizeof(wr));
 				}
+			if (lb_limits_any(&s->limits))
+				digest_limits(k, h, &s->limits);
 			if (b == NULL)
 				continue;
 			copy_n(b, s->backends, s->n_backends, sizeof(*b));
@@ -404,10 +434,12 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 	uint32_t i, j, n = 0, total = lb_ftable_backend_count(ft);
 	const struct lb_service_cfg **order;
 	uint32_t *ids;
-	char s[80], d[LB_ADDR_STRLEN];
+	char s[80], d[LB_ADDR_STRLEN], lim[160];
 	const char *why;
 	int rc = 0;
 
+	if (lb_limit_rule_check(&ft->mux_rate, "mux_new_per_second", lim, sizeof(lim)) != 0)
+		return fail(err, len, "%s", lim);
 	if (ft->maglev_size < LB_MAGLEV_MIN_SIZE || ft->maglev_size > LB_MAGLEV_MAX_SIZE ||
 		!lb_is_prime(ft->maglev_size))
 		return fail(err, len, "maglev_size %u is not a prime in %u..%u", ft->maglev_size,
@@ -444,6 +476,10 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 		}
 		if ((why = addr_problem(sc->af, &sc->vip, false)) != NULL) {
 			rc = fail(err, len, "service %s: the VIP is %s", s, why);
+			break;
+		}
+		if (lb_limits_check(&sc->limits, sc->af, sc->proto, lim, sizeof(lim)) != 0) {
+			rc = fail(err, len, "service %s: %s", s, lim);
 			break;
 		}
 		if (sc->n_backends > LB_MAGLEV_MAX_BACKENDS) {
@@ -533,6 +569,7 @@ lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
 		rc = fail(err, len, "out of memory");
 		goto out;
 	}
+	out->mux_rate = d->has_options ? d->mux_rate : base->mux_rate;
 	for (i = 0; i < n; i++) {
 		out->n_services = i + 1;
 		if (copy_service(&svcs[i], &base->services[i]) != 0) {
@@ -586,7 +623,7 @@ service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
 	uint32_t i;
 
 	if (lb_service_cmp(a, b) != 0 || a->id != b->id || a->n_backends != b->n_backends ||
-		a->withdrawn != b->withdrawn)
+		a->withdrawn != b->withdrawn || !lb_limits_equal(&a->limits, &b->limits))
 		return false;
 	/* Tables are sorted, so equal backend lists are equal arrays. */
 	for (i = 0; i < a->n_backends; i++) {
@@ -644,7 +681,8 @@ lb_ftable_diff(
 			out->remove[out->n_remove++] = k;
 	}
 	if ((from->seed.k0 != to->seed.k0 || from->seed.k1 != to->seed.k1 ||
-		    from->maglev_size != to->maglev_size || !drained_equal(from, to)) &&
+		    from->maglev_size != to->maglev_size || !drained_equal(from, to) ||
+		    !lb_limit_rule_equal(&from->mux_rate, &to->mux_rate)) &&
 		lb_ftable_delta_options(out, to) != 0)
 		goto nomem;
 	return 0;
@@ -666,6 +704,7 @@ lb_ftable_delta_options(struct lb_ftable_delta *d, const struct lb_ftable *ft)
 	d->has_options = true;
 	d->seed = ft->seed;
 	d->maglev_size = ft->maglev_size;
+	d->mux_rate = ft->mux_rate;
 	return copy_ids(&d->drained, &d->n_drained, ft->drained, ft->n_drained);
 }
 
@@ -692,14 +731,18 @@ lb_ftable_write(const struct lb_ftable *ft, FILE *f)
 
 	fprintf(f, "flow_table = {\n\thash_seed = \"%016llx%016llx\";\n",
 		(unsigned long long)ft->seed.k0, (unsigned long long)ft->seed.k1);
-	fprintf(f, "\tmaglev_size = %u;\n\tservices = (", ft->maglev_size);
+	fprintf(f, "\tmaglev_size = %u;\n", ft->maglev_size);
+	lb_limit_rule_write(&ft->mux_rate, "mux_new_per_second", f, 1);
+	fprintf(f, "\tservices = (");
 	for (i = 0; i < ft->n_services; i++) {
 		const struct lb_service_cfg *s = &ft->services[i];
 
 		fprintf(f, "%s\n\t\t{\n\t\t\tvip = \"%s\";\n\t\t\tprotocol = \"%s\";\n",
 			i ? "," : "", lb_addr_ntop(s->af, &s->vip, a, sizeof(a)),
 			s->proto == LB_IPPROTO_UDP ? "udp" : "tcp");
-		fprintf(f, "\t\t\tport = %u;\n\t\t\tbackends = (", s->port);
+		fprintf(f, "\t\t\tport = %u;\n", s->port);
+		lb_limits_write(&s->limits, f, 3);
+		fprintf(f, "\t\t\tbackends = (");
 		for (j = 0; j < s->n_backends; j++) {
 			const struct lb_backend_cfg *b = &s->backends[j];
 

@@ -31,6 +31,7 @@
 #include <stdio.h>
 
 #include "lb_flow.h"
+#include "lb_limits.h"
 
 #define LB_DIGEST_LEN 16
 #define LB_FTABLE_ID_LEN 64 /* a member id with its NUL (as LB_MSG_ID) */
@@ -69,6 +70,7 @@ struct lb_service_cfg {
 	uint32_t id; /* stable across versions; a static file numbers them in order */
 	uint32_t n_backends;
 	struct lb_backend_cfg *backends;
+	struct lb_svc_limits limits; /* admission rules (lb_limits.h); zero: none */
 };
 
 /* A member id in a table (the drained muxes). */
@@ -86,6 +88,7 @@ struct lb_ftable {
 	 */
 	uint32_t n_drained;
 	lb_ftable_id *drained;
+	struct lb_limit_rule mux_rate; /* every mux's cap on new connections per second */
 };
 
 /* Version N-1 -> N: services replaced whole or removed, options if changed. */
@@ -99,6 +102,7 @@ struct lb_ftable_delta {
 	uint32_t maglev_size;
 	uint32_t n_drained;
 	lb_ftable_id *drained;
+	struct lb_limit_rule mux_rate; /* with the options */
 };
 
 /* ---- lifetime and counts ---- */

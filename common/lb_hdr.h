@@ -163,6 +163,7 @@ static_assert(sizeof(struct lb_udp_hdr) == 8, "UDP header is 8 bytes");
 #define LB_ICMP_ECHO_REPLY 0
 #define LB_ICMP_UNREACH 3
 #define LB_ICMP_UNREACH_NEEDFRAG 4
+#define LB_ICMP_UNREACH_ADMIN 13 /* communication administratively prohibited */
 #define LB_ICMP_ECHO 8
 #define LB_ICMP_TIME_EXCEEDED 11
 #define LB_ICMP_PARAM_PROBLEM 12

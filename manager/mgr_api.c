@@ -203,6 +203,9 @@ static const mgr_api_fn handlers[LB_CTL_OP_MAX + 1] = {
 	[LB_CTL_STATS] = mgr_api_stats,
 	[LB_CTL_MUX_DRAIN] = mgr_api_mux_drain,
 	[LB_CTL_MUX_UNDRAIN] = mgr_api_mux_drain,
+	[LB_CTL_LIMIT_SET] = mgr_api_limit_set,
+	[LB_CTL_LIMIT_DEL] = mgr_api_limit_del,
+	[LB_CTL_LIMIT_LIST] = mgr_api_limit_list,
 };
 
 void

@@ -563,3 +563,16 @@ mgr_api_apply(struct mgr_api *api, const struct mgr_api_req *q)
 		snprintf(what, sizeof(what), "pool options");
 	change(api, q, &next, &pools, &meta, what);
 }
+
+void
+mgr_api_commit_change(
+	struct mgr_api *api, const struct mgr_api_req *q, struct lb_ftable *next, const char *what)
+{
+	change(api, q, next, NULL, q->v.meta, what);
+}
+
+int
+mgr_api_find_svc(const struct lb_ftable *t, const struct lb_msg *req, struct lb_msg *rep)
+{
+	return svc_in(t, req, rep);
+}

@@ -42,6 +42,19 @@ void mgr_api_apply(struct mgr_api *api, const struct mgr_api_req *q);
 void mgr_api_stats(struct mgr_api *api, const struct mgr_api_req *q);
 void mgr_api_mux_drain(struct mgr_api *api, const struct mgr_api_req *q); /* and undrain */
 
+/* ---- admission rules (mgr_api_limit.c) ---- */
+
+void mgr_api_limit_set(struct mgr_api *api, const struct mgr_api_req *q);
+void mgr_api_limit_del(struct mgr_api *api, const struct mgr_api_req *q);
+void mgr_api_limit_list(struct mgr_api *api, const struct mgr_api_req *q);
+
+/* For the other request files: commit next (taken over; pools stay) as a change named what. */
+void mgr_api_commit_change(
+	struct mgr_api *api, const struct mgr_api_req *q, struct lb_ftable *next, const char *what);
+
+/* Index in t of the service the request names, or -1 with rep refused. */
+int mgr_api_find_svc(const struct lb_ftable *t, const struct lb_msg *req, struct lb_msg *rep);
+
 /* ---- views (mgr_api_view.c) ---- */
 
 /* vip list: the committed table with each backend's health, and what comes next. */

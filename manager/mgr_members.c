@@ -21,6 +21,7 @@
 struct mgr_peer {
 	uint32_t mp_pipe; /* its connection */
 	bool mp_connected;
+	uint64_t mp_share;    /* the SHARES last sent: divisor << 32 | index; 0: none */
 	uint64_t mp_since_ms; /* connected / disconnected at */
 	uint64_t mp_last_contact_ms;
 	uint32_t mp_n_counters;
@@ -281,6 +282,46 @@ check_silent(struct mgr_members *mb, uint64_t now)
 	}
 }
 
+/*
+ * The VIPs' admission limits are divided among the muxes that carry them
+ * (docs/protection.md). Until the PoP's route state says which muxes
+ * announce a VIP, that is every mux in sync and connected: each is told
+ * how many they are and its place among them (SHARES) whenever that
+ * changes. Not a version: the rule is versioned, its division follows the
+ * members.
+ */
+static void
+send_shares(struct mgr_members *mb, uint64_t now)
+{
+	const struct mgr_commit *c = commit_of(mb);
+	uint32_t i, n = 0, k = 0;
+
+	for (i = 0; i < c->n_members; i++)
+		n += c->members[i].role == LB_ROLE_MUX && mb->peers[i].mp_connected &&
+		     c->members[i].state == MGR_MEMBER_IN_SYNC;
+	for (i = 0; i < c->n_members; i++) {
+		struct mgr_peer *p = &mb->peers[i];
+		struct lb_msg *m;
+		uint64_t share;
+
+		if (c->members[i].role != LB_ROLE_MUX || !p->mp_connected ||
+			c->members[i].state != MGR_MEMBER_IN_SYNC)
+			continue;
+		share = (uint64_t)n << 32 | k++;
+		if (share == p->mp_share || (m = calloc(1, sizeof(*m))) == NULL)
+			continue;
+		m->type = LB_MSG_SHARES;
+		snprintf(m->sender, sizeof(m->sender), "manager");
+		m->count = n;
+		m->index = (uint32_t)(share & 0xffffffffu);
+		mgr_members_send_msg(mb, (int)i, m, now);
+		p->mp_share = share;
+		LB_INFO("member %s: admission limits shared by %u muxes, its place %u",
+			c->members[i].id, n, m->index);
+		free(m);
+	}
+}
+
 void
 mgr_members_tick(struct mgr_members *mb, uint64_t now)
 {
@@ -289,6 +330,7 @@ mgr_members_tick(struct mgr_members *mb, uint64_t now)
 
 	check_silent(mb, now);
 	mgr_members_notify(mb, now);
+	send_shares(mb, now);
 	for (i = 0; i < c->n_members; i++) {
 		struct mgr_peer *p = &mb->peers[i];
 
@@ -401,6 +443,7 @@ on_hello(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *h, uint64_t
 		p->mp_pipe = pipe;
 		p->mp_connected = true;
 		p->mp_since_ms = now;
+		p->mp_share = 0;
 	}
 	p->mp_last_contact_ms = now;
 	p->mp_silent_logged = false;

@@ -85,6 +85,8 @@ ctx_fill(struct mux_app *app, bool exit_on_eof, uint64_t *eof_pkts, char *errbuf
 	ctx->idle_sleep_us = app->cfg.idle_sleep_us;
 	ctx->tsc_hz = rte_get_tsc_hz();
 	ctx->tsc0 = rte_rdtsc();
+	ctx->n_workers = app->n_workers;
+	ctx->lim_share = 0;
 	return 0;
 }
 
@@ -110,6 +112,11 @@ workers_create(struct mux_app *app)
 			    app->cfg.conn_entries6, timeout,
 			    (int)rte_lcore_to_socket_id(lcore)) != 0)
 			return -LB_ENOMEM;
+		/* A flooded service stops getting entries at its share of the table. */
+		wk->conn->quota =
+			(uint32_t)((uint64_t)wk->conn->entries * app->cfg.conn_service_share / 100);
+		wk->conn6->quota = (uint32_t)((uint64_t)wk->conn6->entries *
+					      app->cfg.conn_service_share / 100);
 		for (p = 0; p < app->cfg.n_ports; p++)
 			if (w < app->ports[p].nb_rxq) {
 				wk->rxq[wk->n_rxq].port = app->ports[p].id;

@@ -21,6 +21,7 @@
 #include "lb_parse.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_limit.h"
 #include "mux_worker.h"
 
 /*
@@ -67,6 +68,24 @@ mux_conn_hit(const struct mux_gen *g, uint32_t svc, const struct mux_conn *ce,
 		return idx;
 	*was_closing = false;
 	return UINT32_MAX;
+}
+
+/* A packet that opens a connection: a TCP SYN (no ACK, no RST), or any UDP packet. */
+static inline bool
+mux_new_conn(const struct lb_pkt *pi)
+{
+	return pi->proto == LB_IPPROTO_UDP ||
+	       (pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) == LB_TCP_SYN;
+}
+
+/*
+ * The owner word of a connection of service sid with record rec: live
+ * unless closing (the admission rules' concurrent connections, mux_conn.h).
+ */
+static inline uint32_t
+mux_conn_owner_word(uint32_t sid, const struct mux_conn *rec)
+{
+	return sid | (rec->backend & MUX_CONN_CLOSING ? 0 : MUX_CONN_LIVE);
 }
 
 /* Maglev's backend (index in g) for flow hash fh in service s, or UINT32_MAX: none usable. */
@@ -125,6 +144,28 @@ mux_count_choice(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
 		w->svc_cnt[g->services[svc].sid].new_conns++;
 		w->be_cnt[g->backends[c->id].sid].new_conns++;
 	}
+}
+
+/*
+ * Admission (docs/protection.md): a new connection (a SYN, or a UDP flow)
+ * of a service with rules, that the table did not pin, is checked; a TCP
+ * packet that missed the table without a SYN is an established
+ * connection: never cut. false: refused, and m answered or dropped.
+ */
+static inline bool
+mux_admit(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
+	const struct lb_pkt *pi, uint32_t svc, const struct mux_choice *c)
+{
+	int rc;
+
+	if (c->hit || pi->kind != LB_PKT_L4 || likely(!g->services[svc].checks) ||
+		!mux_new_conn(pi))
+		return true;
+	rc = mux_limit_check(w, g, svc, pi);
+	if (rc == 0)
+		return true;
+	mux_reply_refuse(w, port, m, pi, rc - 1);
+	return false;
 }
 
 /*

@@ -47,10 +47,10 @@ load_ports(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_e
 static int
 load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {
-		"entries", "entries6", "tcp_timeout", "tcp_fin_timeout", "udp_timeout", NULL};
+	static const char *const fields[] = {"entries", "entries6", "tcp_timeout",
+		"tcp_fin_timeout", "udp_timeout", "service_share", NULL};
 	const config_setting_t *ct = config_setting_get_member(mux, "conn_table");
-	long long entries = 65536, entries6 = 16384, tcp = 300, fin = 15, udp = 30;
+	long long entries = 65536, entries6 = 16384, tcp = 300, fin = 15, udp = 30, share = 50;
 	int rc;
 
 	if (ct != NULL) {
@@ -66,9 +66,12 @@ load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err
 			(rc = lb_cfg_get_int(
 				 ct, "tcp_fin_timeout", false, 1, 3600, fin, &fin, err)) != 0 ||
 			(rc = lb_cfg_get_int(ct, "udp_timeout", false, 1, 86400, udp, &udp, err)) !=
-				0)
+				0 ||
+			(rc = lb_cfg_get_int(
+				 ct, "service_share", false, 1, 100, share, &share, err)) != 0)
 			return rc;
 	}
+	cfg->conn_service_share = (uint8_t)share;
 	cfg->conn_entries = (uint32_t)entries;
 	cfg->conn_entries6 = (uint32_t)entries6;
 	cfg->tcp_timeout = (uint32_t)tcp;

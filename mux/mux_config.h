@@ -72,6 +72,8 @@ struct mux_config {
 	uint32_t cap_backends;	/* a manager's version may grow up to this */
 	uint32_t conn_entries;	/* per worker */
 	uint32_t conn_entries6; /* per worker, the IPv6 table */
+	/* Percent of a worker's entries one service may hold (flood quota; 100: no bound). */
+	uint8_t conn_service_share;
 	uint32_t tcp_timeout;
 	uint32_t tcp_fin_timeout;
 	uint32_t udp_timeout;

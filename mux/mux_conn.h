@@ -34,6 +34,15 @@
  * Expired entries count as misses and are overwritten; a background sweep,
  * run when the worker is idle, deletes them. When the table is full, new
  * flows are forwarded by Maglev alone and counted, not dropped.
+ *
+ * Each entry also names its owner, the stable id of its service, and
+ * whether it counts as a live connection (MUX_CONN_LIVE: not closing).
+ * The table keeps per service the entries it holds and the live ones
+ * among them, exactly: adds, owner changes (mux_conn_set_owner()) and
+ * deletes by the sweep keep both counts (docs/protection.md). They are
+ * the admission rules' concurrent connections and the flood quota. A
+ * service is of one family, so its entries are all in one of the two
+ * tables.
  */
 #ifndef MUX_CONN_H
 #define MUX_CONN_H
@@ -77,8 +86,8 @@ struct mux_conn_slot {
 
 struct mux_conn_bucket {
 	struct mux_conn_slot slot[2];
-	uint32_t sig[2]; /* low 32 bits of each entry's flow hash */
-	uint64_t unused;
+	uint32_t sig[2];   /* low 32 bits of each entry's flow hash */
+	uint32_t owner[2]; /* service sid | MUX_CONN_LIVE */
 } __attribute__((aligned(64)));
 static_assert(sizeof(struct mux_conn_bucket) == 64, "a bucket is one cache line");
 
@@ -93,6 +102,7 @@ struct mux_conn6_slot {
 struct mux_conn6_bucket {
 	struct mux_conn6_slot slot[2];
 	uint32_t sig[2];
+	uint32_t owner[2]; /* service sid | MUX_CONN_LIVE */
 } __attribute__((aligned(128)));
 static_assert(sizeof(struct mux_conn6_bucket) == 128, "an IPv6 bucket is two cache lines");
 
@@ -105,7 +115,11 @@ static_assert(sizeof(struct mux_conn6_bucket) == 128, "an IPv6 bucket is two cac
 	uint32_t sweep_next;	  /* next position the sweep examines */                           \
 	uint64_t moves;		  /* entries moved by displacement, ever */                        \
 	uint32_t timeout[3];	  /* established TCP, closing TCP, UDP */                          \
-	struct lb_hash_seed seed; /* of the flow hashes given to lookups and adds */
+	struct lb_hash_seed seed; /* of the flow hashes given to lookups and adds */               \
+	uint32_t cap_services;	  /* owners are below it */                                        \
+	uint32_t quota;		  /* entries one service may hold (entries: no bound) */           \
+	uint32_t *svc_held;	  /* [cap_services]: entries a service holds */                    \
+	uint32_t *svc_live;	  /* [cap_services]: ... of them live connections */
 
 struct mux_conn_table {
 	struct mux_conn_bucket *b;
@@ -116,6 +130,9 @@ struct mux_conn6_table {
 	struct mux_conn6_bucket *b;
 	MUX_CONN_TABLE_FIELDS
 };
+
+/* An entry's owner word: its service's sid, and this bit while it is a live connection. */
+#define MUX_CONN_LIVE 0x80000000u
 
 enum { MUX_CONN_TCP, MUX_CONN_TCP_FIN, MUX_CONN_UDP };
 

@@ -131,7 +131,8 @@ MUX_CONN_FN(lookup)(const MUX_CONN_T *ct, const MUX_CONN_KEY_T *key, uint64_t fh
 }
 
 int32_t
-MUX_CONN_FN(add)(MUX_CONN_T *ct, const MUX_CONN_KEY_T *key, uint64_t fh, struct mux_conn rec)
+MUX_CONN_FN(add)(
+	MUX_CONN_T *ct, const MUX_CONN_KEY_T *key, uint64_t fh, struct mux_conn rec, uint32_t owner)
 {
 	struct conn_node q[CONN_BFS];
 	uint32_t sig = (uint32_t)fh;
@@ -192,6 +193,7 @@ MUX_CONN_FN(add)(MUX_CONN_T *ct, const MUX_CONN_KEY_T *key, uint64_t fh, struct 
 
 		to->slot[ds] = from->slot[q[cur].slot];
 		to->sig[ds] = from->sig[q[cur].slot];
+		to->owner[ds] = from->owner[q[cur].slot];
 		ct->moves++;
 		db = q[p].b;
 		ds = q[cur].slot;
@@ -202,13 +204,16 @@ place:
 	CONN_LOCAL(words)(key, bk->slot[ds].key);
 	bk->slot[ds].rec = rec;
 	bk->sig[ds] = sig;
+	bk->owner[ds] = owner;
+	ct->svc_held[owner & ~MUX_CONN_LIVE]++;
+	ct->svc_live[owner & ~MUX_CONN_LIVE] += owner >> 31;
 	ct->live++;
 	return (int32_t)(db * 2 + (uint32_t)ds);
 }
 
 MUX_CONN_T *
 MUX_CONN_FN(create)(const char *name, uint32_t entries, int socket, const uint32_t timeout[3],
-	const struct lb_hash_seed *seed)
+	const struct lb_hash_seed *seed, uint32_t cap_services)
 {
 	MUX_CONN_T *ct;
 	uint32_t buckets;
@@ -231,8 +236,14 @@ MUX_CONN_FN(create)(const char *name, uint32_t entries, int socket, const uint32
 	 * to stay within two cache lines. */
 	ct->b = rte_zmalloc_socket(
 		name, (size_t)buckets * sizeof(*ct->b), __alignof__(*ct->b), socket);
-	if (ct->b == NULL)
+	ct->svc_held = rte_zmalloc_socket(
+		name, sizeof(*ct->svc_held) * (cap_services + 1), RTE_CACHE_LINE_SIZE, socket);
+	ct->svc_live = rte_zmalloc_socket(
+		name, sizeof(*ct->svc_live) * (cap_services + 1), RTE_CACHE_LINE_SIZE, socket);
+	if (ct->b == NULL || ct->svc_held == NULL || ct->svc_live == NULL)
 		goto fail;
+	ct->cap_services = cap_services;
+	ct->quota = buckets * 2;
 	ct->mask = buckets - 1;
 	ct->entries = buckets * 2;
 	ct->full_at = UINT32_MAX;
@@ -253,6 +264,8 @@ MUX_CONN_FN(free)(MUX_CONN_T *ct)
 	if (ct == NULL)
 		return;
 	rte_free(ct->b);
+	rte_free(ct->svc_held);
+	rte_free(ct->svc_live);
 	rte_free(ct);
 }
 
@@ -260,6 +273,8 @@ void
 MUX_CONN_FN(reset)(MUX_CONN_T *ct)
 {
 	memset(ct->b, 0, (size_t)(ct->mask + 1) * sizeof(*ct->b));
+	memset(ct->svc_held, 0, sizeof(*ct->svc_held) * (ct->cap_services + 1));
+	memset(ct->svc_live, 0, sizeof(*ct->svc_live) * (ct->cap_services + 1));
 	ct->live = 0;
 	ct->full_at = UINT32_MAX;
 	ct->sweep_next = 0;
@@ -274,10 +289,14 @@ MUX_CONN_FN(sweep)(MUX_CONN_T *ct, uint32_t now, uint32_t budget)
 	while (budget-- > 0) {
 		uint32_t pos = ct->sweep_next;
 		MUX_CONN_SLOT_T *e = &ct->b[pos >> 1].slot[pos & 1];
+		uint32_t *o = &ct->b[pos >> 1].owner[pos & 1];
 
 		ct->sweep_next = pos + 1 == ct->entries ? 0 : pos + 1;
 		if (!CONN_LOCAL(slot_used)(e) || (int32_t)(e->rec.expires - now) > 0)
 			continue;
+		ct->svc_held[*o & ~MUX_CONN_LIVE]--;
+		ct->svc_live[*o & ~MUX_CONN_LIVE] -= *o >> 31;
+		*o = 0;
 		memset(e, 0, sizeof(*e));
 		ct->live--;
 		ct->full_at = UINT32_MAX;

@@ -40,6 +40,29 @@ MUX_CONN_FN(prefetch)(const MUX_CONN_T *ct, uint64_t fh)
 	rte_prefetch0(&ct->b[MUX_CONN_FN(home)(ct, fh)]);
 }
 
+/* The owner word of the entry at position pos. */
+static inline uint32_t
+MUX_CONN_FN(owner)(const MUX_CONN_T *ct, int32_t pos)
+{
+	return ct->b[(uint32_t)pos >> 1].owner[pos & 1];
+}
+
+/* Give the entry at pos a new owner word, keeping the counts. */
+static inline void
+MUX_CONN_FN(set_owner)(MUX_CONN_T *ct, int32_t pos, uint32_t owner)
+{
+	uint32_t *o = &ct->b[(uint32_t)pos >> 1].owner[pos & 1];
+	uint32_t old = *o;
+
+	if (old == owner)
+		return;
+	ct->svc_held[old & ~MUX_CONN_LIVE]--;
+	ct->svc_live[old & ~MUX_CONN_LIVE] -= old >> 31;
+	ct->svc_held[owner & ~MUX_CONN_LIVE]++;
+	ct->svc_live[owner & ~MUX_CONN_LIVE] += owner >> 31;
+	*o = owner;
+}
+
 /*
  * Look n flows up, fh[i] being the flow hash of keys[i]: pos[i] is the
  * position of its entry, or -1. Expired entries are found too.
@@ -51,12 +74,12 @@ void MUX_CONN_FN(lookup_bulk)(const MUX_CONN_T *ct, const MUX_CONN_KEY_T *keys, 
 int32_t MUX_CONN_FN(lookup)(const MUX_CONN_T *ct, const MUX_CONN_KEY_T *key, uint64_t fh);
 
 /*
- * Add a flow known not to be in the table, with its record. Returns its
- * position, or -ENOSPC if no entry could be freed for it. May move other
- * entries (ct->moves).
+ * Add a flow known not to be in the table, with its record and owner word
+ * (the owner's sid below cap_services). Returns its position, or -ENOSPC
+ * if no entry could be freed for it. May move other entries (ct->moves).
  */
-int32_t MUX_CONN_FN(add)(
-	MUX_CONN_T *ct, const MUX_CONN_KEY_T *key, uint64_t fh, struct mux_conn rec);
+int32_t MUX_CONN_FN(add)(MUX_CONN_T *ct, const MUX_CONN_KEY_T *key, uint64_t fh,
+	struct mux_conn rec, uint32_t owner);
 
 /*
  * Create a table of at least entries entries (rounded up to a power of two
@@ -65,7 +88,7 @@ int32_t MUX_CONN_FN(add)(
  * the compact IPv4 key does not hash as lb_flow_hash() (a broken build).
  */
 MUX_CONN_T *MUX_CONN_FN(create)(const char *name, uint32_t entries, int socket,
-	const uint32_t timeout[3], const struct lb_hash_seed *seed);
+	const uint32_t timeout[3], const struct lb_hash_seed *seed, uint32_t cap_services);
 
 void MUX_CONN_FN(free)(MUX_CONN_T *ct);
 

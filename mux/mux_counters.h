@@ -63,6 +63,18 @@
 		"outer_fragmented_packets_total")                                                  \
 	X(frag_out_pkts, DP_SHOW, 0, ", fragments %" PRIu64 "\n",                                  \
 		"outer fragments sent for those packets", "outer_fragments_sent_total")            \
+	X(limit_checked, DP_SHOW, 0, "  limits: checked %" PRIu64,                                 \
+		"admission rules checked for new connections", "limit_checks_total")               \
+	X(limit_would_deny, DP_SHOW, 0, ", would deny %" PRIu64,                                   \
+		"checks a monitor rule failed (the connection went through)",                      \
+		"limit_would_deny_total")                                                          \
+	X(limit_denied, DP_SHOW, 0, ", denied %" PRIu64,                                           \
+		"new connections an intercept rule refused", "limit_denied_total")                 \
+	X(limit_rst_sent, DP_SHOW, 0, ", rst sent %" PRIu64,                                       \
+		"TCP RSTs sent from the VIP to refused clients", "limit_rst_sent_total")           \
+	X(limit_icmp_sent, DP_SHOW, 0, ", icmp sent %" PRIu64 "\n",                                \
+		"ICMP administratively prohibited sent to refused clients",                        \
+		"limit_icmp_sent_total")                                                           \
 	X(conn_new, DP_SHOW, 5, "  connections: new %" PRIu64, "connection-table entries made",    \
 		"new_connections_total")                                                           \
 	X(conn_hit, DP_SHOW, 0, ", hits %" PRIu64, "packets of a flow the table knew",             \
@@ -70,6 +82,9 @@
 	X(conn_full, DP_SHOW, 0, ", table full %" PRIu64,                                          \
 		"new flows forwarded by Maglev alone: the table was full",                         \
 		"conn_table_full_total")                                                           \
+	X(conn_quota, DP_SHOW, 0, ", service quota %" PRIu64,                                      \
+		"new flows forwarded by Maglev alone: their service held its quota of entries",    \
+		"conn_table_quota_total")                                                          \
 	X(conn_swept, DP_JSON, 0, NULL, "expired entries the sweep removed",                       \
 		"conn_table_expired_total")                                                        \
 	X(idle_sleeps, DP_TEL, 0, NULL, "naps of an idle worker", "idle_naps_total")

@@ -41,6 +41,8 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 	s->sid = sc->id;
 	s->first_backend = first;
 	s->n_backends = sc->n_backends;
+	g->limits[idx] = sc->limits;
+	s->checks = lb_limits_any(&sc->limits) || g->mux_rate.limit != 0;
 	s->maglev = rte_malloc_socket("maglev", sizeof(uint16_t) * g->maglev_size, 0, socket);
 	mb = calloc(sc->n_backends ? sc->n_backends : 1, sizeof(*mb));
 	if (s->maglev == NULL || mb == NULL) {
@@ -310,12 +312,15 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 	g->version = version;
 	g->seed = ft->seed;
 	g->maglev_size = ft->maglev_size;
+	g->mux_rate = ft->mux_rate;
 	g->n_services = ft->n_services;
 	g->n_backends = lb_ftable_backend_count(ft);
 	g->services = rte_zmalloc_socket(
 		"mux_svc", sizeof(*g->services) * (g->n_services + 1), RTE_CACHE_LINE_SIZE, socket);
 	g->backends = rte_zmalloc_socket(
 		"mux_be", sizeof(*g->backends) * (g->n_backends + 1), RTE_CACHE_LINE_SIZE, socket);
+	g->limits = rte_zmalloc_socket("mux_limits", sizeof(*g->limits) * (g->n_services + 1),
+		RTE_CACHE_LINE_SIZE, socket);
 	g->addr6 = rte_zmalloc_socket(
 		"mux_be6", sizeof(*g->addr6) * (g->n_backends + 1), RTE_CACHE_LINE_SIZE, socket);
 	g->cap_backends = cap_backends;
@@ -329,6 +334,7 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 		n6 += ft->services[i].af == LB_AF_INET6;
 	/* Services plus one VIP marker each, in the table of their family. */
 	if (g->services == NULL || g->backends == NULL || g->addr6 == NULL || g->by_sid == NULL ||
+		g->limits == NULL ||
 		svc_tab_create(g, 2 * (ft->n_services - n6), 2 * n6, socket) != 0)
 		goto nomem;
 
@@ -387,6 +393,7 @@ mux_gen_free(struct mux_gen *g)
 	rte_free(g->svc6_tab);
 	rte_free(g->by_sid);
 	rte_free(g->withdrawn);
+	rte_free(g->limits);
 	rte_free(g->services);
 	rte_free(g->backends);
 	rte_free(g->addr6);

@@ -63,6 +63,7 @@ struct mux_service {
 	uint32_t n_backends;
 	uint32_t sid;	  /* stable id */
 	uint16_t *maglev; /* maglev_size slots of offsets from first_backend */
+	uint8_t checks;	  /* a new connection is checked: rules of its own or the mux's */
 };
 
 /*
@@ -125,6 +126,9 @@ struct mux_gen {
 	/* Routing: read by the route thread (mux_route.c), never by a worker. */
 	uint8_t *withdrawn; /* [n_services]: the manager withdrew its VIP; NULL: none */
 	bool drained;	    /* the table drains this mux (the member's build sets it) */
+	/* Admission rules (mux_limit.h): [n_services] by index, and the mux-wide cap. */
+	struct lb_svc_limits *limits;
+	struct lb_limit_rule mux_rate;
 };
 
 #define MUX_GEN_VIP UINT32_MAX

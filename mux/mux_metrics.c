@@ -3,7 +3,8 @@
  * The mux's Prometheus metrics (GET /metrics, lb_metrics.h): the totals
  * from the list in mux_counters.h (its metric column), the drops by
  * reason, the connection tables, the running flow table, and per service
- * and per backend packets, bytes and new connections.
+ * and per backend packets, bytes and new connections, and per admission
+ * rule its checks and outcomes (docs/protection.md).
  *
  * Read as telemetry reads: counters are plain per-worker words summed
  * here (dp_counters.h), never on a worker lcore; the generation is held
@@ -20,6 +21,7 @@
 #include "mux_app.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
+#include "mux_limit.h"
 
 /* The label set of a service: vip, port, proto. */
 static const char *
@@ -81,6 +83,68 @@ flows(struct lb_prom *p, const struct mux_app *app, int backends, const char *na
 			mux_stats_flow(app, 1, be->sid, &fc);
 			lb_prom_sample(p, be_labels(sl, be, bl, sizeof(bl)), flow_field(&fc, f));
 		}
+	}
+}
+
+enum lim_field { LIM_CHECKED, LIM_PASSED, LIM_WOULD_DENY, LIM_DENIED };
+
+static uint64_t
+lim_field(const struct mux_lim_cnt *c, enum lim_field f)
+{
+	return f == LIM_CHECKED	     ? c->checked
+	       : f == LIM_PASSED     ? c->passed
+	       : f == LIM_WOULD_DENY ? c->would_deny
+				     : c->denied;
+}
+
+/*
+ * One family per outcome: a sample per service rule (the service's labels
+ * and rule="new_per_second" ...), then the mux-wide cap as its own family
+ * (no service to label it with).
+ */
+static void
+limits(struct lb_prom *p, const struct mux_app *app)
+{
+	static const struct {
+		const char *rule, *mux, *help;
+	} fam[] = {
+		{"limit_rule_checks_total", "limit_mux_checks_total",
+			"checked on a new connection"},
+		{"limit_rule_passed_total", "limit_mux_passed_total", "checks passed"},
+		{"limit_rule_would_deny_total", "limit_mux_would_deny_total",
+			"checks failed in monitor mode (the connection went through)"},
+		{"limit_rule_denied_total", "limit_mux_denied_total",
+			"new connections refused in intercept mode"},
+	};
+	const struct mux_gen *g = app->ctx.gen;
+	char sl[160], rl[224], help[128];
+	struct mux_lim_cnt c;
+	uint32_t s;
+	unsigned f;
+	int k;
+
+	for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		snprintf(help, sizeof(help), "Admission rules of each service: %s.", fam[f].help);
+		lb_prom_family(p, fam[f].rule, LB_PROM_COUNTER, help);
+		for (s = 0; s < g->n_services; s++) {
+			svc_labels(&g->services[s], sl, sizeof(sl));
+			for (k = 0; k < LB_LIM_N; k++) {
+				if (g->limits[s].rule[k].limit == 0)
+					continue;
+				mux_limit_sum(
+					app->workers, app->n_workers, g->services[s].sid, k, &c);
+				lb_prom_sample(p,
+					lb_prom_labels_add(
+						rl, sizeof(rl), sl, "rule", lb_limit_kind_names[k]),
+					lim_field(&c, (enum lim_field)f));
+			}
+		}
+		if (g->mux_rate.limit == 0)
+			continue;
+		snprintf(help, sizeof(help), "The mux-wide cap mux_new_per_second: %s.",
+			fam[f].help);
+		mux_limit_sum(app->workers, app->n_workers, 0, LB_LIM_N, &c);
+		lb_prom_one(p, fam[f].mux, LB_PROM_COUNTER, help, lim_field(&c, (enum lim_field)f));
 	}
 }
 
@@ -152,6 +216,7 @@ render_locked(struct mux_app *app, FILE *out)
 		FLOW_BYTES);
 	flows(&p, app, 1, "backend_new_connections_total", "New connections given to each backend.",
 		FLOW_NEW);
+	limits(&p, app);
 }
 
 void

@@ -27,9 +27,11 @@
 #include "mux_conn.h"
 #include "mux_encap.h"
 #include "mux_gen.h"
+#include "mux_limit.h"
 #include "mux_worker.h"
 
 /*
+
  * DNAT VIP:port -> DIP:port and decrement TTL, fixing checksums
  * incrementally: the address change is summed once for both checksums, and
  * each checksum is folded once (the same value as one update per field).
@@ -105,12 +107,26 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 			return;
 		frag = true;
 	}
+	if (!mux_admit(w, g, port, m, pi, svc, &c))
+		return;
 	mux_count_choice(w, g, svc, pi, &c, bc);
-	/* Not in the table (nor added earlier in this burst): a new slot. */
-	if (mux_conn_write(ce, w->conn->timeout, g, pi, &c, now, &rec)) {
-		*pos = mux_conn_add(w->conn, key, fh, rec);
-		if (unlikely(*pos < 0))
-			w->cnt.conn_full++;
+	if (pi->kind == LB_PKT_L4) {
+		uint32_t sid = g->services[svc].sid;
+		bool add = mux_conn_write(ce, w->conn->timeout, g, pi, &c, now, &rec);
+		uint32_t owner = mux_conn_owner_word(sid, &rec);
+
+		if (!add) {
+			/* Closing, reopened or reused: the service's live count follows. */
+			mux_conn_set_owner(w->conn, *pos, owner);
+		} else if (unlikely(w->conn->svc_held[sid] >= w->conn->quota)) {
+			/* The service holds its share of the table: Maglev alone. */
+			w->cnt.conn_quota++;
+		} else {
+			/* Not in the table (nor added earlier in this burst): a new slot. */
+			*pos = mux_conn_add(w->conn, key, fh, rec, owner);
+			if (unlikely(*pos < 0))
+				w->cnt.conn_full++;
+		}
 	}
 	rewrite_inner(rte_pktmbuf_mtod(m, uint8_t *), pi, be);
 	mux_send(w, g, port, m, pi, svc, c.id, fh, frag, false, bc);

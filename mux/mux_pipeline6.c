@@ -96,10 +96,23 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 			return;
 		frag = true;
 	}
+	/* The mux-wide cap, as for IPv4 (an IPv6 service has no rules of its own). */
+	if (!mux_admit(w, g, port, m, pi, svc, &c))
+		return;
 	mux_count_choice(w, g, svc, pi, &c, &bc);
-	if (mux_conn_write(ce, w->conn6->timeout, g, pi, &c, now, &rec) &&
-		mux_conn6_add(w->conn6, &key, fh, rec) < 0)
-		w->cnt.conn_full++;
+	if (pi->kind == LB_PKT_L4) {
+		uint32_t sid = g->services[svc].sid;
+		bool add = mux_conn_write(ce, w->conn6->timeout, g, pi, &c, now, &rec);
+		uint32_t owner = mux_conn_owner_word(sid, &rec);
+
+		/* As for IPv4: the owner follows the record, the quota bounds adds. */
+		if (!add)
+			mux_conn6_set_owner(w->conn6, pos, owner);
+		else if (unlikely(w->conn6->svc_held[sid] >= w->conn6->quota))
+			w->cnt.conn_quota++;
+		else if (mux_conn6_add(w->conn6, &key, fh, rec, owner) < 0)
+			w->cnt.conn_full++;
+	}
 	rewrite_inner6(rte_pktmbuf_mtod(m, uint8_t *), pi, g->addr6[c.id].dip, be->port);
 	mux_send(w, g, port, m, pi, svc, c.id, fh, frag, true, &bc);
 	w->cnt.fwd_pkts += bc.fwd_pkts;

@@ -10,6 +10,7 @@
  * came in on, VLAN tag and all. Checksums are computed whole (lb_reply.h
  * says why).
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include <rte_mbuf.h>
@@ -320,39 +321,128 @@ reply_ptb(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct 
 	mux_enqueue(w, port, m);
 }
 
+/* The IPv4 header of a reply from the VIP to the client (pi), no options, TTL 64. */
+static void
+reply_ip(struct lb_ipv4_hdr *ip, const struct lb_pkt *pi, uint16_t total, bool df, uint8_t proto)
+{
+	/* From the VIP: the address the client sent to, and so can route back. */
+	lb_ipv4_hdr_init(ip, proto, pi->dst, pi->src, total, 64);
+	if (df)
+		ip->frag_off = lb_cpu_to_be16(LB_IPV4_DF);
+	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
+}
+
+/*
+ * Turn the packet in m into an ICMP destination unreachable (code, and
+ * rest as the header's second word) from the VIP it was sent to, the
+ * address the client can route back to, quoting the start of the packet
+ * within 576 bytes in all (RFC 1812 4.3.2.3). The quote moves up to make
+ * room for the new headers; the buffer grows at its tail when the packet
+ * was shorter than the reply. Returns 0, or -1 if it cannot grow.
+ */
+static int
+icmp_unreach(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	uint8_t code, lb_be32_t rest)
+{
+	const uint32_t hdrs = sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr);
+	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, MUX_ICMP_ERR_MAX - hdrs);
+	uint32_t need = pi->l2_len + hdrs + quote;
+	struct lb_ipv4_hdr *ip;
+	struct lb_icmp_hdr *icmp;
+	uint8_t *p, *l3;
+
+	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL)
+		return -1;
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	l3 = p + pi->l2_len;
+	ip = (struct lb_ipv4_hdr *)l3;
+	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
+	memmove(l3 + hdrs, l3, quote);
+	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
+	reply_ip(ip, pi, (uint16_t)(hdrs + quote), false, LB_IPPROTO_ICMP);
+	icmp->type = LB_ICMP_UNREACH;
+	icmp->code = code;
+	icmp->rest = rest;
+	icmp->csum = 0;
+	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + quote);
+	trim_to(m, need);
+	return 0;
+}
+
 void
 mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
 	uint16_t mtu)
 {
-	const uint32_t hdrs = sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr);
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	uint8_t *l3 = p + pi->l2_len;
-	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)l3;
-	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
-	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, MUX_ICMP_ERR_MAX - hdrs);
-
 	if (pi->v6) {
 		reply_ptb(w, port, m, pi, mtu);
 		return;
 	}
-	/*
-	 * The quote is the start of the original packet, moved up to make room
-	 * for the new IP and ICMP headers; the original is at least the MTU
-	 * long, so the reply fits in the same buffer.
-	 */
-	memmove(l3 + hdrs, l3, quote);
-	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
-	/* From the VIP: the address the client sent to, and so can route back. */
-	lb_ipv4_hdr_init(ip, LB_IPPROTO_ICMP, pi->dst, pi->src, (uint16_t)(hdrs + quote), 64);
-	ip->csum = lb_ipv4_hdr_csum(ip, sizeof(*ip));
-	icmp->type = LB_ICMP_UNREACH;
-	icmp->code = LB_ICMP_UNREACH_NEEDFRAG;
-	icmp->frag.unused = 0;
-	icmp->frag.mtu = lb_cpu_to_be16(mtu);
-	icmp->csum = 0;
-	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + quote);
-	trim_to(m, pi->l2_len + hdrs + quote);
+	/* The next-hop MTU in the low half of the second word (RFC 1191). */
+	if (icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_NEEDFRAG, lb_cpu_to_be32(mtu)) != 0) {
+		mux_drop(w, m, LB_DROP_TOO_BIG);
+		return;
+	}
 	w->cnt.too_big_sent++;
 	w->cnt.drops[LB_DROP_TOO_BIG]++;
 	mux_enqueue(w, port, m);
+}
+
+/*
+ * A TCP RST from the VIP for a refused SYN, in place: the client's own
+ * connection (VIP:port to client:port), seq 0 and ack = its sequence plus
+ * the SYN and any payload (RFC 793's reset for a segment without ACK), no
+ * options, window 0. Both checksums are computed whole: this answers a
+ * refusal, not a forwarded packet.
+ */
+static void
+refuse_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + pi->l2_len);
+	const struct lb_tcp_hdr *in = (const struct lb_tcp_hdr *)(p + pi->l4_off);
+	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(p + pi->l2_len + sizeof(*ip));
+	uint32_t payload =
+		pi->l3_len - (pi->l4_off - pi->l2_len) - (uint32_t)(in->data_off >> 4) * 4;
+	uint32_t ack = lb_be32_to_cpu(in->seq) + 1 + payload;
+	lb_be16_t sport = in->sport, dport = in->dport;
+
+	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
+	reply_ip(ip, pi, sizeof(*ip) + sizeof(*tcp), true, LB_IPPROTO_TCP);
+	memset(tcp, 0, sizeof(*tcp));
+	tcp->sport = dport;
+	tcp->dport = sport;
+	tcp->ack = lb_cpu_to_be32(ack);
+	tcp->data_off = 5 << 4;
+	tcp->flags = LB_TCP_RST | LB_TCP_ACK;
+	tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
+	trim_to(m, pi->l2_len + sizeof(*ip) + sizeof(*tcp));
+	w->cnt.limit_rst_sent++;
+	mux_enqueue(w, port, m);
+}
+
+/* ICMP administratively prohibited (type 3 code 13, RFC 1812 5.2.7.1) for a refused SYN. */
+static void
+refuse_icmp(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
+{
+	if (icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_ADMIN, 0) != 0) {
+		mux_drop(w, m, LB_DROP_LIMIT);
+		return;
+	}
+	w->cnt.limit_icmp_sent++;
+	mux_enqueue(w, port, m);
+}
+
+void
+mux_reply_refuse(
+	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi, int how)
+{
+	/* IPv6: dropped (its services refuse only so: LB_LIMITS_V6_REFUSED). */
+	if (pi->v6)
+		mux_drop(w, m, LB_DROP_LIMIT);
+	else if (how == LB_REFUSE_RST && pi->proto == LB_IPPROTO_TCP)
+		refuse_rst(w, port, m, pi);
+	else if (how == LB_REFUSE_ICMP)
+		refuse_icmp(w, port, m, pi);
+	else
+		mux_drop(w, m, LB_DROP_LIMIT);
 }

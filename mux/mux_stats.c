@@ -206,9 +206,12 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 				i ? "," : "", dip_str(g, sv, id, a), lb_be16_to_cpu(be->port),
 				host_str(g, id, b), fc.pkts, fc.bytes, fc.new_conns);
 		}
-		fprintf(out, "]}");
+		fprintf(out, "]");
+		mux_limit_json(out, app->workers, app->n_workers, g, s);
+		fprintf(out, "}");
 	}
 	fprintf(out, "]");
+	mux_limit_json_mux(out, app->workers, app->n_workers, g);
 }
 
 static void

@@ -34,6 +34,7 @@
 #include "mux_conn.h"
 #include "mux_gen.h"
 #include "mux_route.h"
+#include "mux_limit.h"
 #include "mux_update.h"
 
 void
@@ -328,6 +329,7 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 	const struct mux_app *app = arg;
 	struct dp_status st = {0};
 	struct mux_counters t;
+	uint32_t n;
 
 	mux_stats_total(app, &t);
 #define S(name, show, status, ...) dp_status_set(&st, status, #name, t.name);
@@ -335,7 +337,22 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 #undef S
 	dp_status_set(&st, MUX_STATUS_DROPS, "drops", dp_drops_total(t.drops));
 	dp_status_set(&st, MUX_STATUS_CONN_LIVE, "conn_live", mux_stats_conns(app));
-	return dp_status_put(&st, out, max);
+	n = dp_status_put(&st, out, max);
+	return n + mux_limit_status(app->workers, app->n_workers, app->ctx.gen, out + n, max - n);
+}
+
+/*
+ * SHARES: this mux's place among the muxes that share the VIPs' limits.
+ * One word, stored by this thread alone; workers compare it at their next
+ * checked connection and compute their shares again.
+ */
+static void
+member_shares(void *arg, uint32_t divisor, uint32_t index)
+{
+	struct mux_app *app = arg;
+
+	__atomic_store_n(&app->ctx.lim_share, (uint64_t)divisor << 32 | index, __ATOMIC_RELAXED);
+	LB_INFO("managed: admission limits shared by %u muxes, this one %u", divisor, index);
 }
 
 /* STATUS: the routes, with a bgp group. */
@@ -413,5 +430,6 @@ const struct lb_member_ops mux_member_ops = {
 	.counters = member_counters,
 	.route = member_route,
 	.sync = member_sync,
+	.shares = member_shares,
 	.flows = member_flows,
 };

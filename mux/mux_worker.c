@@ -36,9 +36,11 @@ mux_worker_init(struct mux_worker *w, struct mux_ctx *ctx, const struct mux_gen 
 	w->idx = idx;
 	w->ip_id = (uint16_t)(idx << 12);
 	snprintf(name, sizeof(name), "conn_%u", idx);
-	w->conn = mux_conn_create(name, entries, socket, timeout, &g->seed);
+	w->conn = mux_conn_create(name, entries, socket, timeout, &g->seed, g->cap_services);
 	snprintf(name, sizeof(name), "conn6_%u", idx);
-	w->conn6 = mux_conn6_create(name, entries6, socket, timeout, &g->seed);
+	w->conn6 = mux_conn6_create(name, entries6, socket, timeout, &g->seed, g->cap_services);
+	if (mux_limit_init(&w->lim, g->cap_services, socket) != 0)
+		return -LB_ENOMEM;
 	/* Indexed by stable id: room for every id a reload may hand out. */
 	w->svc_cnt = rte_zmalloc_socket(
 		"svc_cnt", sizeof(*w->svc_cnt) * g->cap_services, RTE_CACHE_LINE_SIZE, socket);
@@ -54,6 +56,7 @@ mux_worker_fini(struct mux_worker *w)
 {
 	mux_conn_free(w->conn);
 	mux_conn6_free(w->conn6);
+	mux_limit_fini(&w->lim);
 	rte_free(w->svc_cnt);
 	rte_free(w->be_cnt);
 	w->conn = NULL;

@@ -24,6 +24,7 @@
 #include "dp_tx.h"
 #include "mux_config.h"
 #include "mux_counters.h"
+#include "mux_limit.h"
 
 #define MUX_BURST 32
 
@@ -64,6 +65,14 @@ struct mux_ctx {
 	uint32_t idle_sleep_us;
 	uint64_t tsc_hz;
 	uint64_t tsc0;
+	uint16_t n_workers; /* admission shares are divided among them */
+	/*
+	 * The muxes a VIP's limits are divided among, and this mux's place
+	 * among them, in one word: written by the control thread alone (single
+	 * writer), read by the workers at their next checked connection
+	 * (mux_limit.h).
+	 */
+	uint64_t lim_share; /* divisor << 32 | index; 0: the whole limit */
 	volatile bool quit;
 };
 
@@ -93,6 +102,7 @@ struct mux_worker {
 	struct mux_flow_counters *svc_cnt; /* [n_services] */
 	struct mux_flow_counters *be_cnt;  /* [n_backends] */
 	uint64_t loops;			   /* +1 per loop: a reader sees the worker progress */
+	struct mux_limits lim;		   /* admission control state */
 	struct mux_counters cnt;
 } __rte_cache_aligned;
 
@@ -145,6 +155,9 @@ void mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t
 /* ICMP fragmentation needed (IPv4) or ICMPv6 packet too big, reporting mtu. */
 void mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi, uint16_t mtu);
+/* A new connection an admission rule refused: dropped, or answered (enum lb_refuse). */
+void mux_reply_refuse(
+	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi, int how);
 void mux_reply_nd(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi);
 

@@ -39,6 +39,8 @@ enc_init(struct lb_enc *e)
 	sluice__pool_options__init(&e->cpool);
 	sluice__sync_state__init(&e->sync);
 	sluice__route_state__init(&e->route);
+	sluice__shares__init(&e->shares);
+	sluice__limit_change__init(&e->clim);
 }
 
 static void
@@ -245,6 +247,12 @@ enc_body(struct lb_enc *e, const struct lb_msg *m)
 		e->refused.leader_url = (char *)m->leader_url;
 		e->env.body_case = SLUICE__ENVELOPE__BODY_REFUSED;
 		e->env.refused = &e->refused;
+		return 0;
+	case LB_MSG_SHARES:
+		e->shares.divisor = m->count;
+		e->shares.index = m->index;
+		e->env.body_case = SLUICE__ENVELOPE__BODY_SHARES;
+		e->env.shares = &e->shares;
 		return 0;
 	case LB_MSG_CTL_REQUEST:
 		return lb_enc_ctl_request(e, m);
@@ -502,6 +510,14 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 		lb_dec_text(m->text, sizeof(m->text), env->refused->reason);
 		m->not_leader = env->refused->not_leader;
 		lb_dec_text(m->leader_url, sizeof(m->leader_url), env->refused->leader_url);
+		return 0;
+	case SLUICE__ENVELOPE__BODY_SHARES:
+		m->type = LB_MSG_SHARES;
+		m->count = env->shares->divisor;
+		m->index = env->shares->index;
+		if (m->count == 0 || m->index >= m->count)
+			return lb_dec_fail(errbuf, len, -LB_EPARSE, "shares: index %u of %u",
+				m->index, m->count);
 		return 0;
 	case SLUICE__ENVELOPE__BODY_CTL_REQUEST:
 		return lb_dec_ctl_request(env->ctl_request, m, errbuf, len);

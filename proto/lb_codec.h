@@ -25,7 +25,7 @@
 #define LB_PROTOCOL 1
 #define LB_MSG_TEXT 256
 #define LB_MSG_ID 64
-#define LB_MSG_MAX_COUNTERS 64
+#define LB_MSG_MAX_COUNTERS 256 /* a mux sends 4 per admission rule */
 #define LB_MSG_URL 256 /* a manager's URL, with the NUL */
 /* A STATUS carries at most this many flow counts (struct lb_flow_count). */
 #define LB_MSG_MAX_FLOWS 512
@@ -49,6 +49,7 @@ enum lb_msg_type {
 	LB_MSG_CTL_REPLY,
 	LB_MSG_CHALLENGE,
 	LB_MSG_SYNC,
+	LB_MSG_SHARES,
 };
 
 /* What sluicectl asks of the manager (CtlOp in the .proto). */
@@ -68,9 +69,30 @@ enum lb_ctl_op {
 	LB_CTL_STATS,	    /* per service and backend rates, summed over the muxes */
 	LB_CTL_MUX_DRAIN,   /* mux: withdraw its routes (a versioned change) */
 	LB_CTL_MUX_UNDRAIN, /* mux: announce again */
+	LB_CTL_LIMIT_SET,   /* svc or lim.mux, lim: the fields lim.given names */
+	LB_CTL_LIMIT_DEL,   /* svc or lim.mux, lim.rule (-1: every rule of svc) */
+	LB_CTL_LIMIT_LIST,  /* the rules, their counters summed over the muxes */
 };
 
-#define LB_CTL_OP_MAX LB_CTL_MUX_UNDRAIN
+#define LB_CTL_OP_MAX LB_CTL_LIMIT_LIST
+
+/* A change to one admission rule (LimitChange in the .proto). */
+enum lb_limit_given {
+	LB_LIMIT_G_LIMIT = 1u << 0,
+	LB_LIMIT_G_BURST = 1u << 1,
+	LB_LIMIT_G_MODE = 1u << 2,
+	LB_LIMIT_G_PREFIX = 1u << 3,
+	LB_LIMIT_G_REFUSE = 1u << 4,
+};
+
+struct lb_limit_change {
+	uint32_t given; /* enum lb_limit_given */
+	bool mux;	/* the mux-wide cap */
+	int8_t rule;	/* enum lb_limit_kind; -1: every rule (del) */
+	struct lb_limit_rule value;
+	uint8_t prefix;
+	uint8_t refuse;
+};
 
 /*
  * A service's pool (target group) options as an operator request carries
@@ -166,6 +188,7 @@ struct lb_ctl {
 	uint32_t limit;
 	struct lb_pool_opts pool; /* pool.given == 0: none */
 	char mux[LB_MSG_ID];	  /* MUX_DRAIN, MUX_UNDRAIN */
+	struct lb_limit_change lim;
 };
 
 /*
@@ -267,6 +290,8 @@ struct lb_route_state {
  *   SYNC             version (committed), flag (in sync), text (why not)
  *   REFUSED          text (reason), protocol (the refuser's); a standby's:
  *                    not_leader, leader_url (the leader's member URL or "")
+ *   SHARES           count (the muxes sharing admission limits), index
+ *                    (this mux's place among them)
  *   CTL_REQUEST      ctl, version (WAIT), body (APPLY: the file's text),
  *                    ctl.pool (VIP_SET, VIP_ADD), ctl.mux (MUX_DRAIN,
  *                    MUX_UNDRAIN)

@@ -62,6 +62,17 @@ lb_enc_ctl_request(struct lb_enc *e, const struct lb_msg *m)
 		enc_pool(&e->cpool, &c->pool);
 		r->pool = &e->cpool;
 	}
+	if (c->lim.given != 0 || c->op == LB_CTL_LIMIT_DEL) {
+		e->clim.given = c->lim.given;
+		e->clim.mux = c->lim.mux;
+		e->clim.rule = c->lim.rule;
+		e->clim.limit = c->lim.value.limit;
+		e->clim.burst = c->lim.value.burst;
+		e->clim.mode = (Sluice__LimitMode)c->lim.value.mode;
+		e->clim.prefix = c->lim.prefix;
+		e->clim.refuse = (Sluice__RefuseAction)c->lim.refuse;
+		r->limit_change = &e->clim;
+	}
 	r->operator_name = (char *)m->id;
 	r->mux = (char *)c->mux;
 	lb_enc_proof(m, m->cert, &r->nonce, &r->proof, &r->certificate);
@@ -200,6 +211,24 @@ lb_dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, 
 	c->limit = r->limit;
 	if (r->pool != NULL && (rc = dec_pool(r->pool, &c->pool, errbuf, len)) != 0)
 		return rc;
+	if (r->limit_change != NULL) {
+		const Sluice__LimitChange *l = r->limit_change;
+
+		/* Values are the manager's to judge; enums only must fit. */
+		if (l->rule < -1 || l->rule >= LB_LIM_N || (unsigned)l->mode > LB_LIMIT_INTERCEPT ||
+			(unsigned)l->refuse > LB_REFUSE_ICMP || l->prefix > 255)
+			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+				"limit change: rule %d, mode %d, refuse %d or prefix %u", l->rule,
+				(int)l->mode, (int)l->refuse, l->prefix);
+		c->lim.given = l->given;
+		c->lim.mux = l->mux;
+		c->lim.rule = (int8_t)l->rule;
+		c->lim.value.limit = l->limit;
+		c->lim.value.burst = l->burst;
+		c->lim.value.mode = (uint8_t)l->mode;
+		c->lim.prefix = (uint8_t)l->prefix;
+		c->lim.refuse = (uint8_t)l->refuse;
+	}
 	m->version = r->version;
 	if (r->config != NULL && r->config[0] != '\0') {
 		m->body = strdup(r->config);

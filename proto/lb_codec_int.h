@@ -37,6 +37,7 @@ struct lb_enc {
 	/* the bodies the envelope may point at */
 	Sluice__Hello hello;
 	Sluice__Challenge chal;
+	Sluice__Shares shares;
 	Sluice__Welcome welcome;
 	Sluice__Prepare prepare;
 	Sluice__Delta delta;
@@ -53,6 +54,7 @@ struct lb_enc {
 	Sluice__PoolOptions cpool;
 	Sluice__SyncState sync;
 	Sluice__RouteState route;
+	Sluice__LimitChange clim;
 	/* heap parts, freed by lb_enc_free() */
 	Sluice__Service **svcs;
 	size_t n_svcs;

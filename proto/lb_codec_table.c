@@ -31,6 +31,38 @@ lb_enc_key(struct lb_enc *e, uint8_t af, const struct lb_addr *vip, uint8_t prot
 	return k;
 }
 
+static void
+enc_rule(Sluice__LimitRule *r, const struct lb_limit_rule *c)
+{
+	sluice__limit_rule__init(r);
+	r->limit = c->limit;
+	r->burst = c->burst;
+	r->mode = (Sluice__LimitMode)c->mode;
+}
+
+/* A service's rules in one block (freed with its first member), or NULL. */
+static Sluice__ServiceLimits *
+enc_limits(struct lb_enc *e, const struct lb_svc_limits *l)
+{
+	struct {
+		Sluice__ServiceLimits sl;
+		Sluice__LimitRule r[LB_LIM_N];
+	} * b;
+	int k;
+
+	if (!lb_limits_any(l) || (b = lb_enc_alloc(e, 1, sizeof(*b))) == NULL)
+		return NULL;
+	sluice__service_limits__init(&b->sl);
+	for (k = 0; k < LB_LIM_N; k++)
+		enc_rule(&b->r[k], &l->rule[k]);
+	b->sl.per_source = &b->r[LB_LIM_SOURCE];
+	b->sl.new_per_second = &b->r[LB_LIM_RATE];
+	b->sl.max_connections = &b->r[LB_LIM_CONNS];
+	b->sl.source_prefix = l->source_prefix;
+	b->sl.refuse = (Sluice__RefuseAction)l->refuse;
+	return &b->sl;
+}
+
 static Sluice__Service *
 enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
 {
@@ -43,6 +75,7 @@ enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
 	s->key = lb_enc_key(e, sc->af, &sc->vip, sc->proto, sc->port);
 	s->id = sc->id;
 	s->withdrawn = sc->withdrawn != 0;
+	s->limits = enc_limits(e, &sc->limits);
 	s->backends = lb_enc_alloc(e, sc->n_backends, sizeof(*s->backends));
 	if (s->key == NULL || s->backends == NULL)
 		return s;
@@ -75,20 +108,33 @@ free_service(Sluice__Service *s)
 		free(s->backends[i]);
 	free(s->backends);
 	free(s->key);
+	free(s->limits);
 	free(s);
 }
 
-/* The seed as 16 bytes, big-endian k0 then k1, in e->seed_raw; the drained muxes. */
+/*
+ * The seed as 16 bytes, big-endian k0 then k1, in e->seed_raw; the mux-wide
+ * rule in the same block as the options (freed with them); the drained muxes.
+ */
 static Sluice__FlowTableOptions *
 enc_options(struct lb_enc *e, const struct lb_hash_seed *seed, uint32_t maglev_size,
-	const lb_ftable_id *drained, uint32_t n_drained)
+	const struct lb_limit_rule *mux_rate, const lb_ftable_id *drained, uint32_t n_drained)
 {
-	Sluice__FlowTableOptions *o = lb_enc_alloc(e, 1, sizeof(*o));
+	struct {
+		Sluice__FlowTableOptions o;
+		Sluice__LimitRule r;
+	} *b = lb_enc_alloc(e, 1, sizeof(*b));
+	Sluice__FlowTableOptions *o;
 	uint32_t i;
 
-	if (o == NULL)
+	if (b == NULL)
 		return NULL;
+	o = &b->o;
 	sluice__flow_table_options__init(o);
+	if (mux_rate->limit != 0) {
+		enc_rule(&b->r, mux_rate);
+		o->mux_new_per_second = &b->r;
+	}
 	for (i = 0; i < 8; i++) {
 		e->seed_raw[i] = (uint8_t)(seed->k0 >> (56 - 8 * i));
 		e->seed_raw[8 + i] = (uint8_t)(seed->k1 >> (56 - 8 * i));
@@ -139,7 +185,7 @@ lb_enc_prepare(struct lb_enc *e, const struct lb_msg *m)
 	e->delta.remove = e->keys;
 	if (m->delta.has_options)
 		e->delta.options = e->opts = enc_options(e, &m->delta.seed, m->delta.maglev_size,
-			m->delta.drained, m->delta.n_drained);
+			&m->delta.mux_rate, m->delta.drained, m->delta.n_drained);
 	e->prepare.delta = &e->delta;
 	e->env.body_case = SLUICE__ENVELOPE__BODY_PREPARE;
 	e->env.prepare = &e->prepare;
@@ -158,7 +204,7 @@ lb_enc_chunk(struct lb_enc *e, const struct lb_msg *m)
 	e->chunk.n_services = e->n_svcs;
 	if (m->index == 0)
 		e->chunk.options = e->opts = enc_options(e, &m->table.seed, m->table.maglev_size,
-			m->table.drained, m->table.n_drained);
+			&m->table.mux_rate, m->table.drained, m->table.n_drained);
 	e->env.body_case = SLUICE__ENVELOPE__BODY_SNAPSHOT_CHUNK;
 	e->env.snapshot_chunk = &e->chunk;
 }
@@ -201,6 +247,35 @@ lb_dec_key(const Sluice__ServiceKey *k, struct lb_svc_key *out, char *errbuf, si
 	return 0;
 }
 
+static void
+dec_rule(const Sluice__LimitRule *r, struct lb_limit_rule *c)
+{
+	if (r == NULL)
+		return;
+	c->limit = r->limit;
+	c->burst = r->burst;
+	c->mode = (unsigned)r->mode > 255 ? 255 : (uint8_t)r->mode;
+}
+
+/* A service's rules, checked as a file's are (lb_limits_check()). */
+static int
+dec_limits(const Sluice__ServiceLimits *l, struct lb_service_cfg *sc, char *errbuf, size_t len)
+{
+	struct lb_svc_limits *c = &sc->limits;
+	char why[160];
+
+	if (l == NULL)
+		return 0;
+	dec_rule(l->per_source, &c->rule[LB_LIM_SOURCE]);
+	dec_rule(l->new_per_second, &c->rule[LB_LIM_RATE]);
+	dec_rule(l->max_connections, &c->rule[LB_LIM_CONNS]);
+	c->source_prefix = l->source_prefix > 255 ? 255 : (uint8_t)l->source_prefix;
+	c->refuse = (unsigned)l->refuse > 255 ? 255 : (uint8_t)l->refuse;
+	if (lb_limits_check(c, sc->af, sc->proto, why, sizeof(why)) != 0)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "service port %u: %s", sc->port, why);
+	return 0;
+}
+
 static int
 dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, size_t len)
 {
@@ -219,6 +294,9 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 	sc->port = lb_be16_to_cpu(key.port);
 	sc->id = s->id;
 	sc->withdrawn = s->withdrawn;
+	rc = dec_limits(s->limits, sc, errbuf, len);
+	if (rc != 0)
+		return rc;
 	if (s->n_backends > LB_MAGLEV_MAX_BACKENDS)
 		return lb_dec_fail(
 			errbuf, len, -LB_EPARSE, "%zu backends in one service", s->n_backends);
@@ -303,9 +381,15 @@ dec_drained(const Sluice__FlowTableOptions *o, lb_ftable_id **out, uint32_t *n, 
 
 static int
 dec_options(const Sluice__FlowTableOptions *o, struct lb_hash_seed *seed, uint32_t *msize,
-	char *errbuf, size_t len)
+	struct lb_limit_rule *mux_rate, char *errbuf, size_t len)
 {
+	char why[160];
 	size_t i;
+
+	memset(mux_rate, 0, sizeof(*mux_rate));
+	dec_rule(o->mux_new_per_second, mux_rate);
+	if (lb_limit_rule_check(mux_rate, "mux_new_per_second", why, sizeof(why)) != 0)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE, "%s", why);
 
 	if (o->hash_seed.len != 16)
 		return lb_dec_fail(
@@ -354,7 +438,8 @@ lb_dec_prepare(const Sluice__Prepare *p, struct lb_msg *m, char *errbuf, size_t 
 	}
 	if (d->options != NULL) {
 		m->delta.has_options = true;
-		rc = dec_options(d->options, &m->delta.seed, &m->delta.maglev_size, errbuf, len);
+		rc = dec_options(d->options, &m->delta.seed, &m->delta.maglev_size,
+			&m->delta.mux_rate, errbuf, len);
 		if (rc == 0)
 			rc = dec_drained(
 				d->options, &m->delta.drained, &m->delta.n_drained, errbuf, len);
@@ -381,7 +466,8 @@ lb_dec_chunk(const Sluice__SnapshotChunk *c, struct lb_msg *m, char *errbuf, siz
 	if (c->index == 0) {
 		if (c->options == NULL)
 			return lb_dec_fail(errbuf, len, -LB_EPARSE, "first chunk without options");
-		rc = dec_options(c->options, &m->table.seed, &m->table.maglev_size, errbuf, len);
+		rc = dec_options(c->options, &m->table.seed, &m->table.maglev_size,
+			&m->table.mux_rate, errbuf, len);
 		if (rc == 0)
 			rc = dec_drained(
 				c->options, &m->table.drained, &m->table.n_drained, errbuf, len);

@@ -280,6 +280,7 @@ on_chunk(struct lb_member *m, struct lb_msg *msg)
 		m->snap.n_drained = t->n_drained;
 		t->drained = NULL;
 		t->n_drained = 0;
+		m->snap.mux_rate = t->mux_rate;
 	}
 	if (!m->snap_open || msg->version != m->snap_version || msg->index != m->snap_next ||
 		msg->count != m->snap_count ||
@@ -408,6 +409,10 @@ handle(struct lb_member *m, const void *buf, size_t len)
 	case LB_MSG_SYNC:
 		if (m->ops->sync != NULL)
 			m->ops->sync(m->arg, msg->flag, msg->version, msg->text);
+		break;
+	case LB_MSG_SHARES:
+		if (m->ops->shares != NULL)
+			m->ops->shares(m->arg, msg->count, msg->index);
 		break;
 	default:
 		break;

@@ -80,6 +80,8 @@ struct lb_member_ops {
 	 * from `version` on, or not and why.
 	 */
 	void (*sync)(void *arg, bool in_sync, uint64_t version, const char *why);
+	/* Optional: a mux's share of the admission limits (SHARES: index of divisor). */
+	void (*shares)(void *arg, uint32_t divisor, uint32_t index);
 	/*
 	 * Optional (a mux): its services' and backends' counters for STATUS,
 	 * from index `first` of the *total it has, at most `max` into out.

@@ -20,6 +20,8 @@ PKGS=(
 	# the PoP (scripts/netns-pop.sh, tests/netns/pop_*): the router's FRR,
 	# each mux's BGP speaker (BIRD 2), jq for the tests' JSON
 	frr bird2 jq
+	# the SYN flood of tests/netns/flood.sh: spoofed sources at line rate
+	hping3
 	# operations (docs/operations.md): Prometheus and promtool, its client's text
 	# parser for the tests, libsystemd (sd_notify), man pages from scdoc, mandoc
 	prometheus python3-prometheus-client libsystemd-dev scdoc mandoc

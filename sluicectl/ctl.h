@@ -66,6 +66,11 @@ enum {
 	CTL_O_REFRESH = 1u << 16,
 	CTL_O_ONCE = 1u << 17,
 	CTL_O_WITHDRAW_BELOW = 1u << 18,
+	/* admission rules (limit set) */
+	CTL_O_BURST = 1u << 19,
+	CTL_O_MODE = 1u << 20,
+	CTL_O_PREFIX = 1u << 21,
+	CTL_O_REFUSE = 1u << 22,
 };
 
 #define CTL_DEFAULT_REFRESH 2.0
@@ -88,7 +93,8 @@ struct ctl_opts {
 	double timeout;
 	unsigned given; /* CTL_O_* seen */
 	const char *proto, *host, *weight, *state, *limit, *refresh;
-	bool once;	      /* stats: one sample */
+	const char *burst, *mode, *prefix, *refuse; /* limit set */
+	bool once;				    /* stats: one sample */
 	const char *pool[12]; /* the pool options' values, as ctl_pool_opts lists them */
 	int n_words;
 	const char *words[CTL_MAX_WORDS];
@@ -96,7 +102,7 @@ struct ctl_opts {
 
 /* A command: its words, the operation it asks for, what it takes. */
 struct ctl_cmd {
-	const char *group; /* "vip", "backend", "config", "mux" or NULL */
+	const char *group; /* "vip", "backend", "config", "mux", "limit" or NULL */
 	const char *name;
 	enum lb_ctl_op op;
 	int min_args, max_args; /* positionals after the command's name */

@@ -73,6 +73,13 @@ const char ctl_usage_text[] =
 	"  mux drain ID                  withdraw mux ID's routes (new connections go to\n"
 	"                                the other muxes; it keeps forwarding)\n"
 	"  mux undrain ID                let mux ID announce again\n"
+	"  limit set VIP:PORT|mux RULE [LIMIT] [--burst N] [--mode M] [--prefix N]\n"
+	"            [--refuse drop|rst|icmp]\n"
+	"                                set an admission rule (per_source,\n"
+	"                                new_per_second, max_connections; mux: the\n"
+	"                                mux-wide new_per_second cap); docs/protection.md\n"
+	"  limit del VIP:PORT|mux [RULE] remove one rule, or all of the service's\n"
+	"  limit list                    the rules, their counters summed over the muxes\n"
 	"  help                          this text\n"
 	"\n"
 	"VIP:PORT and DIP:PORT: 192.0.2.10:80, or IPv6 in brackets: [2001:db8::10]:80.\n"
@@ -87,6 +94,10 @@ const char ctl_usage_text[] =
 	"  --limit N                     the newest N versions (default 0: all)\n"
 	"  --refresh S                   stats: seconds between samples (0.1..3600)\n"
 	"  --once                        stats: one sample, then exit (--json too)\n"
+	"  --burst N                     limit set: the bucket's depth (default LIMIT)\n"
+	"  --mode monitor|intercept      limit set: count only, or refuse (default monitor)\n"
+	"  --prefix N                    limit set per_source: the source prefix, 1..32\n"
+	"  --refuse drop|rst|icmp        limit set: what a refused client gets\n"
 	"\n"
 	"Pool options (vip add, vip set; docs/manager.md has the defaults):\n"
 	"  --probe none|tcp|http         how backends are probed (default tcp)\n"
@@ -546,6 +557,10 @@ static const struct ctl_str_opt {
 	{"state", offsetof(struct ctl_opts, state), CTL_O_STATE, false},
 	{"limit", offsetof(struct ctl_opts, limit), CTL_O_LIMIT, false},
 	{"refresh", offsetof(struct ctl_opts, refresh), CTL_O_REFRESH, false},
+	{"burst", offsetof(struct ctl_opts, burst), CTL_O_BURST, false},
+	{"mode", offsetof(struct ctl_opts, mode), CTL_O_MODE, false},
+	{"prefix", offsetof(struct ctl_opts, prefix), CTL_O_PREFIX, false},
+	{"refuse", offsetof(struct ctl_opts, refuse), CTL_O_REFUSE, false},
 };
 
 #define CTL_N_STR_OPTS (sizeof(ctl_str_opts) / sizeof(ctl_str_opts[0]))
@@ -666,6 +681,73 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 	return 0;
 }
 
+/* limit set|del: the service or "mux", the rule, its limit and options. */
+static int
+ctl_parse_limit(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *const *args,
+	int n_args, struct lb_ctl *ctl)
+{
+	struct lb_limit_change *l = &ctl->lim;
+	unsigned long v;
+	int rc, k;
+
+	if (strcmp(args[0], "mux") == 0)
+		l->mux = true;
+	else if ((rc = ctl_parse_svc(cmd, o, args[0], ctl)) != 0)
+		return rc;
+	l->rule = -1;
+	if (n_args >= 2) {
+		k = lb_limit_name_find(lb_limit_kind_names, LB_LIM_N, args[1]);
+		if (k < 0)
+			return ctl_usage_error(cmd,
+				"%s: not a rule (per_source, new_per_second or max_connections)",
+				args[1]);
+		l->rule = (int8_t)k;
+	} else if (l->mux) {
+		l->rule = LB_LIM_RATE;
+	}
+	if (cmd->op == LB_CTL_LIMIT_DEL)
+		return 0;
+	if (n_args == 3) {
+		if (!ctl_parse_uint(args[2], LB_LIMIT_MAX, &v) || v == 0)
+			return ctl_usage_error(
+				cmd, "%s: the limit must be 1..%u", args[2], LB_LIMIT_MAX);
+		l->value.limit = (uint32_t)v;
+		l->given |= LB_LIMIT_G_LIMIT;
+	}
+	if (o->burst != NULL) {
+		if (!ctl_parse_uint(o->burst, LB_LIMIT_MAX, &v))
+			return ctl_usage_error(
+				cmd, "--burst %s: must be 0..%u", o->burst, LB_LIMIT_MAX);
+		l->value.burst = (uint32_t)v;
+		l->given |= LB_LIMIT_G_BURST;
+	}
+	if (o->mode != NULL) {
+		k = lb_limit_name_find(lb_limit_mode_names, 2, o->mode);
+		if (k < 0)
+			return ctl_usage_error(
+				cmd, "--mode %s: must be monitor or intercept", o->mode);
+		l->value.mode = (uint8_t)k;
+		l->given |= LB_LIMIT_G_MODE;
+	}
+	if (o->prefix != NULL) {
+		if (!ctl_parse_uint(o->prefix, 32, &v) || v == 0)
+			return ctl_usage_error(cmd, "--prefix %s: must be 1..32", o->prefix);
+		l->prefix = (uint8_t)v;
+		l->given |= LB_LIMIT_G_PREFIX;
+	}
+	if (o->refuse != NULL) {
+		k = lb_limit_name_find(lb_refuse_names, 3, o->refuse);
+		if (k < 0)
+			return ctl_usage_error(
+				cmd, "--refuse %s: must be drop, rst or icmp", o->refuse);
+		l->refuse = (uint8_t)k;
+		l->given |= LB_LIMIT_G_REFUSE;
+	}
+	if (l->given == 0)
+		return ctl_usage_error(cmd, "nothing to change: give the LIMIT or an option");
+	return 0;
+}
+
 int
 ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *const *args,
 	int n_args, struct lb_msg *req)
@@ -757,6 +839,9 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 				sizeof(ctl->mux) - 1);
 		snprintf(ctl->mux, sizeof(ctl->mux), "%s", args[0]);
 		return 0;
+	case LB_CTL_LIMIT_SET:
+	case LB_CTL_LIMIT_DEL:
+		return ctl_parse_limit(cmd, o, args, n_args, ctl);
 	default:
 		return 0;
 	}

@@ -51,6 +51,14 @@ const struct ctl_cmd ctl_cmds[] = {
 	{"config", "apply", LB_CTL_APPLY, 1, 1, 0, true, "config apply [-f] FILE"},
 	{"mux", "drain", LB_CTL_MUX_DRAIN, 1, 1, 0, true, "mux drain ID"},
 	{"mux", "undrain", LB_CTL_MUX_UNDRAIN, 1, 1, 0, true, "mux undrain ID"},
+	{"limit", "set", LB_CTL_LIMIT_SET, 2, 3,
+		CTL_O_PROTO | CTL_O_BURST | CTL_O_MODE | CTL_O_PREFIX | CTL_O_REFUSE, true,
+		"limit set VIP:PORT|mux per_source|new_per_second|max_connections [LIMIT] "
+		"[--burst N] [--mode monitor|intercept] [--prefix N] [--refuse drop|rst|icmp] "
+		"[--proto tcp|udp]"},
+	{"limit", "del", LB_CTL_LIMIT_DEL, 1, 2, CTL_O_PROTO, true,
+		"limit del VIP:PORT|mux [RULE] [--proto tcp|udp]"},
+	{"limit", "list", LB_CTL_LIMIT_LIST, 0, 0, 0, false, "limit list"},
 };
 
 const size_t ctl_n_cmds = sizeof(ctl_cmds) / sizeof(ctl_cmds[0]);

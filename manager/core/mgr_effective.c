@@ -290,6 +290,7 @@ mgr_health_effective(struct mgr_health *h, const struct lb_ftable *desired, uint
 	lb_ftable_free(out);
 	out->seed = desired->seed;
 	out->maglev_size = desired->maglev_size;
+	out->mux_rate = desired->mux_rate;
 	out->services = calloc(desired->n_services + 1, sizeof(*out->services));
 	if (out->services == NULL)
 		return -LB_ENOMEM;

@@ -416,6 +416,13 @@ mgr_summary_why(const struct lb_ftable *from, const struct lb_ftable *to, char *
 	if (from->maglev_size != to->maglev_size)
 		item(&s, "maglev size %u->%u", from->maglev_size, to->maglev_size);
 	drain_changes(&s, from, to);
+	if (!lb_limit_rule_equal(&from->mux_rate, &to->mux_rate)) {
+		char r[96] = "none";
+
+		if (to->mux_rate.limit != 0)
+			lb_limit_rule_str(&to->mux_rate, "new_per_second", 0, r, sizeof(r));
+		item(&s, "~limits mux: %s", r);
+	}
 	for (i = 0; i < from->n_services; i++) {
 		struct lb_svc_key k;
 
@@ -437,6 +444,13 @@ mgr_summary_why(const struct lb_ftable *from, const struct lb_ftable *to, char *
 				n->n_backends, n->n_backends == 1 ? "" : "s");
 		else
 			backend_changes(&s, &from->services[f], n);
+		if (f >= 0 ? !lb_limits_equal(&from->services[f].limits, &n->limits)
+			   : lb_limits_any(&n->limits)) {
+			char r[320];
+
+			lb_limits_str(&n->limits, r, sizeof(r));
+			item(&s, "~limits %s: %s", mgr_svc_str(n, sv, sizeof(sv)), r);
+		}
 	}
 	withdraw_changes(&s, from, to);
 	if (s.more > 0)

@@ -155,6 +155,21 @@ t_served_by() {
 	return 1
 }
 
+# t_vm_servers NAME PORT CMD...: CMD in every VM's namespace, as process
+# NAME-VM (@VM@ in CMD is replaced by the VM's name); returns once
+# each listens on PORT (fails with the process's log if one died).
+t_vm_servers() {
+	local name=$1 port=$2 v
+	shift 2
+	for v in "${LAB_VMS[@]}"; do
+		lab_spawn "$name-$v" "$(lab_ns_vm "$v")" "${@//@VM@/$v}"
+	done
+	t_listening_on() { ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q LISTEN; }
+	for v in "${LAB_VMS[@]}"; do
+		lab_until_alive "$name-$v" t_listening_on "$(lab_ns_vm "$v")" "$port" || return 1
+	done
+}
+
 # t_sinks: every VM's HTTP server gives way to an upload sink on the same
 # port (tests/netns/uploads.py: it answers each upload with its length and
 # SHA-256), both families.

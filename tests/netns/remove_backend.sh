@@ -28,14 +28,8 @@ lab_configs 1 1 1 1
 lab_flow_table "$LAB_VIP_PORT:$LAB_BE_PORT $conn_port:$conn_port" "$all"
 lab_flow_table_apply
 lab_servers_start
-for v in "${LAB_VMS[@]}"; do
-	lab_spawn "conn-$v" "$(lab_ns_vm "$v")" \
-		"$LAB_PY" "$LAB_SRC/tests/netns/long_conns.py" serve --name "$v" --port "$conn_port"
-done
-conn_listening() { ip netns exec "$1" ss -Hltn "sport = :$conn_port" | grep -q LISTEN; }
-for v in "${LAB_VMS[@]}"; do
-	lab_until_alive "conn-$v" conn_listening "$(lab_ns_vm "$v")"
-done
+t_vm_servers conn "$conn_port" \
+	"$LAB_PY" "$LAB_SRC/tests/netns/long_conns.py" serve --name @VM@ --port "$conn_port"
 lab_mux_start
 lab_agent_start 1
 lab_agent_start 2

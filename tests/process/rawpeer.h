@@ -18,7 +18,7 @@
 #include "lb_codec.h"
 #include "lb_ftable.h"
 
-#define RP_TYPES (LB_MSG_SYNC + 1)
+#define RP_TYPES (LB_MSG_SHARES + 1)
 #define RP_TICK_MS 50
 #define RP_CTL_TIMEOUT_MS 10000
 

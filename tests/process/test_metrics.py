@@ -25,8 +25,12 @@ from sluicetest.metrics import promtool_check, scrape_until, url_in_log
 from sluicetest.procs import Daemons, poll, required_args, test_prefix
 
 VIP = "192.0.2.10"
+# A monitor rule (counts, refuses nothing) and a mux-wide cap that never
+# refuses: the forwarding below is what it is without them.
 MUX_SERVICE = Service(VIP, "tcp", 80, [Backend("10.1.0.1", 8080, "10.0.1.1"),
-                                       Backend("10.1.0.2", 8080, "10.0.1.2")])
+                                       Backend("10.1.0.2", 8080, "10.0.1.2")],
+                      limits={"new_per_second": {"limit": 100, "burst": 100}})
+MUX_RATE = {"limit": 1000000, "mode": "intercept"}
 PA, MUX, DIP, CLIENT = "10.0.1.1", "10.255.0.1", "10.1.0.11", "198.51.100.7"
 VM = AgentVM("vm11", DIP, "02:00:00:01:01:11")
 AGENT_SERVICE = Service(VIP, "tcp", 80, [Backend(DIP, 8080, PA)])
@@ -64,7 +68,7 @@ def test_mux(check, args, tmp):
     wrpcap(inp, pkts)
     prefix = test_prefix("met", "mux")
     with open(cfg, "w") as f:
-        f.write(MuxConfig([MUX_SERVICE]).render(
+        f.write(MuxConfig([MUX_SERVICE], mux_rate=MUX_RATE).render(
             devargs=f"net_pcap0,rx_pcap={inp},tx_pcap={out}", file_prefix=prefix,
             metrics="127.0.0.1:0"))
     daemons = Daemons(tmp)
@@ -95,6 +99,19 @@ def test_mux(check, args, tmp):
                   s.value("sluice_conn_table_capacity") >= 65536,
                   "connection tables: 300 entries of at least 65536")
             check(s.total("sluice_worker_loops_total") > 0, "the worker's loops are counted")
+            rule = dict(svc, rule="new_per_second")
+            lim = {n: s.value(f"sluice_limit_rule_{n}_total", **rule)
+                   for n in ("checks", "passed", "would_deny", "denied")}
+            check(lim["checks"] == 300 and lim["denied"] == 0 and 0 < lim["would_deny"] < 300
+                  and lim["passed"] + lim["would_deny"] == 300,
+                  f"the monitor rule's counters: 300 SYNs checked, a bucket of 100 "
+                  f"passes some, the rest would be denied, none is: {lim}")
+            check(s.value("sluice_limit_would_deny_total") == lim["would_deny"],
+                  "the total limit_would_deny matches the rule's")
+            mux = {n: s.value(f"sluice_limit_mux_{n}_total")
+                   for n in ("checks", "passed", "denied")}
+            check(mux == {"checks": 300, "passed": 300, "denied": 0},
+                  f"the mux-wide cap checked the 300 SYNs and passed them: {mux}")
         try:
             urllib.request.urlopen(url.replace("/metrics", "/other"), timeout=5)
             check(False, "another path is not found (404)")

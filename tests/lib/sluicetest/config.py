@@ -51,23 +51,44 @@ class Backend:
             self.dip, self.port, w, st, self.host)
 
 
+def render_rule(name, rule):
+    """One admission rule: name = { limit = ...; burst = ...; mode = "..."; };"""
+    body = " ".join('%s = %s;' % (k, '"%s"' % v if isinstance(v, str) else v)
+                    for k, v in rule.items())
+    return "%s = { %s };" % (name, body)
+
+
+def render_limits(limits):
+    """A service's limits group from a dict: rule name -> dict of fields,
+    and "refuse" -> "drop" | "rst" | "icmp" (docs/protection.md)."""
+    parts = []
+    for k, v in limits.items():
+        parts.append('refuse = "%s";' % v if k == "refuse" else render_rule(k, v))
+    return "limits = { %s };" % " ".join(parts)
+
+
 class Service:
-    def __init__(self, vip, proto, port, backends):
+    def __init__(self, vip, proto, port, backends, limits=None):
         self.vip, self.proto, self.port, self.backends = vip, proto, port, backends
+        self.limits = limits
 
     def key(self):
         return (self.vip, PROTO_NUM[self.proto], self.port)
 
 
-def render_flow_table(services, hash_seed=DEFAULT_SEED, maglev_size=None):
-    """The flow_table group (the mux's and the agent's), as lines."""
+def render_flow_table(services, hash_seed=DEFAULT_SEED, maglev_size=None, mux_rate=None):
+    """The flow_table group (the mux's and the agent's), as lines; mux_rate:
+    the mux-wide rule (a dict, as render_rule takes)."""
     lines = ["flow_table = {", '\thash_seed = "%s";' % hash_seed]
     if maglev_size is not None:
         lines.append("\tmaglev_size = %d;" % maglev_size)
+    if mux_rate is not None:
+        lines.append("\t" + render_rule("mux_new_per_second", mux_rate))
     lines.append("\tservices = (")
     for i, s in enumerate(services):
-        lines.append('\t\t{ vip = "%s"; protocol = "%s"; port = %d; backends = (' % (
-            s.vip, s.proto, s.port))
+        lim = "" if s.limits is None else " " + render_limits(s.limits)
+        lines.append('\t\t{ vip = "%s"; protocol = "%s"; port = %d;%s backends = (' % (
+            s.vip, s.proto, s.port, lim))
         for j, b in enumerate(s.backends):
             lines.append("\t\t\t" + b.render() + ("," if j + 1 < len(s.backends) else ""))
         lines.append("\t\t) }" + ("," if i + 1 < len(services) else ""))
@@ -91,8 +112,8 @@ class MuxConfig:
     def __init__(self, services, tunnel_address="10.255.0.1",
                  next_hop_mac="02:00:00:00:00:fe", mtu=None, tunnel_ttl=None,
                  arp_for_vips=None, workers=None, hash_seed=DEFAULT_SEED,
-                 maglev_size=None, probers=None, idle_sleep_us=None,
-                 tunnel_address6=None, next_hop_mac6=None, nd_for_vips=None):
+                 maglev_size=None, probers=None, idle_sleep_us=None, mux_rate=None,
+                 conn_table=None, tunnel_address6=None, next_hop_mac6=None, nd_for_vips=None):
         self.services = services
         self.tunnel_address = tunnel_address
         self.tunnel_address6 = tunnel_address6
@@ -107,6 +128,8 @@ class MuxConfig:
         self.maglev_size = maglev_size
         self.probers = probers
         self.idle_sleep_us = idle_sleep_us
+        self.mux_rate = mux_rate
+        self.conn_table = conn_table  # dict: the mux's conn_table group
 
     @property
     def ttl(self):
@@ -142,6 +165,9 @@ class MuxConfig:
             mux.append("\tarp_for_vips = %s;" % ("true" if self.arp_for_vips else "false"))
         if self.probers is not None:
             mux.append("\tprobers = %s;" % _strings(self.probers))
+        if self.conn_table is not None:
+            mux.append("\tconn_table = { %s };" % " ".join(
+                "%s = %d;" % kv for kv in self.conn_table.items()))
         w = workers if workers is not None else self.workers
         if w is not None:
             mux.append("\tworkers = %d;" % w)
@@ -152,7 +178,8 @@ class MuxConfig:
             lines.append('ports = ( { %sdevargs = "%s"; } );' % (name, devargs))
         lines += metrics_lines(metrics)
         if self.services is not None:
-            lines += render_flow_table(self.services, self.hash_seed, self.maglev_size)
+            lines += render_flow_table(self.services, self.hash_seed, self.maglev_size,
+                                       self.mux_rate)
         return "\n".join(lines + [""])
 
 

@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Input for the limits case: SYN trains against admission rules
+(docs/protection.md), one block per service, in the order the mux sees them.
+
+    RATE  new_per_second 1/s, burst 20, intercept, refuse drop: 60 SYNs from
+          60 clients (20 pass), then 5 ACKs of connections the mux has no
+          entry for (established: never checked, never cut)
+    CONNS max_connections 10, intercept, refuse rst: 30 SYNs (10 pass), FIN
+          from 5 of those that passed (5 released), 8 more SYNs (5 pass)
+    SRC   per_source 1/s, burst 3, /24, intercept, refuse icmp: 10 SYNs from
+          one /24 (3 pass), 2 from another /24 (both pass)
+    MON   new_per_second 1/s, burst 5, monitor: 20 SYNs, all forwarded,
+          15 would have been refused
+    FREE  no rules: 10 SYNs
+    TOP   new_per_second 100000/s, monitor (never refuses): 30 SYNs from one
+          client, 20 from a second, 12 from a third, then 40 from 40 others;
+          the top talkers name the three with their exact counts
+
+The rates are 1/s with bursts far above what a second's refill adds, so the
+counts are exact however fast the mux reads the file (well within a
+second).
+
+    /usr/bin/python3 gen.py DIR     writes DIR/limits.pcap
+"""
+import os
+import sys
+
+from scapy.layers.inet import IP, TCP
+from scapy.layers.l2 import Ether
+
+from sluicetest import pcap as sp
+
+RATE, CONNS, SRC, MON, FREE, TOP = ("192.0.2.50", "192.0.2.51", "192.0.2.52", "192.0.2.53",
+                                    "192.0.2.54", "192.0.2.55")
+
+
+def _svc(vip, n, limits):
+    return sp.Service(vip, "tcp", 80, [
+        sp.Backend("10.5.%d.1" % n, 8080, "10.0.50.%d" % n),
+        sp.Backend("10.5.%d.2" % n, 8080, "10.0.51.%d" % n),
+    ], limits=limits)
+
+
+SERVICES = [
+    _svc(RATE, 1, {"new_per_second": {"limit": 1, "burst": 20, "mode": "intercept"}}),
+    _svc(CONNS, 2, {"max_connections": {"limit": 10, "mode": "intercept"}, "refuse": "rst"}),
+    _svc(SRC, 3, {"per_source": {"limit": 1, "burst": 3, "prefix": 24, "mode": "intercept"},
+                  "refuse": "icmp"}),
+    _svc(MON, 4, {"new_per_second": {"limit": 1, "burst": 5}}),
+    _svc(FREE, 5, None),
+    _svc(TOP, 6, {"new_per_second": {"limit": 100000}}),
+]
+
+# What the rules should make of it: (checked, passed, would_deny, denied).
+EXPECT = {
+    RATE: ("new_per_second", (60, 20, 0, 40)),
+    CONNS: ("max_connections", (38, 15, 0, 23)),
+    SRC: ("per_source", (12, 5, 0, 7)),
+    MON: ("new_per_second", (20, 5, 15, 0)),
+    TOP: ("new_per_second", (102, 102, 0, 0)),
+}
+TALKERS = [("100.80.0.1", 30), ("100.80.0.2", 20), ("100.80.0.3", 12)]
+FORWARDED = (20 + 5) + (10 + 5 + 5) + (3 + 2) + 20 + 10 + 102
+RSTS, ICMPS, DROPS = 23, 7, 40
+CONNS_LIVE, CONNS_HELD = 10, 15
+
+
+def tcp(src, vip, sport, flags, seq=1000, payload=b""):
+    return bytes(Ether(src=sp.CLIENT_MAC, dst=sp.ROUTER_MAC) /
+                 IP(src=src, dst=vip, id=sport & 0xffff, flags="DF") /
+                 TCP(sport=sport, dport=80, flags=flags, seq=seq) / payload)
+
+
+def frames():
+    """[(frame, verdict)]: verdict "fwd", "drop", "rst" or "icmp"."""
+    out = []
+    for i in range(60):
+        out.append((tcp("198.51.100.%d" % (i + 1), RATE, 40000 + i, "S"),
+                    "fwd" if i < 20 else "drop"))
+    for i in range(5):
+        out.append((tcp("198.51.101.%d" % (i + 1), RATE, 41000 + i, "A"), "fwd"))
+    for i in range(30):
+        out.append((tcp("203.0.113.%d" % (i + 1), CONNS, 42000 + i, "S", seq=7000 + i),
+                    "fwd" if i < 10 else "rst"))
+    for i in range(5):
+        out.append((tcp("203.0.113.%d" % (i + 1), CONNS, 42000 + i, "FA", seq=7001 + i), "fwd"))
+    for i in range(8):
+        # One carries data on its SYN: the RST acknowledges it too.
+        out.append((tcp("203.0.113.%d" % (101 + i), CONNS, 43000 + i, "S", seq=9000 + i,
+                        payload=b"hello" if i == 7 else b""),
+                    "fwd" if i < 5 else "rst"))
+    for i in range(10):
+        out.append((tcp("198.18.0.%d" % (i + 1), SRC, 44000 + i, "S"), "fwd" if i < 3 else "icmp"))
+    for i in range(2):
+        out.append((tcp("198.18.1.%d" % (i + 1), SRC, 44100 + i, "S"), "fwd"))
+    for i in range(20):
+        out.append((tcp("100.64.0.%d" % (i + 1), MON, 45000 + i, "S"), "fwd"))
+    for i in range(10):
+        out.append((tcp("100.65.0.%d" % (i + 1), FREE, 46000 + i, "S"), "fwd"))
+    sport = 50000
+    for src, n in TALKERS:
+        for i in range(n):
+            out.append((tcp(src, TOP, sport, "S"), "fwd"))
+            sport += 1
+    for i in range(40):
+        out.append((tcp("100.81.0.%d" % (i + 1), TOP, sport, "S"), "fwd"))
+        sport += 1
+    return out
+
+
+if __name__ == "__main__":
+    sp.write_pcap(os.path.join(sys.argv[1], "limits.pcap"), [f for f, _ in frames()])

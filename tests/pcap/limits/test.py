@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""limits: admission rules on SYN trains (gen.py), with exact counts per
+rule; the RST and the ICMP administratively prohibited checked field by
+field; monitor forwards all; the top talkers of a service; a flooded service's entries stop at its quota
+while another service still gets its own.
+"""
+import struct
+
+import gen
+from sluicetest import pcap as sp
+
+
+def check_rst(case, out, inp, what):
+    o, i = sp.Frame(out), sp.Frame(inp)
+    orig = i.ip
+    case.eq(sp.mac_str(o.dst), sp.mac_str(i.src), what + ": ethernet dst = client's")
+    case.eq(sp.mac_str(o.src), sp.PORT_MAC, what + ": ethernet src = port MAC")
+    ip = o.ip
+    case.eq((ip.version, ip.ihl, ip.proto, ip.total), (4, 5, sp.PROTO_TCP, 40),
+            what + ": IPv4 header, TCP, 40 bytes")
+    case.eq((ip.src, ip.dst), (orig.dst, orig.src), what + ": from the VIP to the client")
+    case.eq((ip.ttl, ip.id, ip.df, ip.mf, ip.frag), (64, 0, True, False, 0),
+            what + ": TTL 64, id 0, DF")
+    case.eq(len(out), 14 + 40, what + ": frame length")
+    case.check(sp.ip_csum_ok(ip.header), "%s: IP checksum", what)
+    sport, dport, seq, ack, off, flags, win, _, urg = struct.unpack("!HHIIBBHHH", ip.payload)
+    osport, odport, oseq = struct.unpack("!HHI", orig.payload[:8])
+    payload = orig.total - orig.hlen - (orig.payload[12] >> 4) * 4
+    case.eq((sport, dport), (odport, osport), what + ": ports turned around")
+    case.eq(seq, 0, what + ": seq 0")
+    case.eq(ack, (oseq + 1 + payload) & 0xffffffff, what + ": ack = client seq + SYN + data")
+    case.eq(off >> 4, 5, what + ": no options")
+    case.eq(flags, 0x14, what + ": RST|ACK")
+    case.eq((win, urg), (0, 0), what + ": window and urgent pointer 0")
+    case.check(sp.l4_csum_ok(ip.data, sp.PROTO_TCP), "%s: TCP checksum", what)
+
+
+def check_icmp(case, out, inp, what):
+    o, i = sp.Frame(out), sp.Frame(inp)
+    orig = i.ip
+    case.eq(sp.mac_str(o.dst), sp.mac_str(i.src), what + ": ethernet dst = client's")
+    case.eq(sp.mac_str(o.src), sp.PORT_MAC, what + ": ethernet src = port MAC")
+    ip = o.ip
+    case.eq((ip.version, ip.ihl, ip.proto), (4, 5, sp.PROTO_ICMP), what + ": IPv4/ICMP")
+    case.eq((ip.src, ip.dst), (orig.dst, orig.src), what + ": from the VIP to the client")
+    case.eq(ip.total, 28 + orig.total, what + ": quotes the whole SYN")
+    case.eq(len(out), 14 + ip.total, what + ": frame length")
+    case.eq((ip.ttl, ip.mf, ip.frag), (64, False, 0), what + ": TTL 64, no fragment")
+    case.check(sp.ip_csum_ok(ip.header), "%s: IP checksum", what)
+    icmp = ip.payload
+    case.eq((icmp[0], icmp[1]), (3, 13), what + ": type 3 code 13 (administratively prohibited)")
+    case.eq(icmp[4:8], b"\0\0\0\0", what + ": unused word")
+    case.eq(icmp[8:], orig.data, what + ": the quote is the client's datagram")
+    case.check(sp.l4_csum_ok(ip.data, sp.PROTO_ICMP), "%s: ICMP checksum", what)
+
+
+def rules_case(case):
+    rows = gen.frames()
+    cfg = sp.MuxConfig(gen.SERVICES)
+    run = case.run(cfg, [[f for f, _ in rows]])
+    # Output frames by the input they answer: (client, sport).
+    got = {}
+    for fr in run.outputs[0]:
+        f = sp.Frame(fr)
+        ip = sp.inner_of(fr) or f.ip
+        if ip.proto == sp.PROTO_ICMP:
+            q = sp.IPv4(ip.payload[8:])
+            key = (q.src, q.ports()[0])
+            kind = "icmp"
+        elif f.ip.proto == sp.PROTO_IPIP:
+            key, kind = (ip.src, ip.ports()[0]), "fwd"
+        else:
+            key, kind = (ip.dst, ip.ports()[1]), "rst"
+        got.setdefault(key, []).append((kind, fr))
+    counts = {}
+    for fr, want in rows:
+        ip = sp.Frame(fr).ip
+        key = (ip.src, ip.ports()[0])
+        what = "%s:%d -> %s %s" % (ip.src, key[1], ip.dst, want)
+        outs = got.get(key, [])
+        # A flow whose SYN passed and whose FIN follows has two outputs.
+        kinds = [k for k, _ in outs]
+        if want == "drop":
+            case.eq(kinds, [], what + ": nothing comes out")
+            continue
+        if not case.check(want in kinds, "%s: got %s", what, kinds):
+            continue
+        k, out = outs.pop(kinds.index(want))
+        counts[want] = counts.get(want, 0) + 1
+        if want == "fwd":
+            sp.check_encap(case, cfg, out, fr, what)
+        elif want == "rst":
+            check_rst(case, out, fr, what)
+        else:
+            check_icmp(case, out, fr, what)
+    case.eq(sum(len(v) for v in got.values()), 0, "no output beyond the expected")
+    case.eq(counts.get("fwd"), gen.FORWARDED, "forwarded")
+    case.eq(counts.get("rst"), gen.RSTS, "RSTs")
+    case.eq(counts.get("icmp"), gen.ICMPS, "ICMP replies")
+    case.drops_exactly(run, {"limit_refused": gen.DROPS}, "limits")
+    case.eq(run.stats["limit_rst_sent"], gen.RSTS, "limit_rst_sent")
+    case.eq(run.stats["limit_icmp_sent"], gen.ICMPS, "limit_icmp_sent")
+    case.eq(run.stats["limit_denied"], gen.RSTS + gen.ICMPS + gen.DROPS, "limit_denied")
+    case.eq(run.stats["limit_would_deny"], 15, "limit_would_deny")
+    case.eq(run.stats["limit_checked"], sum(e[1][0] for e in gen.EXPECT.values()),
+            "limit_checked")
+    by_vip = {s["vip"]: s for s in run.stats["services"]}
+    for vip, (rule, want) in gen.EXPECT.items():
+        c = by_vip[vip].get("limits", {}).get(rule, {})
+        case.eq((c.get("checked"), c.get("passed"), c.get("would_deny"), c.get("denied")),
+                want, "%s %s: (checked, passed, would_deny, denied)" % (vip, rule))
+    case.check("limits" not in by_vip[gen.FREE], "a service without rules reports none")
+    top = [(t["src"], t["count"], t["err"]) for t in by_vip[gen.TOP].get("top", [])]
+    case.eq(top[:3], [(s, n, 0) for s, n in gen.TALKERS],
+            "TOP: the top talkers, exact counts, no error")
+    case.check(len(top) == 5 and all(c - e <= 1 for _, c, e in top[3:]),
+               "TOP: the others are one-connection clients within their error: %s", top[3:])
+    case.eq((by_vip[gen.CONNS]["live"], by_vip[gen.CONNS]["held"]),
+            (gen.CONNS_LIVE, gen.CONNS_HELD), "CONNS: (live, held): FIN releases")
+
+
+def quota_case(case):
+    """One service floods (30 new flows against a quota of 10 entries): its
+    flows beyond the quota are forwarded without an entry, and another
+    service still gets entries."""
+    rows = [sp.Frame(gen.tcp("100.70.0.%d" % (i + 1), gen.FREE, 47000 + i, "S")).raw
+            for i in range(30)]
+    rows += [gen.tcp("100.71.0.%d" % (i + 1), gen.RATE, 48000 + i, "S") for i in range(5)]
+    cfg = sp.MuxConfig(gen.SERVICES, conn_table={"entries": 1024, "service_share": 1})
+    run = case.run(cfg, [rows], tag="quota")
+    case.eq(len(run.outputs[0]), 35, "quota: everything forwarded")
+    for out, inp in zip(run.outputs[0], rows):
+        sp.check_encap(case, cfg, out, inp, "quota")
+    case.eq(run.stats["conn_quota"], 20, "quota: flows past the service's 10 entries")
+    case.eq(run.stats["conn_new"], 35, "quota: all are new connections")
+    case.eq(run.stats["conn_live"], 15, "quota: 10 entries of the flood, 5 of the other")
+    by_vip = {s["vip"]: s for s in run.stats["services"]}
+    case.eq(by_vip[gen.FREE]["held"], 10, "quota: flooded service holds its quota")
+    case.eq(by_vip[gen.RATE]["held"], 5, "quota: the other service got its entries")
+    case.drops_exactly(run, {}, "quota")
+
+
+def main():
+    with sp.Case("limits") as case:
+        rules_case(case)
+        quota_case(case)
+
+
+if __name__ == "__main__":
+    main()
