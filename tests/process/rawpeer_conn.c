@@ -40,6 +40,7 @@ static const char *const rp_type_names[RP_TYPES] = {
 	[LB_MSG_CTL_REPLY] = "CTL_REPLY",
 	[LB_MSG_CHALLENGE] = "CHALLENGE",
 	[LB_MSG_SYNC] = "SYNC",
+	[LB_MSG_SHARES] = "SHARES",
 };
 
 uint64_t
