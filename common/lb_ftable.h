@@ -60,7 +60,7 @@ struct lb_service_cfg {
 	struct lb_addr vip;
 	uint16_t port; /* host order */
 	uint8_t proto; /* LB_IPPROTO_TCP or LB_IPPROTO_UDP */
-	uint8_t af; /* LB_AF_INET or LB_AF_INET6: the VIP's and every DIP's */
+	uint8_t af;    /* LB_AF_INET or LB_AF_INET6: the VIP's and every DIP's */
 	/*
 	 * Routing: every mux withdraws this VIP (its healthy backends fell
 	 * below the pool's withdraw_below; the manager sets it on every

@@ -225,7 +225,8 @@ table(struct mgr_api *api, const struct mgr_driver_view *dv, const struct lb_fta
 						     : "another service of the VIP is below");
 		mgr_buf_printf(j,
 			"%s{\"vip\":\"%s\",\"family\":%u,\"protocol\":\"%s\",\"port\":%u,"
-			"\"id\":%u,\"registered\":%u,\"healthy\":%u,\"fail_open\":%s,\"withdrawn\":%s,"
+			"\"id\":%u,\"registered\":%u,\"healthy\":%u,\"fail_open\":%s,\"withdrawn\":"
+			"%s,"
 			"\"below_withdraw\":%s,\"pool\":",
 			first ? "" : ",", lb_addr_ntop(sc->af, &sc->vip, a, sizeof(a)), sc->af,
 			sc->proto == LB_IPPROTO_UDP ? "udp" : "tcp", sc->port, sc->id,

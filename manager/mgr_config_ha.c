@@ -25,8 +25,8 @@
 #include "mgr_config.h"
 
 static int
-get_path(const config_setting_t *g, const char *name, const char *cfg_path, char *out,
-	size_t len, struct lb_cfg_err *err)
+get_path(const config_setting_t *g, const char *name, const char *cfg_path, char *out, size_t len,
+	struct lb_cfg_err *err)
 {
 	const char *v = NULL;
 	int rc = lb_cfg_get_string(g, name, false, NULL, &v, err);
@@ -53,10 +53,12 @@ load_endpoints(const config_setting_t *e, struct mgr_config *cfg, struct lb_cfg_
 		return lb_cfg_error(err, e, "endpoints",
 			"missing: the etcd members' client URLs, [ \"http://HOST:2379\", ... ]");
 	if (!config_setting_is_array(l) && !config_setting_is_list(l))
-		return lb_cfg_error(err, l, NULL, "expected a list of URLs [ \"http://...\", ... ]");
+		return lb_cfg_error(
+			err, l, NULL, "expected a list of URLs [ \"http://...\", ... ]");
 	n = config_setting_length(l);
 	if (n < 1 || n > MGR_ETCD_ENDPOINTS)
-		return lb_cfg_error(err, l, NULL, "1 to %d endpoints, not %d", MGR_ETCD_ENDPOINTS, n);
+		return lb_cfg_error(
+			err, l, NULL, "1 to %d endpoints, not %d", MGR_ETCD_ENDPOINTS, n);
 	for (i = 0; i < n; i++) {
 		const config_setting_t *u = config_setting_get_elem(l, (unsigned)i);
 		const char *url = config_setting_get_string(u);
@@ -117,20 +119,20 @@ load_etcd(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_err *
 		(rc = load_endpoints(e, cfg, err)) != 0 || (rc = load_prefix(e, cfg, err)) != 0)
 		return rc;
 	/* etcd refuses a lease below 2 s with its default election timeout. */
-	if ((rc = lb_cfg_get_int(e, "lease_ttl", false, 2, 300, MGR_DEFAULT_LEASE_TTL_S, &v,
-		     err)) != 0)
+	if ((rc = lb_cfg_get_int(
+		     e, "lease_ttl", false, 2, 300, MGR_DEFAULT_LEASE_TTL_S, &v, err)) != 0)
 		return rc;
 	cfg->mc_lease_ttl_s = (uint32_t)v;
 	if ((rc = lb_cfg_get_int(e, "timeout_ms", false, 100, 10000, MGR_DEFAULT_ETCD_TIMEOUT_MS,
 		     &v, err)) != 0)
 		return rc;
 	cfg->mc_etcd_timeout_ms = (uint32_t)v;
-	if ((rc = lb_cfg_get_int(e, "keep_versions", false, 100, 1000000,
-		     MGR_DEFAULT_KEEP_VERSIONS, &v, err)) != 0)
+	if ((rc = lb_cfg_get_int(e, "keep_versions", false, 100, 1000000, MGR_DEFAULT_KEEP_VERSIONS,
+		     &v, err)) != 0)
 		return rc;
 	cfg->mc_keep_versions = (uint32_t)v;
-	if ((rc = get_path(e, "ca", cfg->mc_path, cfg->mc_etcd_ca, sizeof(cfg->mc_etcd_ca),
-		     err)) != 0 ||
+	if ((rc = get_path(e, "ca", cfg->mc_path, cfg->mc_etcd_ca, sizeof(cfg->mc_etcd_ca), err)) !=
+			0 ||
 		(rc = get_path(e, "cert", cfg->mc_path, cfg->mc_etcd_cert,
 			 sizeof(cfg->mc_etcd_cert), err)) != 0 ||
 		(rc = get_path(e, "key", cfg->mc_path, cfg->mc_etcd_key, sizeof(cfg->mc_etcd_key),
@@ -151,8 +153,8 @@ dialable(const char *url)
 }
 
 static int
-get_adv(const config_setting_t *a, const char *name, const char *dflt, const char *from,
-	char *out, const config_setting_t *m, struct lb_cfg_err *err)
+get_adv(const config_setting_t *a, const char *name, const char *dflt, const char *from, char *out,
+	const config_setting_t *m, struct lb_cfg_err *err)
 {
 	const char *v = NULL;
 	int rc = a != NULL ? lb_cfg_get_string(a, name, false, NULL, &v, err) : 0;

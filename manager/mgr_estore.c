@@ -34,7 +34,7 @@ mgr_es_u64(const json_t *obj, const char *name)
 {
 	const json_t *v = json_object_get(obj, name);
 
-	return json_is_integer(v) ? (uint64_t)json_integer_value(v)
+	return json_is_integer(v)  ? (uint64_t)json_integer_value(v)
 	       : json_is_string(v) ? strtoull(json_string_value(v), NULL, 10)
 				   : 0;
 }
@@ -92,9 +92,8 @@ mgr_es_get(struct mgr_store *s, const char *suffix, bool *found, uint8_t **val, 
 	*found = false;
 	*val = NULL;
 	*n = 0;
-	rc = mgr_etcd_call(s->es->etcd, "/v3/kv/range", range_req(s->es->prefix, suffix, NULL,
-								 false),
-		true, &out, err, sizeof(err));
+	rc = mgr_etcd_call(s->es->etcd, "/v3/kv/range",
+		range_req(s->es->prefix, suffix, NULL, false), true, &out, err, sizeof(err));
 	if (rc != 0)
 		return mgr_es_fail(s, suffix + 1, err);
 	kv = json_array_get(json_object_get(out, "kvs"), 0);
@@ -184,8 +183,8 @@ mgr_es_del(const char *prefix, const char *suffix)
 json_t *
 mgr_es_del_range(const char *prefix, const char *from, const char *to)
 {
-	return json_pack("{s:{s:o,s:o}}", "request_delete_range", "key",
-		mgr_etcd_key(prefix, from), "range_end", mgr_etcd_key(prefix, to));
+	return json_pack("{s:{s:o,s:o}}", "request_delete_range", "key", mgr_etcd_key(prefix, from),
+		"range_end", mgr_etcd_key(prefix, to));
 }
 
 json_t *
@@ -200,8 +199,8 @@ static void
 guard_failed(struct mgr_store *s, const char *op, json_t *ans)
 {
 	json_t *resp = json_array_get(json_object_get(ans, "responses"), 0);
-	json_t *kv = json_array_get(
-		json_object_get(json_object_get(resp, "response_range"), "kvs"), 0);
+	json_t *kv =
+		json_array_get(json_object_get(json_object_get(resp, "response_range"), "kvs"), 0);
 	char msg[400];
 	uint8_t *v = NULL;
 	size_t n = 0;
@@ -263,8 +262,8 @@ mgr_es_txn(struct mgr_store *s, const char *op, json_t *compares, json_t *succes
 }
 
 int
-mgr_es_table(struct mgr_store *s, const uint8_t *buf, size_t n, const char *what,
-	struct lb_ftable *ft)
+mgr_es_table(
+	struct mgr_store *s, const uint8_t *buf, size_t n, const char *what, struct lb_ftable *ft)
 {
 	char e[256], msg[320];
 
@@ -280,8 +279,8 @@ mgr_es_table(struct mgr_store *s, const uint8_t *buf, size_t n, const char *what
 static bool
 our_key(const char *rest)
 {
-	static const char *const names[] = {"/schema", "/leader", "/meta", "/desired", "/pools",
-		"/committed", NULL};
+	static const char *const names[] = {
+		"/schema", "/leader", "/meta", "/desired", "/pools", "/committed", NULL};
 	static const char *const dirs[] = {
 		"/managers/", "/versions/", "/deltas/", "/tables/", "/rounds/", "/roundtbl/", NULL};
 	int i;
@@ -322,14 +321,15 @@ check_space(struct mgr_store *s)
 		uint8_t *k = NULL;
 
 		mgr_etcd_unb64(json_object_get(json_array_get(kvs, i), "key"), &k, &n);
-		if (k != NULL && (n <= plen || !our_key((char *)k + plen) ||
-					 (!found && strcmp((char *)k + plen, "/leader") != 0 &&
-						 strncmp((char *)k + plen, "/managers/", 10) != 0))) {
+		if (k != NULL &&
+			(n <= plen || !our_key((char *)k + plen) ||
+				(!found && strcmp((char *)k + plen, "/leader") != 0 &&
+					strncmp((char *)k + plen, "/managers/", 10) != 0))) {
 			snprintf(s->err, sizeof(s->err),
-				"etcd prefix %s holds %.200s, which is not a sluice manager's key%s: "
+				"etcd prefix %s holds %.200s, which is not a sluice manager's "
+				"key%s: "
 				"give another prefix (etcd.prefix)",
-				s->es->prefix, (char *)k,
-				found ? "" : " (and no schema key)");
+				s->es->prefix, (char *)k, found ? "" : " (and no schema key)");
 			rc = -LB_EIO;
 		}
 		free(k);
@@ -435,8 +435,8 @@ es_save_meta(struct mgr_store *s, const struct mgr_meta *m)
 	const char *p = s->es->prefix;
 
 	return mgr_es_txn(s, "save meta", NULL,
-		json_pack("[o,o]", mgr_es_put(p, "/schema", MGR_ESTORE_SCHEMA,
-					   strlen(MGR_ESTORE_SCHEMA)),
+		json_pack("[o,o]",
+			mgr_es_put(p, "/schema", MGR_ESTORE_SCHEMA, strlen(MGR_ESTORE_SCHEMA)),
 			mgr_es_put_json(p, "/meta", meta_json(m))));
 }
 
@@ -592,8 +592,8 @@ es_save_desired(struct mgr_store *s, const struct lb_ftable *ft, const struct mg
 static int
 mod_revision(struct mgr_store *s, const char *suffix, int64_t *rev)
 {
-	json_t *r = json_pack("{s:o,s:b}", "key", mgr_etcd_key(s->es->prefix, suffix), "keys_only",
-		1);
+	json_t *r =
+		json_pack("{s:o,s:b}", "key", mgr_etcd_key(s->es->prefix, suffix), "keys_only", 1);
 	char err[MGR_ETCD_ERR];
 	json_t *ans = NULL;
 

@@ -86,8 +86,8 @@ int mgr_es_txn(struct mgr_store *s, const char *op, json_t *compares, json_t *su
 int mgr_es_fail(struct mgr_store *s, const char *op, const char *msg);
 
 /* Table blobs and JSON fields. */
-int mgr_es_table(struct mgr_store *s, const uint8_t *buf, size_t n, const char *what,
-	struct lb_ftable *ft);
+int mgr_es_table(
+	struct mgr_store *s, const uint8_t *buf, size_t n, const char *what, struct lb_ftable *ft);
 void mgr_es_digest_hex(const uint8_t d[LB_DIGEST_LEN], char out[2 * LB_DIGEST_LEN + 1]);
 void mgr_es_digest_parse(const char *hex, uint8_t out[LB_DIGEST_LEN]);
 uint64_t mgr_es_u64(const json_t *obj, const char *name);
@@ -95,9 +95,8 @@ const char *mgr_es_str(const json_t *obj, const char *name);
 
 /* ---- mgr_estore_rounds.c ---- */
 int mgr_es_last_round(struct mgr_store *s, struct mgr_round_rec *r);
-int mgr_es_round_prepare(struct mgr_store *s, uint64_t version,
-	const uint8_t digest[LB_DIGEST_LEN], const char *summary, const struct lb_ftable *next,
-	int64_t *round_id);
+int mgr_es_round_prepare(struct mgr_store *s, uint64_t version, const uint8_t digest[LB_DIGEST_LEN],
+	const char *summary, const struct lb_ftable *next, int64_t *round_id);
 int mgr_es_round_abort(struct mgr_store *s, int64_t round_id, const char *reason);
 int mgr_es_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
 	const uint8_t digest[LB_DIGEST_LEN], const char *summary, const uint8_t *delta,

@@ -145,11 +145,11 @@ end_ops(struct mgr_store *s, const json_t *rec, uint64_t id, enum mgr_round_stat
 	mgr_es_numkey(rkey, sizeof(rkey), "rounds", id);
 	mgr_es_numkey(tkey, sizeof(tkey), "roundtbl", id);
 	mgr_es_digest_parse(mgr_es_str(rec, "digest"), digest);
-	json_array_append_new(ops,
-		mgr_es_put_json(s->es->prefix, rkey,
-			round_json(mgr_es_u64(rec, "version"), digest, st,
-				mgr_es_str(rec, "summary"), reason,
-				(int64_t)mgr_es_u64(rec, "started_ms"), wall_ms())));
+	json_array_append_new(
+		ops, mgr_es_put_json(s->es->prefix, rkey,
+			     round_json(mgr_es_u64(rec, "version"), digest, st,
+				     mgr_es_str(rec, "summary"), reason,
+				     (int64_t)mgr_es_u64(rec, "started_ms"), wall_ms())));
 	json_array_append_new(ops, mgr_es_del(s->es->prefix, tkey));
 }
 
@@ -347,7 +347,8 @@ mgr_es_history(struct mgr_store *s, uint32_t limit, struct mgr_hist **out)
 			h[n].mh_time_ms = (int64_t)(t ? t : mgr_es_u64(j, "started_ms"));
 			h[n].mh_aborted = true;
 			mgr_es_digest_parse(mgr_es_str(j, "digest"), h[n].mh_digest);
-			snprintf(h[n].mh_text, sizeof(h[n].mh_text), "%s", mgr_es_str(j, "summary"));
+			snprintf(
+				h[n].mh_text, sizeof(h[n].mh_text), "%s", mgr_es_str(j, "summary"));
 			snprintf(h[n].mh_reason, sizeof(h[n].mh_reason), "%s",
 				mgr_es_str(j, "reason"));
 			n++;

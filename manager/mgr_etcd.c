@@ -43,8 +43,7 @@ mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void
-say(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void
 say(char *err, size_t len, const char *fmt, ...)
@@ -278,7 +277,8 @@ perform(struct mgr_etcd *e, const char *path, json_t *body, bool idempotent, str
 		if (off < sizeof(tried))
 			off += (size_t)snprintf(tried + off, sizeof(tried) - off, "%s%s: %s",
 				off ? "; " : "", url,
-				cc == CURLE_OPERATION_TIMEDOUT ? "timed out" : curl_easy_strerror(cc));
+				cc == CURLE_OPERATION_TIMEDOUT ? "timed out"
+							       : curl_easy_strerror(cc));
 		if (!idempotent && !not_sent(cc))
 			break; /* it may have been applied: do not apply it twice */
 	}

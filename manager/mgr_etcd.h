@@ -55,8 +55,8 @@ void mgr_etcd_free(struct mgr_etcd *e);
  * err ("etcd http://127.0.0.1:2379/v3/kv/txn: timed out after 1000 ms";
  * an error etcd answered: "etcd: etcdserver: request is too large").
  */
-int mgr_etcd_call(struct mgr_etcd *e, const char *path, json_t *body, bool idempotent,
-	json_t **out, char *err, size_t len);
+int mgr_etcd_call(struct mgr_etcd *e, const char *path, json_t *body, bool idempotent, json_t **out,
+	char *err, size_t len);
 
 /*
  * A streaming call (/v3/watch): on_msg is given each JSON object as it

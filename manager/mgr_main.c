@@ -288,8 +288,7 @@ start_network(struct mgr *m, char *err, size_t len)
 static int
 start_members(struct mgr *m, char *err, size_t len)
 {
-	const struct mgr_members_hooks hooks = {
-		.ctx = m,
+	const struct mgr_members_hooks hooks = {.ctx = m,
 		.hello = member_hello,
 		.status = member_status,
 		.gone = member_gone,

@@ -21,8 +21,8 @@ struct mgr_store_ops {
 	void (*close)(struct mgr_store *s);
 	int (*load_meta)(struct mgr_store *s, struct mgr_meta *m);
 	int (*save_meta)(struct mgr_store *s, const struct mgr_meta *m);
-	int (*load_committed)(struct mgr_store *s, uint64_t *version,
-		uint8_t digest[LB_DIGEST_LEN], struct lb_ftable *ft);
+	int (*load_committed)(struct mgr_store *s, uint64_t *version, uint8_t digest[LB_DIGEST_LEN],
+		struct lb_ftable *ft);
 	int (*load_desired)(struct mgr_store *s, bool *found, struct lb_ftable *ft);
 	int (*save_desired)(struct mgr_store *s, const struct lb_ftable *ft,
 		const struct mgr_pools *pools, const struct mgr_meta *m);
@@ -57,8 +57,8 @@ void mgr_sqlite_close(struct mgr_store *s);
 int mgr_sqlite_load_meta(struct mgr_store *s, struct mgr_meta *m);
 int mgr_sqlite_save_meta(struct mgr_store *s, const struct mgr_meta *m);
 /* mgr_store_tables.c */
-int mgr_sqlite_load_committed(
-	struct mgr_store *s, uint64_t *version, uint8_t digest[LB_DIGEST_LEN], struct lb_ftable *ft);
+int mgr_sqlite_load_committed(struct mgr_store *s, uint64_t *version, uint8_t digest[LB_DIGEST_LEN],
+	struct lb_ftable *ft);
 int mgr_sqlite_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft);
 int mgr_sqlite_save_desired(struct mgr_store *s, const struct lb_ftable *ft,
 	const struct mgr_pools *pools, const struct mgr_meta *m);

@@ -715,8 +715,8 @@ mgr_vip_probe_failing(const struct mgr_vip_probe *v, int i, char *why, size_t le
 	if (vm->vm_fail < v->vp_failures)
 		return false;
 	snprintf(why, len, "no answer for %s through %s (%u in a row)",
-		ha_str(&vm->vm_fail_vip, a, sizeof(a)), via_str(vm, vm->vm_fail_vip.af, b, sizeof(b)),
-		vm->vm_fail);
+		ha_str(&vm->vm_fail_vip, a, sizeof(a)),
+		via_str(vm, vm->vm_fail_vip.af, b, sizeof(b)), vm->vm_fail);
 	return true;
 }
 

@@ -26,7 +26,7 @@
 #define LB_MSG_TEXT 256
 #define LB_MSG_ID 64
 #define LB_MSG_MAX_COUNTERS 256 /* a mux sends 4 per admission rule */
-#define LB_MSG_URL 256 /* a manager's URL, with the NUL */
+#define LB_MSG_URL 256		/* a manager's URL, with the NUL */
 /* A STATUS carries at most this many flow counts (struct lb_flow_count). */
 #define LB_MSG_MAX_FLOWS 512
 #define LB_MSG_MAX_PAS 4   /* an agent's PAs in HELLO (one per family) */
