@@ -27,8 +27,11 @@ under_way() { pop_downloads_past 131072; }
 check "all $N downloads are under way" lab_poll under_way
 
 pid1=$(lab_pid mux1)
-out=$(pop_tool failover --vip "$LAB_VIP" --pid "$pid1" --signal STOP --want 10.255.0.2 \
-	--victim-if rt-mux --survivor-if rt-mux2 --survivor-ta 10.255.0.2 --timeout 8) || true
+# the route figures below judge it; a non-zero exit is only reported
+if ! out=$(pop_tool failover --vip "$LAB_VIP" --pid "$pid1" --signal STOP --want 10.255.0.2 \
+	--victim-if rt-mux --survivor-if rt-mux2 --survivor-ta 10.255.0.2 --timeout 8); then
+	echo "# pop_tool failover exited non-zero: $out"
+fi
 echo "# SIGSTOP of mux 1: $out"
 stop_ms=$(pop_field "$out" route_ms)
 echo "# the router dropped the frozen mux 1 $stop_ms ms after SIGSTOP (hold time 3000 ms);" \
@@ -54,8 +57,11 @@ check "100 new connections while mux 1 is frozen all succeed" burst 100
 c2b=$(pop_tel_field 2 /sluice/stats .conn_new)
 check "mux 2 carried them ($((c2b - c2)) new connections)" test $((c2b - c2)) -ge 100
 
-out=$(pop_tool failover --vip "$LAB_VIP" --pid "$pid1" --signal CONT \
-	--want "10.255.0.1 10.255.0.2" --timeout 8) || true
+# the route figures below judge it; a non-zero exit is only reported
+if ! out=$(pop_tool failover --vip "$LAB_VIP" --pid "$pid1" --signal CONT \
+	--want "10.255.0.1 10.255.0.2" --timeout 8); then
+	echo "# pop_tool failover exited non-zero: $out"
+fi
 echo "# SIGCONT of mux 1: $out"
 cont_ms=$(pop_field "$out" route_ms)
 echo "# mux 1 announced again $cont_ms ms after SIGCONT"
@@ -76,13 +82,19 @@ check "both next hops again" pop_wait_nexthops "$(pop_all_tas)"
 # The whole process group stopped (a Ctrl-Z): BIRD stops too (it stays in
 # the mux's group on purpose), its keepalives stop, the router's hold timer
 # (3 s) withdraws mux 1. SIGCONT of the group: BIRD reconnects, announced.
-out=$(pop_tool failover --vip "$LAB_VIP" --pid "-$pid1" --signal STOP --want 10.255.0.2 \
-	--timeout 8) || true
+# the route figures below judge it; a non-zero exit is only reported
+if ! out=$(pop_tool failover --vip "$LAB_VIP" --pid "-$pid1" --signal STOP --want 10.255.0.2 \
+	--timeout 8); then
+	echo "# pop_tool failover exited non-zero: $out"
+fi
 gstop_ms=$(pop_field "$out" route_ms)
 check "group stop: the router's hold timer withdrew mux 1 ($gstop_ms ms < 4000)" \
 	t_py -c "import sys; sys.exit(not (0 <= float('$gstop_ms') < 4000))"
-out=$(pop_tool failover --vip "$LAB_VIP" --pid "-$pid1" --signal CONT \
-	--want "$(pop_all_tas)" --timeout 15) || true
+# the route figures below judge it; a non-zero exit is only reported
+if ! out=$(pop_tool failover --vip "$LAB_VIP" --pid "-$pid1" --signal CONT \
+	--want "$(pop_all_tas)" --timeout 15); then
+	echo "# pop_tool failover exited non-zero: $out"
+fi
 gcont_ms=$(pop_field "$out" route_ms)
 echo "# process group stopped: withdrawn by the router's hold timer after $gstop_ms ms;" \
 	"continued: announced again after $gcont_ms ms (a new session)"
@@ -95,8 +107,11 @@ check "group continued: the speaker, stopped too, did not take the old heartbeat
 # The speaker alone stopped: it cannot withdraw, and its BIRD would go on
 # announcing; the mux's route thread kills it, BIRD dies with it.
 spk=$(pop_tel_field 1 /sluice/route .speaker_pid)
-out=$(pop_tool failover --vip "$LAB_VIP" --pid "$spk" --signal STOP --want 10.255.0.2 \
-	--timeout 8) || true
+# the route figures below judge it; a non-zero exit is only reported
+if ! out=$(pop_tool failover --vip "$LAB_VIP" --pid "$spk" --signal STOP --want 10.255.0.2 \
+	--timeout 8); then
+	echo "# pop_tool failover exited non-zero: $out"
+fi
 sstop_ms=$(pop_field "$out" route_ms)
 echo "# speaker stopped: the mux killed it, the router dropped mux 1 after $sstop_ms ms"
 check "speaker stopped: mux 1 withdrawn within the hold time ($sstop_ms ms < 3000)" \
