@@ -15,8 +15,12 @@
 export LAB_MANAGED=1
 pop_t_init
 pop_t_up 2
-check "status: mux1 announces the VIP" \
+# The routes in status come with the mux's next STATUS, which may follow
+# the router's update: wait for it.
+announces_vip() {
 	test "$(lab_ctl --json status | jq -r '.members[] | select(.id == "mux1") | .route.announced[0].vip')" = "$LAB_VIP"
+}
+check "status: mux1 announces the VIP" lab_poll announces_vip
 check "status: the manager told mux1 it is in sync" test "$(pop_mux_json mux1 notice.in_sync)" = True
 
 N=16
