@@ -222,8 +222,10 @@ member_hello(void *ctx, int member, const char *id, const struct lb_addr *probe_
 	const struct lb_addr *probe_addr6)
 {
 	struct mgr *m = ctx;
+	struct mgr_vip_env env;
 
-	mgr_vip_probe_hello(m->vip, member, id, probe_addr, probe_addr6);
+	mgr_members_vip_env(m->members, &env);
+	mgr_vip_probe_hello(m->vip, &env, member, id, probe_addr, probe_addr6);
 }
 
 /* The VIP probes fence a mux through the commit state machine; it withdraws at once. */
@@ -242,8 +244,10 @@ static bool
 member_probe_failing(void *ctx, int member, char *why, size_t len)
 {
 	struct mgr *m = ctx;
+	struct mgr_vip_env env;
 
-	return mgr_vip_probe_failing(m->vip, member, why, len);
+	mgr_members_vip_env(m->members, &env);
+	return mgr_vip_probe_failing(m->vip, &env, member, why, len);
 }
 
 /* ---- start and stop ---- */

@@ -295,9 +295,33 @@ source_toward6(const struct lb_addr *addr)
 	return src;
 }
 
+/* Is VIP probed through member vm: has it a probe address of the VIP's family? */
+static bool
+probed_through(const struct mgr_vip_probe *v, const struct vp_member *vm, uint8_t af)
+{
+	if (af == LB_AF_INET6)
+		return !lb_addr_is_zero(&vm->vm_addr6) && v->vp_tx6 >= 0;
+	return vm->vm_addr != 0;
+}
+
+/* Services of table ft whose VIP is probed through vm (0: nothing to hold it for). */
+static uint32_t
+probed_vips(const struct mgr_vip_probe *v, const struct vp_member *vm, const struct lb_ftable *ft)
+{
+	uint32_t s, n = 0;
+
+	for (s = 0; ft != NULL && s < ft->n_services; s++) {
+		uint8_t af = ft->services[s].af;
+
+		n += (af == LB_AF_INET6 ? v->vp_rx6 >= 0 : v->vp_rx >= 0) &&
+		     probed_through(v, vm, af);
+	}
+	return n;
+}
+
 void
-mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct lb_addr *addr,
-	const struct lb_addr *addr6)
+mgr_vip_probe_hello(struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i, const char *id,
+	const struct lb_addr *addr, const struct lb_addr *addr6)
 {
 	struct vp_member *vm;
 	char a[LB_ADDR_STRLEN], s[LB_ADDR_STRLEN];
@@ -305,11 +329,6 @@ mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct
 	if (v == NULL || i < 0 || i >= MGR_MAX_MEMBERS)
 		return;
 	vm = &v->vp_mb[i];
-	/*
-	 * With no VIP yet there is nothing to announce: the VIPs a commit adds
-	 * later are announced as on any running mux, not held for a probe.
-	 */
-	vm->vm_await = v->vp_n_vips > 0;
 	if (vm->vm_addr != addr->a32[0] || (vm->vm_addr != 0 && vm->vm_src == 0)) {
 		vm->vm_addr = addr->a32[0];
 		vm->vm_src = vm->vm_addr != 0 ? source_toward(vm->vm_addr) : 0;
@@ -329,6 +348,13 @@ mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct
 				lb_addr_ntop(LB_AF_INET6, addr6, a, sizeof(a)),
 				lb_addr_ntop(LB_AF_INET6, &vm->vm_src6, s, sizeof(s)));
 	}
+	/*
+	 * With no VIP yet there is nothing to announce: the VIPs a commit adds
+	 * later are announced as on any running mux, not held for a probe.
+	 * The committed table decides, not the last interval's targets: a
+	 * hello within an interval of the first VIP's commit must wait too.
+	 */
+	vm->vm_await = probed_vips(v, vm, env->committed) != 0;
 }
 
 /* The probe payload after an echo header: the magic and a fresh nonce. */
@@ -447,15 +473,6 @@ vip_list(const struct lb_ftable *ft, uint32_t *n)
 		if (*n == 0 || vip_cmp(&vips[*n - 1], &vips[s]) != 0)
 			vips[(*n)++] = vips[s];
 	return vips;
-}
-
-/* Is VIP probed through member vm: has it a probe address of the VIP's family? */
-static bool
-probed_through(const struct mgr_vip_probe *v, const struct vp_member *vm, uint8_t af)
-{
-	if (af == LB_AF_INET6)
-		return !lb_addr_is_zero(&vm->vm_addr6) && v->vp_tx6 >= 0;
-	return vm->vm_addr != 0;
 }
 
 static void
@@ -693,21 +710,20 @@ mgr_vip_probe_io(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_
 }
 
 bool
-mgr_vip_probe_failing(const struct mgr_vip_probe *v, int i, char *why, size_t len)
+mgr_vip_probe_failing(
+	const struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i, char *why, size_t len)
 {
 	const struct vp_member *vm;
 	char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN];
-	bool via4, via6;
 
 	if (v == NULL || i < 0 || i >= MGR_MAX_MEMBERS)
 		return false;
 	vm = &v->vp_mb[i];
-	/* probed at all: an address of a family the manager probes */
-	via4 = v->vp_rx >= 0 && probed_through(v, vm, LB_AF_INET);
-	via6 = v->vp_rx6 >= 0 && probed_through(v, vm, LB_AF_INET6);
-	if (!(via4 || via6) || v->vp_n_vips == 0)
+	if (probed_vips(v, vm, env->committed) == 0)
 		return false;
 	if (vm->vm_fail < v->vp_failures && vm->vm_await) {
+		bool via4 = v->vp_rx >= 0 && probed_through(v, vm, LB_AF_INET);
+
 		snprintf(why, len, "no VIP probe answered through %s since its hello yet",
 			via_str(vm, via4 ? LB_AF_INET : LB_AF_INET6, b, sizeof(b)));
 		return true;

@@ -74,10 +74,11 @@ int mgr_vip_probe_fd6(const struct mgr_vip_probe *v);
 
 /*
  * Member i (id) said hello: its probe addresses (a mux's tunnel addresses,
- * IPv4 in a32[0] and IPv6; zero: none).
+ * IPv4 in a32[0] and IPv6; zero: none). If env's committed table has a VIP
+ * probed through it, it fails (mgr_vip_probe_failing) until it answers one.
  */
-void mgr_vip_probe_hello(struct mgr_vip_probe *v, int i, const char *id, const struct lb_addr *addr,
-	const struct lb_addr *addr6);
+void mgr_vip_probe_hello(struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i,
+	const char *id, const struct lb_addr *addr, const struct lb_addr *addr6);
 
 /* Interval due: judge the last round of probes (fencing) and send the next. */
 void mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now);
@@ -91,12 +92,13 @@ uint64_t mgr_vip_probe_next_deadline(const struct mgr_vip_probe *v);
 /*
  * Do member i's probes fail (some VIP unanswered `failures` intervals in a
  * row, or none answered since its last hello)? why: which VIP through
- * which address. False when probing is off, the table has no VIP or the
- * member is not probed. A mux stays withdrawn while true
+ * which address. False when probing is off, the committed table (env) has
+ * no VIP probed through the member or the member is not probed. A mux stays withdrawn while true
  * (core/mgr_notice.h): a restarted or resynced one announces only once it
  * has answered a probe.
  */
-bool mgr_vip_probe_failing(const struct mgr_vip_probe *v, int i, char *why, size_t len);
+bool mgr_vip_probe_failing(
+	const struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i, char *why, size_t len);
 
 /* status: the "vip probes" line and JSON "vip_probes":{...}. */
 void mgr_vip_probe_view(const struct mgr_vip_probe *v, const struct mgr_vip_env *env,
