@@ -4,7 +4,8 @@
  * from the list in mux_counters.h (its metric column), the drops by
  * reason, the connection tables, the running flow table, and per service
  * and per backend packets, bytes and new connections, and per admission
- * rule its checks and outcomes (docs/protection.md).
+ * rule its checks and outcomes (docs/protection.md), and the BGP
+ * announcement state (mux_route_metrics).
  *
  * Read as telemetry reads: counters are plain per-worker words summed
  * here (dp_counters.h), never on a worker lcore; the generation is held
@@ -22,6 +23,7 @@
 #include "mux_conn.h"
 #include "mux_gen.h"
 #include "mux_limit.h"
+#include "mux_route.h"
 
 /* The label set of a service: vip, port, proto. */
 static const char *
@@ -217,6 +219,7 @@ render_locked(struct mux_app *app, FILE *out)
 	flows(&p, app, 1, "backend_new_connections_total", "New connections given to each backend.",
 		FLOW_NEW);
 	limits(&p, app);
+	mux_route_metrics(app->route, &p);
 }
 
 void

@@ -86,6 +86,14 @@ void mux_route_sync(struct mux_route *r, bool in_sync, uint64_t version, const c
 /* STATUS: this mux's routes (mux_route_report.c). false when r is NULL. */
 bool mux_route_status(struct mux_route *r, struct lb_route_state *out);
 
+struct lb_prom;
+/*
+ * The BGP announcement state as Prometheus families (GET /metrics): per
+ * VIP announced or not (the speaker's word), the mux-wide reason, the
+ * sessions, the counts. NULL r: nothing (no "bgp" group).
+ */
+void mux_route_metrics(struct mux_route *r, struct lb_prom *p);
+
 /*
  * The summary's lines and the stats JSON's "route" member
  * (",\"route\":{...}"), as a section of the daemon's report after the

@@ -19,6 +19,7 @@
 #include <rte_telemetry.h>
 
 #include "lb_codec.h"
+#include "lb_prom.h"
 #include "mux_route_int.h"
 
 #define TEL_PAGE 64
@@ -400,4 +401,71 @@ mux_route_telemetry_forget(struct mux_route *r)
 	if (tel_route == r)
 		tel_route = NULL;
 	pthread_mutex_unlock(&tel_lock);
+}
+
+/* Is vip (network order) among what BIRD announces? */
+static bool
+speaker_announces(const struct mux_rp_speaker *s, uint32_t vip)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n_vips && i < MUX_RP_MAX_VIPS; i++)
+		if (s->vips[i] == vip)
+			return true;
+	return false;
+}
+
+void
+mux_route_metrics(struct mux_route *r, struct lb_prom *p)
+{
+	const struct mux_rp_speaker *s;
+	char l[96], a[INET_ADDRSTRLEN], n[8];
+	uint32_t i;
+	int k;
+
+	if (r == NULL)
+		return;
+	pthread_mutex_lock(&r->lock);
+	s = &r->spk;
+	lb_prom_family(p, "bgp_vip_announced", LB_PROM_GAUGE,
+		"1 while the BGP speaker announces the VIP (BIRD's word), 0 while withheld.");
+	for (i = 0; i < r->ann->n_vips; i++)
+		lb_prom_sample(p,
+			lb_prom_labels(l, sizeof(l), "vip", ip4(r->ann->vips[i].vip, a), NULL),
+			!r->speaker_gone && speaker_announces(s, r->ann->vips[i].vip));
+	/* A state set: one series per reason, 1 for the mux-wide one now. */
+	lb_prom_family(p, "bgp_state", LB_PROM_GAUGE,
+		"Why the mux's routes stand as they do: 1 for the reason now "
+		"(ANNOUNCED: nothing withholds them all).");
+	for (k = 0; k < MUX_ANN_REASON_MAX; k++) {
+		if (k == MUX_ANN_VIP_HELD)
+			continue; /* per VIP, not the mux's */
+		lb_prom_sample(p,
+			lb_prom_labels(l, sizeof(l), "reason",
+				k == MUX_ANN_NONE ? "ANNOUNCED" : mux_ann_reason_name(k), NULL),
+			r->ann->reason == (enum mux_ann_reason)k);
+	}
+	lb_prom_family(p, "bgp_session_established", LB_PROM_GAUGE,
+		"1 while the BGP session with the neighbor is established.");
+	for (i = 0; i < s->n_peers && i < MUX_BGP_MAX_NEIGHBORS; i++) {
+		snprintf(n, sizeof(n), "n%u", i);
+		lb_prom_sample(p,
+			lb_prom_labels(l, sizeof(l), "neighbor", ip4(s->peers[i].addr, a),
+				"session", n, NULL),
+			!r->speaker_gone && s->peers[i].established != 0);
+	}
+	lb_prom_one(p, "bgp_announced_vips", LB_PROM_GAUGE, "VIPs the BGP speaker announces now.",
+		r->speaker_gone ? 0 : s->n_vips);
+	lb_prom_one(p, "bgp_announces_total", LB_PROM_COUNTER, "VIP routes given to BIRD.",
+		s->announces);
+	lb_prom_one(p, "bgp_withdraws_total", LB_PROM_COUNTER, "VIP routes taken from BIRD.",
+		s->withdraws);
+	lb_prom_one(p, "bgp_stale_withdrawals_total", LB_PROM_COUNTER,
+		"Times the speaker withdrew everything because the mux's heartbeat went stale.",
+		s->stale_withdrawals);
+	lb_prom_one(p, "bgp_speaker_errors_total", LB_PROM_COUNTER,
+		"Failed BIRD reconfigurations, BIRD exits, control socket failures, speaker "
+		"deaths.",
+		s->errors + r->speaker_errors);
+	pthread_mutex_unlock(&r->lock);
 }

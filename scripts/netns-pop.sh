@@ -189,6 +189,12 @@ pop_configs() {
 		sed -i "s|tunnel_address = \"$LAB_MUX_TA\"|tunnel_address = \"${POP_TA[$i]}\"|" \
 			"$LAB_DIR/mux$i.cfg"
 		pop_bgp_group "$i" >>"$LAB_DIR/mux$i.cfg"
+		# POP_METRICS=1: GET /metrics on its management address (pop_metric); the
+		# agents and the manager serve none here (LAB_METRICS is the one-mux lab's)
+		if [ "${POP_METRICS:-0}" = 1 ]; then
+			printf 'metrics = { listen = "%s:%s"; };\n' "${POP_MG[$i]}" \
+				"${LAB_METRICS_PORT[mux]}" >>"$LAB_DIR/mux$i.cfg"
+		fi
 		if [ "${LAB_MANAGED:-0}" = 1 ]; then
 			printf 'manager = { url = "ipc://%s/members.sock"; id = "mux%s"; heartbeat_ms = 500; };\n' \
 				"$LAB_DIR" "$i" >>"$LAB_DIR/mux$i.cfg"
@@ -203,6 +209,14 @@ pop_configs() {
 }
 
 pop_vtysh() { vtysh --vty_socket "$POP_FRR" -c "$1"; }
+
+# pop_metrics I: mux I's /metrics (POP_METRICS=1); pop_metric I SERIES: the
+# value of one series of it, e.g. 'sluice_bgp_state{reason="ANNOUNCED"}'; empty if absent.
+pop_metrics() {
+	ip netns exec "$LAB_NS_ROUTER" curl -s --max-time 2 \
+		"http://${POP_MG[$1]}:${LAB_METRICS_PORT[mux]}/metrics"
+}
+pop_metric() { pop_metrics "$1" | awk -v s="$2" '$1 == s { print $2 }'; }
 
 # FRR in the router, as the lab notes recipe says: zebra then bgpd, as user
 # frr (root is refused), each with its own pid file, zserv socket and vty

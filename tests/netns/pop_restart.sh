@@ -12,8 +12,9 @@
 #      never sees mux 1's next hop, and mux 1 says NOT_IN_SYNC.
 #   3. The probes pass: the manager says it is in sync and mux 1 is
 #      announced again; the route appears only then.
+# Its Prometheus endpoint says the same in both states (sluice_bgp_*).
 . "$(dirname "$0")/pop_lib.sh"
-export LAB_MANAGED=1
+export LAB_MANAGED=1 POP_METRICS=1
 pop_t_init
 pop_t_up 2
 committed=$(t_committed)
@@ -51,6 +52,10 @@ check "the manager told it it is not in sync ($why)" \
 	test "$(pop_mux_json mux1 notice.in_sync)" = False
 check "mux 1 withholds its routes as not in sync ($(pop_mux_state 1))" \
 	test "$(pop_mux_state 1)" = NOT_IN_SYNC
+vip_series="sluice_bgp_vip_announced{vip=\"$LAB_VIP\"}"
+session_series="sluice_bgp_session_established{neighbor=\"$POP_RT_IP\",session=\"n0\"}"
+check "its metrics: $vip_series 0, the reason NOT_IN_SYNC, the session established" \
+	test "$(pop_metric 1 "$vip_series") $(pop_metric 1 'sluice_bgp_state{reason="NOT_IN_SYNC"}') $(pop_metric 1 "$session_series")" = "0 1 1"
 kill "$sampler"
 wait "$sampler" 2>/dev/null || true
 n=$(wc -l <"$LAB_DIR/nexthops.log")
@@ -66,6 +71,13 @@ echo "# mux 1 announced $(($(date +%s%3N) - t0)) ms after its probes passed"
 check "announced once the manager says it is in sync" \
 	bash -c "[ '$(pop_mux_json mux1 notice.in_sync)' = True ] && [ '$(pop_mux_state 1)' = NONE ]"
 check "mux1 runs the committed version" t_in_sync --ids mux1
+announced_metrics() {
+	[ "$(pop_metric 1 "$vip_series") $(pop_metric 1 'sluice_bgp_state{reason="ANNOUNCED"}') $(pop_metric 1 'sluice_bgp_state{reason="NOT_IN_SYNC"}')" = "1 1 0" ]
+}
+check "its metrics: $vip_series 1, the reason ANNOUNCED ($(pop_metric 1 sluice_bgp_announced_vips) VIP announced)" \
+	lab_poll announced_metrics
+metrics_well_formed() { pop_metrics 1 | promtool check metrics; }
+check "promtool finds its metrics (with the bgp families) well formed" metrics_well_formed
 check "40 requests all succeed" t_burst 40
 c1=$(pop_tel_field 1 /sluice/stats .conn_new)
 check "mux 1 carries new connections again ($c1)" test "$c1" -gt 0
