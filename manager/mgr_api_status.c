@@ -158,6 +158,30 @@ status_members(
 	mgr_buf_printf(j, "]");
 }
 
+/*
+ * Which manager answers and in what role: a single one (SQLite), or the
+ * leader of several (etcd) with its term. A standby answers no status: it
+ * redirects (mgr_ha_standby_ctl), so "leader" is the only HA role seen here.
+ */
+static void
+status_manager(const struct mgr_api *api, struct mgr_buf *b, struct mgr_buf *j)
+{
+	const struct mgr_config *cfg = api->deps.cfg;
+	bool ha = cfg->mc_store == MGR_STORE_ETCD;
+	uint64_t term = mgr_driver_term(api->deps.driver);
+
+	if (ha)
+		mgr_buf_printf(b, "manager     %s: leader, term %" PRIu64 " (etcd, %s)\n",
+			cfg->mc_id, term, cfg->mc_etcd_prefix);
+	else
+		mgr_buf_printf(b, "manager     %s: single (SQLite)\n",
+			cfg->mc_id[0] ? cfg->mc_id : "manager");
+	mgr_buf_printf(j, "{\"manager\":{\"id\":");
+	mgr_buf_json_str(j, cfg->mc_id);
+	mgr_buf_printf(j, ",\"role\":\"%s\",\"term\":%" PRIu64 ",\"store\":\"%s\"}",
+		ha ? "leader" : "single", term, ha ? "etcd" : "sqlite");
+}
+
 void
 mgr_api_status(struct mgr_api *api, const struct mgr_api_req *q)
 {
@@ -172,11 +196,12 @@ mgr_api_status(struct mgr_api *api, const struct mgr_api_req *q)
 	mgr_transport_stats(api->deps.transport, &ts);
 	mgr_guard_stats(api->deps.guard, &restarts, &checks);
 	mgr_digest_hex(v->committed_digest, hex);
+	status_manager(api, &b, &j);
 	mgr_buf_printf(&b,
 		"committed   version %" PRIu64 "  digest %s  (%u services, %u backends)\n",
 		c->committed, hex, v->committed->n_services, lb_ftable_backend_count(v->committed));
 	mgr_buf_printf(&j,
-		"{\"committed\":{\"version\":%" PRIu64 ",\"digest\":\"%s\",\"services\":%u,"
+		",\"committed\":{\"version\":%" PRIu64 ",\"digest\":\"%s\",\"services\":%u,"
 		"\"backends\":%u}",
 		c->committed, hex, v->committed->n_services, lb_ftable_backend_count(v->committed));
 	if (v->round) {

@@ -161,6 +161,9 @@ def run(lab, check):
           f"{r.stderr.strip()}")
     check(all(lab.committed_at(m) == 2 for m in MGRS),
           "sluicectl status through every manager's address says version 2")
+    s1 = (lab.status_at(standbys[0]) or {}).get("manager", {})
+    check(s1.get("id") == leader and s1.get("role") == "leader" and s1.get("term", 0) >= 1,
+          f"status through a standby comes from the leader, with its term: {s1}")
     check(lab.wait(lambda: lab.muxes_at(prefixes, 2), "muxes at 2"),
           "both muxes (each listing the three managers) run version 2")
 
@@ -177,6 +180,9 @@ def run(lab, check):
     print(f"# failover: {l2} elected {t_elected:.2f} s after kill -9 of {leader}, "
           f"first commit {t_commit:.2f} s after (lease_ttl 3 s)")
     check(v == 3, f"its first change commits as version 3, the next one: {v}")
+    s2 = (lab.status_at(l2) or {}).get("manager", {})
+    check(s2.get("id") == l2 and s2.get("term", 0) > s1.get("term", 0),
+          f"status names the new leader and a higher term: {s2}")
     check(t_commit < 10, f"within a few seconds: {t_commit:.2f} s")
     check(lab.wait(lambda: lab.muxes_at(prefixes, 3), "muxes at 3"),
           "both muxes follow the new leader and run version 3")
