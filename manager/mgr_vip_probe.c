@@ -55,10 +55,11 @@ struct vp_member {
 	uint32_t vm_vips; /* VIP addresses probed through it */
 	uint64_t vm_sent, vm_answered;
 	/*
-	 * Said hello and not answered since. A mux's failures are forgotten
-	 * while it is disconnected (it is no target), so a restarted one
-	 * would look healthy until it failed `failures` probes again: it
-	 * stays "failing" until it answers one on this connection.
+	 * Said hello out of sync (restarted), or fenced by its probes, and
+	 * not answered since. A mux's failures are forgotten while it is
+	 * disconnected (it is no target), so a restarted one would look
+	 * healthy until it failed `failures` probes again: it stays
+	 * "failing" until it answers one.
 	 */
 	bool vm_await;
 };
@@ -349,12 +350,19 @@ mgr_vip_probe_hello(struct mgr_vip_probe *v, const struct mgr_vip_env *env, int 
 				lb_addr_ntop(LB_AF_INET6, &vm->vm_src6, s, sizeof(s)));
 	}
 	/*
-	 * With no VIP yet there is nothing to announce: the VIPs a commit adds
-	 * later are announced as on any running mux, not held for a probe.
-	 * The committed table decides, not the last interval's targets: a
-	 * hello within an interval of the first VIP's commit must wait too.
+	 * A hello out of sync (a restarted mux says version 0, one that fell
+	 * behind an older one) waits for a probe answer before the manager
+	 * says in sync; the hello it says again once its snapshot is applied
+	 * keeps the wait. A hello in sync leaves it as it was: a mux that kept
+	 * running through a manager's restart (or a reconnect) keeps its
+	 * routes, where waiting would withdraw every mux at once. With no VIP
+	 * there is nothing to wait for (the VIPs a commit adds later are
+	 * announced as on any running mux), and the committed table decides,
+	 * not the last interval's targets: a hello within an interval of the
+	 * first VIP's commit waits too.
 	 */
-	vm->vm_await = probed_vips(v, vm, env->committed) != 0;
+	if (env->commit->members[i].state != MGR_MEMBER_IN_SYNC)
+		vm->vm_await = probed_vips(v, vm, env->committed) != 0;
 }
 
 /* The probe payload after an echo header: the magic and a fresh nonce. */
@@ -439,6 +447,8 @@ fence(struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i, const char 
 {
 	if (env->commit->members[i].state != MGR_MEMBER_IN_SYNC)
 		return;
+	/* Until it answers again, even across a reconnect (which forgets its failures). */
+	v->vp_mb[i].vm_await = true;
 	v->vp_fences++;
 	v->vp_fence(v->vp_fence_ctx, i, why, now);
 }

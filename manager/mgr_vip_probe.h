@@ -74,8 +74,10 @@ int mgr_vip_probe_fd6(const struct mgr_vip_probe *v);
 
 /*
  * Member i (id) said hello: its probe addresses (a mux's tunnel addresses,
- * IPv4 in a32[0] and IPv6; zero: none). If env's committed table has a VIP
- * probed through it, it fails (mgr_vip_probe_failing) until it answers one.
+ * IPv4 in a32[0] and IPv6; zero: none). Out of sync at its hello (a
+ * restarted mux), with a VIP of env's committed table probed through it,
+ * it fails (mgr_vip_probe_failing) until it answers a probe; in sync (it
+ * kept running through a manager's restart), it keeps what it had.
  */
 void mgr_vip_probe_hello(struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i,
 	const char *id, const struct lb_addr *addr, const struct lb_addr *addr6);

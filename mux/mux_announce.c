@@ -161,6 +161,14 @@ mux_announce_sync(struct mux_announce *a, bool in_sync, uint64_t version, const 
 	snprintf(a->sync_why, sizeof(a->sync_why), "%s", why ? why : "");
 }
 
+void
+mux_announce_lkg(struct mux_announce *a, bool active, bool ok, const char *why)
+{
+	a->lkg_active = active;
+	a->lkg_ok = active && ok;
+	snprintf(a->lkg_why, sizeof(a->lkg_why), "%s", active && why ? why : "");
+}
+
 int
 mux_announce_vip_hold(struct mux_announce *a, uint32_t vip, bool held, const char *why)
 {
@@ -200,6 +208,13 @@ mux_wide(const struct mux_announce *a, uint64_t now_ms, char *why, size_t len)
 		snprintf(why, len, "the flow table (version %llu) has no services",
 			(unsigned long long)a->version);
 		return MUX_ANN_NO_TABLE;
+	} else if (a->cfg.managed && a->lkg_active && !a->lkg_ok) {
+		snprintf(why, len, "no manager: %.100s", a->lkg_why);
+		return MUX_ANN_NOT_IN_SYNC;
+	} else if (a->cfg.managed && a->lkg_active && !a->sync_known) {
+		/* No leader heard since the start: the table it serves, announced. */
+		snprintf(why, len, "%.110s", a->lkg_why);
+		return MUX_ANN_NONE;
 	} else if (a->cfg.managed && !a->sync_known) {
 		snprintf(why, len, "waiting for the manager's word that it is in sync");
 		return MUX_ANN_NOT_IN_SYNC;

@@ -24,7 +24,13 @@
  *   not in sync  managed: the manager has not said it is in sync yet (a
  *                mux starts so), says it is not (fenced: out of sync,
  *                failing VIP probes), or said so of a version newer
- *                than the one the mux runs
+ *                than the one the mux runs; and while no leader manages
+ *                the mux (mux_announce_lkg), its last known good verdict:
+ *                a table known to be behind or past lkg_max_age withholds
+ *                all, and a mux that has heard no leader since it started
+ *                announces the table it serves (docs/manager.md, "What a
+ *                member serves without a manager"); one that has keeps
+ *                that leader's last word
  *
  * then per VIP: a VIP the manager withdrew (its healthy backends fell
  * below its pool's withdraw_below: the table's withdrawn flag). Everything
@@ -95,6 +101,9 @@ struct mux_announce {
 	bool in_sync;
 	uint64_t sync_version; /* ... from this version on */
 	char sync_why[MUX_ANN_TEXT];
+	bool lkg_active; /* no leader manages the mux: its last known good verdict counts */
+	bool lkg_ok;	 /* ... which says announce */
+	char lkg_why[MUX_ANN_TEXT];
 	/* Verdict. */
 	enum mux_ann_reason reason; /* mux-wide; MUX_ANN_NONE: judged per VIP */
 	char why[MUX_ANN_TEXT];
@@ -137,6 +146,12 @@ void mux_announce_drain(struct mux_announce *a, bool drained);
  * running an older version is not, until it applies it), or not and why.
  */
 void mux_announce_sync(struct mux_announce *a, bool in_sync, uint64_t version, const char *why);
+
+/*
+ * The member's last known good verdict (dp_member_lkg_verdict): active
+ * while no leader manages the mux, then whether to announce and why.
+ */
+void mux_announce_lkg(struct mux_announce *a, bool active, bool ok, const char *why);
 
 /*
  * Withhold one VIP (held) or release it, with why (for example "withdrawn

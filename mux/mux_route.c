@@ -352,6 +352,36 @@ feed_table(struct mux_route *r, uint64_t now)
 }
 
 /* Each worker's loop counter: did every one move since the last pass? */
+/*
+ * The member's last known good verdict (managed only): active while no
+ * leader manages the mux. Under gen_lock, the member's lock.
+ */
+static void
+feed_lkg(struct mux_route *r)
+{
+	char why[MUX_ANN_TEXT];
+	bool active, ok;
+
+	if (!r->app->cfg.managed)
+		return;
+	pthread_mutex_lock(&r->app->gen_lock);
+	active = dp_member_lkg_verdict(&r->app->member, &ok, why, sizeof(why));
+	pthread_mutex_unlock(&r->app->gen_lock);
+	pthread_mutex_lock(&r->lock);
+	if (active != r->ann->lkg_active || (active && ok != r->ann->lkg_ok)) {
+		if (!active)
+			LB_INFO("bgp: a leader manages this mux again: its word decides");
+		else if (ok && !r->ann->sync_known)
+			LB_WARN("bgp: no manager since the start: %s: announcing it", why);
+		else if (ok)
+			LB_WARN("bgp: no manager: %s; the last leader's word stands", why);
+		else
+			LB_WARN("bgp: no manager: %s: withdrawing", why);
+	}
+	mux_announce_lkg(r->ann, active, ok, why);
+	pthread_mutex_unlock(&r->lock);
+}
+
 static bool
 feed_workers(struct mux_route *r, uint64_t now)
 {
@@ -503,6 +533,7 @@ tick(struct mux_route *r)
 	uint64_t prev;
 
 	feed_table(r, now);
+	feed_lkg(r);
 	pthread_mutex_lock(&r->lock);
 	moved = feed_workers(r, now);
 	up = feed_ports(r);

@@ -196,8 +196,8 @@ pop_configs() {
 				"${LAB_METRICS_PORT[mux]}" >>"$LAB_DIR/mux$i.cfg"
 		fi
 		if [ "${LAB_MANAGED:-0}" = 1 ]; then
-			printf 'manager = { url = "ipc://%s/members.sock"; id = "mux%s"; heartbeat_ms = 500; };\n' \
-				"$LAB_DIR" "$i" >>"$LAB_DIR/mux$i.cfg"
+			printf 'manager = { url = "ipc://%s/members.sock"; id = "mux%s"; heartbeat_ms = 500;\n\tstate_file = "%s/mux%s.lkg"; };\n' \
+				"$LAB_DIR" "$i" "$LAB_DIR" "$i" >>"$LAB_DIR/mux$i.cfg"
 		else
 			cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux$i.cfg"
 		fi

@@ -277,6 +277,71 @@ Test(announce, fenced_then_resynced)
 	free(a);
 }
 
+/* No leader since the start: the last known good table is announced (issue 16). */
+Test(announce, lkg_announced_when_no_leader_was_ever_heard)
+{
+	struct mux_announce *a = managed_serving(5, 1000);
+	uint32_t out[4];
+
+	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 3 s)");
+	cr_assert(mux_announce_eval(a, 1000), "announced from the file's table");
+	cr_assert_eq(a->reason, MUX_ANN_NONE);
+	cr_assert_eq(announced(a, out), 2);
+	/* A leader welcomes it and says it is not in sync: its word decides. */
+	mux_announce_lkg(a, false, true, NULL);
+	mux_announce_sync(a, false, 6, "fenced: runs version 5, current is 6");
+	cr_assert(mux_announce_eval(a, 2000));
+	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	cr_assert_eq(announced(a, out), 0);
+	free(a);
+}
+
+Test(announce, lkg_that_says_withdraw_withholds_all)
+{
+	struct mux_announce *a = managed_serving(5, 1000);
+	uint32_t out[4];
+
+	mux_announce_sync(a, true, 5, "");
+	mux_announce_eval(a, 1000);
+	cr_assert_eq(announced(a, out), 2);
+	/* The manager goes; the table grows too old. */
+	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 1 s)");
+	cr_assert_not(mux_announce_eval(a, 2000), "the leader's in-sync word stands");
+	mux_announce_lkg(a, true, false, "last known good v5 is 601 s old, past lkg_max_age 600 s");
+	cr_assert(mux_announce_eval(a, 3000));
+	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	cr_assert_str_eq(
+		a->why, "no manager: last known good v5 is 601 s old, past lkg_max_age 600 s");
+	cr_assert_eq(announced(a, out), 0);
+	free(a);
+}
+
+Test(announce, lkg_keeps_the_last_leaders_not_in_sync)
+{
+	struct mux_announce *a = managed_serving(5, 1000);
+	uint32_t out[4];
+
+	/* Fenced by its VIP probes, then every manager goes: it stays withdrawn. */
+	mux_announce_sync(a, false, 5, "VIP probes fail: no answer for 192.0.2.10");
+	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 1 s)");
+	mux_announce_eval(a, 1000);
+	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	cr_assert_eq(announced(a, out), 0);
+	free(a);
+}
+
+Test(announce, lkg_means_nothing_standalone)
+{
+	struct mux_announce *a = serving(2000);
+	uint32_t out[4];
+
+	mux_announce_lkg(a, true, false, "no table");
+	mux_announce_eval(a, 2100);
+	cr_assert_eq(a->reason, MUX_ANN_NONE);
+	cr_assert_eq(announced(a, out), 2);
+	free(a);
+}
+
 Test(announce, drained_withdraws_everything_until_undrained)
 {
 	struct mux_announce *a = serving(2000);
