@@ -118,10 +118,12 @@ lb_mbr_wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ---- lb_member.c ---- */
+/* ---- lb_member_send.c (calls neither lb_member.c nor lb_member_ha.c) ---- */
 
 void lb_mbr_send_hello(struct lb_member *m);
 void lb_mbr_send_status(struct lb_member *m);
+void lb_mbr_send_vote(
+	struct lb_member *m, uint64_t version, const uint8_t *digest, bool yes, const char *reason);
 void lb_mbr_ask_snapshot(struct lb_member *m, const char *why);
 /* The table `next` (taken over) at `version` is now the running one. */
 void lb_mbr_became(

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the member's protocol (lb_member.c) and its high availability
+ * (lb_member_ha.c) both stand on: each message it sends the manager, the
+ * dialer, and the swap of the running table. It calls neither of them, so
+ * the two depend on this file and not on each other's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/supplemental/tls/tls.h>
+
+#include "lb_ftable.h"
+#include "lb_log.h"
+#include "lb_member_int.h"
+#include "lb_proof.h"
+
+static void
+send_msg(struct lb_member *m, struct lb_msg *msg)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	snprintf(msg->sender, sizeof(msg->sender), "%s", m->cfg.id);
+	if (lb_msg_encode(msg, &buf, &len) != 0) {
+		LB_ERR("manager: cannot encode message type %d", msg->type);
+		return;
+	}
+	rc = nng_send(m->sock, buf, len, NNG_FLAG_NONBLOCK);
+	if (rc == NNG_EAGAIN)
+		LB_WARN("manager: send queue full (not connected?): message type %d dropped",
+			msg->type);
+	else if (rc != 0)
+		LB_WARN("manager: send: %s", nng_strerror(rc));
+	free(buf);
+}
+
+void
+lb_mbr_send_hello(struct lb_member *m)
+{
+	struct lb_msg msg = {.type = LB_MSG_HELLO, .role = m->cfg.role};
+
+	snprintf(msg.id, sizeof(msg.id), "%s", m->cfg.id);
+	msg.version = m->applied_version;
+	memcpy(msg.digest, m->applied_digest, LB_DIGEST_LEN);
+	msg.probe_addr.a32[0] = m->cfg.probe_addr;
+	msg.probe_addr6 = m->cfg.probe_addr6;
+	msg.n_pas = m->cfg.n_pas;
+	memcpy(msg.pas, m->cfg.pas, sizeof(msg.pas));
+	msg.n_dips = m->cfg.n_dips;
+	memcpy(msg.dips, m->cfg.dips, sizeof(msg.dips));
+	if (m->proof_len != 0) {
+		size_t n;
+
+		memcpy(msg.nonce, m->nonce, LB_NONCE_LEN);
+		memcpy(msg.proof, m->proof, m->proof_len);
+		msg.proof_len = (uint16_t)m->proof_len;
+		msg.body = (char *)lb_proof_signer_cert(m->signer, &n);
+	}
+	send_msg(m, &msg);
+	m->hello_sent_ms = lb_mbr_now_ms();
+	m->welcomed = false;
+}
+
+void
+lb_mbr_send_status(struct lb_member *m)
+{
+	struct lb_msg *msg = calloc(1, sizeof(*msg));
+
+	if (msg == NULL)
+		return;
+	msg->type = LB_MSG_STATUS;
+	msg->version = m->applied_version;
+	if (m->ops->counters != NULL)
+		msg->n_counters = m->ops->counters(m->arg, msg->counters, LB_MSG_MAX_COUNTERS);
+	if (m->ops->route != NULL) {
+		msg->route = calloc(1, sizeof(*msg->route));
+		if (msg->route != NULL && !m->ops->route(m->arg, msg->route)) {
+			free(msg->route);
+			msg->route = NULL;
+		}
+	}
+	if (m->ops->flows != NULL && m->flows == NULL)
+		m->flows = calloc(LB_MSG_MAX_FLOWS, sizeof(*m->flows));
+	if (m->flows != NULL) {
+		/* a window of them each time, round and round */
+		msg->n_flows = m->ops->flows(
+			m->arg, m->flows, LB_MSG_MAX_FLOWS, m->flows_next, &msg->flows_total);
+		msg->flows = m->flows;
+		msg->flows_first = m->flows_next;
+		m->flows_next = msg->flows_total != 0
+					? (m->flows_next + msg->n_flows) % msg->flows_total
+					: 0;
+	}
+	send_msg(m, msg);
+	free(msg->route);
+	free(msg);
+	m->status_sent_ms = lb_mbr_now_ms();
+}
+
+void
+lb_mbr_send_vote(
+	struct lb_member *m, uint64_t version, const uint8_t *digest, bool yes, const char *reason)
+{
+	struct lb_msg msg = {
+		.type = LB_MSG_VOTE, .version = version, .flag = yes, .term = m->fence.highest};
+
+	memcpy(msg.digest, digest, LB_DIGEST_LEN);
+	snprintf(msg.text, sizeof(msg.text), "%s", reason);
+	send_msg(m, &msg);
+}
+
+void
+lb_mbr_ask_snapshot(struct lb_member *m, const char *why)
+{
+	struct lb_msg msg = {.type = LB_MSG_SNAPSHOT_REQUEST};
+	uint64_t now = lb_mbr_now_ms();
+
+	if (m->snap_asked_ms != 0 && now - m->snap_asked_ms < SNAPSHOT_RETRY_MS)
+		return;
+	m->snap_asked_ms = now;
+	LB_INFO("manager: asking for a snapshot (%s)", why);
+	msg.version = m->applied_version;
+	send_msg(m, &msg);
+}
+
+/* The table `next` (taken over) at `version` is now the running one. */
+void
+lb_mbr_became(struct lb_member *m, struct lb_ftable *next, uint64_t version, const uint8_t *digest)
+{
+	lb_ftable_free(&m->applied);
+	m->applied = *next;
+	memset(next, 0, sizeof(*next));
+	memcpy(m->applied_digest, digest, LB_DIGEST_LEN);
+	__atomic_store_n(&m->applied_version, version, __ATOMIC_RELEASE);
+}
+
+/* A dialer for the manager, started in the background (nng redials by itself). */
+int
+lb_mbr_dial(struct lb_member *m, char *err, size_t len)
+{
+	const char *url = m->cfg.urls[m->url_i];
+	int rc = nng_dialer_create(&m->dialer, m->sock, url);
+
+	if (rc == 0)
+		__atomic_store_n(
+			&m->dialer_id, (uint32_t)nng_dialer_id(m->dialer), __ATOMIC_RELEASE);
+	if (rc == 0 && m->tls != NULL)
+		rc = nng_dialer_set_ptr(m->dialer, NNG_OPT_TLS_CONFIG, m->tls);
+	/* In the background: the manager may come up after us. */
+	if (rc == 0)
+		rc = nng_dialer_start(m->dialer, NNG_FLAG_NONBLOCK);
+	if (rc != 0)
+		snprintf(err, len, "%s: %s", url, nng_strerror(rc));
+	return rc;
+}
