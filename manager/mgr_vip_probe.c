@@ -20,75 +20,13 @@
 #include "lb_log.h"
 #include "mgr_text.h"
 #include "mgr_vip_probe.h"
+#include "mgr_vip_probe_int.h"
 
 #define VP_MAX_TARGETS 65535 /* the ICMP sequence number names the target */
 #define VP_PKT_LEN                                                                                 \
 	(sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr) + sizeof(struct lb_vprobe))
 #define VP_PKT6_LEN                                                                                \
 	(sizeof(struct lb_ipv6_hdr) + sizeof(struct lb_icmp_hdr) + sizeof(struct lb_vprobe))
-
-/*
- * One (mux, VIP address) pair, probed once per interval: an IPv4 VIP
- * through the mux's IPv4 tunnel address (4in4), an IPv6 one through its
- * IPv6 tunnel address (6in6). A VIP of a family the mux gave no probe
- * address of is not probed through it.
- */
-struct vp_target {
-	int tg_member;
-	struct lb_host_addr tg_vip;
-	uint64_t tg_nonce;
-	uint64_t tg_sent_ms;
-	bool tg_out;	  /* sent, not answered yet */
-	uint32_t tg_fail; /* intervals in a row without an answer */
-};
-
-/* What member i's probes say. */
-struct vp_member {
-	lb_be32_t vm_addr;	 /* its tunnel address, 0: not probed */
-	lb_be32_t vm_src;	 /* the manager's address toward it */
-	struct lb_addr vm_addr6; /* its IPv6 tunnel address, zero: none */
-	struct lb_addr vm_src6;	 /* the manager's IPv6 address toward it */
-	uint64_t vm_answer_ms;	 /* last answer, 0: none yet */
-	uint64_t vm_version;	 /* the version it answered with */
-	uint32_t vm_fail;	 /* the worst of its targets */
-	struct lb_host_addr vm_fail_vip;
-	uint32_t vm_vips; /* VIP addresses probed through it */
-	uint64_t vm_sent, vm_answered;
-	/*
-	 * Said hello out of sync (restarted), or fenced by its probes, and
-	 * not answered since. A mux's failures are forgotten while it is
-	 * disconnected (it is no target), so a restarted one would look
-	 * healthy until it failed `failures` probes again: it stays
-	 * "failing" until it answers one.
-	 */
-	bool vm_await;
-};
-
-struct mgr_vip_probe {
-	uint32_t vp_interval_ms;
-	uint32_t vp_failures;	     /* intervals in a row that fence */
-	uint32_t vp_vote_timeout_ms; /* how long a new version may take to reach a mux */
-	mgr_vip_fence_fn vp_fence;
-	void *vp_fence_ctx;
-	int vp_tx;	   /* raw IPPROTO_IPIP: we write the inner packet */
-	int vp_rx;	   /* raw ICMP: echo replies only */
-	int vp_tx6;	   /* raw IPv6 next header 41: we write the inner IPv6 packet */
-	int vp_rx6;	   /* raw ICMPv6: echo replies only */
-	char vp_off[160];  /* "" when on */
-	char vp_off6[160]; /* IPv6 alone: "" when on */
-	uint16_t vp_id;
-	uint64_t vp_next_ms;  /* the next probes go out */
-	uint64_t vp_judge_ms; /* what is still out fails (half an interval), 0: none out */
-	uint64_t vp_rand;
-	uint64_t vp_seen_version; /* committed version, and since when */
-	uint64_t vp_seen_ms;
-	uint32_t vp_n;
-	uint32_t vp_n_vips; /* VIP addresses of the committed table, at the last interval */
-	struct vp_target *vp_tg;
-	struct vp_member vp_mb[MGR_MAX_MEMBERS];
-	uint64_t vp_sent, vp_answered, vp_send_errors, vp_fences;
-	bool vp_full_logged;
-};
 
 static uint64_t
 vp_rand(struct mgr_vip_probe *v)
@@ -98,14 +36,6 @@ vp_rand(struct mgr_vip_probe *v)
 	v->vp_rand ^= v->vp_rand << 25;
 	v->vp_rand ^= v->vp_rand >> 27;
 	return v->vp_rand * 0x2545f4914f6cdd1dULL;
-}
-
-static const char *
-ip_str(lb_be32_t a, char *buf, size_t len)
-{
-	struct in_addr ia = {.s_addr = a};
-
-	return inet_ntop(AF_INET, &ia, buf, (socklen_t)len) != NULL ? buf : "?";
 }
 
 static const char *
@@ -743,107 +673,5 @@ mgr_vip_probe_failing(
 	snprintf(why, len, "no answer for %s through %s (%u in a row)",
 		ha_str(&vm->vm_fail_vip, a, sizeof(a)),
 		via_str(vm, vm->vm_fail_vip.af, b, sizeof(b)), vm->vm_fail);
-	return true;
-}
-
-static uint64_t
-age(uint64_t now, uint64_t then)
-{
-	return then == 0 || now < then ? 0 : now - then;
-}
-
-void
-mgr_vip_probe_view(const struct mgr_vip_probe *v, const struct mgr_vip_env *env, struct mgr_buf *b,
-	struct mgr_buf *j, uint64_t now)
-{
-	uint32_t i, muxes = 0;
-
-	(void)now;
-	if (v == NULL)
-		return;
-	mgr_buf_printf(j, ",\"vip_probes\":{\"on\":%s,\"off_reason\":",
-		v->vp_off[0] == '\0' ? "true" : "false");
-	mgr_buf_json_str(j, v->vp_off);
-	mgr_buf_printf(j, ",\"ipv6_on\":%s,\"ipv6_off_reason\":",
-		v->vp_off[0] == '\0' && v->vp_off6[0] == '\0' ? "true" : "false");
-	mgr_buf_json_str(j, v->vp_off6);
-	mgr_buf_printf(j,
-		",\"interval_ms\":%u,\"failures\":%u,\"targets\":%u,\"sent\":%" PRIu64
-		",\"answered\":%" PRIu64 ",\"send_errors\":%" PRIu64 ",\"fences\":%" PRIu64 "}",
-		v->vp_interval_ms, v->vp_failures, v->vp_n, v->vp_sent, v->vp_answered,
-		v->vp_send_errors, v->vp_fences);
-	if (v->vp_off[0] != '\0') {
-		mgr_buf_printf(b, "vip probes  %s\n", v->vp_off);
-		return;
-	}
-	if (v->vp_off6[0] != '\0')
-		mgr_buf_printf(b, "vip probes  %s\n", v->vp_off6);
-	for (i = 0; i < env->commit->n_members; i++)
-		muxes += v->vp_mb[i].vm_vips != 0;
-	mgr_buf_printf(b,
-		"vip probes  every %u ms, %u in a row fence: %u (mux, VIP) pairs through %u muxes, "
-		"%" PRIu64 " sent, %" PRIu64 " answered, %" PRIu64 " fences\n",
-		v->vp_interval_ms, v->vp_failures, v->vp_n, muxes, v->vp_sent, v->vp_answered,
-		v->vp_fences);
-}
-
-void
-mgr_vip_probe_view_member(const struct mgr_vip_probe *v, const struct mgr_vip_env *env, int i,
-	struct mgr_buf *b, struct mgr_buf *j, uint64_t now)
-{
-	const struct mgr_member *mb = &env->commit->members[i];
-	const struct vp_member *vm;
-	bool by_probe = mb->state != MGR_MEMBER_IN_SYNC && strncmp(mb->why, "VIP probe:", 10) == 0;
-	uint64_t a;
-	char addr[LB_ADDR_STRLEN], addr6[LB_ADDR_STRLEN];
-
-	if (v == NULL || v->vp_off[0] != '\0' ||
-		(v->vp_mb[i].vm_addr == 0 && lb_addr_is_zero(&v->vp_mb[i].vm_addr6))) {
-		mgr_buf_printf(j, ",\"vip_probe\":null");
-		return;
-	}
-	vm = &v->vp_mb[i];
-	a = age(now, vm->vm_answer_ms);
-	addr[0] = addr6[0] = '\0';
-	if (vm->vm_addr != 0)
-		ip_str(vm->vm_addr, addr, sizeof(addr));
-	if (!lb_addr_is_zero(&vm->vm_addr6))
-		lb_addr_ntop(LB_AF_INET6, &vm->vm_addr6, addr6, sizeof(addr6));
-	mgr_buf_printf(b, "  %-16s vip probes through %s%s%s: ", "", addr,
-		addr[0] && addr6[0] ? " and " : "", addr6);
-	if (vm->vm_answer_ms != 0)
-		mgr_buf_printf(b, "last answer %" PRIu64 ".%01" PRIu64 "s ago at version %" PRIu64,
-			a / 1000, (a % 1000) / 100, vm->vm_version);
-	else
-		mgr_buf_printf(b, "no answer yet");
-	mgr_buf_printf(b, ", %u failures in a row%s\n", vm->vm_fail,
-		by_probe ? "  ** FENCED by VIP probe **" : "");
-	mgr_buf_printf(j,
-		",\"vip_probe\":{\"address\":\"%s\",\"address6\":\"%s\",\"vips\":%u,"
-		"\"last_answer_ms\":",
-		addr, addr6, vm->vm_vips);
-	if (vm->vm_answer_ms != 0)
-		mgr_buf_printf(j, "%" PRIu64 ",\"version\":%" PRIu64, a, vm->vm_version);
-	else
-		mgr_buf_printf(j, "null,\"version\":null");
-	mgr_buf_printf(j,
-		",\"failures\":%u,\"sent\":%" PRIu64 ",\"answered\":%" PRIu64
-		",\"fenced_by_probe\":%s}",
-		vm->vm_fail, vm->vm_sent, vm->vm_answered, by_probe ? "true" : "false");
-}
-
-bool
-mgr_vip_probe_member(
-	const struct mgr_vip_probe *v, int i, uint64_t *sent, uint64_t *answered, uint32_t *failing)
-{
-	const struct vp_member *vm;
-
-	if (v == NULL || v->vp_off[0] != '\0' || i < 0 || i >= MGR_MAX_MEMBERS ||
-		v->vp_mb[i].vm_addr == 0)
-		return false;
-	vm = &v->vp_mb[i];
-	*sent = vm->vm_sent;
-	*answered = vm->vm_answered;
-	*failing = vm->vm_fail;
 	return true;
 }
