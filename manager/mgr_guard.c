@@ -43,6 +43,13 @@ struct mgr_listener {
 	uint64_t other;	  /* the listener's "other" errors when last checked */
 	uint64_t next_ms; /* the next periodic check */
 	bool warned;	  /* a check that could not get through was logged */
+	/*
+	 * A check found no accept: its "accept" count before that check
+	 * (suspect set). The next check, MGR_GUARD_RECHECK_MS later, restarts
+	 * the listener only if nothing at all was accepted since.
+	 */
+	bool suspect;
+	uint64_t suspect_accepts;
 };
 
 /* The guard's TLS client: the manager's own certificate, no check of the server. */
@@ -489,11 +496,28 @@ guard_tick(struct mgr_guard *gd, uint64_t now)
 		g->next_ms = mgr_now_ms() + MGR_GUARD_PERIOD_MS;
 		switch (v) {
 		case CHECK_ACCEPTED:
+			g->suspect = false;
 			break;
 		case CHECK_STOPPED:
-			/* A new listener: its own count, from zero (restart() set it). */
-			restart(gd, g);
-			continue;
+			if (!g->suspect) {
+				g->suspect = true;
+				g->suspect_accepts = accepts;
+				g->next_ms = mgr_now_ms() + MGR_GUARD_RECHECK_MS;
+				LB_INFO("%s: the listener on %s accepted nothing within %d ms of "
+					"the "
+					"guard's check: checking again",
+					g->what, g->url, MGR_GUARD_GRACE_MS);
+				break;
+			}
+			if (accepts_of(g) == g->suspect_accepts) {
+				/* A new listener: its own count, from zero (restart() set it). */
+				g->suspect = false;
+				restart(gd, g);
+				continue;
+			}
+			/* The first check's connection, or another, was accepted late: alive. */
+			g->suspect = false;
+			break;
 		case CHECK_UNKNOWN:
 			if (!g->warned)
 				LB_WARN("%s: cannot tell whether the listener on %s accepts: the "

@@ -20,8 +20,15 @@
  * (mbed TLS, the library nng uses), sends the SP header of the peer
  * protocol (pair1 to the members' socket, req0 to the ctl socket), and
  * watches the listener's "accept" count. A live listener accepts within
- * the millisecond; if none followed within MGR_GUARD_GRACE_MS, the listener
- * is closed and listened again on the same address. A check that cannot
+ * the millisecond when idle. If none followed within MGR_GUARD_GRACE_MS,
+ * it checks again MGR_GUARD_RECHECK_MS later, and only if that check finds
+ * no accept either and nothing at all was accepted since the first began,
+ * the listener is closed and listened again on the same address. A restart
+ * drops every member's connection, so one slow accept must not cause it:
+ * CI once saw a live listener, reading a 63 MB message under ASan on a
+ * loaded machine, accept nothing for seconds. A listener nng has stopped
+ * accepts nothing ever again, so the second look costs a few seconds of
+ * recovery and no false restart. A check that cannot
  * connect or finish its handshake within MGR_GUARD_WAIT_MS proves nothing
  * and restarts nothing; it is logged once. Closing a listener drops the
  * connections it had accepted: members redial and say hello at the version
@@ -53,7 +60,8 @@
 #define MGR_GUARD_TICK_MS 500
 #define MGR_GUARD_PERIOD_MS 10000 /* a check at least this often */
 #define MGR_GUARD_WAIT_MS 2000	  /* connect and handshake within, or the check proves nothing */
-#define MGR_GUARD_GRACE_MS 2000	  /* an accept after the headers were exchanged, at most */
+#define MGR_GUARD_GRACE_MS 4000	  /* an accept after the headers were exchanged, at most */
+#define MGR_GUARD_RECHECK_MS 1000 /* a check that found no accept: the next one after */
 
 struct mgr_guard;
 
