@@ -31,10 +31,14 @@ t_big_file "$size" big.bin
 t_download big.bin 1M 120
 dl=$T_DL
 (
-	# short connections all along, in bursts of 50, until the commits end
+	# short connections all along, in bursts of 50, until the commits end;
+	# every one must succeed. Not their spread: vm22's weight flips under
+	# them, so no one set of weights is theirs to fit (a burst of 50 with
+	# 30 on vm22 once failed a chi-square against 1,1,1,1 in CI).
 	i=0
 	while [ ! -e "$LAB_DIR/commits.done" ]; do
-		t_burst 50 >"$LAB_DIR/burst.$i.out" 2>&1 || echo "burst $i failed" >>"$LAB_DIR/bursts.failed"
+		t_burst 50 "" --no-spread >"$LAB_DIR/burst.$i.out" 2>&1 ||
+			echo "burst $i failed" >>"$LAB_DIR/bursts.failed"
 		i=$((i + 1))
 	done
 	echo "$i" >"$LAB_DIR/bursts.count"
@@ -73,6 +77,7 @@ check "all three members run version $v1" lab_poll members_at "$v1"
 wait "$bursts"
 check "every short connection meanwhile succeeded ($(cat "$LAB_DIR/bursts.count") bursts of 50)" \
 	test ! -e "$LAB_DIR/bursts.failed"
+[ -e "$LAB_DIR/bursts.failed" ] && head -3 "$LAB_DIR/bursts.failed"
 dl_rc=0
 wait "$dl" || dl_rc=$?
 check "the download completes (curl exit $dl_rc: $(cat "$LAB_DIR/big.bin.out"))" \
