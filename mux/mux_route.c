@@ -351,10 +351,11 @@ feed_table(struct mux_route *r, uint64_t now)
 	free(vips);
 }
 
-/* Each worker's loop counter: did every one move since the last pass? */
 /*
  * The member's last known good verdict (managed only): active while no
- * leader manages the mux. Under gen_lock, the member's lock.
+ * leader manages the mux. Under gen_lock, the member's lock. Logged when
+ * it changes what a mux with a table does (a mux that has none yet, at
+ * its start, withholds everything anyway).
  */
 static void
 feed_lkg(struct mux_route *r)
@@ -368,7 +369,8 @@ feed_lkg(struct mux_route *r)
 	active = dp_member_lkg_verdict(&r->app->member, &ok, why, sizeof(why));
 	pthread_mutex_unlock(&r->app->gen_lock);
 	pthread_mutex_lock(&r->lock);
-	if (active != r->ann->lkg_active || (active && ok != r->ann->lkg_ok)) {
+	if (r->ann->version != 0 &&
+		(active != r->ann->lkg_active || (active && ok != r->ann->lkg_ok))) {
 		if (!active)
 			LB_INFO("bgp: a leader manages this mux again: its word decides");
 		else if (ok && !r->ann->sync_known)
@@ -382,6 +384,7 @@ feed_lkg(struct mux_route *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* Each worker's loop counter: did every one move since the last pass? */
 static bool
 feed_workers(struct mux_route *r, uint64_t now)
 {
