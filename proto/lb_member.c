@@ -308,22 +308,14 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	bool current = (uint32_t)nng_dialer_id(nng_pipe_dialer(p)) ==
 		       __atomic_load_n(&m->dialer_id, __ATOMIC_ACQUIRE);
 
-	/*
-	 * Only the current dialer's pipes count: a pipe that an older,
-	 * closed dialer was making may never say it is gone (nng 1.5.2,
-	 * issue 1498), and counted it would keep the member "connected" to
-	 * nothing for good (seen in process_ha: a mux that never found the
-	 * new leader). lb_mbr_move() zeroes the count for the new dialer.
-	 */
-	if (!current)
-		return;
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		__atomic_add_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
-		__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
+		if (current)
+			__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
-		if (__atomic_sub_fetch(&m->connected, 1, __ATOMIC_ACQ_REL) < 0)
-			__atomic_store_n(&m->connected, 0, __ATOMIC_RELEASE);
+		if (current)
+			__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
 	}
 }
 
@@ -372,27 +364,8 @@ redial_if_stuck(struct lb_member *m)
 	if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
 		m->down_since_ms = 0;
 		m->redialing = false;
-		/*
-		 * Connected, and no manager has answered a hello for this long
-		 * (each is resent every HELLO_RETRY_MS): a connection that goes
-		 * nowhere. The next manager.
-		 */
-		if (m->welcomed || m->move_at_ms != 0 || now < m->hello_hold_ms) {
-			/* (a refused hello waits out its hold on this connection) */
-			m->unwelcomed_ms = 0;
-		} else if (m->unwelcomed_ms == 0) {
-			m->unwelcomed_ms = now;
-		} else if (now - m->unwelcomed_ms >= UNWELCOMED_MS) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "connected, and no welcome for %u s",
-				UNWELCOMED_MS / 1000);
-			m->unwelcomed_ms = 0;
-			lb_mbr_plan_move(m, lb_mbr_next_url(m), why);
-		}
 		return;
 	}
-	m->unwelcomed_ms = 0;
 	if (m->down_since_ms == 0) {
 		m->down_since_ms = now;
 		return;

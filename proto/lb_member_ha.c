@@ -146,13 +146,8 @@ lb_mbr_move(struct lb_member *m)
 	m->welcomed = false;
 	m->acked = false;
 	m->proof_len = 0;
-	m->unwelcomed_ms = 0;
 	__atomic_store_n(&m->leader_ok, 0, __ATOMIC_RELEASE);
-	/* From here the pipe callback ignores the old dialer's pipes ... */
-	__atomic_store_n(&m->dialer_id, 0, __ATOMIC_RELEASE);
 	nng_dialer_close(m->dialer);
-	/* ... and the new one's are counted from none. */
-	__atomic_store_n(&m->connected, 0, __ATOMIC_RELEASE);
 	if (lb_mbr_dial(m, err, sizeof(err)) != 0)
 		LB_WARN("manager: dial: %s", err);
 }

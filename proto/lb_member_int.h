@@ -29,7 +29,6 @@
 #define HELLO_RETRY_MS 1000    /* a hello not answered by a welcome is sent again */
 #define REFUSED_HOLD_MS 30000  /* ... but only this long after a refusal */
 #define REDIAL_MS 3000	       /* disconnected this long: a new dialer */
-#define UNWELCOMED_MS 9000     /* connected, hellos unanswered this long: the next manager */
 #define MOVE_MIN_MS 1000       /* between two moves to another manager, at least */
 #define TOUCH_MS 10000	       /* the last-known-good file's time moves at most this often */
 
@@ -79,8 +78,7 @@ struct lb_member {
 	int stop;		/* atomic */
 	int need_hello;		/* atomic: set by the pipe callback */
 	int lost;		/* atomic: a connection closed (pipe callback) */
-	int connected;		/* atomic: the current dialer's pipes open (events may cross) */
-	uint64_t unwelcomed_ms; /* connected, no welcome since; 0: welcomed or not connected */
+	int connected;		/* atomic: pipes open (pair1 has one, but events may cross) */
 
 	/* Several managers: the one dialed, moves to another, the leader's silence. */
 	uint32_t url_i;	     /* cfg.urls[url_i] is dialed */
