@@ -129,3 +129,32 @@ pop_session_up() {
 	[ "$(pop_vtysh "show bgp neighbor ${POP_MG[$1]} json" |
 		jq -r ".\"${POP_MG[$1]}\".bgpState")" = Established ]
 }
+
+# pop_sampler_start: the router's route for the VIP, every 0.1 s, into
+# LAB_DIR/nexthops.log ("<ms> <next hops>"), until pop_sampler_stop.
+pop_sampler_start() {
+	: >"$LAB_DIR/nexthops.log"
+	(
+		while :; do
+			echo "$(date +%s%3N) $(pop_nexthops)" >>"$LAB_DIR/nexthops.log"
+			sleep 0.1
+		done
+	) &
+	POP_SAMPLER=$!
+}
+pop_sampler_stop() {
+	kill "$POP_SAMPLER"
+	# it ends by the signal: its status (143) is not a failure
+	wait "$POP_SAMPLER" 2>/dev/null || [ $? -eq 143 ]
+}
+
+# pop_kill_mux1: kill -9 of mux 1; checks that the router routes through
+# mux 2 only, then waits for mux 1's BGP session to be down at the router.
+pop_kill_mux1() {
+	kill -KILL "$(lab_pid mux1)"
+	pop_wait_nexthops 10.255.0.2
+	lab_kill mux1
+	check "mux 1 killed: the router routes through mux 2 only" pop_nexthops_are 10.255.0.2
+	lab_poll pop_session_down 1
+}
+pop_session_down() { ! pop_session_up "$1"; }

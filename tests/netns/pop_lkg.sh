@@ -24,12 +24,7 @@ check "mux 1 kept version $committed as its last known good table" \
 # 1. no manager, mux 1 restarted
 kill -KILL "$(lab_pid manager)"
 lab_kill manager
-kill -KILL "$(lab_pid mux1)"
-pop_wait_nexthops 10.255.0.2
-lab_kill mux1
-check "mux 1 killed: the router routes through mux 2 only" pop_nexthops_are 10.255.0.2
-session_down() { ! pop_session_up 1; }
-lab_poll session_down
+pop_kill_mux1
 pop_mux_start 1
 runs_committed() { [ "$(pop_tel_field 1 /sluice/stats .version)" = "$committed" ]; }
 check "with no manager, restarted mux 1 runs version $committed from its file" \
@@ -46,14 +41,7 @@ c1=$(pop_tel_field 1 /sluice/stats .conn_new)
 check "mux 1 carries new connections ($c1)" test "$c1" -gt 0
 
 # 2. the manager back: no mux withdrawn
-: >"$LAB_DIR/nexthops.log"
-(
-	while :; do
-		echo "$(date +%s%3N) $(pop_nexthops)" >>"$LAB_DIR/nexthops.log"
-		sleep 0.1
-	done
-) &
-sampler=$!
+pop_sampler_start
 lab_manager_start
 check "the manager is back at version $committed" test "$(t_committed)" = "$committed"
 check "both muxes are in sync with it" lab_poll t_in_sync --ids mux1,mux2
@@ -61,8 +49,7 @@ said_in_sync() { [ "$(pop_mux_json mux1 notice.in_sync)" = True ]; }
 check "the manager's word to mux 1: in sync" lab_poll said_in_sync
 answered() { [ "$(pop_mux_json mux1 vip_probe.answered)" -ge 2 ]; }
 check "its VIP probes through mux 1 are answered (a few intervals)" lab_poll answered
-kill "$sampler"
-wait "$sampler" 2>/dev/null || true
+pop_sampler_stop
 n=$(wc -l <"$LAB_DIR/nexthops.log")
 both=$(grep -c ' 10\.255\.0\.1 10\.255\.0\.2$' "$LAB_DIR/nexthops.log" || true)
 check "in $n samples of the router's route since the manager's start, both next hops in all ($both)" \

@@ -20,23 +20,11 @@ pop_t_up 2
 committed=$(t_committed)
 
 # 1. kill -9
-kill -KILL "$(lab_pid mux1)"
-pop_wait_nexthops 10.255.0.2
-lab_kill mux1
-check "mux 1 killed: the router routes through mux 2 only" pop_nexthops_are 10.255.0.2
-session_down() { ! pop_session_up 1; }
-lab_poll session_down
+pop_kill_mux1
 
 # 2. restart, its probes failing
 pop_block_probes 1
-: >"$LAB_DIR/nexthops.log"
-(
-	while :; do
-		echo "$(date +%s%3N) $(pop_nexthops)" >>"$LAB_DIR/nexthops.log"
-		sleep 0.1
-	done
-) &
-sampler=$!
+pop_sampler_start
 pop_mux_start 1
 runs_committed() { [ "$(pop_tel_field 1 /sluice/stats .version)" = "$committed" ]; }
 check "restarted mux 1 applies the committed version $committed (by snapshot)" lab_poll runs_committed
@@ -56,8 +44,7 @@ vip_series="sluice_bgp_vip_announced{vip=\"$LAB_VIP\"}"
 session_series="sluice_bgp_session_established{neighbor=\"$POP_RT_IP\",session=\"n0\"}"
 check "its metrics: $vip_series 0, the reason NOT_IN_SYNC, the session established" \
 	test "$(pop_metric 1 "$vip_series") $(pop_metric 1 'sluice_bgp_state{reason="NOT_IN_SYNC"}') $(pop_metric 1 "$session_series")" = "0 1 1"
-kill "$sampler"
-wait "$sampler" 2>/dev/null || true
+pop_sampler_stop
 n=$(wc -l <"$LAB_DIR/nexthops.log")
 seen=$(grep -c '10\.255\.0\.1' "$LAB_DIR/nexthops.log" || true)
 check "in $n samples of the router's route since the restart, mux 1's next hop never appeared ($seen)" \
