@@ -485,7 +485,6 @@ mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint6
 
 	/* This interval's targets: every connected mux with an address, every VIP. */
 	vips = vip_list(env->committed, &n_vips);
-	v->vp_n_vips = n_vips;
 	old = v->vp_tg;
 	n_old = v->vp_n;
 	tg = NULL;

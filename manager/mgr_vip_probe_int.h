@@ -70,7 +70,6 @@ struct mgr_vip_probe {
 	uint64_t vp_seen_version; /* committed version, and since when */
 	uint64_t vp_seen_ms;
 	uint32_t vp_n;
-	uint32_t vp_n_vips; /* VIP addresses of the committed table, at the last interval */
 	struct vp_target *vp_tg;
 	struct vp_member vp_mb[MGR_MAX_MEMBERS];
 	uint64_t vp_sent, vp_answered, vp_send_errors, vp_fences;
