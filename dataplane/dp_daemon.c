@@ -294,6 +294,8 @@ dp_report(const struct dp_report *r, bool quiet, const char *json_path)
 	for (i = 0; !quiet && i < r->n; i++)
 		if (r->s[i].print != NULL)
 			r->s[i].print(r->s[i].arg, stdout);
+	/* Out now: EAL's cleanup, after this, can hang (docs/reliability.md, Found 9). */
+	fflush(stdout);
 	if (json_path == NULL)
 		return;
 	jf = fopen(json_path, "w");

@@ -27,6 +27,8 @@ PKGS=(
 	prometheus python3-prometheus-client libsystemd-dev scdoc mandoc
 	# systemd-analyze verify for the units (deploy/systemd), dpdk-dumpcap is dpdk's
 	systemd
+	# the lab's backtrace of a daemon that ignores SIGTERM (lab_kill), before SIGKILL
+	gdb
 )
 # The libFuzzer harnesses (docs/fuzzing.md, -Dfuzz=true) need clang and its
 # runtime; the test suite replays their corpora without them.

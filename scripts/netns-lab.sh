@@ -374,10 +374,24 @@ lab_configs() {
 		done
 	fi
 	if [ "$LAB_HUGEPAGES" = 1 ]; then
-		for f in "$LAB_DIR/mux.cfg" "$LAB_DIR/agent1.cfg" "$LAB_DIR/agent2.cfg"; do
-			sed -i "s|\"--no-huge\", \"-m\", \"256\", |\"-m\", \"256\", \"--huge-dir=$LAB_DIR/huge\", |" "$f"
-		done
+		lab_eal_hugepages "$LAB_DIR/mux.cfg" "$LAB_DIR/agent1.cfg" "$LAB_DIR/agent2.cfg"
 	fi
+}
+
+# LAB_HUGEPAGES=1: the EAL arguments of the configs FILE... on the lab's
+# hugetlbfs instead of --no-huge, and EAL's memory at a fixed address,
+# LAB_EAL_BASE (--base-virtaddr). DPDK's default base, 4 GiB, falls in
+# AddressSanitizer's shadow gap: an ASan-built daemon's memory then lands
+# wherever the kernel puts it, and dpdk-dumpcap (a secondary process, which
+# must map that memory at the same address) finds the range taken by its
+# own libraries about one time in five ("EAL: Cannot init memory"). 32 TiB
+# is application memory in an ASan process and unused in any other.
+LAB_EAL_BASE=0x200000000000
+lab_eal_hugepages() {
+	local f
+	for f in "$@"; do
+		sed -i "s|\"--no-huge\", \"-m\", \"256\", |\"-m\", \"256\", \"--huge-dir=$LAB_DIR/huge\", \"--base-virtaddr=$LAB_EAL_BASE\", |" "$f"
+	done
 }
 
 # Free 2 MiB pages now.
@@ -668,6 +682,18 @@ lab_reload() {
 }
 lab_reload_grew() { [ "$(lab_reload_lines "$1")" -gt "$2" ]; }
 
+# Where a hung process NAME (PID) is: every thread's stack, from gdb, into
+# DIR/NAME.hang.txt; the main thread's few frames on stderr (the test's log).
+lab_backtrace() {
+	local f="$LAB_DIR/$1.hang.txt"
+	command -v gdb >/dev/null || { lab_log "$1: no gdb for a backtrace"; return 0; }
+	if ! timeout 20 gdb -p "$2" -batch -ex "thread apply all bt" >"$f" 2>&1; then
+		lab_log "$1: gdb could not attach to $2 (see $f)"
+	fi
+	lab_log "$1 ($2) hangs at (all threads in $f):"
+	awk '/^Thread 1 /{p=1} p && /^#/{print "lab:   " $0; if (++n == 6) exit}' "$f" >&2
+}
+
 # SIGTERM a process we started and wait (bounded) for it; SIGKILL after that.
 lab_kill() {
 	local name=$1 pid end st
@@ -682,6 +708,7 @@ lab_kill() {
 		done
 		if kill -0 "$pid" 2>/dev/null; then
 			lab_log "$name ($pid) ignored SIGTERM for 10 s: SIGKILL"
+			lab_backtrace "$name" "$pid"
 			if kill -KILL "$pid" 2>/dev/null; then
 				lab_log "$name ($pid) killed"
 			fi

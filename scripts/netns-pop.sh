@@ -201,10 +201,7 @@ pop_configs() {
 		else
 			cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux$i.cfg"
 		fi
-		if [ "$LAB_HUGEPAGES" = 1 ]; then
-			sed -i "s|\"--no-huge\", \"-m\", \"256\", |\"-m\", \"256\", \"--huge-dir=$LAB_DIR/huge\", |" \
-				"$LAB_DIR/mux$i.cfg"
-		fi
+		if [ "$LAB_HUGEPAGES" = 1 ]; then lab_eal_hugepages "$LAB_DIR/mux$i.cfg"; fi
 	done
 }
 

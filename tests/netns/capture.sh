@@ -5,7 +5,9 @@
 # without --no-huge, keeping DPDK's multi-process support; dumpcap attaches
 # to the mux and to agent 1 with the filter 'ip proto 4' while 100
 # requests go through the VIP (tests/netns/check_capture.py has the
-# checks). The pages and the mount are given back on any exit.
+# checks). The daemons' EAL memory is at a fixed base address, the same for
+# every build (lab_eal_hugepages says why). The pages and the mount are
+# given back on any exit.
 # Topology: scripts/netns-lab.sh.
 . "$(dirname "$0")/lib.sh"
 command -v dpdk-dumpcap >/dev/null || { echo "FAIL $T_NAME: no dpdk-dumpcap (dpdk)"; exit 1; }
@@ -19,6 +21,16 @@ check "the daemons run without --no-huge, on the lab's hugetlbfs" \
 	bash -c "! grep -q no-huge '$LAB_DIR/mux.cfg' && grep -q 'huge-dir=$LAB_DIR/huge' '$LAB_DIR/agent1.cfg'"
 lab_start_all 1 1 1 1
 echo "# lab up in $((SECONDS - T_START)) s"
+# dumpcap must map the daemons' memory where they have it: at the lab's fixed
+# base (lab_eal_hugepages), not wherever the kernel put it.
+eal_at_base() {
+	local n pid
+	for n in mux agent1; do
+		pid=$(lab_pid "$n") || return 1
+		grep -q "^${LAB_EAL_BASE#0x}-" "/proc/$pid/maps" || return 1
+	done
+}
+check "the mux's and agent 1's EAL memory starts at $LAB_EAL_BASE (--base-virtaddr)" eal_at_base
 
 dips=
 for v in "${LAB_VMS[@]}"; do dips+=${LAB_VM_DIP[$v]},; done
