@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lb_clock.h"
 #include "lb_log.h"
 #include "mgr_dip_probe.h"
 #include "mgr_dip_prober.h"
@@ -28,15 +29,6 @@ struct mgr_dip_prober {
 static const double took_le[] = {
 	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
-static uint64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* A verdict on r's probe: how long it took, by its outcome. */
 static void
 took(struct mgr_dip_prober *p, const struct mgr_hrec *r, enum mgr_dip_probe_rc rc)
@@ -44,7 +36,7 @@ took(struct mgr_dip_prober *p, const struct mgr_hrec *r, enum mgr_dip_probe_rc r
 	if (r->hr_probe == NULL || (rc != MGR_DIP_UP && rc != MGR_DIP_DOWN))
 		return;
 	lb_hist_observe(
-		&p->dp_took[rc == MGR_DIP_UP], (double)(now_us() - r->hr_probe->pr_start_us) / 1e6);
+		&p->dp_took[rc == MGR_DIP_UP], (double)(lb_now_us() - r->hr_probe->pr_start_us) / 1e6);
 }
 
 const struct lb_hist *
@@ -168,7 +160,7 @@ mgr_dip_prober_tick(struct mgr_dip_prober *p, struct mgr_health *h, uint64_t now
 		}
 		rc = mgr_dip_probe_start(pr, p->dp_epfd, r, r->hr_svc->hs_key.af, &r->hr_be.dip,
 			port, why, sizeof(why));
-		pr->pr_start_us = now_us();
+		pr->pr_start_us = lb_now_us();
 		if (rc == MGR_DIP_PENDING) {
 			p->dp_in_flight++;
 			mgr_health_pending(h, r, now);

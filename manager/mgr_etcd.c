@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 #include <mbedtls/base64.h>
 
+#include "lb_clock.h"
 #include "lb_err.h"
 #include "mgr_etcd.h"
 
@@ -33,15 +34,6 @@ struct sink {
 	const int *stop;
 	uint64_t until_ms;
 };
-
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void say(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -165,7 +157,7 @@ on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
 	(void)a, (void)b, (void)c, (void)d;
 	if (k->stop != NULL && __atomic_load_n(k->stop, __ATOMIC_ACQUIRE))
 		return 1;
-	return k->until_ms != 0 && mono_ms() >= k->until_ms ? 1 : 0;
+	return k->until_ms != 0 && lb_now_ms() >= k->until_ms ? 1 : 0;
 }
 
 /* The error etcd answered with, from its JSON ({"error":..., "message":...}). */
@@ -235,7 +227,7 @@ perform(struct mgr_etcd *e, const char *path, json_t *body, bool idempotent, str
 	uint32_t budget_ms, char *err, size_t len)
 {
 	char *text = json_dumps(body, JSON_COMPACT);
-	uint64_t start = mono_ms();
+	uint64_t start = lb_now_ms();
 	char url[512], tried[MGR_ETCD_ERR] = "";
 	uint32_t n, i;
 	size_t off = 0;
@@ -249,7 +241,7 @@ perform(struct mgr_etcd *e, const char *path, json_t *body, bool idempotent, str
 		return -LB_ENOMEM;
 	}
 	for (n = 0; n < e->cfg.n_endpoints; n++) {
-		uint64_t spent = mono_ms() - start;
+		uint64_t spent = lb_now_ms() - start;
 
 		if (spent >= budget_ms && n > 0)
 			break;
@@ -328,7 +320,7 @@ mgr_etcd_stream(struct mgr_etcd *e, const char *path, json_t *body,
 		say(err, len, "etcd: out of memory");
 		return -LB_ENOMEM;
 	}
-	k.until_ms = mono_ms() + max_ms;
+	k.until_ms = lb_now_ms() + max_ms;
 	rc = perform(e, path, body, true, &k, max_ms, err, len);
 	free(k.buf);
 	return rc;

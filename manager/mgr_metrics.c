@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lb_addr.h"
+#include "lb_clock.h"
 #include "lb_hdr.h"
 #include "lb_log.h"
 #include "lb_prom.h"
@@ -54,15 +55,6 @@ struct mgr_metrics {
 	uint64_t text_ms;
 	uint64_t generation;
 };
-
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* ---- what the loop tells it ---- */
 
@@ -378,7 +370,7 @@ publish(struct mgr_metrics *mt, char *text)
 	free(mt->text);
 	mt->text = text;
 	mt->len = strlen(text);
-	mt->text_ms = mono_ms();
+	mt->text_ms = lb_now_ms();
 	mt->generation++;
 	pthread_cond_broadcast(&mt->rendered);
 	pthread_mutex_unlock(&mt->lock);
@@ -407,7 +399,7 @@ serve(void *arg, FILE *out)
 	uint64_t gen;
 
 	pthread_mutex_lock(&mt->lock);
-	if (mono_ms() > mt->text_ms + MGR_METRICS_FRESH_MS) {
+	if (lb_now_ms() > mt->text_ms + MGR_METRICS_FRESH_MS) {
 		gen = mt->generation;
 		if (write(mt->efd, &one, sizeof(one)) == sizeof(one)) {
 			clock_gettime(CLOCK_REALTIME, &until);
@@ -449,7 +441,7 @@ mgr_metrics_new(const struct mgr_metrics_deps *deps, const struct lb_metrics_cfg
 		return NULL;
 	}
 	mt->len = strlen(mt->text);
-	mt->text_ms = mono_ms();
+	mt->text_ms = lb_now_ms();
 	mt->srv = lb_metrics_start(cfg, serve, mt, err, len);
 	if (mt->srv == NULL) {
 		mgr_metrics_free(mt);

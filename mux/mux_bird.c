@@ -253,7 +253,7 @@ mux_bird_close(struct mux_bird *b)
 static int
 remaining(uint64_t deadline)
 {
-	uint64_t now = mux_rp_now_ms();
+	uint64_t now = lb_now_ms();
 
 	return now >= deadline ? 0 : (int)(deadline - now);
 }
@@ -353,7 +353,7 @@ mux_bird_connect(struct mux_bird *b, const char *path, int timeout_ms, char *err
 		return -1;
 	}
 	code = read_reply(
-		b, mux_rp_now_ms() + (uint64_t)timeout_ms, greet, sizeof(greet), err, len);
+		b, lb_now_ms() + (uint64_t)timeout_ms, greet, sizeof(greet), err, len);
 	if (code != 1) {
 		if (code >= 0)
 			snprintf(err, len, "control socket: greeting %04d, not 0001", code);
@@ -367,7 +367,7 @@ int
 mux_bird_cmd(struct mux_bird *b, const char *cmd, int timeout_ms, char *reply, size_t rlen,
 	char *err, size_t elen)
 {
-	uint64_t deadline = mux_rp_now_ms() + (uint64_t)timeout_ms;
+	uint64_t deadline = lb_now_ms() + (uint64_t)timeout_ms;
 	char line[512];
 	size_t n, done = 0;
 	int code;

@@ -129,7 +129,7 @@ bird_parse_check(const struct mux_route *r, char *err, size_t len)
 	char out[512] = "";
 	size_t got = 0;
 	int pfd[2], st;
-	uint64_t end = mux_rp_now_ms() + 5000;
+	uint64_t end = lb_now_ms() + 5000;
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC) != 0) {
@@ -154,7 +154,7 @@ bird_parse_check(const struct mux_route *r, char *err, size_t len)
 	close(pfd[1]);
 	for (;;) {
 		struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-		uint64_t now = mux_rp_now_ms();
+		uint64_t now = lb_now_ms();
 		ssize_t n;
 
 		if (now >= end || poll(&p, 1, (int)(end - now)) <= 0)
@@ -169,9 +169,9 @@ bird_parse_check(const struct mux_route *r, char *err, size_t len)
 	close(pfd[0]);
 	out[got] = '\0';
 	/* Its output ends as it exits: it is reaped a moment later. */
-	while (waitpid(pid, &st, WNOHANG) == 0 && mux_rp_now_ms() < end)
+	while (waitpid(pid, &st, WNOHANG) == 0 && lb_now_ms() < end)
 		usleep(1000);
-	if (mux_rp_now_ms() >= end && waitpid(pid, &st, WNOHANG) == 0) {
+	if (lb_now_ms() >= end && waitpid(pid, &st, WNOHANG) == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
 		errf(err, len, "bgp.bird: %s -p -c %s did not finish in 5 s", r->cfg.bird,
@@ -275,7 +275,7 @@ mux_route_create(const struct mux_bgp_cfg *cfg, bool managed, const char *const 
 	}
 	ac.managed = managed;
 	ac.stall_ms = mux_speaker_stale_ms(cfg);
-	mux_announce_init(r->ann, &ac, mux_rp_now_ms());
+	mux_announce_init(r->ann, &ac, lb_now_ms());
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -529,7 +529,7 @@ shutdown_step(struct mux_route *r, uint64_t now)
 static void
 tick(struct mux_route *r)
 {
-	uint64_t now = mux_rp_now_ms();
+	uint64_t now = lb_now_ms();
 	struct mux_rp_speaker spk;
 	uint32_t n, vips[MUX_RP_MAX_VIPS];
 	bool moved, up, withdraw;
@@ -633,7 +633,7 @@ mux_route_sync(struct mux_route *r, bool in_sync, uint64_t version, const char *
 static void
 stop_speaker(struct mux_route *r)
 {
-	uint64_t end = mux_rp_now_ms() + SPEAKER_STOP_MS;
+	uint64_t end = lb_now_ms() + SPEAKER_STOP_MS;
 	int st;
 
 	if (r->speaker <= 0 || r->speaker_gone)
@@ -643,7 +643,7 @@ stop_speaker(struct mux_route *r)
 	r->mine.n_vips = 0;
 	r->mine.request++;
 	mux_rp_write(&r->page->mux_seq, &r->page->mux, &r->mine, sizeof(r->mine));
-	while (mux_rp_now_ms() < end) {
+	while (lb_now_ms() < end) {
 		if (waitpid(r->speaker, &st, WNOHANG) == r->speaker) {
 			r->speaker_gone = true;
 			return;

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lb_clock.h"
 #include "mux_bgp_cfg.h"
 
 #define MUX_RP_MAGIC 0x534c5250u /* "SLRP" */
@@ -78,15 +79,6 @@ struct mux_route_page {
 	uint32_t spk_seq __attribute__((aligned(64)));
 	struct mux_rp_speaker spk;
 };
-
-static inline uint64_t
-mux_rp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Publish len bytes of src into the section dst behind *seq (its only writer). */
 static inline void

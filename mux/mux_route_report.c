@@ -28,7 +28,7 @@ static uint64_t
 unix_ms(uint64_t mono_ms)
 {
 	struct timespec ts;
-	uint64_t now_real, now_mono = mux_rp_now_ms();
+	uint64_t now_real, now_mono = lb_now_ms();
 
 	if (mono_ms == 0)
 		return 0;
@@ -289,7 +289,7 @@ tel_route_locked(struct mux_route *r, unsigned long page, struct rte_tel_data *d
 	struct rte_tel_data *st_ = rte_tel_data_alloc(), *se = rte_tel_data_alloc();
 	struct rte_tel_data *all[] = {an, an_t, wh, wh_r, wh_t, sp, sa, ss, st_, se};
 	char buf[RTE_TEL_MAX_STRING_LEN], line[512], a[INET_ADDRSTRLEN];
-	uint64_t now = mux_rp_now_ms();
+	uint64_t now = lb_now_ms();
 	uint32_t i, lo = (uint32_t)(page * TEL_PAGE), hi = lo + TEL_PAGE;
 	size_t k;
 

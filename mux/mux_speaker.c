@@ -69,7 +69,7 @@ static void __attribute__((format(printf, 2, 3))) fail(struct speaker *s, const 
 	vsnprintf(s->out.last_error, sizeof(s->out.last_error), fmt, ap);
 	va_end(ap);
 	s->out.errors++;
-	s->out.last_error_ms = mux_rp_now_ms();
+	s->out.last_error_ms = lb_now_ms();
 	LB_ERR("%s", s->out.last_error);
 }
 
@@ -389,7 +389,7 @@ static void __attribute__((noreturn)) shutdown_and_exit(struct speaker *s, const
 		if (s->ctl.fd < 0 ||
 			mux_bird_cmd(&s->ctl, "down", 1000, NULL, 0, err, sizeof(err)) != 7)
 			kill(s->bird, SIGTERM);
-		for (end = mux_rp_now_ms() + 2000; mux_rp_now_ms() < end;) {
+		for (end = lb_now_ms() + 2000; lb_now_ms() < end;) {
 			if (waitpid(s->bird, &st, WNOHANG) == s->bird)
 				break;
 			nap_ms(10);
@@ -399,8 +399,8 @@ static void __attribute__((noreturn)) shutdown_and_exit(struct speaker *s, const
 			waitpid(s->bird, &st, 0);
 		}
 	}
-	bird_gone(s, mux_rp_now_ms(), "stopped");
-	publish(s, mux_rp_now_ms());
+	bird_gone(s, lb_now_ms(), "stopped");
+	publish(s, lb_now_ms());
 	_exit(0);
 }
 
@@ -442,7 +442,7 @@ mux_speaker_main(const struct mux_bgp_cfg *cfg, const struct mux_bird_paths *pat
 	state(s, "starting");
 	for (;;) {
 		static struct mux_rp_mux in;
-		uint64_t now = mux_rp_now_ms();
+		uint64_t now = lb_now_ms();
 		bool ok = mux_rp_read(&page->mux_seq, &in, &page->mux, sizeof(in));
 		if (ok)
 			s->in = in;
@@ -488,8 +488,8 @@ mux_speaker_main(const struct mux_bgp_cfg *cfg, const struct mux_bird_paths *pat
 			s->out.applied_request = s->in.request;
 		publish(s, now);
 		nap = s->bird > 0 && s->ctl.fd < 0 ? 20 : MUX_SPEAKER_POLL_MS;
-		nap_start = mux_rp_now_ms();
+		nap_start = lb_now_ms();
 		nap_ms(nap);
-		overslept = mux_rp_now_ms() - nap_start > (uint64_t)nap + 1000;
+		overslept = lb_now_ms() - nap_start > (uint64_t)nap + 1000;
 	}
 }

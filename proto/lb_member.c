@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,7 +255,7 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		free(msg);
 		return;
 	}
-	m->last_rx_ms = lb_mbr_now_ms();
+	m->last_rx_ms = lb_now_ms();
 	switch (msg->type) {
 	case LB_MSG_WELCOME:
 		lb_mbr_on_welcome(m, msg);
@@ -278,7 +280,7 @@ handle(struct lb_member *m, const void *buf, size_t len)
 		/* It will say so again until something changes: ask less often. */
 		LB_ERR("manager refused this member: %s (again in %u s)", msg->text,
 			REFUSED_HOLD_MS / 1000);
-		m->hello_hold_ms = lb_mbr_now_ms() + REFUSED_HOLD_MS;
+		m->hello_hold_ms = lb_now_ms() + REFUSED_HOLD_MS;
 		break;
 	case LB_MSG_CHALLENGE:
 		on_challenge(m, msg);
@@ -359,7 +361,7 @@ setup_tls(struct lb_member *m, char *err, size_t len)
 static void
 redial_if_stuck(struct lb_member *m)
 {
-	uint64_t now = lb_mbr_now_ms();
+	uint64_t now = lb_now_ms();
 
 	if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
 		m->down_since_ms = 0;
@@ -403,7 +405,7 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 		snprintf(m->cfg.urls[0], sizeof(m->cfg.urls[0]), "%s", m->cfg.url);
 		m->cfg.n_urls = 1;
 	}
-	m->start_ms = lb_mbr_now_ms();
+	m->start_ms = lb_now_ms();
 	m->ops = ops;
 	m->arg = arg;
 	if (lb_ftable_copy(&m->applied, initial) != 0) {
@@ -478,18 +480,18 @@ lb_member_run(void *arg)
 			lb_mbr_send_hello(m);
 		}
 		redial_if_stuck(m);
-		if (m->move_at_ms != 0 && lb_mbr_now_ms() >= m->move_at_ms)
+		if (m->move_at_ms != 0 && lb_now_ms() >= m->move_at_ms)
 			lb_mbr_move(m);
 		if (__atomic_load_n(&m->connected, __ATOMIC_ACQUIRE) > 0) {
 			/* A hello can be lost to a manager still starting: until it
 			 * answers with a welcome, say it again. */
-			if (!m->welcomed && lb_mbr_now_ms() >= m->hello_hold_ms &&
-				lb_mbr_now_ms() - m->hello_sent_ms >= HELLO_RETRY_MS)
+			if (!m->welcomed && lb_now_ms() >= m->hello_hold_ms &&
+				lb_now_ms() - m->hello_sent_ms >= HELLO_RETRY_MS)
 				lb_mbr_send_hello(m);
 			/* Heartbeats once welcomed: before, over TLS, the manager
 			 * does not know who we are yet. */
 			if (m->welcomed &&
-				lb_mbr_now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms)
+				lb_now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms)
 				lb_mbr_send_status(m);
 		}
 		rc = nng_recv(m->sock, &buf, &len, NNG_FLAG_ALLOC);
@@ -519,13 +521,7 @@ lb_member_join(struct lb_member *m, pthread_t thread, unsigned timeout_ms)
 	struct timespec until;
 
 	lb_member_stop(m);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = lb_deadline(CLOCK_REALTIME, timeout_ms);
 	if (pthread_timedjoin_np(thread, NULL, &until) == 0)
 		return true;
 	LB_WARN("manager: the control thread did not stop within %u ms; exiting without it",
@@ -533,12 +529,85 @@ lb_member_join(struct lb_member *m, pthread_t thread, unsigned timeout_ms)
 	return false;
 }
 
+/*
+ * nng_close() of the member's socket, in a thread of its own, waited for
+ * CLOSE_WAIT_MS. nng 1.5's close waits for every pipe to end, and a pipe
+ * can fail to report its end (docs/reliability.md, Found 8 and 10): a
+ * daemon stopping must not wait for it for ever. False if it did not
+ * return in time; the thread, its closer and the member (the pipe
+ * callbacks' argument) then stay as they are: the process is exiting.
+ */
+struct closer {
+	nng_socket sock;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+};
+
+static void *
+close_thread(void *arg)
+{
+	struct closer *c = arg;
+
+	nng_close(c->sock);
+	pthread_mutex_lock(&c->mu);
+	c->done = true;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+static bool
+close_within(nng_socket sock, unsigned ms)
+{
+	struct closer *c = calloc(1, sizeof(*c));
+	pthread_condattr_t ca;
+	struct timespec until;
+	pthread_t t;
+	bool done;
+
+	if (c == NULL) {
+		nng_close(sock);
+		return true;
+	}
+	c->sock = sock;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&t, NULL, close_thread, c) != 0) {
+		close_thread(c);
+	} else {
+		until = lb_deadline(CLOCK_MONOTONIC, ms);
+		pthread_mutex_lock(&c->mu);
+		while (!c->done && pthread_cond_timedwait(&c->cv, &c->mu, &until) != ETIMEDOUT)
+			;
+		done = c->done;
+		pthread_mutex_unlock(&c->mu);
+		if (!done) {
+			pthread_detach(t);
+			return false;
+		}
+		pthread_join(t, NULL);
+	}
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+	return true;
+}
+
 void
 lb_member_destroy(struct lb_member *m)
 {
 	if (m == NULL)
 		return;
-	nng_close(m->sock);
+	if (!close_within(m->sock, CLOSE_WAIT_MS)) {
+		LB_WARN("manager: closing the connection did not end in %u ms (%d pipes "
+			"open, nng): exiting without it",
+			CLOSE_WAIT_MS, __atomic_load_n(&m->connected, __ATOMIC_ACQUIRE));
+		return;
+	}
 	if (m->tls != NULL)
 		nng_tls_config_free(m->tls);
 	lb_proof_signer_free(m->signer);

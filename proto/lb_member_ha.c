@@ -33,7 +33,7 @@ lb_mbr_lkg_save(struct lb_member *m)
 	if (lb_lkg_save(m->cfg.state_file, &m->applied, m->applied_version, m->applied_digest,
 		    m->fence.highest, err, sizeof(err)) != 0)
 		LB_WARN("manager: last known good table not kept: %s", err);
-	m->touched_ms = lb_mbr_now_ms();
+	m->touched_ms = lb_now_ms();
 }
 
 /*
@@ -76,7 +76,7 @@ lb_mbr_term_ok(struct lb_member *m, uint64_t term, const char *what)
 void
 lb_mbr_plan_move(struct lb_member *m, uint32_t i, const char *why)
 {
-	uint64_t at = m->moved_ms + MOVE_MIN_MS, now = lb_mbr_now_ms();
+	uint64_t at = m->moved_ms + MOVE_MIN_MS, now = lb_now_ms();
 
 	if (m->move_at_ms != 0)
 		return; /* one is planned */
@@ -141,7 +141,7 @@ lb_mbr_move(struct lb_member *m)
 
 	m->url_i = m->move_to;
 	m->move_at_ms = 0;
-	m->moved_ms = lb_mbr_now_ms();
+	m->moved_ms = lb_now_ms();
 	m->down_since_ms = 0;
 	m->welcomed = false;
 	m->acked = false;
@@ -204,7 +204,7 @@ lb_mbr_lkg_start(struct lb_member *m)
 void
 lb_mbr_lkg_tick(struct lb_member *m)
 {
-	uint64_t now = lb_mbr_now_ms();
+	uint64_t now = lb_now_ms();
 
 	if (!m->lkg_done && (m->ever_welcomed || now - m->start_ms >= m->cfg.lkg_wait_ms)) {
 		m->lkg_done = true;

@@ -20,6 +20,7 @@
 #include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
 
+#include "lb_clock.h"
 #include "lb_fence.h"
 #include "lb_member.h"
 #include "lb_proof.h"
@@ -31,6 +32,7 @@
 #define REDIAL_MS 3000	       /* disconnected this long: a new dialer */
 #define MOVE_MIN_MS 1000       /* between two moves to another manager, at least */
 #define TOUCH_MS 10000	       /* the last-known-good file's time moves at most this often */
+#define CLOSE_WAIT_MS 2000     /* a stopping daemon waits this long for nng_close() */
 
 struct lb_member {
 	struct lb_member_cfg cfg;
@@ -99,15 +101,6 @@ struct lb_member {
 	int64_t confirmed_ms; /* atomic, Unix ms: a manager last confirmed the table */
 	uint64_t touched_ms;
 };
-
-static inline uint64_t
-lb_mbr_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static inline int64_t
 lb_mbr_wall_ms(void)

@@ -61,7 +61,7 @@ lb_mbr_send_hello(struct lb_member *m)
 		msg.body = (char *)lb_proof_signer_cert(m->signer, &n);
 	}
 	send_msg(m, &msg);
-	m->hello_sent_ms = lb_mbr_now_ms();
+	m->hello_sent_ms = lb_now_ms();
 	m->welcomed = false;
 }
 
@@ -98,7 +98,7 @@ lb_mbr_send_status(struct lb_member *m)
 	send_msg(m, msg);
 	free(msg->route);
 	free(msg);
-	m->status_sent_ms = lb_mbr_now_ms();
+	m->status_sent_ms = lb_now_ms();
 }
 
 void
@@ -117,7 +117,7 @@ void
 lb_mbr_ask_snapshot(struct lb_member *m, const char *why)
 {
 	struct lb_msg msg = {.type = LB_MSG_SNAPSHOT_REQUEST};
-	uint64_t now = lb_mbr_now_ms();
+	uint64_t now = lb_now_ms();
 
 	if (m->snap_asked_ms != 0 && now - m->snap_asked_ms < SNAPSHOT_RETRY_MS)
 		return;
