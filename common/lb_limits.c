@@ -33,6 +33,17 @@ lb_limit_counter_name(
 			proto == LB_IPPROTO_UDP ? "udp" : "tcp", kinds[kind], cnts[counter & 3]);
 }
 
+void
+lb_top_counter_name(
+	char *buf, size_t len, uint32_t vip, uint16_t port, uint8_t proto, int rank, int field)
+{
+	static const char *const fields[3] = {"src", "n", "err"};
+	const uint8_t *a = (const uint8_t *)&vip;
+
+	snprintf(buf, len, "top.%u.%u.%u.%u:%u/%s.%d.%s", a[0], a[1], a[2], a[3], port,
+		proto == LB_IPPROTO_UDP ? "udp" : "tcp", rank, fields[field % 3]);
+}
+
 int
 lb_limit_name_find(const char *const *names, int n, const char *name)
 {

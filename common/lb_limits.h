@@ -122,6 +122,19 @@ void lb_limit_counter_name(
 	char *buf, size_t len, uint32_t vip, uint16_t port, uint8_t proto, int kind, int counter);
 extern const char *const lb_limit_counter_names[4]; /* checked, passed, would_deny, denied */
 
+/*
+ * A service's top talkers in a mux's STATUS: its LB_TOP_REPORTED largest
+ * sources over the workers (lb_topk_merge()), rank 0 the largest, each as
+ * three counters: "top.192.0.2.10:80/tcp.0.src" (the IPv4 source, network
+ * order, in the value's low 32 bits), ".n" (its count of checked new
+ * connections since the mux started) and ".err" (the count's error bound).
+ * field: 0 src, 1 n, 2 err. The manager merges them over the muxes and
+ * makes rates of two STATUS (sluicectl top).
+ */
+#define LB_TOP_REPORTED 5
+void lb_top_counter_name(
+	char *buf, size_t len, uint32_t vip, uint16_t port, uint8_t proto, int rank, int field);
+
 /* ---- shares ---- */
 
 /*

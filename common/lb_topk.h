@@ -21,7 +21,9 @@
 #ifndef LB_TOPK_H
 #define LB_TOPK_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #define LB_TOPK 8
 
@@ -47,6 +49,32 @@ lb_topk_add(struct lb_topk *t, uint32_t key)
 	t->err[min] = t->count[min];
 	t->key[min] = key;
 	t->count[min]++;
+}
+
+/*
+ * A copy of t, which its worker may be writing, for another thread: read
+ * until two reads in a row agree (at most a few tries; a worker adds at a
+ * few a microsecond), so that a key is not paired with another's count.
+ * The worker writes as it always does, with no fence: the reader's is the
+ * whole cost. Returns false if no two reads agreed (dst is the last).
+ */
+static inline bool
+lb_topk_copy(struct lb_topk *dst, const struct lb_topk *t)
+{
+	const volatile uint32_t *s = (const volatile uint32_t *)t;
+	uint32_t a[sizeof(*t) / 4], try, i;
+	bool same = false;
+
+	for (try = 0; try < 8 && !same; try++) {
+		for (i = 0; i < sizeof(*t) / 4; i++)
+			a[i] = s[i];
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		same = true;
+		for (i = 0; i < sizeof(*t) / 4; i++)
+			same &= a[i] == s[i];
+	}
+	memcpy(dst, a, sizeof(*dst));
+	return same;
 }
 
 /* The smallest count of a full summary (0 while a counter is free). */

@@ -26,6 +26,11 @@ struct mgr_peer {
 	uint64_t mp_last_contact_ms;
 	uint32_t mp_n_counters;
 	struct lb_counter mp_counters[LB_MSG_MAX_COUNTERS];
+	uint64_t mp_status_ms; /* its last STATUS came at; 0: none yet */
+	/* the STATUS before it (sluicectl top's rates) */
+	uint32_t mp_n_prev;
+	struct lb_counter mp_prev[LB_MSG_MAX_COUNTERS];
+	uint64_t mp_prev_ms;
 	uint64_t mp_bad_msgs;
 	bool mp_bad_logged;
 	bool mp_silent_logged;
@@ -535,8 +540,12 @@ mgr_members_on_msg(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *m
 	case LB_MSG_STATUS:
 		/* Not a hello: a hello mid-round would fence it. */
 		mgr_driver_status(mb->d, i, msg->version);
+		p->mp_n_prev = p->mp_n_counters;
+		memcpy(p->mp_prev, p->mp_counters, p->mp_n_counters * sizeof(p->mp_counters[0]));
+		p->mp_prev_ms = p->mp_status_ms;
 		p->mp_n_counters = msg->n_counters;
 		memcpy(p->mp_counters, msg->counters, msg->n_counters * sizeof(msg->counters[0]));
+		p->mp_status_ms = now;
 		if (msg->route == NULL) {
 			free(p->mp_route);
 			p->mp_route = NULL;
@@ -598,6 +607,10 @@ mgr_members_view(const struct mgr_members *mb, int i, struct mgr_peer_view *v)
 	v->last_contact_ms = p->mp_last_contact_ms;
 	v->n_counters = p->mp_n_counters;
 	v->counters = p->mp_counters;
+	v->status_ms = p->mp_status_ms;
+	v->n_prev = p->mp_n_prev;
+	v->prev = p->mp_prev;
+	v->prev_ms = p->mp_prev_ms;
 	v->snapshots = p->mp_snaps;
 	v->bad_msgs = p->mp_bad_msgs;
 	v->route = p->mp_route;

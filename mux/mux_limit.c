@@ -194,20 +194,44 @@ cnt_json(FILE *out, const char *name, const struct mux_lim_cnt *c, bool first)
 		first ? "" : ",", name, c->checked, c->passed, c->would_deny, c->denied);
 }
 
-/* The service's top talkers over the workers: the 5 largest, with their error bounds. */
+/*
+ * The service's top talkers merged over the n workers, largest first, into
+ * e (room for LB_TOP_REPORTED); each worker's summary copied as it may be
+ * writing it (lb_topk_copy()). Returns how many.
+ */
+static uint32_t
+top_merged(const struct mux_worker *ws, uint16_t n, uint32_t sid, struct lb_topk_entry *e)
+{
+	struct lb_topk *c = calloc(n + 1, sizeof(*c));
+	const struct lb_topk **t = calloc(n + 1, sizeof(*t));
+	struct lb_topk_entry *all = calloc((size_t)n * LB_TOPK + 1, sizeof(*all));
+	uint32_t m = 0, i;
+
+	if (c != NULL && t != NULL && all != NULL) {
+		for (i = 0; i < n; i++) {
+			lb_topk_copy(&c[i], &ws[i].lim.svc[sid].top);
+			t[i] = &c[i];
+		}
+		m = lb_topk_merge(t, n, all);
+		if (m > LB_TOP_REPORTED)
+			m = LB_TOP_REPORTED;
+		memcpy(e, all, m * sizeof(*e));
+	}
+	free(c);
+	free(t);
+	free(all);
+	return m;
+}
+
+/* The service's top talkers over the workers, with their error bounds. */
 static void
 top_json(FILE *out, const struct mux_worker *ws, uint16_t n, uint32_t sid)
 {
-	const struct lb_topk **t = calloc(n + 1, sizeof(*t));
-	struct lb_topk_entry *e = calloc((size_t)n * LB_TOPK + 1, sizeof(*e));
-	uint32_t m = 0, i;
+	struct lb_topk_entry e[LB_TOP_REPORTED];
+	uint32_t m = top_merged(ws, n, sid, e), i;
 
-	for (i = 0; t != NULL && e != NULL && i < n; i++)
-		t[i] = &ws[i].lim.svc[sid].top;
-	if (t != NULL && e != NULL)
-		m = lb_topk_merge(t, n, e);
 	fprintf(out, ",\"top\":[");
-	for (i = 0; i < m && i < 5; i++) {
+	for (i = 0; i < m; i++) {
 		const uint8_t *a = (const uint8_t *)&e[i].key;
 
 		fprintf(out,
@@ -215,8 +239,6 @@ top_json(FILE *out, const struct mux_worker *ws, uint16_t n, uint32_t sid)
 			i ? "," : "", a[0], a[1], a[2], a[3], e[i].count, e[i].err);
 	}
 	fprintf(out, "]");
-	free(t);
-	free(e);
 }
 
 void
@@ -275,9 +297,10 @@ mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen 
 	struct lb_counter *out, uint32_t max)
 {
 	char name[LB_LIMIT_COUNTER_LEN];
+	struct lb_topk_entry top[LB_TOP_REPORTED];
 	struct mux_lim_cnt c;
-	uint32_t n = 0, s;
-	int k, i;
+	uint32_t n = 0, s, m;
+	int k, i, f;
 
 	for (s = 0; s < g->n_services; s++) {
 		const struct mux_service *sv = &g->services[s];
@@ -299,6 +322,20 @@ mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen 
 			lb_limit_counter_name(name, sizeof(name), 0, 0, 0, LB_LIM_N, i);
 			status_put(out, &n, max, name, (&c.checked)[i]);
 		}
+	}
+	/* After the rules' counters, which come first when STATUS is short of room. */
+	for (s = 0; s < g->n_services; s++) {
+		const struct mux_service *sv = &g->services[s];
+
+		/* Top talkers are IPv4 sources (IPv6 services have no rules yet). */
+		m = sv->checks && sv->key.af == LB_AF_INET ? top_merged(ws, nw, sv->sid, top) : 0;
+		for (i = 0; i < (int)m; i++)
+			for (f = 0; f < 3; f++) {
+				lb_top_counter_name(name, sizeof(name), sv->key.vip.a32[0],
+					lb_be16_to_cpu(sv->key.port), sv->key.proto, i, f);
+				status_put(out, &n, max, name,
+					f == 0 ? top[i].key : f == 1 ? top[i].count : top[i].err);
+			}
 	}
 	return n;
 }

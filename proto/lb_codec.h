@@ -72,9 +72,10 @@ enum lb_ctl_op {
 	LB_CTL_LIMIT_SET,   /* svc or lim.mux, lim: the fields lim.given names */
 	LB_CTL_LIMIT_DEL,   /* svc or lim.mux, lim.rule (-1: every rule of svc) */
 	LB_CTL_LIMIT_LIST,  /* the rules, their counters summed over the muxes */
+	LB_CTL_TOP,	    /* svc: its top talkers over the muxes, with their rates */
 };
 
-#define LB_CTL_OP_MAX LB_CTL_LIMIT_LIST
+#define LB_CTL_OP_MAX LB_CTL_TOP
 
 /* A change to one admission rule (LimitChange in the .proto). */
 enum lb_limit_given {

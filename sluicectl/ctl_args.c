@@ -703,6 +703,7 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 						    "(--probe, --interval, --probe-timeout, ...)");
 		return rc;
 	case LB_CTL_VIP_DEL:
+	case LB_CTL_TOP:
 		return ctl_parse_svc(cmd, o, args[0], ctl);
 	case LB_CTL_VIP_LIST:
 		/* vip show: one service */

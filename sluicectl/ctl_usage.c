@@ -35,6 +35,8 @@ const char ctl_usage_text[] =
 	"                                mux-wide new_per_second cap); docs/protection.md\n"
 	"  limit del VIP:PORT|mux [RULE] remove one rule, or all of the service's\n"
 	"  limit list                    the rules, their counters summed over the muxes\n"
+	"  top VIP:PORT                  the service's top talkers (new connections its\n"
+	"                                admission checks saw) over the muxes, with rates\n"
 	"  help                          this text\n"
 	"\n"
 	"VIP:PORT and DIP:PORT: 192.0.2.10:80, or IPv6 in brackets: [2001:db8::10]:80.\n"

@@ -46,7 +46,8 @@ check() { # check DESCRIPTION COMMAND...
 t_cleanup() {
 	local rc=$?
 	lab_down
-	if [ "$rc" -ne 0 ] || [ "$T_FAILED" -ne 0 ]; then
+	# T_KEEP=1: the work folder stays after a pass too (hunting a rare failure)
+	if [ "$rc" -ne 0 ] || [ "$T_FAILED" -ne 0 ] || [ -n "${T_KEEP:-}" ]; then
 		echo "--- logs of $LAB_DIR (kept)"
 		for f in "$LAB_DIR"/manager.log "$LAB_DIR"/mux.log "$LAB_DIR"/agent*.log; do
 			[ -e "$f" ] && { echo "--- $f"; grep -v '^EAL:\|multiq\|rte flow\|qdisc' "$f" | tail -40; }

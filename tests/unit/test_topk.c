@@ -4,6 +4,7 @@
  * space-saving guarantees for one summary, and for summaries merged as the
  * mux merges its workers'.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -151,4 +152,59 @@ Test(topk, exact_while_keys_fit)
 	}
 	cr_assert_eq(seen, 2, "both heavy keys kept through the churn");
 	cr_assert_gt(lb_topk_floor(&t), 0, "the summary is full");
+}
+
+/* A worker adding while another thread copies (lb_topk_copy), as STATUS does. */
+struct adder {
+	struct lb_topk *t;
+	volatile int stop;
+	uint64_t added;
+};
+
+static void *
+add_loop(void *arg)
+{
+	struct adder *a = arg;
+	uint32_t x = 1;
+
+	while (!a->stop) {
+		x = x * 1103515245u + 12345u;
+		lb_topk_add(a->t, (x >> 16) % 12); /* 12 keys, 8 counters: replacements */
+		a->added++;
+	}
+	return NULL;
+}
+
+Test(topk, copies_are_whole_while_a_worker_adds)
+{
+	struct lb_topk t, c;
+	struct adder a = {.t = &t};
+	uint64_t sum, last = 0;
+	pthread_t th;
+	int i, j, k, agreed = 0;
+
+	memset(&t, 0, sizeof(t));
+	cr_assert(lb_topk_copy(&c, &t));
+	cr_assert_eq(memcmp(&c, &t, sizeof(t)), 0, "a quiet summary copies as it is");
+	cr_assert_eq(pthread_create(&th, NULL, add_loop, &a), 0);
+	for (i = 0; i < 20000; i++) {
+		agreed += lb_topk_copy(&c, &t);
+		for (j = 0, sum = 0; j < LB_TOPK; j++) {
+			sum += c.count[j];
+			cr_assert_leq(c.err[j], c.count[j], "an error within its count");
+			for (k = 0; k < j; k++)
+				cr_assert(c.count[j] == 0 || c.count[k] == 0 || c.key[j] != c.key[k],
+					"a key in two counters");
+		}
+		/* every add adds one to the sum: a copy's sum never goes back */
+		cr_assert_geq(sum, last);
+		last = sum;
+	}
+	a.stop = 1;
+	pthread_join(th, NULL);
+	cr_assert_gt(agreed, 0, "some reads agreed");
+	cr_assert(lb_topk_copy(&c, &t));
+	for (j = 0, sum = 0; j < LB_TOPK; j++)
+		sum += c.count[j];
+	cr_assert_eq(sum, a.added, "the last copy holds every add");
 }
