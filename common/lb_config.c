@@ -339,8 +339,8 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
  * burst for rates (rate) and prefix for the per-source rule (pfx != NULL).
  */
 static int
-load_rule(const config_setting_t *g, bool rate, uint8_t *pfx, struct lb_limit_rule *r,
-	struct lb_cfg_err *err)
+load_rule(const config_setting_t *g, bool rate, uint8_t *pfx, unsigned max_pfx,
+	struct lb_limit_rule *r, struct lb_cfg_err *err)
 {
 	static const char *const f_conns[] = {"limit", "mode", NULL};
 	static const char *const f_rate[] = {"limit", "burst", "mode", NULL};
@@ -359,7 +359,8 @@ load_rule(const config_setting_t *g, bool rate, uint8_t *pfx, struct lb_limit_ru
 		(rc = lb_cfg_get_int(g, "limit", true, 1, LB_LIMIT_MAX, 0, &limit, err)) != 0 ||
 		(rate && (rc = lb_cfg_get_int(
 				  g, "burst", false, 0, LB_LIMIT_MAX, 0, &burst, err)) != 0) ||
-		(pfx && (rc = lb_cfg_get_int(g, "prefix", false, 1, 32, 0, &prefix, err)) != 0) ||
+		(pfx && (rc = lb_cfg_get_int(g, "prefix", false, 1, max_pfx, 0, &prefix, err)) !=
+				0) ||
 		(rc = lb_cfg_get_string(g, "mode", false, "monitor", &mode, err)) != 0)
 		return rc;
 	m = lb_limit_name_find(lb_limit_mode_names, 2, mode);
@@ -374,10 +375,10 @@ load_rule(const config_setting_t *g, bool rate, uint8_t *pfx, struct lb_limit_ru
 	return 0;
 }
 
-/* A service's limits group (lb_limits.h). */
+/* A service's limits group (lb_limits.h), for a service of family af. */
 static int
-load_limits(
-	const config_setting_t *g, uint8_t proto, struct lb_svc_limits *l, struct lb_cfg_err *err)
+load_limits(const config_setting_t *g, uint8_t af, uint8_t proto, struct lb_svc_limits *l,
+	struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {
 		"per_source", "new_per_second", "max_connections", "refuse", NULL};
@@ -394,7 +395,7 @@ load_limits(
 
 		if (r != NULL && (rc = load_rule(r, k != LB_LIM_CONNS,
 					  k == LB_LIM_SOURCE ? &l->source_prefix : NULL,
-					  &l->rule[k], err)) != 0)
+					  lb_limit_prefix_max(af), &l->rule[k], err)) != 0)
 			return rc;
 	}
 	k = lb_limit_name_find(lb_refuse_names, 3, refuse);
@@ -404,6 +405,7 @@ load_limits(
 	if (k == LB_REFUSE_RST && proto != LB_IPPROTO_TCP)
 		return lb_cfg_error(err, member(g, "refuse"), NULL, "rst needs a TCP service");
 	l->refuse = (uint8_t)k;
+	lb_limit_prefix_fill(l, af);
 	return 0;
 }
 
@@ -433,11 +435,9 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 		return lb_cfg_error(err, member(s, "protocol"), NULL,
 			"\"%s\" is not a protocol (tcp or udp)", proto);
 	svc->port = (uint16_t)port;
-	if (member(s, "limits") != NULL &&
-		(rc = load_limits(member(s, "limits"), svc->proto, &svc->limits, err)) != 0)
+	if (member(s, "limits") != NULL && (rc = load_limits(member(s, "limits"), svc->af,
+						    svc->proto, &svc->limits, err)) != 0)
 		return rc;
-	if (svc->af == LB_AF_INET6 && lb_limits_any(&svc->limits))
-		return lb_cfg_error(err, member(s, "limits"), NULL, "%s", LB_LIMITS_V6_REFUSED);
 
 	list = member(s, "backends");
 	if (list == NULL)
@@ -493,8 +493,8 @@ ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_e
 			"%lld is not prime (65537 is the default)", msize);
 	ft->maglev_size = (uint32_t)msize;
 	if (member(group, "mux_new_per_second") != NULL &&
-		(rc = load_rule(
-			 member(group, "mux_new_per_second"), true, NULL, &ft->mux_rate, err)) != 0)
+		(rc = load_rule(member(group, "mux_new_per_second"), true, NULL, 0, &ft->mux_rate,
+			 err)) != 0)
 		return rc;
 
 	list = member(group, "services");

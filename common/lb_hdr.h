@@ -189,6 +189,7 @@ struct lb_icmp_hdr {
 static_assert(sizeof(struct lb_icmp_hdr) == 8, "ICMP header is 8 bytes");
 
 #define LB_ICMP6_UNREACH 1
+#define LB_ICMP6_UNREACH_ADMIN 1 /* its code: communication administratively prohibited */
 #define LB_ICMP6_TOO_BIG 2
 #define LB_ICMP6_TIME_EXCEEDED 3
 #define LB_ICMP6_PARAM_PROBLEM 4

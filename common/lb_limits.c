@@ -107,9 +107,6 @@ lb_limits_check(const struct lb_svc_limits *l, uint8_t af, uint8_t proto, char *
 	char name[48];
 	int k, rc;
 
-	if (af == LB_AF_INET6 && lb_limits_any(l))
-		return fail(err, len, "limits: %s", LB_LIMITS_V6_REFUSED);
-
 	for (k = 0; k < LB_LIM_N; k++) {
 		snprintf(name, sizeof(name), "limits.%s", lb_limit_kind_names[k]);
 		rc = lb_limit_rule_check(&l->rule[k], name, err, len);
@@ -118,9 +115,9 @@ lb_limits_check(const struct lb_svc_limits *l, uint8_t af, uint8_t proto, char *
 	}
 	if (l->rule[LB_LIM_CONNS].burst != 0)
 		return fail(err, len, "limits.max_connections.burst: a connection limit has none");
-	if (l->source_prefix > 32)
-		return fail(err, len, "limits.per_source.prefix: /%u is out of range 1..32",
-			l->source_prefix);
+	if (l->source_prefix > lb_limit_prefix_max(af))
+		return fail(err, len, "limits.per_source.prefix: /%u is out of range 1..%u",
+			l->source_prefix, lb_limit_prefix_max(af));
 	if (l->refuse > LB_REFUSE_ICMP)
 		return fail(err, len, "limits.refuse: %u is not drop, rst or icmp", l->refuse);
 	if (l->refuse == LB_REFUSE_RST && proto != LB_IPPROTO_TCP)

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lb_flow.h" /* enum lb_af */
+
 enum lb_limit_mode { LB_LIMIT_MONITOR, LB_LIMIT_INTERCEPT };
 
 enum lb_refuse { LB_REFUSE_DROP, LB_REFUSE_RST, LB_REFUSE_ICMP };
@@ -74,17 +76,30 @@ lb_limit_rule_equal(const struct lb_limit_rule *a, const struct lb_limit_rule *b
 bool lb_limits_equal(const struct lb_svc_limits *a, const struct lb_svc_limits *b);
 
 /*
- * Rules on an IPv6 service are refused: the mux's IPv6 path does not check
- * them yet (per_source would need 128-bit prefixes, the refusals an
- * ICMPv6 and an IPv6 RST builder; docs/protection.md). The mux-wide cap
- * and the connection-table quota do cover IPv6.
+ * per_source's prefix: up to /32 for an IPv4 service, /128 for an IPv6
+ * one; unset (0) is /32 for IPv4. An IPv6 service's unset prefix is made
+ * /64 where its rule enters (the file, limit set): lb_limit_prefix_fill().
  */
-#define LB_LIMITS_V6_REFUSED "admission rules on an IPv6 service are not supported (yet)"
+static inline unsigned
+lb_limit_prefix_max(uint8_t af)
+{
+	return af == LB_AF_INET6 ? 128 : 32;
+}
+
+#define LB_LIMIT_PREFIX6_DEFAULT 64
+
+/* An IPv6 service's per_source rule without a prefix: /64. */
+static inline void
+lb_limit_prefix_fill(struct lb_svc_limits *l, uint8_t af)
+{
+	if (af == LB_AF_INET6 && l->rule[LB_LIM_SOURCE].limit != 0 && l->source_prefix == 0)
+		l->source_prefix = LB_LIMIT_PREFIX6_DEFAULT;
+}
 
 /*
  * Check the rules of a service of family af and protocol proto (what a
  * peer or a file could get wrong): limits and bursts in range, known modes
- * and refusals, the prefix, no RST for UDP, no rules on IPv6. Returns 0,
+ * and refusals, the prefix (lb_limit_prefix_max()), no RST for UDP. Returns 0,
  * or -LB_EINVAL with the reason naming the field
  * ("limits.new_per_second.burst: ...") in err.
  */

@@ -92,6 +92,8 @@ mgr_api_limit_set(struct mgr_api *api, const struct mgr_api_req *q)
 		lb_ftable_free(&next);
 		return;
 	}
+	if (!c->mux)
+		lb_limit_prefix_fill(&next.services[i].limits, next.services[i].af);
 	if ((c->mux ? lb_limit_rule_check(r, "mux_new_per_second", e, sizeof(e))
 		    : lb_limits_check(&next.services[i].limits, next.services[i].af,
 			      next.services[i].proto, e, sizeof(e))) != 0) {

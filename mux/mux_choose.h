@@ -161,7 +161,7 @@ mux_admit(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 	if (c->hit || pi->kind != LB_PKT_L4 || likely(!g->services[svc].checks) ||
 		!mux_new_conn(pi))
 		return true;
-	rc = mux_limit_check(w, g, svc, pi);
+	rc = mux_limit_check(w, g, svc, pi, rte_pktmbuf_mtod(m, const uint8_t *));
 	if (rc == 0)
 		return true;
 	mux_reply_refuse(w, port, m, pi, rc - 1);

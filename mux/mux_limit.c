@@ -100,18 +100,46 @@ judge(struct mux_worker *w, struct mux_lim_cnt *c, bool ok, uint8_t mode)
 	return true;
 }
 
+/*
+ * A packet's source prefix as the per-source table's key. IPv4: (sid + 1)
+ * << 32 | the prefix, exact. IPv6: the prefix (default /64) folded into 64
+ * bits with the service id, and the top bit set so that it never equals an
+ * IPv4 key: two prefixes share a bucket only if their folds collide.
+ */
+static uint64_t
+src_key(uint32_t sid, const uint8_t *p, const struct lb_pkt *pi, uint8_t prefix)
+{
+	uint64_t w[2], key;
+	uint32_t a;
+
+	if (!pi->v6) {
+		a = lb_be32_to_cpu(pi->src);
+		if (prefix != 0 && prefix < 32)
+			a &= ~0u << (32 - prefix);
+		return (uint64_t)(sid + 1) << 32 | a;
+	}
+	memcpy(w, lb_pkt_src6(p, pi), 16);
+	w[0] = lb_be64_to_cpu(w[0]);
+	w[1] = lb_be64_to_cpu(w[1]);
+	if (prefix == 0)
+		prefix = 64;
+	if (prefix <= 64) {
+		w[0] &= ~0ull << (64 - prefix); /* prefix >= 1: a shift of 0..63 */
+		w[1] = 0;
+	} else if (prefix < 128) {
+		w[1] &= ~0ull << (128 - prefix);
+	}
+	key = (w[0] ^ (w[1] * 0xc2b2ae3d27d4eb4fULL) ^ ((uint64_t)sid << 20)) *
+	      0x9e3779b97f4a7c15ULL;
+	return key | 1ull << 63;
+}
+
 /* The bucket of (service, source prefix): a newcomer in a taken slot starts full. */
 static struct lb_tbucket *
-src_bucket(struct mux_limits *l, const struct mux_lim_svc *ls, uint32_t sid, lb_be32_t src,
-	uint8_t prefix, uint64_t now)
+src_bucket(struct mux_limits *l, const struct mux_lim_svc *ls, uint64_t key, uint64_t now)
 {
-	uint32_t a = lb_be32_to_cpu(src);
-	uint64_t key;
 	struct mux_lim_src *e;
 
-	if (prefix != 0 && prefix < 32)
-		a &= ~0u << (32 - prefix);
-	key = (uint64_t)(sid + 1) << 32 | a;
 	e = &l->src[((key * 0x9e3779b97f4a7c15ULL) >> 52) & (MUX_LIM_SOURCES - 1)];
 	if (e->key != key) {
 		e->key = key;
@@ -121,8 +149,8 @@ src_bucket(struct mux_limits *l, const struct mux_lim_svc *ls, uint32_t sid, lb_
 }
 
 int
-mux_limit_check(
-	struct mux_worker *w, const struct mux_gen *g, uint32_t svc, const struct lb_pkt *pi)
+mux_limit_check(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
+	const struct lb_pkt *pi, const uint8_t *p)
 {
 	struct mux_limits *l = &w->lim;
 	const struct mux_service *s = &g->services[svc];
@@ -134,11 +162,12 @@ mux_limit_check(
 
 	if (unlikely(ls->built != g->version + 1 || ls->div != div))
 		svc_shares(w, g, svc, ls, div, now);
-	/* IPv6 services have no rules (LB_LIMITS_V6_REFUSED): only the mux-wide cap. */
+	/* Top talkers are IPv4 sources: the summary's key is 32 bits. */
 	if (!pi->v6)
 		lb_topk_add(&ls->top, pi->src);
 	if (r->rule[LB_LIM_SOURCE].limit != 0) {
-		struct lb_tbucket *b = src_bucket(l, ls, s->sid, pi->src, r->source_prefix, now);
+		struct lb_tbucket *b =
+			src_bucket(l, ls, src_key(s->sid, p, pi, r->source_prefix), now);
 
 		deny = judge(w, &ls->cnt[LB_LIM_SOURCE], lb_tb_take(b, &ls->src, now),
 			r->rule[LB_LIM_SOURCE].mode);
@@ -147,7 +176,8 @@ mux_limit_check(
 		deny = judge(w, &ls->cnt[LB_LIM_RATE], lb_tb_take(&ls->tb, &ls->rate, now),
 			r->rule[LB_LIM_RATE].mode);
 	if (!deny && r->rule[LB_LIM_CONNS].limit != 0)
-		deny = judge(w, &ls->cnt[LB_LIM_CONNS], w->conn->svc_live[s->sid] < ls->conns,
+		deny = judge(w, &ls->cnt[LB_LIM_CONNS],
+			(pi->v6 ? w->conn6->svc_live : w->conn->svc_live)[s->sid] < ls->conns,
 			r->rule[LB_LIM_CONNS].mode);
 	if (!deny && g->mux_rate.limit != 0) {
 		if (unlikely(l->mux_built != g->version + 1)) {
@@ -253,9 +283,14 @@ mux_limit_json(
 	uint16_t i;
 	int k;
 
+	/* A service is of one family: its entries are in one of the two tables. */
 	for (i = 0; i < n; i++) {
-		live += *(const volatile uint32_t *)&ws[i].conn->svc_live[sid];
-		held += *(const volatile uint32_t *)&ws[i].conn->svc_held[sid];
+		bool v6 = g->services[svc].key.af == LB_AF_INET6;
+		const uint32_t *l = v6 ? ws[i].conn6->svc_live : ws[i].conn->svc_live;
+		const uint32_t *h = v6 ? ws[i].conn6->svc_held : ws[i].conn->svc_held;
+
+		live += *(const volatile uint32_t *)&l[sid];
+		held += *(const volatile uint32_t *)&h[sid];
 	}
 	fprintf(out, ",\"live\":%" PRIu64 ",\"held\":%" PRIu64, live, held);
 	if (!g->services[svc].checks)

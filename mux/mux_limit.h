@@ -84,12 +84,12 @@ int mux_limit_init(struct mux_limits *l, uint32_t cap_services, int socket);
 void mux_limit_fini(struct mux_limits *l);
 
 /*
- * Check a new connection (pi) to service index svc of g, which has rules
- * (g->services[svc].checks). Returns 0 to admit it, or 1 + the service's
+ * Check a new connection (pi, of the frame p) to service index svc of g,
+ * which has rules (g->services[svc].checks). Returns 0 to admit it, or 1 + the service's
  * enum lb_refuse to refuse it.
  */
-int mux_limit_check(
-	struct mux_worker *w, const struct mux_gen *g, uint32_t svc, const struct lb_pkt *pi);
+int mux_limit_check(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
+	const struct lb_pkt *pi, const uint8_t *p);
 
 /* A rule's counters (kind, or LB_LIM_N: the mux-wide cap) summed over n workers. */
 void mux_limit_sum(

@@ -289,33 +289,53 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 }
 
 /*
- * ICMPv6 packet too big (RFC 4443 3.2) to the client, from the VIP it
- * sent to: the MTU it may use, and as much of its packet as keeps the
- * error within 1280 bytes. In place: the original is longer than 1280.
+ * An ICMPv6 error (RFC 4443) to the client, from the VIP it sent to: type,
+ * code, the word after the checksum (packet too big's MTU), and as much of
+ * its packet as keeps the error within 1280 bytes. In place; the buffer
+ * grows at its tail when the packet was shorter than the error. Returns 0,
+ * or -1 if it cannot grow.
  */
-static void
-reply_ptb(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
-	uint16_t mtu)
+static int
+icmp6_error(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	uint8_t type, uint8_t code, uint32_t word)
 {
 	const uint32_t hdrs = sizeof(struct lb_ipv6_hdr) + sizeof(struct lb_icmp_hdr);
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	uint8_t *l3 = p + pi->l2_len, src[16], dst[16];
-	struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)l3;
-	struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
 	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, LB_ICMP6_ERR_MAX - hdrs);
+	uint32_t need = pi->l2_len + hdrs + quote;
+	uint8_t *p, *l3, src[16], dst[16];
+	struct lb_ipv6_hdr *ip;
+	struct lb_icmp_hdr *icmp;
 
+	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL)
+		return -1;
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	l3 = p + pi->l2_len;
+	ip = (struct lb_ipv6_hdr *)l3;
+	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
 	memcpy(src, lb_pkt_dst6(p, pi), 16);
 	memcpy(dst, lb_pkt_src6(p, pi), 16);
 	memmove(l3 + hdrs, l3, quote);
 	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
 	lb_ipv6_hdr_init(ip, LB_IPPROTO_ICMPV6, src, dst, (uint16_t)(sizeof(*icmp) + quote), 64);
-	icmp->type = LB_ICMP6_TOO_BIG;
-	icmp->code = 0;
-	icmp->mtu6 = lb_cpu_to_be32(mtu);
+	icmp->type = type;
+	icmp->code = code;
+	icmp->mtu6 = lb_cpu_to_be32(word);
 	icmp->csum = 0;
 	icmp->csum =
 		lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_ICMPV6, icmp, sizeof(*icmp) + quote);
-	trim_to(m, pi->l2_len + hdrs + quote);
+	trim_to(m, need);
+	return 0;
+}
+
+/* ICMPv6 packet too big (RFC 4443 3.2): the MTU the client may use (the packet is over 1280). */
+static void
+reply_ptb(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	uint16_t mtu)
+{
+	if (icmp6_error(w, port, m, pi, LB_ICMP6_TOO_BIG, 0, mtu) != 0) {
+		mux_drop(w, m, LB_DROP_TOO_BIG);
+		return;
+	}
 	w->cnt.ptb_sent++;
 	w->cnt.drops[LB_DROP_TOO_BIG]++;
 	mux_enqueue(w, port, m);
@@ -392,39 +412,63 @@ mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const
  * connection (VIP:port to client:port), seq 0 and ack = its sequence plus
  * the SYN and any payload (RFC 793's reset for a segment without ACK), no
  * options, window 0. Both checksums are computed whole: this answers a
- * refusal, not a forwarded packet.
+ * refusal, not a forwarded packet. IPv6: a fresh header from VIP6 (no
+ * extension headers), hop limit 64, the TCP checksum over its
+ * pseudo-header.
  */
 static void
 refuse_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)(p + pi->l2_len);
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *), *l3 = p + pi->l2_len;
+	uint8_t src[16] = {0}, dst[16] = {0}; /* IPv6's, turned around */
 	const struct lb_tcp_hdr *in = (const struct lb_tcp_hdr *)(p + pi->l4_off);
-	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(p + pi->l2_len + sizeof(*ip));
+	uint32_t l3_hdr = pi->v6 ? sizeof(struct lb_ipv6_hdr) : sizeof(struct lb_ipv4_hdr);
+	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(l3 + l3_hdr);
 	uint32_t payload =
 		pi->l3_len - (pi->l4_off - pi->l2_len) - (uint32_t)(in->data_off >> 4) * 4;
 	uint32_t ack = lb_be32_to_cpu(in->seq) + 1 + payload;
 	lb_be16_t sport = in->sport, dport = in->dport;
 
+	if (pi->v6) {
+		memcpy(src, lb_pkt_dst6(p, pi), 16);
+		memcpy(dst, lb_pkt_src6(p, pi), 16);
+	}
 	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
-	reply_ip(ip, pi, sizeof(*ip) + sizeof(*tcp), true, LB_IPPROTO_TCP);
+	if (pi->v6)
+		lb_ipv6_hdr_init(
+			(struct lb_ipv6_hdr *)l3, LB_IPPROTO_TCP, src, dst, sizeof(*tcp), 64);
+	else
+		reply_ip((struct lb_ipv4_hdr *)l3, pi, (uint16_t)(l3_hdr + sizeof(*tcp)), true,
+			LB_IPPROTO_TCP);
 	memset(tcp, 0, sizeof(*tcp));
 	tcp->sport = dport;
 	tcp->dport = sport;
 	tcp->ack = lb_cpu_to_be32(ack);
 	tcp->data_off = 5 << 4;
 	tcp->flags = LB_TCP_RST | LB_TCP_ACK;
-	tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
-	trim_to(m, pi->l2_len + sizeof(*ip) + sizeof(*tcp));
+	if (pi->v6) {
+		const struct lb_ipv6_hdr *ip = (const struct lb_ipv6_hdr *)l3;
+
+		tcp->csum = lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
+	} else {
+		const struct lb_ipv4_hdr *ip = (const struct lb_ipv4_hdr *)l3;
+
+		tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
+	}
+	trim_to(m, pi->l2_len + l3_hdr + sizeof(*tcp));
 	w->cnt.limit_rst_sent++;
 	mux_enqueue(w, port, m);
 }
 
-/* ICMP administratively prohibited (type 3 code 13, RFC 1812 5.2.7.1) for a refused SYN. */
+/*
+ * ICMP administratively prohibited for a refused SYN: IPv4 type 3 code 13
+ * (RFC 1812 5.2.7.1), IPv6 destination unreachable code 1 (RFC 4443 3.1).
+ */
 static void
 refuse_icmp(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
 {
-	if (icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_ADMIN, 0) != 0) {
+	if ((pi->v6 ? icmp6_error(w, port, m, pi, LB_ICMP6_UNREACH, LB_ICMP6_UNREACH_ADMIN, 0)
+		    : icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_ADMIN, 0)) != 0) {
 		mux_drop(w, m, LB_DROP_LIMIT);
 		return;
 	}
@@ -436,10 +480,7 @@ void
 mux_reply_refuse(
 	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi, int how)
 {
-	/* IPv6: dropped (its services refuse only so: LB_LIMITS_V6_REFUSED). */
-	if (pi->v6)
-		mux_drop(w, m, LB_DROP_LIMIT);
-	else if (how == LB_REFUSE_RST && pi->proto == LB_IPPROTO_TCP)
+	if (how == LB_REFUSE_RST && pi->proto == LB_IPPROTO_TCP)
 		refuse_rst(w, port, m, pi);
 	else if (how == LB_REFUSE_ICMP)
 		refuse_icmp(w, port, m, pi);

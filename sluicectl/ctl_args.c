@@ -645,8 +645,9 @@ ctl_parse_limit(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char 
 		l->given |= LB_LIMIT_G_MODE;
 	}
 	if (o->prefix != NULL) {
-		if (!ctl_parse_uint(o->prefix, 32, &v) || v == 0)
-			return ctl_usage_error(cmd, "--prefix %s: must be 1..32", o->prefix);
+		/* 1..32 for an IPv4 service, ..128 for IPv6: the manager knows which */
+		if (!ctl_parse_uint(o->prefix, 128, &v) || v == 0)
+			return ctl_usage_error(cmd, "--prefix %s: must be 1..128", o->prefix);
 		l->prefix = (uint8_t)v;
 		l->given |= LB_LIMIT_G_PREFIX;
 	}

@@ -71,7 +71,8 @@ def run(lab, check):
     # refusals name the field; the version stays
     for argv, rc, want in (
             (("max_connections", "5", "--burst", "3"), 1, "burst: a connection limit has none"),
-            (("per_source", "5", "--prefix", "33"), 2, "--prefix 33: must be 1..32"),
+            (("per_source", "5", "--prefix", "33"), 1, "prefix: /33 is out of range 1..32"),
+            (("per_source", "5", "--prefix", "129"), 2, "--prefix 129: must be 1..128"),
             (("new_per_second", "0"), 2, "the limit must be 1.."),
             (("new_per_second", "--mode", "enforce"), 2, "--mode enforce"),
             (("max_connections", "--mode", "intercept"), 1, "the rule does not exist yet"),

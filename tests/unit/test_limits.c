@@ -235,45 +235,63 @@ Test(limits, bad_rules_name_the_field)
 }
 
 /*
- * Rules on an IPv6 service are refused where they enter (LB_LIMITS_V6_REFUSED):
- * the file names its line and the field, the check the manager and the
- * decoder run says the same. The mux-wide cap beside an IPv6 service loads.
+ * Rules on an IPv6 service: they load, per_source's prefix goes up to /128
+ * and defaults to /64 (written back as such), and a prefix out of the
+ * family's range is refused naming the line and field; the check the
+ * manager and the decoder run says the same.
  */
-Test(limits, ipv6_service_rules_refused)
+Test(limits, ipv6_service_rules)
 {
-	static const char v6[] =
-		"flow_table = {\n" SEED "services = ( {\nvip = \"2001:db8::10\"; port = 80;\n"
-		"limits = { new_per_second = { limit = 5; }; };\n"
-		"backends = ( { dip = \"2001:db8:1::1\"; port = 80; host = \"10.0.0.1\"; } );\n"
-		"} );\n};\n";
-	static const char cap[] =
-		"flow_table = {\n" SEED "mux_new_per_second = { limit = 100; };\n"
-		"services = ( {\nvip = \"2001:db8::10\"; port = 80;\n"
-		"backends = ( { dip = \"2001:db8:1::1\"; port = 80; host = \"10.0.0.1\"; } );\n"
-		"} );\n};\n";
+#define V6_SVC(lim)                                                                                \
+	"flow_table = {\n" SEED "services = ( {\nvip = \"2001:db8::10\"; port = 80;\n"             \
+	"limits = { " lim " };\n"                                                                  \
+	"backends = ( { dip = \"2001:db8:1::1\"; port = 80; host = \"10.0.0.1\"; } );\n"           \
+	"} );\n};\n"
+	static const char v6[] = V6_SVC("per_source = { limit = 5; mode = \"intercept\"; }; "
+					"new_per_second = { limit = 50; }; refuse = \"icmp\";");
+	static const char v6_128[] = V6_SVC("per_source = { limit = 5; prefix = 128; };");
+	static const char v6_129[] = V6_SVC("per_source = { limit = 5; prefix = 129; };");
+#undef V6_SVC
 	struct lb_svc_limits l;
 	struct lb_cfg_err err;
-	struct lb_ftable ft;
-	char why[160];
+	struct lb_ftable ft, back;
+	char why[160], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
 
-	cr_assert_neq(load_text(v6, &ft, &err), 0, "rules on an IPv6 service loaded");
-	cr_expect(strstr(err.msg, "<config>:5: flow_table.services[0].limits: admission") != NULL,
+	cr_assert_eq(load_text(v6, &ft, &err), 0, "%s", err.msg);
+	cr_assert_eq(ft.services[0].limits.rule[LB_LIM_SOURCE].limit, 5);
+	cr_assert_eq(ft.services[0].limits.source_prefix, 64, "an IPv6 source is a /64 by default");
+	cr_assert_eq(ft.services[0].limits.refuse, LB_REFUSE_ICMP);
+	f = open_memstream(&buf, &len);
+	cr_assert_eq(lb_ftable_write(&ft, f), 0);
+	fclose(f);
+	cr_expect(strstr(buf, "prefix = 64;") != NULL, "%s", buf);
+	cr_assert_eq(load_text(buf, &back, &err), 0, "%s", err.msg);
+	cr_assert(lb_limits_equal(&ft.services[0].limits, &back.services[0].limits));
+	free(buf);
+	lb_ftable_free(&back);
+	lb_ftable_free(&ft);
+
+	cr_assert_eq(load_text(v6_128, &ft, &err), 0, "%s", err.msg);
+	cr_assert_eq(ft.services[0].limits.source_prefix, 128);
+	lb_ftable_free(&ft);
+	cr_assert_neq(load_text(v6_129, &ft, &err), 0, "a /129 loaded");
+	cr_expect(strstr(err.msg, "<config>:5: flow_table.services[0].limits.per_source.prefix") !=
+			  NULL,
 		"%s", err.msg);
-	cr_expect(strstr(err.msg, "not supported") != NULL, "%s", err.msg);
-	cr_assert_eq(ft.n_services, 0);
 
 	memset(&l, 0, sizeof(l));
-	cr_assert_eq(lb_limits_check(&l, LB_AF_INET6, LB_IPPROTO_TCP, why, sizeof(why)), 0,
-		"no rules: nothing to refuse (%s)", why);
-	l.rule[LB_LIM_CONNS].limit = 10;
-	cr_assert_neq(lb_limits_check(&l, LB_AF_INET6, LB_IPPROTO_TCP, why, sizeof(why)), 0);
-	cr_expect(strncmp(why, "limits: ", 8) == 0, "%s", why);
+	l.rule[LB_LIM_SOURCE].limit = 10;
+	l.source_prefix = 128;
 	cr_assert_eq(
-		lb_limits_check(&l, LB_AF_INET, LB_IPPROTO_TCP, why, sizeof(why)), 0, "%s", why);
-
-	cr_assert_eq(load_text(cap, &ft, &err), 0, "%s", err.msg);
-	cr_assert_eq(ft.mux_rate.limit, 100);
-	lb_ftable_free(&ft);
+		lb_limits_check(&l, LB_AF_INET6, LB_IPPROTO_TCP, why, sizeof(why)), 0, "%s", why);
+	cr_assert_neq(lb_limits_check(&l, LB_AF_INET, LB_IPPROTO_TCP, why, sizeof(why)), 0);
+	cr_expect(strstr(why, "limits.per_source.prefix: /128 is out of range 1..32") != NULL, "%s",
+		why);
+	l.source_prefix = 129;
+	cr_assert_neq(lb_limits_check(&l, LB_AF_INET6, LB_IPPROTO_TCP, why, sizeof(why)), 0);
+	cr_expect(strstr(why, "1..128") != NULL, "%s", why);
 }
 
 Test(limits, written_back_and_reloaded_alike)

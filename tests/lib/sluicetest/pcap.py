@@ -796,6 +796,54 @@ def check_replies(case, run, rows, col, tag, checks, stats, reply_key=_to_reques
     return n
 
 
+def check_rst_tcp(case, tcp, orig, payload, what):
+    """A refused SYN's RST (tcp: its TCP header) against the SYN's TCP
+    header (orig) with payload bytes of data: ports turned around, seq 0,
+    ack = seq + SYN + data, RST|ACK, no options, window and urgent 0."""
+    sport, dport, seq, ack, off, flags, win, _, urg = struct.unpack("!HHIIBBHHH", tcp[:20])
+    osport, odport, oseq = struct.unpack("!HHI", orig[:8])
+    case.eq((sport, dport), (odport, osport), what + ": ports turned around")
+    case.eq(seq, 0, what + ": seq 0")
+    case.eq(ack, (oseq + 1 + payload) & 0xffffffff, what + ": ack = client seq + SYN + data")
+    case.eq((off >> 4, flags), (5, 0x14), what + ": no options, RST|ACK")
+    case.eq((win, urg), (0, 0), what + ": window and urgent pointer 0")
+
+
+def check_verdicts(case, cfg, rows, outputs, classify, checks):
+    """The admission cases (limits, limits6): rows of (frame, verdict), the
+    verdict "fwd", "drop" or a key of checks. classify(output) gives the
+    (client, client port) an output answers or carries, and its kind. A
+    "drop" row has no output; any other has one of its kind (a flow whose
+    SYN passed and whose FIN follows has two), checked by check_encap()
+    ("fwd") or checks[kind](case, output, frame, what). No output may be
+    left over. Returns {kind: how many}."""
+    got = {}
+    for fr in outputs:
+        key, kind = classify(fr)
+        got.setdefault(key, []).append((kind, fr))
+    counts = {}
+    for fr, want in rows:
+        f = Frame(fr)
+        ip = f.ip or f.ip6
+        key = (ip.src, ip.ports()[0])
+        what = "%s:%d -> %s %s" % (ip.src, key[1], ip.dst, want)
+        outs = got.get(key, [])
+        kinds = [k for k, _ in outs]
+        if want == "drop":
+            case.eq(kinds, [], what + ": nothing comes out")
+            continue
+        if not case.check(want in kinds, "%s: got %s", what, kinds):
+            continue
+        _, out = outs.pop(kinds.index(want))
+        counts[want] = counts.get(want, 0) + 1
+        if want == "fwd":
+            check_encap(case, cfg, out, fr, what)
+        else:
+            checks[want](case, out, fr, what)
+    case.eq(sum(len(v) for v in got.values()), 0, "no output beyond the expected")
+    return counts
+
+
 def shares_line(counts, weights):
     tot = sum(counts)
     wsum = sum(weights)

@@ -4,7 +4,6 @@ rule; the RST and the ICMP administratively prohibited checked field by
 field; monitor forwards all; the top talkers of a service; a flooded service's entries stop at its quota
 while another service still gets its own.
 """
-import struct
 
 import gen
 from sluicetest import pcap as sp
@@ -23,15 +22,8 @@ def check_rst(case, out, inp, what):
             what + ": TTL 64, id 0, DF")
     case.eq(len(out), 14 + 40, what + ": frame length")
     case.check(sp.ip_csum_ok(ip.header), "%s: IP checksum", what)
-    sport, dport, seq, ack, off, flags, win, _, urg = struct.unpack("!HHIIBBHHH", ip.payload)
-    osport, odport, oseq = struct.unpack("!HHI", orig.payload[:8])
-    payload = orig.total - orig.hlen - (orig.payload[12] >> 4) * 4
-    case.eq((sport, dport), (odport, osport), what + ": ports turned around")
-    case.eq(seq, 0, what + ": seq 0")
-    case.eq(ack, (oseq + 1 + payload) & 0xffffffff, what + ": ack = client seq + SYN + data")
-    case.eq(off >> 4, 5, what + ": no options")
-    case.eq(flags, 0x14, what + ": RST|ACK")
-    case.eq((win, urg), (0, 0), what + ": window and urgent pointer 0")
+    sp.check_rst_tcp(case, ip.payload, orig.payload,
+                     orig.total - orig.hlen - (orig.payload[12] >> 4) * 4, what)
     case.check(sp.l4_csum_ok(ip.data, sp.PROTO_TCP), "%s: TCP checksum", what)
 
 
@@ -54,46 +46,24 @@ def check_icmp(case, out, inp, what):
     case.check(sp.l4_csum_ok(ip.data, sp.PROTO_ICMP), "%s: ICMP checksum", what)
 
 
+def classify(fr):
+    """(client, client port) an output answers or carries, and its kind."""
+    f = sp.Frame(fr)
+    ip = sp.inner_of(fr) or f.ip
+    if ip.proto == sp.PROTO_ICMP:
+        q = sp.IPv4(ip.payload[8:])
+        return (q.src, q.ports()[0]), "icmp"
+    if f.ip.proto == sp.PROTO_IPIP:
+        return (ip.src, ip.ports()[0]), "fwd"
+    return (ip.dst, ip.ports()[1]), "rst"
+
+
 def rules_case(case):
     rows = gen.frames()
     cfg = sp.MuxConfig(gen.SERVICES)
     run = case.run(cfg, [[f for f, _ in rows]])
-    # Output frames by the input they answer: (client, sport).
-    got = {}
-    for fr in run.outputs[0]:
-        f = sp.Frame(fr)
-        ip = sp.inner_of(fr) or f.ip
-        if ip.proto == sp.PROTO_ICMP:
-            q = sp.IPv4(ip.payload[8:])
-            key = (q.src, q.ports()[0])
-            kind = "icmp"
-        elif f.ip.proto == sp.PROTO_IPIP:
-            key, kind = (ip.src, ip.ports()[0]), "fwd"
-        else:
-            key, kind = (ip.dst, ip.ports()[1]), "rst"
-        got.setdefault(key, []).append((kind, fr))
-    counts = {}
-    for fr, want in rows:
-        ip = sp.Frame(fr).ip
-        key = (ip.src, ip.ports()[0])
-        what = "%s:%d -> %s %s" % (ip.src, key[1], ip.dst, want)
-        outs = got.get(key, [])
-        # A flow whose SYN passed and whose FIN follows has two outputs.
-        kinds = [k for k, _ in outs]
-        if want == "drop":
-            case.eq(kinds, [], what + ": nothing comes out")
-            continue
-        if not case.check(want in kinds, "%s: got %s", what, kinds):
-            continue
-        k, out = outs.pop(kinds.index(want))
-        counts[want] = counts.get(want, 0) + 1
-        if want == "fwd":
-            sp.check_encap(case, cfg, out, fr, what)
-        elif want == "rst":
-            check_rst(case, out, fr, what)
-        else:
-            check_icmp(case, out, fr, what)
-    case.eq(sum(len(v) for v in got.values()), 0, "no output beyond the expected")
+    counts = sp.check_verdicts(case, cfg, rows, run.outputs[0], classify,
+                               {"rst": check_rst, "icmp": check_icmp})
     case.eq(counts.get("fwd"), gen.FORWARDED, "forwarded")
     case.eq(counts.get("rst"), gen.RSTS, "RSTs")
     case.eq(counts.get("icmp"), gen.ICMPS, "ICMP replies")
