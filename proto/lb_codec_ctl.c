@@ -194,9 +194,16 @@ lb_dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, 
 			errbuf, len, -LB_EPARSE, "unknown operator request %d", (int)r->op);
 	c->op = (enum lb_ctl_op)r->op;
 	if (r->service != NULL) {
-		rc = lb_dec_key(r->service, &c->svc, errbuf, len);
+		/* top VIP asks for every service of the VIP: its key's port is 0 */
+		Sluice__ServiceKey k = *r->service;
+
+		if (c->op == LB_CTL_TOP && k.port == 0)
+			k.port = 1;
+		rc = lb_dec_key(&k, &c->svc, errbuf, len);
 		if (rc != 0)
 			return rc;
+		if (k.port != r->service->port)
+			c->svc.port = 0;
 		c->has_svc = true;
 	}
 	if (r->backend != NULL) {

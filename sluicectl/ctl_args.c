@@ -194,6 +194,39 @@ ctl_parse_svc(
 	return 0;
 }
 
+/*
+ * top's argument: VIP:PORT (one service), or VIP alone, IPv6 in brackets
+ * or not (every service of the VIP: the key's port 0).
+ */
+static int
+ctl_parse_top(
+	const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *arg, struct lb_ctl *ctl)
+{
+	char addr[LB_ADDR_STRLEN + 64], why[160];
+	size_t n = strlen(arg);
+	struct lb_addr vip;
+	uint8_t af;
+
+	if (arg[0] == '[' ? arg[n - 1] != ']' : strchr(arg, ':') == strrchr(arg, ':') &&
+							strchr(arg, ':') != NULL)
+		return ctl_parse_svc(cmd, o, arg, ctl);
+	if (o->proto != NULL)
+		return ctl_usage_error(cmd, "--proto: a VIP alone is every service of it");
+	if (arg[0] == '[') {
+		arg++;
+		n -= 2;
+	}
+	if (n >= sizeof(addr))
+		return ctl_usage_error(cmd, "vip %s: not an IPv4 or IPv6 address", arg);
+	memcpy(addr, arg, n);
+	addr[n] = '\0';
+	if (lb_addr_parse(addr, LB_ADDR_ANY, &vip, &af, why, sizeof(why)) != 0)
+		return ctl_usage_error(cmd, "vip \"%s\" %s", addr, why);
+	lb_svc_key_make(&ctl->svc, af, &vip, 0, LB_IPPROTO_TCP);
+	ctl->has_svc = true;
+	return 0;
+}
+
 /* The backend from "DIP:PORT" and --host/--weight/--state (as given). */
 static int
 ctl_parse_backend(
@@ -704,8 +737,9 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 						    "(--probe, --interval, --probe-timeout, ...)");
 		return rc;
 	case LB_CTL_VIP_DEL:
-	case LB_CTL_TOP:
 		return ctl_parse_svc(cmd, o, args[0], ctl);
+	case LB_CTL_TOP:
+		return ctl_parse_top(cmd, o, args[0], ctl);
 	case LB_CTL_VIP_LIST:
 		/* vip show: one service */
 		return n_args == 1 ? ctl_parse_svc(cmd, o, args[0], ctl) : 0;

@@ -59,7 +59,7 @@ const struct ctl_cmd ctl_cmds[] = {
 	{"limit", "del", LB_CTL_LIMIT_DEL, 1, 2, CTL_O_PROTO, true,
 		"limit del VIP:PORT|mux [RULE] [--proto tcp|udp]"},
 	{"limit", "list", LB_CTL_LIMIT_LIST, 0, 0, 0, false, "limit list"},
-	{NULL, "top", LB_CTL_TOP, 1, 1, CTL_O_PROTO, false, "top VIP:PORT [--proto tcp|udp]"},
+	{NULL, "top", LB_CTL_TOP, 1, 1, CTL_O_PROTO, false, "top VIP[:PORT] [--proto tcp|udp]"},
 };
 
 const size_t ctl_n_cmds = sizeof(ctl_cmds) / sizeof(ctl_cmds[0]);

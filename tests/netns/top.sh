@@ -9,7 +9,9 @@
 #     summary's counters), largest first;
 #   - while a sixth source sends 600 SYNs at 100 a second its rate shows,
 #     and falls to 0 once it stops; its count then holds all it sent, and
-#     the smallest source leaves the list (a mux reports its five largest).
+#     the smallest source leaves the list (a mux reports its five largest);
+#   - `sluicectl top VIP` merges the VIP's services: a second service's
+#     SYNs from one of the sources add to its count.
 # Topology: scripts/netns-lab.sh.
 . "$(dirname "$0")/lib.sh"
 command -v hping3 >/dev/null || { echo "# no hping3 (scripts/install-deps.sh)"; exit 77; }
@@ -22,13 +24,13 @@ check "a monitor rule on $svc commits (it counts, refuses nothing)" \
 	lab_ctl limit set "$svc" new_per_second 1000000 --mode monitor
 check "the mux runs it" lab_poll t_in_sync --ids mux
 
-# syns SRC N [GAP_US]: N SYNs from SRC to the VIP. hping3 exits 1 when
+# syns SRC N [GAP_US] [PORT]: N SYNs from SRC to the VIP. hping3 exits 1 when
 # nothing answered, as here (the SYN-ACKs go to SRC); what left is read
 # from its summary.
 syns() {
 	local rc=0
 	ip netns exec "$LAB_NS_CLIENT" hping3 -S -a "$1" -c "$2" -i "u${3:-1000}" \
-		-p "$LAB_VIP_PORT" "$LAB_VIP" >"$LAB_DIR/hping3-$1.log" 2>&1 || rc=$?
+		-p "${4:-$LAB_VIP_PORT}" "$LAB_VIP" >"$LAB_DIR/hping3-$1.log" 2>&1 || rc=$?
 	[ "$rc" -le 1 ] && grep -q "^$2 packets transmitted" "$LAB_DIR/hping3-$1.log"
 }
 declare -A sent=([100.80.0.1]=300 [100.80.0.2]=200 [100.80.0.3]=100 [100.80.0.4]=20
@@ -76,5 +78,28 @@ check "its count holds all it sent (600), the next four theirs" lab_poll counts_
 leads() { test "$(top_json | jq -r '[.top[].src] | .[0], length' | xargs)" = "100.80.0.6 5"; }
 check "it leads, and a mux reports its five largest: 100.80.0.5's 10 left the list" leads
 lab_ctl top "$svc" | sed 's/^/# /'
+
+# a VIP's top talkers over its services: a second service of the VIP, with
+# its own rule, gets 50 SYNs from 100.80.0.1 (vm11 answers them with RSTs)
+svc2="$LAB_VIP:8081"
+check "a second service of the VIP, with a backend and a monitor rule" bash -c "
+	'$SLUICECTL' --manager 'ipc://$LAB_DIR/manager.sock' vip add $svc2 &&
+	'$SLUICECTL' --manager 'ipc://$LAB_DIR/manager.sock' backend add $svc2 \
+		${LAB_VM_DIP[vm11]}:8081 --host ${LAB_HOST_PA[1]} &&
+	'$SLUICECTL' --manager 'ipc://$LAB_DIR/manager.sock' limit set $svc2 new_per_second \
+		1000000 --mode monitor" >/dev/null
+check "the mux runs it" lab_poll t_in_sync --ids mux
+check "hping3 sends 50 SYNs from 100.80.0.1 to $svc2" syns 100.80.0.1 50 1000 8081
+vip_has() { # SRC COUNT LISTS: in top VIP
+	lab_ctl --json top "$LAB_VIP" | jq -e --arg s "$1" --argjson n "$2" --argjson l "$3" \
+		'.services == 2 and ([.top[] | select(.src == $s and .count == $n and .lists == $l
+		and .err == 0)] | length == 1)'
+}
+check "top $LAB_VIP merges its two services: 100.80.0.1 300 + 50, in two lists" \
+	lab_poll vip_has 100.80.0.1 350 2
+check "and the others of the first service as they were" vip_has 100.80.0.6 600 1
+lab_ctl top "$LAB_VIP" | sed 's/^/# /'
+check "top of an IPv4 address with no service fails" bash -c \
+	"! '$SLUICECTL' --manager 'ipc://$LAB_DIR/manager.sock' top 192.0.2.99 2>/dev/null"
 
 t_finish
