@@ -41,6 +41,15 @@ static const struct scenario full_suite[] = {
 		BENCH_UNIFORM, false, false, 1310720, 0},
 	{"est-1m-zipf", "established, 1M connections, Zipf s=1", 10, 100, 65537, 1000000,
 		BENCH_ZIPF, false, false, 1310720, 0},
+	/* Ten million connections on one mux (docs/performance.md), and with the busy sweep. */
+	{"est-10m-uniform", "established, 10M connections, uniform", 10, 100, 65537, 10000000,
+		BENCH_UNIFORM, false, false, 1u << 24, 0},
+	{"est-10m-sweep", "est-10m-uniform, the busy sweep after every burst", 10, 100, 65537,
+		10000000, BENCH_UNIFORM, false, false, 1u << 24, 0, 0, false, BENCH_FLOOR_NONE, false,
+		false, true},
+	{"est-1m-sweep", "est-1m-uniform, the busy sweep after every burst", 10, 100, 65537,
+		1000000, BENCH_UNIFORM, false, false, 1310720, 0, 0, false, BENCH_FLOOR_NONE, false,
+		false, true},
 	{"syn-insert", "new connections (SYN), every packet misses and inserts", 10, 100, 65537, 0,
 		BENCH_SEQ, true, false, 1u << 21, 1500000},
 	{"syn-full", "new connections (SYN) into a full table: insert fails", 10, 100, 65537, 0,
@@ -205,6 +214,14 @@ report_line(FILE *out, const struct scenario *sc, const struct result *r, uint64
 		(double)r->prep_cyc / (double)r->pkts, (double)r->hit / pk,
 		(double)r->new_conns / pk, (double)r->full / pk, (double)r->drops / pk, r->live,
 		r->build_s);
+	if (sc->conns >= 1000000)
+		fprintf(out,
+			"%-17s   table: %" PRIu64 " MiB, %.0f bytes per entry, %.1f per connection; "
+			"warm-up inserts %.2f M/s\n",
+			"", r->table_bytes >> 20,
+			(double)r->table_bytes / (double)r->table_entries,
+			(double)r->table_bytes / (double)sc->conns,
+			(double)sc->conns / r->warm_s / 1e6);
 	if (sc->rcu)
 		fprintf(out,
 			"%-17s   RCU loop; %" PRIu64 " swaps in %.2fs (%.0f/s, %s), grace period "

@@ -52,6 +52,7 @@ struct scenario {
 	enum bench_floor floor; /* time only the first steps of mux_burst (a lower bound) */
 	bool rules;		/* every service has every admission rule, none ever refusing */
 	bool v6;		/* IPv6 clients, VIPs, DIPs and PAs (6in6) */
+	bool sweep;		/* after each burst the busy sweep, as a worker runs it */
 };
 
 struct result {
@@ -61,7 +62,9 @@ struct result {
 	uint64_t fwd, hit, new_conns, full, drops, tx, tx_full;
 	uint64_t live;
 	double build_s;
-	double warm_s;
+	double warm_s;	      /* the warm-up: inserting every connection */
+	uint64_t table_bytes;	/* the scenario's connection table: its buckets */
+	uint64_t table_entries; /* ... and the entries they hold */
 	/* RCU scenarios */
 	uint64_t swaps;	  /* generations published during the timed loop */
 	uint64_t checked; /* packets checked frame by frame (sampled batches) */

@@ -61,13 +61,15 @@ bench_rules(struct lb_ftable *ft)
 }
 
 /* A worker as the mux's (mux_worker_init()), on the benchmark's lcore. */
+/* The scenario's family gets the entries, the other a small table it never touches. */
 static int
-worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g, uint32_t entries)
+worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g, uint32_t entries,
+	bool v6)
 {
 	static const uint32_t timeout[3] = {300, 15, 30};
 
-	return mux_worker_init(
-		w, &env->ctx, g, 0, rte_lcore_id(), entries, entries, timeout, env->socket);
+	return mux_worker_init(w, &env->ctx, g, 0, rte_lcore_id(), v6 ? 4096 : entries,
+		v6 ? entries : 4096, timeout, env->socket);
 }
 
 /* Fill n mbufs with the frames of flows[0..n), of IPv6 flows if v6. */
@@ -97,7 +99,7 @@ prep(struct rte_mbuf **m, const uint64_t *flows, uint32_t n, uint32_t n_services
 /* Run one batch through mux_burst; reclaimed mbufs land in out. Returns the count. */
 static inline uint32_t
 run_batch(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf **m,
-	uint32_t n, struct rte_mbuf **out)
+	uint32_t n, struct rte_mbuf **out, bool sweep)
 {
 	struct dp_txbuf *t = &w->tx[port];
 	uint32_t i, got = 0;
@@ -106,6 +108,9 @@ run_batch(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 		uint16_t k = (uint16_t)RTE_MIN((uint32_t)MUX_BURST, n - i);
 
 		mux_burst(w, g, port, m + i, k, BENCH_NOW);
+		/* mux_worker_main() after a burst with traffic: nothing expires at BENCH_NOW */
+		if (sweep)
+			mux_conn_sweep(w->conn, BENCH_NOW, MUX_SWEEP_BUSY);
 		memcpy(out + got, t->pkts, sizeof(*out) * t->n);
 		got += t->n;
 		t->n = 0;
@@ -340,7 +345,7 @@ push_flows(struct bench_env *env, struct mux_worker *w, const struct mux_gen *g,
 		for (i = 0; i < k; i++)
 			fl[i] = first + done + i;
 		prep(m, fl, k, n_services, flags, v6);
-		got = run_batch(w, g, env->port, m, k, out);
+		got = run_batch(w, g, env->port, m, k, out, false);
 		if (dip_of != NULL && got == k)
 			for (i = 0; i < k; i++)
 				dip_of[first + done + i] = inner_dst(out[i], v6);
@@ -504,7 +509,7 @@ bench_run_scenario(struct bench_env *env, const struct scenario *sc, double seco
 		return -1;
 	}
 	env->ctx.gen = g;
-	if (worker_init(w, env, g, sc->entries) != 0) {
+	if (worker_init(w, env, g, sc->entries, sc->v6) != 0) {
 		fprintf(stderr, "sluice-bench: %s: no memory for the connection table (%s)\n",
 			sc->name, rte_strerror(rte_errno));
 		goto out;
@@ -528,6 +533,8 @@ bench_run_scenario(struct bench_env *env, const struct scenario *sc, double seco
 		fill_table(env, w, g, sc->services);
 	r->warm_s = bench_now_s() - t;
 	r->live = mux_conn_count(w->conn) + mux_conn6_count(w->conn6);
+	r->table_bytes = sc->v6 ? mux_conn6_bytes(w->conn6) : mux_conn_bytes(w->conn);
+	r->table_entries = sc->v6 ? w->conn6->entries : w->conn->entries;
 	memset(&w->cnt, 0, sizeof(w->cnt));
 
 	/*
@@ -594,7 +601,7 @@ bench_run_scenario(struct bench_env *env, const struct scenario *sc, double seco
 		else if (sc->rcu)
 			got = run_batch_rcu(w, &env->ctx, env->port, m, BENCH_BATCH_PKTS, out);
 		else
-			got = run_batch(w, g, env->port, m, BENCH_BATCH_PKTS, out);
+			got = run_batch(w, g, env->port, m, BENCH_BATCH_PKTS, out, sc->sweep);
 		t2 = rte_rdtsc();
 		r->prep_cyc += t1 - t0;
 		r->mux_cyc += t2 - t1;

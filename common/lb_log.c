@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lb_log.h"
@@ -12,6 +14,7 @@
 static const char *lb_log_prog = "sluice";
 static enum lb_log_level lb_log_max = LB_LOG_INFO;
 static bool lb_log_journal_on;
+static bool lb_log_time_on; /* SLUICE_LOG_TIME set: each line begins with the time */
 
 static const char *const lb_log_names[] = {
 	[LB_LOG_ERR] = "error",
@@ -48,6 +51,7 @@ lb_log_init(const char *prog, enum lb_log_level max)
 	lb_log_prog = prog;
 	lb_log_max = max;
 	lb_log_journal_on = lb_log_is_journal_stream(getenv("JOURNAL_STREAM"), STDERR_FILENO);
+	lb_log_time_on = getenv("SLUICE_LOG_TIME") != NULL;
 }
 
 void
@@ -88,6 +92,14 @@ lb_log(enum lb_log_level lvl, const char *fmt, ...)
 			if (*c == '\n')
 				*c = ' ';
 		fprintf(stderr, "<%d>%s\n", lb_log_prio[lvl], line);
+	} else if (lb_log_time_on) {
+		struct timeval tv;
+		struct tm tm;
+
+		gettimeofday(&tv, NULL);
+		localtime_r(&tv.tv_sec, &tm);
+		fprintf(stderr, "%02d:%02d:%02d.%03ld %s: %s: %s\n", tm.tm_hour, tm.tm_min,
+			tm.tm_sec, (long)tv.tv_usec / 1000, lb_log_prog, lb_log_names[lvl], line);
 	} else {
 		fprintf(stderr, "%s: %s: %s\n", lb_log_prog, lb_log_names[lvl], line);
 	}

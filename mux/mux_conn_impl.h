@@ -310,3 +310,9 @@ MUX_CONN_FN(count)(const MUX_CONN_T *ct)
 {
 	return ct->live;
 }
+
+uint64_t
+MUX_CONN_FN(bytes)(const MUX_CONN_T *ct)
+{
+	return (uint64_t)(ct->mask + 1) * sizeof(*ct->b);
+}

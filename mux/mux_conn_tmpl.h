@@ -103,3 +103,6 @@ uint32_t MUX_CONN_FN(sweep)(MUX_CONN_T *ct, uint32_t now, uint32_t budget);
 
 /* Live entries (including expired ones not yet swept). */
 uint32_t MUX_CONN_FN(count)(const MUX_CONN_T *ct);
+
+/* The bytes of its buckets (what its entries take; ct->entries of them). */
+uint64_t MUX_CONN_FN(bytes)(const MUX_CONN_T *ct);

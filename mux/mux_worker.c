@@ -20,8 +20,6 @@
 #include "mux_worker.h"
 
 #define MUX_IDLE_SPINS 64  /* empty loops before the first nap */
-#define MUX_SWEEP_IDLE 256 /* connection-table slots examined per idle loop */
-#define MUX_SWEEP_BUSY 8   /* ... and per busy loop, so a loaded lcore ages too */
 #define MUX_FIRST_NAP_US 8
 
 int

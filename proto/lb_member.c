@@ -306,19 +306,46 @@ static void
 pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct lb_member *m = arg;
-	/* A dialer closed by a move to another manager says nothing about this one. */
-	bool current = (uint32_t)nng_dialer_id(nng_pipe_dialer(p)) ==
-		       __atomic_load_n(&m->dialer_id, __ATOMIC_ACQUIRE);
 
+	/* A socket left by a move to another manager says nothing about this one. */
+	if ((uint32_t)nng_socket_id(nng_pipe_socket(p)) !=
+		__atomic_load_n(&m->sock_id, __ATOMIC_ACQUIRE))
+		return;
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		__atomic_add_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
-		if (current)
-			__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		if (current)
-			__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
 		__atomic_sub_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
 	}
+}
+
+/*
+ * The member's socket. A move to another manager opens a new one rather
+ * than a new dialer on the old socket: pair1 takes one pipe, and a pipe the
+ * old dialer was still making can arrive after the dialer is closed and
+ * hold that place, or never end (nng 1.5; docs/reliability.md, Found 8),
+ * so a new dialer's pipes would be refused or a member count a connection
+ * to nothing.
+ */
+int
+lb_mbr_open_sock(struct lb_member *m, nng_socket *s)
+{
+	int rc = nng_pair1_open(s);
+
+	if (rc != 0)
+		return rc;
+	nng_socket_set_size(*s, NNG_OPT_RECVMAXSZ, LB_MSG_MAX_BYTES);
+	/* Room to queue: a send never blocks the loop, and none is lost while
+	 * the one before it is still being written. */
+	nng_socket_set_int(*s, NNG_OPT_SENDBUF, 64);
+	nng_socket_set_ms(*s, NNG_OPT_RECVTIMEO, RECV_TICK_MS);
+	nng_socket_set_ms(*s, NNG_OPT_RECONNMINT, 100);
+	nng_socket_set_ms(*s, NNG_OPT_RECONNMAXT, 1000);
+	__atomic_store_n(&m->sock_id, (uint32_t)nng_socket_id(*s), __ATOMIC_RELEASE);
+	nng_pipe_notify(*s, NNG_PIPE_EV_ADD_POST, pipe_event, m);
+	nng_pipe_notify(*s, NNG_PIPE_EV_REM_POST, pipe_event, m);
+	return 0;
 }
 
 static int
@@ -417,22 +444,13 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 	lb_ftable_digest(&m->applied, m->applied_digest);
 	m->applied_version = version;
 
-	rc = nng_pair1_open(&m->sock);
+	rc = lb_mbr_open_sock(m, &m->sock);
 	if (rc != 0) {
 		snprintf(err, len, "nng: %s", nng_strerror(rc));
 		lb_ftable_free(&m->applied);
 		free(m);
 		return NULL;
 	}
-	nng_socket_set_size(m->sock, NNG_OPT_RECVMAXSZ, LB_MSG_MAX_BYTES);
-	/* Room to queue: a send never blocks the loop, and none is lost while
-	 * the one before it is still being written. */
-	nng_socket_set_int(m->sock, NNG_OPT_SENDBUF, 64);
-	nng_socket_set_ms(m->sock, NNG_OPT_RECVTIMEO, RECV_TICK_MS);
-	nng_socket_set_ms(m->sock, NNG_OPT_RECONNMINT, 100);
-	nng_socket_set_ms(m->sock, NNG_OPT_RECONNMAXT, 1000);
-	nng_pipe_notify(m->sock, NNG_PIPE_EV_ADD_POST, pipe_event, m);
-	nng_pipe_notify(m->sock, NNG_PIPE_EV_REM_POST, pipe_event, m);
 	if (strncmp(m->cfg.url, "tls+tcp://", 10) == 0) {
 		rc = setup_tls(m, err, len);
 		/* The same certificate and key prove our id when the manager asks. */
@@ -597,6 +615,43 @@ close_within(nng_socket sock, unsigned ms)
 	return true;
 }
 
+struct old_sock {
+	struct lb_member *m;
+	nng_socket s;
+};
+
+static void *
+close_old_thread(void *arg)
+{
+	struct old_sock *o = arg;
+
+	nng_close(o->s);
+	__atomic_sub_fetch(&o->m->closing, 1, __ATOMIC_ACQ_REL);
+	free(o);
+	return NULL;
+}
+
+void
+lb_mbr_close_old(struct lb_member *m, nng_socket s)
+{
+	struct old_sock *o = malloc(sizeof(*o));
+	pthread_t t;
+
+	__atomic_add_fetch(&m->closing, 1, __ATOMIC_ACQ_REL);
+	if (o != NULL) {
+		o->m = m;
+		o->s = s;
+		if (pthread_create(&t, NULL, close_old_thread, o) == 0) {
+			pthread_detach(t);
+			return;
+		}
+		free(o);
+	}
+	/* No thread: close it here (it has no dialer left, its pipes are closing). */
+	nng_close(s);
+	__atomic_sub_fetch(&m->closing, 1, __ATOMIC_ACQ_REL);
+}
+
 void
 lb_member_destroy(struct lb_member *m)
 {
@@ -606,6 +661,12 @@ lb_member_destroy(struct lb_member *m)
 		LB_WARN("manager: closing the connection did not end in %u ms (%d pipes "
 			"open, nng): exiting without it",
 			CLOSE_WAIT_MS, __atomic_load_n(&m->connected, __ATOMIC_ACQUIRE));
+		return;
+	}
+	/* An older socket still closing may yet call back with m: keep it (exiting). */
+	if (__atomic_load_n(&m->closing, __ATOMIC_ACQUIRE) != 0) {
+		LB_WARN("manager: %d earlier connections still closing (nng): exiting without them",
+			__atomic_load_n(&m->closing, __ATOMIC_ACQUIRE));
 		return;
 	}
 	if (m->tls != NULL)

@@ -84,7 +84,8 @@ struct lb_member {
 
 	/* Several managers: the one dialed, moves to another, the leader's silence. */
 	uint32_t url_i;	     /* cfg.urls[url_i] is dialed */
-	uint32_t dialer_id;  /* atomic: the pipe callback ignores older dialers' pipes */
+	uint32_t sock_id;    /* atomic: the pipe callback ignores older sockets' pipes */
+	int closing;	     /* atomic: older sockets whose nng_close() has not returned */
 	uint64_t move_at_ms; /* 0: none planned; else dial urls[move_to] then */
 	uint32_t move_to;
 	uint64_t moved_ms;	  /* the last move */
@@ -141,5 +142,11 @@ void lb_mbr_on_welcome(struct lb_member *m, const struct lb_msg *msg);
 void lb_mbr_on_not_leader(struct lb_member *m, const struct lb_msg *msg);
 /* Each pass of the loop: last known good at the start, confirmation, the leader's silence. */
 void lb_mbr_lkg_tick(struct lb_member *m);
+
+/* A pair1 socket as the member's (options, pipe callbacks): 0 or an nng error. */
+int lb_mbr_open_sock(struct lb_member *m, nng_socket *s);
+
+/* Close an older socket in the background (its close may never return). */
+void lb_mbr_close_old(struct lb_member *m, nng_socket s);
 
 #endif /* LB_MEMBER_INT_H */

@@ -145,9 +145,6 @@ lb_mbr_dial(struct lb_member *m, char *err, size_t len)
 	const char *url = m->cfg.urls[m->url_i];
 	int rc = nng_dialer_create(&m->dialer, m->sock, url);
 
-	if (rc == 0)
-		__atomic_store_n(
-			&m->dialer_id, (uint32_t)nng_dialer_id(m->dialer), __ATOMIC_RELEASE);
 	if (rc == 0 && m->tls != NULL)
 		rc = nng_dialer_set_ptr(m->dialer, NNG_OPT_TLS_CONFIG, m->tls);
 	/* In the background: the manager may come up after us. */

@@ -19,6 +19,7 @@ line, which reads that JSON on stdin:
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -262,6 +263,11 @@ def run_in_lab(lab_class, args, run, *run_args):
         finally:
             lab.stop_all()
             lab.dump_logs()
+            # SLUICE_TEST_KEEP=DIR: a failed run's folder (every log whole) is kept there
+            keep = os.environ.get("SLUICE_TEST_KEEP")
+            if keep and check.failures:
+                shutil.copytree(tmp, os.path.join(keep, os.path.basename(tmp)),
+                                ignore=shutil.ignore_patterns("*.sock", "*.ctl"))
 
 
 if __name__ == "__main__":
