@@ -45,8 +45,8 @@ static const struct scenario full_suite[] = {
 	{"est-10m-uniform", "established, 10M connections, uniform", 10, 100, 65537, 10000000,
 		BENCH_UNIFORM, false, false, 1u << 24, 0},
 	{"est-10m-sweep", "est-10m-uniform, the busy sweep after every burst", 10, 100, 65537,
-		10000000, BENCH_UNIFORM, false, false, 1u << 24, 0, 0, false, BENCH_FLOOR_NONE, false,
-		false, true},
+		10000000, BENCH_UNIFORM, false, false, 1u << 24, 0, 0, false, BENCH_FLOOR_NONE,
+		false, false, true},
 	{"est-1m-sweep", "est-1m-uniform, the busy sweep after every burst", 10, 100, 65537,
 		1000000, BENCH_UNIFORM, false, false, 1310720, 0, 0, false, BENCH_FLOOR_NONE, false,
 		false, true},
@@ -216,10 +216,10 @@ report_line(FILE *out, const struct scenario *sc, const struct result *r, uint64
 		r->build_s);
 	if (sc->conns >= 1000000)
 		fprintf(out,
-			"%-17s   table: %" PRIu64 " MiB, %.0f bytes per entry, %.1f per connection; "
+			"%-17s   table: %" PRIu64
+			" MiB, %.0f bytes per entry, %.1f per connection; "
 			"warm-up inserts %.2f M/s\n",
-			"", r->table_bytes >> 20,
-			(double)r->table_bytes / (double)r->table_entries,
+			"", r->table_bytes >> 20, (double)r->table_bytes / (double)r->table_entries,
 			(double)r->table_bytes / (double)sc->conns,
 			(double)sc->conns / r->warm_s / 1e6);
 	if (sc->rcu)

@@ -62,7 +62,7 @@ struct result {
 	uint64_t fwd, hit, new_conns, full, drops, tx, tx_full;
 	uint64_t live;
 	double build_s;
-	double warm_s;	      /* the warm-up: inserting every connection */
+	double warm_s;		/* the warm-up: inserting every connection */
 	uint64_t table_bytes;	/* the scenario's connection table: its buckets */
 	uint64_t table_entries; /* ... and the entries they hold */
 	/* RCU scenarios */

@@ -114,7 +114,8 @@ asked(const struct lb_ftable *t, const struct mgr_api_req *q, const struct lb_se
 			return 1;
 	} else {
 		for (i = 0; i < t->n_services; i++)
-			if (t->services[i].af == key->af && lb_addr_eq(&t->services[i].vip, &key->vip))
+			if (t->services[i].af == key->af &&
+				lb_addr_eq(&t->services[i].vip, &key->vip))
 				svcs[n++] = &t->services[i];
 		if (n == 0) {
 			mgr_api_refuse(q->rep, "no service of VIP %s", k);
@@ -123,8 +124,9 @@ asked(const struct lb_ftable *t, const struct mgr_api_req *q, const struct lb_se
 		if (key->af == LB_AF_INET)
 			return n;
 	}
-	mgr_api_refuse(q->rep, "%s: top talkers are kept for IPv4 services only (the summary's "
-			       "key is a 32-bit source)",
+	mgr_api_refuse(q->rep,
+		"%s: top talkers are kept for IPv4 services only (the summary's "
+		"key is a 32-bit source)",
 		k);
 	return 0;
 }
@@ -167,19 +169,20 @@ mgr_api_top(struct mgr_api *api, const struct mgr_api_req *q)
 	n = mgr_top_merge(cur, prev, dt, n_lists, rows);
 	for (i = 0; i < n_svcs; i++)
 		checked |= lb_limits_any(&svcs[i]->limits);
-	mgr_buf_printf(&b, "top talkers of %s: new connections its admission checks saw, "
-			   "over %u mux%s and %u service%s\n",
+	mgr_buf_printf(&b,
+		"top talkers of %s: new connections its admission checks saw, "
+		"over %u mux%s and %u service%s\n",
 		k, muxes, muxes == 1 ? "" : "es", n_svcs, n_svcs == 1 ? "" : "s");
 	if (!checked && t->mux_rate.limit == 0)
 		mgr_buf_printf(&b, "(no rule checks its new connections, so no mux counts their "
 				   "sources: `sluicectl limit set VIP:PORT new_per_second N --mode "
 				   "monitor` counts without refusing)\n");
-	mgr_buf_printf(&b, "%-18s %12s %10s %10s %5s\n", "SOURCE", "CONNECTIONS", "ERR",
-		"PER_SEC", "LISTS");
+	mgr_buf_printf(&b, "%-18s %12s %10s %10s %5s\n", "SOURCE", "CONNECTIONS", "ERR", "PER_SEC",
+		"LISTS");
 	mgr_buf_printf(&j, "{\"service\":");
 	mgr_buf_json_str(&j, k);
-	mgr_buf_printf(&j, ",\"muxes\":%u,\"services\":%u,\"rated\":%s,\"top\":[", muxes,
-		n_svcs, rated ? "true" : "false");
+	mgr_buf_printf(&j, ",\"muxes\":%u,\"services\":%u,\"rated\":%s,\"top\":[", muxes, n_svcs,
+		rated ? "true" : "false");
 	for (i = 0; i < n && i < TOP_SHOWN; i++) {
 		const uint8_t *a = (const uint8_t *)&rows[i].src;
 		char src[16], rate[24] = "-";

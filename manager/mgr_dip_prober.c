@@ -35,8 +35,8 @@ took(struct mgr_dip_prober *p, const struct mgr_hrec *r, enum mgr_dip_probe_rc r
 {
 	if (r->hr_probe == NULL || (rc != MGR_DIP_UP && rc != MGR_DIP_DOWN))
 		return;
-	lb_hist_observe(
-		&p->dp_took[rc == MGR_DIP_UP], (double)(lb_now_us() - r->hr_probe->pr_start_us) / 1e6);
+	lb_hist_observe(&p->dp_took[rc == MGR_DIP_UP],
+		(double)(lb_now_us() - r->hr_probe->pr_start_us) / 1e6);
 }
 
 const struct lb_hist *

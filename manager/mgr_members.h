@@ -108,8 +108,8 @@ struct mgr_peer_view {
 	uint64_t status_ms;		   /* when that came; 0: none yet */
 	uint32_t n_prev;		   /* the STATUS before it, for rates */
 	const struct lb_counter *prev;
-	uint64_t prev_ms; /* 0: none */
-	uint64_t snapshots;		   /* sent to it */
+	uint64_t prev_ms;   /* 0: none */
+	uint64_t snapshots; /* sent to it */
 	uint64_t bad_msgs;
 	const struct lb_route_state *route; /* its last STATUS's routes, NULL: none */
 	const struct mgr_notice *notice;    /* the last notice sent (nt_valid: one was) */

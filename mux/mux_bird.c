@@ -352,8 +352,7 @@ mux_bird_connect(struct mux_bird *b, const char *path, int timeout_ms, char *err
 		mux_bird_close(b);
 		return -1;
 	}
-	code = read_reply(
-		b, lb_now_ms() + (uint64_t)timeout_ms, greet, sizeof(greet), err, len);
+	code = read_reply(b, lb_now_ms() + (uint64_t)timeout_ms, greet, sizeof(greet), err, len);
 	if (code != 1) {
 		if (code >= 0)
 			snprintf(err, len, "control socket: greeting %04d, not 0001", code);

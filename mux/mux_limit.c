@@ -369,7 +369,9 @@ mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen 
 				lb_top_counter_name(name, sizeof(name), sv->key.vip.a32[0],
 					lb_be16_to_cpu(sv->key.port), sv->key.proto, i, f);
 				status_put(out, &n, max, name,
-					f == 0 ? top[i].key : f == 1 ? top[i].count : top[i].err);
+					f == 0	 ? top[i].key
+					: f == 1 ? top[i].count
+						 : top[i].err);
 			}
 	}
 	return n;

@@ -19,7 +19,7 @@
 #include "mux_gen.h"
 #include "mux_worker.h"
 
-#define MUX_IDLE_SPINS 64  /* empty loops before the first nap */
+#define MUX_IDLE_SPINS 64 /* empty loops before the first nap */
 #define MUX_FIRST_NAP_US 8
 
 int

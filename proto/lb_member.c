@@ -328,8 +328,8 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
  * so a new dialer's pipes would be refused or a member count a connection
  * to nothing.
  */
-int
-lb_mbr_open_sock(struct lb_member *m, nng_socket *s)
+static int
+open_sock(struct lb_member *m, nng_socket *s)
 {
 	int rc = nng_pair1_open(s);
 
@@ -444,7 +444,7 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 	lb_ftable_digest(&m->applied, m->applied_digest);
 	m->applied_version = version;
 
-	rc = lb_mbr_open_sock(m, &m->sock);
+	rc = open_sock(m, &m->sock);
 	if (rc != 0) {
 		snprintf(err, len, "nng: %s", nng_strerror(rc));
 		lb_ftable_free(&m->applied);
@@ -508,8 +508,7 @@ lb_member_run(void *arg)
 				lb_mbr_send_hello(m);
 			/* Heartbeats once welcomed: before, over TLS, the manager
 			 * does not know who we are yet. */
-			if (m->welcomed &&
-				lb_now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms)
+			if (m->welcomed && lb_now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms)
 				lb_mbr_send_status(m);
 		}
 		rc = nng_recv(m->sock, &buf, &len, NNG_FLAG_ALLOC);
@@ -631,8 +630,9 @@ close_old_thread(void *arg)
 	return NULL;
 }
 
-void
-lb_mbr_close_old(struct lb_member *m, nng_socket s)
+/* Close an older socket in the background (its close may never return). */
+static void
+close_old(struct lb_member *m, nng_socket s)
 {
 	struct old_sock *o = malloc(sizeof(*o));
 	pthread_t t;
@@ -650,6 +650,23 @@ lb_mbr_close_old(struct lb_member *m, nng_socket s)
 	/* No thread: close it here (it has no dialer left, its pipes are closing). */
 	nng_close(s);
 	__atomic_sub_fetch(&m->closing, 1, __ATOMIC_ACQ_REL);
+}
+
+void
+lb_mbr_new_sock(struct lb_member *m)
+{
+	nng_socket s;
+	int rc = open_sock(m, &s);
+
+	if (rc != 0) {
+		LB_WARN("manager: a new socket: %s: dialing on the old one", nng_strerror(rc));
+		return;
+	}
+	__atomic_store_n(&m->connected, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->need_hello, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->lost, 0, __ATOMIC_RELEASE);
+	close_old(m, m->sock);
+	m->sock = s;
 }
 
 void

@@ -148,22 +148,7 @@ lb_mbr_move(struct lb_member *m)
 	m->proof_len = 0;
 	__atomic_store_n(&m->leader_ok, 0, __ATOMIC_RELEASE);
 	nng_dialer_close(m->dialer);
-	/* A socket of its own for the new connection (lb_mbr_open_sock() says why). */
-	{
-		nng_socket old = m->sock;
-		int rc = lb_mbr_open_sock(m, &m->sock);
-
-		if (rc == 0) {
-			__atomic_store_n(&m->connected, 0, __ATOMIC_RELEASE);
-			__atomic_store_n(&m->need_hello, 0, __ATOMIC_RELEASE);
-			__atomic_store_n(&m->lost, 0, __ATOMIC_RELEASE);
-			lb_mbr_close_old(m, old);
-		} else {
-			m->sock = old;
-			__atomic_store_n(&m->sock_id, (uint32_t)nng_socket_id(old), __ATOMIC_RELEASE);
-			LB_WARN("manager: a new socket: %s: dialing on the old one", nng_strerror(rc));
-		}
-	}
+	lb_mbr_new_sock(m);
 	if (lb_mbr_dial(m, err, sizeof(err)) != 0)
 		LB_WARN("manager: dial: %s", err);
 }

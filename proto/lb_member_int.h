@@ -143,10 +143,10 @@ void lb_mbr_on_not_leader(struct lb_member *m, const struct lb_msg *msg);
 /* Each pass of the loop: last known good at the start, confirmation, the leader's silence. */
 void lb_mbr_lkg_tick(struct lb_member *m);
 
-/* A pair1 socket as the member's (options, pipe callbacks): 0 or an nng error. */
-int lb_mbr_open_sock(struct lb_member *m, nng_socket *s);
-
-/* Close an older socket in the background (its close may never return). */
-void lb_mbr_close_old(struct lb_member *m, nng_socket s);
+/*
+ * A new socket for the next connection (lb_member.c says why), the old one
+ * closed in the background; on failure the old one is dialed again.
+ */
+void lb_mbr_new_sock(struct lb_member *m);
 
 #endif /* LB_MEMBER_INT_H */

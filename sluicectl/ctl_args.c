@@ -207,8 +207,8 @@ ctl_parse_top(
 	struct lb_addr vip;
 	uint8_t af;
 
-	if (arg[0] == '[' ? arg[n - 1] != ']' : strchr(arg, ':') == strrchr(arg, ':') &&
-							strchr(arg, ':') != NULL)
+	if (arg[0] == '[' ? arg[n - 1] != ']'
+			  : strchr(arg, ':') == strrchr(arg, ':') && strchr(arg, ':') != NULL)
 		return ctl_parse_svc(cmd, o, arg, ctl);
 	if (o->proto != NULL)
 		return ctl_usage_error(cmd, "--proto: a VIP alone is every service of it");

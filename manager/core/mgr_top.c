@@ -38,8 +38,8 @@ by_count(const void *a, const void *b)
 }
 
 uint32_t
-mgr_top_merge(const struct mgr_top_list *cur, const struct mgr_top_list *prev,
-	const double *dt, uint32_t n, struct mgr_top_row *rows)
+mgr_top_merge(const struct mgr_top_list *cur, const struct mgr_top_list *prev, const double *dt,
+	uint32_t n, struct mgr_top_row *rows)
 {
 	uint32_t m, i, r, n_rows = 0;
 

@@ -21,7 +21,7 @@
 
 /* One mux's list, largest first. */
 struct mgr_top_list {
-	uint32_t k;			/* entries */
+	uint32_t k;		       /* entries */
 	uint32_t src[LB_TOP_REPORTED]; /* IPv4, network order */
 	uint64_t n[LB_TOP_REPORTED];
 	uint64_t err[LB_TOP_REPORTED];

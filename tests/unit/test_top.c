@@ -88,7 +88,8 @@ Test(top, a_full_list_bounds_what_it_lacks)
 
 	/* mux 0's full list ends at 7: C, which it lacks, may have had 7 there */
 	for (i = 0; i < LB_TOP_REPORTED; i++)
-		put(&cur[0], 0x0a000000u + i, 100 - 10 * i - (i == LB_TOP_REPORTED - 1 ? 53 : 0), 0);
+		put(&cur[0], 0x0a000000u + i, 100 - 10 * i - (i == LB_TOP_REPORTED - 1 ? 53 : 0),
+			0);
 	put(&cur[1], C, 20, 1);
 	put(&cur[1], 0x0a000000u, 4, 0);
 	cr_assert_eq(cur[0].n[LB_TOP_REPORTED - 1], 7);

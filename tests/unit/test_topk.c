@@ -205,7 +205,8 @@ Test(topk, copies_are_whole_while_a_worker_adds)
 			sum += c.count[j];
 			cr_assert_leq(c.err[j], c.count[j], "an error within its count");
 			for (k = 0; k < j; k++)
-				cr_assert(c.count[j] == 0 || c.count[k] == 0 || c.key[j] != c.key[k],
+				cr_assert(
+					c.count[j] == 0 || c.count[k] == 0 || c.key[j] != c.key[k],
 					"a key in two counters");
 		}
 		/* every add adds one to the sum: a later copy's is never smaller */
