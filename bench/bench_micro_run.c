@@ -241,7 +241,7 @@ swap_gen(const struct scenario *sc, const struct mux_gen *cur, uint64_t version,
 	}
 	if (mux_gen_assign_sids(cur, &ft, NULL, err) == 0)
 		g = mux_gen_build(&ft, version, cur->cap_backends, cur->cap_services, LB_ADDR_ANY,
-			socket, err);
+			"", socket, err);
 	lb_ftable_free(&ft);
 	return g;
 }
@@ -499,7 +499,7 @@ bench_run_scenario(struct bench_env *env, const struct scenario *sc, double seco
 	if (sc->rules)
 		bench_rules(&ft);
 	t = bench_now_s();
-	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, LB_ADDR_ANY,
+	g = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, LB_ADDR_ANY, "",
 		env->socket, &err);
 	r->build_s = bench_now_s() - t;
 	lb_ftable_free(&ft);

@@ -145,6 +145,50 @@ lb_cfg_get_bool(const config_setting_t *group, const char *name, bool def, bool 
 }
 
 int
+lb_cfg_get_name(const config_setting_t *group, const char *name, const char *const *names, int n,
+	int def, const char *what, uint8_t *out, struct lb_cfg_err *err)
+{
+	const char *v = NULL;
+	char list[256] = "";
+	size_t used = 0;
+	int rc, i;
+
+	if ((rc = lb_cfg_get_string(group, name, false, NULL, &v, err)) != 0)
+		return rc;
+	if (v == NULL) {
+		*out = (uint8_t)def;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		if (strcmp(v, names[i]) == 0) {
+			*out = (uint8_t)i;
+			return 0;
+		}
+	for (i = 0; i < n && used < sizeof(list); i++) {
+		const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
+
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", sep, names[i]);
+	}
+	return lb_cfg_error(err, member(group, name), NULL, "\"%s\" is not %s (%s)", v, what, list);
+}
+
+int
+lb_cfg_get_zone(const config_setting_t *group, const char *name, char *out, struct lb_cfg_err *err)
+{
+	const char *v = NULL, *why;
+	int rc;
+
+	memset(out, 0, LB_ZONE_LEN);
+	if ((rc = lb_cfg_get_string(group, name, false, NULL, &v, err)) != 0 || v == NULL)
+		return rc;
+	if ((why = lb_zone_problem(v, false)) != NULL)
+		return lb_cfg_error(
+			err, member(group, name), NULL, "\"%s\" is not a zone: %s", v, why);
+	memcpy(out, v, strlen(v));
+	return 0;
+}
+
+int
 lb_cfg_get_string(const config_setting_t *group, const char *name, bool required, const char *def,
 	const char **out, struct lb_cfg_err *err)
 {
@@ -291,7 +335,8 @@ static int
 load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct lb_backend_cfg *b,
 	struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {"dip", "port", "weight", "host", "state", NULL};
+	static const char *const fields[] = {
+		"dip", "port", "weight", "host", "state", "zone", NULL};
 	static const char *const states[] = {"active", "drain", "maint"};
 	const char *state = NULL;
 	long long port, weight;
@@ -320,8 +365,10 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 			 s, "weight", false, 0, LB_MAGLEV_MAX_WEIGHT, 1, &weight, err)) != 0 ||
 		(rc = lb_cfg_get_addr(s, "host", true, LB_ADDR_ANY, &b->host, &host_af, err)) !=
 			0 ||
-		(rc = lb_cfg_get_string(s, "state", false, "active", &state, err)) != 0)
+		(rc = lb_cfg_get_string(s, "state", false, "active", &state, err)) != 0 ||
+		(rc = lb_cfg_get_zone(s, "zone", b->zone, err)) != 0)
 		return rc;
+
 	for (i = 0; i < 3 && strcmp(state, states[i]) != 0; i++)
 		;
 	if (i == 3)
@@ -412,9 +459,11 @@ load_limits(const config_setting_t *g, uint8_t af, uint8_t proto, struct lb_svc_
 static int
 load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {"vip", "protocol", "port", "backends", "limits", NULL};
+	static const char *const fields[] = {"vip", "protocol", "port", "backends", "limits",
+		"affinity", "on_unusable", "cross_zone", NULL};
 	const config_setting_t *list;
 	const char *proto = NULL;
+	bool cross_zone;
 	long long port;
 	uint32_t i, j, n;
 	int rc;
@@ -435,6 +484,14 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 		return lb_cfg_error(err, member(s, "protocol"), NULL,
 			"\"%s\" is not a protocol (tcp or udp)", proto);
 	svc->port = (uint16_t)port;
+	if ((rc = lb_cfg_get_name(s, "affinity", lb_affinity_names, LB_AFF_N, LB_AFF_TUPLE,
+		     "an affinity", &svc->choice.affinity, err)) != 0 ||
+		(rc = lb_cfg_get_name(s, "on_unusable", lb_unusable_names, LB_UNUSABLE_N,
+			 LB_UNUSABLE_REDISTRIBUTE, "a failure policy", &svc->choice.on_unusable,
+			 err)) != 0 ||
+		(rc = lb_cfg_get_bool(s, "cross_zone", true, &cross_zone, err)) != 0)
+		return rc;
+	svc->choice.zonal = !cross_zone;
 	if (member(s, "limits") != NULL && (rc = load_limits(member(s, "limits"), svc->af,
 						    svc->proto, &svc->limits, err)) != 0)
 		return rc;
@@ -462,6 +519,11 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 				return lb_cfg_error(err, bs, NULL,
 					"duplicate backend (same dip and port as backends[%u])", j);
 		svc->n_backends = i + 1;
+		if (svc->choice.zonal && svc->backends[i].zone[0] == 0)
+			return lb_cfg_error(err, member(s, "cross_zone"), NULL,
+				"false, and backends[%u] has no zone: with cross_zone = false, "
+				"every backend has one",
+				i);
 	}
 	return 0;
 }

@@ -49,6 +49,17 @@ int lb_cfg_get_string(const config_setting_t *group, const char *name, bool requ
 	const char *def, const char **out, struct lb_cfg_err *err);
 
 /*
+ * A member naming one of n names (its index in *out); absent: def. Refused
+ * naming the field and what the names are ("what" says what it is).
+ */
+int lb_cfg_get_name(const config_setting_t *group, const char *name, const char *const *names,
+	int n, int def, const char *what, uint8_t *out, struct lb_cfg_err *err);
+
+/* A zone name (lb_choice.h) into out[LB_ZONE_LEN]; absent: "". */
+int lb_cfg_get_zone(
+	const config_setting_t *group, const char *name, char *out, struct lb_cfg_err *err);
+
+/*
  * An address member of a family allow names (LB_ADDR_V4, LB_ADDR_V6,
  * LB_ADDR_ANY, with LB_ADDR_LINK_LOCAL: lb_addr.h): a unicast address as
  * text. Refused naming the field, as lb_addr_parse() says why: not an

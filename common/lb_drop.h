@@ -46,7 +46,8 @@
 	X(VM_LINK_LOCAL, "vm_link_local")	    /* agent: VM's link-scope IPv6 */              \
 	X(REASSEMBLY_FAILED, "reassembly_failed")   /* agent: fragment expired or rejected */      \
 	X(REASSEMBLY_TOO_BIG, "reassembly_too_big") /* agent: whole datagram past one mbuf */      \
-	X(LIMIT, "limit_refused")		    /* mux: an admission rule refused it */
+	X(LIMIT, "limit_refused")		    /* mux: an admission rule refused it */        \
+	X(UNUSABLE, "backend_unusable")		    /* mux: reject policy, not answerable */
 
 enum lb_drop {
 	LB_DROP_NONE = 0,

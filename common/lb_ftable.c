@@ -323,6 +323,17 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 				}
 			if (lb_limits_any(&s->limits))
 				digest_limits(k, h, &s->limits);
+			if (lb_choice_any(&s->choice))
+				for (r = 0; r < 2; r++) {
+					uint64_t cr[2] = {
+						0x63686f6963650000ULL /* "choice" */ |
+							(uint64_t)s->choice.affinity << 16 |
+							(uint64_t)s->choice.on_unusable << 8 |
+							s->choice.zonal,
+						h[r]};
+
+					h[r] = lb_siphash13(&k[r], cr, sizeof(cr));
+				}
 			if (b == NULL)
 				continue;
 			copy_n(b, s->backends, s->n_backends, sizeof(*b));
@@ -344,6 +355,18 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 				for (r = 0; r < 2; r++) {
 					bh.prev = h[r];
 					h[r] = lb_siphash13(&k[r], &bh, sizeof(bh));
+				}
+				/* A zone joins only when set: older tables keep their digests. */
+				for (r = 0; b[j].zone[0] != 0 && r < 2; r++) {
+					struct {
+						char zone[LB_ZONE_LEN];
+						uint64_t prev;
+					} zh;
+
+					memset(&zh, 0, sizeof(zh));
+					memcpy(zh.zone, b[j].zone, strnlen(b[j].zone, LB_ZONE_LEN));
+					zh.prev = h[r];
+					h[r] = lb_siphash13(&k[r], &zh, sizeof(zh));
 				}
 			}
 			free(b);
@@ -482,6 +505,10 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 			rc = fail(err, len, "service %s: %s", s, lim);
 			break;
 		}
+		if (lb_choice_check(&sc->choice, lim, sizeof(lim)) != 0) {
+			rc = fail(err, len, "service %s: %s", s, lim);
+			break;
+		}
 		if (sc->n_backends > LB_MAGLEV_MAX_BACKENDS) {
 			rc = fail(err, len, "service %s: %u backends, at most %u", s,
 				sc->n_backends, LB_MAGLEV_MAX_BACKENDS);
@@ -513,6 +540,10 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 				rc = fail(err, len,
 					"service %s: backend %s:%u: bad port, weight or state", s,
 					d, b[j].port);
+			else if ((why = lb_zone_problem(b[j].zone, !sc->choice.zonal)) != NULL)
+				rc = fail(err, len, "service %s: backend %s:%u: the zone is %s%s",
+					s, d, b[j].port, why,
+					sc->choice.zonal ? " (cross_zone is off)" : "");
 			else if (j > 0 && lb_backend_cmp(&b[j - 1], &b[j]) == 0)
 				rc = fail(err, len, "service %s: backend %s:%u listed twice", s, d,
 					b[j].port);
@@ -623,7 +654,8 @@ service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
 	uint32_t i;
 
 	if (lb_service_cmp(a, b) != 0 || a->id != b->id || a->n_backends != b->n_backends ||
-		a->withdrawn != b->withdrawn || !lb_limits_equal(&a->limits, &b->limits))
+		a->withdrawn != b->withdrawn || !lb_limits_equal(&a->limits, &b->limits) ||
+		memcmp(&a->choice, &b->choice, sizeof(a->choice)) != 0)
 		return false;
 	/* Tables are sorted, so equal backend lists are equal arrays. */
 	for (i = 0; i < a->n_backends; i++) {
@@ -631,7 +663,7 @@ service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
 
 		if (lb_backend_cmp(x, y) != 0 || memcmp(&x->host, &y->host, sizeof(x->host)) != 0 ||
 			x->host6 != y->host6 || x->weight != y->weight || x->state != y->state ||
-			x->id != y->id)
+			x->id != y->id || strncmp(x->zone, y->zone, LB_ZONE_LEN) != 0)
 			return false;
 	}
 	return true;
@@ -723,6 +755,18 @@ lb_ftable_delta_free(struct lb_ftable_delta *d)
 
 static const char *const state_names[] = {"active", "drain", "maint"};
 
+/* A service's choice settings where not the defaults, one per line at depth 3. */
+static void
+choice_write(const struct lb_svc_choice *c, FILE *f)
+{
+	if (c->affinity != LB_AFF_TUPLE && c->affinity < LB_AFF_N)
+		fprintf(f, "\t\t\taffinity = \"%s\";\n", lb_affinity_names[c->affinity]);
+	if (c->on_unusable != LB_UNUSABLE_REDISTRIBUTE && c->on_unusable < LB_UNUSABLE_N)
+		fprintf(f, "\t\t\ton_unusable = \"%s\";\n", lb_unusable_names[c->on_unusable]);
+	if (c->zonal)
+		fprintf(f, "\t\t\tcross_zone = false;\n");
+}
+
 int
 lb_ftable_write(const struct lb_ftable *ft, FILE *f)
 {
@@ -742,6 +786,7 @@ lb_ftable_write(const struct lb_ftable *ft, FILE *f)
 			s->proto == LB_IPPROTO_UDP ? "udp" : "tcp");
 		fprintf(f, "\t\t\tport = %u;\n", s->port);
 		lb_limits_write(&s->limits, f, 3);
+		choice_write(&s->choice, f);
 		fprintf(f, "\t\t\tbackends = (");
 		for (j = 0; j < s->n_backends; j++) {
 			const struct lb_backend_cfg *b = &s->backends[j];
@@ -749,12 +794,15 @@ lb_ftable_write(const struct lb_ftable *ft, FILE *f)
 			fprintf(f,
 				"%s\n\t\t\t\t{ dip = \"%s\"; port = %u; weight = %u; host = "
 				"\"%s\"; "
-				"state = \"%s\"; }",
+				"state = \"%s\";",
 				j ? "," : "", lb_addr_ntop(s->af, &b->dip, a, sizeof(a)), b->port,
 				b->weight,
 				lb_addr_ntop(b->host6 ? LB_AF_INET6 : LB_AF_INET, &b->host, h,
 					sizeof(h)),
 				state_names[b->state <= LB_BACKEND_MAINT ? b->state : 0]);
+			if (b->zone[0] != 0)
+				fprintf(f, " zone = \"%.*s\";", LB_ZONE_LEN - 1, b->zone);
+			fprintf(f, " }");
 		}
 		fprintf(f, "%s);\n\t\t}", s->n_backends ? "\n\t\t\t" : "");
 	}

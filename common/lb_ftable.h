@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lb_choice.h"
 #include "lb_flow.h"
 #include "lb_limits.h"
 
@@ -53,7 +54,8 @@ struct lb_backend_cfg {
 	uint8_t state;	     /* enum lb_backend_state */
 	uint8_t host6;	     /* 1: host is an IPv6 PA; 0: IPv4 (in a32[0]) */
 	uint32_t weight;
-	uint32_t id; /* stable across versions; a static file numbers them in order */
+	uint32_t id;		/* stable across versions; a static file numbers them in order */
+	char zone[LB_ZONE_LEN]; /* "" none; needed by a service with cross_zone off */
 };
 
 struct lb_service_cfg {
@@ -71,6 +73,7 @@ struct lb_service_cfg {
 	uint32_t n_backends;
 	struct lb_backend_cfg *backends;
 	struct lb_svc_limits limits; /* admission rules (lb_limits.h); zero: none */
+	struct lb_svc_choice choice; /* affinity, failure policy, zones (lb_choice.h) */
 };
 
 /* A member id in a table (the drained muxes). */

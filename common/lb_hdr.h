@@ -164,6 +164,7 @@ static_assert(sizeof(struct lb_udp_hdr) == 8, "UDP header is 8 bytes");
 #define LB_ICMP_UNREACH 3
 #define LB_ICMP_UNREACH_NEEDFRAG 4
 #define LB_ICMP_UNREACH_ADMIN 13 /* communication administratively prohibited */
+#define LB_ICMP_UNREACH_PORT 3
 #define LB_ICMP_ECHO 8
 #define LB_ICMP_TIME_EXCEEDED 11
 #define LB_ICMP_PARAM_PROBLEM 12
@@ -190,6 +191,7 @@ static_assert(sizeof(struct lb_icmp_hdr) == 8, "ICMP header is 8 bytes");
 
 #define LB_ICMP6_UNREACH 1
 #define LB_ICMP6_UNREACH_ADMIN 1 /* its code: communication administratively prohibited */
+#define LB_ICMP6_UNREACH_PORT 4
 #define LB_ICMP6_TOO_BIG 2
 #define LB_ICMP6_TIME_EXCEEDED 3
 #define LB_ICMP6_PARAM_PROBLEM 4

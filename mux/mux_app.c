@@ -37,7 +37,7 @@ gen_start(struct mux_app *app, char *errbuf, size_t len)
 			: RTE_MAX(65536u, 2 * lb_ftable_backend_count(&app->cfg.ftable)),
 		app->cfg.cap_services != 0 ? app->cfg.cap_services
 					   : RTE_MAX(8192u, 2 * app->cfg.ftable.n_services),
-		mux_config_tunnels(&app->cfg), (int)rte_socket_id(), &cerr);
+		mux_config_tunnels(&app->cfg), app->cfg.zone, (int)rte_socket_id(), &cerr);
 	if (app->ctx.gen == NULL) {
 		snprintf(errbuf, len, "%s", cerr.msg);
 		return -1;

@@ -16,6 +16,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <string.h>
+
+#include "lb_choice.h"
 #include "lb_hdr.h"
 #include "lb_maglev.h"
 #include "lb_parse.h"
@@ -97,6 +100,64 @@ mux_maglev_pick(const struct mux_gen *g, const struct mux_service *s, uint64_t f
 	return slot == LB_MAGLEV_EMPTY ? UINT32_MAX : s->first_backend + slot;
 }
 
+/* mux_choose()'s choice for a new flow a reject policy refuses (lb_choice.h). */
+#define MUX_CHOICE_REJECT (UINT32_MAX - 1)
+
+/*
+ * The hash a new flow of service s is looked up by: the flow hash fh for
+ * the five-tuple, else SipHash of the client's address (and protocol)
+ * under the same seed, so every mux and worker makes the same choice.
+ * Only new flows pay for it. An ICMP error's tuple is its flow's, client
+ * first, so it follows its flow.
+ */
+static inline uint64_t
+mux_affinity_hash(const struct mux_gen *g, const struct mux_service *s, const struct lb_pkt *pi,
+	const uint8_t *p, uint64_t fh)
+{
+	struct {
+		uint8_t addr[16];
+		uint8_t proto;
+		uint8_t v6;
+	} k;
+
+	if (s->affinity == LB_AFF_TUPLE)
+		return fh;
+	memset(&k, 0, sizeof(k));
+	if (pi->v6)
+		memcpy(k.addr, lb_pkt_src6(p, pi), 16);
+	else
+		memcpy(k.addr, &pi->src, 4);
+	k.v6 = pi->v6;
+	k.proto = s->affinity == LB_AFF_CLIENT_PROTO ? pi->proto : 0;
+	return lb_siphash13(&g->seed, &k, sizeof(k));
+}
+
+/*
+ * A new flow's backend: Maglev over the usable backends, or, for a
+ * service with a first-choice table, that table's backend when it is
+ * usable (active: the table holds only backends of non-zero weight in
+ * the mux's zone), else the failure policy: the usable table by the same
+ * key (redistribute), or MUX_CHOICE_REJECT. UINT32_MAX: none usable.
+ */
+static inline uint32_t
+mux_pick(const struct mux_gen *g, const struct mux_service *s, const struct lb_pkt *pi,
+	const uint8_t *p, uint64_t fh)
+{
+	uint64_t h;
+	uint16_t slot;
+
+	if (likely(s->first == NULL))
+		return mux_maglev_pick(g, s, fh);
+	h = mux_affinity_hash(g, s, pi, p, fh);
+	slot = lb_maglev_lookup(s->first, g->maglev_size, h);
+	if (slot != LB_MAGLEV_EMPTY &&
+		g->backends[s->first_backend + slot].state == LB_BACKEND_ACTIVE)
+		return s->first_backend + slot;
+	if (s->on_unusable == LB_UNUSABLE_REJECT)
+		return MUX_CHOICE_REJECT;
+	return mux_maglev_pick(g, s, h);
+}
+
 /* The worker's busiest counters, kept in registers for a burst and added once. */
 struct mux_burst_cnt {
 	uint64_t fwd_pkts;
@@ -113,20 +174,32 @@ struct mux_choice {
 };
 
 /*
- * The backend of packet pi of service svc with flow hash fh, ce being its
- * connection-table entry or NULL. false: the service has no usable
- * backend (the packet is dropped no_backend).
+ * The backend of packet pi (its frame at p) of service svc with flow hash
+ * fh, ce being its connection-table entry or NULL. false: none, for
+ * mux_no_choice() to answer: the service has no usable backend (dropped
+ * no_backend), or its policy rejects (c->id MUX_CHOICE_REJECT).
  */
 static inline bool
 mux_choose(const struct mux_gen *g, uint32_t svc, const struct mux_conn *ce,
-	const struct lb_pkt *pi, uint64_t fh, uint32_t now, struct mux_choice *c)
+	const struct lb_pkt *pi, const uint8_t *p, uint64_t fh, uint32_t now, struct mux_choice *c)
 {
 	c->was_closing = false;
 	c->id = ce != NULL ? mux_conn_hit(g, svc, ce, pi, now, &c->was_closing) : UINT32_MAX;
 	c->hit = c->id != UINT32_MAX;
 	if (!c->hit)
-		c->id = mux_maglev_pick(g, &g->services[svc], fh);
-	return c->id != UINT32_MAX;
+		c->id = mux_pick(g, &g->services[svc], pi, p, fh);
+	return c->id < MUX_CHOICE_REJECT;
+}
+
+/* A packet mux_choose() found no backend for: rejected by policy, or dropped no_backend. */
+static inline void
+mux_no_choice(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	const struct mux_choice *c)
+{
+	if (c->id == MUX_CHOICE_REJECT)
+		mux_reply_unusable(w, port, m, pi);
+	else
+		mux_drop(w, m, LB_DROP_NO_BACKEND);
 }
 
 /*

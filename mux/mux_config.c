@@ -156,7 +156,7 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 	static const char *const fields[] = {"tunnel_address", "tunnel_address6", "next_hop_mac",
 		"next_hop_mac6", "mtu", "tunnel_ttl", "arp_for_vips", "nd_for_vips", "workers",
 		"busy_poll", "idle_sleep_us", "rx_desc", "tx_desc", "conn_table", "capacity",
-		"probers", NULL};
+		"probers", "zone", NULL};
 	const config_setting_t *mux = config_setting_get_member(root, "mux");
 	long long mtu, ttl, workers, idle, rxd, txd;
 	int rc;
@@ -177,7 +177,8 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 		(rc = lb_cfg_get_int(mux, "idle_sleep_us", false, 1, 100000, 200, &idle, err)) !=
 			0 ||
 		(rc = lb_cfg_get_int(mux, "rx_desc", false, 64, 4096, 1024, &rxd, err)) != 0 ||
-		(rc = lb_cfg_get_int(mux, "tx_desc", false, 64, 4096, 1024, &txd, err)) != 0)
+		(rc = lb_cfg_get_int(mux, "tx_desc", false, 64, 4096, 1024, &txd, err)) != 0 ||
+		(rc = lb_cfg_get_zone(mux, "zone", cfg->zone, err)) != 0)
 		return rc;
 	/* Every IPv6 link carries 1280 bytes (RFC 8200 5): so must a mux's, with IPv6 PAs. */
 	if (cfg->has_tunnel6 && mtu < LB_IPV6_MIN_MTU)

@@ -51,6 +51,7 @@ struct mux_config {
 	lb_be32_t tunnel_addr; /* 0: none */
 	bool has_tunnel6;
 	struct lb_addr tunnel_addr6;
+	char zone[LB_ZONE_LEN]; /* "" none: where cross_zone = false keeps new flows */
 	uint8_t next_hop_mac[6];
 	uint8_t next_hop_mac6[6]; /* towards IPv6 PAs; next_hop_mac unless given */
 	uint16_t mtu;		  /* L3 MTU of the ports, outer header included */

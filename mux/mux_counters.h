@@ -75,6 +75,13 @@
 	X(limit_icmp_sent, DP_SHOW, 0, ", icmp sent %" PRIu64 "\n",                                \
 		"ICMP administratively prohibited sent to refused clients",                        \
 		"limit_icmp_sent_total")                                                           \
+	X(unusable_rejected, DP_SHOW, 0, "  unusable: rejected %" PRIu64,                          \
+		"new flows the reject policy refused: their first choice was not usable",          \
+		"unusable_rejected_total")                                                         \
+	X(unusable_rst_sent, DP_SHOW, 0, ", rst sent %" PRIu64,                                    \
+		"TCP RSTs sent from the VIP for rejected flows", "unusable_rst_sent_total")        \
+	X(unusable_icmp_sent, DP_SHOW, 0, ", icmp sent %" PRIu64 "\n",                             \
+		"ICMP port unreachable sent for rejected UDP flows", "unusable_icmp_sent_total")   \
 	X(conn_new, DP_SHOW, 5, "  connections: new %" PRIu64, "connection-table entries made",    \
 		"new_connections_total")                                                           \
 	X(conn_hit, DP_SHOW, 0, ", hits %" PRIu64, "packets of a flow the table knew",             \

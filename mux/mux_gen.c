@@ -28,9 +28,62 @@ unreachable(const struct lb_service_cfg *sc, const struct lb_backend_cfg *bc, un
 	return -LB_EINVAL;
 }
 
+/*
+ * Does backend bc of sc take this mux's new flows at all: its zone, when
+ * the service keeps flows in zones and the zone has some to take.
+ */
+static bool
+in_zone(const struct lb_service_cfg *sc, const struct lb_backend_cfg *bc, const char *zone,
+	bool open)
+{
+	return !sc->choice.zonal || open || zone[0] == 0 ||
+	       strncmp(bc->zone, zone, LB_ZONE_LEN) == 0;
+}
+
+/*
+ * A zonal service whose usable backends are all outside this mux's zone
+ * opens to every zone here (ALB sends to all zones when none is healthy);
+ * the manager's per-zone thresholds decide where the VIP is announced.
+ */
+static bool
+zone_open(const struct lb_service_cfg *sc, const char *zone)
+{
+	uint32_t i;
+
+	if (!sc->choice.zonal || zone[0] == 0)
+		return false;
+	for (i = 0; i < sc->n_backends; i++) {
+		const struct lb_backend_cfg *bc = &sc->backends[i];
+
+		if (bc->state == LB_BACKEND_ACTIVE && bc->weight > 0 &&
+			strncmp(bc->zone, zone, LB_ZONE_LEN) == 0)
+			return false;
+	}
+	return true;
+}
+
+/* The first-choice table (struct mux_service.first): the pool in zone, by weight alone. */
+static int
+build_first(struct mux_gen *g, const struct lb_service_cfg *sc, struct mux_service *s,
+	struct lb_maglev_backend *mb, const char *zone, int socket)
+{
+	uint32_t i;
+
+	if (!lb_choice_first(&sc->choice))
+		return 0;
+	s->first = rte_malloc_socket("maglev_first", sizeof(uint16_t) * g->maglev_size, 0, socket);
+	if (s->first == NULL)
+		return -LB_ENOMEM;
+	for (i = 0; i < sc->n_backends; i++)
+		mb[i].weight = in_zone(sc, &sc->backends[i], zone, s->zone_open)
+				       ? sc->backends[i].weight
+				       : 0;
+	return lb_maglev_build(s->first, g->maglev_size, mb, sc->n_backends);
+}
+
 static int
 build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, uint32_t first,
-	unsigned tunnels, int socket, struct lb_cfg_err *err)
+	unsigned tunnels, const char *zone, int socket, struct lb_cfg_err *err)
 {
 	struct mux_service *s = &g->services[idx];
 	struct lb_maglev_backend *mb;
@@ -43,6 +96,9 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 	s->n_backends = sc->n_backends;
 	g->limits[idx] = sc->limits;
 	s->checks = lb_limits_any(&sc->limits) || g->mux_rate.limit != 0;
+	s->affinity = sc->choice.affinity;
+	s->on_unusable = sc->choice.on_unusable;
+	s->zone_open = zone_open(sc, zone);
 	s->maglev = rte_malloc_socket("maglev", sizeof(uint16_t) * g->maglev_size, 0, socket);
 	mb = calloc(sc->n_backends ? sc->n_backends : 1, sizeof(*mb));
 	if (s->maglev == NULL || mb == NULL) {
@@ -81,9 +137,13 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 		 * Maglev turn at all, so the others' slots are those they would
 		 * have without it: draining moves no other backend's new flows.
 		 */
-		mb[i].weight = b->state == LB_BACKEND_ACTIVE ? bc->weight : 0;
+		mb[i].weight = b->state == LB_BACKEND_ACTIVE && in_zone(sc, bc, zone, s->zone_open)
+				       ? bc->weight
+				       : 0;
 	}
 	rc = lb_maglev_build(s->maglev, g->maglev_size, mb, sc->n_backends);
+	if (rc == 0)
+		rc = build_first(g, sc, s, mb, zone, socket);
 	free(mb);
 	if (rc != 0)
 		snprintf(err->msg, sizeof(err->msg), "service %u: Maglev table: %s", idx,
@@ -294,7 +354,8 @@ out:
 
 struct mux_gen *
 mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backends,
-	uint32_t cap_services, unsigned tunnels, int socket, struct lb_cfg_err *err)
+	uint32_t cap_services, unsigned tunnels, const char *zone, int socket,
+	struct lb_cfg_err *err)
 {
 	struct mux_gen *g;
 	uint32_t i, first = 0, n6 = 0;
@@ -341,7 +402,7 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 	for (i = 0; i < ft->n_services; i++) {
 		const struct lb_service_cfg *sc = &ft->services[i];
 
-		rc = build_service(g, &ft->services[i], i, first, tunnels, socket, err);
+		rc = build_service(g, &ft->services[i], i, first, tunnels, zone, socket, err);
 		if (rc != 0) {
 			rte_errno = rc == -LB_ENOMEM ? ENOMEM : EINVAL;
 			mux_gen_free(g);
@@ -387,8 +448,10 @@ mux_gen_free(struct mux_gen *g)
 	if (g == NULL)
 		return;
 	if (g->services != NULL)
-		for (i = 0; i < g->n_services; i++)
+		for (i = 0; i < g->n_services; i++) {
 			rte_free(g->services[i].maglev);
+			rte_free(g->services[i].first);
+		}
 	rte_free(g->svc_tab);
 	rte_free(g->svc6_tab);
 	rte_free(g->by_sid);

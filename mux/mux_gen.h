@@ -63,7 +63,17 @@ struct mux_service {
 	uint32_t n_backends;
 	uint32_t sid;	  /* stable id */
 	uint16_t *maglev; /* maglev_size slots of offsets from first_backend */
-	uint8_t checks;	  /* a new connection is checked: rules of its own or the mux's */
+	/*
+	 * The first choice (lb_choice.h): Maglev over the whole pool, by
+	 * configured weight whatever the state, so that a client's first
+	 * backend depends on the pool alone. NULL: the five-tuple and
+	 * redistribute, where maglev alone decides. Zonal: the mux's zone's.
+	 */
+	uint16_t *first;
+	uint8_t checks;	     /* a new connection is checked: rules of its own or the mux's */
+	uint8_t affinity;    /* enum lb_affinity */
+	uint8_t on_unusable; /* enum lb_unusable */
+	uint8_t zone_open;   /* zonal, and no usable backend in the mux's zone: all zones */
 };
 
 /*
@@ -199,10 +209,12 @@ uint32_t mux_gen_svc6(const struct mux_gen *g, const uint8_t *vip, lb_be16_t por
  * the families in tunnels (LB_ADDR_V4, LB_ADDR_V6: a PA of a family it has
  * none of cannot be reached, and refuses the table). Returns NULL with
  * rte_errno set (ENOMEM, EINVAL for a Maglev build failure or an
- * unreachable PA) and a message in err.
+ * unreachable PA) and a message in err. zone: the mux's ("" none), which
+ * a service with cross_zone off keeps its new flows in.
  */
 struct mux_gen *mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backends,
-	uint32_t cap_services, unsigned tunnels, int socket, struct lb_cfg_err *err);
+	uint32_t cap_services, unsigned tunnels, const char *zone, int socket,
+	struct lb_cfg_err *err);
 
 /*
  * Give ft's services and backends the sids they had in old (same service

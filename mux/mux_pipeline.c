@@ -91,8 +91,9 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	struct mux_choice c;
 	struct mux_conn rec;
 
-	if (unlikely(!mux_choose(g, svc, ce, pi, fh, now, &c))) {
-		mux_drop(w, m, LB_DROP_NO_BACKEND);
+	if (unlikely(!mux_choose(
+		    g, svc, ce, pi, rte_pktmbuf_mtod(m, const uint8_t *), fh, now, &c))) {
+		mux_no_choice(w, port, m, pi, &c);
 		return;
 	}
 	be = &g->backends[c.id];

@@ -408,16 +408,17 @@ mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const
 }
 
 /*
- * A TCP RST from the VIP for a refused SYN, in place: the client's own
- * connection (VIP:port to client:port), seq 0 and ack = its sequence plus
- * the SYN and any payload (RFC 793's reset for a segment without ACK), no
- * options, window 0. Both checksums are computed whole: this answers a
- * refusal, not a forwarded packet. IPv6: a fresh header from VIP6 (no
- * extension headers), hop limit 64, the TCP checksum over its
- * pseudo-header.
+ * A TCP RST from the VIP, in place: the client's own connection (VIP:port
+ * to client:port), no options, window 0. For a segment without ACK (a
+ * SYN): seq 0, RST|ACK acking its sequence plus the SYN and any payload;
+ * with ACK: seq = its ack, RST alone (RFC 793's two resets). Both
+ * checksums are computed whole: this answers a refusal, not a forwarded
+ * packet. IPv6: a fresh header from VIP6 (no extension headers), hop
+ * limit 64, the TCP checksum over its pseudo-header. Sent and counted by
+ * the caller.
  */
 static void
-refuse_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
+reply_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
 {
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *), *l3 = p + pi->l2_len;
 	uint8_t src[16] = {0}, dst[16] = {0}; /* IPv6's, turned around */
@@ -426,7 +427,10 @@ refuse_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct
 	struct lb_tcp_hdr *tcp = (struct lb_tcp_hdr *)(l3 + l3_hdr);
 	uint32_t payload =
 		pi->l3_len - (pi->l4_off - pi->l2_len) - (uint32_t)(in->data_off >> 4) * 4;
-	uint32_t ack = lb_be32_to_cpu(in->seq) + 1 + payload;
+	uint32_t syn = (pi->tcp_flags & LB_TCP_SYN) ? 1 : 0;
+	uint32_t ack = lb_be32_to_cpu(in->seq) + syn + payload;
+	lb_be32_t seq = in->ack;
+	bool has_ack = (pi->tcp_flags & LB_TCP_ACK) != 0;
 	lb_be16_t sport = in->sport, dport = in->dport;
 
 	if (pi->v6) {
@@ -443,9 +447,14 @@ refuse_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct
 	memset(tcp, 0, sizeof(*tcp));
 	tcp->sport = dport;
 	tcp->dport = sport;
-	tcp->ack = lb_cpu_to_be32(ack);
+	if (has_ack) {
+		tcp->seq = seq;
+		tcp->flags = LB_TCP_RST;
+	} else {
+		tcp->ack = lb_cpu_to_be32(ack);
+		tcp->flags = LB_TCP_RST | LB_TCP_ACK;
+	}
 	tcp->data_off = 5 << 4;
-	tcp->flags = LB_TCP_RST | LB_TCP_ACK;
 	if (pi->v6) {
 		const struct lb_ipv6_hdr *ip = (const struct lb_ipv6_hdr *)l3;
 
@@ -456,8 +465,6 @@ refuse_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct
 		tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
 	}
 	trim_to(m, pi->l2_len + l3_hdr + sizeof(*tcp));
-	w->cnt.limit_rst_sent++;
-	mux_enqueue(w, port, m);
 }
 
 /*
@@ -480,10 +487,32 @@ void
 mux_reply_refuse(
 	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi, int how)
 {
-	if (how == LB_REFUSE_RST && pi->proto == LB_IPPROTO_TCP)
-		refuse_rst(w, port, m, pi);
-	else if (how == LB_REFUSE_ICMP)
+	if (how == LB_REFUSE_RST && pi->proto == LB_IPPROTO_TCP) {
+		reply_rst(w, port, m, pi);
+		w->cnt.limit_rst_sent++;
+		mux_enqueue(w, port, m);
+	} else if (how == LB_REFUSE_ICMP)
 		refuse_icmp(w, port, m, pi);
 	else
 		mux_drop(w, m, LB_DROP_LIMIT);
+}
+
+void
+mux_reply_unusable(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
+{
+	w->cnt.unusable_rejected++;
+	if (pi->kind == LB_PKT_L4 && pi->proto == LB_IPPROTO_TCP && !(pi->tcp_flags & LB_TCP_RST)) {
+		reply_rst(w, port, m, pi);
+		w->cnt.unusable_rst_sent++;
+		mux_enqueue(w, port, m);
+		return;
+	}
+	if (pi->kind == LB_PKT_L4 && pi->proto == LB_IPPROTO_UDP &&
+		(pi->v6 ? icmp6_error(w, port, m, pi, LB_ICMP6_UNREACH, LB_ICMP6_UNREACH_PORT, 0)
+			: icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_PORT, 0)) == 0) {
+		w->cnt.unusable_icmp_sent++;
+		mux_enqueue(w, port, m);
+		return;
+	}
+	mux_drop(w, m, LB_DROP_UNUSABLE);
 }

@@ -184,8 +184,8 @@ mux_reload(struct mux_app *app)
 	if (rc == 0) {
 		/* The running tunnels: a reload does not change them (warn_unreloadable()). */
 		ng = mux_gen_build(&nc.ftable, old->version + 1, old->cap_backends,
-			old->cap_services, mux_config_tunnels(&app->cfg), (int)rte_socket_id(),
-			&err);
+			old->cap_services, mux_config_tunnels(&app->cfg), app->cfg.zone,
+			(int)rte_socket_id(), &err);
 		if (ng == NULL)
 			rc = -LB_EINVAL;
 	}
@@ -252,7 +252,7 @@ member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *er
 			old->cap_services, old->cap_backends);
 	if (rc == 0) {
 		b->gen = mux_gen_build(&ft, version, old->cap_backends, old->cap_services,
-			mux_config_tunnels(&app->cfg),
+			mux_config_tunnels(&app->cfg), app->cfg.zone,
 			(int)rte_lcore_to_socket_id(rte_get_main_lcore()), &cerr);
 		if (b->gen == NULL)
 			rc = -LB_EINVAL;

@@ -160,6 +160,13 @@ void mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m,
 /* A new connection an admission rule refused: dropped, or answered (enum lb_refuse). */
 void mux_reply_refuse(
 	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi, int how);
+/*
+ * A new flow whose first choice is not usable, under the reject policy
+ * (lb_choice.h): a TCP RST from the VIP, an ICMP port unreachable for
+ * UDP; anything else (a RST, an ICMP error) is dropped backend_unusable.
+ */
+void mux_reply_unusable(
+	struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi);
 void mux_reply_nd(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
 	const struct lb_pkt *pi);
 

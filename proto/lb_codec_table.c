@@ -76,6 +76,9 @@ enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
 	s->id = sc->id;
 	s->withdrawn = sc->withdrawn != 0;
 	s->limits = enc_limits(e, &sc->limits);
+	s->affinity = sc->choice.affinity;
+	s->on_unusable = sc->choice.on_unusable;
+	s->zonal = sc->choice.zonal != 0;
 	s->backends = lb_enc_alloc(e, sc->n_backends, sizeof(*s->backends));
 	if (s->key == NULL || s->backends == NULL)
 		return s;
@@ -92,6 +95,9 @@ enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
 		b->weight = bc->weight;
 		b->host = lb_enc_addr(bc->host6 ? LB_AF_INET6 : LB_AF_INET, &bc->host);
 		b->state = (Sluice__BackendState)bc->state;
+		/* Validated tables end their zone inside the array; the message only borrows it. */
+		if (bc->zone[0] != 0 && strnlen(bc->zone, LB_ZONE_LEN) < LB_ZONE_LEN)
+			b->zone = (char *)bc->zone;
 		s->backends[s->n_backends++] = b;
 	}
 	return s;
@@ -297,6 +303,13 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 	rc = dec_limits(s->limits, sc, errbuf, len);
 	if (rc != 0)
 		return rc;
+	if (s->affinity >= LB_AFF_N || s->on_unusable >= LB_UNUSABLE_N)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE,
+			"service port %u: affinity %u or on_unusable %u out of range", sc->port,
+			s->affinity, s->on_unusable);
+	sc->choice.affinity = (uint8_t)s->affinity;
+	sc->choice.on_unusable = (uint8_t)s->on_unusable;
+	sc->choice.zonal = s->zonal;
 	if (s->n_backends > LB_MAGLEV_MAX_BACKENDS)
 		return lb_dec_fail(
 			errbuf, len, -LB_EPARSE, "%zu backends in one service", s->n_backends);
@@ -325,6 +338,17 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 		bc->state = (uint8_t)b->state;
 		bc->host6 = haf == LB_AF_INET6;
 		bc->id = b->id;
+		if (b->zone != NULL && b->zone[0] != 0) {
+			const char *why = lb_zone_problem(b->zone, false);
+
+			if (why != NULL)
+				return lb_dec_fail(errbuf, len, -LB_EPARSE,
+					"backend %zu: the zone is %s", i, why);
+			memcpy(bc->zone, b->zone, strlen(b->zone));
+		} else if (sc->choice.zonal) {
+			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+				"backend %zu: no zone in a service with cross_zone off", i);
+		}
 		sc->n_backends = (uint32_t)i + 1;
 	}
 	return 0;

@@ -91,7 +91,7 @@ build_gen(void)
 	fuzz_backend6(&web6[1], 5, 0x12, 8080, 1);
 	lb_addr_v4(&web6[1].host, fuzz_ip(172, 16, 0, 6));
 	fuzz_service6(&svc[2], 2, 0x01, 80, LB_IPPROTO_TCP, web6, 2);
-	gen = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, LB_ADDR_ANY,
+	gen = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, LB_ADDR_ANY, "",
 		(int)rte_socket_id(), &err);
 	if (gen == NULL) {
 		fprintf(stderr, "fuzz_mux_burst: generation: %s\n", err.msg);

@@ -526,6 +526,43 @@ Test(codec, drained_muxes_and_withdrawn_services_roundtrip)
 	lb_ftable_free(&ft);
 }
 
+/* How a backend is chosen (lb_choice.h) travels in a snapshot, digest and all. */
+Test(codec, choice_and_zones_roundtrip)
+{
+	struct lb_msg in, out;
+	struct lb_ftable ft;
+	uint8_t before[LB_DIGEST_LEN], after[LB_DIGEST_LEN];
+	char err[256];
+
+	test_make_table(&ft, 2, 2, 0);
+	lb_ftable_digest(&ft, before);
+	ft.services[0].choice = (struct lb_svc_choice){LB_AFF_CLIENT, LB_UNUSABLE_REJECT, 1};
+	snprintf(ft.services[0].backends[0].zone, LB_ZONE_LEN, "az-1");
+	snprintf(ft.services[0].backends[1].zone, LB_ZONE_LEN, "az.2");
+	cr_assert_eq(lb_ftable_validate(&ft, err, sizeof(err)), 0, "%s", err);
+	lb_ftable_digest(&ft, after);
+	cr_assert(memcmp(before, after, LB_DIGEST_LEN) != 0, "the choice is in the digest");
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	in.version = 3;
+	in.count = 1;
+	in.table = ft; /* borrowed */
+	memcpy(in.digest, after, LB_DIGEST_LEN);
+	roundtrip(&in, &out);
+	assert_tables_equal(&ft, &out.table);
+	cr_assert_eq(out.table.services[0].choice.affinity, LB_AFF_CLIENT);
+	cr_assert_eq(out.table.services[0].choice.on_unusable, LB_UNUSABLE_REJECT);
+	cr_assert_eq(out.table.services[0].choice.zonal, 1);
+	cr_assert_str_eq(out.table.services[0].backends[1].zone, "az.2");
+	cr_assert(!lb_choice_any(&out.table.services[1].choice));
+	lb_msg_free(&out);
+	/* A zonal service's backend without a zone is refused. */
+	ft.services[0].backends[1].zone[0] = 0;
+	cr_assert_neq(lb_ftable_validate(&ft, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "cross_zone is off") != NULL, "%s", err);
+	lb_ftable_free(&ft);
+}
+
 Test(codec, sync_and_route_status_roundtrip)
 {
 	struct lb_msg in, out;

@@ -35,9 +35,9 @@ def pcap_port_mac(i):
 class Backend:
     """A backend; weight None and state None: the defaults (1, active)."""
 
-    def __init__(self, dip, port, host, weight=None, state=None):
+    def __init__(self, dip, port, host, weight=None, state=None, zone=None):
         self.dip, self.port, self.host, self.weight = dip, port, host, weight
-        self.state = state
+        self.state, self.zone = state, zone
 
     @property
     def takes_new(self):
@@ -47,8 +47,9 @@ class Backend:
     def render(self):
         w = "" if self.weight is None else " weight = %d;" % self.weight
         st = "" if self.state is None else ' state = "%s";' % self.state
-        return '{ dip = "%s"; port = %d;%s%s host = "%s"; }' % (
-            self.dip, self.port, w, st, self.host)
+        z = "" if self.zone is None else ' zone = "%s";' % self.zone
+        return '{ dip = "%s"; port = %d;%s%s%s host = "%s"; }' % (
+            self.dip, self.port, w, st, z, self.host)
 
 
 def render_rule(name, rule):
@@ -68,9 +69,21 @@ def render_limits(limits):
 
 
 class Service:
-    def __init__(self, vip, proto, port, backends, limits=None):
+    def __init__(self, vip, proto, port, backends, limits=None, affinity=None,
+                 on_unusable=None, cross_zone=None):
         self.vip, self.proto, self.port, self.backends = vip, proto, port, backends
         self.limits = limits
+        self.affinity, self.on_unusable, self.cross_zone = affinity, on_unusable, cross_zone
+
+    def render_choice(self):
+        """The choice fields (lb_choice.h) the service sets, as one string."""
+        out = ""
+        for name in ("affinity", "on_unusable"):
+            if getattr(self, name) is not None:
+                out += ' %s = "%s";' % (name, getattr(self, name))
+        if self.cross_zone is not None:
+            out += " cross_zone = %s;" % ("true" if self.cross_zone else "false")
+        return out
 
     def key(self):
         return (self.vip, PROTO_NUM[self.proto], self.port)
@@ -87,8 +100,8 @@ def render_flow_table(services, hash_seed=DEFAULT_SEED, maglev_size=None, mux_ra
     lines.append("\tservices = (")
     for i, s in enumerate(services):
         lim = "" if s.limits is None else " " + render_limits(s.limits)
-        lines.append('\t\t{ vip = "%s"; protocol = "%s"; port = %d;%s backends = (' % (
-            s.vip, s.proto, s.port, lim))
+        lines.append('\t\t{ vip = "%s"; protocol = "%s"; port = %d;%s%s backends = (' % (
+            s.vip, s.proto, s.port, lim, s.render_choice()))
         for j, b in enumerate(s.backends):
             lines.append("\t\t\t" + b.render() + ("," if j + 1 < len(s.backends) else ""))
         lines.append("\t\t) }" + ("," if i + 1 < len(services) else ""))
@@ -113,8 +126,10 @@ class MuxConfig:
                  next_hop_mac="02:00:00:00:00:fe", mtu=None, tunnel_ttl=None,
                  arp_for_vips=None, workers=None, hash_seed=DEFAULT_SEED,
                  maglev_size=None, probers=None, idle_sleep_us=None, mux_rate=None,
-                 conn_table=None, tunnel_address6=None, next_hop_mac6=None, nd_for_vips=None):
+                 conn_table=None, tunnel_address6=None, next_hop_mac6=None, nd_for_vips=None,
+                 zone=None):
         self.services = services
+        self.zone = zone
         self.tunnel_address = tunnel_address
         self.tunnel_address6 = tunnel_address6
         self.next_hop_mac = next_hop_mac
@@ -153,7 +168,7 @@ class MuxConfig:
         mux = ['\tnext_hop_mac = "%s";' % self.next_hop_mac]
         if self.tunnel_address is not None:
             mux.insert(0, '\ttunnel_address = "%s";' % self.tunnel_address)
-        for name in ("tunnel_address6", "next_hop_mac6"):
+        for name in ("tunnel_address6", "next_hop_mac6", "zone"):
             if getattr(self, name) is not None:
                 mux.append('\t%s = "%s";' % (name, getattr(self, name)))
         if self.nd_for_vips is not None:

@@ -809,6 +809,46 @@ def check_rst_tcp(case, tcp, orig, payload, what):
     case.eq((win, urg), (0, 0), what + ": window and urgent pointer 0")
 
 
+def check_rst_reply(case, out, inp, what):
+    """The mux's RST from the VIP for a refused SYN (inp), out checked field by field."""
+    o, i = Frame(out), Frame(inp)
+    orig = i.ip
+    case.eq(mac_str(o.dst), mac_str(i.src), what + ": ethernet dst = client's")
+    case.eq(mac_str(o.src), PORT_MAC, what + ": ethernet src = port MAC")
+    ip = o.ip
+    case.eq((ip.version, ip.ihl, ip.proto, ip.total), (4, 5, PROTO_TCP, 40),
+            what + ": IPv4 header, TCP, 40 bytes")
+    case.eq((ip.src, ip.dst), (orig.dst, orig.src), what + ": from the VIP to the client")
+    case.eq((ip.ttl, ip.id, ip.df, ip.mf, ip.frag), (64, 0, True, False, 0),
+            what + ": TTL 64, id 0, DF")
+    case.eq(len(out), 14 + 40, what + ": frame length")
+    case.check(ip_csum_ok(ip.header), "%s: IP checksum", what)
+    check_rst_tcp(case, ip.payload, orig.payload,
+                  orig.total - orig.hlen - (orig.payload[12] >> 4) * 4, what)
+    case.check(l4_csum_ok(ip.data, PROTO_TCP), "%s: TCP checksum", what)
+
+
+def check_icmp_reply(case, out, inp, code, what):
+    """The mux's ICMP destination unreachable (type 3, code) from the VIP
+    quoting the refused datagram inp whole."""
+    o, i = Frame(out), Frame(inp)
+    orig = i.ip
+    case.eq(mac_str(o.dst), mac_str(i.src), what + ": ethernet dst = client's")
+    case.eq(mac_str(o.src), PORT_MAC, what + ": ethernet src = port MAC")
+    ip = o.ip
+    case.eq((ip.version, ip.ihl, ip.proto), (4, 5, PROTO_ICMP), what + ": IPv4/ICMP")
+    case.eq((ip.src, ip.dst), (orig.dst, orig.src), what + ": from the VIP to the client")
+    case.eq(ip.total, 28 + orig.total, what + ": quotes the whole datagram")
+    case.eq(len(out), 14 + ip.total, what + ": frame length")
+    case.eq((ip.ttl, ip.mf, ip.frag), (64, False, 0), what + ": TTL 64, no fragment")
+    case.check(ip_csum_ok(ip.header), "%s: IP checksum", what)
+    icmp = ip.payload
+    case.eq((icmp[0], icmp[1]), (3, code), what + ": type 3 code %d" % code)
+    case.eq(icmp[4:8], b"\0\0\0\0", what + ": unused word")
+    case.eq(icmp[8:], orig.data, what + ": the quote is the client's datagram")
+    case.check(l4_csum_ok(ip.data, PROTO_ICMP), "%s: ICMP checksum", what)
+
+
 def check_verdicts(case, cfg, rows, outputs, classify, checks):
     """The admission cases (limits, limits6): rows of (frame, verdict), the
     verdict "fwd", "drop" or a key of checks. classify(output) gives the

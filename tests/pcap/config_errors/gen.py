@@ -78,6 +78,20 @@ TABLE = [
                                                   "missing"]),
     ("syntax error: no '=' after a name", 'tunnel_address = "10.255.0.1";',
      'tunnel_address "10.255.0.1";', ["syntax error"]),
+    # How a backend is chosen (lb_choice.h): names, zones, cross_zone's zones.
+    ("an unknown affinity", 'port = 80;', 'port = 80; affinity = "sticky";',
+     ["flow_table.services[0].affinity", '"sticky" is not an affinity',
+      "five_tuple, client_protocol or client"]),
+    ("an unknown failure policy", 'port = 80;', 'port = 80; on_unusable = "retry";',
+     ["flow_table.services[0].on_unusable", '"retry" is not a failure policy']),
+    ("a bad zone name", B1, B1 + ' zone = "zone a";',
+     ["flow_table.services[0].backends[1].zone", "not made of letters"]),
+    ("a mux zone too long", 'next_hop_mac = "02:00:00:00:00:fe";',
+     'next_hop_mac = "02:00:00:00:00:fe"; zone = "a-very-long-zone-name";',
+     ["mux.zone", "longer than 15 characters"]),
+    ("cross_zone off with a backend without a zone", 'port = 80;',
+     'port = 80; cross_zone = false;',
+     ["flow_table.services[0].cross_zone", "backends[0] has no zone"]),
 ]
 
 

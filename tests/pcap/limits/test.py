@@ -9,43 +9,6 @@ import gen
 from sluicetest import pcap as sp
 
 
-def check_rst(case, out, inp, what):
-    o, i = sp.Frame(out), sp.Frame(inp)
-    orig = i.ip
-    case.eq(sp.mac_str(o.dst), sp.mac_str(i.src), what + ": ethernet dst = client's")
-    case.eq(sp.mac_str(o.src), sp.PORT_MAC, what + ": ethernet src = port MAC")
-    ip = o.ip
-    case.eq((ip.version, ip.ihl, ip.proto, ip.total), (4, 5, sp.PROTO_TCP, 40),
-            what + ": IPv4 header, TCP, 40 bytes")
-    case.eq((ip.src, ip.dst), (orig.dst, orig.src), what + ": from the VIP to the client")
-    case.eq((ip.ttl, ip.id, ip.df, ip.mf, ip.frag), (64, 0, True, False, 0),
-            what + ": TTL 64, id 0, DF")
-    case.eq(len(out), 14 + 40, what + ": frame length")
-    case.check(sp.ip_csum_ok(ip.header), "%s: IP checksum", what)
-    sp.check_rst_tcp(case, ip.payload, orig.payload,
-                     orig.total - orig.hlen - (orig.payload[12] >> 4) * 4, what)
-    case.check(sp.l4_csum_ok(ip.data, sp.PROTO_TCP), "%s: TCP checksum", what)
-
-
-def check_icmp(case, out, inp, what):
-    o, i = sp.Frame(out), sp.Frame(inp)
-    orig = i.ip
-    case.eq(sp.mac_str(o.dst), sp.mac_str(i.src), what + ": ethernet dst = client's")
-    case.eq(sp.mac_str(o.src), sp.PORT_MAC, what + ": ethernet src = port MAC")
-    ip = o.ip
-    case.eq((ip.version, ip.ihl, ip.proto), (4, 5, sp.PROTO_ICMP), what + ": IPv4/ICMP")
-    case.eq((ip.src, ip.dst), (orig.dst, orig.src), what + ": from the VIP to the client")
-    case.eq(ip.total, 28 + orig.total, what + ": quotes the whole SYN")
-    case.eq(len(out), 14 + ip.total, what + ": frame length")
-    case.eq((ip.ttl, ip.mf, ip.frag), (64, False, 0), what + ": TTL 64, no fragment")
-    case.check(sp.ip_csum_ok(ip.header), "%s: IP checksum", what)
-    icmp = ip.payload
-    case.eq((icmp[0], icmp[1]), (3, 13), what + ": type 3 code 13 (administratively prohibited)")
-    case.eq(icmp[4:8], b"\0\0\0\0", what + ": unused word")
-    case.eq(icmp[8:], orig.data, what + ": the quote is the client's datagram")
-    case.check(sp.l4_csum_ok(ip.data, sp.PROTO_ICMP), "%s: ICMP checksum", what)
-
-
 def classify(fr):
     """(client, client port) an output answers or carries, and its kind."""
     f = sp.Frame(fr)
@@ -63,7 +26,8 @@ def rules_case(case):
     cfg = sp.MuxConfig(gen.SERVICES)
     run = case.run(cfg, [[f for f, _ in rows]])
     counts = sp.check_verdicts(case, cfg, rows, run.outputs[0], classify,
-                               {"rst": check_rst, "icmp": check_icmp})
+                               {"rst": sp.check_rst_reply,
+                                "icmp": lambda c, o, i, w: sp.check_icmp_reply(c, o, i, 13, w)})
     case.eq(counts.get("fwd"), gen.FORWARDED, "forwarded")
     case.eq(counts.get("rst"), gen.RSTS, "RSTs")
     case.eq(counts.get("icmp"), gen.ICMPS, "ICMP replies")
