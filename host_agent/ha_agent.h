@@ -51,6 +51,7 @@
 
 struct rte_hash;
 struct rte_rcu_qsbr;
+struct ha_track;
 
 struct ha_vm {
 	uint16_t port;
@@ -71,7 +72,9 @@ struct ha_lb {
 	struct lb_addr dip;
 	lb_be16_t vport;
 	lb_be16_t dport;
-	uint8_t af; /* LB_AF_INET or LB_AF_INET6 */
+	uint8_t af;	/* LB_AF_INET or LB_AF_INET6 */
+	uint8_t proto;	/* the service's */
+	uint32_t be_id; /* the backend's stable id (its load's index, ha_track.h) */
 };
 
 /* Compiled mapping; immutable once workers run. */
@@ -114,6 +117,8 @@ struct ha_worker {
 	/* owned by the lcore */
 	struct rte_ip_frag_tbl *frag_tbl; /* NULL: outer fragments are dropped */
 	struct rte_ip_frag_death_row frag_dr;
+	struct ha_track *track; /* NULL: connections are not tracked */
+	uint32_t now_ms;	/* this loop's, for the tracker */
 	struct dp_txbuf tx[HA_MAX_PORTS];
 	uint64_t vm_rx[HA_MAX_VMS];
 	uint64_t vm_tx[HA_MAX_VMS];

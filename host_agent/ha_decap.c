@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 
 #include "ha_agent.h"
+#include "ha_track.h"
 #include "ha_icmp.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
@@ -388,6 +389,8 @@ deliver(struct ha_worker *w, struct rte_mbuf *m)
 		return;
 	}
 	fix_inner(w, p, &pi);
+	if (pi.kind == LB_PKT_L4 && pi.proto == LB_IPPROTO_TCP)
+		ha_track_in(w, p, &pi);
 	ha_set_eth(m, sizeof(struct lb_eth_hdr), &w->vms[vm].mac, &w->vms[vm].port_mac, inner6);
 	w->cnt.decap++;
 	w->vm_tx[vm]++;

@@ -123,6 +123,8 @@ ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ft
 			lb->dip = bc->dip;
 			lb->dport = lb_cpu_to_be16(bc->port);
 			lb->af = sc->af;
+			lb->proto = sc->proto;
+			lb->be_id = bc->id;
 			dk.dip = lb->dip;
 			dk.port = lb->dport;
 			dk.proto = sc->proto;

@@ -17,6 +17,7 @@
 #include <rte_mbuf.h>
 
 #include "ha_agent.h"
+#include "ha_track.h"
 #include "ha_icmp.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
@@ -147,6 +148,8 @@ from_vm(struct ha_worker *w, int vm, struct rte_mbuf *m)
 			    pi.v6 ? lb_pkt_src6(p, &pi) : (const uint8_t *)&pi.src, pi.sport,
 			    pi.proto)) != NULL) {
 		if (pi.kind == LB_PKT_L4) {
+			if (pi.proto == LB_IPPROTO_TCP)
+				ha_track_out(w, p, &pi); /* before the source becomes the VIP */
 			rewrite_reply(p, &pi, lb, pi.v6 ? w->mss_clamp6 : w->mss_clamp,
 				&w->cnt.mss_clamped);
 		} else if (pi.v6) {

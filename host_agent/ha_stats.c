@@ -10,6 +10,7 @@
 #include <rte_telemetry.h>
 
 #include "ha_agent.h"
+#include "ha_track.h"
 #include "ha_stats.h"
 #include "ha_update.h"
 #include "lb_addr.h"
@@ -75,6 +76,62 @@ ha_stats_json(const struct ha_worker *w, const struct ha_config *cfg, FILE *out)
 			v6_str(cfg->vms[v].has_dip6, &cfg->vms[v].dip6, b), DP_RD(w->vm_rx[v]),
 			DP_RD(w->vm_tx[v]));
 	fprintf(out, "]");
+	ha_stats_load_json(w, out);
+}
+
+void
+ha_stats_load_json(const struct ha_worker *w, FILE *out)
+{
+	char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN];
+	uint32_t i;
+
+	fprintf(out, ",\"conn_untracked\":%" PRIu64 ",\"backends\":[",
+		ha_track_untracked(w->track));
+	for (i = 0; i < w->map->n_lb; i++) {
+		const struct ha_lb *lb = &w->map->lb[i];
+		const struct ha_be_load *l = ha_track_load(w->track, lb->be_id);
+
+		fprintf(out,
+			"%s{\"id\":%u,\"vip\":\"%s\",\"vport\":%u,\"dip\":\"%s\",\"dport\":%u,"
+			"\"proto\":\"%s\"",
+			i ? "," : "", lb->be_id, lb_addr_ntop(lb->af, &lb->vip, a, sizeof(a)),
+			lb_be16_to_cpu(lb->vport), lb_addr_ntop(lb->af, &lb->dip, b, sizeof(b)),
+			lb_be16_to_cpu(lb->dport), lb->proto == LB_IPPROTO_UDP ? "udp" : "tcp");
+		if (l != NULL)
+			fprintf(out,
+				",\"active\":%" PRIu64 ",\"opened\":%" PRIu64
+				",\"refused\":%" PRIu64 ",\"unanswered\":%" PRIu64,
+				DP_RD(l->active), DP_RD(l->opened), DP_RD(l->refused),
+				DP_RD(l->unanswered));
+		fprintf(out, "}");
+	}
+	fprintf(out, "]");
+}
+
+uint32_t
+ha_stats_load_status(const struct ha_worker *w, struct lb_counter *out, uint32_t max)
+{
+	static const char *const names[3] = {"act", "new", "fail"};
+	uint32_t i, n = 0;
+	char name[sizeof(out->name)];
+	int f;
+
+	for (i = 0; i < w->map->n_lb; i++) {
+		const struct ha_lb *lb = &w->map->lb[i];
+		const struct ha_be_load *l = ha_track_load(w->track, lb->be_id);
+
+		if (l == NULL || lb->proto != LB_IPPROTO_TCP)
+			continue;
+		for (f = 0; f < 3; f++) {
+			uint64_t v = f == 0   ? DP_RD(l->active)
+				     : f == 1 ? DP_RD(l->opened)
+					      : DP_RD(l->refused) + DP_RD(l->unanswered);
+
+			snprintf(name, sizeof(name), "be.%u.%s", lb->be_id, names[f]);
+			lb_counter_put(out, &n, max, name, v);
+		}
+	}
+	return n;
 }
 
 static void

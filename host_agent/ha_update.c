@@ -16,6 +16,7 @@
 
 #include "dp_counters.h"
 #include "dp_status.h"
+#include "ha_stats.h"
 #include "ha_agent.h"
 #include "ha_update.h"
 #include "lb_log.h"
@@ -161,7 +162,7 @@ member_discard(void *arg, void *built)
 	free(m);
 }
 
-/* STATUS: the list's counters with a place there, and the drops' sum. */
+/* STATUS: the list's counters with a place there, the drops' sum, the backends' load. */
 static uint32_t
 member_counters(void *arg, struct lb_counter *out, uint32_t max)
 {
@@ -171,8 +172,15 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 #define S(name, show, status, ...) dp_status_set(&st, status, #name, DP_RD(w->cnt.name));
 	HA_COUNTERS(S)
 #undef S
+	struct ha_update *u = arg;
+	uint32_t n;
+
 	dp_status_set(&st, HA_STATUS_DROPS, "drops", dp_drops_total(w->cnt.drops));
-	return dp_status_put(&st, out, max);
+	n = dp_status_put(&st, out, max);
+	pthread_mutex_lock(&u->map_lock);
+	n += ha_stats_load_status(w, out + n, max - n);
+	pthread_mutex_unlock(&u->map_lock);
+	return n;
 }
 
 const struct lb_member_ops ha_member_ops = {

@@ -9,6 +9,8 @@
 #include <rte_rcu_qsbr.h>
 
 #include "ha_agent.h"
+#include "ha_track.h"
+#include "lb_clock.h"
 
 #define HA_IDLE_SPINS 64
 #define HA_FIRST_NAP_US 8
@@ -34,6 +36,7 @@ ha_worker_main(void *arg)
 	while (!w->quit) {
 		got = 0;
 		w->loops++;
+		w->now_ms = (uint32_t)lb_now_ms();
 		n = rte_eth_rx_burst(w->uplink, 0, pkts, HA_BURST);
 		if (n != 0) {
 			got += n;
@@ -48,6 +51,7 @@ ha_worker_main(void *arg)
 		}
 		ha_flush(w);
 		ha_frag_expire(w, rte_rdtsc());
+		ha_track_sweep(w);
 		/* Done with this loop's map: a replaced one may now be freed. */
 		rte_rcu_qsbr_quiescent(w->qsv, 0);
 		if (got != 0) {

@@ -17,6 +17,7 @@
 #include "dp_daemon.h"
 #include "dp_rcu.h"
 #include "ha_agent.h"
+#include "ha_track.h"
 #include "ha_stats.h"
 #include "ha_update.h"
 #include "lb_log.h"
@@ -110,6 +111,10 @@ worker_setup(struct ha_worker *w, const struct ha_config *cfg, char *errbuf, siz
 		snprintf(errbuf, len, "reassembly table: %s", rte_strerror(rte_errno));
 		return -1;
 	}
+	/* Without room for the tracker the agent still forwards; its backends report no load. */
+	w->track = ha_track_create();
+	if (w->track == NULL)
+		LB_WARN("no memory for connection tracking: backends will report no load");
 	map = calloc(1, sizeof(*map));
 	if (map == NULL || ha_map_build(map, cfg, errbuf, len) != 0)
 		return -1;
@@ -312,6 +317,7 @@ out:
 	/* Frees the fragments still waiting for the rest of their datagram. */
 	if (w.frag_tbl != NULL)
 		rte_ip_frag_table_destroy(w.frag_tbl);
+	ha_track_free(w.track);
 	dp_teardown(&d);
 	return ret;
 }

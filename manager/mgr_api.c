@@ -207,6 +207,7 @@ static const mgr_api_fn handlers[LB_CTL_OP_MAX + 1] = {
 	[LB_CTL_LIMIT_DEL] = mgr_api_limit_del,
 	[LB_CTL_LIMIT_LIST] = mgr_api_limit_list,
 	[LB_CTL_TOP] = mgr_api_top,
+	[LB_CTL_BACKEND_LIST] = mgr_api_backend_list,
 };
 
 void

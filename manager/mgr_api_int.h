@@ -47,6 +47,9 @@ void mgr_api_mux_drain(struct mgr_api *api, const struct mgr_api_req *q); /* and
 void mgr_api_limit_set(struct mgr_api *api, const struct mgr_api_req *q);
 void mgr_api_limit_del(struct mgr_api *api, const struct mgr_api_req *q);
 void mgr_api_limit_list(struct mgr_api *api, const struct mgr_api_req *q);
+/* mgr_api_load.c */
+void mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q);
+
 /* mgr_api_top.c */
 void mgr_api_top(struct mgr_api *api, const struct mgr_api_req *q);
 

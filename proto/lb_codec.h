@@ -54,28 +54,29 @@ enum lb_msg_type {
 
 /* What sluicectl asks of the manager (CtlOp in the .proto). */
 enum lb_ctl_op {
-	LB_CTL_STATUS = 1,  /* members, versions, pending changes */
-	LB_CTL_VIP_LIST,    /* services and backends of the committed table */
-	LB_CTL_VIP_ADD,	    /* svc */
-	LB_CTL_VIP_DEL,	    /* svc */
-	LB_CTL_BACKEND_ADD, /* svc, be (dip, port, weight, host, state) */
-	LB_CTL_BACKEND_DEL, /* svc, be (dip, port) */
-	LB_CTL_BACKEND_SET, /* svc, be (dip, port), set_* say which fields */
-	LB_CTL_HISTORY,	    /* limit: the newest versions, or all when 0 */
-	LB_CTL_EXPORT,	    /* the committed table as a libconfig services file */
-	LB_CTL_APPLY,	    /* body: a services file replacing the desired table */
-	LB_CTL_WAIT,	    /* version: committed, aborted or pending? */
-	LB_CTL_VIP_SET,	    /* svc, pool: the pool options pool.given names */
-	LB_CTL_STATS,	    /* per service and backend rates, summed over the muxes */
-	LB_CTL_MUX_DRAIN,   /* mux: withdraw its routes (a versioned change) */
-	LB_CTL_MUX_UNDRAIN, /* mux: announce again */
-	LB_CTL_LIMIT_SET,   /* svc or lim.mux, lim: the fields lim.given names */
-	LB_CTL_LIMIT_DEL,   /* svc or lim.mux, lim.rule (-1: every rule of svc) */
-	LB_CTL_LIMIT_LIST,  /* the rules, their counters summed over the muxes */
-	LB_CTL_TOP,	    /* svc: its top talkers over the muxes, with their rates */
+	LB_CTL_STATUS = 1,   /* members, versions, pending changes */
+	LB_CTL_VIP_LIST,     /* services and backends of the committed table */
+	LB_CTL_VIP_ADD,	     /* svc */
+	LB_CTL_VIP_DEL,	     /* svc */
+	LB_CTL_BACKEND_ADD,  /* svc, be (dip, port, weight, host, state) */
+	LB_CTL_BACKEND_DEL,  /* svc, be (dip, port) */
+	LB_CTL_BACKEND_SET,  /* svc, be (dip, port), set_* say which fields */
+	LB_CTL_HISTORY,	     /* limit: the newest versions, or all when 0 */
+	LB_CTL_EXPORT,	     /* the committed table as a libconfig services file */
+	LB_CTL_APPLY,	     /* body: a services file replacing the desired table */
+	LB_CTL_WAIT,	     /* version: committed, aborted or pending? */
+	LB_CTL_VIP_SET,	     /* svc, pool: the pool options pool.given names */
+	LB_CTL_STATS,	     /* per service and backend rates, summed over the muxes */
+	LB_CTL_MUX_DRAIN,    /* mux: withdraw its routes (a versioned change) */
+	LB_CTL_MUX_UNDRAIN,  /* mux: announce again */
+	LB_CTL_LIMIT_SET,    /* svc or lim.mux, lim: the fields lim.given names */
+	LB_CTL_LIMIT_DEL,    /* svc or lim.mux, lim.rule (-1: every rule of svc) */
+	LB_CTL_LIMIT_LIST,   /* the rules, their counters summed over the muxes */
+	LB_CTL_TOP,	     /* svc: its top talkers over the muxes, with their rates */
+	LB_CTL_BACKEND_LIST, /* every backend with the load its agent reports */
 };
 
-#define LB_CTL_OP_MAX LB_CTL_TOP
+#define LB_CTL_OP_MAX LB_CTL_BACKEND_LIST
 
 /* A change to one admission rule (LimitChange in the .proto). */
 enum lb_limit_given {

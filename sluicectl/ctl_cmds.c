@@ -38,6 +38,7 @@ const struct ctl_cmd ctl_cmds[] = {
 		CTL_O_PROTO | CTL_O_HOST | CTL_O_WEIGHT | CTL_O_STATE, true,
 		"backend add VIP:PORT DIP:PORT --host PA [--weight N] "
 		"[--state active|drain|maint] [--proto tcp|udp]"},
+	{"backend", "list", LB_CTL_BACKEND_LIST, 0, 0, 0, false, "backend list"},
 	{"backend", "del", LB_CTL_BACKEND_DEL, 2, 2, CTL_O_PROTO, true,
 		"backend del VIP:PORT DIP:PORT [--proto tcp|udp]"},
 	{"backend", "set", LB_CTL_BACKEND_SET, 2, 2,

@@ -17,6 +17,8 @@ const char ctl_usage_text[] =
 	"                                add a backend; PA is the address of the host\n"
 	"                                whose agent owns DIP\n"
 	"  backend del VIP:PORT DIP:PORT remove a backend\n"
+	"  backend list                  every backend, with the TCP connections its\n"
+	"                                host agent counts (active, opened, failed)\n"
 	"  backend set VIP:PORT DIP:PORT [--weight N] [--state S] [--host PA]\n"
 	"                                change a backend (at least one option)\n"
 	"  stats [--refresh S] [--once]  per service and backend: packets, bits and new\n"

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Connection tracking for the backends' load (ha_track.h). One rte_hash of
+ * (client, DIP, ports, family) -> position, and an entry per position: the
+ * backend's id, the state, the time of the last segment (of the SYN while
+ * it waits for an answer). The sweep walks HA_TRACK_SWEEP positions per
+ * loop, so a full pass over 65,536 takes 1,024 loops.
+ */
+#include <string.h>
+
+#include <rte_hash.h>
+#include <rte_hash_crc.h>
+#include <rte_malloc.h>
+
+#include "dp_counters.h"
+#include "ha_agent.h"
+#include "ha_track.h"
+#include "lb_hdr.h"
+#include "lb_log.h"
+
+enum ha_conn_state { HA_CONN_FREE, HA_CONN_SYN, HA_CONN_EST, HA_CONN_CLOSED };
+
+struct ha_ckey {
+	struct lb_addr client;
+	struct lb_addr dip;
+	lb_be16_t cport;
+	lb_be16_t dport;
+	uint8_t af;
+	uint8_t pad[3];
+};
+
+struct ha_conn {
+	uint32_t be;
+	uint32_t last_ms;
+	uint8_t state;
+};
+
+struct ha_track {
+	struct rte_hash *h;
+	struct ha_conn *conn;  /* [HA_TRACK_ENTRIES] by the key's position */
+	struct ha_be_load *be; /* [HA_TRACK_BACKENDS] by stable id */
+	uint32_t sweep;	       /* next position the sweep looks at */
+	uint64_t untracked;
+};
+
+struct ha_track *
+ha_track_create(void)
+{
+	static unsigned seq;
+	struct ha_track *t = rte_zmalloc("ha_track", sizeof(*t), 0);
+	char name[32];
+	struct rte_hash_parameters hp = {
+		.name = name,
+		.entries = HA_TRACK_ENTRIES,
+		.key_len = sizeof(struct ha_ckey),
+		.hash_func = rte_hash_crc,
+		.socket_id = (int)rte_socket_id(),
+	};
+
+	if (t == NULL)
+		return NULL;
+	snprintf(name, sizeof(name), "ha_track_%u", __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	t->h = rte_hash_create(&hp);
+	t->conn = rte_zmalloc("ha_conns", sizeof(*t->conn) * HA_TRACK_ENTRIES, 0);
+	t->be = rte_zmalloc("ha_be_load", sizeof(*t->be) * HA_TRACK_BACKENDS, 0);
+	if (t->h == NULL || t->conn == NULL || t->be == NULL) {
+		ha_track_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void
+ha_track_free(struct ha_track *t)
+{
+	if (t == NULL)
+		return;
+	rte_hash_free(t->h);
+	rte_free(t->conn);
+	rte_free(t->be);
+	rte_free(t);
+}
+
+/* The key of a segment between client (c, cport) and DIP (d, dport) of family af. */
+static void
+make_key(struct ha_ckey *k, uint8_t af, const void *c, lb_be16_t cport, const void *d,
+	lb_be16_t dport)
+{
+	size_t n = af == LB_AF_INET6 ? 16 : 4;
+
+	memset(k, 0, sizeof(*k));
+	memcpy(k->client.a8, c, n);
+	memcpy(k->dip.a8, d, n);
+	k->cport = cport;
+	k->dport = dport;
+	k->af = af;
+}
+
+/* An entry that stops counting as active: a FIN, a RST, an unanswered SYN, idle expiry. */
+static void
+close_conn(struct ha_track *t, struct ha_conn *c, uint32_t now)
+{
+	if (c->state == HA_CONN_SYN || c->state == HA_CONN_EST)
+		t->be[c->be].active--;
+	c->state = HA_CONN_CLOSED;
+	c->last_ms = now;
+}
+
+void
+ha_track_in(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
+{
+	struct ha_track *t = w->track;
+	uint8_t af = pi->v6 ? LB_AF_INET6 : LB_AF_INET;
+	bool syn = (pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) == LB_TCP_SYN;
+	const uint8_t *dip = pi->v6 ? lb_pkt_dst6(p, pi) : (const uint8_t *)&pi->dst;
+	const struct ha_lb *lb = NULL;
+	struct ha_ckey k;
+	struct ha_conn *c;
+	int32_t pos;
+
+	if (t == NULL)
+		return;
+	/* Only a SYN needs the backend: later segments find it in the entry. */
+	if (syn && ((lb = ha_map_by_dip(w->map, af, dip, pi->dport, LB_IPPROTO_TCP)) == NULL ||
+			   lb->be_id >= HA_TRACK_BACKENDS))
+		return;
+	make_key(&k, af, pi->v6 ? lb_pkt_src6(p, pi) : (const uint8_t *)&pi->src, pi->sport, dip,
+		pi->dport);
+	pos = syn ? rte_hash_add_key(t->h, &k) : rte_hash_lookup(t->h, &k);
+	if (pos < 0) {
+		if (syn)
+			t->untracked++;
+		return;
+	}
+	c = &t->conn[pos];
+	if (syn) {
+		/* New, or a closed tuple reused; a retransmitted SYN keeps its time. */
+		if (c->state == HA_CONN_FREE || c->state == HA_CONN_CLOSED) {
+			c->be = lb->be_id;
+			c->state = HA_CONN_SYN;
+			c->last_ms = w->now_ms;
+			t->be[c->be].opened++;
+			t->be[c->be].active++;
+		}
+		return;
+	}
+	if (c->state == HA_CONN_FREE)
+		return;
+	if (pi->tcp_flags & (LB_TCP_FIN | LB_TCP_RST))
+		close_conn(t, c, w->now_ms);
+	else if (c->state == HA_CONN_EST)
+		c->last_ms = w->now_ms;
+}
+
+void
+ha_track_out(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
+{
+	struct ha_track *t = w->track;
+	uint8_t af = pi->v6 ? LB_AF_INET6 : LB_AF_INET;
+	struct ha_ckey k;
+	struct ha_conn *c;
+	int32_t pos;
+
+	if (t == NULL)
+		return;
+	/* The reply's destination is the client, its source the DIP. */
+	make_key(&k, af, pi->v6 ? lb_pkt_dst6(p, pi) : (const uint8_t *)&pi->dst, pi->dport,
+		pi->v6 ? lb_pkt_src6(p, pi) : (const uint8_t *)&pi->src, pi->sport);
+	pos = rte_hash_lookup(t->h, &k);
+	if (pos < 0 || (c = &t->conn[pos])->state == HA_CONN_FREE)
+		return;
+	if (pi->tcp_flags & LB_TCP_RST) {
+		if (c->state == HA_CONN_SYN)
+			t->be[c->be].refused++;
+		close_conn(t, c, w->now_ms);
+	} else if (pi->tcp_flags & LB_TCP_FIN) {
+		close_conn(t, c, w->now_ms);
+	} else if (c->state == HA_CONN_SYN &&
+		   (pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == (LB_TCP_SYN | LB_TCP_ACK)) {
+		c->state = HA_CONN_EST;
+		c->last_ms = w->now_ms;
+	} else if (c->state == HA_CONN_EST) {
+		c->last_ms = w->now_ms;
+	}
+}
+
+void
+ha_track_sweep(struct ha_worker *w)
+{
+	struct ha_track *t = w->track;
+	uint32_t i, now = w->now_ms;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < HA_TRACK_SWEEP; i++) {
+		uint32_t pos = t->sweep;
+		struct ha_conn *c = &t->conn[pos];
+		uint32_t age = now - c->last_ms;
+		const void *key;
+
+		t->sweep = (pos + 1) % HA_TRACK_ENTRIES;
+		if (c->state == HA_CONN_SYN && age >= HA_TRACK_SYN_MS) {
+			t->be[c->be].unanswered++;
+			close_conn(t, c, now);
+		} else if (c->state == HA_CONN_EST && age >= HA_TRACK_IDLE_MS) {
+			close_conn(t, c, now);
+		} else if (c->state == HA_CONN_CLOSED && age >= HA_TRACK_FIN_MS &&
+			   rte_hash_get_key_with_position(t->h, (int32_t)pos, (void **)&key) == 0) {
+			struct ha_ckey k;
+
+			memcpy(&k, key, sizeof(k));
+			rte_hash_del_key(t->h, &k);
+			c->state = HA_CONN_FREE;
+		}
+	}
+}
+
+const struct ha_be_load *
+ha_track_load(const struct ha_track *t, uint32_t id)
+{
+	return t != NULL && id < HA_TRACK_BACKENDS ? &t->be[id] : NULL;
+}
+
+uint64_t
+ha_track_untracked(const struct ha_track *t)
+{
+	return t != NULL ? DP_RD(t->untracked) : 0;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * `backend list`: every committed backend with the load its host agent
+ * reports (host_agent/ha_track.h): connections open now, opened, and
+ * connection failures (SYNs answered by a RST, SYNs never answered). An
+ * agent sends "be.<id>.act", ".new" and ".fail" in each STATUS for the TCP
+ * backends it holds; this reads the connected agents' last STATUS and
+ * matches them by the backend's stable id.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lb_addr.h"
+#include "lb_ftable.h"
+#include "mgr_api_int.h"
+#include "mgr_members.h"
+
+/* The load of backend id over the connected agents: false when none reports it. */
+static bool
+load_of(struct mgr_api *api, const struct mgr_commit *cm, uint32_t id, uint64_t v[3])
+{
+	static const char *const fields[3] = {"act", "new", "fail"};
+	char name[sizeof(((struct lb_counter *)0)->name)];
+	bool found = false;
+	uint32_t m, c;
+	int f;
+
+	v[0] = v[1] = v[2] = 0;
+	for (m = 0; m < cm->n_members; m++) {
+		struct mgr_peer_view p;
+
+		if (cm->members[m].role != LB_ROLE_AGENT)
+			continue;
+		mgr_members_view(api->deps.members, (int)m, &p);
+		if (!p.connected || p.status_ms == 0)
+			continue;
+		for (f = 0; f < 3; f++) {
+			snprintf(name, sizeof(name), "be.%u.%s", id, fields[f]);
+			for (c = 0; c < p.n_counters; c++)
+				if (strcmp(p.counters[c].name, name) == 0) {
+					v[f] += p.counters[c].value;
+					found = true;
+					break;
+				}
+		}
+	}
+	return found;
+}
+
+void
+mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
+{
+	static const char *const states[] = {"active", "drain", "maint"};
+	const struct lb_ftable *t = q->v.committed;
+	struct mgr_buf b = {0}, j = {0};
+	char k[MGR_SVC_STR], d[LB_ADDR_STRLEN], h[LB_ADDR_STRLEN];
+	uint32_t s, i, n = 0;
+
+	mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6s %-5s %8s %10s %8s\n", "SERVICE", "BACKEND",
+		"HOST", "STATE", "WEIGHT", "ZONE", "ACTIVE", "OPENED", "FAILED");
+	mgr_buf_printf(&j, "{\"version\":%" PRIu64 ",\"backends\":[", q->v.commit->committed);
+	for (s = 0; s < t->n_services; s++) {
+		const struct lb_service_cfg *sc = &t->services[s];
+		struct lb_svc_key key;
+
+		lb_ftable_key(sc, &key);
+		mgr_key_str(&key, k, sizeof(k));
+		for (i = 0; i < sc->n_backends; i++) {
+			const struct lb_backend_cfg *be = &sc->backends[i];
+			uint64_t v[3];
+			bool known = load_of(api, q->v.commit, be->id, v);
+			char dp[LB_ADDR_STRLEN + 8], act[24] = "-", opn[24] = "-", fail[24] = "-";
+
+			lb_addr_ntop(sc->af, &be->dip, d, sizeof(d));
+			snprintf(dp, sizeof(dp), sc->af == LB_AF_INET6 ? "[%s]:%u" : "%s:%u", d,
+				be->port);
+			lb_addr_ntop(be->host6 ? LB_AF_INET6 : LB_AF_INET, &be->host, h, sizeof(h));
+			if (known) {
+				snprintf(act, sizeof(act), "%" PRIu64, v[0]);
+				snprintf(opn, sizeof(opn), "%" PRIu64, v[1]);
+				snprintf(fail, sizeof(fail), "%" PRIu64, v[2]);
+			}
+			mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6u %-5s %8s %10s %8s\n", k, dp,
+				h, states[be->state <= LB_BACKEND_MAINT ? be->state : 0],
+				be->weight, be->zone[0] ? be->zone : "-", act, opn, fail);
+			mgr_buf_printf(&j, "%s{\"service\":", n++ ? "," : "");
+			mgr_buf_json_str(&j, k);
+			mgr_buf_printf(&j, ",\"id\":%u,\"dip\":", be->id);
+			mgr_buf_json_str(&j, d);
+			mgr_buf_printf(&j, ",\"port\":%u,\"host\":", be->port);
+			mgr_buf_json_str(&j, h);
+			mgr_buf_printf(&j, ",\"state\":\"%s\",\"weight\":%u,\"zone\":",
+				states[be->state <= LB_BACKEND_MAINT ? be->state : 0], be->weight);
+			mgr_buf_json_str(&j, be->zone);
+			if (known)
+				mgr_buf_printf(&j,
+					",\"active\":%" PRIu64 ",\"opened\":%" PRIu64
+					",\"failed\":%" PRIu64 "}",
+					v[0], v[1], v[2]);
+			else
+				mgr_buf_printf(
+					&j, ",\"active\":null,\"opened\":null,\"failed\":null}");
+		}
+	}
+	mgr_buf_printf(&j, "]}");
+	if (n == 0)
+		mgr_buf_printf(&b, "(no backends committed)\n");
+	mgr_buf_printf(&b, "ACTIVE, OPENED, FAILED: TCP connections its host agent counts (FAILED: "
+			   "SYNs answered by a RST or never answered); -: no agent reports it\n");
+	q->rep->version = q->v.commit->committed;
+	mgr_api_reply(q->rep, &b, &j);
+}
