@@ -6,6 +6,7 @@
 
 const char *const lb_affinity_names[LB_AFF_N] = {"five_tuple", "client_protocol", "client"};
 const char *const lb_unusable_names[LB_UNUSABLE_N] = {"redistribute", "reject"};
+const char *const lb_balance_names[LB_BALANCE_N] = {"weighted", "least_connections"};
 
 const char *
 lb_zone_problem(const char *z, bool empty_ok)
@@ -29,9 +30,12 @@ lb_zone_problem(const char *z, bool empty_ok)
 int
 lb_choice_check(const struct lb_svc_choice *c, char *err, size_t len)
 {
-	if (c->affinity >= LB_AFF_N || c->on_unusable >= LB_UNUSABLE_N || c->zonal > 1) {
-		snprintf(err, len, "affinity %u, on_unusable %u or cross_zone %u out of range",
-			c->affinity, c->on_unusable, c->zonal);
+	if (c->affinity >= LB_AFF_N || c->on_unusable >= LB_UNUSABLE_N || c->zonal > 1 ||
+		c->balance >= LB_BALANCE_N || c->mitigate > 1) {
+		snprintf(err, len,
+			"affinity %u, on_unusable %u, cross_zone %u, balance %u or mitigate %u out "
+			"of range",
+			c->affinity, c->on_unusable, c->zonal, c->balance, c->mitigate);
 		return -1;
 	}
 	return 0;

@@ -31,10 +31,22 @@ enum lb_unusable {
 	LB_UNUSABLE_N
 };
 
+/*
+ * How the manager weighs the pool (manager/core/mgr_load.c), from the load
+ * the host agents report: the muxes only see the weights it makes.
+ */
+enum lb_balance {
+	LB_BALANCE_WEIGHTED,	      /* the configured weights */
+	LB_BALANCE_LEAST_CONNECTIONS, /* weights steered by the agents' active connections */
+	LB_BALANCE_N
+};
+
 struct lb_svc_choice {
 	uint8_t affinity;    /* enum lb_affinity */
 	uint8_t on_unusable; /* enum lb_unusable */
 	uint8_t zonal;	     /* 1: cross_zone off, a mux picks in its own zone */
+	uint8_t balance;     /* enum lb_balance */
+	uint8_t mitigate;    /* 1: anomaly mitigation (a failing outlier's weight lowered) */
 };
 
 /* A zone's name: 1..15 of [A-Za-z0-9._-], NUL-padded; "" is none. */
@@ -42,12 +54,14 @@ struct lb_svc_choice {
 
 extern const char *const lb_affinity_names[LB_AFF_N];
 extern const char *const lb_unusable_names[LB_UNUSABLE_N];
+extern const char *const lb_balance_names[LB_BALANCE_N];
 
 /* Anything but the defaults. */
 static inline bool
 lb_choice_any(const struct lb_svc_choice *c)
 {
-	return c->affinity != 0 || c->on_unusable != 0 || c->zonal != 0;
+	return c->affinity != 0 || c->on_unusable != 0 || c->zonal != 0 || c->balance != 0 ||
+	       c->mitigate != 0;
 }
 
 /*

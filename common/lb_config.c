@@ -460,10 +460,10 @@ static int
 load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"vip", "protocol", "port", "backends", "limits",
-		"affinity", "on_unusable", "cross_zone", NULL};
+		"affinity", "on_unusable", "cross_zone", "balance", "mitigate", NULL};
 	const config_setting_t *list;
 	const char *proto = NULL;
-	bool cross_zone;
+	bool cross_zone, mitigate;
 	long long port;
 	uint32_t i, j, n;
 	int rc;
@@ -489,9 +489,13 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 		(rc = lb_cfg_get_name(s, "on_unusable", lb_unusable_names, LB_UNUSABLE_N,
 			 LB_UNUSABLE_REDISTRIBUTE, "a failure policy", &svc->choice.on_unusable,
 			 err)) != 0 ||
-		(rc = lb_cfg_get_bool(s, "cross_zone", true, &cross_zone, err)) != 0)
+		(rc = lb_cfg_get_bool(s, "cross_zone", true, &cross_zone, err)) != 0 ||
+		(rc = lb_cfg_get_name(s, "balance", lb_balance_names, LB_BALANCE_N,
+			 LB_BALANCE_WEIGHTED, "a balance", &svc->choice.balance, err)) != 0 ||
+		(rc = lb_cfg_get_bool(s, "mitigate", false, &mitigate, err)) != 0)
 		return rc;
 	svc->choice.zonal = !cross_zone;
+	svc->choice.mitigate = mitigate;
 	if (member(s, "limits") != NULL && (rc = load_limits(member(s, "limits"), svc->af,
 						    svc->proto, &svc->limits, err)) != 0)
 		return rc;

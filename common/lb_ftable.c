@@ -325,8 +325,9 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 				digest_limits(k, h, &s->limits);
 			if (lb_choice_any(&s->choice))
 				for (r = 0; r < 2; r++) {
-					uint64_t cr[2] = {
-						0x63686f6963650000ULL /* "choice" */ |
+					uint64_t cr[3] = {0x63686f6963650000ULL /* "choice" */,
+						(uint64_t)s->choice.mitigate << 32 |
+							(uint64_t)s->choice.balance << 24 |
 							(uint64_t)s->choice.affinity << 16 |
 							(uint64_t)s->choice.on_unusable << 8 |
 							s->choice.zonal,
@@ -765,6 +766,10 @@ choice_write(const struct lb_svc_choice *c, FILE *f)
 		fprintf(f, "\t\t\ton_unusable = \"%s\";\n", lb_unusable_names[c->on_unusable]);
 	if (c->zonal)
 		fprintf(f, "\t\t\tcross_zone = false;\n");
+	if (c->balance != LB_BALANCE_WEIGHTED && c->balance < LB_BALANCE_N)
+		fprintf(f, "\t\t\tbalance = \"%s\";\n", lb_balance_names[c->balance]);
+	if (c->mitigate)
+		fprintf(f, "\t\t\tmitigate = true;\n");
 }
 
 int

@@ -5,7 +5,8 @@
  * connection failures (SYNs answered by a RST, SYNs never answered). An
  * agent sends "be.<id>.act", ".new" and ".fail" in each STATUS for the TCP
  * backends it holds; this reads the connected agents' last STATUS and
- * matches them by the backend's stable id.
+ * matches them by the backend's stable id. WHY: what the manager made of
+ * it (health, draining, slow start, least connections, mitigation).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "lb_addr.h"
 #include "lb_ftable.h"
 #include "mgr_api_int.h"
+#include "mgr_health.h"
 #include "mgr_members.h"
 
 /* The load of backend id over the connected agents: false when none reports it. */
@@ -57,8 +59,8 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 	char k[MGR_SVC_STR], d[LB_ADDR_STRLEN], h[LB_ADDR_STRLEN];
 	uint32_t s, i, n = 0;
 
-	mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6s %-5s %8s %10s %8s\n", "SERVICE", "BACKEND",
-		"HOST", "STATE", "WEIGHT", "ZONE", "ACTIVE", "OPENED", "FAILED");
+	mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6s %-5s %8s %10s %8s  %s\n", "SERVICE",
+		"BACKEND", "HOST", "STATE", "WEIGHT", "ZONE", "ACTIVE", "OPENED", "FAILED", "WHY");
 	mgr_buf_printf(&j, "{\"version\":%" PRIu64 ",\"backends\":[", q->v.commit->committed);
 	for (s = 0; s < t->n_services; s++) {
 		const struct lb_service_cfg *sc = &t->services[s];
@@ -70,6 +72,7 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 			const struct lb_backend_cfg *be = &sc->backends[i];
 			uint64_t v[3];
 			bool known = load_of(api, q->v.commit, be->id, v);
+			struct mgr_hview hv;
 			char dp[LB_ADDR_STRLEN + 8], act[24] = "-", opn[24] = "-", fail[24] = "-";
 
 			lb_addr_ntop(sc->af, &be->dip, d, sizeof(d));
@@ -81,9 +84,11 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 				snprintf(opn, sizeof(opn), "%" PRIu64, v[1]);
 				snprintf(fail, sizeof(fail), "%" PRIu64, v[2]);
 			}
-			mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6u %-5s %8s %10s %8s\n", k, dp,
-				h, states[be->state <= LB_BACKEND_MAINT ? be->state : 0],
-				be->weight, be->zone[0] ? be->zone : "-", act, opn, fail);
+			mgr_health_backend(api->deps.health, &key, &be->dip, be->port, q->now, &hv);
+			mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6u %-5s %8s %10s %8s  %s\n", k,
+				dp, h, states[be->state <= LB_BACKEND_MAINT ? be->state : 0],
+				be->weight, be->zone[0] ? be->zone : "-", act, opn, fail,
+				hv.hv_found ? hv.hv_why : "");
 			mgr_buf_printf(&j, "%s{\"service\":", n++ ? "," : "");
 			mgr_buf_json_str(&j, k);
 			mgr_buf_printf(&j, ",\"id\":%u,\"dip\":", be->id);
@@ -93,6 +98,8 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 			mgr_buf_printf(&j, ",\"state\":\"%s\",\"weight\":%u,\"zone\":",
 				states[be->state <= LB_BACKEND_MAINT ? be->state : 0], be->weight);
 			mgr_buf_json_str(&j, be->zone);
+			mgr_buf_printf(&j, ",\"why\":");
+			mgr_buf_json_str(&j, hv.hv_found ? hv.hv_why : "");
 			if (known)
 				mgr_buf_printf(&j,
 					",\"active\":%" PRIu64 ",\"opened\":%" PRIu64

@@ -15,6 +15,7 @@
 #include "lb_log.h"
 #include "mgr_crash.h"
 #include "mgr_driver_int.h"
+#include "mgr_load.h"
 #include "mgr_text.h"
 
 static void outcome(struct mgr_driver *d, uint64_t now, const char *fmt, ...)
@@ -506,6 +507,17 @@ mgr_driver_vote(struct mgr_driver *d, int member, const struct lb_msg *v, uint64
 	snprintf(id, sizeof(id), "%s", d->commit->members[member].id);
 	mgr_crash_at("prepared");
 	mgr_commit_vote(d->commit, id, v->version, v->digest, v->flag, v->text, now);
+}
+
+void
+mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *c, uint32_t n)
+{
+	struct mgr_be_load *v = calloc(n / 3 + 1, sizeof(*v));
+
+	if (v == NULL)
+		return;
+	mgr_health_loads(d->health, v, mgr_load_parse(c, n, v, n / 3 + 1));
+	free(v);
 }
 
 void

@@ -540,6 +540,8 @@ mgr_members_on_msg(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *m
 	case LB_MSG_STATUS:
 		/* Not a hello: a hello mid-round would fence it. */
 		mgr_driver_status(mb->d, i, msg->version);
+		if (p->mp_agent)
+			mgr_driver_loads(mb->d, msg->counters, msg->n_counters);
 		p->mp_n_prev = p->mp_n_counters;
 		memcpy(p->mp_prev, p->mp_counters, p->mp_n_counters * sizeof(p->mp_counters[0]));
 		p->mp_prev_ms = p->mp_status_ms;

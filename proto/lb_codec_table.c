@@ -79,6 +79,8 @@ enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
 	s->affinity = sc->choice.affinity;
 	s->on_unusable = sc->choice.on_unusable;
 	s->zonal = sc->choice.zonal != 0;
+	s->balance = sc->choice.balance;
+	s->mitigate = sc->choice.mitigate != 0;
 	s->backends = lb_enc_alloc(e, sc->n_backends, sizeof(*s->backends));
 	if (s->key == NULL || s->backends == NULL)
 		return s;
@@ -303,13 +305,16 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 	rc = dec_limits(s->limits, sc, errbuf, len);
 	if (rc != 0)
 		return rc;
-	if (s->affinity >= LB_AFF_N || s->on_unusable >= LB_UNUSABLE_N)
+	if (s->affinity >= LB_AFF_N || s->on_unusable >= LB_UNUSABLE_N ||
+		s->balance >= LB_BALANCE_N)
 		return lb_dec_fail(errbuf, len, -LB_EPARSE,
-			"service port %u: affinity %u or on_unusable %u out of range", sc->port,
-			s->affinity, s->on_unusable);
+			"service port %u: affinity %u, on_unusable %u or balance %u out of range",
+			sc->port, s->affinity, s->on_unusable, s->balance);
 	sc->choice.affinity = (uint8_t)s->affinity;
 	sc->choice.on_unusable = (uint8_t)s->on_unusable;
 	sc->choice.zonal = s->zonal;
+	sc->choice.balance = (uint8_t)s->balance;
+	sc->choice.mitigate = s->mitigate;
 	if (s->n_backends > LB_MAGLEV_MAX_BACKENDS)
 		return lb_dec_fail(
 			errbuf, len, -LB_EPARSE, "%zu backends in one service", s->n_backends);

@@ -32,6 +32,7 @@
 #include "lb_log.h"
 #include "lb_maglev.h"
 #include "mgr_hrec.h"
+#include "mgr_load.h"
 #include "mgr_text.h"
 
 static uint32_t
@@ -161,6 +162,9 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 	s->hs_fail_open = open;
 	fail_open_log(s, open, known > 0);
 	s->hs_scale = !open && light ? MGR_SS_SCALE : 1;
+	s->hs_balance = sc->choice.balance;
+	s->hs_mitigate = sc->choice.mitigate != 0;
+	mgr_load_step(s, &h->h_recs[lo], hi - lo, now, next);
 
 	*out = *sc;
 	out->backends = calloc(hi - lo + 1, sizeof(*out->backends));
@@ -180,6 +184,16 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 			continue;
 		}
 		decide(r, now, next, &out->backends[n]);
+		/* Load steers a healthy pool; a pool failing open sends to all as they are. */
+		if (mgr_load_steers(s) && !open && out->backends[n].state == LB_BACKEND_ACTIVE &&
+			!r->hr_dereg) {
+			out->backends[n].weight = mgr_load_weight(r, out->backends[n].weight);
+			if (r->hr_mit != 0 && r->hr_mit < MGR_LOAD_ONE)
+				r->hr_cause = MGR_WHY_MITIGATED;
+			else if (r->hr_lc != 0 && r->hr_lc != MGR_LOAD_ONE &&
+				 r->hr_cause == MGR_WHY_HEALTHY)
+				r->hr_cause = MGR_WHY_LOAD;
+		}
 		r->hr_in_eff = true;
 		r->hr_eff_state = out->backends[n].state;
 		r->hr_eff_weight = out->backends[n].weight;
@@ -362,6 +376,19 @@ cause_text(const struct mgr_hrec *r, char *buf, size_t len)
 		return buf;
 	case MGR_WHY_GONE:
 		return "deregistration delay over";
+	case MGR_WHY_LOAD:
+		snprintf(buf, len,
+			"least connections: %" PRIu64 " active, the pool's mean %.1f per weight "
+			"(x%.2f)",
+			r->hr_load.active, s->hs_load_mean, (double)r->hr_lc / MGR_LOAD_ONE);
+		return buf;
+	case MGR_WHY_MITIGATED:
+		snprintf(buf, len,
+			"mitigated: %.0f%% of its new connections failed, the pool's median %.0f%% "
+			"(x%.2f)",
+			r->hr_fail_rate < 0 ? 0 : 100 * r->hr_fail_rate, 100 * s->hs_fail_median,
+			(double)r->hr_mit / MGR_LOAD_ONE);
+		return buf;
 	default:
 		return NULL;
 	}
@@ -388,6 +415,8 @@ mgr_health_why(void *ctx, const struct lb_svc_key *k, const struct lb_backend_cf
 			(from->weight == scaled(r->hr_be.weight, MGR_SS_SCALE) &&
 				to->weight == r->hr_be.weight))
 			return "slow start";
+		if (r->hr_cause == MGR_WHY_LOAD || r->hr_cause == MGR_WHY_MITIGATED)
+			return cause_text(r, buf, len);
 		return NULL;
 	}
 	/* Added or changed as the operators asked: their change says it all. */

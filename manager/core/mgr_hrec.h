@@ -25,6 +25,8 @@ enum mgr_why {
 	MGR_WHY_SLOW_START,
 	MGR_WHY_DEREG,
 	MGR_WHY_GONE,
+	MGR_WHY_LOAD,	   /* least_connections steers its weight (mgr_load.c) */
+	MGR_WHY_MITIGATED, /* anomaly mitigation lowered it */
 };
 
 struct mgr_hsvc {
@@ -43,6 +45,18 @@ struct mgr_hsvc {
 	uint64_t hs_withdrawn_since;
 	uint32_t hs_scale;	/* weights x10 while a light backend ramps */
 	uint64_t hs_sum_weight; /* of its active backends, for shares */
+	/* steering by load (mgr_load.c), from the desired service's choice */
+	uint8_t hs_balance;	  /* enum lb_balance */
+	bool hs_mitigate;	  /* anomaly mitigation */
+	uint64_t hs_load_next_ms; /* the next step */
+	double hs_load_mean;	  /* active connections per unit of weight, at the last step */
+	double hs_fail_median;	  /* the pool's failure rate at the last step */
+};
+
+/* A backend's load as its host agent reports it (host_agent/ha_track.h). */
+struct mgr_load {
+	bool known;
+	uint64_t active, opened, failed;
 };
 
 struct mgr_hrec {
@@ -75,6 +89,11 @@ struct mgr_hrec {
 	uint8_t hr_eff_state;
 	uint32_t hr_eff_weight;
 	bool hr_in_eff;
+	/* load (mgr_load.c): the last report, the one at the last step, the factors */
+	struct mgr_load hr_load, hr_load_step;
+	uint32_t hr_lc;	     /* least_connections' factor, MGR_LOAD_ONE = 1 */
+	uint32_t hr_mit;     /* mitigation's factor, MGR_LOAD_ONE = 1: not mitigated */
+	double hr_fail_rate; /* at the last step, -1: too few new connections to say */
 };
 
 #define MGR_NO_HEAP UINT32_MAX

@@ -18,6 +18,11 @@
         DIR/stop (or go.k waited for longer than --idle seconds) ends it.
 Every round.k.json is written whole (rename), so a reader never sees half.
 
+  long_conns.py burst --host VIP --port 9090 -n 20
+        in the client's namespace: n short connections, one line each, then
+        closed; prints {name: how many it answered, ..., "failed": n} as JSON
+        (tests/netns/steer.sh).
+
   long_conns.py judge --dir DIR --round k [--removed vm12] [--kind start|exchange|new]
         prints what round k shows and exits 1 if it breaks the rule of its kind:
         start     every connection answered (and, with --removed, at least
@@ -168,6 +173,21 @@ def client(a):
     return 0
 
 
+def burst(a):
+    socks, res = connect_all(a.host, a.port, a.n, a.timeout)
+    res.update(exchange(socks, "b", a.timeout))
+    for s in socks.values():
+        s.close()
+    out = {"failed": 0}
+    for st, name in res.values():
+        if st == "ok":
+            out[name] = out.get(name, 0) + 1
+        else:
+            out["failed"] += 1
+    print(json.dumps(out))
+    return 0
+
+
 def load(d, k):
     with open(os.path.join(d, f"round.{k}.json")) as f:
         return json.load(f)
@@ -223,13 +243,18 @@ def main():
     c.add_argument("--dir", required=True)
     c.add_argument("--timeout", type=float, default=3.0)
     c.add_argument("--idle", type=float, default=60.0)
+    b = sub.add_parser("burst")
+    b.add_argument("--host", required=True)
+    b.add_argument("--port", type=int, default=9090)
+    b.add_argument("-n", type=int, default=20)
+    b.add_argument("--timeout", type=float, default=3.0)
     j = sub.add_parser("judge")
     j.add_argument("--dir", required=True)
     j.add_argument("--round", type=int, required=True)
     j.add_argument("--kind", choices=("start", "exchange", "new"), required=True)
     j.add_argument("--removed")
     a = ap.parse_args()
-    return {"serve": serve, "client": client, "judge": judge}[a.cmd](a)
+    return {"serve": serve, "client": client, "burst": burst, "judge": judge}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -536,7 +536,8 @@ Test(codec, choice_and_zones_roundtrip)
 
 	test_make_table(&ft, 2, 2, 0);
 	lb_ftable_digest(&ft, before);
-	ft.services[0].choice = (struct lb_svc_choice){LB_AFF_CLIENT, LB_UNUSABLE_REJECT, 1};
+	ft.services[0].choice = (struct lb_svc_choice){
+		LB_AFF_CLIENT, LB_UNUSABLE_REJECT, 1, LB_BALANCE_LEAST_CONNECTIONS, 1};
 	snprintf(ft.services[0].backends[0].zone, LB_ZONE_LEN, "az-1");
 	snprintf(ft.services[0].backends[1].zone, LB_ZONE_LEN, "az.2");
 	cr_assert_eq(lb_ftable_validate(&ft, err, sizeof(err)), 0, "%s", err);
@@ -553,9 +554,27 @@ Test(codec, choice_and_zones_roundtrip)
 	cr_assert_eq(out.table.services[0].choice.affinity, LB_AFF_CLIENT);
 	cr_assert_eq(out.table.services[0].choice.on_unusable, LB_UNUSABLE_REJECT);
 	cr_assert_eq(out.table.services[0].choice.zonal, 1);
+	cr_assert_eq(out.table.services[0].choice.balance, LB_BALANCE_LEAST_CONNECTIONS);
+	cr_assert_eq(out.table.services[0].choice.mitigate, 1);
 	cr_assert_str_eq(out.table.services[0].backends[1].zone, "az.2");
 	cr_assert(!lb_choice_any(&out.table.services[1].choice));
 	lb_msg_free(&out);
+	/* Each value of each field makes its own digest. */
+	{
+		static const struct lb_svc_choice v[] = {
+			{0}, {1}, {2}, {0, 1}, {0, 0, 0, 0, 1}, {0, 0, 0, 1}};
+		uint8_t d[6][LB_DIGEST_LEN];
+		uint32_t i, k;
+
+		for (i = 0; i < 6; i++) {
+			ft.services[1].choice = v[i];
+			lb_ftable_digest(&ft, d[i]);
+			for (k = 0; k < i; k++)
+				cr_assert(memcmp(d[i], d[k], LB_DIGEST_LEN) != 0,
+					"choices %u and %u share a digest", k, i);
+		}
+		ft.services[1].choice = v[0];
+	}
 	/* A zonal service's backend without a zone is refused. */
 	ft.services[0].backends[1].zone[0] = 0;
 	cr_assert_neq(lb_ftable_validate(&ft, err, sizeof(err)), 0);

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Weights from load (manager/core/mgr_load.h): the agents' counters
+ * parsed, least_connections' steps bounded by doubling and halving, and
+ * mitigation's outlier rule, its floor, its half-the-pool cap and its
+ * recovery, on records built by hand (no prober, no clock but the test's).
+ */
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "lb_codec.h"
+#include "mgr_load.h"
+
+#define N 4
+
+static struct mgr_hsvc svc;
+static struct mgr_hrec recs[N];
+static struct mgr_hrec *rp[N];
+
+static void
+pool(uint8_t balance, bool mitigate)
+{
+	uint32_t i;
+
+	memset(&svc, 0, sizeof(svc));
+	memset(recs, 0, sizeof(recs));
+	svc.hs_pool.pl_probe = LB_PROBE_NONE;
+	svc.hs_balance = balance;
+	svc.hs_mitigate = mitigate;
+	for (i = 0; i < N; i++) {
+		recs[i].hr_svc = &svc;
+		recs[i].hr_be.id = 10 + i;
+		recs[i].hr_be.weight = 1;
+		recs[i].hr_be.state = LB_BACKEND_ACTIVE;
+		recs[i].hr_load.known = true;
+		rp[i] = &recs[i];
+	}
+}
+
+static void
+step(uint64_t *now)
+{
+	uint64_t next = UINT64_MAX;
+
+	mgr_load_step(&svc, rp, N, *now, &next);
+	cr_assert_eq(next, *now + MGR_LOAD_STEP_MS, "the next step is one step away");
+	*now += MGR_LOAD_STEP_MS;
+}
+
+Test(load, agent_counters_parsed)
+{
+	struct lb_counter c[] = {{"decap", 5}, {"be.7.act", 3}, {"be.7.new", 9}, {"be.7.fail", 2},
+		{"be.12.act", 0}, {"be.12.new", 4}, {"be.12.fail", 0}, {"be.x.act", 1}};
+	struct mgr_be_load v[4];
+	uint32_t n = mgr_load_parse(c, sizeof(c) / sizeof(c[0]), v, 4);
+
+	cr_assert_eq(n, 2);
+	cr_assert(v[0].id == 7 && v[0].active == 3 && v[0].opened == 9 && v[0].failed == 2);
+	cr_assert(v[1].id == 12 && v[1].active == 0 && v[1].opened == 4 && v[1].failed == 0);
+	cr_assert_eq(mgr_load_parse(c, 8, v, 1), 1, "room for one: one");
+}
+
+Test(load, least_connections_steps_are_bounded)
+{
+	uint64_t now = 1000;
+	uint32_t k;
+
+	pool(LB_BALANCE_LEAST_CONNECTIONS, false);
+	recs[0].hr_load.active = 16; /* mean 4 per weight: targets 5/17 and 5 */
+	step(&now);
+	cr_assert_eq(recs[0].hr_lc, MGR_LOAD_ONE / 2, "halved at most");
+	cr_assert_eq(recs[1].hr_lc, MGR_LOAD_ONE * 2, "doubled at most");
+	for (k = 0; k < 5; k++)
+		step(&now);
+	cr_assert_eq(recs[0].hr_lc, (uint32_t)(MGR_LOAD_ONE * 5.0 / 17 + 0.5), "settles");
+	cr_assert_eq(recs[1].hr_lc, MGR_LOAD_ONE * 5, "settles");
+	cr_assert_eq(mgr_load_weight(&recs[0], 1), 2, "1 x 8 x 0.29");
+	cr_assert_eq(mgr_load_weight(&recs[1], 1), 40, "1 x 8 x 5");
+	/* Load evens out: the factors go back to 1. */
+	recs[0].hr_load.active = 4;
+	recs[1].hr_load.active = recs[2].hr_load.active = recs[3].hr_load.active = 4;
+	for (k = 0; k < 6; k++)
+		step(&now);
+	for (k = 0; k < N; k++)
+		cr_assert_eq(recs[k].hr_lc, MGR_LOAD_ONE, "backend %u back to 1", k);
+}
+
+/* One step's connections: each backend opens n, backend 0 fails f of them. */
+static void
+traffic(uint64_t n, uint64_t f0, uint64_t f1)
+{
+	uint32_t i;
+
+	for (i = 0; i < N; i++)
+		recs[i].hr_load.opened += n;
+	recs[0].hr_load.failed += f0;
+	recs[1].hr_load.failed += f1;
+}
+
+Test(load, mitigation_floor_cap_and_recovery)
+{
+	uint64_t now = 1000;
+	uint32_t k;
+
+	pool(LB_BALANCE_WEIGHTED, true);
+	step(&now); /* the first sample */
+	for (k = 0; k < 5; k++) {
+		traffic(10, 10, 0);
+		step(&now);
+	}
+	cr_assert_eq(recs[0].hr_mit, MGR_MIT_FLOOR, "halved down to the floor, never below");
+	cr_assert_eq(recs[1].hr_mit, MGR_LOAD_ONE, "a backend without failures is left alone");
+	cr_assert_eq(mgr_load_weight(&recs[0], 1), 1, "the floor still takes connections");
+	/* Three of four fail: only half the pool is mitigated. */
+	recs[2].hr_load.failed = recs[3].hr_load.failed = 0;
+	for (k = 0; k < 3; k++) {
+		traffic(10, 10, 10);
+		recs[2].hr_load.failed += 10;
+		step(&now);
+	}
+	cr_assert(recs[1].hr_mit == MGR_LOAD_ONE && recs[2].hr_mit == MGR_LOAD_ONE,
+		"three of four failing: the median is 100%%, nobody new is an outlier");
+	cr_assert_eq(
+		recs[0].hr_mit, MGR_MIT_FLOOR, "and the one mitigated, still failing, is held");
+	/* Back to one failing, then it recovers: doubled per clean step. */
+	for (k = 0; k < 5; k++) {
+		traffic(10, 10, 0);
+		step(&now);
+	}
+	cr_assert_eq(recs[0].hr_mit, MGR_MIT_FLOOR);
+	for (k = 0; k < 2; k++) {
+		traffic(2, 0, 0);
+		step(&now);
+	}
+	cr_assert_eq(recs[0].hr_mit, MGR_MIT_FLOOR * 4, "doubled twice");
+	/* A step without new connections says nothing: held. */
+	step(&now);
+	cr_assert_eq(recs[0].hr_mit, MGR_MIT_FLOOR * 4);
+	for (k = 0; k < 2; k++) {
+		traffic(2, 0, 0);
+		step(&now);
+	}
+	cr_assert_eq(recs[0].hr_mit, MGR_LOAD_ONE, "restored");
+}
+
+Test(load, outlier_against_the_median)
+{
+	uint64_t now = 1000;
+
+	pool(LB_BALANCE_WEIGHTED, true);
+	step(&now);
+	/* Rates 100%, 60%, 0%, 0%: the median is 30%, the bar 2 x 30% + 10 = 70%. */
+	traffic(10, 10, 6);
+	step(&now);
+	cr_assert_lt(recs[0].hr_mit, MGR_LOAD_ONE, "100%% is above the bar: mitigated");
+	cr_assert_eq(recs[1].hr_mit, MGR_LOAD_ONE, "60%% is not");
+}
+
+Test(load, half_the_pool_at_most)
+{
+	uint64_t now = 1000;
+	uint32_t k, held = 0;
+
+	pool(LB_BALANCE_WEIGHTED, true);
+	step(&now);
+	/* Backend 0 fails first and is mitigated; then backend 1 fails as badly. */
+	traffic(10, 10, 0);
+	step(&now);
+	recs[2].hr_load.opened += 10; /* and backend 2 stops reporting new connections */
+	for (k = 0; k < 3; k++) {
+		recs[0].hr_load.opened += 10;
+		recs[0].hr_load.failed += 10;
+		recs[1].hr_load.opened += 10;
+		recs[1].hr_load.failed += 10;
+		recs[3].hr_load.opened += 10;
+		step(&now);
+	}
+	for (k = 0; k < N; k++)
+		held += recs[k].hr_mit < MGR_LOAD_ONE;
+	cr_assert_leq(held, N / 2, "never more than half of the pool: %u", held);
+	cr_assert_lt(recs[0].hr_mit, MGR_LOAD_ONE);
+}
