@@ -14,7 +14,9 @@
  *
  * A pool fails open when fewer of its active backends are healthy than
  * its minimum (count, or percent of them): sending to all is better than
- * crushing the few left. A VIP is withdrawn from every mux (the
+ * crushing the few left. With cross_zone off, each zone is judged alone
+ * against the minimum (its muxes send only to it): a zone below it fails
+ * open, the others do not. A VIP is withdrawn from every mux (the
  * service's `withdrawn` flag, on all of the VIP's services) when each of
  * its services that sets a withdraw threshold is below it
  * (mgr_withdraw_vip()); the pools' rule (mgr_pool_check_withdraw) makes
@@ -96,7 +98,7 @@ decide(struct mgr_hrec *r, uint64_t now, uint64_t *next, struct lb_backend_cfg *
 	}
 	if (r->hr_be.state != LB_BACKEND_ACTIVE)
 		return;
-	if (s->hs_fail_open) {
+	if (s->hs_fail_open || r->hr_zone_open) {
 		r->hr_cause = mgr_hrec_healthy(r) ? MGR_WHY_HEALTHY : MGR_WHY_FAIL_OPEN;
 		return;
 	}
@@ -125,6 +127,59 @@ decide(struct mgr_hrec *r, uint64_t now, uint64_t *next, struct lb_backend_cfg *
 	}
 }
 
+#define MGR_ZONES_JUDGED 32 /* zones of one pool judged apart; more share the last */
+
+static bool
+below_min(const struct mgr_pool *p, uint32_t ok, uint32_t reg)
+{
+	return reg > 0 &&
+	       ((p->pl_min_healthy != 0 && ok < p->pl_min_healthy) ||
+		       (p->pl_min_healthy_pct != 0 &&
+			       (uint64_t)ok * 100 < (uint64_t)p->pl_min_healthy_pct * reg));
+}
+
+/*
+ * cross_zone off: each zone's registered and healthy backends against the
+ * pool's minimum; sets hr_zone_open on the records of zones below it.
+ * Returns how many zones are.
+ */
+static uint32_t
+zones_open(struct mgr_hrec *const *recs, uint32_t n, const struct mgr_pool *p)
+{
+	struct {
+		const char *name;
+		uint32_t reg, ok;
+	} z[MGR_ZONES_JUDGED];
+	uint32_t nz = 0, i, k, open = 0;
+	uint8_t *of = calloc(n + 1, 1);
+
+	if (of == NULL)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct mgr_hrec *r = recs[i];
+
+		for (k = 0; k < nz && strncmp(z[k].name, r->hr_be.zone, LB_ZONE_LEN) != 0; k++)
+			;
+		if (k == nz) {
+			if (nz < MGR_ZONES_JUDGED)
+				z[nz++] = (typeof(z[0])){r->hr_be.zone, 0, 0};
+			else
+				k = nz - 1;
+		}
+		of[i] = (uint8_t)k;
+		if (r->hr_dereg || r->hr_gone || r->hr_be.state != LB_BACKEND_ACTIVE)
+			continue;
+		z[k].reg++;
+		z[k].ok += mgr_hrec_healthy(r);
+	}
+	for (k = 0; k < nz; k++)
+		open += below_min(p, z[k].ok, z[k].reg);
+	for (i = 0; i < n; i++)
+		recs[i]->hr_zone_open = below_min(p, z[of[i]].ok, z[of[i]].reg);
+	free(of);
+	return open;
+}
+
 /* Records of service s between lo and the end of its range, by (dip, port). */
 static int
 build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_cfg *sc,
@@ -150,10 +205,15 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 		if (ramping(r, now) && r->hr_be.weight < MGR_SS_SCALE && r->hr_be.weight != 0)
 			light = true;
 	}
-	open = reg > 0 &&
-	       ((p->pl_min_healthy != 0 && ok < p->pl_min_healthy) ||
-		       (p->pl_min_healthy_pct != 0 &&
-			       (uint64_t)ok * 100 < (uint64_t)p->pl_min_healthy_pct * reg));
+	open = below_min(p, ok, reg);
+	s->hs_zones_open = 0;
+	for (i = lo; i < hi; i++)
+		h->h_recs[i]->hr_zone_open = false;
+	if (sc->choice.zonal) {
+		/* Judged per zone, not over the pool. */
+		s->hs_zones_open = zones_open(&h->h_recs[lo], hi - lo, p);
+		open = false;
+	}
 	s->hs_registered = reg;
 	s->hs_healthy = ok;
 	s->hs_below_withdraw = mgr_pool_below_withdraw(p, ok, reg);
@@ -185,8 +245,8 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 		}
 		decide(r, now, next, &out->backends[n]);
 		/* Load steers a healthy pool; a pool failing open sends to all as they are. */
-		if (mgr_load_steers(s) && !open && out->backends[n].state == LB_BACKEND_ACTIVE &&
-			!r->hr_dereg) {
+		if (mgr_load_steers(s) && !open && !r->hr_zone_open &&
+			out->backends[n].state == LB_BACKEND_ACTIVE && !r->hr_dereg) {
 			out->backends[n].weight = mgr_load_weight(r, out->backends[n].weight);
 			if (r->hr_mit != 0 && r->hr_mit < MGR_LOAD_ONE)
 				r->hr_cause = MGR_WHY_MITIGATED;
@@ -365,6 +425,12 @@ cause_text(const struct mgr_hrec *r, char *buf, size_t len)
 		snprintf(buf, len, "unhealthy: %s", r->hr_last_fail);
 		return buf;
 	case MGR_WHY_FAIL_OPEN:
+		if (r->hr_zone_open) {
+			snprintf(buf, len, "fail-open in zone %.*s: below the minimum %s",
+				LB_ZONE_LEN - 1, r->hr_be.zone,
+				mgr_pool_min_str(&s->hs_pool, m, sizeof(m)));
+			return buf;
+		}
 		snprintf(buf, len, "fail-open: %u of %u healthy, minimum %s", s->hs_healthy,
 			s->hs_registered, mgr_pool_min_str(&s->hs_pool, m, sizeof(m)));
 		return buf;

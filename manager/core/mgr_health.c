@@ -715,7 +715,7 @@ mgr_health_service(
 	v->sv_found = true;
 	v->sv_registered = s->hs_registered;
 	v->sv_healthy = s->hs_healthy;
-	v->sv_fail_open = s->hs_fail_open;
+	v->sv_fail_open = s->hs_fail_open || s->hs_zones_open > 0;
 	if (s->hs_fail_open)
 		v->sv_fail_open_ms = now > s->hs_fail_open_since ? now - s->hs_fail_open_since : 0;
 	v->sv_below_withdraw = s->hs_below_withdraw;

@@ -51,6 +51,7 @@ struct mgr_hsvc {
 	uint64_t hs_load_next_ms; /* the next step */
 	double hs_load_mean;	  /* active connections per unit of weight, at the last step */
 	double hs_fail_median;	  /* the pool's failure rate at the last step */
+	uint32_t hs_zones_open;	  /* cross_zone off: the zones failing open on their own */
 };
 
 /* A backend's load as its host agent reports it (host_agent/ha_track.h). */
@@ -94,6 +95,7 @@ struct mgr_hrec {
 	uint32_t hr_lc;	     /* least_connections' factor, MGR_LOAD_ONE = 1 */
 	uint32_t hr_mit;     /* mitigation's factor, MGR_LOAD_ONE = 1: not mitigated */
 	double hr_fail_rate; /* at the last step, -1: too few new connections to say */
+	bool hr_zone_open;   /* cross_zone off, and its zone is below the pool's minimum */
 };
 
 #define MGR_NO_HEAP UINT32_MAX
