@@ -18,7 +18,12 @@
 #include "lb_hdr.h"
 #include "lb_log.h"
 
-enum ha_conn_state { HA_CONN_FREE, HA_CONN_SYN, HA_CONN_EST, HA_CONN_CLOSED };
+/*
+ * SYN: the client's SYN seen; SYNACK: the backend answered, the client's
+ * ACK not yet seen (a spoofed SYN ends here, and expires as a SYN does);
+ * EST: the client acknowledged.
+ */
+enum ha_conn_state { HA_CONN_FREE, HA_CONN_SYN, HA_CONN_SYNACK, HA_CONN_EST, HA_CONN_CLOSED };
 
 struct ha_ckey {
 	struct lb_addr client;
@@ -37,8 +42,15 @@ struct ha_conn {
 
 struct ha_track {
 	struct rte_hash *h;
-	struct ha_conn *conn;  /* [HA_TRACK_ENTRIES] by the key's position */
-	struct ha_be_load *be; /* [HA_TRACK_BACKENDS] by stable id */
+	struct ha_conn *conn; /* [HA_TRACK_ENTRIES] by the key's position */
+	/*
+	 * Backend id -> its slot in be[]: added by the lcore at a backend's
+	 * first SYN, never removed (the manager never reuses an id), read
+	 * lock-free by the control thread. Room for HA_TRACK_BACKENDS backends
+	 * over the agent's life, whatever their ids.
+	 */
+	struct rte_hash *ids;
+	struct ha_be_load *be; /* [HA_TRACK_BACKENDS] by slot */
 	uint32_t sweep;	       /* next position the sweep looks at */
 	uint64_t untracked;
 };
@@ -61,9 +73,15 @@ ha_track_create(void)
 		return NULL;
 	snprintf(name, sizeof(name), "ha_track_%u", __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
 	t->h = rte_hash_create(&hp);
+	snprintf(name, sizeof(name), "ha_track_ids_%u",
+		__atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	hp.entries = HA_TRACK_BACKENDS;
+	hp.key_len = sizeof(uint32_t);
+	hp.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF;
+	t->ids = rte_hash_create(&hp);
 	t->conn = rte_zmalloc("ha_conns", sizeof(*t->conn) * HA_TRACK_ENTRIES, 0);
 	t->be = rte_zmalloc("ha_be_load", sizeof(*t->be) * HA_TRACK_BACKENDS, 0);
-	if (t->h == NULL || t->conn == NULL || t->be == NULL) {
+	if (t->h == NULL || t->ids == NULL || t->conn == NULL || t->be == NULL) {
 		ha_track_free(t);
 		return NULL;
 	}
@@ -76,6 +94,7 @@ ha_track_free(struct ha_track *t)
 	if (t == NULL)
 		return;
 	rte_hash_free(t->h);
+	rte_hash_free(t->ids);
 	rte_free(t->conn);
 	rte_free(t->be);
 	rte_free(t);
@@ -100,10 +119,23 @@ make_key(struct ha_ckey *k, uint8_t af, const void *c, lb_be16_t cport, const vo
 static void
 close_conn(struct ha_track *t, struct ha_conn *c, uint32_t now)
 {
-	if (c->state == HA_CONN_SYN || c->state == HA_CONN_EST)
+	if (c->state == HA_CONN_SYN || c->state == HA_CONN_SYNACK || c->state == HA_CONN_EST)
 		t->be[c->be].active--;
 	c->state = HA_CONN_CLOSED;
 	c->last_ms = now;
+}
+
+/* Backend id's slot in be[], made at its first SYN; -1: no room (counted untracked). */
+static int32_t
+slot_of(struct ha_track *t, uint32_t id)
+{
+	int32_t s = rte_hash_lookup(t->ids, &id);
+
+	if (s < 0)
+		s = rte_hash_add_key(t->ids, &id);
+	if (s < 0)
+		t->untracked++;
+	return s;
 }
 
 void
@@ -114,6 +146,7 @@ ha_track_in(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
 	bool syn = (pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) == LB_TCP_SYN;
 	const uint8_t *dip = pi->v6 ? lb_pkt_dst6(p, pi) : (const uint8_t *)&pi->dst;
 	const struct ha_lb *lb = NULL;
+	int32_t slot = -1;
 	struct ha_ckey k;
 	struct ha_conn *c;
 	int32_t pos;
@@ -122,7 +155,7 @@ ha_track_in(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
 		return;
 	/* Only a SYN needs the backend: later segments find it in the entry. */
 	if (syn && ((lb = ha_map_by_dip(w->map, af, dip, pi->dport, LB_IPPROTO_TCP)) == NULL ||
-			   lb->be_id >= HA_TRACK_BACKENDS))
+			   (slot = slot_of(t, lb->be_id)) < 0))
 		return;
 	make_key(&k, af, pi->v6 ? lb_pkt_src6(p, pi) : (const uint8_t *)&pi->src, pi->sport, dip,
 		pi->dport);
@@ -136,7 +169,7 @@ ha_track_in(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
 	if (syn) {
 		/* New, or a closed tuple reused; a retransmitted SYN keeps its time. */
 		if (c->state == HA_CONN_FREE || c->state == HA_CONN_CLOSED) {
-			c->be = lb->be_id;
+			c->be = (uint32_t)slot;
 			c->state = HA_CONN_SYN;
 			c->last_ms = w->now_ms;
 			t->be[c->be].opened++;
@@ -146,10 +179,14 @@ ha_track_in(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
 	}
 	if (c->state == HA_CONN_FREE)
 		return;
-	if (pi->tcp_flags & (LB_TCP_FIN | LB_TCP_RST))
+	if (pi->tcp_flags & (LB_TCP_FIN | LB_TCP_RST)) {
 		close_conn(t, c, w->now_ms);
-	else if (c->state == HA_CONN_EST)
+	} else if (c->state == HA_CONN_SYNACK && (pi->tcp_flags & LB_TCP_ACK)) {
+		c->state = HA_CONN_EST; /* the client's half of the handshake */
 		c->last_ms = w->now_ms;
+	} else if (c->state == HA_CONN_EST) {
+		c->last_ms = w->now_ms;
+	}
 }
 
 void
@@ -177,7 +214,7 @@ ha_track_out(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
 		close_conn(t, c, w->now_ms);
 	} else if (c->state == HA_CONN_SYN &&
 		   (pi->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == (LB_TCP_SYN | LB_TCP_ACK)) {
-		c->state = HA_CONN_EST;
+		c->state = HA_CONN_SYNACK; /* established once the client acknowledges */
 		c->last_ms = w->now_ms;
 	} else if (c->state == HA_CONN_EST) {
 		c->last_ms = w->now_ms;
@@ -202,6 +239,9 @@ ha_track_sweep(struct ha_worker *w)
 		if (c->state == HA_CONN_SYN && age >= HA_TRACK_SYN_MS) {
 			t->be[c->be].unanswered++;
 			close_conn(t, c, now);
+		} else if (c->state == HA_CONN_SYNACK && age >= HA_TRACK_SYN_MS) {
+			/* Answered, never acknowledged: the client's doing, no failure. */
+			close_conn(t, c, now);
 		} else if (c->state == HA_CONN_EST && age >= HA_TRACK_IDLE_MS) {
 			close_conn(t, c, now);
 		} else if (c->state == HA_CONN_CLOSED && age >= HA_TRACK_FIN_MS &&
@@ -218,7 +258,13 @@ ha_track_sweep(struct ha_worker *w)
 const struct ha_be_load *
 ha_track_load(const struct ha_track *t, uint32_t id)
 {
-	return t != NULL && id < HA_TRACK_BACKENDS ? &t->be[id] : NULL;
+	static const struct ha_be_load none; /* no SYN yet */
+	int32_t s;
+
+	if (t == NULL)
+		return NULL;
+	s = rte_hash_lookup(t->ids, &id);
+	return s >= 0 ? &t->be[s] : &none;
 }
 
 uint64_t

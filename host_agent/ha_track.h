@@ -4,7 +4,10 @@
  * "Backends that report their load"): every TCP connection to a local
  * DIP:port is tracked from the client's SYN, which the agent decapsulates,
  * to its end, which it sees in either direction since the backend's
- * replies leave through it (DSR). Per backend, by its stable id:
+ * replies leave through it (DSR). It is established when the client
+ * acknowledges the backend's SYN-ACK; answered but never acknowledged
+ * (a spoofed SYN) it ends after HA_TRACK_SYN_MS. Per backend, by its
+ * stable id:
  *
  *   active      connections open now: a SYN opened it, a FIN or RST in
  *               either direction, or idle expiry, closed it
@@ -25,7 +28,7 @@
 #include "lb_parse.h"
 
 #define HA_TRACK_ENTRIES 65536	/* connections tracked at once; more are counted untracked */
-#define HA_TRACK_BACKENDS 65536 /* stable ids below this are counted */
+#define HA_TRACK_BACKENDS 65536 /* backends counted over the agent's life (any ids) */
 #define HA_TRACK_SYN_MS 3000	/* a SYN this old without a SYN-ACK failed */
 #define HA_TRACK_IDLE_MS 300000 /* an established connection this idle ended */
 #define HA_TRACK_FIN_MS 10000	/* a closed one's entry is kept this long (late segments) */
@@ -54,7 +57,7 @@ void ha_track_out(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi
 /* Expire a slice of the table: unanswered SYNs, idle connections, closed entries. */
 void ha_track_sweep(struct ha_worker *w);
 
-/* Backend id's load (NULL: beyond HA_TRACK_BACKENDS, or no tracker). */
+/* Backend id's load (all zero before its first SYN; NULL: no tracker). Any thread. */
 const struct ha_be_load *ha_track_load(const struct ha_track *t, uint32_t id);
 /* Segments of connections the table had no room for. */
 uint64_t ha_track_untracked(const struct ha_track *t);

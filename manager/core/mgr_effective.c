@@ -140,8 +140,11 @@ below_min(const struct mgr_pool *p, uint32_t ok, uint32_t reg)
 
 /*
  * cross_zone off: each zone's registered and healthy backends against the
- * pool's minimum; sets hr_zone_open on the records of zones below it.
- * Returns how many zones are.
+ * pool's minimum; sets hr_zone_open on the records of zones below it that
+ * still have a healthy backend. A zone with none does not fail open: its
+ * muxes send to the other zones instead (mux_gen.c's zone_open). Returns
+ * how many zones fail open, or UINT32_MAX when no zone has a healthy
+ * backend (the whole pool fails open, as without zones).
  */
 static uint32_t
 zones_open(struct mgr_hrec *const *recs, uint32_t n, const struct mgr_pool *p)
@@ -150,7 +153,7 @@ zones_open(struct mgr_hrec *const *recs, uint32_t n, const struct mgr_pool *p)
 		const char *name;
 		uint32_t reg, ok;
 	} z[MGR_ZONES_JUDGED];
-	uint32_t nz = 0, i, k, open = 0;
+	uint32_t nz = 0, i, k, open = 0, alive = 0;
 	uint8_t *of = calloc(n + 1, 1);
 
 	if (of == NULL)
@@ -172,12 +175,14 @@ zones_open(struct mgr_hrec *const *recs, uint32_t n, const struct mgr_pool *p)
 		z[k].reg++;
 		z[k].ok += mgr_hrec_healthy(r);
 	}
-	for (k = 0; k < nz; k++)
-		open += below_min(p, z[k].ok, z[k].reg);
+	for (k = 0; k < nz; k++) {
+		open += z[k].ok > 0 && below_min(p, z[k].ok, z[k].reg);
+		alive += z[k].ok > 0;
+	}
 	for (i = 0; i < n; i++)
-		recs[i]->hr_zone_open = below_min(p, z[of[i]].ok, z[of[i]].reg);
+		recs[i]->hr_zone_open = z[of[i]].ok > 0 && below_min(p, z[of[i]].ok, z[of[i]].reg);
 	free(of);
-	return open;
+	return alive == 0 && nz > 0 ? UINT32_MAX : open;
 }
 
 /* Records of service s between lo and the end of its range, by (dip, port). */
@@ -210,9 +215,11 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 	for (i = lo; i < hi; i++)
 		h->h_recs[i]->hr_zone_open = false;
 	if (sc->choice.zonal) {
-		/* Judged per zone, not over the pool. */
-		s->hs_zones_open = zones_open(&h->h_recs[lo], hi - lo, p);
-		open = false;
+		uint32_t zo = zones_open(&h->h_recs[lo], hi - lo, p);
+
+		/* Judged per zone; over the pool only when no zone has a healthy backend. */
+		s->hs_zones_open = zo == UINT32_MAX ? 0 : zo;
+		open = zo == UINT32_MAX && open;
 	}
 	s->hs_registered = reg;
 	s->hs_healthy = ok;
@@ -244,9 +251,16 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 			continue;
 		}
 		decide(r, now, next, &out->backends[n]);
-		/* Load steers a healthy pool; a pool failing open sends to all as they are. */
+		/*
+		 * Load steers a healthy pool; a pool failing open sends to all as
+		 * they are. Every backend of a steered pool is scaled alike, so a
+		 * backend's health alone moves no first choice (mux_gen.c's
+		 * first-choice table takes weights whatever the state).
+		 */
 		if (mgr_load_steers(s) && !open && !r->hr_zone_open &&
-			out->backends[n].state == LB_BACKEND_ACTIVE && !r->hr_dereg) {
+			(out->backends[n].state != LB_BACKEND_ACTIVE || r->hr_dereg)) {
+			out->backends[n].weight = scaled(out->backends[n].weight, MGR_LOAD_SCALE);
+		} else if (mgr_load_steers(s) && !open && !r->hr_zone_open) {
 			out->backends[n].weight = mgr_load_weight(r, out->backends[n].weight);
 			if (r->hr_mit != 0 && r->hr_mit < MGR_LOAD_ONE)
 				r->hr_cause = MGR_WHY_MITIGATED;

@@ -118,6 +118,27 @@ by_rate(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The median of sorted[0..m) without one entry equal to v (a backend is
+ * judged against the others: in a pool of two, the other one), or of them
+ * all when none is. 0 when nothing is left.
+ */
+static double
+median_without(const double *sorted, uint32_t m, double v)
+{
+	uint32_t skip = m, k, left;
+
+	for (k = 0; k < m && skip == m; k++)
+		if (sorted[k] == v)
+			skip = k;
+	left = m - (skip < m);
+	if (left == 0)
+		return 0;
+#define AT(j) sorted[(j) < skip ? (j) : (j) + 1]
+	return left % 2 ? AT(left / 2) : (AT(left / 2 - 1) + AT(left / 2)) / 2;
+#undef AT
+}
+
 static void
 mitigate(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n)
 {
@@ -133,8 +154,10 @@ mitigate(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n)
 		uint64_t df = r->hr_load.failed - r->hr_load_step.failed;
 
 		r->hr_fail_rate = -1;
+		/* An agent restarted: its counters went back; this step says nothing. */
 		if (!judged(r) || !r->hr_load_step.known ||
-			r->hr_load.opened < r->hr_load_step.opened)
+			r->hr_load.opened < r->hr_load_step.opened ||
+			r->hr_load.failed < r->hr_load_step.failed)
 			continue;
 		judged_n++;
 		held += r->hr_mit < MGR_LOAD_ONE;
@@ -142,13 +165,13 @@ mitigate(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n)
 			rates[m++] = r->hr_fail_rate = (double)(df > dn ? dn : df) / (double)dn;
 	}
 	qsort(rates, m, sizeof(*rates), by_rate);
-	med = m == 0 ? 0 : m % 2 ? rates[m / 2] : (rates[m / 2 - 1] + rates[m / 2]) / 2;
+	med = median_without(rates, m, -2); /* no rate is -2: the whole pool's */
 	s->hs_fail_median = med;
-	free(rates);
 	mgr_key_str(&s->hs_key, k, sizeof(k));
 	for (i = 0; i < n; i++) {
 		struct mgr_hrec *r = recs[i];
-		bool outlier = r->hr_fail_rate >= 0.5 && r->hr_fail_rate > 2 * med + 0.1;
+		double others = median_without(rates, m, r->hr_fail_rate);
+		bool outlier = r->hr_fail_rate >= 0.5 && r->hr_fail_rate > 2 * others + 0.1;
 
 		lb_addr_ntop(s->hs_key.af, &r->hr_be.dip, d, sizeof(d));
 		if (outlier && (r->hr_mit < MGR_LOAD_ONE || 2 * (held + 1) <= judged_n)) {
@@ -156,8 +179,8 @@ mitigate(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n)
 				held++;
 				LB_WARN("%s: backend %s:%u mitigated: %.0f%% of its new "
 					"connections "
-					"failed, the pool's median %.0f%%",
-					k, d, r->hr_be.port, 100 * r->hr_fail_rate, 100 * med);
+					"failed, the others' median %.0f%%",
+					k, d, r->hr_be.port, 100 * r->hr_fail_rate, 100 * others);
 			}
 			r->hr_mit = r->hr_mit / 2 < MGR_MIT_FLOOR ? MGR_MIT_FLOOR : r->hr_mit / 2;
 		} else if (r->hr_mit < MGR_LOAD_ONE && r->hr_fail_rate >= 0 &&
@@ -168,6 +191,7 @@ mitigate(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n)
 					k, d, r->hr_be.port);
 		}
 	}
+	free(rates);
 }
 
 void

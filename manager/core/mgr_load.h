@@ -11,8 +11,8 @@
  *                      doubled or halved per step, within 1/8..8
  *   mitigation         halved per step (to a floor of 1/8) while the
  *                      backend's failure rate over the step is an outlier:
- *                      at least 50%, and above twice the pool's median
- *                      plus 10 points, with at least MGR_MIT_MIN_NEW new
+ *                      at least 50%, and above twice the median of the
+ *                      others' rates plus 10 points, with at least MGR_MIT_MIN_NEW new
  *                      connections to judge by; never more than half the
  *                      pool at once; doubled back per step once it opens
  *                      connections without failures

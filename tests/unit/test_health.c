@@ -319,7 +319,11 @@ Test(health, fail_open_by_count_and_percent)
 	mgr_health_free(h);
 }
 
-/* cross_zone off: each zone against the minimum on its own. */
+/*
+ * cross_zone off: each zone against the minimum on its own; a zone with no
+ * healthy backend does not fail open (its muxes send to the other zones);
+ * with none healthy anywhere the pool fails open as without zones.
+ */
 Test(health, fail_open_per_zone)
 {
 	struct mgr_health *h = health_new();
@@ -330,36 +334,33 @@ Test(health, fail_open_per_zone)
 	uint32_t i;
 
 	up(1);
-	up(2);
+	up(3);
 	table(&d, 3, NULL);
 	for (i = 0; i < 3; i++)
 		snprintf(d.services[0].backends[i].zone, LB_ZONE_LEN, "%s", i < 2 ? "a" : "b");
-	pools(&ps, 1, 0, 0, 3);
+	pools(&ps, 2, 0, 0, 3);
 	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
 	drive(h, T0 + 10);
-	drive(h, T0 + 1010); /* 1, 2 (zone a) healthy; 3 (zone b) unhealthy */
-	cr_assert_eq(eff(h, &d, T0 + 1010, 3, NULL, NULL), LB_BACKEND_MAINT,
-		"over the pool, 2 healthy >= 1: closed");
+	drive(h, T0 + 1010); /* 1 (zone a) and 3 (zone b) healthy; 2 (zone a) not */
+	cr_assert_eq(eff(h, &d, T0 + 1010, 2, NULL, NULL), LB_BACKEND_MAINT,
+		"over the pool, 2 healthy >= 2: closed");
 	d.services[0].choice.zonal = 1;
-	cr_assert_eq(eff(h, &d, T0 + 1010, 3, NULL, NULL), LB_BACKEND_ACTIVE,
-		"zone b alone: 0 healthy < 1: it fails open");
-	cr_assert_eq(eff(h, &d, T0 + 1010, 1, NULL, NULL), LB_BACKEND_ACTIVE);
+	cr_assert_eq(eff(h, &d, T0 + 1010, 2, NULL, NULL), LB_BACKEND_ACTIVE,
+		"zone a alone: 1 healthy < 2: it fails open");
+	cr_assert_str_neq(health_of(h, 2, T0 + 1010), "healthy", "open, not healthy");
 	mgr_health_service(h, &k, T0 + 1010, &sv);
 	cr_assert(sv.sv_fail_open, "the service says a zone fails open");
-	cr_assert_str_neq(health_of(h, 3, T0 + 1010), "healthy", "it is not healthy, only open");
-	up(3);
-	drive(h, T0 + 2010);
-	drive(h, T0 + 3010);
-	cr_assert_eq(eff(h, &d, T0 + 3010, 3, NULL, NULL), LB_BACKEND_ACTIVE, "healthy now");
 	down(1);
-	down(2);
+	drive(h, T0 + 2010);
+	drive(h, T0 + 3010); /* zone a: none healthy */
+	cr_assert_eq(eff(h, &d, T0 + 3010, 1, NULL, NULL), LB_BACKEND_MAINT,
+		"a zone with no healthy backend does not fail open: its muxes spill");
+	cr_assert_eq(eff(h, &d, T0 + 3010, 3, NULL, NULL), LB_BACKEND_ACTIVE);
+	down(3);
 	drive(h, T0 + 4010);
-	drive(h, T0 + 5010); /* zone a: none healthy; zone b: 3 healthy */
+	drive(h, T0 + 5010); /* no zone has a healthy backend */
 	cr_assert_eq(eff(h, &d, T0 + 5010, 1, NULL, NULL), LB_BACKEND_ACTIVE,
-		"zone a fails open on its own");
-	d.services[0].choice.zonal = 0;
-	cr_assert_eq(eff(h, &d, T0 + 5010, 1, NULL, NULL), LB_BACKEND_MAINT,
-		"over the pool (1 healthy >= 1) it would not");
+		"none healthy anywhere: the pool fails open");
 	lb_ftable_free(&d);
 	mgr_pools_free(&ps);
 	mgr_health_free(h);

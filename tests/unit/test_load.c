@@ -150,11 +150,44 @@ Test(load, outlier_against_the_median)
 
 	pool(LB_BALANCE_WEIGHTED, true);
 	step(&now);
-	/* Rates 100%, 60%, 0%, 0%: the median is 30%, the bar 2 x 30% + 10 = 70%. */
-	traffic(10, 10, 6);
+	/* Rates 100%, 40%, 0%, 0%: each judged against the others' median. */
+	traffic(10, 10, 4);
 	step(&now);
-	cr_assert_lt(recs[0].hr_mit, MGR_LOAD_ONE, "100%% is above the bar: mitigated");
-	cr_assert_eq(recs[1].hr_mit, MGR_LOAD_ONE, "60%% is not");
+	cr_assert_lt(recs[0].hr_mit, MGR_LOAD_ONE, "100%% against the others' 0%%: mitigated");
+	cr_assert_eq(recs[1].hr_mit, MGR_LOAD_ONE, "40%% is under 50%%: not an outlier");
+}
+
+Test(load, a_pool_of_two)
+{
+	uint64_t now = 1000;
+	struct mgr_hrec *two[2] = {&recs[0], &recs[1]};
+	uint64_t next = UINT64_MAX;
+
+	pool(LB_BALANCE_WEIGHTED, true);
+	mgr_load_step(&svc, two, 2, now, &next);
+	now += MGR_LOAD_STEP_MS;
+	recs[0].hr_load.opened += 10;
+	recs[0].hr_load.failed += 10;
+	recs[1].hr_load.opened += 10;
+	mgr_load_step(&svc, two, 2, now, &next);
+	cr_assert_lt(recs[0].hr_mit, MGR_LOAD_ONE, "judged against the other one: mitigated");
+	cr_assert_eq(recs[1].hr_mit, MGR_LOAD_ONE);
+}
+
+Test(load, restart_is_no_evidence)
+{
+	uint64_t now = 1000;
+
+	pool(LB_BALANCE_WEIGHTED, true);
+	recs[0].hr_load.opened = 100;
+	recs[0].hr_load.failed = 50;
+	step(&now);
+	/* The agent restarted: failed back to 0, opened past its old value. */
+	recs[0].hr_load.failed = 0;
+	recs[0].hr_load.opened = 120;
+	traffic(10, 0, 0);
+	step(&now);
+	cr_assert_eq(recs[0].hr_mit, MGR_LOAD_ONE, "a counter went back: no verdict");
 }
 
 Test(load, half_the_pool_at_most)
