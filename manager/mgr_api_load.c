@@ -4,31 +4,41 @@
  * reports (host_agent/ha_track.h): connections open now, opened, and
  * connection failures (SYNs answered by a RST, SYNs never answered). An
  * agent sends "be.<id>.act", ".new" and ".fail" in each STATUS for the TCP
- * backends it holds; this reads the connected agents' last STATUS and
- * matches them by the backend's stable id. WHY: what the manager made of
+ * backends it holds; this parses the connected agents' last STATUS once
+ * and matches them by the backend's stable id. WHY: what the manager made of
  * it (health, draining, slow start, least connections, mitigation).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lb_addr.h"
 #include "lb_ftable.h"
 #include "mgr_api_int.h"
 #include "mgr_health.h"
+#include "mgr_load.h"
 #include "mgr_members.h"
 
-/* The load of backend id over the connected agents: false when none reports it. */
-static bool
-load_of(struct mgr_api *api, const struct mgr_commit *cm, uint32_t id, uint64_t v[3])
+static int
+by_id(const void *a, const void *b)
 {
-	static const char *const fields[3] = {"act", "new", "fail"};
-	char name[sizeof(((struct lb_counter *)0)->name)];
-	bool found = false;
-	uint32_t m, c;
-	int f;
+	uint32_t x = ((const struct mgr_be_load *)a)->id, y = ((const struct mgr_be_load *)b)->id;
 
-	v[0] = v[1] = v[2] = 0;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Every connected agent's last report, parsed once and sorted by backend
+ * id (*n of them; NULL when none or out of memory).
+ */
+static struct mgr_be_load *
+reports(struct mgr_api *api, const struct mgr_commit *cm, uint32_t *n)
+{
+	struct mgr_be_load *v = NULL, *nv;
+	uint32_t m;
+
+	*n = 0;
 	for (m = 0; m < cm->n_members; m++) {
 		struct mgr_peer_view p;
 
@@ -37,17 +47,30 @@ load_of(struct mgr_api *api, const struct mgr_commit *cm, uint32_t id, uint64_t 
 		mgr_members_view(api->deps.members, (int)m, &p);
 		if (!p.connected || p.status_ms == 0)
 			continue;
-		for (f = 0; f < 3; f++) {
-			snprintf(name, sizeof(name), "be.%u.%s", id, fields[f]);
-			for (c = 0; c < p.n_counters; c++)
-				if (strcmp(p.counters[c].name, name) == 0) {
-					v[f] += p.counters[c].value;
-					found = true;
-					break;
-				}
-		}
+		nv = realloc(v, sizeof(*v) * (*n + p.n_counters / 3 + 1));
+		if (nv == NULL)
+			break;
+		v = nv;
+		*n += mgr_load_parse(p.counters, p.n_counters, v + *n, p.n_counters / 3 + 1);
 	}
-	return found;
+	if (v != NULL)
+		qsort(v, *n, sizeof(*v), by_id);
+	return v;
+}
+
+/* Backend id's load over the agents' reports: false when none reports it. */
+static bool
+load_of(const struct mgr_be_load *v, uint32_t n, uint32_t id, uint64_t out[3])
+{
+	struct mgr_be_load key = {.id = id};
+	const struct mgr_be_load *l = v != NULL ? bsearch(&key, v, n, sizeof(*v), by_id) : NULL;
+
+	if (l == NULL)
+		return false;
+	out[0] = l->active;
+	out[1] = l->opened;
+	out[2] = l->failed;
+	return true;
 }
 
 void
@@ -57,7 +80,8 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 	const struct lb_ftable *t = q->v.committed;
 	struct mgr_buf b = {0}, j = {0};
 	char k[MGR_SVC_STR], d[LB_ADDR_STRLEN], h[LB_ADDR_STRLEN];
-	uint32_t s, i, n = 0;
+	uint32_t s, i, n = 0, n_rep;
+	struct mgr_be_load *loads = reports(api, q->v.commit, &n_rep);
 
 	mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6s %-5s %8s %10s %8s  %s\n", "SERVICE",
 		"BACKEND", "HOST", "STATE", "WEIGHT", "ZONE", "ACTIVE", "OPENED", "FAILED", "WHY");
@@ -71,7 +95,7 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 		for (i = 0; i < sc->n_backends; i++) {
 			const struct lb_backend_cfg *be = &sc->backends[i];
 			uint64_t v[3];
-			bool known = load_of(api, q->v.commit, be->id, v);
+			bool known = load_of(loads, n_rep, be->id, v);
 			struct mgr_hview hv;
 			char dp[LB_ADDR_STRLEN + 8], act[24] = "-", opn[24] = "-", fail[24] = "-";
 
@@ -115,6 +139,7 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 		mgr_buf_printf(&b, "(no backends committed)\n");
 	mgr_buf_printf(&b, "ACTIVE, OPENED, FAILED: TCP connections its host agent counts (FAILED: "
 			   "SYNs answered by a RST or never answered); -: no agent reports it\n");
+	free(loads);
 	q->rep->version = q->v.commit->committed;
 	mgr_api_reply(q->rep, &b, &j);
 }

@@ -510,13 +510,13 @@ mgr_driver_vote(struct mgr_driver *d, int member, const struct lb_msg *v, uint64
 }
 
 void
-mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *c, uint32_t n)
+mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *c, uint32_t n, bool forget)
 {
 	struct mgr_be_load *v = calloc(n / 3 + 1, sizeof(*v));
 
 	if (v == NULL)
 		return;
-	mgr_health_loads(d->health, v, mgr_load_parse(c, n, v, n / 3 + 1));
+	mgr_health_loads(d->health, v, mgr_load_parse(c, n, v, n / 3 + 1), forget);
 	free(v);
 }
 

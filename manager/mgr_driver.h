@@ -96,8 +96,11 @@ int mgr_driver_hello(struct mgr_driver *d, const struct lb_msg *hello, uint64_t 
 /* Member i's vote. */
 void mgr_driver_vote(struct mgr_driver *d, int member, const struct lb_msg *vote, uint64_t now);
 
-/* An agent's STATUS counters: the load of its backends (core/mgr_load.h). */
-void mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *c, uint32_t n);
+/*
+ * An agent's STATUS counters: the load of its backends (core/mgr_load.h);
+ * forget: the agent is gone, and these were its last.
+ */
+void mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *c, uint32_t n, bool forget);
 
 /* Member i's STATUS: the version it runs. */
 void mgr_driver_status(struct mgr_driver *d, int member, uint64_t applied);

@@ -146,6 +146,8 @@ mgr_members_on_gone(struct mgr_members *mb, uint32_t pipe, uint64_t now)
 		m->state == MGR_MEMBER_IN_SYNC ? "was in sync" : "was fenced");
 	/* Gone, it cannot vote: fenced now between rounds (mgr_commit_gone). */
 	mgr_driver_gone(mb->d, i);
+	if (p->mp_agent) /* its backends' load is no longer known */
+		mgr_driver_loads(mb->d, p->mp_counters, p->mp_n_counters, true);
 	mgr_driver_run(mb->d, now);
 	if (mb->hooks.gone != NULL)
 		mb->hooks.gone(mb->hooks.ctx, i);
@@ -541,7 +543,7 @@ mgr_members_on_msg(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *m
 		/* Not a hello: a hello mid-round would fence it. */
 		mgr_driver_status(mb->d, i, msg->version);
 		if (p->mp_agent)
-			mgr_driver_loads(mb->d, msg->counters, msg->n_counters);
+			mgr_driver_loads(mb->d, msg->counters, msg->n_counters, false);
 		p->mp_n_prev = p->mp_n_counters;
 		memcpy(p->mp_prev, p->mp_counters, p->mp_n_counters * sizeof(p->mp_counters[0]));
 		p->mp_prev_ms = p->mp_status_ms;

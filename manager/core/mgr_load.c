@@ -42,7 +42,7 @@ by_id(const void *a, const void *b)
 }
 
 void
-mgr_health_loads(struct mgr_health *h, struct mgr_be_load *v, uint32_t n)
+mgr_health_loads(struct mgr_health *h, struct mgr_be_load *v, uint32_t n, bool forget)
 {
 	uint32_t i;
 
@@ -54,7 +54,9 @@ mgr_health_loads(struct mgr_health *h, struct mgr_be_load *v, uint32_t n)
 		struct mgr_be_load key = {.id = r->hr_be.id};
 		const struct mgr_be_load *l = bsearch(&key, v, n, sizeof(*v), by_id);
 
-		if (l != NULL)
+		if (l != NULL && forget)
+			r->hr_load.known = r->hr_load_step.known = false;
+		else if (l != NULL)
 			r->hr_load = (struct mgr_load){true, l->active, l->opened, l->failed};
 	}
 }

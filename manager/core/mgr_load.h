@@ -58,8 +58,11 @@ mgr_load_steers(const struct mgr_hsvc *s)
 uint32_t mgr_load_parse(
 	const struct lb_counter *c, uint32_t n, struct mgr_be_load *out, uint32_t max);
 
-/* Record the reports v[0..n) in the backends they name (sorts v). */
-void mgr_health_loads(struct mgr_health *h, struct mgr_be_load *v, uint32_t n);
+/*
+ * Record the reports v[0..n) in the backends they name (sorts v); forget:
+ * the agent that sent them is gone, its backends' load is unknown again.
+ */
+void mgr_health_loads(struct mgr_health *h, struct mgr_be_load *v, uint32_t n, bool forget);
 
 /* One step of service s over its records recs[0..n), when due; *next: the next step. */
 void mgr_load_step(

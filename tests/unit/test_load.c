@@ -61,6 +61,26 @@ Test(load, agent_counters_parsed)
 	cr_assert_eq(mgr_load_parse(c, 8, v, 1), 1, "room for one: one");
 }
 
+Test(load, reports_recorded_then_forgotten)
+{
+	struct mgr_health h = {0};
+	struct mgr_be_load v[2] = {{.id = 12, .active = 5, .opened = 9, .failed = 1},
+		{.id = 10, .active = 2, .opened = 3}};
+
+	pool(LB_BALANCE_LEAST_CONNECTIONS, false);
+	recs[0].hr_load.known = recs[2].hr_load.known = false;
+	h.h_recs = rp;
+	h.h_n_recs = N;
+	mgr_health_loads(&h, v, 2, false);
+	cr_assert(recs[0].hr_load.known && recs[0].hr_load.active == 2 &&
+		  recs[0].hr_load.opened == 3);
+	cr_assert(recs[2].hr_load.known && recs[2].hr_load.active == 5 &&
+		  recs[2].hr_load.failed == 1);
+	mgr_health_loads(&h, v, 2, true);
+	cr_assert(!recs[0].hr_load.known && !recs[2].hr_load.known, "the agent is gone: unknown");
+	cr_assert(recs[1].hr_load.known, "another agent's backend is not touched");
+}
+
 Test(load, least_connections_steps_are_bounded)
 {
 	uint64_t now = 1000;
