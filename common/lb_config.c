@@ -159,11 +159,10 @@ lb_cfg_get_name(const config_setting_t *group, const char *name, const char *con
 		*out = (uint8_t)def;
 		return 0;
 	}
-	for (i = 0; i < n; i++)
-		if (strcmp(v, names[i]) == 0) {
-			*out = (uint8_t)i;
-			return 0;
-		}
+	if ((i = lb_limit_name_find(names, n, v)) >= 0) {
+		*out = (uint8_t)i;
+		return 0;
+	}
 	for (i = 0; i < n && used < sizeof(list); i++) {
 		const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
 
@@ -338,10 +337,9 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 	static const char *const fields[] = {
 		"dip", "port", "weight", "host", "state", "zone", NULL};
 	static const char *const states[] = {"active", "drain", "maint"};
-	const char *state = NULL;
 	long long port, weight;
 	uint8_t dip_af, host_af;
-	int rc, i;
+	int rc;
 
 	if (!config_setting_is_group(s))
 		return lb_cfg_error(
@@ -365,16 +363,10 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 			 s, "weight", false, 0, LB_MAGLEV_MAX_WEIGHT, 1, &weight, err)) != 0 ||
 		(rc = lb_cfg_get_addr(s, "host", true, LB_ADDR_ANY, &b->host, &host_af, err)) !=
 			0 ||
-		(rc = lb_cfg_get_string(s, "state", false, "active", &state, err)) != 0 ||
+		(rc = lb_cfg_get_name(s, "state", states, 3, LB_BACKEND_ACTIVE, "a state",
+			 &b->state, err)) != 0 ||
 		(rc = lb_cfg_get_zone(s, "zone", b->zone, err)) != 0)
 		return rc;
-
-	for (i = 0; i < 3 && strcmp(state, states[i]) != 0; i++)
-		;
-	if (i == 3)
-		return lb_cfg_error(err, member(s, "state"), NULL,
-			"\"%s\" is not a state (active, drain or maint)", state);
-	b->state = (uint8_t)i;
 	b->host6 = host_af == LB_AF_INET6;
 	b->port = (uint16_t)port;
 	b->weight = (uint32_t)weight;
@@ -392,9 +384,8 @@ load_rule(const config_setting_t *g, bool rate, uint8_t *pfx, unsigned max_pfx,
 	static const char *const f_conns[] = {"limit", "mode", NULL};
 	static const char *const f_rate[] = {"limit", "burst", "mode", NULL};
 	static const char *const f_source[] = {"limit", "burst", "prefix", "mode", NULL};
-	const char *mode = NULL;
 	long long limit, burst = 0, prefix = 0;
-	int rc, m;
+	int rc;
 
 	if (!config_setting_is_group(g))
 		return lb_cfg_error(err, g, NULL, "a rule is a group { limit = ...; mode = ...; }");
@@ -408,15 +399,11 @@ load_rule(const config_setting_t *g, bool rate, uint8_t *pfx, unsigned max_pfx,
 				  g, "burst", false, 0, LB_LIMIT_MAX, 0, &burst, err)) != 0) ||
 		(pfx && (rc = lb_cfg_get_int(g, "prefix", false, 1, max_pfx, 0, &prefix, err)) !=
 				0) ||
-		(rc = lb_cfg_get_string(g, "mode", false, "monitor", &mode, err)) != 0)
+		(rc = lb_cfg_get_name(g, "mode", lb_limit_mode_names, 2, LB_LIMIT_MONITOR, "a mode",
+			 &r->mode, err)) != 0)
 		return rc;
-	m = lb_limit_name_find(lb_limit_mode_names, 2, mode);
-	if (m < 0)
-		return lb_cfg_error(err, member(g, "mode"), NULL,
-			"\"%s\" is not a mode (monitor or intercept)", mode);
 	r->limit = (uint32_t)limit;
 	r->burst = (uint32_t)burst;
-	r->mode = (uint8_t)m;
 	if (pfx)
 		*pfx = (uint8_t)prefix;
 	return 0;
@@ -429,13 +416,13 @@ load_limits(const config_setting_t *g, uint8_t af, uint8_t proto, struct lb_svc_
 {
 	static const char *const fields[] = {
 		"per_source", "new_per_second", "max_connections", "refuse", NULL};
-	const char *refuse = NULL;
 	int rc, k;
 
 	if (!config_setting_is_group(g))
 		return lb_cfg_error(err, g, NULL, "expected a group { new_per_second = ...; }");
 	if ((rc = lb_cfg_check_fields(g, fields, err)) != 0 ||
-		(rc = lb_cfg_get_string(g, "refuse", false, "drop", &refuse, err)) != 0)
+		(rc = lb_cfg_get_name(g, "refuse", lb_refuse_names, 3, LB_REFUSE_DROP, "a refusal",
+			 &l->refuse, err)) != 0)
 		return rc;
 	for (k = 0; k < LB_LIM_N; k++) {
 		const config_setting_t *r = member(g, lb_limit_kind_names[k]);
@@ -445,13 +432,8 @@ load_limits(const config_setting_t *g, uint8_t af, uint8_t proto, struct lb_svc_
 					  lb_limit_prefix_max(af), &l->rule[k], err)) != 0)
 			return rc;
 	}
-	k = lb_limit_name_find(lb_refuse_names, 3, refuse);
-	if (k < 0)
-		return lb_cfg_error(err, member(g, "refuse"), NULL,
-			"\"%s\" is not a refusal (drop, rst or icmp)", refuse);
-	if (k == LB_REFUSE_RST && proto != LB_IPPROTO_TCP)
+	if (l->refuse == LB_REFUSE_RST && proto != LB_IPPROTO_TCP)
 		return lb_cfg_error(err, member(g, "refuse"), NULL, "rst needs a TCP service");
-	l->refuse = (uint8_t)k;
 	lb_limit_prefix_fill(l, af);
 	return 0;
 }

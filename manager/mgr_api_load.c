@@ -20,14 +20,6 @@
 #include "mgr_load.h"
 #include "mgr_members.h"
 
-static int
-by_id(const void *a, const void *b)
-{
-	uint32_t x = ((const struct mgr_be_load *)a)->id, y = ((const struct mgr_be_load *)b)->id;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Every connected agent's last report, parsed once and sorted by backend
  * id (*n of them; NULL when none or out of memory).
@@ -54,7 +46,7 @@ reports(struct mgr_api *api, const struct mgr_commit *cm, uint32_t *n)
 		*n += mgr_load_parse(p.counters, p.n_counters, v + *n, p.n_counters / 3 + 1);
 	}
 	if (v != NULL)
-		qsort(v, *n, sizeof(*v), by_id);
+		mgr_load_sort(v, *n);
 	return v;
 }
 
@@ -62,8 +54,7 @@ reports(struct mgr_api *api, const struct mgr_commit *cm, uint32_t *n)
 static bool
 load_of(const struct mgr_be_load *v, uint32_t n, uint32_t id, uint64_t out[3])
 {
-	struct mgr_be_load key = {.id = id};
-	const struct mgr_be_load *l = v != NULL ? bsearch(&key, v, n, sizeof(*v), by_id) : NULL;
+	const struct mgr_be_load *l = v != NULL ? mgr_load_find(v, n, id) : NULL;
 
 	if (l == NULL)
 		return false;

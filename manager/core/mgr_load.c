@@ -42,17 +42,31 @@ by_id(const void *a, const void *b)
 }
 
 void
+mgr_load_sort(struct mgr_be_load *v, uint32_t n)
+{
+	if (n != 0)
+		qsort(v, n, sizeof(*v), by_id);
+}
+
+const struct mgr_be_load *
+mgr_load_find(const struct mgr_be_load *v, uint32_t n, uint32_t id)
+{
+	struct mgr_be_load key = {.id = id};
+
+	return n != 0 ? bsearch(&key, v, n, sizeof(*v), by_id) : NULL;
+}
+
+void
 mgr_health_loads(struct mgr_health *h, struct mgr_be_load *v, uint32_t n, bool forget)
 {
 	uint32_t i;
 
 	if (n == 0)
 		return;
-	qsort(v, n, sizeof(*v), by_id);
+	mgr_load_sort(v, n);
 	for (i = 0; i < h->h_n_recs; i++) {
 		struct mgr_hrec *r = h->h_recs[i];
-		struct mgr_be_load key = {.id = r->hr_be.id};
-		const struct mgr_be_load *l = bsearch(&key, v, n, sizeof(*v), by_id);
+		const struct mgr_be_load *l = mgr_load_find(v, n, r->hr_be.id);
 
 		if (l != NULL && forget)
 			r->hr_load.known = r->hr_load_step.known = false;

@@ -58,6 +58,10 @@ mgr_load_steers(const struct mgr_hsvc *s)
 uint32_t mgr_load_parse(
 	const struct lb_counter *c, uint32_t n, struct mgr_be_load *out, uint32_t max);
 
+/* Sort reports by backend id, and find id's in sorted reports (NULL: none). */
+void mgr_load_sort(struct mgr_be_load *v, uint32_t n);
+const struct mgr_be_load *mgr_load_find(const struct mgr_be_load *v, uint32_t n, uint32_t id);
+
 /*
  * Record the reports v[0..n) in the backends they name (sorts v); forget:
  * the agent that sent them is gone, its backends' load is unknown again.
