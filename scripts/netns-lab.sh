@@ -447,12 +447,47 @@ lab_spawn() {
 lab_pid() { cat "$LAB_DIR/pids/$1.pid" 2>/dev/null; }
 lab_alive() { local p; p=$(lab_pid "$1") && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 
+# nginx.conf for one server: one process (no master, so no user switch:
+# it reads the lab's folder as root), keep-alive, no access log; the
+# listening port and document root as http.server's.
+lab_nginx_conf() {
+	local name=$1 root=$2 listen6=
+	[ "$LAB_IPV6" = 1 ] && listen6="listen [::]:$LAB_BE_PORT;"
+	mkdir -p "$LAB_DIR/nginx-$name"
+	cat <<-EOF
+		daemon off;
+		master_process off;
+		worker_processes 1;
+		pid $LAB_DIR/nginx-$name/nginx.pid;
+		error_log $LAB_DIR/nginx-$name/error.log warn;
+		events { worker_connections 4096; }
+		http {
+		    access_log off;
+		    keepalive_requests 1000000;
+		    client_body_temp_path $LAB_DIR/nginx-$name;
+		    proxy_temp_path $LAB_DIR/nginx-$name;
+		    fastcgi_temp_path $LAB_DIR/nginx-$name;
+		    uwsgi_temp_path $LAB_DIR/nginx-$name;
+		    scgi_temp_path $LAB_DIR/nginx-$name;
+		    server { listen $LAB_BE_PORT; $listen6 root $root; }
+		}
+	EOF
+}
+
+# Every VM's HTTP server: python's http.server, or nginx with
+# LAB_HTTPD=nginx (bench/lab_vs_haproxy.sh: a backend that is not the
+# bottleneck).
 lab_servers_start() {
 	local v bind=()
 	# "::" serves both families (http.server's DualStackServer clears
 	# IPV6_V6ONLY); without --bind it listens on 0.0.0.0 only
 	[ "$LAB_IPV6" = 1 ] && bind=(--bind ::)
 	for v in "${LAB_VMS[@]}"; do
+		if [ "${LAB_HTTPD:-python}" = nginx ]; then
+			lab_nginx_conf "$v" "$LAB_DIR/www/$v" >"$LAB_DIR/nginx-$v.conf"
+			lab_spawn "http-$v" "$(lab_ns_vm "$v")" nginx -c "$LAB_DIR/nginx-$v.conf"
+			continue
+		fi
 		lab_spawn "http-$v" "$(lab_ns_vm "$v")" \
 			"$LAB_PY" -m http.server "$LAB_BE_PORT" "${bind[@]}" --directory "$LAB_DIR/www/$v"
 	done

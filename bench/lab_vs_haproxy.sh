@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The lab against HAProxy on the same machine (issue 18; method and figures
+# in docs/performance.md, "The lab against HAProxy").
+#
+# Builds both set-ups side by side and runs wrk against each in turn, in the
+# same minutes, so that the ratios hold on a shared, noisy host:
+#
+#   Sluice: the PoP of scripts/lab.sh (netns-pop.sh's pop_up_all: router
+#   with FRR, two muxes behind ECMP, two agents, four VMs on net_tap), each
+#   VM serving with nginx (LAB_HTTPD=nginx: one process, keep-alive).
+#
+#   HAProxy: hp-client -- hp-lb [haproxy, TCP mode, one thread,
+#   roundrobin] -- hp-be [four nginx, the same config, one per address].
+#   Three namespaces joined by veths, the kernel's defaults.
+#
+# The same wrk (-t1 -cCONNS -dSECS) from each set-up's client, keep-alive
+# and a new connection per request ("Connection: close"), alternating
+# sluice, haproxy, sluice, ... for ROUNDS rounds. Prints every run, the CPU
+# each side's processes used (per cent of one core, from /proc/PID/stat),
+# the medians and the ratios sluice / haproxy.
+#
+#   bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE]
+#
+# Needs root, and nginx, haproxy and wrk (apt-get install nginx-light
+# haproxy wrk). Tears everything down on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=3 secs=8 conns=32 out=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--rounds) rounds=$2; shift ;;
+	--seconds) secs=$2; shift ;;
+	--conns) conns=$2; shift ;;
+	--out) out=$2; shift ;;
+	-h | --help)
+		sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "usage: bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE]" >&2
+		exit 2
+		;;
+	esac
+	shift
+done
+[ "$(id -u)" -eq 0 ] || { echo "lab_vs_haproxy: needs root" >&2; exit 1; }
+for c in nginx haproxy wrk; do
+	command -v "$c" >/dev/null || {
+		echo "lab_vs_haproxy: no $c (apt-get install nginx-light haproxy wrk)" >&2
+		exit 1
+	}
+done
+[ -n "$out" ] && exec > >(tee "$out")
+
+export LAB_IPV6=0 LAB_MANAGED=1 LAB_HTTPD=nginx
+. scripts/netns-lab.sh
+. scripts/netns-pop.sh
+lab_init bench /run/sluice-bench-lab
+HP_NS=(hp-client hp-lb hp-be)
+HP_VIP=10.9.0.1
+HP_BE=(10.9.1.11 10.9.1.12 10.9.1.21 10.9.1.22)
+
+hp_down() {
+	local ns pid
+	for ns in "${HP_NS[@]}"; do
+		[ -e "/run/netns/$ns" ] || continue
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+		ip netns del "$ns" 2>/dev/null
+	done
+	return 0
+}
+cleanup() {
+	hp_down
+	lab_down
+	rm -rf "$LAB_DIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+cleanup
+lab_init bench /run/sluice-bench-lab
+
+echo "== build"
+scripts/build.sh >/dev/null
+
+echo "== sluice: the PoP of scripts/lab.sh, nginx in the VMs"
+pop_up_all 2
+
+echo "== haproxy: ${HP_NS[*]}"
+for ns in "${HP_NS[@]}"; do
+	ip netns add "$ns"
+	ip -n "$ns" link set lo up
+done
+# a new connection per request: reuse TIME_WAIT ports on both clients
+# and on HAProxy's side towards the backends (both set-ups alike)
+for ns in hp-client hp-lb "$LAB_NS_CLIENT"; do
+	ip netns exec "$ns" sysctl -qw net.ipv4.tcp_tw_reuse=1
+done
+ip -n hp-client link add eth0 type veth peer name cl0 netns hp-lb
+ip -n hp-lb link add be0 type veth peer name eth0 netns hp-be
+ip -n hp-client addr add 10.9.0.10/24 dev eth0
+ip -n hp-lb addr add "$HP_VIP/24" dev cl0
+ip -n hp-lb addr add 10.9.1.1/24 dev be0
+for a in "${HP_BE[@]}"; do ip -n hp-be addr add "$a/24" dev eth0; done
+ip -n hp-client link set eth0 up
+ip -n hp-lb link set cl0 up
+ip -n hp-lb link set be0 up
+ip -n hp-be link set eth0 up
+ip -n hp-be route add default via 10.9.1.1
+{
+	echo "global"
+	echo "    nbthread 1"
+	echo "    maxconn 4096"
+	echo "defaults"
+	echo "    mode tcp"
+	echo "    timeout connect 5s"
+	echo "    timeout client 30s"
+	echo "    timeout server 30s"
+	echo "frontend vip"
+	echo "    bind $HP_VIP:80"
+	echo "    default_backend pool"
+	echo "backend pool"
+	echo "    balance roundrobin"
+	for i in "${!HP_BE[@]}"; do echo "    server be$i ${HP_BE[$i]}:$LAB_BE_PORT"; done
+} >"$LAB_DIR/haproxy.cfg"
+for i in "${!HP_BE[@]}"; do
+	v=${LAB_VMS[$i]}
+	# the Sluice VM's config, bound to this backend's address
+	lab_nginx_conf "hp$i" "$LAB_DIR/www/$v" |
+		sed "s/listen $LAB_BE_PORT;/listen ${HP_BE[$i]}:$LAB_BE_PORT;/" >"$LAB_DIR/nginx-hp$i.conf"
+	lab_spawn "hp-nginx$i" hp-be nginx -c "$LAB_DIR/nginx-hp$i.conf"
+done
+lab_spawn haproxy hp-lb haproxy -db -f "$LAB_DIR/haproxy.cfg"
+hp_ok() { ip netns exec hp-client curl -s --max-time 1 "http://$HP_VIP/" | grep -q 'served by'; }
+lab_poll hp_ok || { echo "haproxy set-up does not answer" >&2; cat "$LAB_DIR/haproxy.log" >&2; exit 1; }
+
+# CPU seconds (user + system) of the named lab processes, summed.
+cpu_of() {
+	local n t=0 p
+	for n in "$@"; do
+		p=$(lab_pid "$n") || continue
+		[ -r "/proc/$p/stat" ] || continue
+		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat")))
+	done
+	echo "$t"
+}
+tick=$(getconf CLK_TCK)
+declare -A SIDE_NS=([sluice]=$LAB_NS_CLIENT [haproxy]=hp-client)
+declare -A SIDE_URL=([sluice]="http://$LAB_VIP/" [haproxy]="http://$HP_VIP/")
+declare -A SIDE_PROCS=([sluice]="mux1 mux2 agent1 agent2" [haproxy]="haproxy")
+declare -A RES=()
+# one wrk run: SIDE MODE (keepalive | close); prints the line, keeps the figure
+run() {
+	local side=$1 mode=$2 hdr=() c0 c1 rps
+	[ "$mode" = close ] && hdr=(-H "Connection: close")
+	c0=$(cpu_of ${SIDE_PROCS[$side]})
+	rps=$(ip netns exec "${SIDE_NS[$side]}" wrk -t1 -c"$conns" -d"${secs}s" "${hdr[@]}" \
+		"${SIDE_URL[$side]}" | awk '/^Requests\/sec:/ { print $2 }')
+	c1=$(cpu_of ${SIDE_PROCS[$side]})
+	[ -n "$rps" ] || { echo "wrk printed no rate ($side $mode)" >&2; exit 1; }
+	RES[$side.$mode]+="$rps "
+	printf '%-8s %-9s %10.0f req/s   %s: %3d%% of a core\n' "$side" "$mode" "$rps" \
+		"${SIDE_PROCS[$side]// /+}" $((100 * (c1 - c0) / tick / secs))
+}
+median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+echo "== wrk -t1 -c$conns -d${secs}s, $rounds rounds, alternating ($(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"
+for ((r = 1; r <= rounds; r++)); do
+	for mode in keepalive close; do
+		run sluice "$mode"
+		run haproxy "$mode"
+	done
+done
+echo "== medians and ratios"
+for mode in keepalive close; do
+	s=$(echo "${RES[sluice.$mode]}" | median)
+	h=$(echo "${RES[haproxy.$mode]}" | median)
+	printf '%-9s sluice %10.0f  haproxy %10.0f  sluice/haproxy %.2f\n' "$mode" "$s" "$h" \
+		"$(echo "$s / $h" | bc -l)"
+done
