@@ -335,9 +335,9 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 	struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {
-		"dip", "port", "weight", "host", "state", "zone", NULL};
+		"dip", "port", "weight", "host", "state", "zone", "max_connections", NULL};
 	static const char *const states[] = {"active", "drain", "maint"};
-	long long port, weight;
+	long long port, weight, max_conns;
 	uint8_t dip_af, host_af;
 	int rc;
 
@@ -365,8 +365,15 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 			0 ||
 		(rc = lb_cfg_get_name(s, "state", states, 3, LB_BACKEND_ACTIVE, "a state",
 			 &b->state, err)) != 0 ||
-		(rc = lb_cfg_get_zone(s, "zone", b->zone, err)) != 0)
+		(rc = lb_cfg_get_zone(s, "zone", b->zone, err)) != 0 ||
+		(rc = lb_cfg_get_int(s, "max_connections", false, 0, LB_MAX_CONNS_CAP, 0,
+			 &max_conns, err)) != 0)
 		return rc;
+	if (max_conns != 0 && svc->proto != LB_IPPROTO_TCP)
+		return lb_cfg_error(err, member(s, "max_connections"), NULL,
+			"a cap on connections needs a TCP service: the host agent counts TCP "
+			"connections only");
+	b->max_conns = (uint32_t)max_conns;
 	b->host6 = host_af == LB_AF_INET6;
 	b->port = (uint16_t)port;
 	b->weight = (uint32_t)weight;

@@ -369,6 +369,13 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 					zh.prev = h[r];
 					h[r] = lb_siphash13(&k[r], &zh, sizeof(zh));
 				}
+				/* So does a cap: 'C' tags it apart from a zone. */
+				for (r = 0; b[j].max_conns != 0 && r < 2; r++) {
+					uint64_t ch[2] = {(uint64_t)'C' << 32 | b[j].max_conns,
+						h[r]};
+
+					h[r] = lb_siphash13(&k[r], ch, sizeof(ch));
+				}
 			}
 			free(b);
 		}
@@ -545,6 +552,15 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 				rc = fail(err, len, "service %s: backend %s:%u: the zone is %s%s",
 					s, d, b[j].port, why,
 					sc->choice.zonal ? " (cross_zone is off)" : "");
+			else if (b[j].max_conns != 0 && sc->proto != LB_IPPROTO_TCP)
+				rc = fail(err, len,
+					"service %s: backend %s:%u: max_connections is for TCP "
+					"services (the agent counts TCP connections)",
+					s, d, b[j].port);
+			else if (b[j].max_conns > LB_MAX_CONNS_CAP)
+				rc = fail(err, len, "service %s: backend %s:%u: max_connections "
+						    "above %u",
+					s, d, b[j].port, LB_MAX_CONNS_CAP);
 			else if (j > 0 && lb_backend_cmp(&b[j - 1], &b[j]) == 0)
 				rc = fail(err, len, "service %s: backend %s:%u listed twice", s, d,
 					b[j].port);
@@ -664,7 +680,8 @@ service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
 
 		if (lb_backend_cmp(x, y) != 0 || memcmp(&x->host, &y->host, sizeof(x->host)) != 0 ||
 			x->host6 != y->host6 || x->weight != y->weight || x->state != y->state ||
-			x->id != y->id || strncmp(x->zone, y->zone, LB_ZONE_LEN) != 0)
+			x->id != y->id || strncmp(x->zone, y->zone, LB_ZONE_LEN) != 0 ||
+			x->max_conns != y->max_conns)
 			return false;
 	}
 	return true;
@@ -807,6 +824,8 @@ lb_ftable_write(const struct lb_ftable *ft, FILE *f)
 				state_names[b->state <= LB_BACKEND_MAINT ? b->state : 0]);
 			if (b->zone[0] != 0)
 				fprintf(f, " zone = \"%.*s\";", LB_ZONE_LEN - 1, b->zone);
+			if (b->max_conns != 0)
+				fprintf(f, " max_connections = %u;", b->max_conns);
 			fprintf(f, " }");
 		}
 		fprintf(f, "%s);\n\t\t}", s->n_backends ? "\n\t\t\t" : "");

@@ -37,6 +37,7 @@
 #define LB_DIGEST_LEN 16
 #define LB_FTABLE_ID_LEN 64 /* a member id with its NUL (as LB_MSG_ID) */
 #define LB_FTABLE_MAX_DRAINED 256
+#define LB_MAX_CONNS_CAP 10000000 /* a backend's max_connections at most */
 
 enum lb_backend_state { LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_MAINT };
 
@@ -56,6 +57,12 @@ struct lb_backend_cfg {
 	uint32_t weight;
 	uint32_t id;		/* stable across versions; a static file numbers them in order */
 	char zone[LB_ZONE_LEN]; /* "" none; needed by a service with cross_zone off */
+	/*
+	 * Capacity (docs/architecture.md, "Capacity credits"): at most this
+	 * many connections at once, enforced by credits its host agent grants
+	 * the muxes. 0: no cap. TCP services only (the agent counts TCP).
+	 */
+	uint32_t max_conns;
 };
 
 struct lb_service_cfg {

@@ -100,6 +100,7 @@ enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
 		/* Validated tables end their zone inside the array; the message only borrows it. */
 		if (bc->zone[0] != 0 && strnlen(bc->zone, LB_ZONE_LEN) < LB_ZONE_LEN)
 			b->zone = (char *)bc->zone;
+		b->max_connections = bc->max_conns;
 		s->backends[s->n_backends++] = b;
 	}
 	return s;
@@ -343,6 +344,7 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 		bc->state = (uint8_t)b->state;
 		bc->host6 = haf == LB_AF_INET6;
 		bc->id = b->id;
+		bc->max_conns = b->max_connections; /* its range: lb_ftable_validate() */
 		if (b->zone != NULL && b->zone[0] != 0) {
 			const char *why = lb_zone_problem(b->zone, false);
 

@@ -12,6 +12,7 @@
 
 #include "lb_addr.h"
 #include "lb_codec.h"
+#include "lb_credit_msg.h"
 #include "lb_err.h"
 #include "lb_hdr.h"
 #include "test_table.h"
@@ -855,4 +856,96 @@ Test(codec, address_families_refused_naming_the_field)
 		lb_msg_free(&out);
 		free(buf);
 	}
+}
+
+/* A backend's max_connections travels in a table, digest and all; TCP only. */
+Test(codec, max_connections_roundtrip)
+{
+	struct lb_msg in, out;
+	struct lb_ftable ft;
+	uint8_t before[LB_DIGEST_LEN], after[LB_DIGEST_LEN];
+	char err[256];
+
+	test_make_table(&ft, 1, 2, 0);
+	lb_ftable_digest(&ft, before);
+	ft.services[0].backends[1].max_conns = 10;
+	cr_assert_eq(lb_ftable_validate(&ft, err, sizeof(err)), 0, "%s", err);
+	lb_ftable_digest(&ft, after);
+	cr_assert(memcmp(before, after, LB_DIGEST_LEN) != 0, "the cap is in the digest");
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	in.version = 3;
+	in.count = 1;
+	in.table = ft; /* borrowed */
+	memcpy(in.digest, after, LB_DIGEST_LEN);
+	roundtrip(&in, &out);
+	cr_assert_eq(out.table.services[0].backends[1].max_conns, 10);
+	cr_assert_eq(out.table.services[0].backends[0].max_conns, 0);
+	lb_msg_free(&out);
+	ft.services[0].proto = LB_IPPROTO_UDP;
+	cr_assert_neq(lb_ftable_validate(&ft, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "TCP") != NULL, "%s", err);
+	lb_ftable_free(&ft);
+}
+
+/* The credit channel's two messages: round trips, and what is refused. */
+Test(codec, credit_messages)
+{
+	struct lb_credit_grant g, g2;
+	struct lb_credit_report r, r2;
+	uint8_t *buf;
+	size_t len;
+	char err[256];
+
+	memset(&g, 0, sizeof(g));
+	snprintf(g.agent, sizeof(g.agent), "agent1");
+	g.incarnation = 0x1234;
+	g.ttl_ms = 1000;
+	g.n = 2;
+	g.c[0] = (struct lb_credit){7, 3, 5, 0, 12};
+	g.c[1] = (struct lb_credit){9, 0, 0, 2, 4};
+	cr_assert_eq(lb_credit_grant_encode(&g, &buf, &len), 0);
+	cr_assert_eq(lb_credit_grant_decode(buf, len, &g2, err, sizeof(err)), 0, "%s", err);
+	free(buf);
+	cr_assert_str_eq(g2.agent, "agent1");
+	cr_assert_eq(g2.incarnation, 0x1234);
+	cr_assert_eq(g2.n, 2);
+	cr_assert_eq(g2.c[0].count, 5);
+	cr_assert_eq(g2.c[0].granted, 12);
+	cr_assert_eq(g2.c[1].revoke_below, 2);
+	/* A backend twice would count its credits twice. */
+	g.c[1].backend = 7;
+	cr_assert_eq(lb_credit_grant_encode(&g, &buf, &len), 0);
+	cr_assert_neq(lb_credit_grant_decode(buf, len, &g2, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "twice") != NULL, "%s", err);
+	free(buf);
+	g.c[1].backend = 9;
+	g.ttl_ms = 1;
+	cr_assert_eq(lb_credit_grant_encode(&g, &buf, &len), 0);
+	cr_assert_neq(lb_credit_grant_decode(buf, len, &g2, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "ttl") != NULL, "%s", err);
+	free(buf);
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.mux, sizeof(r.mux), "mux1");
+	r.incarnation = 77;
+	r.agent_incarnation = 0x1234;
+	r.n = 1;
+	r.u[0] = (struct lb_credit_use){7, 10, 4, 1, 2, 9, 3, 10};
+	cr_assert_eq(lb_credit_report_encode(&r, &buf, &len), 0);
+	cr_assert_eq(lb_credit_report_decode(buf, len, &r2, err, sizeof(err)), 0, "%s", err);
+	free(buf);
+	cr_assert_str_eq(r2.mux, "mux1");
+	cr_assert_eq(r2.u[0].denied, 9);
+	cr_assert_eq(r2.u[0].live, 3);
+	/* More spent than received is a lie. */
+	r.u[0].used = 9;
+	cr_assert_eq(lb_credit_report_encode(&r, &buf, &len), 0);
+	cr_assert_neq(lb_credit_report_decode(buf, len, &r2, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "received") != NULL, "%s", err);
+	free(buf);
+	/* Garbage is not a grant. */
+	cr_assert_neq(lb_credit_grant_decode((const uint8_t *)"\xff\xff\xff", 3, &g2, err,
+			      sizeof(err)),
+		0);
 }
