@@ -47,7 +47,8 @@
 	X(REASSEMBLY_FAILED, "reassembly_failed")   /* agent: fragment expired or rejected */      \
 	X(REASSEMBLY_TOO_BIG, "reassembly_too_big") /* agent: whole datagram past one mbuf */      \
 	X(LIMIT, "limit_refused")		    /* mux: an admission rule refused it */        \
-	X(UNUSABLE, "backend_unusable")		    /* mux: reject policy, not answerable */
+	X(UNUSABLE, "backend_unusable")		    /* mux: reject policy, not answerable */       \
+	X(NO_CREDIT, "no_credit")		    /* mux: capped pool, no credit anywhere */
 
 enum lb_drop {
 	LB_DROP_NONE = 0,

@@ -75,6 +75,7 @@ struct ha_lb {
 	uint8_t af;	/* LB_AF_INET or LB_AF_INET6 */
 	uint8_t proto;	/* the service's */
 	uint32_t be_id; /* the backend's stable id (its load's index, ha_track.h) */
+	uint32_t max_conns; /* its max_connections: credits granted for it (ha_credit.h); 0 none */
 };
 
 /* Compiled mapping; immutable once workers run. */

@@ -125,6 +125,7 @@ ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ft
 			lb->af = sc->af;
 			lb->proto = sc->proto;
 			lb->be_id = bc->id;
+			lb->max_conns = bc->max_conns;
 			dk.dip = lb->dip;
 			dk.port = lb->dport;
 			dk.proto = sc->proto;

@@ -17,6 +17,7 @@
 #include "dp_daemon.h"
 #include "dp_rcu.h"
 #include "ha_agent.h"
+#include "ha_credit.h"
 #include "ha_track.h"
 #include "ha_stats.h"
 #include "ha_update.h"
@@ -240,10 +241,12 @@ main(int argc, char **argv)
 	struct dp_report report = {0};
 	struct lb_member_cfg mcfg;
 	struct lb_metrics_cfg metrics;
+	struct lb_credit_cfg ccfg;
+	struct ha_credit *credit = NULL;
 	struct lb_cfg_err cerr;
 	char errbuf[512];
 	unsigned lcore;
-	int ret = 1;
+	int ret = 1, have_credits;
 
 	lb_log_init("sluice-agent", LB_LOG_INFO);
 	if (dp_opts_parse(&o, NULL, argc, argv, usage) != 0)
@@ -254,6 +257,10 @@ main(int argc, char **argv)
 	if (dp_member_cfg_load(&d, &cfg.file, o.config, LB_ROLE_AGENT, &mcfg) != 0 ||
 		dp_metrics_cfg_load(&d, &cfg.file, LB_METRICS_PORT_AGENT, &metrics) != 0)
 		return 1;
+	have_credits = lb_credit_cfg_load(config_root_setting(&cfg.file), o.config, true,
+		cfg.managed ? mcfg.id : NULL, &ccfg, &cerr);
+	if (have_credits < 0)
+		return dp_config_error(&d, cerr.msg);
 	if (o.check)
 		return check(&d, &cfg, o.config, &mcfg);
 	hello_addrs(&cfg, &mcfg);
@@ -299,9 +306,13 @@ main(int argc, char **argv)
 		rte_eal_mp_wait_lcore();
 		goto fail;
 	}
+	/* Capacity credits: reads the running map and the tracker, asks every mux. */
+	if (have_credits && (credit = ha_credit_start(&upd, &ccfg, errbuf, sizeof(errbuf))) == NULL)
+		LB_ERR("%s: capped backends get no new connections", errbuf);
 
 	loop.exit_on_eof = o.exit_on_eof;
 	dp_run(&loop);
+	ha_credit_stop(credit);
 	/* No map changes while the lcore drains and the summary reads it. */
 	dp_member_destroy(&upd.member);
 	rte_eal_mp_wait_lcore();

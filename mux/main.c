@@ -20,6 +20,8 @@
 #include "lb_log.h"
 #include "mux_app.h"
 #include "mux_bgp_cfg.h"
+#include "mux_credit.h"
+#include "mux_credit_chan.h"
 #include "mux_gen.h"
 #include "mux_route.h"
 #include "mux_update.h"
@@ -178,9 +180,11 @@ main(int argc, char **argv)
 	struct lb_member_cfg mcfg;
 	struct mux_bgp_cfg bcfg;
 	struct lb_metrics_cfg metrics;
+	struct lb_credit_cfg ccfg;
+	struct mux_credit_chan *chan = NULL;
 	char errbuf[512];
 	uint16_t p;
-	int ret = 1, have_bgp;
+	int ret = 1, have_bgp, have_credits;
 
 	lb_log_init("sluice-mux", LB_LOG_INFO);
 	if (dp_opts_parse(&o.dp, &ext, argc, argv, usage) != 0)
@@ -194,6 +198,10 @@ main(int argc, char **argv)
 	have_bgp = mux_bgp_cfg_load(
 		config_root_setting(&app.cfg.file), app.cfg.tunnel_addr, &bcfg, &cerr);
 	if (have_bgp < 0)
+		return dp_config_error(&d, cerr.msg);
+	have_credits = lb_credit_cfg_load(
+		config_root_setting(&app.cfg.file), o.dp.config, false, NULL, &ccfg, &cerr);
+	if (have_credits < 0)
 		return dp_config_error(&d, cerr.msg);
 	/* Without probers nothing answers VIP probes: do not ask to be probed. */
 	if (app.cfg.n_probers != 0)
@@ -239,7 +247,20 @@ main(int argc, char **argv)
 	if (mux_app_start(&app, d.pool, o.dp.exit_on_eof, &loop.eof_pkts, errbuf, sizeof(errbuf)) !=
 		0)
 		goto fail;
-	snprintf(app.member_id, sizeof(app.member_id), "%s", mcfg.id);
+	snprintf(app.member_id, sizeof(app.member_id), "%s", mcfg.id[0] ? mcfg.id : "sluice-mux");
+	/* Capacity credits: the lanes before the workers run, the channel before the manager. */
+	if (have_credits) {
+		app.ctx.credit = mux_credit_create(app.n_workers, app.ctx.tsc_hz, (int)rte_socket_id());
+		if (app.ctx.credit == NULL) {
+			snprintf(errbuf, sizeof(errbuf), "credits: out of memory");
+			goto fail;
+		}
+		if (mux_credit_bind(app.ctx.credit, app.ctx.gen, &app.cfg.ftable, NULL, errbuf,
+			    sizeof(errbuf)) != 0 ||
+			(chan = mux_credit_chan_start(app.ctx.credit, &ccfg, app.member_id, errbuf,
+				 sizeof(errbuf))) == NULL)
+			goto fail;
+	}
 	if (app.cfg.managed &&
 		dp_member_create(&app.member, &app.gen_lock, &mcfg, &mux_member_ops, &app,
 			&app.cfg.ftable, app.ctx.gen->version, errbuf, sizeof(errbuf)) != 0)
@@ -267,6 +288,8 @@ main(int argc, char **argv)
 	loop.arg = &app;
 	dp_run(&loop);
 	mux_route_stop(app.route);
+	mux_credit_chan_stop(chan);
+	chan = NULL;
 	/* No generation changes while the workers drain and the summary reads it. */
 	dp_member_destroy(&app.member);
 	rte_eal_mp_wait_lcore();
@@ -279,6 +302,7 @@ main(int argc, char **argv)
 	goto out;
 fail:
 	LB_ERR("%s", errbuf);
+	mux_credit_chan_stop(chan);
 	dp_member_destroy(&app.member); /* its thread was never started */
 out:
 	/*
@@ -287,6 +311,7 @@ out:
 	 */
 	lb_signals_install(&late_quit);
 	mux_route_destroy(app.route);
+	mux_credit_free(app.ctx.credit); /* the workers and the channel are done with it */
 	dp_teardown(&d);
 	return ret;
 }

@@ -23,6 +23,7 @@
 #include "lb_maglev.h"
 #include "lb_parse.h"
 #include "mux_conn.h"
+#include "mux_credit.h"
 #include "mux_gen.h"
 #include "mux_limit.h"
 #include "mux_worker.h"
@@ -102,6 +103,8 @@ mux_maglev_pick(const struct mux_gen *g, const struct mux_service *s, uint64_t f
 
 /* mux_choose()'s choice for a new flow a reject policy refuses (lb_choice.h). */
 #define MUX_CHOICE_REJECT (UINT32_MAX - 1)
+/* ... and for one no backend has a credit for, under redistribute (dropped no_credit). */
+#define MUX_CHOICE_NO_CREDIT (UINT32_MAX - 2)
 
 /*
  * The hash a new flow of service s is looked up by: the flow hash fh for
@@ -158,6 +161,74 @@ mux_pick(const struct mux_gen *g, const struct mux_service *s, const struct lb_p
 	return mux_maglev_pick(g, s, h);
 }
 
+/* Preference-order steps a capped flow tries before a scan of its pool (mux_capped()). */
+#define MUX_CREDIT_TRIES 16
+
+/*
+ * Backend idx of g is capped: spend a credit of it (false: none; counted
+ * denied in its lane). No slot (no credit channel, or none bound) is no
+ * credit.
+ */
+static inline bool
+mux_credit_ok(struct mux_worker *w, const struct mux_gen *g, uint32_t idx, uint64_t tsc)
+{
+	struct mux_credit_lane *l;
+	uint16_t slot;
+
+	if (!(g->backends[idx].flags & MUX_BE_CAPPED))
+		return true;
+	slot = g->credit_slot[idx];
+	if (slot == MUX_CREDIT_NONE || w->ctx->credit == NULL)
+		return false;
+	l = mux_credit_lane(w->ctx->credit, w->idx, slot);
+	if (mux_credit_spend(l, tsc))
+		return true;
+	l->denied++;
+	return false;
+}
+
+/*
+ * A new connection whose backend idx is capped and has no credit goes to
+ * the next backend in its preference order that is not capped or has a
+ * credit: the usable Maglev table stepped from the flow's own slot by a
+ * stride the flow's hash gives (the same order on every mux and worker),
+ * MUX_CREDIT_TRIES steps, then the pool in order from the hash. UINT32_MAX:
+ * none; the caller applies the failure policy.
+ */
+static inline uint32_t
+mux_capped(struct mux_worker *w, const struct mux_gen *g, const struct mux_service *s,
+	uint32_t idx, uint64_t h)
+{
+	uint64_t tsc = rte_rdtsc();
+	uint32_t k, pos, step, cand;
+
+	if (mux_credit_ok(w, g, idx, tsc))
+		return idx;
+	pos = lb_flow_slot(h, g->maglev_size);
+	step = (uint32_t)(h % (g->maglev_size - 1)) + 1; /* the size is prime: every step cycles */
+	for (k = 0; k < MUX_CREDIT_TRIES; k++) {
+		pos = (uint32_t)(((uint64_t)pos + step) % g->maglev_size);
+		if (s->maglev[pos] == LB_MAGLEV_EMPTY)
+			break;
+		cand = s->first_backend + s->maglev[pos];
+		if (cand != idx && mux_credit_ok(w, g, cand, tsc)) {
+			w->cnt.credit_moved++;
+			return cand;
+		}
+	}
+	for (k = 0; k < s->n_backends; k++) {
+		cand = s->first_backend + (uint32_t)((h + k) % s->n_backends);
+		if (cand != idx && g->backends[cand].state == LB_BACKEND_ACTIVE &&
+			!(g->backends[cand].flags & MUX_BE_WEIGHT_ZERO) &&
+			mux_credit_ok(w, g, cand, tsc)) {
+			w->cnt.credit_moved++;
+			return cand;
+		}
+	}
+	w->cnt.credit_none++;
+	return UINT32_MAX;
+}
+
 /* The worker's busiest counters, kept in registers for a burst and added once. */
 struct mux_burst_cnt {
 	uint64_t fwd_pkts;
@@ -180,15 +251,29 @@ struct mux_choice {
  * no_backend), or its policy rejects (c->id MUX_CHOICE_REJECT).
  */
 static inline bool
-mux_choose(const struct mux_gen *g, uint32_t svc, const struct mux_conn *ce,
+mux_choose(struct mux_worker *w, const struct mux_gen *g, uint32_t svc, const struct mux_conn *ce,
 	const struct lb_pkt *pi, const uint8_t *p, uint64_t fh, uint32_t now, struct mux_choice *c)
 {
+	const struct mux_service *s;
+
 	c->was_closing = false;
 	c->id = ce != NULL ? mux_conn_hit(g, svc, ce, pi, now, &c->was_closing) : UINT32_MAX;
 	c->hit = c->id != UINT32_MAX;
-	if (!c->hit)
-		c->id = mux_pick(g, &g->services[svc], pi, p, fh);
-	return c->id < MUX_CHOICE_REJECT;
+	if (c->hit)
+		return true;
+	s = &g->services[svc];
+	c->id = mux_pick(g, s, pi, p, fh);
+	/* Capacity credits: only a connection's opening spends one (a SYN; UDP is never capped). */
+	if (unlikely(g->credit_slot != NULL) && c->id < MUX_CHOICE_REJECT &&
+		(g->backends[c->id].flags & MUX_BE_CAPPED) && pi->kind == LB_PKT_L4 &&
+		mux_new_conn(pi)) {
+		c->id = mux_capped(w, g, s, c->id, mux_affinity_hash(g, s, pi, p, fh));
+		if (c->id == UINT32_MAX && s->on_unusable == LB_UNUSABLE_REJECT)
+			c->id = MUX_CHOICE_REJECT;
+		else if (c->id == UINT32_MAX)
+			c->id = MUX_CHOICE_NO_CREDIT;
+	}
+	return c->id < MUX_CHOICE_NO_CREDIT;
 }
 
 /* A packet mux_choose() found no backend for: rejected by policy, or dropped no_backend. */
@@ -198,6 +283,8 @@ mux_no_choice(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const str
 {
 	if (c->id == MUX_CHOICE_REJECT)
 		mux_reply_unusable(w, port, m, pi);
+	else if (c->id == MUX_CHOICE_NO_CREDIT)
+		mux_drop(w, m, LB_DROP_NO_CREDIT);
 	else
 		mux_drop(w, m, LB_DROP_NO_BACKEND);
 }

@@ -218,9 +218,9 @@ load_groups(void *arg, const config_setting_t *root, struct lb_cfg_err *err)
 int
 mux_config_load(struct mux_config *cfg, const char *path, struct lb_cfg_err *err)
 {
-	/* "bgp" is mux_bgp_cfg.c's (main.c loads it). */
+	/* "bgp" is mux_bgp_cfg.c's, "credits" lb_credit_net.c's (main.c loads them). */
 	static const char *const fields[] = {
-		"eal", "mux", "ports", "flow_table", "manager", "metrics", "bgp", NULL};
+		"eal", "mux", "ports", "flow_table", "manager", "metrics", "bgp", "credits", NULL};
 	const struct lb_cfg_daemon d =
 		LB_CFG_DAEMON(cfg, fields, MUX_MAX_EAL_ARGS - 8, load_groups);
 	int rc = lb_cfg_load_daemon(&d, cfg, path, err);

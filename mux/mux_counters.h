@@ -82,6 +82,12 @@
 		"TCP RSTs sent from the VIP for rejected flows", "unusable_rst_sent_total")        \
 	X(unusable_icmp_sent, DP_SHOW, 0, ", icmp sent %" PRIu64 "\n",                             \
 		"ICMP port unreachable sent for rejected UDP flows", "unusable_icmp_sent_total")   \
+	X(credit_moved, DP_SHOW, 0, "  credits: moved %" PRIu64,                                   \
+		"new connections sent past a capped backend without credit to the next one",       \
+		"credit_moved_total")                                                              \
+	X(credit_none, DP_SHOW, 0, ", none anywhere %" PRIu64 "\n",                               \
+		"new connections no backend had a credit for (failure policy applied)",            \
+		"credit_none_total")                                                               \
 	X(conn_new, DP_SHOW, 5, "  connections: new %" PRIu64, "connection-table entries made",    \
 		"new_connections_total")                                                           \
 	X(conn_hit, DP_SHOW, 0, ", hits %" PRIu64, "packets of a flow the table knew",             \

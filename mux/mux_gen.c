@@ -124,8 +124,18 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 		else
 			b->host = bc->host.a32[0];
 		b->port = lb_cpu_to_be16(bc->port);
-		b->flags =
-			(bc->weight == 0 ? MUX_BE_WEIGHT_ZERO : 0) | (bc->host6 ? MUX_BE_HOST6 : 0);
+		b->flags = (bc->weight == 0 ? MUX_BE_WEIGHT_ZERO : 0) |
+			   (bc->host6 ? MUX_BE_HOST6 : 0) | (bc->max_conns ? MUX_BE_CAPPED : 0);
+		if (bc->max_conns != 0 && g->credit_slot == NULL) {
+			g->credit_slot = rte_malloc_socket("mux_credit_slot",
+				sizeof(*g->credit_slot) * g->n_backends, 0, socket);
+			if (g->credit_slot == NULL) {
+				free(mb);
+				snprintf(err->msg, sizeof(err->msg), "out of memory");
+				return -LB_ENOMEM;
+			}
+			memset(g->credit_slot, 0xff, sizeof(*g->credit_slot) * g->n_backends);
+		}
 		/* An unknown state (only a bug can make one) takes no traffic at all. */
 		b->state = bc->state <= LB_BACKEND_MAINT ? bc->state : LB_BACKEND_MAINT;
 		b->svc = idx;
@@ -456,6 +466,7 @@ mux_gen_free(struct mux_gen *g)
 	rte_free(g->svc6_tab);
 	rte_free(g->by_sid);
 	rte_free(g->withdrawn);
+	rte_free(g->credit_slot);
 	rte_free(g->limits);
 	rte_free(g->services);
 	rte_free(g->backends);

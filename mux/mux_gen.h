@@ -41,6 +41,7 @@
  */
 #define MUX_BE_WEIGHT_ZERO 0x01 /* the configured weight is 0 (telemetry) */
 #define MUX_BE_HOST6 0x02	/* host is an IPv6 PA: addr6[].host; IPv4 in host otherwise */
+#define MUX_BE_CAPPED 0x04	/* max_connections: new connections need a credit (mux_credit.h) */
 
 struct mux_backend {
 	lb_be32_t dip;	/* IPv4 services; IPv6 DIPs are addr6[].dip */
@@ -139,6 +140,13 @@ struct mux_gen {
 	/* Admission rules (mux_limit.h): [n_services] by index, and the mux-wide cap. */
 	struct lb_svc_limits *limits;
 	struct lb_limit_rule mux_rate;
+	/*
+	 * Capacity credits: [n_backends], a capped backend's slot
+	 * (mux_credit_bind()), MUX_CREDIT_NONE for the others and for a
+	 * capped one no slot was bound to (it then gets no new connection).
+	 * NULL: no backend is capped.
+	 */
+	uint16_t *credit_slot;
 };
 
 #define MUX_GEN_VIP UINT32_MAX

@@ -92,7 +92,7 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	struct mux_conn rec;
 
 	if (unlikely(!mux_choose(
-		    g, svc, ce, pi, rte_pktmbuf_mtod(m, const uint8_t *), fh, now, &c))) {
+		    w, g, svc, ce, pi, rte_pktmbuf_mtod(m, const uint8_t *), fh, now, &c))) {
 		mux_no_choice(w, port, m, pi, &c);
 		return;
 	}

@@ -86,7 +86,7 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 	pos = mux_conn6_lookup(w->conn6, &key, fh);
 	if (pos >= 0)
 		ce = mux_conn6_at(w->conn6, pos);
-	if (!mux_choose(g, svc, ce, pi, rte_pktmbuf_mtod(m, const uint8_t *), fh, now, &c)) {
+	if (!mux_choose(w, g, svc, ce, pi, rte_pktmbuf_mtod(m, const uint8_t *), fh, now, &c)) {
 		mux_no_choice(w, port, m, pi, &c);
 		return;
 	}

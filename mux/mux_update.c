@@ -32,6 +32,7 @@
 #include "lb_member.h"
 #include "mux_app.h"
 #include "mux_conn.h"
+#include "mux_credit.h"
 #include "mux_gen.h"
 #include "mux_route.h"
 #include "mux_limit.h"
@@ -143,6 +144,7 @@ int
 mux_reload(struct mux_app *app)
 {
 	const struct mux_gen *old = app->ctx.gen;
+	struct lb_ftable named = {0};
 	struct mux_config nc;
 	struct lb_cfg_err err;
 	struct mux_gen *ng;
@@ -179,7 +181,10 @@ mux_reload(struct mux_app *app)
 		goto out;
 	}
 	hold = hold_recent(app, old);
-	rc = hold == NULL ? -LB_ENOMEM : mux_gen_assign_sids(old, &nc.ftable, hold, &err);
+	/* The file's ids name the backends to their agents: keep them for the credits. */
+	rc = hold == NULL || lb_ftable_copy(&named, &nc.ftable) != 0
+		     ? -LB_ENOMEM
+		     : mux_gen_assign_sids(old, &nc.ftable, hold, &err);
 	free(hold);
 	if (rc == 0) {
 		/* The running tunnels: a reload does not change them (warn_unreloadable()). */
@@ -189,6 +194,12 @@ mux_reload(struct mux_app *app)
 		if (ng == NULL)
 			rc = -LB_EINVAL;
 	}
+	if (rc == 0 &&
+		mux_credit_bind(app->ctx.credit, ng, &named, old, err.msg, sizeof(err.msg)) != 0) {
+		mux_gen_free(ng);
+		rc = -LB_EINVAL;
+	}
+	lb_ftable_free(&named);
 	if (rc != 0) {
 		LB_ERR("reload refused: %s: %s", app->cfg.path, err.msg);
 		goto out;
@@ -256,6 +267,12 @@ member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *er
 			(int)rte_lcore_to_socket_id(rte_get_main_lcore()), &cerr);
 		if (b->gen == NULL)
 			rc = -LB_EINVAL;
+	}
+	/* Credits are named by the manager's ids: next's, not the sids ft now holds. */
+	if (rc == 0 && mux_credit_bind(app->ctx.credit, b->gen, next, old, cerr.msg,
+			       sizeof(cerr.msg)) != 0) {
+		mux_gen_free(b->gen);
+		rc = -LB_EINVAL;
 	}
 	lb_ftable_free(&ft);
 	if (rc != 0) {

@@ -16,6 +16,7 @@
 
 #include "lb_err.h"
 #include "mux_conn.h"
+#include "mux_credit.h"
 #include "mux_gen.h"
 #include "mux_worker.h"
 
@@ -89,6 +90,11 @@ mux_worker_main(void *arg)
 		}
 		mux_flush(w);
 		rte_rcu_qsbr_quiescent(ctx->qsv, w->idx);
+		/* Grants nobody spends still expire and leave their lane (mux_credit.h). */
+		if (ctx->credit != NULL)
+			mux_credit_sweep(mux_credit_lane(ctx->credit, w->idx,
+						 w->credit_sweep++ % MUX_CREDIT_SLOTS),
+				rte_rdtsc());
 		if (got != 0) {
 			w->cnt.conn_swept += mux_conn_sweep(w->conn, now, MUX_SWEEP_BUSY);
 			/* An empty IPv6 table costs nothing: IPv4-only traffic never reads it. */

@@ -34,6 +34,7 @@ struct rte_mbuf;
 struct rte_mempool;
 struct rte_rcu_qsbr;
 struct mux_gen;
+struct mux_credit;
 struct mux_conn_table;
 struct mux_conn6_table;
 
@@ -75,6 +76,8 @@ struct mux_ctx {
 	 * (mux_limit.h).
 	 */
 	uint64_t lim_share; /* divisor << 32 | index; 0: the whole limit */
+	/* Capacity credits (mux_credit.h); NULL: no channel, capped backends get nothing new. */
+	struct mux_credit *credit;
 	volatile bool quit;
 };
 
@@ -104,6 +107,7 @@ struct mux_worker {
 	struct mux_flow_counters *svc_cnt; /* [n_services] */
 	struct mux_flow_counters *be_cnt;  /* [n_backends] */
 	uint64_t loops;			   /* +1 per loop: a reader sees the worker progress */
+	uint16_t credit_sweep;		   /* the credit lane its next loop looks at */
 	struct mux_limits lim;		   /* admission control state */
 	struct mux_counters cnt;
 } __rte_cache_aligned;

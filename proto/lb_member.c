@@ -24,6 +24,7 @@
 #include "lb_lkg.h"
 #include "lb_log.h"
 #include "lb_member.h"
+#include "lb_credit_net.h"
 #include "lb_member_int.h"
 #include "lb_proof.h"
 
@@ -351,33 +352,8 @@ open_sock(struct lb_member *m, nng_socket *s)
 static int
 setup_tls(struct lb_member *m, char *err, size_t len)
 {
-	char *cert = NULL, *key = NULL;
-	const char *what = "allocating the TLS configuration";
-	int rc;
-
-	rc = nng_tls_config_alloc(&m->tls, NNG_TLS_MODE_CLIENT);
-	if (rc == 0) {
-		what = m->cfg.ca;
-		rc = nng_tls_config_ca_file(m->tls, m->cfg.ca);
-	}
-	if (rc == 0) {
-		lb_read_file(m->cfg.cert, LB_PROOF_CERT_MAX, &cert, NULL);
-		lb_read_file(m->cfg.key, LB_PROOF_CERT_MAX, &key, NULL);
-		what = cert == NULL ? m->cfg.cert : m->cfg.key;
-		rc = cert == NULL || key == NULL ? NNG_ENOENT
-						 : nng_tls_config_own_cert(m->tls, cert, key, NULL);
-		if (rc != 0 && cert != NULL && key != NULL)
-			what = "the certificate and key";
-	}
-	free(cert);
-	free(key);
-	if (rc == 0)
-		rc = nng_tls_config_server_name(m->tls, m->cfg.server_name);
-	if (rc == 0)
-		rc = nng_tls_config_auth_mode(m->tls, NNG_TLS_AUTH_MODE_REQUIRED);
-	if (rc != 0)
-		snprintf(err, len, "TLS: %s: %s", what, nng_strerror(rc));
-	return rc;
+	return lb_tls_config(&m->tls, false, m->cfg.ca, m->cfg.cert, m->cfg.key,
+		m->cfg.server_name, err, len);
 }
 
 /*
@@ -574,8 +550,8 @@ close_thread(void *arg)
 	return NULL;
 }
 
-static bool
-close_within(nng_socket sock, unsigned ms)
+bool
+lb_nng_close_within(nng_socket sock, unsigned ms)
 {
 	struct closer *c = calloc(1, sizeof(*c));
 	pthread_condattr_t ca;
@@ -674,7 +650,7 @@ lb_member_destroy(struct lb_member *m)
 {
 	if (m == NULL)
 		return;
-	if (!close_within(m->sock, CLOSE_WAIT_MS)) {
+	if (!lb_nng_close_within(m->sock, CLOSE_WAIT_MS)) {
 		LB_WARN("manager: closing the connection did not end in %u ms (%d pipes "
 			"open, nng): exiting without it",
 			CLOSE_WAIT_MS, __atomic_load_n(&m->connected, __ATOMIC_ACQUIRE));

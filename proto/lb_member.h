@@ -136,6 +136,13 @@ int lb_member_cfg_load(const config_setting_t *root, const char *cfg_path,
 	struct lb_member_cfg *cfg, struct lb_cfg_err *err);
 
 /*
+ * A file named by group g's member `name` (required or not), relative to
+ * dir unless absolute, into out; it must be readable. 0 or -LB_ECONFIG.
+ */
+int lb_cfg_path(const config_setting_t *g, const char *name, bool required, const char *dir,
+	char *out, size_t len, struct lb_cfg_err *err);
+
+/*
  * Create a member whose applied table is `initial` at `version` (copied;
  * version 0 and an empty table for a member that starts empty). Dials the
  * manager in the background (nng reconnects by itself). Returns NULL with

@@ -14,8 +14,8 @@
 #include "lb_err.h"
 #include "lb_member.h"
 
-static int
-cfg_path(const config_setting_t *g, const char *name, bool required, const char *dir, char *out,
+int
+lb_cfg_path(const config_setting_t *g, const char *name, bool required, const char *dir, char *out,
 	size_t len, struct lb_cfg_err *err)
 {
 	const char *v = NULL;
@@ -153,9 +153,9 @@ lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_mem
 		return lb_cfg_error(err, config_setting_get_member(g, "id"), NULL,
 			"1 to %zu characters", sizeof(cfg->id) - 1);
 	snprintf(cfg->id, sizeof(cfg->id), "%s", id);
-	if ((rc = cfg_path(g, "ca", tls, dir, cfg->ca, sizeof(cfg->ca), err)) != 0 ||
-		(rc = cfg_path(g, "cert", tls, dir, cfg->cert, sizeof(cfg->cert), err)) != 0 ||
-		(rc = cfg_path(g, "key", tls, dir, cfg->key, sizeof(cfg->key), err)) != 0 ||
+	if ((rc = lb_cfg_path(g, "ca", tls, dir, cfg->ca, sizeof(cfg->ca), err)) != 0 ||
+		(rc = lb_cfg_path(g, "cert", tls, dir, cfg->cert, sizeof(cfg->cert), err)) != 0 ||
+		(rc = lb_cfg_path(g, "key", tls, dir, cfg->key, sizeof(cfg->key), err)) != 0 ||
 		(rc = load_state_file(g, dir, cfg, err)) != 0)
 		return rc;
 	snprintf(cfg->url, sizeof(cfg->url), "%s", cfg->urls[0]);

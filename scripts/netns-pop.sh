@@ -48,6 +48,12 @@
 #   pop_mux_state I             mux I's route reason in its telemetry (NONE when
 #                               it announces, DRAINED, NOT_IN_SYNC ...)
 #
+# POP_CREDITS=1: capacity credits (docs/architecture.md, "Capacity credits").
+# Each mux listens for its agents on tls+tcp://<its management address>:7500;
+# each agent dials every mux over a management link of its own to the router
+# (lab_mgmt_up's, 10.254.<2|3>.1), with certificates made by
+# scripts/make-certs.sh in DIR/pki (CN mux<i>, agent<h>).
+#
 # LAB_MANAGED=1 (export it before pop_up_all): the PoP under sluice-manager,
 # as the lab's managed mode. Each mux is member mux<i> (its manager group
 # replaces the flow table), the manager runs in the router, the pool is
@@ -153,6 +159,7 @@ pop_topology_up() {
 		pop_bridge_veth "${POP_NS[$i]}" mgmt0 "rt-mg$i"
 		ip -n "${POP_NS[$i]}" addr add "${POP_MG[$i]}/24" dev mgmt0
 	done
+	if [ "${POP_CREDITS:-0}" = 1 ]; then pop_credits_links; fi
 }
 
 # The bgp group of mux i.
@@ -201,7 +208,41 @@ pop_configs() {
 		else
 			cat "$LAB_DIR/flow_table.cfg" >>"$LAB_DIR/mux$i.cfg"
 		fi
+		if [ "${POP_CREDITS:-0}" = 1 ]; then
+			printf 'credits = { listen = "tls+tcp://%s:7500"; ca = "pki/ca.pem";\n\tcert = "pki/mux%s.pem"; key = "pki/mux%s.key"; };\n' \
+				"${POP_MG[$i]}" "$i" "$i" >>"$LAB_DIR/mux$i.cfg"
+		fi
 		if [ "$LAB_HUGEPAGES" = 1 ]; then lab_eal_hugepages "$LAB_DIR/mux$i.cfg"; fi
+	done
+	if [ "${POP_CREDITS:-0}" = 1 ]; then pop_credits_configs; fi
+}
+
+# POP_CREDITS=1: the certificates, the agents' management links and routes,
+# and every agent's credits group (each mux, by its id and address).
+pop_credits_configs() {
+	local h i names=() list=""
+	for ((i = 1; i <= POP_N; i++)); do
+		names+=("mux$i")
+		list+="${list:+, }{ id = \"mux$i\"; url = \"tls+tcp://${POP_MG[$i]}:7500\"; }"
+	done
+	"$LAB_SRC/scripts/make-certs.sh" "$LAB_DIR/pki" "${names[@]}" agent1 agent2 >/dev/null
+	for h in 1 2; do
+		printf 'credits = { muxes = ( %s );\n\tttl_ms = %s; interval_ms = %s;\n\tca = "pki/ca.pem"; cert = "pki/agent%s.pem"; key = "pki/agent%s.key"; };\n' \
+			"$list" "${POP_CREDIT_TTL:-1000}" "${POP_CREDIT_INTERVAL:-50}" "$h" "$h" \
+			>>"$LAB_DIR/agent$h.cfg"
+	done
+}
+
+# POP_CREDITS=1: agent h reaches the muxes' management network through the
+# router over lab_mgmt_up's link; the muxes answer through the router.
+pop_credits_links() {
+	local h i
+	lab_mgmt_up
+	for h in 1 2; do
+		ip -n "${LAB_NS_HOST[$h]}" route add 10.255.0.0/24 via "${LAB_MG_NET[agent$h]}.2"
+	done
+	for ((i = 1; i <= POP_N; i++)); do
+		ip -n "${POP_NS[$i]}" route add 10.254.0.0/16 via "$POP_RT_IP"
 	done
 }
 

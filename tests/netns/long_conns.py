@@ -18,6 +18,8 @@
         DIR/stop (or go.k waited for longer than --idle seconds) ends it.
 Every round.k.json is written whole (rename), so a reader never sees half.
 
+        --at-once sends every SYN at once (tests/netns/pop_credits.sh).
+
   long_conns.py burst --host VIP --port 9090 -n 20
         in the client's namespace: n short connections, one line each, then
         closed; prints {name: how many it answered, ..., "failed": n} as JSON
@@ -130,8 +132,38 @@ def connect_all(host, port, n, timeout):
     return socks, failed
 
 
+def connect_at_once(host, port, n, timeout):
+    """connect_all, but every SYN leaves at once: a burst of new connections."""
+    pending, socks, failed = {}, {}, {}
+    for i in range(n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        rc = s.connect_ex((host, port))
+        if rc not in (0, errno.EINPROGRESS):
+            failed[i] = ("connect " + errno.errorcode.get(rc, str(rc)), None)
+            s.close()
+            continue
+        pending[s.fileno()] = (i, s)
+    end = time.monotonic() + timeout
+    while pending and time.monotonic() < end:
+        _, w, _ = select.select([], list(pending), [], end - time.monotonic())
+        for fd in w:
+            i, s = pending.pop(fd)
+            rc = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if rc == 0:
+                socks[i] = s
+            else:
+                failed[i] = ("connect " + errno.errorcode.get(rc, str(rc)), None)
+                s.close()
+    for i, s in pending.values():
+        failed[i] = ("connect timeout", None)
+        s.close()
+    return socks, failed
+
+
 def client(a):
-    socks, res = connect_all(a.host, a.port, a.n, a.timeout)
+    connect = connect_at_once if a.at_once else connect_all
+    socks, res = connect(a.host, a.port, a.n, a.timeout)
     res.update(exchange(socks, "r0", a.timeout))
     conns = [{"i": i, "port": socks[i].getsockname()[1] if i in socks else None,
               "status": res[i][0], "backend": res[i][1]} for i in range(a.n)]
@@ -243,6 +275,8 @@ def main():
     c.add_argument("--dir", required=True)
     c.add_argument("--timeout", type=float, default=3.0)
     c.add_argument("--idle", type=float, default=60.0)
+    c.add_argument("--at-once", action="store_true",
+                   help="every SYN at once (a burst), not one connection after another")
     b = sub.add_parser("burst")
     b.add_argument("--host", required=True)
     b.add_argument("--port", type=int, default=9090)

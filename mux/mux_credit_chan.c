@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The mux's end of the capacity-credit channel (mux_credit_chan.h). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <rte_cycles.h>
+
+#include "lb_credit_msg.h"
+#include "lb_log.h"
+#include "mux_credit.h"
+#include "mux_credit_chan.h"
+
+#define CHAN_TICK_MS 200  /* the thread looks at its quit flag this often */
+#define CHAN_CLOSE_MS 2000
+
+struct mux_credit_chan {
+	struct mux_credit *credit;
+	char id[LB_MSG_ID];
+	uint64_t incarnation;
+	nng_socket sock;
+	pthread_t thread;
+	volatile bool quit;
+	uint64_t answered;
+	uint64_t refused;
+};
+
+/* One request in, one reply out (rep0 wants both). */
+static void
+serve_one(struct mux_credit_chan *ch, nng_msg *req)
+{
+	struct lb_credit_grant g;
+	struct lb_credit_report r;
+	char why[LB_MSG_TEXT];
+	uint8_t *buf = NULL;
+	size_t len;
+	nng_msg *rep;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.mux, sizeof(r.mux), "%s", ch->id);
+	r.incarnation = ch->incarnation;
+	if (lb_credit_grant_decode(nng_msg_body(req), nng_msg_len(req), &g, why, sizeof(why)) !=
+		0) {
+		snprintf(r.refused, sizeof(r.refused), "%s", why);
+		__atomic_add_fetch(&ch->refused, 1, __ATOMIC_RELAXED);
+		LB_WARN("credits: a request refused: %s", why);
+	} else if (mux_credit_take(ch->credit, &g, rte_rdtsc(), &r) != 0) {
+		__atomic_add_fetch(&ch->refused, 1, __ATOMIC_RELAXED);
+		LB_WARN("credits: a grant of %s refused: %s", g.agent, r.refused);
+	}
+	nng_msg_free(req);
+	if (lb_credit_report_encode(&r, &buf, &len) != 0 || nng_msg_alloc(&rep, len) != 0) {
+		free(buf);
+		return; /* the agent's request times out: it keeps counting what it granted */
+	}
+	memcpy(nng_msg_body(rep), buf, len);
+	free(buf);
+	if (nng_sendmsg(ch->sock, rep, 0) != 0)
+		nng_msg_free(rep);
+	else
+		__atomic_add_fetch(&ch->answered, 1, __ATOMIC_RELAXED);
+}
+
+static void *
+chan_main(void *arg)
+{
+	struct mux_credit_chan *ch = arg;
+	nng_msg *req;
+
+	while (!ch->quit) {
+		int rc = nng_recvmsg(ch->sock, &req, 0);
+
+		if (rc == NNG_ETIMEDOUT)
+			continue;
+		if (rc != 0) {
+			if (rc == NNG_ECLOSED)
+				break;
+			continue;
+		}
+		serve_one(ch, req);
+	}
+	return NULL;
+}
+
+struct mux_credit_chan *
+mux_credit_chan_start(
+	struct mux_credit *c, const struct lb_credit_cfg *cfg, const char *id, char *err, size_t len)
+{
+	struct mux_credit_chan *ch = calloc(1, sizeof(*ch));
+
+	if (ch == NULL) {
+		snprintf(err, len, "credits: out of memory");
+		return NULL;
+	}
+	ch->credit = c;
+	snprintf(ch->id, sizeof(ch->id), "%s", id);
+	/* A new incarnation tells every agent that what it granted the last one is gone. */
+	if (getrandom(&ch->incarnation, sizeof(ch->incarnation), 0) != sizeof(ch->incarnation) ||
+		ch->incarnation == 0)
+		ch->incarnation = rte_rdtsc() | 1;
+	if (lb_credit_open(&ch->sock, cfg, NULL, err, len) != 0) {
+		free(ch);
+		return NULL;
+	}
+	nng_socket_set_ms(ch->sock, NNG_OPT_RECVTIMEO, CHAN_TICK_MS);
+	nng_socket_set_ms(ch->sock, NNG_OPT_SENDTIMEO, CHAN_TICK_MS);
+	if (pthread_create(&ch->thread, NULL, chan_main, ch) != 0) {
+		snprintf(err, len, "credits: cannot start its thread");
+		nng_close(ch->sock);
+		free(ch);
+		return NULL;
+	}
+	pthread_setname_np(ch->thread, "sluice-credits");
+	LB_INFO("credits: listening on %s as %s", cfg->listen, ch->id);
+	return ch;
+}
+
+void
+mux_credit_chan_counts(const struct mux_credit_chan *ch, uint64_t *answered, uint64_t *refused)
+{
+	*answered = ch != NULL ? __atomic_load_n(&ch->answered, __ATOMIC_RELAXED) : 0;
+	*refused = ch != NULL ? __atomic_load_n(&ch->refused, __ATOMIC_RELAXED) : 0;
+}
+
+void
+mux_credit_chan_stop(struct mux_credit_chan *ch)
+{
+	if (ch == NULL)
+		return;
+	ch->quit = true;
+	pthread_join(ch->thread, NULL);
+	if (!lb_nng_close_within(ch->sock, CHAN_CLOSE_MS)) {
+		LB_WARN("credits: the socket did not close within %u ms; exiting without it",
+			CHAN_CLOSE_MS);
+		return; /* its pipes may still point at nothing of ours but the socket */
+	}
+	free(ch);
+}
