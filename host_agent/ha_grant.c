@@ -138,7 +138,15 @@ make_one(struct ha_grant *g, struct ha_grant_be *b, uint32_t mux, uint64_t now_m
 	have = outstanding(k, now_ms);
 	memset(c, 0, sizeof(*c));
 	c->backend = b->id;
-	if (have > target + 1 && free_cap == 0 && starved && k->n > 0) {
+	/*
+	 * Over the cap for two whole rounds (not just a credit spent since its
+	 * mux's last report, counted again by the tracker): connections we did
+	 * not know of (opened before we started, found by the tracker when they
+	 * sent), so take back what is outstanding.
+	 */
+	b->over_n = b->active + held > b->max ? b->over_n + 1 : 0;
+	if (have > 0 && k->n > 0 && k->revoke_below == 0 &&
+		(b->over_n > 2 * g->n_muxes || (have > target + 1 && free_cap == 0 && starved))) {
 		k->revoke_below = g->next_name;
 		g->st.reclaims++;
 	}

@@ -29,7 +29,10 @@
  * so an idle mux keeps a credit and a busy one gets the rest. A mux that
  * holds more than its share while the pool has none left and another mux
  * turns connections away is hoarding: its grants for that backend are
- * taken back (revoke_below), and it says how many it lost.
+ * taken back (revoke_below), and it says how many it lost. So are every
+ * mux's when active plus outstanding stays over the cap for two rounds
+ * of requests (connections the tracker found after our start: they were
+ * open before it, ha_track.h).
  *
  * Restarts: an agent's incarnation is random per start; a mux voids the
  * grants of any other incarnation when it hears a new one. Grants an old
@@ -74,6 +77,7 @@ struct ha_grant_be {
 	uint32_t id;
 	uint32_t max;
 	uint64_t active;
+	uint32_t over_n; /* requests in a row that found active + outstanding over max */
 	struct ha_grant_book m[HA_GRANT_MUXES];
 };
 

@@ -53,6 +53,7 @@ struct ha_track {
 	struct ha_be_load *be; /* [HA_TRACK_BACKENDS] by slot */
 	uint32_t sweep;	       /* next position the sweep looks at */
 	uint64_t untracked;
+	uint64_t adopted;
 };
 
 struct ha_track *
@@ -138,6 +139,39 @@ slot_of(struct ha_track *t, uint32_t id)
 	return s;
 }
 
+/*
+ * A segment of a connection the table does not know, established by its
+ * flags (ACK, no SYN, FIN or RST): one opened before this agent started
+ * (or while the table was full). It is counted from now on as established
+ * (never as opened), so an agent that restarts finds the connections it
+ * had as soon as they send: capacity credits and least connections depend
+ * on it. A forged ACK is no worse: the backend answers it with a RST,
+ * which closes the entry.
+ */
+static void
+adopt(struct ha_worker *w, const struct ha_ckey *k, const struct lb_pkt *pi)
+{
+	struct ha_track *t = w->track;
+	const struct ha_lb *lb;
+	struct ha_conn *c;
+	int32_t slot, pos;
+
+	if ((pi->tcp_flags & (LB_TCP_ACK | LB_TCP_FIN | LB_TCP_RST)) != LB_TCP_ACK ||
+		(lb = ha_map_by_dip(w->map, k->af, k->dip.a8, k->dport, LB_IPPROTO_TCP)) == NULL ||
+		(slot = slot_of(t, lb->be_id)) < 0)
+		return;
+	if ((pos = rte_hash_add_key(t->h, k)) < 0) {
+		t->untracked++;
+		return;
+	}
+	c = &t->conn[pos];
+	c->be = (uint32_t)slot;
+	c->state = HA_CONN_EST;
+	c->last_ms = w->now_ms;
+	t->be[c->be].active++;
+	t->adopted++;
+}
+
 void
 ha_track_in(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
 {
@@ -160,9 +194,12 @@ ha_track_in(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
 	make_key(&k, af, pi->v6 ? lb_pkt_src6(p, pi) : (const uint8_t *)&pi->src, pi->sport, dip,
 		pi->dport);
 	pos = syn ? rte_hash_add_key(t->h, &k) : rte_hash_lookup(t->h, &k);
+	if (pos < 0 && !syn) {
+		adopt(w, &k, pi);
+		return;
+	}
 	if (pos < 0) {
-		if (syn)
-			t->untracked++;
+		t->untracked++;
 		return;
 	}
 	c = &t->conn[pos];
@@ -271,4 +308,10 @@ uint64_t
 ha_track_untracked(const struct ha_track *t)
 {
 	return t != NULL ? DP_RD(t->untracked) : 0;
+}
+
+uint64_t
+ha_track_adopted(const struct ha_track *t)
+{
+	return t != NULL ? DP_RD(t->adopted) : 0;
 }

@@ -15,6 +15,10 @@
  *   refused     SYNs the backend answered with a RST (monotonic)
  *   unanswered  SYNs the backend did not answer within HA_TRACK_SYN_MS
  *
+ * A segment of an established connection the table does not know (one
+ * open before the agent started) adds it as active: an agent that
+ * restarts counts its connections again as soon as they send.
+ *
  * refused + unanswered are the backend's connection failures. The lcore
  * alone writes; the control thread reads the words for STATUS and the
  * summaries (dp_counters.h's DP_RD). Only TCP: a UDP flow has no opening
@@ -61,5 +65,7 @@ void ha_track_sweep(struct ha_worker *w);
 const struct ha_be_load *ha_track_load(const struct ha_track *t, uint32_t id);
 /* Segments of connections the table had no room for. */
 uint64_t ha_track_untracked(const struct ha_track *t);
+/* Connections counted from a later segment: open before the agent started (ha_track.c). */
+uint64_t ha_track_adopted(const struct ha_track *t);
 
 #endif /* HA_TRACK_H */

@@ -217,3 +217,31 @@ Test(grant, a_new_start_waits_out_old_grants_when_a_mux_is_unreachable)
 	cr_assert_eq(ask(0, 1000 + 2 * TTL - 1, &q), 0);
 	cr_assert_gt(ask(0, 1000 + 2 * TTL, &q), 0);
 }
+
+Test(grant, connections_found_after_a_start_take_back_what_is_outstanding)
+{
+	struct lb_credit_grant q;
+	uint64_t now = 1000;
+	int i;
+
+	start(2, 10);
+	answer(0, 11, now, (struct lb_credit_use){0});
+	answer(1, 22, now, (struct lb_credit_use){0});
+	cr_assert_eq(ask(0, now, &q), 5);
+	cr_assert_eq(ask(1, now, &q), 5);
+	answer(0, 11, now, (struct lb_credit_use){.received = 5, .live = 5, .granted = 5});
+	answer(1, 22, now, (struct lb_credit_use){.received = 5, .live = 5, .granted = 5});
+	/* The tracker finds 10 connections it did not know: 20 over a cap of 10. */
+	ha_grant_active(&g, 7, 10);
+	/* One round may be a credit counted twice: nothing is taken back yet. */
+	ask(0, now, &q);
+	cr_assert_eq(q.c[0].revoke_below, 0);
+	ask(1, now, &q);
+	cr_assert_eq(q.c[0].revoke_below, 0);
+	for (i = 0; i < 4; i++) {
+		ask(i & 1, now, &q);
+		if (q.c[0].revoke_below != 0)
+			break;
+	}
+	cr_assert_neq(q.c[0].revoke_below, 0, "taken back after two rounds over the cap");
+}
