@@ -148,6 +148,14 @@ be_fields_ok(struct mgr_api *api, const struct lb_msg *req, bool adding, struct 
 			rep, "backend %s: state %u is not active, drain or maint", d, c->be.state);
 		return false;
 	}
+	if ((adding || c->set_max_conns) && c->be.max_conns != 0 &&
+		(c->svc.proto != LB_IPPROTO_TCP || c->be.max_conns > LB_MAX_CONNS_CAP)) {
+		mgr_api_refuse(rep,
+			"backend %s: max_connections %u: a cap of 1..%u, on a TCP service (the "
+			"agent counts TCP connections)",
+			d, c->be.max_conns, LB_MAX_CONNS_CAP);
+		return false;
+	}
 	if ((adding || c->set_host) && lb_addr_is_zero(&c->be.host)) {
 		mgr_api_refuse(rep, "backend %s: host (the PA of its server) is required", d);
 		return false;
@@ -354,6 +362,7 @@ mgr_api_backend_add(struct mgr_api *api, const struct mgr_api_req *q)
 	be->host6 = q->req->ctl.be.host6;
 	be->weight = q->req->ctl.be.weight;
 	be->state = q->req->ctl.be.state;
+	be->max_conns = q->req->ctl.be.max_conns;
 	be->id = meta.mm_next_backend_id++;
 	snprintf(what, sizeof(what), "+backend %s on %s", d, k);
 	change(api, q, &next, NULL, &meta, what);
@@ -422,8 +431,9 @@ mgr_api_backend_set(struct mgr_api *api, const struct mgr_api_req *q)
 
 	if (i < 0 || !be_fields_ok(api, q->req, false, q->rep))
 		return;
-	if (!c->set_weight && !c->set_state && !c->set_host) {
-		mgr_api_refuse(q->rep, "nothing to change: set the weight, the state or the host");
+	if (!c->set_weight && !c->set_state && !c->set_host && !c->set_max_conns) {
+		mgr_api_refuse(q->rep, "nothing to change: set the weight, the state, the host or "
+				       "max_connections");
 		return;
 	}
 	if ((b = backend_of(q, i, &next, k, d)) < 0)
@@ -438,6 +448,11 @@ mgr_api_backend_set(struct mgr_api *api, const struct mgr_api_req *q)
 		be->state = c->be.state;
 		off += (size_t)snprintf(
 			what + off, sizeof(what) - off, " state %s", mgr_state_name(be->state));
+	}
+	if (c->set_max_conns) {
+		be->max_conns = c->be.max_conns;
+		off += (size_t)snprintf(
+			what + off, sizeof(what) - off, " max_connections %u", be->max_conns);
 	}
 	if (c->set_host) {
 		be->host = c->be.host;

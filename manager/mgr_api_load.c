@@ -74,8 +74,9 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 	uint32_t s, i, n = 0, n_rep;
 	struct mgr_be_load *loads = reports(api, q->v.commit, &n_rep);
 
-	mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6s %-5s %8s %10s %8s  %s\n", "SERVICE",
-		"BACKEND", "HOST", "STATE", "WEIGHT", "ZONE", "ACTIVE", "OPENED", "FAILED", "WHY");
+	mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6s %-5s %6s %8s %10s %8s  %s\n", "SERVICE",
+		"BACKEND", "HOST", "STATE", "WEIGHT", "ZONE", "MAX", "ACTIVE", "OPENED", "FAILED",
+		"WHY");
 	mgr_buf_printf(&j, "{\"version\":%" PRIu64 ",\"backends\":[", q->v.commit->committed);
 	for (s = 0; s < t->n_services; s++) {
 		const struct lb_service_cfg *sc = &t->services[s];
@@ -89,6 +90,7 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 			bool known = load_of(loads, n_rep, be->id, v);
 			struct mgr_hview hv;
 			char dp[LB_ADDR_STRLEN + 8], act[24] = "-", opn[24] = "-", fail[24] = "-";
+			char max[16] = "-";
 
 			lb_addr_ntop(sc->af, &be->dip, d, sizeof(d));
 			snprintf(dp, sizeof(dp), sc->af == LB_AF_INET6 ? "[%s]:%u" : "%s:%u", d,
@@ -99,10 +101,12 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 				snprintf(opn, sizeof(opn), "%" PRIu64, v[1]);
 				snprintf(fail, sizeof(fail), "%" PRIu64, v[2]);
 			}
+			if (be->max_conns != 0)
+				snprintf(max, sizeof(max), "%u", be->max_conns);
 			mgr_health_backend(api->deps.health, &key, &be->dip, be->port, q->now, &hv);
-			mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6u %-5s %8s %10s %8s  %s\n", k,
-				dp, h, states[be->state <= LB_BACKEND_MAINT ? be->state : 0],
-				be->weight, be->zone[0] ? be->zone : "-", act, opn, fail,
+			mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6u %-5s %6s %8s %10s %8s  %s\n",
+				k, dp, h, states[be->state <= LB_BACKEND_MAINT ? be->state : 0],
+				be->weight, be->zone[0] ? be->zone : "-", max, act, opn, fail,
 				hv.hv_found ? hv.hv_why : "");
 			mgr_buf_printf(&j, "%s{\"service\":", n++ ? "," : "");
 			mgr_buf_json_str(&j, k);
@@ -113,7 +117,7 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 			mgr_buf_printf(&j, ",\"state\":\"%s\",\"weight\":%u,\"zone\":",
 				states[be->state <= LB_BACKEND_MAINT ? be->state : 0], be->weight);
 			mgr_buf_json_str(&j, be->zone);
-			mgr_buf_printf(&j, ",\"why\":");
+			mgr_buf_printf(&j, ",\"max_connections\":%u,\"why\":", be->max_conns);
 			mgr_buf_json_str(&j, hv.hv_found ? hv.hv_why : "");
 			if (known)
 				mgr_buf_printf(&j,

@@ -186,7 +186,7 @@ struct lb_ctl {
 	bool has_be;
 	struct lb_backend_cfg be; /* be.host6: the host's family */
 	uint8_t be_af;		  /* the DIP's family (LB_AF_NONE: no DIP) */
-	bool set_weight, set_state, set_host;
+	bool set_weight, set_state, set_host, set_max_conns;
 	uint32_t limit;
 	struct lb_pool_opts pool; /* pool.given == 0: none */
 	char mux[LB_MSG_ID];	  /* MUX_DRAIN, MUX_UNDRAIN */

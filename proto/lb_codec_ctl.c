@@ -50,11 +50,13 @@ lb_enc_ctl_request(struct lb_enc *e, const struct lb_msg *m)
 			e->cbe.host =
 				lb_enc_addr(c->be.host6 ? LB_AF_INET6 : LB_AF_INET, &c->be.host);
 		e->cbe.state = (Sluice__BackendState)c->be.state;
+		e->cbe.max_connections = c->be.max_conns;
 		r->backend = &e->cbe;
 	}
 	r->set_weight = c->set_weight;
 	r->set_state = c->set_state;
 	r->set_host = c->set_host;
+	r->set_max_connections = c->set_max_conns;
 	r->config = m->body != NULL ? m->body : (char *)"";
 	r->version = m->version;
 	r->limit = c->limit;
@@ -179,6 +181,7 @@ dec_backend(
 	bc->weight = b->weight;
 	bc->state = (uint8_t)b->state;
 	bc->id = b->id;
+	bc->max_conns = b->max_connections;
 	return 0;
 }
 
@@ -215,6 +218,7 @@ lb_dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, 
 	c->set_weight = r->set_weight;
 	c->set_state = r->set_state;
 	c->set_host = r->set_host;
+	c->set_max_conns = r->set_max_connections;
 	c->limit = r->limit;
 	if (r->pool != NULL && (rc = dec_pool(r->pool, &c->pool, errbuf, len)) != 0)
 		return rc;

@@ -71,6 +71,7 @@ enum {
 	CTL_O_MODE = 1u << 20,
 	CTL_O_PREFIX = 1u << 21,
 	CTL_O_REFUSE = 1u << 22,
+	CTL_O_MAX_CONNS = 1u << 23,
 };
 
 #define CTL_DEFAULT_REFRESH 2.0
@@ -92,7 +93,7 @@ struct ctl_opts {
 	const char *server_name;
 	double timeout;
 	unsigned given; /* CTL_O_* seen */
-	const char *proto, *host, *weight, *state, *limit, *refresh;
+	const char *proto, *host, *weight, *state, *limit, *refresh, *max_conns;
 	const char *burst, *mode, *prefix, *refuse; /* limit set */
 	bool once;				    /* stats: one sample */
 	const char *pool[12]; /* the pool options' values, as ctl_pool_opts lists them */

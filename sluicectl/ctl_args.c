@@ -269,6 +269,13 @@ ctl_parse_backend(
 			return rc;
 		ctl->set_state = true;
 	}
+	if (o->max_conns != NULL) {
+		if (!ctl_parse_uint(o->max_conns, LB_MAX_CONNS_CAP, &w))
+			return ctl_usage_error(cmd, "--max-connections %s: must be 0..%u (0: no cap)",
+				o->max_conns, LB_MAX_CONNS_CAP);
+		be->max_conns = (uint32_t)w;
+		ctl->set_max_conns = true;
+	}
 	return 0;
 }
 
@@ -509,6 +516,7 @@ static const struct ctl_str_opt {
 	{"mode", offsetof(struct ctl_opts, mode), CTL_O_MODE, false},
 	{"prefix", offsetof(struct ctl_opts, prefix), CTL_O_PREFIX, false},
 	{"refuse", offsetof(struct ctl_opts, refuse), CTL_O_REFUSE, false},
+	{"max-connections", offsetof(struct ctl_opts, max_conns), CTL_O_MAX_CONNS, false},
 };
 
 #define CTL_N_STR_OPTS (sizeof(ctl_str_opts) / sizeof(ctl_str_opts[0]))
@@ -755,11 +763,12 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 		if (rc != 0)
 			return rc;
 		if (cmd->op == LB_CTL_BACKEND_SET && !ctl->set_weight && !ctl->set_state &&
-			!ctl->set_host)
-			return ctl_usage_error(
-				cmd, "nothing to change: give --weight, --state or --host");
+			!ctl->set_host && !ctl->set_max_conns)
+			return ctl_usage_error(cmd, "nothing to change: give --weight, --state, "
+						    "--host or --max-connections");
 		if (cmd->op != LB_CTL_BACKEND_SET)
-			ctl->set_weight = ctl->set_state = ctl->set_host = false;
+			ctl->set_weight = ctl->set_state = ctl->set_host = ctl->set_max_conns =
+				false;
 		return 0;
 	case LB_CTL_HISTORY:
 		if (o->limit != NULL) {

@@ -20,6 +20,14 @@ Every round.k.json is written whole (rename), so a reader never sees half.
 
         --at-once sends every SYN at once (tests/netns/pop_credits.sh).
 
+        --stats FILE: the kernel's count of established connections on the port,
+        sampled every 2 ms, and the highest seen, as JSON (bench/credit_overshoot.sh).
+
+  long_conns.py churn --host VIP --port 9091 --parallel 16 --seconds 10 --hold-ms 50
+        in the client's namespace: each of --parallel threads connects,
+        exchanges a line, holds the connection --hold-ms, closes, again until
+        --seconds; prints {"ok": n, "refused": n, "other": n} as JSON.
+
   long_conns.py burst --host VIP --port 9090 -n 20
         in the client's namespace: n short connections, one line each, then
         closed; prints {name: how many it answered, ..., "failed": n} as JSON
@@ -43,6 +51,7 @@ import select
 import socket
 import socketserver
 import sys
+import threading
 import time
 
 
@@ -62,8 +71,72 @@ def serve(a):
         daemon_threads = True
         request_queue_size = 128
 
+    if a.stats:
+        threading.Thread(target=sample_established, args=(a.port, a.stats),
+                         daemon=True).start()
     with Server(("0.0.0.0", a.port), Handler) as srv:
         srv.serve_forever()
+
+
+def established(port):
+    """Established TCP connections on local port: the kernel's count (/proc/net/tcp)."""
+    n = 0
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                n += 1
+    return n
+
+
+def sample_established(port, path):
+    """Every 2 ms, the kernel's count; the highest seen written to path as JSON."""
+    high, last = 0, 0.0
+    while True:
+        n = established(port)
+        high = max(high, n)
+        if time.monotonic() - last > 0.1:
+            write_json(path, {"now": n, "max": high})
+            last = time.monotonic()
+        time.sleep(0.002)
+
+
+def churn(a):
+    """--parallel clients, each connecting, exchanging a line, holding, closing, for --seconds."""
+    end = time.monotonic() + a.seconds
+    lock = threading.Lock()
+    out = {"ok": 0, "refused": 0, "other": 0}
+
+    def one():
+        while time.monotonic() < end:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(a.timeout)
+            try:
+                s.connect((a.host, a.port))
+                s.sendall(b"c\n")
+                got = s.recv(64)
+                key = "ok" if got.endswith(b" c\n") else "other"
+                time.sleep(a.hold_ms / 1000.0)
+            except ConnectionRefusedError:
+                key = "refused"
+            except OSError:
+                key = "other"
+            finally:
+                s.close()
+            with lock:
+                out[key] += 1
+            if key != "ok":
+                time.sleep(0.01)
+
+    threads = [threading.Thread(target=one) for _ in range(a.parallel)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out["seconds"] = a.seconds
+    print(json.dumps(out))
+    return 0
 
 
 def write_json(path, obj):
@@ -268,6 +341,14 @@ def main():
     s = sub.add_parser("serve")
     s.add_argument("--name", required=True)
     s.add_argument("--port", type=int, default=9090)
+    s.add_argument("--stats", help="write the kernel's established count here, and its highest")
+    ch = sub.add_parser("churn")
+    ch.add_argument("--host", required=True)
+    ch.add_argument("--port", type=int, default=9090)
+    ch.add_argument("--parallel", type=int, default=16)
+    ch.add_argument("--seconds", type=float, default=10.0)
+    ch.add_argument("--hold-ms", type=float, default=50.0)
+    ch.add_argument("--timeout", type=float, default=3.0)
     c = sub.add_parser("client")
     c.add_argument("--host", required=True)
     c.add_argument("--port", type=int, default=9090)
@@ -288,7 +369,8 @@ def main():
     j.add_argument("--kind", choices=("start", "exchange", "new"), required=True)
     j.add_argument("--removed")
     a = ap.parse_args()
-    return {"serve": serve, "client": client, "burst": burst, "judge": judge}[a.cmd](a)
+    return {"serve": serve, "client": client, "burst": burst, "judge": judge,
+            "churn": churn}[a.cmd](a)
 
 
 if __name__ == "__main__":

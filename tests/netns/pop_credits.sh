@@ -61,22 +61,32 @@ for v in "${LAB_VMS[@]}"; do
 done
 check "vm11 the only backend on $rej" backend_add "$rej" vm11
 check "vm11 serves $rej" serve_on "rej-vm11" vm11 "$rej"
-# The operator's way to backend and service fields: export, edit, apply.
+# The operator's two ways: sluicectl for vm11 on $red, a services file for $rej.
+check "backend set --max-connections $CAP on vm11:$red" lab_ctl backend set "$LAB_VIP:$red" \
+	"${LAB_VM_DIP[vm11]}:$red" --max-connections "$CAP"
 lab_ctl config export >"$LAB_DIR/services.cfg"
-t_py - "$LAB_DIR/services.cfg" "${LAB_VM_DIP[vm11]}" "$red" "$rej" "$CAP" <<'PY'
+t_py - "$LAB_DIR/services.cfg" "${LAB_VM_DIP[vm11]}" "$rej" "$CAP" <<'PY'
 import re, sys
-path, dip, red, rej, cap = sys.argv[1:]
+path, dip, rej, cap = sys.argv[1:]
 text = open(path).read()
-for port in (red, rej):
-    pat = r'(\{ dip = "%s"; port = %s;[^}]*?)( \})' % (re.escape(dip), port)
-    text, n = re.subn(pat, r'\1 max_connections = %s;\2' % cap, text, count=1)
-    assert n == 1, (port, text)
+pat = r'(\{ dip = "%s"; port = %s;[^}]*?)( \})' % (re.escape(dip), rej)
+text, n = re.subn(pat, r'\1 max_connections = %s;\2' % cap, text, count=1)
+assert n == 1, text
 text = text.replace("port = %s;\n" % rej, 'port = %s;\n\t\t\ton_unusable = "reject";\n' % rej, 1)
 open(path, "w").write(text)
 PY
 grep -n 'max_connections\|on_unusable' "$LAB_DIR/services.cfg" | sed 's/^/# /'
-check "max_connections = $CAP on vm11 of both, reject on $rej (config apply)" \
+check "max_connections = $CAP on vm11:$rej, reject (config apply)" \
 	lab_ctl config apply "$LAB_DIR/services.cfg"
+capped_list() { test "$(lab_ctl --json backend list | jq '[.backends[] | select(.max_connections == '"$CAP"')] | length')" -eq 2; }
+check "backend list shows both caps" capped_list
+check "VIP:5353/udp" lab_ctl vip add "$LAB_VIP:5353" --proto udp --probe none
+rc=0
+out=$(lab_ctl backend add "$LAB_VIP:5353" "${LAB_VM_DIP[vm12]}:53" --proto udp \
+	--host "${LAB_HOST_PA[1]}" --max-connections 5 2>&1) || rc=$?
+echo "# a cap on a UDP backend: exit $rc: $out"
+check "a cap on a UDP service's backend is refused, saying why" \
+	bash -c "[ $rc -ne 0 ] && [[ '$out' == *TCP* ]]"
 check "every member runs it" lab_poll t_in_sync --count 4
 check "agent1 grants both muxes credits for both capped backends" lab_poll granted_both
 agent_tel | jq -c 'with_entries(select(.key | test("max|granted|outstanding")))' | sed 's/^/# /'
