@@ -20,11 +20,13 @@
 # connections answered and refused (churn: per second).
 #
 #   bench/credit_overshoot.sh [--cap N] [--rounds N] [--seconds S]
-#                             [--parallel P] [--hold MS] [--out FILE]
+#                             [--parallel P] [--hold MS] [--interval MS] [--out FILE]
+#
+# --interval: the agents' credits.interval_ms (50, as netns_pop_credits).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cap=10 rounds=10 secs=20 par=32 hold=20 out=
+cap=10 rounds=10 secs=20 par=32 hold=20 out= interval=50
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cap) cap=$2; shift ;;
@@ -32,13 +34,14 @@ while [ $# -gt 0 ]; do
 	--seconds) secs=$2; shift ;;
 	--parallel) par=$2; shift ;;
 	--hold) hold=$2; shift ;;
+	--interval) interval=$2; shift ;;
 	--out) out=$2; shift ;;
 	-h | --help)
 		sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "usage: bench/credit_overshoot.sh [--cap N] [--rounds N] [--seconds S] [--parallel P] [--hold MS] [--out FILE]" >&2
+		echo "usage: bench/credit_overshoot.sh [--cap N] [--rounds N] [--seconds S] [--parallel P] [--hold MS] [--interval MS] [--out FILE]" >&2
 		exit 2
 		;;
 	esac
@@ -47,7 +50,7 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "credit_overshoot: needs root" >&2; exit 1; }
 [ -n "$out" ] && exec > >(tee "$out")
 
-export LAB_IPV6=0 LAB_MANAGED=1 POP_CREDITS=1
+export LAB_IPV6=0 LAB_MANAGED=1 POP_CREDITS=1 POP_CREDIT_INTERVAL=$interval
 . scripts/netns-lab.sh
 . scripts/netns-pop.sh
 dir=$(mktemp -d /tmp/sluice-credit-bench.XXXXXX)
@@ -89,7 +92,7 @@ reset_max() { # restart the server's sampler: a new highest per phase
 	lab_poll test -s "$dir/est.json"
 }
 
-echo "# cap $cap; $(nproc) cores: $(lscpu | sed -n 's/^Model name: *//p')"
+echo "# cap $cap, interval $interval ms; $(nproc) cores: $(lscpu | sed -n 's/^Model name: *//p')"
 echo "phase  round  highest  over  answered  refused"
 worst=0
 for ((r = 1; r <= rounds; r++)); do

@@ -95,6 +95,18 @@ TABLE = [
     ("cross_zone off with a backend without a zone", 'port = 80;',
      'port = 80; cross_zone = false;',
      ["flow_table.services[0].cross_zone", "backends[0] has no zone"]),
+    # Capacity credits: a backend's cap, and the channel's group.
+    ("max_connections on a UDP backend", 'dip = "10.8.0.3"; port = 53;',
+     'dip = "10.8.0.3"; port = 53; max_connections = 5;',
+     ["flow_table.services[1].backends[0].max_connections", "needs a TCP service"]),
+    ("max_connections out of range", B1, B1 + ' max_connections = 20000000;',
+     ["flow_table.services[0].backends[1].max_connections", "20000000"]),
+    ("credits over plain tcp", 'flow_table = {',
+     'credits = { listen = "tcp://127.0.0.1:7500"; };\nflow_table = {',
+     ["credits.listen", "tls+tcp:// (mutual TLS) or ipc://"]),
+    ("credits over TLS without a CA", 'flow_table = {',
+     'credits = { listen = "tls+tcp://127.0.0.1:7500"; };\nflow_table = {',
+     ["credits.ca"]),
 ]
 
 
