@@ -157,12 +157,13 @@ lb_credit_report_decode(
 		if (listed_before(u->backend, ids, (uint32_t)i))
 			rc = lb_dec_fail(err, elen, -LB_EPARSE, "backend %u reported twice",
 				u->backend);
-		/* What was spent, expired or taken back was received first. */
-		else if (u->used + u->expired + u->revoked > u->received)
+		/* What was spent, expired or taken back was received first (no sum: it could wrap). */
+		else if (u->used > u->received || u->expired > u->received - u->used ||
+			 u->revoked > u->received - u->used - u->expired)
 			rc = lb_dec_fail(err, elen, -LB_EPARSE,
 				"backend %u: %llu credits spent or dropped of %llu received",
 				u->backend,
-				(unsigned long long)(u->used + u->expired + u->revoked),
+				(unsigned long long)u->used + u->expired + u->revoked,
 				(unsigned long long)u->received);
 		ids[i] = u->backend;
 		r->u[i] = (struct lb_credit_use){u->backend, u->received, u->used, u->expired,

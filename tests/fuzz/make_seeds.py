@@ -313,6 +313,20 @@ def env(body_num, body, protocol=1, sender="manager"):
     return fv(1, protocol) + fb(2, sender) + fb(body_num, body)
 
 
+def credit_msgs():
+    """The credit channel's two messages (CreditGrant, CreditReport): no envelope."""
+    grant = fv(1, 1) + fb(2, "agent1") + fv(3, 0x1234) + fv(4, 1000)
+    return {
+        "credit_grant": grant + fb(5, fv(1, 7) + fv(2, 3) + fv(3, 5) + fv(5, 12))
+        + fb(5, fv(1, 9) + fv(4, 2) + fv(5, 4)),
+        "credit_grant_twice": grant + fb(5, fv(1, 7) + fv(2, 3) + fv(3, 5)) + fb(5, fv(1, 7)),
+        "credit_report": fv(1, 1) + fb(2, "mux1") + fv(3, 77) + fv(4, 0x1234)
+        + fb(5, fv(1, 7) + fv(2, 10) + fv(3, 4) + fv(4, 1) + fv(5, 2) + fv(6, 9) + fv(7, 3) + fv(8, 10)),
+        "credit_report_overspent": fv(1, 1) + fb(2, "mux1") + fv(3, 77)
+        + fb(5, fv(1, 7) + fv(2, 1) + fv(3, 4)),
+    }
+
+
 def codec_msgs():
     m = {
         "hello_mux": env(10, fb(1, "mux-1") + fv(2, 1) + fv(3, 7) + fb(4, DIGEST), sender="mux-1"),
@@ -417,7 +431,7 @@ def main():
         "parse": {k: v for k, v in mux_frames().items()},
         "mux_burst": {},
         "agent": agent_frames(),
-        "codec": codec_msgs(),
+        "codec": {**codec_msgs(), **credit_msgs()},
         "config": config_texts(),
     }
     for k, v in mux_frames().items():
