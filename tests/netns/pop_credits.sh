@@ -144,10 +144,14 @@ echo exchange >"$LAB_DIR/rej/go.1"
 check "the held connections answer again" lab_until_alive rej test -s "$LAB_DIR/rej/round.1.json"
 again=$(jq '[.[] | select(.status == "ok" and .backend == "vm11")] | length' "$LAB_DIR/rej/round.1.json")
 check "all $held_rej, on vm11 ($again)" test "$again" -eq "$held_rej"
-counted_again() { # some capped backend's active count is the held connections again
-	agent_tel | jq -e '[to_entries[] | select(.key | test("^be_[0-9]+_active$")) | .value] | index('"$held_rej"') != null' >/dev/null
+counted_again() { # a capped backend's active count is the held connections again, none outstanding
+	agent_tel | jq -e --argjson n "$held_rej" '. as $t
+		| [to_entries[] | select(.key | test("^be_[0-9]+_active$")) | select(.value == $n)
+		   | .key | capture("^be_(?<id>[0-9]+)_").id]
+		| length == 1 and (.[0] as $id | [$t | to_entries[]
+		   | select(.key | test("^be_" + $id + "_.*_outstanding$")) | .value] | add == 0)' >/dev/null
 }
-check "agent1 counts them again" lab_poll counted_again
+check "agent1 counts them again, and has taken back what it granted meanwhile" lab_poll counted_again
 echo "new 20" >"$LAB_DIR/rej/go.2"
 check "20 new connections are judged" lab_until_alive rej test -s "$LAB_DIR/rej/round.2.json"
 ok2=$(jq '[.[] | select(.status == "ok")] | length' "$LAB_DIR/rej/round.2.json")
