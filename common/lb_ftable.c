@@ -371,8 +371,8 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 				}
 				/* So does a cap: 'C' tags it apart from a zone. */
 				for (r = 0; b[j].max_conns != 0 && r < 2; r++) {
-					uint64_t ch[2] = {(uint64_t)'C' << 32 | b[j].max_conns,
-						h[r]};
+					uint64_t ch[2] = {
+						(uint64_t)'C' << 32 | b[j].max_conns, h[r]};
 
 					h[r] = lb_siphash13(&k[r], ch, sizeof(ch));
 				}
@@ -558,8 +558,9 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 					"services (the agent counts TCP connections)",
 					s, d, b[j].port);
 			else if (b[j].max_conns > LB_MAX_CONNS_CAP)
-				rc = fail(err, len, "service %s: backend %s:%u: max_connections "
-						    "above %u",
+				rc = fail(err, len,
+					"service %s: backend %s:%u: max_connections "
+					"above %u",
 					s, d, b[j].port, LB_MAX_CONNS_CAP);
 			else if (j > 0 && lb_backend_cmp(&b[j - 1], &b[j]) == 0)
 				rc = fail(err, len, "service %s: backend %s:%u listed twice", s, d,

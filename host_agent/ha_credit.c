@@ -26,8 +26,8 @@ struct ha_credit {
 	struct ha_update *u;
 	struct lb_credit_cfg cfg;
 	nng_socket socks[LB_CREDIT_MUXES];
-	bool up[LB_CREDIT_MUXES];     /* its last exchange worked (logged on change) */
-	pthread_mutex_t lock;	      /* the books against the summary's reads */
+	bool up[LB_CREDIT_MUXES]; /* its last exchange worked (logged on change) */
+	pthread_mutex_t lock;	  /* the books against the summary's reads */
 	struct ha_grant g;
 	pthread_t thread;
 	volatile bool quit;

@@ -156,8 +156,7 @@ make_one(struct ha_grant *g, struct ha_grant_be *b, uint32_t mux, uint64_t now_m
 
 		c->grant = g->next_name++;
 		c->count = (uint32_t)give;
-		k->g[k->n++] = (struct ha_grant_rec){c->grant, c->count,
-			now_ms + 2ull * g->ttl_ms};
+		k->g[k->n++] = (struct ha_grant_rec){c->grant, c->count, now_ms + 2ull * g->ttl_ms};
 		k->granted += give;
 		k->sent_since += give;
 		g->st.granted += give;
@@ -224,8 +223,8 @@ drop_revoked(struct ha_grant_book *k)
 }
 
 int
-ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report *r,
-	uint64_t now_ms, char *why, size_t len)
+ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report *r, uint64_t now_ms,
+	char *why, size_t len)
 {
 	bool restarted;
 	uint32_t i;
@@ -254,8 +253,8 @@ ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report 
 		if (b == NULL)
 			continue;
 		if (b->m[mux].reported && (what = went_back(u, &b->m[mux].last)) != NULL) {
-			snprintf(why, len, "backend %u: the mux's %s counter went back",
-				u->backend, what);
+			snprintf(why, len, "backend %u: the mux's %s counter went back", u->backend,
+				what);
 			return refused(g);
 		}
 		if (u->granted > b->m[mux].granted) {
@@ -294,8 +293,8 @@ ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report 
 			k->demand = k->denied_step = 0;
 			continue;
 		}
-		k->demand = k->reported ? (u->used - k->last.used) + (u->denied - k->last.denied)
-					: 0;
+		k->demand =
+			k->reported ? (u->used - k->last.used) + (u->denied - k->last.denied) : 0;
 		k->denied_step = k->reported ? u->denied - k->last.denied : 0;
 		k->live = u->live;
 		k->sent_since = 0;

@@ -49,9 +49,9 @@
 
 #include "lb_credit_msg.h"
 
-#define HA_GRANT_MUXES 16	     /* muxes an agent grants to */
+#define HA_GRANT_MUXES 16		/* muxes an agent grants to */
 #define HA_GRANT_BACKENDS LB_CREDIT_MAX /* capped backends on one host */
-#define HA_GRANT_LIVE 32	     /* unexpired grants remembered per (backend, mux) */
+#define HA_GRANT_LIVE 32		/* unexpired grants remembered per (backend, mux) */
 
 struct ha_grant_rec {
 	uint64_t name;
@@ -63,13 +63,13 @@ struct ha_grant_rec {
 struct ha_grant_book {
 	struct ha_grant_rec g[HA_GRANT_LIVE];
 	uint32_t n;
-	uint64_t granted;      /* credits granted, this incarnation (monotonic) */
-	bool reported;	       /* live below is the mux's word */
-	uint64_t live;	       /* the mux's last report */
-	uint64_t sent_since;   /* credits granted since that report */
-	uint64_t demand;       /* used + denied over the last exchange */
-	uint64_t denied_step;  /* denied over the last exchange */
-	uint64_t revoke_below; /* to send: grants below are taken back (0: none) */
+	uint64_t granted;	   /* credits granted, this incarnation (monotonic) */
+	bool reported;		   /* live below is the mux's word */
+	uint64_t live;		   /* the mux's last report */
+	uint64_t sent_since;	   /* credits granted since that report */
+	uint64_t demand;	   /* used + denied over the last exchange */
+	uint64_t denied_step;	   /* denied over the last exchange */
+	uint64_t revoke_below;	   /* to send: grants below are taken back (0: none) */
 	struct lb_credit_use last; /* the last counters accepted */
 };
 
@@ -95,8 +95,8 @@ struct ha_grant {
 	uint32_t n_muxes;
 	uint64_t start_ms;
 	uint64_t next_name;
-	uint64_t mux_inc[HA_GRANT_MUXES];   /* the mux's incarnation (0: unheard) */
-	uint64_t heard_ms[HA_GRANT_MUXES];  /* its last accepted report */
+	uint64_t mux_inc[HA_GRANT_MUXES];  /* the mux's incarnation (0: unheard) */
+	uint64_t heard_ms[HA_GRANT_MUXES]; /* its last accepted report */
 	uint32_t n_be;
 	struct ha_grant_be be[HA_GRANT_BACKENDS];
 	struct ha_grant_stats st;

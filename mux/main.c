@@ -250,7 +250,8 @@ main(int argc, char **argv)
 	snprintf(app.member_id, sizeof(app.member_id), "%s", mcfg.id[0] ? mcfg.id : "sluice-mux");
 	/* Capacity credits: the lanes before the workers run, the channel before the manager. */
 	if (have_credits) {
-		app.ctx.credit = mux_credit_create(app.n_workers, app.ctx.tsc_hz, (int)rte_socket_id());
+		app.ctx.credit =
+			mux_credit_create(app.n_workers, app.ctx.tsc_hz, (int)rte_socket_id());
 		if (app.ctx.credit == NULL) {
 			snprintf(errbuf, sizeof(errbuf), "credits: out of memory");
 			goto fail;

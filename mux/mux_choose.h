@@ -196,8 +196,8 @@ mux_credit_ok(struct mux_worker *w, const struct mux_gen *g, uint32_t idx, uint6
  * none; the caller applies the failure policy.
  */
 static inline uint32_t
-mux_capped(struct mux_worker *w, const struct mux_gen *g, const struct mux_service *s,
-	uint32_t idx, uint64_t h)
+mux_capped(struct mux_worker *w, const struct mux_gen *g, const struct mux_service *s, uint32_t idx,
+	uint64_t h)
 {
 	uint64_t tsc = rte_rdtsc();
 	uint32_t k, pos, step, cand;

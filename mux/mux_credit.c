@@ -61,8 +61,8 @@ void_slot(struct mux_credit *c, uint16_t s)
 	uint16_t w;
 
 	for (w = 0; w < c->n_workers; w++)
-		__atomic_store_n(&mux_credit_lane(c, w, s)->void_below, c->slot_seq[s],
-			__ATOMIC_RELEASE);
+		__atomic_store_n(
+			&mux_credit_lane(c, w, s)->void_below, c->slot_seq[s], __ATOMIC_RELEASE);
 }
 
 int
@@ -77,8 +77,7 @@ mux_credit_bind(struct mux_credit *c, struct mux_gen *g, const struct lb_ftable 
 		return 0;
 	pthread_mutex_lock(&c->lock);
 	/* Slots the running generation uses stay bound until it is replaced. */
-	for (i = 0; running != NULL && running->credit_slot != NULL && i < running->n_backends;
-		i++)
+	for (i = 0; running != NULL && running->credit_slot != NULL && i < running->n_backends; i++)
 		if (running->credit_slot[i] != MUX_CREDIT_NONE)
 			keep[running->credit_slot[i]] = 1;
 	/* g's backends lie in ft's order (mux_gen_build()): ft's ids are the agents'. */
@@ -98,7 +97,8 @@ mux_credit_bind(struct mux_credit *c, struct mux_gen *g, const struct lb_ftable 
 			if (ft->services[i].backends[j].max_conns == 0)
 				continue;
 			if ((s = slot_of(c, id)) < 0) {
-				for (s = 0; s < MUX_CREDIT_SLOTS && (c->slot_bound[s] || keep[s]); s++)
+				for (s = 0; s < MUX_CREDIT_SLOTS && (c->slot_bound[s] || keep[s]);
+					s++)
 					;
 				if (s == MUX_CREDIT_SLOTS) {
 					snprintf(err, len,
@@ -162,7 +162,8 @@ push(struct mux_credit *c, uint16_t s, uint64_t name, uint32_t count, uint64_t e
 		if (share == 0)
 			continue;
 		if (l->tail - __atomic_load_n(&l->head, __ATOMIC_ACQUIRE) >= MUX_CREDIT_RING) {
-			/* Full of grants nobody asked for: the agent counts them until they expire. */
+			/* Full of grants nobody asked for: the agent counts them until they expire.
+			 */
 			c->grants_dropped++;
 			continue;
 		}
@@ -244,8 +245,9 @@ mux_credit_take(struct mux_credit *c, const struct lb_credit_grant *g, uint64_t 
 				uint16_t w;
 
 				for (w = 0; w < c->n_workers; w++)
-					__atomic_store_n(&mux_credit_lane(c, w, (uint16_t)s)->void_below,
-						v, __ATOMIC_RELEASE);
+					__atomic_store_n(
+						&mux_credit_lane(c, w, (uint16_t)s)->void_below, v,
+						__ATOMIC_RELEASE);
 				c->revokes++;
 			}
 		}

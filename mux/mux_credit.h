@@ -75,7 +75,7 @@ struct mux_credit {
 	uint64_t tsc_hz;
 	uint32_t slot_id[MUX_CREDIT_SLOTS]; /* the backend's stable id */
 	uint8_t slot_bound[MUX_CREDIT_SLOTS];
-	uint64_t slot_seq[MUX_CREDIT_SLOTS];	 /* next grant's sequence number */
+	uint64_t slot_seq[MUX_CREDIT_SLOTS];	   /* next grant's sequence number */
 	uint64_t slot_agent_inc[MUX_CREDIT_SLOTS]; /* the agent start that grants it */
 	uint64_t slot_granted[MUX_CREDIT_SLOTS];   /* that agent's counter, last taken */
 	struct mux_credit_lane *lanes;		   /* [n_workers * MUX_CREDIT_SLOTS] */

@@ -13,7 +13,7 @@
 #include "mux_credit.h"
 #include "mux_credit_chan.h"
 
-#define CHAN_TICK_MS 200  /* the thread looks at its quit flag this often */
+#define CHAN_TICK_MS 200 /* the thread looks at its quit flag this often */
 #define CHAN_CLOSE_MS 2000
 
 struct mux_credit_chan {
@@ -85,8 +85,8 @@ chan_main(void *arg)
 }
 
 struct mux_credit_chan *
-mux_credit_chan_start(
-	struct mux_credit *c, const struct lb_credit_cfg *cfg, const char *id, char *err, size_t len)
+mux_credit_chan_start(struct mux_credit *c, const struct lb_credit_cfg *cfg, const char *id,
+	char *err, size_t len)
 {
 	struct mux_credit_chan *ch = calloc(1, sizeof(*ch));
 

@@ -20,11 +20,12 @@ struct mux_credit_chan;
  * Listen on cfg->listen as mux id and start the thread. NULL with the
  * reason in err.
  */
-struct mux_credit_chan *mux_credit_chan_start(
-	struct mux_credit *c, const struct lb_credit_cfg *cfg, const char *id, char *err, size_t len);
+struct mux_credit_chan *mux_credit_chan_start(struct mux_credit *c, const struct lb_credit_cfg *cfg,
+	const char *id, char *err, size_t len);
 
 /* Requests answered, and refused (undecodable, or a grant refused whole). */
-void mux_credit_chan_counts(const struct mux_credit_chan *ch, uint64_t *answered, uint64_t *refused);
+void mux_credit_chan_counts(
+	const struct mux_credit_chan *ch, uint64_t *answered, uint64_t *refused);
 
 /* Stop the thread, close the socket (bounded) and free. NULL: nothing. */
 void mux_credit_chan_stop(struct mux_credit_chan *ch);

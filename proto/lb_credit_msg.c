@@ -79,8 +79,8 @@ check_head(uint32_t protocol, const char *id, size_t n, const char *what, char *
 	if (id == NULL || id[0] == 0 || strlen(id) >= LB_MSG_ID)
 		return lb_dec_fail(err, elen, -LB_EPARSE, "%s without a valid id", what);
 	if (n > LB_CREDIT_MAX)
-		return lb_dec_fail(err, elen, -LB_EPARSE, "%s with %zu backends (at most %u)",
-			what, n, LB_CREDIT_MAX);
+		return lb_dec_fail(err, elen, -LB_EPARSE, "%s with %zu backends (at most %u)", what,
+			n, LB_CREDIT_MAX);
 	return 0;
 }
 
@@ -116,15 +116,15 @@ lb_credit_grant_decode(
 		const Sluice__Credit *c = m->credits[i];
 
 		if (listed_before(c->backend, ids, (uint32_t)i))
-			rc = lb_dec_fail(err, elen, -LB_EPARSE, "backend %u granted twice",
-				c->backend);
+			rc = lb_dec_fail(
+				err, elen, -LB_EPARSE, "backend %u granted twice", c->backend);
 		else if (c->count > LB_MAX_CONNS_CAP || (c->grant == 0) != (c->count == 0))
 			rc = lb_dec_fail(err, elen, -LB_EPARSE,
 				"backend %u: a grant of %u credits named %llu", c->backend,
 				c->count, (unsigned long long)c->grant);
 		ids[i] = c->backend;
-		g->c[i] = (struct lb_credit){c->backend, c->grant, c->count, c->revoke_below,
-			c->granted};
+		g->c[i] = (struct lb_credit){
+			c->backend, c->grant, c->count, c->revoke_below, c->granted};
 	}
 	if (rc == 0) {
 		lb_dec_text(g->agent, sizeof(g->agent), m->agent);
@@ -155,15 +155,15 @@ lb_credit_report_decode(
 		const Sluice__CreditUse *u = m->uses[i];
 
 		if (listed_before(u->backend, ids, (uint32_t)i))
-			rc = lb_dec_fail(err, elen, -LB_EPARSE, "backend %u reported twice",
-				u->backend);
-		/* What was spent, expired or taken back was received first (no sum: it could wrap). */
+			rc = lb_dec_fail(
+				err, elen, -LB_EPARSE, "backend %u reported twice", u->backend);
+		/* What was spent, expired or taken back was received first (no sum: it could wrap).
+		 */
 		else if (u->used > u->received || u->expired > u->received - u->used ||
 			 u->revoked > u->received - u->used - u->expired)
 			rc = lb_dec_fail(err, elen, -LB_EPARSE,
 				"backend %u: %llu credits spent or dropped of %llu received",
-				u->backend,
-				(unsigned long long)u->used + u->expired + u->revoked,
+				u->backend, (unsigned long long)u->used + u->expired + u->revoked,
 				(unsigned long long)u->received);
 		ids[i] = u->backend;
 		r->u[i] = (struct lb_credit_use){u->backend, u->received, u->used, u->expired,

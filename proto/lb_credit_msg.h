@@ -16,8 +16,8 @@
 #include "lb_codec.h"
 
 #define LB_CREDIT_PROTOCOL 1
-#define LB_CREDIT_MAX 64	  /* capped backends in one message (one agent's) */
-#define LB_CREDIT_TTL_MIN 50	  /* a grant's life, ms */
+#define LB_CREDIT_MAX 64     /* capped backends in one message (one agent's) */
+#define LB_CREDIT_TTL_MIN 50 /* a grant's life, ms */
 #define LB_CREDIT_TTL_MAX 60000
 
 struct lb_credit {

@@ -19,8 +19,8 @@ static int
 check_url(const config_setting_t *s, const char *url, char *out, struct lb_cfg_err *err)
 {
 	if (strncmp(url, "tls+tcp://", 10) != 0 && strncmp(url, "ipc://", 6) != 0)
-		return lb_cfg_error(
-			err, s, NULL, "\"%s\": credits go over tls+tcp:// (mutual TLS) or ipc://", url);
+		return lb_cfg_error(err, s, NULL,
+			"\"%s\": credits go over tls+tcp:// (mutual TLS) or ipc://", url);
 	if (strlen(url) >= LB_MSG_URL)
 		return lb_cfg_error(err, s, NULL, "URL too long");
 	snprintf(out, LB_MSG_URL, "%s", url);
@@ -48,8 +48,8 @@ load_muxes(const config_setting_t *g, struct lb_credit_cfg *cfg, struct lb_cfg_e
 		if ((rc = lb_cfg_check_fields(e, fields, err)) != 0 ||
 			(rc = lb_cfg_get_string(e, "id", true, NULL, &id, err)) != 0 ||
 			(rc = lb_cfg_get_string(e, "url", true, NULL, &url, err)) != 0 ||
-			(rc = check_url(config_setting_get_member(e, "url"), url,
-				 cfg->muxes[i].url, err)) != 0)
+			(rc = check_url(config_setting_get_member(e, "url"), url, cfg->muxes[i].url,
+				 err)) != 0)
 			return rc;
 		if (id[0] == 0 || strlen(id) >= LB_MSG_ID)
 			return lb_cfg_error(err, config_setting_get_member(e, "id"), NULL,
@@ -86,8 +86,8 @@ lb_credit_cfg_load(const config_setting_t *root, const char *path, bool agent, c
 		return rc;
 	if (!agent) {
 		if ((rc = lb_cfg_get_string(g, "listen", true, NULL, &v, err)) != 0 ||
-			(rc = check_url(config_setting_get_member(g, "listen"), v, cfg->listen,
-				 err)) != 0)
+			(rc = check_url(
+				 config_setting_get_member(g, "listen"), v, cfg->listen, err)) != 0)
 			return rc;
 		tls = strncmp(cfg->listen, "tls+tcp://", 10) == 0;
 	} else {
@@ -104,8 +104,8 @@ lb_credit_cfg_load(const config_setting_t *root, const char *path, bool agent, c
 				"two requests",
 				iv, ttl);
 		if (v[0] == 0 || strlen(v) >= LB_MSG_ID)
-			return lb_cfg_error(err, g, "id", "an id of 1 to %u characters",
-				LB_MSG_ID - 1);
+			return lb_cfg_error(
+				err, g, "id", "an id of 1 to %u characters", LB_MSG_ID - 1);
 		snprintf(cfg->id, sizeof(cfg->id), "%s", v);
 		cfg->ttl_ms = (uint32_t)ttl;
 		cfg->interval_ms = (uint32_t)iv;
@@ -120,8 +120,8 @@ lb_credit_cfg_load(const config_setting_t *root, const char *path, bool agent, c
 }
 
 int
-lb_tls_config(nng_tls_config **out, bool server, const char *ca, const char *cert,
-	const char *key, const char *server_name, char *err, size_t len)
+lb_tls_config(nng_tls_config **out, bool server, const char *ca, const char *cert, const char *key,
+	const char *server_name, char *err, size_t len)
 {
 	char *c = NULL, *k = NULL;
 	const char *what = "allocating the TLS configuration";
@@ -137,7 +137,8 @@ lb_tls_config(nng_tls_config **out, bool server, const char *ca, const char *cer
 		lb_read_file(cert, 1 << 20, &c, NULL);
 		lb_read_file(key, 1 << 20, &k, NULL);
 		what = c == NULL ? cert : key;
-		rc = c == NULL || k == NULL ? NNG_ENOENT : nng_tls_config_own_cert(*out, c, k, NULL);
+		rc = c == NULL || k == NULL ? NNG_ENOENT
+					    : nng_tls_config_own_cert(*out, c, k, NULL);
 		if (rc != 0 && c != NULL && k != NULL)
 			what = "the certificate and key";
 	}

@@ -352,8 +352,8 @@ open_sock(struct lb_member *m, nng_socket *s)
 static int
 setup_tls(struct lb_member *m, char *err, size_t len)
 {
-	return lb_tls_config(&m->tls, false, m->cfg.ca, m->cfg.cert, m->cfg.key,
-		m->cfg.server_name, err, len);
+	return lb_tls_config(
+		&m->tls, false, m->cfg.ca, m->cfg.cert, m->cfg.key, m->cfg.server_name, err, len);
 }
 
 /*

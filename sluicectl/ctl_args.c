@@ -271,8 +271,9 @@ ctl_parse_backend(
 	}
 	if (o->max_conns != NULL) {
 		if (!ctl_parse_uint(o->max_conns, LB_MAX_CONNS_CAP, &w))
-			return ctl_usage_error(cmd, "--max-connections %s: must be 0..%u (0: no cap)",
-				o->max_conns, LB_MAX_CONNS_CAP);
+			return ctl_usage_error(cmd,
+				"--max-connections %s: must be 0..%u (0: no cap)", o->max_conns,
+				LB_MAX_CONNS_CAP);
 		be->max_conns = (uint32_t)w;
 		ctl->set_max_conns = true;
 	}

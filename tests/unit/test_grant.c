@@ -85,9 +85,9 @@ Test(grant, nothing_before_every_mux_is_heard_then_shares_never_pass_the_cap)
 	cr_assert_eq(ask(0, 1040, &q), 0);
 	/* Three connections became active: the tracker says so, mux0 spent them. */
 	ha_grant_active(&g, 7, 3);
-	cr_assert_eq(answer(0, 11, 1050,
-			     (struct lb_credit_use){.received = 5, .used = 3, .live = 2,
-				     .granted = 5}),
+	cr_assert_eq(
+		answer(0, 11, 1050,
+			(struct lb_credit_use){.received = 5, .used = 3, .live = 2, .granted = 5}),
 		0);
 	cr_assert_leq(held(1050) + 3, 10);
 	/* mux0's demand (3 used) earns it most of what frees up. */
@@ -123,8 +123,10 @@ Test(grant, the_invariant_holds_over_a_random_walk)
 			active--;
 		ha_grant_active(&g, 7, active);
 		cr_assert_eq(answer(m, m ? 22 : 11, now,
-				     (struct lb_credit_use){.received = recv[m], .used = used[m],
-					     .live = live[m], .granted = recv[m]}),
+				     (struct lb_credit_use){.received = recv[m],
+					     .used = used[m],
+					     .live = live[m],
+					     .granted = recv[m]}),
 			0);
 		cr_assert_leq(active + live[0] + live[1], 10, "step %u: %lu active, %lu + %lu held",
 			i, active, live[0], live[1]);
@@ -169,19 +171,19 @@ Test(grant, reports_that_go_back_or_answer_another_start_are_refused)
 	answer(0, 11, 1000, (struct lb_credit_use){0});
 	cr_assert_eq(ask(0, 1010, &q), 10);
 	cr_assert_eq(answer(0, 11, 1020,
-			     (struct lb_credit_use){.received = 10, .used = 4, .live = 6,
-				     .granted = 10}),
+			     (struct lb_credit_use){
+				     .received = 10, .used = 4, .live = 6, .granted = 10}),
 		0);
 	/* used went back: refused, and the books keep the last word (6 live). */
 	cr_assert_eq(answer(0, 11, 1030,
-			     (struct lb_credit_use){.received = 10, .used = 2, .live = 0,
-				     .granted = 10}),
+			     (struct lb_credit_use){
+				     .received = 10, .used = 2, .live = 0, .granted = 10}),
 		-1);
 	cr_assert_eq(ha_grant_outstanding(&g, 0, 0, 1030), 6);
 	/* More taken than granted. */
 	cr_assert_eq(answer(0, 11, 1030,
-			     (struct lb_credit_use){.received = 10, .used = 4, .live = 6,
-				     .granted = 11}),
+			     (struct lb_credit_use){
+				     .received = 10, .used = 4, .live = 6, .granted = 11}),
 		-1);
 	/* Another agent start's answer. */
 	memset(&r, 0, sizeof(r));
