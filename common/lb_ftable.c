@@ -321,6 +321,21 @@ lb_ftable_digest(const struct lb_ftable *ft, uint8_t out[LB_DIGEST_LEN])
 
 					h[r] = lb_siphash13(&k[r], wr, sizeof(wr));
 				}
+			/* The zones withdrawing it, in their sorted order, only when some do. */
+			for (j = 0; j < s->n_wzones && j < LB_WZONES; j++)
+				for (r = 0; r < 2; r++) {
+					struct {
+						char zone[LB_ZONE_LEN];
+						uint64_t tag, prev;
+					} zh;
+
+					memset(&zh, 0, sizeof(zh));
+					memcpy(zh.zone, s->wzones[j],
+						strnlen(s->wzones[j], LB_ZONE_LEN));
+					zh.tag = 0x777a6f6e65000000ULL; /* "wzone" */
+					zh.prev = h[r];
+					h[r] = lb_siphash13(&k[r], &zh, sizeof(zh));
+				}
 			if (lb_limits_any(&s->limits))
 				digest_limits(k, h, &s->limits);
 			if (lb_choice_any(&s->choice))
@@ -459,6 +474,26 @@ id_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The zones a service withdraws its VIP in: valid names, sorted, each once. */
+static int
+wzones_check(const struct lb_service_cfg *sc, const char *s, char *err, size_t len)
+{
+	const char *why;
+	uint32_t j;
+
+	if (sc->n_wzones > LB_WZONES)
+		return fail(err, len, "service %s: withdrawn in %u zones, at most %u", s,
+			sc->n_wzones, LB_WZONES);
+	for (j = 0; j < sc->n_wzones; j++) {
+		if ((why = lb_zone_problem(sc->wzones[j], false)) != NULL)
+			return fail(err, len, "service %s: a withdrawn zone is %s", s, why);
+		if (j > 0 && strncmp(sc->wzones[j - 1], sc->wzones[j], LB_ZONE_LEN) >= 0)
+			return fail(
+				err, len, "service %s: withdrawn zones out of order or twice", s);
+	}
+	return 0;
+}
+
 int
 lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 {
@@ -517,6 +552,8 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 			rc = fail(err, len, "service %s: %s", s, lim);
 			break;
 		}
+		if ((rc = wzones_check(sc, s, err, len)) != 0)
+			break;
 		if (sc->n_backends > LB_MAGLEV_MAX_BACKENDS) {
 			rc = fail(err, len, "service %s: %u backends, at most %u", s,
 				sc->n_backends, LB_MAGLEV_MAX_BACKENDS);
@@ -672,7 +709,9 @@ service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
 	uint32_t i;
 
 	if (lb_service_cmp(a, b) != 0 || a->id != b->id || a->n_backends != b->n_backends ||
-		a->withdrawn != b->withdrawn || !lb_limits_equal(&a->limits, &b->limits) ||
+		a->withdrawn != b->withdrawn || a->n_wzones != b->n_wzones ||
+		memcmp(a->wzones, b->wzones, sizeof(a->wzones[0]) * a->n_wzones) != 0 ||
+		!lb_limits_equal(&a->limits, &b->limits) ||
 		memcmp(&a->choice, &b->choice, sizeof(a->choice)) != 0)
 		return false;
 	/* Tables are sorted, so equal backend lists are equal arrays. */

@@ -38,6 +38,7 @@
 #define LB_FTABLE_ID_LEN 64 /* a member id with its NUL (as LB_MSG_ID) */
 #define LB_FTABLE_MAX_DRAINED 256
 #define LB_MAX_CONNS_CAP 10000000 /* a backend's max_connections at most */
+#define LB_WZONES 8		  /* zones one service may withdraw its VIP in */
 
 enum lb_backend_state { LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_MAINT };
 
@@ -76,6 +77,14 @@ struct lb_service_cfg {
 	 * service of the VIP alike). 0 in a file's table.
 	 */
 	uint8_t withdrawn;
+	/*
+	 * Routing per zone (cross_zone off): the muxes of these zones withdraw
+	 * this VIP (its healthy backends in the zone fell below the pool's
+	 * withdraw_below; the manager sets the list on every service of the VIP
+	 * alike). Sorted, each once; none in a file's table.
+	 */
+	uint8_t n_wzones;
+	char wzones[LB_WZONES][LB_ZONE_LEN];
 	uint32_t id; /* stable across versions; a static file numbers them in order */
 	uint32_t n_backends;
 	struct lb_backend_cfg *backends;

@@ -43,7 +43,8 @@ in_zone(const struct lb_service_cfg *sc, const struct lb_backend_cfg *bc, const 
 /*
  * A zonal service whose usable backends are all outside this mux's zone
  * opens to every zone here (ALB sends to all zones when none is healthy);
- * the manager's per-zone thresholds decide where the VIP is announced.
+ * the manager's per-zone thresholds decide where the VIP is announced
+ * (the services' withdrawn zones: in_wzones()).
  */
 static bool
 zone_open(const struct lb_service_cfg *sc, const char *zone)
@@ -362,6 +363,18 @@ out:
 	return rc;
 }
 
+/* Is this mux's zone (none: "") one the manager withdraws sc's VIP in? */
+static bool
+in_wzones(const struct lb_service_cfg *sc, const char *zone)
+{
+	uint32_t z;
+
+	for (z = 0; zone[0] != 0 && z < sc->n_wzones && z < LB_WZONES; z++)
+		if (strncmp(sc->wzones[z], zone, LB_ZONE_LEN) == 0)
+			return true;
+	return false;
+}
+
 struct mux_gen *
 mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backends,
 	uint32_t cap_services, unsigned tunnels, const char *zone, int socket,
@@ -369,6 +382,7 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 {
 	struct mux_gen *g;
 	uint32_t i, first = 0, n6 = 0;
+	uint8_t w;
 	int rc;
 
 	rc = check_sids(ft, cap_backends, cap_services, err);
@@ -432,14 +446,17 @@ mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint32_t cap_backend
 		svc_tab_put(
 			g, mux_gen_svc_key(sc->vip.a32[0], lb_cpu_to_be16(sc->port), sc->proto), i);
 		svc_tab_put(g, mux_gen_svc_key(sc->vip.a32[0], 0, 0), MUX_GEN_VIP);
-		if (sc->withdrawn && g->withdrawn == NULL) {
+		w = sc->withdrawn	  ? MUX_WITHDRAWN_POOL
+		    : in_wzones(sc, zone) ? MUX_WITHDRAWN_ZONE
+					  : 0;
+		if (w != 0 && g->withdrawn == NULL) {
 			g->withdrawn =
 				rte_zmalloc_socket("mux_withdrawn", g->n_services, 0, socket);
 			if (g->withdrawn == NULL)
 				goto nomem;
 		}
-		if (sc->withdrawn)
-			g->withdrawn[i] = 1;
+		if (w != 0)
+			g->withdrawn[i] = w;
 	}
 	return g;
 nomem:

@@ -135,7 +135,7 @@ struct mux_gen {
 	uint32_t cap_services;
 	uint32_t *by_sid; /* [cap_backends]: backend sid -> index, or MUX_GEN_NONE */
 	/* Routing: read by the route thread (mux_route.c), never by a worker. */
-	uint8_t *withdrawn; /* [n_services]: the manager withdrew its VIP; NULL: none */
+	uint8_t *withdrawn; /* [n_services]: MUX_WITHDRAWN_*, or 0; NULL: none withdrawn */
 	bool drained;	    /* the table drains this mux (the member's build sets it) */
 	/* Admission rules (mux_limit.h): [n_services] by index, and the mux-wide cap. */
 	struct lb_svc_limits *limits;
@@ -148,6 +148,10 @@ struct mux_gen {
 	 */
 	uint16_t *credit_slot;
 };
+
+/* Why the manager withdrew a service's VIP from this mux (withdrawn[]). */
+#define MUX_WITHDRAWN_POOL 1 /* from every mux: the pool below withdraw_below */
+#define MUX_WITHDRAWN_ZONE 2 /* from this mux's zone: the zone's backends below it */
 
 #define MUX_GEN_VIP UINT32_MAX
 #define MUX_GEN_NONE (UINT32_MAX - 1) /* mux_gen_svc_v4(): no such key */

@@ -339,8 +339,12 @@ feed_table(struct mux_route *r, uint64_t now)
 	for (i = 0; g->withdrawn != NULL && i < n; i++)
 		if (g->withdrawn[i])
 			mux_announce_vip_hold(r->ann, vips[i], true,
-				"withdrawn by the manager: its healthy backends are below the "
-				"pool's withdraw_below");
+				g->withdrawn[i] == MUX_WITHDRAWN_ZONE
+					? "withdrawn by the manager in this mux's zone: its "
+					  "healthy backends there are below the pool's "
+					  "withdraw_below"
+					: "withdrawn by the manager: its healthy backends are "
+					  "below the pool's withdraw_below");
 	if (g->drained != r->ann->drained)
 		LB_INFO("bgp: version %llu %s this mux: %s", (unsigned long long)g->version,
 			g->drained ? "drains" : "no longer drains",

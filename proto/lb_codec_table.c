@@ -81,6 +81,16 @@ enc_service(struct lb_enc *e, const struct lb_service_cfg *sc)
 	s->zonal = sc->choice.zonal != 0;
 	s->balance = sc->choice.balance;
 	s->mitigate = sc->choice.mitigate != 0;
+	if (sc->n_wzones != 0) {
+		uint32_t z;
+
+		/* Validated tables end each name inside its array: the message only borrows them.
+		 */
+		s->withdrawn_zones = lb_enc_alloc(e, sc->n_wzones, sizeof(*s->withdrawn_zones));
+		for (z = 0; s->withdrawn_zones != NULL && z < sc->n_wzones && z < LB_WZONES; z++)
+			if (strnlen(sc->wzones[z], LB_ZONE_LEN) < LB_ZONE_LEN)
+				s->withdrawn_zones[s->n_withdrawn_zones++] = (char *)sc->wzones[z];
+	}
 	s->backends = lb_enc_alloc(e, sc->n_backends, sizeof(*s->backends));
 	if (s->key == NULL || s->backends == NULL)
 		return s;
@@ -116,6 +126,7 @@ free_service(Sluice__Service *s)
 	for (i = 0; i < s->n_backends; i++)
 		free(s->backends[i]);
 	free(s->backends);
+	free(s->withdrawn_zones);
 	free(s->key);
 	free(s->limits);
 	free(s);
@@ -316,6 +327,18 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 	sc->choice.zonal = s->zonal;
 	sc->choice.balance = (uint8_t)s->balance;
 	sc->choice.mitigate = s->mitigate;
+	if (s->n_withdrawn_zones > LB_WZONES)
+		return lb_dec_fail(errbuf, len, -LB_EPARSE,
+			"service port %u: withdrawn in %zu zones", sc->port, s->n_withdrawn_zones);
+	for (i = 0; i < s->n_withdrawn_zones; i++) {
+		const char *z = s->withdrawn_zones[i], *why = lb_zone_problem(z, false);
+
+		if (why != NULL)
+			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+				"service port %u: a withdrawn zone is %s", sc->port, why);
+		memcpy(sc->wzones[i], z, strlen(z));
+	}
+	sc->n_wzones = (uint8_t)s->n_withdrawn_zones;
 	if (s->n_backends > LB_MAGLEV_MAX_BACKENDS)
 		return lb_dec_fail(
 			errbuf, len, -LB_EPARSE, "%zu backends in one service", s->n_backends);

@@ -48,6 +48,9 @@
 #   pop_mux_state I             mux I's route reason in its telemetry (NONE when
 #                               it announces, DRAINED, NOT_IN_SYNC ...)
 #
+# POP_ZONES="a b": mux i's zone is the i-th word (mux.zone), for services
+# with cross_zone off (docs/architecture.md, "Choosing a backend").
+#
 # POP_CREDITS=1: capacity credits (docs/architecture.md, "Capacity credits").
 # Each mux listens for its agents on tls+tcp://<its management address>:7500;
 # each agent dials every mux over a management link of its own to the router
@@ -184,7 +187,7 @@ pop_bgp_group() {
 # address, its bgp group, then the flow table (so lab_flow_table_apply works).
 # The agents accept IP-in-IP from every mux.
 pop_configs() {
-	local i ex=$LAB_SRC/examples/lab muxes
+	local i ex=$LAB_SRC/examples/lab muxes zs
 	muxes=$(pop_all_tas | sed 's/\([0-9.]*\)/"\1"/g; s/ /, /g')
 	sed -i "s|muxes = \[ \"$LAB_MUX_TA\" \];|muxes = [ $muxes ];|" \
 		"$LAB_DIR/agent1.cfg" "$LAB_DIR/agent2.cfg"
@@ -195,6 +198,10 @@ pop_configs() {
 		sed -i -e '/# ipv6 {/,/# ipv6 }/d' "$LAB_DIR/mux$i.cfg"
 		sed -i "s|tunnel_address = \"$LAB_MUX_TA\"|tunnel_address = \"${POP_TA[$i]}\"|" \
 			"$LAB_DIR/mux$i.cfg"
+		if [ -n "${POP_ZONES:-}" ]; then
+			read -r -a zs <<<"$POP_ZONES"
+			sed -i "s|^\(\t*\)workers = 1;|&\n\1zone = \"${zs[$((i - 1))]}\";|" "$LAB_DIR/mux$i.cfg"
+		fi
 		pop_bgp_group "$i" >>"$LAB_DIR/mux$i.cfg"
 		# POP_METRICS=1: GET /metrics on its management address (pop_metric); the
 		# agents and the manager serve none here (LAB_METRICS is the one-mux lab's)

@@ -20,7 +20,12 @@
  * service's `withdrawn` flag, on all of the VIP's services) when each of
  * its services that sets a withdraw threshold is below it
  * (mgr_withdraw_vip()); the pools' rule (mgr_pool_check_withdraw) makes
- * sure a pool that fails open is withdrawn as well. While a backend lighter than 10 ramps, its
+ * sure a pool that fails open is withdrawn as well. With cross_zone off the
+ * threshold is judged per zone instead: the VIP is withdrawn from the muxes
+ * of a zone (the services' withdrawn zones) when every service that votes
+ * says so for that zone; when every zone of a pool is below, none is
+ * withdrawn (announced everywhere, as ALB sends to every zone when all are
+ * unhealthy). While a backend lighter than 10 ramps, its
  * pool's weights are multiplied by 10 so that it can start at a tenth; Maglev's table depends on
  * the ratios only, so the others keep their slots.
  */
@@ -185,6 +190,51 @@ zones_open(struct mgr_hrec *const *recs, uint32_t n, const struct mgr_pool *p)
 	return alive == 0 && nz > 0 ? UINT32_MAX : open;
 }
 
+static int
+zone_cmp(const void *a, const void *b)
+{
+	return strncmp(a, b, LB_ZONE_LEN);
+}
+
+/*
+ * cross_zone off: the zones of recs whose healthy backends are below the
+ * pool's withdraw threshold, sorted into s->hs_wz; none when every zone
+ * with a backend is below (then the VIP stays announced everywhere).
+ */
+static void
+zones_below(struct mgr_hrec *const *recs, uint32_t n, const struct mgr_pool *p, struct mgr_hsvc *s)
+{
+	struct {
+		const char *name;
+		uint32_t reg, ok;
+	} z[MGR_ZONES_JUDGED];
+	uint32_t nz = 0, i, k, below = 0;
+
+	s->hs_n_wz = 0;
+	for (i = 0; i < n; i++) {
+		const struct mgr_hrec *r = recs[i];
+
+		if (r->hr_dereg || r->hr_gone || r->hr_be.state != LB_BACKEND_ACTIVE)
+			continue;
+		for (k = 0; k < nz && strncmp(z[k].name, r->hr_be.zone, LB_ZONE_LEN) != 0; k++)
+			;
+		if (k == nz && nz == MGR_ZONES_JUDGED)
+			continue; /* past the zones judged: it votes for none */
+		if (k == nz)
+			z[nz++] = (typeof(z[0])){r->hr_be.zone, 0, 0};
+		z[k].reg++;
+		z[k].ok += mgr_hrec_healthy(r);
+	}
+	for (k = 0; k < nz; k++)
+		below += mgr_pool_below_withdraw(p, z[k].ok, z[k].reg);
+	if (below == nz)
+		return;
+	for (k = 0; k < nz && s->hs_n_wz < LB_WZONES; k++)
+		if (mgr_pool_below_withdraw(p, z[k].ok, z[k].reg))
+			snprintf(s->hs_wz[s->hs_n_wz++], LB_ZONE_LEN, "%s", z[k].name);
+	qsort(s->hs_wz, s->hs_n_wz, LB_ZONE_LEN, zone_cmp);
+}
+
 /* Records of service s between lo and the end of its range, by (dip, port). */
 static int
 build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_cfg *sc,
@@ -224,6 +274,13 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 	s->hs_registered = reg;
 	s->hs_healthy = ok;
 	s->hs_below_withdraw = mgr_pool_below_withdraw(p, ok, reg);
+	s->hs_zonal = sc->choice.zonal != 0;
+	s->hs_n_wz = 0;
+	if (s->hs_zonal && mgr_pool_withdraws(p)) {
+		/* Judged per zone: it never withdraws the VIP everywhere. */
+		zones_below(&h->h_recs[lo], hi - lo, p, s);
+		s->hs_below_withdraw = false;
+	}
 	if (open && !s->hs_fail_open)
 		s->hs_fail_open_since = now;
 	s->hs_fail_open = open;
@@ -322,6 +379,72 @@ withdraw_log(struct mgr_hsvc *const *svcs, uint32_t n, bool on)
 			line);
 }
 
+static bool
+has_zone(const struct mgr_hsvc *s, const char *zone)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->hs_n_wz; i++)
+		if (strncmp(s->hs_wz[i], zone, LB_ZONE_LEN) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The zones a VIP (its n services svcs) is withdrawn in: each zone some
+ * zonal service is below in, for which every service that votes agrees
+ * (a zonal one below in that zone, another below as a whole). Into out,
+ * sorted; returns how many.
+ */
+static uint8_t
+vip_zones(struct mgr_hsvc *const *svcs, const bool *withdraws, const bool *below, uint32_t n,
+	char out[LB_WZONES][LB_ZONE_LEN])
+{
+	uint32_t i, j, z;
+	uint8_t m = 0;
+
+	for (i = 0; i < n; i++) {
+		for (z = 0; svcs[i] != NULL && z < svcs[i]->hs_n_wz; z++) {
+			const char *name = svcs[i]->hs_wz[z];
+			bool all = true;
+
+			for (j = 0; j < n && all; j++)
+				if (withdraws[j])
+					all = svcs[j]->hs_zonal ? has_zone(svcs[j], name)
+								: below[j];
+			for (j = 0; all && j < m; j++)
+				all = strncmp(out[j], name, LB_ZONE_LEN) != 0;
+			if (all && m < LB_WZONES)
+				snprintf(out[m++], LB_ZONE_LEN, "%s", name);
+		}
+	}
+	qsort(out, m, LB_ZONE_LEN, zone_cmp);
+	return m;
+}
+
+/* The zones a VIP is withdrawn in change: said once, with the zones. */
+static void
+wzones_log(struct mgr_hsvc *s, char wz[LB_WZONES][LB_ZONE_LEN], uint8_t n)
+{
+	char k[MGR_SVC_STR], list[LB_WZONES * (LB_ZONE_LEN + 1) + 1];
+	size_t off = 0;
+	uint32_t i;
+
+	if (n == s->hs_n_wz_on && memcmp(wz, s->hs_wz_on, sizeof(wz[0]) * n) == 0)
+		return;
+	list[0] = '\0';
+	for (i = 0; i < n; i++)
+		off += (size_t)snprintf(
+			list + off, sizeof(list) - off, "%s%s", i ? " " : "", wz[i]);
+	if (n != 0)
+		LB_WARN("WITHDRAW %s in zone%s %s: its healthy backends there are below "
+			"withdraw_below",
+			lb_addr_str(&s->hs_key.vip, k, sizeof(k)), n == 1 ? "" : "s", list);
+	else
+		LB_INFO("%s: announced in every zone again",
+			lb_addr_str(&s->hs_key.vip, k, sizeof(k)));
+}
+
 /* The VIP rule over the sorted effective table: each VIP's services are adjacent. */
 static int
 withdraw_vips(struct mgr_health *h, struct lb_ftable *out, uint64_t now)
@@ -332,7 +455,9 @@ withdraw_vips(struct mgr_health *h, struct lb_ftable *out, uint64_t now)
 	int rc = svcs != NULL && withdraws != NULL && below != NULL ? 0 : -LB_ENOMEM;
 
 	for (lo = 0; rc == 0 && lo < n; lo = hi) {
+		char wz[LB_WZONES][LB_ZONE_LEN];
 		bool on, was = false, known = false;
+		uint8_t nwz;
 
 		for (hi = lo;
 			hi < n && out->services[hi].vip.a32[0] == out->services[lo].vip.a32[0];
@@ -350,8 +475,20 @@ withdraw_vips(struct mgr_health *h, struct lb_ftable *out, uint64_t now)
 			}
 		}
 		on = mgr_withdraw_vip(&withdraws[lo], &below[lo], hi - lo);
+		nwz = on ? 0 : vip_zones(&svcs[lo], &withdraws[lo], &below[lo], hi - lo, wz);
+		for (i = lo; i < hi && known; i++)
+			if (svcs[i] != NULL && svcs[i]->hs_zonal) {
+				wzones_log(svcs[i], wz, nwz);
+				break;
+			}
 		for (i = lo; i < hi; i++) {
 			out->services[i].withdrawn = on;
+			out->services[i].n_wzones = nwz;
+			memcpy(out->services[i].wzones, wz, sizeof(wz[0]) * nwz);
+			if (svcs[i] != NULL) {
+				svcs[i]->hs_n_wz_on = nwz;
+				memcpy(svcs[i]->hs_wz_on, wz, sizeof(wz[0]) * nwz);
+			}
 			if (svcs[i] == NULL)
 				continue;
 			if (on && !svcs[i]->hs_withdrawn)

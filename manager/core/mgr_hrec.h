@@ -52,6 +52,16 @@ struct mgr_hsvc {
 	double hs_load_mean;	  /* active connections per unit of weight, at the last step */
 	double hs_fail_median;	  /* the pool's failure rate at the last step */
 	uint32_t hs_zones_open;	  /* cross_zone off: the zones failing open on their own */
+	/*
+	 * cross_zone off with a withdraw threshold: judged per zone. The zones
+	 * below it (none when every zone is: then it is announced everywhere),
+	 * and the zones its VIP is withdrawn in at the last table (the log's).
+	 */
+	bool hs_zonal;
+	uint8_t hs_n_wz;
+	char hs_wz[LB_WZONES][LB_ZONE_LEN];
+	uint8_t hs_n_wz_on;
+	char hs_wz_on[LB_WZONES][LB_ZONE_LEN];
 };
 
 /* A backend's load as its host agent reports it (host_agent/ha_track.h). */

@@ -945,7 +945,43 @@ Test(codec, credit_messages)
 	cr_assert(strstr(err, "received") != NULL, "%s", err);
 	free(buf);
 	/* Garbage is not a grant. */
-	cr_assert_neq(lb_credit_grant_decode((const uint8_t *)"\xff\xff\xff", 3, &g2, err,
-			      sizeof(err)),
+	cr_assert_neq(
+		lb_credit_grant_decode((const uint8_t *)"\xff\xff\xff", 3, &g2, err, sizeof(err)),
 		0);
+}
+
+/* The zones a VIP is withdrawn in travel with the table, digest and all; sorted, valid names. */
+Test(codec, withdrawn_zones_roundtrip)
+{
+	struct lb_msg in, out;
+	struct lb_ftable ft;
+	uint8_t before[LB_DIGEST_LEN], after[LB_DIGEST_LEN];
+	char err[256];
+
+	test_make_table(&ft, 1, 2, 0);
+	lb_ftable_digest(&ft, before);
+	ft.services[0].n_wzones = 2;
+	snprintf(ft.services[0].wzones[0], LB_ZONE_LEN, "az-1");
+	snprintf(ft.services[0].wzones[1], LB_ZONE_LEN, "az-2");
+	cr_assert_eq(lb_ftable_validate(&ft, err, sizeof(err)), 0, "%s", err);
+	lb_ftable_digest(&ft, after);
+	cr_assert(memcmp(before, after, LB_DIGEST_LEN) != 0, "the zones are in the digest");
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	in.version = 3;
+	in.count = 1;
+	in.table = ft; /* borrowed */
+	memcpy(in.digest, after, LB_DIGEST_LEN);
+	roundtrip(&in, &out);
+	cr_assert_eq(out.table.services[0].n_wzones, 2);
+	cr_assert_str_eq(out.table.services[0].wzones[1], "az-2");
+	lb_msg_free(&out);
+	/* Out of order, and a bad name, are refused. */
+	snprintf(ft.services[0].wzones[1], LB_ZONE_LEN, "az-0");
+	cr_assert_neq(lb_ftable_validate(&ft, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "out of order") != NULL, "%s", err);
+	snprintf(ft.services[0].wzones[1], LB_ZONE_LEN, "a z");
+	cr_assert_neq(lb_ftable_validate(&ft, err, sizeof(err)), 0);
+	ft.services[0].n_wzones = 0;
+	lb_ftable_free(&ft);
 }

@@ -602,3 +602,61 @@ Test(health, withdraw_below_withdraws_the_vip_when_every_voter_is_below)
 	mgr_pools_free(&ps);
 	mgr_health_free(h);
 }
+
+/* The effective table's per-zone withdrawal of service 0: its zones, space-separated. */
+static void
+wzones(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, int whole, const char *want)
+{
+	struct lb_ftable out = {0};
+	char got[LB_WZONES * LB_ZONE_LEN] = "";
+	uint64_t nx;
+	uint32_t i;
+
+	cr_assert_eq(mgr_health_effective(h, d, now, &out, &nx), 0);
+	for (i = 0; i < out.services[0].n_wzones; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i ? " " : "",
+			out.services[0].wzones[i]);
+	cr_expect_eq(out.services[0].withdrawn, whole, "withdrawn everywhere: %d, want %d",
+		out.services[0].withdrawn, whole);
+	cr_expect_str_eq(got, want, "withdrawn in zones \"%s\", want \"%s\"", got, want);
+	lb_ftable_free(&out);
+}
+
+Test(health, withdraw_below_per_zone)
+{
+	struct mgr_health *h = health_new();
+	struct lb_ftable d, none = {0};
+	struct mgr_pools ps = {0};
+	uint32_t i;
+
+	down(1);
+	up(3); /* zone a: 1 and 2, both unhealthy; zone b: 3, healthy */
+	table(&d, 3, NULL);
+	for (i = 0; i < 3; i++)
+		snprintf(d.services[0].backends[i].zone, LB_ZONE_LEN, "%s", i < 2 ? "a" : "b");
+	set_withdraw(&ps, 80, 1);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	drive(h, T0 + 10);
+	drive(h, T0 + 1010);
+	wzones(h, &d, T0 + 1100, 0, ""); /* cross_zone on: 1 healthy of 3, not below 1 */
+	d.services[0].choice.zonal = 1;
+	wzones(h, &d, T0 + 1100, 0, "a"); /* zone a has none healthy: its muxes withdraw */
+	{
+		struct lb_ftable out = {0};
+		char err[256];
+		uint64_t nx;
+
+		cr_assert_eq(mgr_health_effective(h, &d, T0 + 1100, &out, &nx), 0);
+		cr_assert_eq(lb_ftable_validate(&out, err, sizeof(err)), 0, "%s", err);
+		lb_ftable_free(&out);
+	}
+	down(3);
+	drive(h, T0 + 2010);
+	drive(h, T0 + 3010);		 /* no zone has a healthy backend */
+	wzones(h, &d, T0 + 3100, 0, ""); /* every zone below: announced everywhere */
+	d.services[0].choice.zonal = 0;
+	wzones(h, &d, T0 + 3100, 1, ""); /* over the pool: withdrawn from every mux */
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
