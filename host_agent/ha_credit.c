@@ -27,7 +27,8 @@ struct ha_credit {
 	struct lb_credit_cfg cfg;
 	nng_socket socks[LB_CREDIT_MUXES];
 	bool up[LB_CREDIT_MUXES]; /* its last exchange worked (logged on change) */
-	pthread_mutex_t lock;	  /* the books against the summary's reads */
+	pthread_mutex_t lock;	  /* the books against telemetry's reads */
+	bool too_many;		  /* said once: more capped backends than the books hold */
 	struct ha_grant g;
 	pthread_t thread;
 	volatile bool quit;
@@ -49,11 +50,25 @@ read_caps(struct ha_credit *c)
 			n < HA_GRANT_BACKENDS)
 			caps[n++] = (struct ha_grant_cap){m->lb[i].be_id, m->lb[i].max_conns};
 	pthread_mutex_unlock(&c->u->map_lock);
-	if (ha_grant_caps(&c->g, caps, n) != 0)
+	if (ha_grant_caps(&c->g, caps, n) != 0 && !c->too_many) {
 		LB_WARN("credits: more than %u capped backends; the rest get none",
 			HA_GRANT_BACKENDS);
+		c->too_many = true;
+	}
+}
+
+/*
+ * The tracker's count of each capped backend now: read before every
+ * request, so that a connection a report says was spent is counted by the
+ * time the next mux is granted.
+ */
+static void
+read_active(struct ha_credit *c)
+{
+	uint32_t i;
+
 	for (i = 0; i < c->g.n_be; i++) {
-		const struct ha_be_load *l = ha_track_load(w->track, c->g.be[i].id);
+		const struct ha_be_load *l = ha_track_load(c->u->w->track, c->g.be[i].id);
 
 		ha_grant_active(&c->g, c->g.be[i].id, l != NULL ? DP_RD(l->active) : 0);
 	}
@@ -74,15 +89,22 @@ exchange(struct ha_credit *c, uint32_t i)
 
 	memset(&q, 0, sizeof(q));
 	snprintf(q.agent, sizeof(q.agent), "%s", c->cfg.id);
+	pthread_mutex_lock(&c->lock);
+	read_active(c);
 	ha_grant_make(&c->g, i, lb_now_ms(), &q);
-	if (lb_credit_grant_encode(&q, &buf, &len) != 0 || nng_msg_alloc(&msg, len) != 0) {
-		free(buf);
-		return false;
+	pthread_mutex_unlock(&c->lock);
+	rc = lb_credit_grant_encode(&q, &buf, &len);
+	if (rc == 0 && (rc = nng_msg_alloc(&msg, len)) == 0) {
+		memcpy(nng_msg_body(msg), buf, len);
+		if ((rc = nng_sendmsg(c->socks[i], msg, 0)) != 0)
+			nng_msg_free(msg);
 	}
-	memcpy(nng_msg_body(msg), buf, len);
 	free(buf);
-	if ((rc = nng_sendmsg(c->socks[i], msg, 0)) != 0) {
-		nng_msg_free(msg);
+	if (rc != 0) {
+		/* Never sent: its grants are no one's. */
+		pthread_mutex_lock(&c->lock);
+		ha_grant_unsend(&c->g, i, &q);
+		pthread_mutex_unlock(&c->lock);
 		return false;
 	}
 	if (nng_recvmsg(c->socks[i], &msg, 0) != 0)
@@ -125,7 +147,9 @@ credit_main(void *arg)
 	return NULL;
 }
 
-static struct ha_credit *tel_c; /* telemetry's (one channel per agent) */
+/* Telemetry's (one channel per agent); NULL once it stops, under tel_lock. */
+static struct ha_credit *tel_c;
+static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A telemetry key (DPDK 22.11 takes [A-Za-z0-9_/] only): be_<id>_<mux>_<what>. */
 static void
@@ -148,7 +172,7 @@ static int
 tel_credits(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	static const char *const what[] = {"granted", "outstanding", "used", "denied"};
-	struct ha_credit *c = tel_c;
+	struct ha_credit *c;
 	uint64_t now = lb_now_ms(), v[4];
 	char k[RTE_TEL_MAX_STRING_LEN];
 	uint32_t b, m, f;
@@ -156,6 +180,11 @@ tel_credits(const char *cmd, const char *params, struct rte_tel_data *d)
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&tel_lock);
+	if ((c = tel_c) == NULL) {
+		pthread_mutex_unlock(&tel_lock);
+		return 0;
+	}
 	pthread_mutex_lock(&c->lock);
 	rte_tel_data_add_dict_u64(d, "granted", c->g.st.granted);
 	rte_tel_data_add_dict_u64(d, "grants", c->g.st.grants);
@@ -181,6 +210,7 @@ tel_credits(const char *cmd, const char *params, struct rte_tel_data *d)
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&tel_lock);
 	return 0;
 }
 
@@ -221,7 +251,9 @@ ha_credit_start(struct ha_update *u, const struct lb_credit_cfg *cfg, char *err,
 		return NULL;
 	}
 	pthread_setname_np(c->thread, "sluice-credits");
+	pthread_mutex_lock(&tel_lock);
 	tel_c = c;
+	pthread_mutex_unlock(&tel_lock);
 	if (DP_TEL_REGISTER("/sluice/agent/credits", tel_credits,
 		    "Capacity credits: per capped backend and mux, granted, outstanding, used, "
 		    "denied.") != 0)
@@ -232,38 +264,6 @@ ha_credit_start(struct ha_update *u, const struct lb_credit_cfg *cfg, char *err,
 }
 
 void
-ha_credit_json(struct ha_credit *c, FILE *out)
-{
-	uint64_t now = lb_now_ms();
-	uint32_t b, m;
-
-	if (c == NULL)
-		return;
-	pthread_mutex_lock(&c->lock);
-	fprintf(out,
-		"\"credits\":{\"granted\":%" PRIu64 ",\"grants\":%" PRIu64 ",\"reclaims\":%" PRIu64
-		",\"reports\":%" PRIu64 ",\"reports_rejected\":%" PRIu64 ",\"backends\":[",
-		c->g.st.granted, c->g.st.grants, c->g.st.reclaims, c->g.st.reports,
-		c->g.st.reports_rejected);
-	for (b = 0; b < c->g.n_be; b++) {
-		const struct ha_grant_be *e = &c->g.be[b];
-
-		fprintf(out, "%s{\"id\":%u,\"max\":%u,\"active\":%" PRIu64 ",\"muxes\":[",
-			b ? "," : "", e->id, e->max, e->active);
-		for (m = 0; m < c->g.n_muxes; m++)
-			fprintf(out,
-				"%s{\"mux\":\"%s\",\"granted\":%" PRIu64 ",\"outstanding\":%" PRIu64
-				",\"used\":%" PRIu64 ",\"denied\":%" PRIu64 "}",
-				m ? "," : "", c->cfg.muxes[m].id, e->m[m].granted,
-				ha_grant_outstanding(&c->g, b, m, now), e->m[m].last.used,
-				e->m[m].last.denied);
-		fprintf(out, "]}");
-	}
-	fprintf(out, "]}");
-	pthread_mutex_unlock(&c->lock);
-}
-
-void
 ha_credit_stop(struct ha_credit *c)
 {
 	uint32_t i;
@@ -271,6 +271,9 @@ ha_credit_stop(struct ha_credit *c)
 
 	if (c == NULL)
 		return;
+	pthread_mutex_lock(&tel_lock);
+	tel_c = NULL;
+	pthread_mutex_unlock(&tel_lock);
 	c->quit = true;
 	pthread_join(c->thread, NULL);
 	for (i = 0; i < c->cfg.n_muxes; i++)

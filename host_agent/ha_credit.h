@@ -20,9 +20,6 @@ struct ha_credit;
 struct ha_credit *ha_credit_start(
 	struct ha_update *u, const struct lb_credit_cfg *cfg, char *err, size_t len);
 
-/* The tallies as members of a JSON object (no braces), for the summary and telemetry. */
-void ha_credit_json(struct ha_credit *c, FILE *out);
-
 /* Stop the thread, close the sockets (bounded) and free. NULL: nothing. */
 void ha_credit_stop(struct ha_credit *c);
 

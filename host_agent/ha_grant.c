@@ -37,10 +37,19 @@ ha_grant_caps(struct ha_grant *g, const struct ha_grant_cap *caps, uint32_t n)
 	for (i = 0; i < n && k < HA_GRANT_BACKENDS; i++) {
 		struct ha_grant_be *old = find_be(g, caps[i].id);
 
-		if (old != NULL)
+		if (old != NULL) {
 			next[k] = *old;
-		else
+		} else {
+			uint32_t m;
+
+			/*
+			 * A book that starts again: grants an earlier book of this
+			 * backend left at a mux are taken back by its first request.
+			 */
 			memset(&next[k], 0, sizeof(next[k]));
+			for (m = 0; m < g->n_muxes && g->next_name > 1; m++)
+				next[k].m[m].revoke_below = g->next_name;
+		}
 		next[k].id = caps[i].id;
 		next[k].max = caps[i].max;
 		k++;
@@ -71,25 +80,29 @@ expire(struct ha_grant_book *k, uint64_t now_ms)
 	k->n = j;
 }
 
+/*
+ * While the mux answers, its word (it counts a grant that came late, which
+ * our clock would have let go); once it is silent, our clock.
+ */
 static uint64_t
-outstanding(const struct ha_grant_book *k, uint64_t now_ms)
+outstanding(const struct ha_grant_book *k, uint32_t ttl_ms, uint64_t now_ms)
 {
-	uint64_t mine = 0, theirs;
+	uint64_t mine = 0;
 	uint32_t i;
 
+	if (k->reported && now_ms - k->report_ms <= 2ull * ttl_ms)
+		return k->live + k->sent_since;
 	for (i = 0; i < k->n; i++)
 		if (k->g[i].expires_ms > now_ms)
 			mine += k->g[i].count;
-	if (!k->reported)
-		return mine;
-	theirs = k->live + k->sent_since;
-	return theirs < mine ? theirs : mine;
+	return mine;
 }
 
 uint64_t
 ha_grant_outstanding(const struct ha_grant *g, uint32_t b, uint32_t mux, uint64_t now_ms)
 {
-	return b < g->n_be && mux < g->n_muxes ? outstanding(&g->be[b].m[mux], now_ms) : 0;
+	return b < g->n_be && mux < g->n_muxes ? outstanding(&g->be[b].m[mux], g->ttl_ms, now_ms)
+					       : 0;
 }
 
 /* A mux counts in the shares while it answered within 2 x ttl. */
@@ -125,7 +138,7 @@ make_one(struct ha_grant *g, struct ha_grant_be *b, uint32_t mux, uint64_t now_m
 
 	for (i = 0; i < g->n_muxes; i++) {
 		expire(&b->m[i], now_ms);
-		held += outstanding(&b->m[i], now_ms);
+		held += outstanding(&b->m[i], g->ttl_ms, now_ms);
 		if (alive(g, i, now_ms) || i == mux)
 			weight += b->m[i].demand + 1;
 		if (i != mux && b->m[i].denied_step > 0)
@@ -135,7 +148,7 @@ make_one(struct ha_grant *g, struct ha_grant_be *b, uint32_t mux, uint64_t now_m
 	/* Our share of what is not in use: by demand, one more each. */
 	target = b->active < b->max ? b->max - b->active : 0;
 	target = (target * (k->demand + 1) + weight - 1) / weight;
-	have = outstanding(k, now_ms);
+	have = outstanding(k, g->ttl_ms, now_ms);
 	memset(c, 0, sizeof(*c));
 	c->backend = b->id;
 	/*
@@ -151,7 +164,8 @@ make_one(struct ha_grant *g, struct ha_grant_be *b, uint32_t mux, uint64_t now_m
 		g->st.reclaims++;
 	}
 	c->revoke_below = k->revoke_below;
-	if (free_cap > 0 && have < target && k->n < HA_GRANT_LIVE && settled(g, now_ms)) {
+	if (free_cap > 0 && have < target && k->n < HA_GRANT_LIVE && settled(g, now_ms) &&
+		alive(g, mux, now_ms)) {
 		uint64_t give = target - have < free_cap ? target - have : free_cap;
 
 		c->grant = g->next_name++;
@@ -159,10 +173,11 @@ make_one(struct ha_grant *g, struct ha_grant_be *b, uint32_t mux, uint64_t now_m
 		k->g[k->n++] = (struct ha_grant_rec){c->grant, c->count, now_ms + 2ull * g->ttl_ms};
 		k->granted += give;
 		k->sent_since += give;
+		g->granted_mux[mux] += give;
 		g->st.granted += give;
 		g->st.grants++;
 	}
-	c->granted = k->granted;
+	c->granted = g->granted_mux[mux];
 }
 
 void
@@ -177,6 +192,32 @@ ha_grant_make(struct ha_grant *g, uint32_t mux, uint64_t now_ms, struct lb_credi
 		return;
 	for (i = 0; i < g->n_be; i++)
 		make_one(g, &g->be[i], mux, now_ms, &out->c[out->n++]);
+}
+
+void
+ha_grant_unsend(struct ha_grant *g, uint32_t mux, const struct lb_credit_grant *out)
+{
+	uint32_t i, j;
+
+	for (i = 0; mux < g->n_muxes && i < out->n; i++) {
+		const struct lb_credit *c = &out->c[i];
+		struct ha_grant_be *b = find_be(g, c->backend);
+		struct ha_grant_book *k;
+
+		if (b == NULL || c->count == 0)
+			continue;
+		k = &b->m[mux];
+		for (j = 0; j < k->n && k->g[j].name != c->grant; j++)
+			;
+		if (j == k->n)
+			continue;
+		k->g[j] = k->g[--k->n];
+		k->granted -= c->count;
+		k->sent_since -= k->sent_since < c->count ? k->sent_since : c->count;
+		g->granted_mux[mux] -= c->count;
+		g->st.granted -= c->count;
+		g->st.grants--;
+	}
 }
 
 /* Refuse a report: why is set, the count kept. */
@@ -226,8 +267,8 @@ int
 ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report *r, uint64_t now_ms,
 	char *why, size_t len)
 {
-	bool restarted;
-	uint32_t i;
+	bool restarted, bad[LB_CREDIT_MAX];
+	uint32_t i, n_bad = 0;
 
 	if (mux >= g->n_muxes) {
 		snprintf(why, len, "no mux %u", mux);
@@ -244,25 +285,27 @@ ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report 
 		return refused(g);
 	}
 	restarted = g->mux_inc[mux] != r->incarnation;
-	/* Check everything before taking anything: a report is taken whole or not at all. */
-	for (i = 0; !restarted && i < r->n; i++) {
+	/* A backend whose counters went back, or that took more than we granted, is left out. */
+	for (i = 0; i < r->n && i < LB_CREDIT_MAX; i++) {
 		const struct lb_credit_use *u = &r->u[i];
 		struct ha_grant_be *b = find_be(g, u->backend);
 		const char *what;
 
+		bad[i] = false;
 		if (b == NULL)
 			continue;
-		if (b->m[mux].reported && (what = went_back(u, &b->m[mux].last)) != NULL) {
+		if (!restarted && b->m[mux].reported &&
+			(what = went_back(u, &b->m[mux].last)) != NULL) {
 			snprintf(why, len, "backend %u: the mux's %s counter went back", u->backend,
 				what);
-			return refused(g);
-		}
-		if (u->granted > b->m[mux].granted) {
+			bad[i] = true;
+		} else if (u->granted > g->granted_mux[mux]) {
 			snprintf(why, len, "backend %u: the mux took %llu credits, we granted %llu",
 				u->backend, (unsigned long long)u->granted,
-				(unsigned long long)b->m[mux].granted);
-			return refused(g);
+				(unsigned long long)g->granted_mux[mux]);
+			bad[i] = true;
 		}
+		n_bad += bad[i];
 	}
 	g->mux_inc[mux] = r->incarnation;
 	g->heard_ms[mux] = now_ms;
@@ -271,9 +314,11 @@ ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report 
 		const struct lb_credit_use *u = NULL;
 		uint32_t j;
 
-		for (j = 0; j < r->n; j++)
+		for (j = 0; j < r->n && j < LB_CREDIT_MAX; j++)
 			if (r->u[j].backend == g->be[i].id)
 				u = &r->u[j];
+		if (u != NULL && bad[u - r->u])
+			continue; /* its book keeps the last word it took */
 		if (restarted) {
 			/*
 			 * Another mux process: its counters start again, and
@@ -289,6 +334,7 @@ ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report 
 			drop_revoked(k);
 			k->live = 0;
 			k->reported = true;
+			k->report_ms = now_ms;
 			k->sent_since = 0;
 			k->demand = k->denied_step = 0;
 			continue;
@@ -300,8 +346,11 @@ ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report 
 		k->sent_since = 0;
 		k->last = *u;
 		k->reported = true;
+		k->report_ms = now_ms;
 		drop_revoked(k);
 	}
+	if (n_bad != 0)
+		return refused(g);
 	g->st.reports++;
 	return 0;
 }

@@ -11,11 +11,12 @@
  *
  * where active is what the tracker counts now (ha_track.h) and
  * outstanding(mux) is an upper bound of the credits that mux may still
- * spend: the smaller of
- *   - every grant to it not yet expired by our clock (a grant lives
- *     2 x ttl from its sending here, ttl from its receipt there), and
- *   - the mux's own word in its last report ("live", which counts a grant
- *     until it is spent, expired or taken back) plus what we sent since.
+ * spend: while the mux answers (a report within 2 x ttl), its own word
+ * in its last report ("live": what its grants hold, less what was spent,
+ * expired or taken back) plus what we sent since, which counts a grant
+ * that reached it late; once it is silent, every grant to it not yet
+ * expired by our clock (a grant lives 2 x ttl from its sending here, ttl
+ * from its receipt there).
  * A credit spent becomes a connection the tracker counts when its SYN
  * arrives; until the mux's next report it is counted twice (in live and
  * active), which errs on the safe side. The one way past the cap: a
@@ -39,6 +40,12 @@
  * incarnation left at a mux we have not reached yet are unknown, so a new
  * agent grants nothing until it has heard every mux or 2 x ttl has passed.
  * A mux that restarts has nothing (its report's new incarnation says so).
+ * A backend whose book starts again (its cap removed, then set again) has
+ * every older grant of it taken back by its first request.
+ *
+ * Only a mux heard from within 2 x ttl is granted anything: a silent one
+ * is asked (a poll), and granted once it answers. A request that could
+ * not be sent is taken back from the books at once (ha_grant_unsend()).
  */
 #ifndef HA_GRANT_H
 #define HA_GRANT_H
@@ -65,6 +72,7 @@ struct ha_grant_book {
 	uint32_t n;
 	uint64_t granted;	   /* credits granted, this incarnation (monotonic) */
 	bool reported;		   /* live below is the mux's word */
+	uint64_t report_ms;	   /* ... as of then */
 	uint64_t live;		   /* the mux's last report */
 	uint64_t sent_since;	   /* credits granted since that report */
 	uint64_t demand;	   /* used + denied over the last exchange */
@@ -96,6 +104,12 @@ struct ha_grant {
 	uint64_t start_ms;
 	uint64_t next_name;
 	uint64_t mux_inc[HA_GRANT_MUXES];  /* the mux's incarnation (0: unheard) */
+	/*
+	 * Credits granted to each mux, every backend together: the counter
+	 * the requests carry, monotonic for the incarnation even when a
+	 * backend's book starts again (its cap removed, then set again).
+	 */
+	uint64_t granted_mux[HA_GRANT_MUXES];
 	uint64_t heard_ms[HA_GRANT_MUXES]; /* its last accepted report */
 	uint32_t n_be;
 	struct ha_grant_be be[HA_GRANT_BACKENDS];
@@ -128,10 +142,14 @@ uint64_t ha_grant_outstanding(const struct ha_grant *g, uint32_t b, uint32_t mux
 /* The next request to mux: new grants, take-backs, our counters. */
 void ha_grant_make(struct ha_grant *g, uint32_t mux, uint64_t now_ms, struct lb_credit_grant *out);
 
+/* The request out could not be sent: its grants never left, undo them. */
+void ha_grant_unsend(struct ha_grant *g, uint32_t mux, const struct lb_credit_grant *out);
+
 /*
- * The mux's answer. 0: taken; -1: refused whole (why says: another
- * agent start, counters that went back, more accepted than granted, or
- * the mux refused our grant) and counted.
+ * The mux's answer. 0: taken; -1: refused whole (another agent start, or
+ * the mux refused our grant), or in part: a backend whose counters went
+ * back, or that claims more than was granted, is left as it was, the
+ * others are taken; why says which, and it is counted.
  */
 int ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report *r,
 	uint64_t now_ms, char *why, size_t len);

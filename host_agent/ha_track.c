@@ -54,6 +54,7 @@ struct ha_track {
 	uint32_t sweep;	       /* next position the sweep looks at */
 	uint64_t untracked;
 	uint64_t adopted;
+	uint32_t adopt_until_ms; /* adopt() works until then (set by the first sweep) */
 };
 
 struct ha_track *
@@ -141,12 +142,14 @@ slot_of(struct ha_track *t, uint32_t id)
 
 /*
  * A segment of a connection the table does not know, established by its
- * flags (ACK, no SYN, FIN or RST): one opened before this agent started
- * (or while the table was full). It is counted from now on as established
- * (never as opened), so an agent that restarts finds the connections it
- * had as soon as they send: capacity credits and least connections depend
- * on it. A forged ACK is no worse: the backend answers it with a RST,
- * which closes the entry.
+ * flags (ACK, no SYN, FIN or RST): one opened before this agent started.
+ * It is counted from now on as established (never as opened), so an agent
+ * that restarts finds the connections it had as soon as they send:
+ * capacity credits and least connections depend on it. Only for the idle
+ * timeout after the lcore's first loop: later, a connection it never
+ * saw open is one it should not count (a stray or forged ACK, which a
+ * backend may drop instead of answering with the RST that would close the
+ * entry, or a segment of one the table had no room for).
  */
 static void
 adopt(struct ha_worker *w, const struct ha_ckey *k, const struct lb_pkt *pi)
@@ -156,7 +159,9 @@ adopt(struct ha_worker *w, const struct ha_ckey *k, const struct lb_pkt *pi)
 	struct ha_conn *c;
 	int32_t slot, pos;
 
-	if ((pi->tcp_flags & (LB_TCP_ACK | LB_TCP_FIN | LB_TCP_RST)) != LB_TCP_ACK ||
+	/* Only for the idle timeout after the start: by then any connection from before sent. */
+	if (t->adopt_until_ms == 0 || (int32_t)(w->now_ms - t->adopt_until_ms) >= 0 ||
+		(pi->tcp_flags & (LB_TCP_ACK | LB_TCP_FIN | LB_TCP_RST)) != LB_TCP_ACK ||
 		(lb = ha_map_by_dip(w->map, k->af, k->dip.a8, k->dport, LB_IPPROTO_TCP)) == NULL ||
 		(slot = slot_of(t, lb->be_id)) < 0)
 		return;
@@ -266,6 +271,8 @@ ha_track_sweep(struct ha_worker *w)
 
 	if (t == NULL)
 		return;
+	if (t->adopt_until_ms == 0)
+		t->adopt_until_ms = (now + HA_TRACK_IDLE_MS) | 1; /* 0 means not yet */
 	for (i = 0; i < HA_TRACK_SWEEP; i++) {
 		uint32_t pos = t->sweep;
 		struct ha_conn *c = &t->conn[pos];

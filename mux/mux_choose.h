@@ -166,11 +166,12 @@ mux_pick(const struct mux_gen *g, const struct mux_service *s, const struct lb_p
 
 /*
  * Backend idx of g is capped: spend a credit of it (false: none; counted
- * denied in its lane). No slot (no credit channel, or none bound) is no
- * credit.
+ * denied in its lane when it was the flow's first choice, so that a SYN
+ * counts once). No slot (no credit channel, or none bound) is no credit.
  */
 static inline bool
-mux_credit_ok(struct mux_worker *w, const struct mux_gen *g, uint32_t idx, uint64_t tsc)
+mux_credit_ok(
+	struct mux_worker *w, const struct mux_gen *g, uint32_t idx, uint64_t tsc, bool first)
 {
 	struct mux_credit_lane *l;
 	uint16_t slot;
@@ -183,7 +184,7 @@ mux_credit_ok(struct mux_worker *w, const struct mux_gen *g, uint32_t idx, uint6
 	l = mux_credit_lane(w->ctx->credit, w->idx, slot);
 	if (mux_credit_spend(l, tsc))
 		return true;
-	l->denied++;
+	l->denied += first;
 	return false;
 }
 
@@ -192,7 +193,8 @@ mux_credit_ok(struct mux_worker *w, const struct mux_gen *g, uint32_t idx, uint6
  * the next backend in its preference order that is not capped or has a
  * credit: the usable Maglev table stepped from the flow's own slot by a
  * stride the flow's hash gives (the same order on every mux and worker),
- * MUX_CREDIT_TRIES steps, then the pool in order from the hash. UINT32_MAX:
+ * MUX_CREDIT_TRIES steps, then the pool in order from the hash (active,
+ * weighted, in the mux's zone when the service keeps to it). UINT32_MAX:
  * none; the caller applies the failure policy.
  */
 static inline uint32_t
@@ -202,7 +204,7 @@ mux_capped(struct mux_worker *w, const struct mux_gen *g, const struct mux_servi
 	uint64_t tsc = rte_rdtsc();
 	uint32_t k, pos, step, cand;
 
-	if (mux_credit_ok(w, g, idx, tsc))
+	if (mux_credit_ok(w, g, idx, tsc, true))
 		return idx;
 	pos = lb_flow_slot(h, g->maglev_size);
 	step = (uint32_t)(h % (g->maglev_size - 1)) + 1; /* the size is prime: every step cycles */
@@ -211,7 +213,7 @@ mux_capped(struct mux_worker *w, const struct mux_gen *g, const struct mux_servi
 		if (s->maglev[pos] == LB_MAGLEV_EMPTY)
 			break;
 		cand = s->first_backend + s->maglev[pos];
-		if (cand != idx && mux_credit_ok(w, g, cand, tsc)) {
+		if (cand != idx && mux_credit_ok(w, g, cand, tsc, false)) {
 			w->cnt.credit_moved++;
 			return cand;
 		}
@@ -219,8 +221,8 @@ mux_capped(struct mux_worker *w, const struct mux_gen *g, const struct mux_servi
 	for (k = 0; k < s->n_backends; k++) {
 		cand = s->first_backend + (uint32_t)((h + k) % s->n_backends);
 		if (cand != idx && g->backends[cand].state == LB_BACKEND_ACTIVE &&
-			!(g->backends[cand].flags & MUX_BE_WEIGHT_ZERO) &&
-			mux_credit_ok(w, g, cand, tsc)) {
+			!(g->backends[cand].flags & (MUX_BE_WEIGHT_ZERO | MUX_BE_OUT_ZONE)) &&
+			mux_credit_ok(w, g, cand, tsc, false)) {
 			w->cnt.credit_moved++;
 			return cand;
 		}

@@ -112,6 +112,7 @@ mux_credit_bind(struct mux_credit *c, struct mux_gen *g, const struct lb_ftable 
 				c->slot_id[s] = id;
 				c->slot_agent_inc[s] = 0;
 				c->slot_granted[s] = 0;
+				c->slot_agent[s][0] = 0;
 				void_slot(c, (uint16_t)s);
 			}
 			g->credit_slot[k] = (uint16_t)s;
@@ -137,12 +138,24 @@ report_slot(struct mux_credit *c, uint16_t s, uint64_t tsc, struct lb_credit_use
 		u->revoked += __atomic_load_n(&l->revoked, __ATOMIC_RELAXED);
 		u->denied += __atomic_load_n(&l->denied, __ATOMIC_RELAXED);
 		u->received += l->received;
-		/* Live: whole grants still usable; the head's taken part too (an upper bound). */
+		/*
+		 * Live: what usable grants hold, less what the worker took of the
+		 * head one, when head did not move while taken was read (else the
+		 * head whole: an upper bound, never less than the truth).
+		 */
 		for (i = head; i != l->tail; i++) {
 			const struct mux_credit_grant *gr = &l->ring[i & (MUX_CREDIT_RING - 1)];
 
 			if (gr->seq >= l->void_below && tsc < gr->expires)
 				u->live += gr->count;
+		}
+		if (head != l->tail) {
+			const struct mux_credit_grant *gr = &l->ring[head & (MUX_CREDIT_RING - 1)];
+			uint32_t taken = __atomic_load_n(&l->taken, __ATOMIC_ACQUIRE);
+
+			if (__atomic_load_n(&l->head, __ATOMIC_ACQUIRE) == head &&
+				gr->seq >= l->void_below && tsc < gr->expires && taken <= gr->count)
+				u->live -= taken;
 		}
 	}
 }
@@ -212,7 +225,7 @@ mux_credit_take(struct mux_credit *c, const struct lb_credit_grant *g, uint64_t 
 		int s = slots[i] = slot_of(c, cr->backend);
 
 		if (s >= 0 && c->slot_agent_inc[s] == g->incarnation &&
-			cr->granted < c->slot_granted[s]) {
+			strcmp(c->slot_agent[s], g->agent) == 0 && cr->granted < c->slot_granted[s]) {
 			snprintf(r->refused, sizeof(r->refused),
 				"backend %u: the agent's granted counter went back from %llu to "
 				"%llu",
@@ -232,6 +245,15 @@ mux_credit_take(struct mux_credit *c, const struct lb_credit_grant *g, uint64_t 
 		u->backend = cr->backend;
 		if (s < 0)
 			continue;
+		if (c->slot_agent[s][0] != 0 && strcmp(c->slot_agent[s], g->agent) != 0) {
+			if (tsc - c->slot_heard[s] < 2 * (expires - tsc)) {
+				c->grants_foreign++;
+				continue; /* another agent grants it: reported as holding none */
+			}
+			c->slot_agent_inc[s] = 0; /* that one went silent: this one takes over */
+		}
+		snprintf(c->slot_agent[s], sizeof(c->slot_agent[s]), "%s", g->agent);
+		c->slot_heard[s] = tsc;
 		if (c->slot_agent_inc[s] != g->incarnation) {
 			/* Another start of the agent: what the old one granted is void. */
 			if (c->slot_agent_inc[s] != 0)

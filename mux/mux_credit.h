@@ -77,6 +77,13 @@ struct mux_credit {
 	uint8_t slot_bound[MUX_CREDIT_SLOTS];
 	uint64_t slot_seq[MUX_CREDIT_SLOTS];	   /* next grant's sequence number */
 	uint64_t slot_agent_inc[MUX_CREDIT_SLOTS]; /* the agent start that grants it */
+	/*
+	 * The agent that grants it ("": none yet), and when it last did (TSC):
+	 * another agent's grants for the slot are ignored until this one has
+	 * been silent for 2 x ttl (a backend that moved hosts, or a stray).
+	 */
+	char slot_agent[MUX_CREDIT_SLOTS][LB_MSG_ID];
+	uint64_t slot_heard[MUX_CREDIT_SLOTS];
 	uint64_t slot_granted[MUX_CREDIT_SLOTS];   /* that agent's counter, last taken */
 	struct mux_credit_lane *lanes;		   /* [n_workers * MUX_CREDIT_SLOTS] */
 	/* the credit thread's tallies */
@@ -84,6 +91,7 @@ struct mux_credit {
 	uint64_t grants_refused; /* grant messages refused */
 	uint64_t grants_dropped; /* grants a full lane could not take */
 	uint64_t revokes;	 /* take-backs applied */
+	uint64_t grants_foreign; /* entries ignored: another agent grants that backend */
 };
 
 /* NULL with rte_errno (ENOMEM). */
@@ -135,7 +143,8 @@ mux_credit_spend(struct mux_credit_lane *l, uint64_t tsc)
 		const struct mux_credit_grant *gr = &l->ring[l->head & (MUX_CREDIT_RING - 1)];
 
 		if (gr->seq >= void_below && tsc < gr->expires && l->taken < gr->count) {
-			l->taken++;
+			/* The credit thread reads taken to report what is left (report_slot()). */
+			__atomic_store_n(&l->taken, l->taken + 1, __ATOMIC_RELEASE);
 			l->used++;
 			return true;
 		}

@@ -126,7 +126,8 @@ build_service(struct mux_gen *g, const struct lb_service_cfg *sc, uint32_t idx, 
 			b->host = bc->host.a32[0];
 		b->port = lb_cpu_to_be16(bc->port);
 		b->flags = (bc->weight == 0 ? MUX_BE_WEIGHT_ZERO : 0) |
-			   (bc->host6 ? MUX_BE_HOST6 : 0) | (bc->max_conns ? MUX_BE_CAPPED : 0);
+			   (bc->host6 ? MUX_BE_HOST6 : 0) | (bc->max_conns ? MUX_BE_CAPPED : 0) |
+			   (in_zone(sc, bc, zone, s->zone_open) ? 0 : MUX_BE_OUT_ZONE);
 		if (bc->max_conns != 0 && g->credit_slot == NULL) {
 			g->credit_slot = rte_malloc_socket("mux_credit_slot",
 				sizeof(*g->credit_slot) * g->n_backends, 0, socket);

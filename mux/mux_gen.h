@@ -42,6 +42,7 @@
 #define MUX_BE_WEIGHT_ZERO 0x01 /* the configured weight is 0 (telemetry) */
 #define MUX_BE_HOST6 0x02	/* host is an IPv6 PA: addr6[].host; IPv4 in host otherwise */
 #define MUX_BE_CAPPED 0x04	/* max_connections: new connections need a credit (mux_credit.h) */
+#define MUX_BE_OUT_ZONE 0x08	/* outside the mux's zone, which its service keeps to */
 
 struct mux_backend {
 	lb_be32_t dip;	/* IPv4 services; IPv6 DIPs are addr6[].dip */

@@ -32,7 +32,7 @@ load_muxes(const config_setting_t *g, struct lb_credit_cfg *cfg, struct lb_cfg_e
 {
 	static const char *const fields[] = {"id", "url", NULL};
 	const config_setting_t *l = config_setting_get_member(g, "muxes");
-	int i, n, rc;
+	int i, k, n, rc;
 
 	if (l == NULL || !config_setting_is_list(l) || (n = config_setting_length(l)) < 1 ||
 		n > LB_CREDIT_MUXES)
@@ -54,6 +54,12 @@ load_muxes(const config_setting_t *g, struct lb_credit_cfg *cfg, struct lb_cfg_e
 		if (id[0] == 0 || strlen(id) >= LB_MSG_ID)
 			return lb_cfg_error(err, config_setting_get_member(e, "id"), NULL,
 				"an id of 1 to %u characters", LB_MSG_ID - 1);
+		for (k = 0; k < i; k++)
+			if (strcmp(cfg->muxes[k].id, id) == 0 ||
+				strcmp(cfg->muxes[k].url, cfg->muxes[i].url) == 0)
+				return lb_cfg_error(err, e, NULL,
+					"mux \"%s\" (%s) listed twice: each mux once", id,
+					cfg->muxes[i].url);
 		snprintf(cfg->muxes[i].id, LB_MSG_ID, "%s", id);
 	}
 	cfg->n_muxes = (uint32_t)n;
@@ -99,7 +105,11 @@ lb_credit_cfg_load(const config_setting_t *root, const char *path, bool agent, c
 			(rc = lb_cfg_get_string(g, "id", id == NULL, id, &v, err)) != 0)
 			return rc;
 		if (iv * 2 > ttl)
-			return lb_cfg_error(err, config_setting_get_member(g, "interval_ms"), NULL,
+			return lb_cfg_error(err,
+				config_setting_get_member(g, "interval_ms") != NULL
+					? config_setting_get_member(g, "interval_ms")
+					: config_setting_get_member(g, "ttl_ms"),
+				NULL,
 				"%lld ms: at most half of ttl_ms (%lld), or grants lapse between "
 				"two requests",
 				iv, ttl);

@@ -247,3 +247,39 @@ Test(grant, connections_found_after_a_start_take_back_what_is_outstanding)
 	}
 	cr_assert_neq(q.c[0].revoke_below, 0, "taken back after two rounds over the cap");
 }
+
+Test(grant, a_request_not_sent_is_undone_and_a_book_that_starts_again_takes_back_the_old)
+{
+	struct lb_credit_grant q;
+	struct ha_grant_cap none[1], cap = {7, 10};
+
+	start(1, 10);
+	answer(0, 11, 1000, (struct lb_credit_use){0});
+	cr_assert_eq(ask(0, 1010, &q), 10);
+	ha_grant_unsend(&g, 0, &q);
+	cr_assert_eq(ha_grant_outstanding(&g, 0, 0, 1010), 0, "never sent: nothing held");
+	cr_assert_eq(g.granted_mux[0], 0);
+	cr_assert_eq(ask(0, 1020, &q), 10, "granted again");
+	cr_assert_eq(q.c[0].granted, 10);
+	/* The cap is removed, then set again: a new book, the old grants taken back. */
+	cr_assert_eq(ha_grant_caps(&g, none, 0), 0);
+	cr_assert_eq(ha_grant_caps(&g, &cap, 1), 0);
+	ask(0, 1030, &q);
+	cr_assert_neq(q.c[0].revoke_below, 0, "the first request of the new book takes back");
+	cr_assert_geq(q.c[0].granted, 10, "the counter the mux checks never goes back");
+}
+
+Test(grant, while_a_mux_answers_its_word_counts_even_a_grant_our_clock_let_go)
+{
+	struct lb_credit_grant q;
+
+	start(1, 10);
+	answer(0, 11, 1000, (struct lb_credit_use){0});
+	cr_assert_eq(ask(0, 1010, &q), 10);
+	/* It reached the mux late: at 1010 + 2 ttl our clock is done with it, the mux is not. */
+	cr_assert_eq(answer(0, 11, 2900,
+			     (struct lb_credit_use){.received = 10, .live = 10, .granted = 10}),
+		0);
+	cr_assert_eq(ha_grant_outstanding(&g, 0, 0, 3100), 10);
+	cr_assert_eq(ask(0, 3100, &q), 0, "nothing more while the mux holds 10");
+}
