@@ -200,8 +200,10 @@ zone_cmp(const void *a, const void *b)
  * cross_zone off: the zones of recs whose healthy backends are below the
  * pool's withdraw threshold, sorted into s->hs_wz; none when every zone
  * with a backend is below (then the VIP stays announced everywhere).
+ * false: more zones are below than a table lists (LB_WZONES), and fewer
+ * than all: the pool is judged whole instead.
  */
-static void
+static bool
 zones_below(struct mgr_hrec *const *recs, uint32_t n, const struct mgr_pool *p, struct mgr_hsvc *s)
 {
 	struct {
@@ -228,11 +230,14 @@ zones_below(struct mgr_hrec *const *recs, uint32_t n, const struct mgr_pool *p, 
 	for (k = 0; k < nz; k++)
 		below += mgr_pool_below_withdraw(p, z[k].ok, z[k].reg);
 	if (below == nz)
-		return;
-	for (k = 0; k < nz && s->hs_n_wz < LB_WZONES; k++)
+		return true;
+	if (below > LB_WZONES)
+		return false;
+	for (k = 0; k < nz; k++)
 		if (mgr_pool_below_withdraw(p, z[k].ok, z[k].reg))
 			snprintf(s->hs_wz[s->hs_n_wz++], LB_ZONE_LEN, "%s", z[k].name);
 	qsort(s->hs_wz, s->hs_n_wz, LB_ZONE_LEN, zone_cmp);
+	return true;
 }
 
 /* Records of service s between lo and the end of its range, by (dip, port). */
@@ -276,11 +281,10 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 	s->hs_below_withdraw = mgr_pool_below_withdraw(p, ok, reg);
 	s->hs_zonal = sc->choice.zonal != 0;
 	s->hs_n_wz = 0;
-	if (s->hs_zonal && mgr_pool_withdraws(p)) {
-		/* Judged per zone: it never withdraws the VIP everywhere. */
-		zones_below(&h->h_recs[lo], hi - lo, p, s);
-		s->hs_below_withdraw = false;
-	}
+	if (s->hs_zonal && mgr_pool_withdraws(p) && zones_below(&h->h_recs[lo], hi - lo, p, s))
+		s->hs_below_withdraw = false; /* judged per zone: never the VIP everywhere */
+	else
+		s->hs_zonal = false; /* judged whole, as a service that crosses zones */
 	if (open && !s->hs_fail_open)
 		s->hs_fail_open_since = now;
 	s->hs_fail_open = open;

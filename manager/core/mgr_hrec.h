@@ -53,9 +53,11 @@ struct mgr_hsvc {
 	double hs_fail_median;	  /* the pool's failure rate at the last step */
 	uint32_t hs_zones_open;	  /* cross_zone off: the zones failing open on their own */
 	/*
-	 * cross_zone off with a withdraw threshold: judged per zone. The zones
-	 * below it (none when every zone is: then it is announced everywhere),
-	 * and the zones its VIP is withdrawn in at the last table (the log's).
+	 * cross_zone off with a withdraw threshold: judged per zone (hs_zonal;
+	 * not when more zones are below than a table lists: then whole). The
+	 * zones below it (none when every zone is: then it is announced
+	 * everywhere), and the zones its VIP is withdrawn in at the last table
+	 * (the log's).
 	 */
 	bool hs_zonal;
 	uint8_t hs_n_wz;
