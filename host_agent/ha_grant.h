@@ -103,7 +103,7 @@ struct ha_grant {
 	uint32_t n_muxes;
 	uint64_t start_ms;
 	uint64_t next_name;
-	uint64_t mux_inc[HA_GRANT_MUXES];  /* the mux's incarnation (0: unheard) */
+	uint64_t mux_inc[HA_GRANT_MUXES]; /* the mux's incarnation (0: unheard) */
 	/*
 	 * Credits granted to each mux, every backend together: the counter
 	 * the requests carry, monotonic for the incarnation even when a

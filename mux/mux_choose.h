@@ -170,8 +170,7 @@ mux_pick(const struct mux_gen *g, const struct mux_service *s, const struct lb_p
  * counts once). No slot (no credit channel, or none bound) is no credit.
  */
 static inline bool
-mux_credit_ok(
-	struct mux_worker *w, const struct mux_gen *g, uint32_t idx, uint64_t tsc, bool first)
+mux_credit_ok(struct mux_worker *w, const struct mux_gen *g, uint32_t idx, uint64_t tsc, bool first)
 {
 	struct mux_credit_lane *l;
 	uint16_t slot;

@@ -225,7 +225,8 @@ mux_credit_take(struct mux_credit *c, const struct lb_credit_grant *g, uint64_t 
 		int s = slots[i] = slot_of(c, cr->backend);
 
 		if (s >= 0 && c->slot_agent_inc[s] == g->incarnation &&
-			strcmp(c->slot_agent[s], g->agent) == 0 && cr->granted < c->slot_granted[s]) {
+			strcmp(c->slot_agent[s], g->agent) == 0 &&
+			cr->granted < c->slot_granted[s]) {
 			snprintf(r->refused, sizeof(r->refused),
 				"backend %u: the agent's granted counter went back from %llu to "
 				"%llu",

@@ -84,8 +84,8 @@ struct mux_credit {
 	 */
 	char slot_agent[MUX_CREDIT_SLOTS][LB_MSG_ID];
 	uint64_t slot_heard[MUX_CREDIT_SLOTS];
-	uint64_t slot_granted[MUX_CREDIT_SLOTS];   /* that agent's counter, last taken */
-	struct mux_credit_lane *lanes;		   /* [n_workers * MUX_CREDIT_SLOTS] */
+	uint64_t slot_granted[MUX_CREDIT_SLOTS]; /* that agent's counter, last taken */
+	struct mux_credit_lane *lanes;		 /* [n_workers * MUX_CREDIT_SLOTS] */
 	/* the credit thread's tallies */
 	uint64_t grants;	 /* grants taken */
 	uint64_t grants_refused; /* grant messages refused */

@@ -527,12 +527,36 @@ Test(codec, drained_muxes_and_withdrawn_services_roundtrip)
 	lb_ftable_free(&ft);
 }
 
+/*
+ * ft, changed from a table whose digest was before, is valid, digests
+ * apart (what: the change) and travels in a snapshot chunk to *out.
+ */
+static void
+changed_roundtrip(const struct lb_ftable *ft, const uint8_t before[LB_DIGEST_LEN], const char *what,
+	struct lb_msg *out)
+{
+	struct lb_msg in;
+	uint8_t after[LB_DIGEST_LEN];
+	char err[256];
+
+	cr_assert_eq(lb_ftable_validate(ft, err, sizeof(err)), 0, "%s", err);
+	lb_ftable_digest(ft, after);
+	cr_assert(memcmp(before, after, LB_DIGEST_LEN) != 0, "%s is in the digest", what);
+	memset(&in, 0, sizeof(in));
+	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	in.version = 3;
+	in.count = 1;
+	in.table = *ft; /* borrowed */
+	memcpy(in.digest, after, LB_DIGEST_LEN);
+	roundtrip(&in, out);
+}
+
 /* How a backend is chosen (lb_choice.h) travels in a snapshot, digest and all. */
 Test(codec, choice_and_zones_roundtrip)
 {
-	struct lb_msg in, out;
+	struct lb_msg out;
 	struct lb_ftable ft;
-	uint8_t before[LB_DIGEST_LEN], after[LB_DIGEST_LEN];
+	uint8_t before[LB_DIGEST_LEN];
 	char err[256];
 
 	test_make_table(&ft, 2, 2, 0);
@@ -541,16 +565,7 @@ Test(codec, choice_and_zones_roundtrip)
 		LB_AFF_CLIENT, LB_UNUSABLE_REJECT, 1, LB_BALANCE_LEAST_CONNECTIONS, 1};
 	snprintf(ft.services[0].backends[0].zone, LB_ZONE_LEN, "az-1");
 	snprintf(ft.services[0].backends[1].zone, LB_ZONE_LEN, "az.2");
-	cr_assert_eq(lb_ftable_validate(&ft, err, sizeof(err)), 0, "%s", err);
-	lb_ftable_digest(&ft, after);
-	cr_assert(memcmp(before, after, LB_DIGEST_LEN) != 0, "the choice is in the digest");
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_SNAPSHOT_CHUNK;
-	in.version = 3;
-	in.count = 1;
-	in.table = ft; /* borrowed */
-	memcpy(in.digest, after, LB_DIGEST_LEN);
-	roundtrip(&in, &out);
+	changed_roundtrip(&ft, before, "the choice", &out);
 	assert_tables_equal(&ft, &out.table);
 	cr_assert_eq(out.table.services[0].choice.affinity, LB_AFF_CLIENT);
 	cr_assert_eq(out.table.services[0].choice.on_unusable, LB_UNUSABLE_REJECT);
@@ -861,24 +876,15 @@ Test(codec, address_families_refused_naming_the_field)
 /* A backend's max_connections travels in a table, digest and all; TCP only. */
 Test(codec, max_connections_roundtrip)
 {
-	struct lb_msg in, out;
+	struct lb_msg out;
 	struct lb_ftable ft;
-	uint8_t before[LB_DIGEST_LEN], after[LB_DIGEST_LEN];
+	uint8_t before[LB_DIGEST_LEN];
 	char err[256];
 
 	test_make_table(&ft, 1, 2, 0);
 	lb_ftable_digest(&ft, before);
 	ft.services[0].backends[1].max_conns = 10;
-	cr_assert_eq(lb_ftable_validate(&ft, err, sizeof(err)), 0, "%s", err);
-	lb_ftable_digest(&ft, after);
-	cr_assert(memcmp(before, after, LB_DIGEST_LEN) != 0, "the cap is in the digest");
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_SNAPSHOT_CHUNK;
-	in.version = 3;
-	in.count = 1;
-	in.table = ft; /* borrowed */
-	memcpy(in.digest, after, LB_DIGEST_LEN);
-	roundtrip(&in, &out);
+	changed_roundtrip(&ft, before, "the cap", &out);
 	cr_assert_eq(out.table.services[0].backends[1].max_conns, 10);
 	cr_assert_eq(out.table.services[0].backends[0].max_conns, 0);
 	lb_msg_free(&out);
@@ -886,6 +892,21 @@ Test(codec, max_connections_roundtrip)
 	cr_assert_neq(lb_ftable_validate(&ft, err, sizeof(err)), 0);
 	cr_assert(strstr(err, "TCP") != NULL, "%s", err);
 	lb_ftable_free(&ft);
+}
+
+/* g encodes, and its decoding is refused saying want. */
+static void
+grant_refused(const struct lb_credit_grant *g, const char *want)
+{
+	static struct lb_credit_grant back;
+	char err[256] = "";
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(lb_credit_grant_encode(g, &buf, &len), 0);
+	cr_assert_neq(lb_credit_grant_decode(buf, len, &back, err, sizeof(err)), 0);
+	cr_assert(strstr(err, want) != NULL, "%s", err);
+	free(buf);
 }
 
 /* The credit channel's two messages: round trips, and what is refused. */
@@ -915,16 +936,10 @@ Test(codec, credit_messages)
 	cr_assert_eq(g2.c[1].revoke_below, 2);
 	/* A backend twice would count its credits twice. */
 	g.c[1].backend = 7;
-	cr_assert_eq(lb_credit_grant_encode(&g, &buf, &len), 0);
-	cr_assert_neq(lb_credit_grant_decode(buf, len, &g2, err, sizeof(err)), 0);
-	cr_assert(strstr(err, "twice") != NULL, "%s", err);
-	free(buf);
+	grant_refused(&g, "twice");
 	g.c[1].backend = 9;
 	g.ttl_ms = 1;
-	cr_assert_eq(lb_credit_grant_encode(&g, &buf, &len), 0);
-	cr_assert_neq(lb_credit_grant_decode(buf, len, &g2, err, sizeof(err)), 0);
-	cr_assert(strstr(err, "ttl") != NULL, "%s", err);
-	free(buf);
+	grant_refused(&g, "ttl");
 
 	memset(&r, 0, sizeof(r));
 	snprintf(r.mux, sizeof(r.mux), "mux1");
@@ -953,9 +968,9 @@ Test(codec, credit_messages)
 /* The zones a VIP is withdrawn in travel with the table, digest and all; sorted, valid names. */
 Test(codec, withdrawn_zones_roundtrip)
 {
-	struct lb_msg in, out;
+	struct lb_msg out;
 	struct lb_ftable ft;
-	uint8_t before[LB_DIGEST_LEN], after[LB_DIGEST_LEN];
+	uint8_t before[LB_DIGEST_LEN];
 	char err[256];
 
 	test_make_table(&ft, 1, 2, 0);
@@ -963,16 +978,7 @@ Test(codec, withdrawn_zones_roundtrip)
 	ft.services[0].n_wzones = 2;
 	snprintf(ft.services[0].wzones[0], LB_ZONE_LEN, "az-1");
 	snprintf(ft.services[0].wzones[1], LB_ZONE_LEN, "az-2");
-	cr_assert_eq(lb_ftable_validate(&ft, err, sizeof(err)), 0, "%s", err);
-	lb_ftable_digest(&ft, after);
-	cr_assert(memcmp(before, after, LB_DIGEST_LEN) != 0, "the zones are in the digest");
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_SNAPSHOT_CHUNK;
-	in.version = 3;
-	in.count = 1;
-	in.table = ft; /* borrowed */
-	memcpy(in.digest, after, LB_DIGEST_LEN);
-	roundtrip(&in, &out);
+	changed_roundtrip(&ft, before, "the zones", &out);
 	cr_assert_eq(out.table.services[0].n_wzones, 2);
 	cr_assert_str_eq(out.table.services[0].wzones[1], "az-2");
 	lb_msg_free(&out);
