@@ -223,6 +223,15 @@ table(struct mgr_api *api, const struct mgr_driver_view *dv, const struct lb_fta
 				lb_addr_ntop(sc->af, &sc->vip, a, sizeof(a)),
 				sv.sv_below_withdraw ? "below its withdraw_below"
 						     : "another service of the VIP is below");
+		if (sc->n_wzones != 0) {
+			mgr_buf_printf(b, "  WITHDRAWN in zone%s", sc->n_wzones == 1 ? "" : "s");
+			for (k = 0; k < sc->n_wzones && k < LB_WZONES; k++)
+				mgr_buf_printf(b, " %.*s", LB_ZONE_LEN - 1, sc->wzones[k]);
+			mgr_buf_printf(b,
+				": their muxes withdraw %s (healthy backends there below "
+				"withdraw_below)\n",
+				lb_addr_ntop(sc->af, &sc->vip, a, sizeof(a)));
+		}
 		mgr_buf_printf(j,
 			"%s{\"vip\":\"%s\",\"family\":%u,\"protocol\":\"%s\",\"port\":%u,"
 			"\"id\":%u,\"registered\":%u,\"healthy\":%u,\"fail_open\":%s,\"withdrawn\":"
@@ -233,7 +242,15 @@ table(struct mgr_api *api, const struct mgr_driver_view *dv, const struct lb_fta
 			sv.sv_registered, sv.sv_healthy, sv.sv_fail_open ? "true" : "false",
 			sc->withdrawn ? "true" : "false", sv.sv_below_withdraw ? "true" : "false");
 		pool_json(j, p);
-		mgr_buf_printf(j, ",\"backends\":[");
+		mgr_buf_printf(j, ",\"withdrawn_zones\":[");
+		for (k = 0; k < sc->n_wzones && k < LB_WZONES; k++) {
+			char z[LB_ZONE_LEN];
+
+			snprintf(z, sizeof(z), "%.*s", LB_ZONE_LEN - 1, sc->wzones[k]);
+			mgr_buf_printf(j, "%s", k ? "," : "");
+			mgr_buf_json_str(j, z);
+		}
+		mgr_buf_printf(j, "],\"backends\":[");
 		for (k = 0; k < sc->n_backends; k++) {
 			const struct lb_backend_cfg *be = &sc->backends[k];
 			struct mgr_hview v;

@@ -61,12 +61,17 @@ zone_reason() { reason | grep -q "in this mux's zone"; }
 check "mux 1 says it is withdrawn in its zone" lab_poll zone_reason
 echo "# mux 1: $(reason)"
 check "the manager said so" lab_poll grep -q "WITHDRAW $LAB_VIP in zone a" "$LAB_DIR/manager.log"
+wz() { lab_ctl --json vip list | jq -c "[.services[] | select(.vip == \"$LAB_VIP\") | .withdrawn_zones][0]"; }
+wz_is() { test "$(wz)" = "$1"; }
+check "vip list: withdrawn in zone a" lab_poll wz_is '["a"]'
+lab_ctl vip list | sed -n '/WITHDRAWN/s/^/# /p'
 check "requests through the VIP still succeed (mux 2, zone b)" lab_wait_vip
 
 # 3. every zone below
 health_file rm vm21 vm22
 check "3. every zone below: both muxes announce again" lab_poll pop_nexthops_are "$both"
 check "the manager said so" lab_poll grep -q "$LAB_VIP: announced in every zone again" "$LAB_DIR/manager.log"
+check "vip list: withdrawn in no zone" lab_poll wz_is '[]'
 
 # 4. back
 health_file touch "${LAB_VMS[@]}"
