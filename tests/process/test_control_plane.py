@@ -249,7 +249,13 @@ class Cases:
         for what, port, url in (("members", lab.port, lab.url),
                                 ("ctl_tls", lab.ctl_port, lab.ctl_tls_url)):
             e = tls_handshake(port, f"{lab.pki}/ca.pem", *files)
-            self.check(e is not None and (why is None or why in e.upper()),
+            # The server refuses the certificate after the client sent its
+            # Finished (TLS 1.2) and closes with the client's last records
+            # unread: its alert can then be lost to the close, and the
+            # client sees the connection end inside the handshake instead
+            # (seen once, in a CI run of stop 23). Either is a refusal in the handshake.
+            lost = e is not None and ("EOF" in e or "Reset" in e) and "after the handshake" not in e
+            self.check(e is not None and (why is None or why in e.upper() or lost),
                        f"{case}: {what}: a TLS client with {who} is refused in the handshake"
                        f"{f' ({why})' if why else ''}: {e}")
             rc, out = lab.rawpeer(f"hello:{cert or 'nocert'}:0", cert=cert, pki=pki, url=url,
