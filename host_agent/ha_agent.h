@@ -72,9 +72,9 @@ struct ha_lb {
 	struct lb_addr dip;
 	lb_be16_t vport;
 	lb_be16_t dport;
-	uint8_t af;	/* LB_AF_INET or LB_AF_INET6 */
-	uint8_t proto;	/* the service's */
-	uint32_t be_id; /* the backend's stable id (its load's index, ha_track.h) */
+	uint8_t af;	    /* LB_AF_INET or LB_AF_INET6 */
+	uint8_t proto;	    /* the service's */
+	uint32_t be_id;	    /* the backend's stable id (its load's index, ha_track.h) */
 	uint32_t max_conns; /* its max_connections: credits granted for it (ha_credit.h); 0 none */
 };
 

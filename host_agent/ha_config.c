@@ -182,8 +182,8 @@ load_groups(void *arg, const config_setting_t *root, struct lb_cfg_err *err)
 int
 ha_config_load(struct ha_config *cfg, const char *path, struct lb_cfg_err *err)
 {
-	static const char *const fields[] = {
-		"eal", "agent", "uplink", "vms", "flow_table", "manager", "metrics", "credits", NULL};
+	static const char *const fields[] = {"eal", "agent", "uplink", "vms", "flow_table",
+		"manager", "metrics", "credits", NULL};
 	const struct lb_cfg_daemon d = LB_CFG_DAEMON(cfg, fields, HA_MAX_EAL_ARGS - 8, load_groups);
 
 	return lb_cfg_load_daemon(&d, cfg, path, err);

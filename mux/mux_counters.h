@@ -85,7 +85,7 @@
 	X(credit_moved, DP_SHOW, 0, "  credits: moved %" PRIu64,                                   \
 		"new connections sent past a capped backend without credit to the next one",       \
 		"credit_moved_total")                                                              \
-	X(credit_none, DP_SHOW, 0, ", none anywhere %" PRIu64 "\n",                               \
+	X(credit_none, DP_SHOW, 0, ", none anywhere %" PRIu64 "\n",                                \
 		"new connections no backend had a credit for (failure policy applied)",            \
 		"credit_none_total")                                                               \
 	X(conn_new, DP_SHOW, 5, "  connections: new %" PRIu64, "connection-table entries made",    \

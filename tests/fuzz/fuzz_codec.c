@@ -131,7 +131,8 @@ credit_roundtrip(const uint8_t *data, size_t size)
 		FUZZ_CHECK(r.n == r2.n && r.n <= LB_CREDIT_MAX);
 		for (i = 0; i < r.n; i++) {
 			FUZZ_CHECK(memcmp(&r.u[i], &r2.u[i], sizeof(r.u[i])) == 0);
-			FUZZ_CHECK(r.u[i].used + r.u[i].expired + r.u[i].revoked <= r.u[i].received);
+			FUZZ_CHECK(
+				r.u[i].used + r.u[i].expired + r.u[i].revoked <= r.u[i].received);
 		}
 		free(buf);
 	}
