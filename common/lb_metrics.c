@@ -129,17 +129,23 @@ lb_metrics_start(const struct lb_metrics_cfg *cfg, lb_metrics_render_fn render, 
 		snprintf(err, len, "metrics: %s: %s", cfg->listen, nng_strerror(rc));
 		goto fail;
 	}
-	if ((rc = nng_http_handler_alloc(&h, "/metrics", on_metrics)) != 0 ||
-		(rc = nng_http_handler_set_data(h, m, NULL)) != 0 ||
-		(rc = nng_http_server_add_handler(m->srv, h)) != 0) {
-		if (h != NULL)
-			nng_http_handler_free(h);
+	if ((rc = nng_http_handler_alloc(&h, "/metrics", on_metrics)) != 0) {
 		snprintf(err, len, "metrics: handler: %s", nng_strerror(rc));
 		goto fail;
 	}
-	/* From here nng owns h, and h frees m (metrics_free). */
+	/*
+	 * From here h owns m: freeing h frees m (metrics_free). This must be
+	 * said before the handler is added: nng refuses set_data on a handler
+	 * a server holds (NNG_EBUSY), and m would then outlive the server.
+	 */
 	nng_http_handler_set_data(h, m, metrics_free);
 	nng_url_free(url);
+	if ((rc = nng_http_server_add_handler(m->srv, h)) != 0) {
+		snprintf(err, len, "metrics: handler: %s", nng_strerror(rc));
+		nng_http_server_release(m->srv);
+		nng_http_handler_free(h);
+		return NULL;
+	}
 	if ((rc = nng_http_server_start(m->srv)) != 0) {
 		snprintf(err, len, "metrics: cannot listen on %s: %s", cfg->listen,
 			nng_strerror(rc));

@@ -131,7 +131,9 @@ pop_session_up() {
 }
 
 # pop_sampler_start: the router's route for the VIP, every 0.1 s, into
-# LAB_DIR/nexthops.log ("<ms> <next hops>"), until pop_sampler_stop.
+# LAB_DIR/nexthops.log ("<ms> <next hops>"), until pop_sampler_stop MIN,
+# which first lets it take MIN samples in all (a window of known length,
+# however fast the checks between were).
 pop_sampler_start() {
 	: >"$LAB_DIR/nexthops.log"
 	(
@@ -142,7 +144,9 @@ pop_sampler_start() {
 	) &
 	POP_SAMPLER=$!
 }
+pop_sampler_samples() { [ "$(wc -l <"$LAB_DIR/nexthops.log")" -ge "$1" ]; }
 pop_sampler_stop() {
+	lab_poll pop_sampler_samples "$1"
 	kill "$POP_SAMPLER"
 	# it ends by the signal: its status (143) is not a failure
 	wait "$POP_SAMPLER" 2>/dev/null || [ $? -eq 143 ]

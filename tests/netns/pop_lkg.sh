@@ -49,7 +49,7 @@ said_in_sync() { [ "$(pop_mux_json mux1 notice.in_sync)" = True ]; }
 check "the manager's word to mux 1: in sync" lab_poll said_in_sync
 answered() { [ "$(pop_mux_json mux1 vip_probe.answered)" -ge 2 ]; }
 check "its VIP probes through mux 1 are answered (a few intervals)" lab_poll answered
-pop_sampler_stop
+pop_sampler_stop 10
 n=$(wc -l <"$LAB_DIR/nexthops.log")
 both=$(grep -c ' 10\.255\.0\.1 10\.255\.0\.2$' "$LAB_DIR/nexthops.log" || true)
 check "in $n samples of the router's route since the manager's start, both next hops in all ($both)" \

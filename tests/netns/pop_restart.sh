@@ -44,7 +44,7 @@ vip_series="sluice_bgp_vip_announced{vip=\"$LAB_VIP\"}"
 session_series="sluice_bgp_session_established{neighbor=\"$POP_RT_IP\",session=\"n0\"}"
 check "its metrics: $vip_series 0, the reason NOT_IN_SYNC, the session established" \
 	test "$(pop_metric 1 "$vip_series") $(pop_metric 1 'sluice_bgp_state{reason="NOT_IN_SYNC"}') $(pop_metric 1 "$session_series")" = "0 1 1"
-pop_sampler_stop
+pop_sampler_stop 20
 n=$(wc -l <"$LAB_DIR/nexthops.log")
 seen=$(grep -c '10\.255\.0\.1' "$LAB_DIR/nexthops.log" || true)
 check "in $n samples of the router's route since the restart, mux 1's next hop never appeared ($seen)" \
