@@ -153,6 +153,12 @@ class ManagerLab(Daemons):
         self.pki = os.path.join(tmp, "pki")
         self.manager_cfg = os.path.join(tmp, "manager.cfg")
 
+    def make_certs(self, pki, *names):
+        """A CA in the folder pki and a certificate of its for each of names
+        (the test's --certs script: scripts/make-certs.sh)."""
+        subprocess.run([self.args.certs, pki] + list(names), check=True,
+                       stdout=subprocess.DEVNULL)
+
     def write_manager_cfg(self, database, **settings):
         """manager.cfg: members on url, sluicectl on ctl_url, TLS from pki,
         the database, then each of settings (a string is quoted)."""
