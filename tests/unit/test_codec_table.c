@@ -82,13 +82,22 @@ changed_roundtrip(const struct lb_ftable *ft, const uint8_t before[LB_DIGEST_LEN
 	roundtrip(&in, out);
 }
 
+/* ft is not a valid table, and lb_ftable_validate() says why: want. */
+static void
+expect_invalid(const struct lb_ftable *ft, const char *want)
+{
+	char err[256];
+
+	cr_assert_neq(lb_ftable_validate(ft, err, sizeof(err)), 0);
+	cr_assert(strstr(err, want) != NULL, "%s", err);
+}
+
 /* How a backend is chosen (lb_choice.h) travels in a snapshot, digest and all. */
 Test(codec, choice_and_zones_roundtrip)
 {
 	struct lb_msg out;
 	struct lb_ftable ft;
 	uint8_t before[LB_DIGEST_LEN];
-	char err[256];
 
 	test_make_table(&ft, 2, 2, 0);
 	lb_ftable_digest(&ft, before);
@@ -124,8 +133,7 @@ Test(codec, choice_and_zones_roundtrip)
 	}
 	/* A zonal service's backend without a zone is refused. */
 	ft.services[0].backends[1].zone[0] = 0;
-	cr_assert_neq(lb_ftable_validate(&ft, err, sizeof(err)), 0);
-	cr_assert(strstr(err, "cross_zone is off") != NULL, "%s", err);
+	expect_invalid(&ft, "cross_zone is off");
 	lb_ftable_free(&ft);
 }
 
@@ -312,7 +320,6 @@ Test(codec, max_connections_roundtrip)
 	struct lb_msg out;
 	struct lb_ftable ft;
 	uint8_t before[LB_DIGEST_LEN];
-	char err[256];
 
 	test_make_table(&ft, 1, 2, 0);
 	lb_ftable_digest(&ft, before);
@@ -322,8 +329,7 @@ Test(codec, max_connections_roundtrip)
 	cr_assert_eq(out.table.services[0].backends[0].max_conns, 0);
 	lb_msg_free(&out);
 	ft.services[0].proto = LB_IPPROTO_UDP;
-	cr_assert_neq(lb_ftable_validate(&ft, err, sizeof(err)), 0);
-	cr_assert(strstr(err, "TCP") != NULL, "%s", err);
+	expect_invalid(&ft, "TCP");
 	lb_ftable_free(&ft);
 }
 
@@ -333,7 +339,6 @@ Test(codec, withdrawn_zones_roundtrip)
 	struct lb_msg out;
 	struct lb_ftable ft;
 	uint8_t before[LB_DIGEST_LEN];
-	char err[256];
 
 	test_make_table(&ft, 1, 2, 0);
 	lb_ftable_digest(&ft, before);
@@ -346,10 +351,9 @@ Test(codec, withdrawn_zones_roundtrip)
 	lb_msg_free(&out);
 	/* Out of order, and a bad name, are refused. */
 	snprintf(ft.services[0].wzones[1], LB_ZONE_LEN, "az-0");
-	cr_assert_neq(lb_ftable_validate(&ft, err, sizeof(err)), 0);
-	cr_assert(strstr(err, "out of order") != NULL, "%s", err);
+	expect_invalid(&ft, "out of order");
 	snprintf(ft.services[0].wzones[1], LB_ZONE_LEN, "a z");
-	cr_assert_neq(lb_ftable_validate(&ft, err, sizeof(err)), 0);
+	expect_invalid(&ft, "a withdrawn zone is");
 	ft.services[0].n_wzones = 0;
 	lb_ftable_free(&ft);
 }
