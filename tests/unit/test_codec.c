@@ -30,8 +30,7 @@ Test(codec, simple_messages_roundtrip)
 	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 		struct lb_msg in, out;
 
-		memset(&in, 0, sizeof(in));
-		in.type = types[t];
+		msg_init(&in, types[t]);
 		snprintf(in.sender, sizeof(in.sender), "mux-%u", t);
 		snprintf(in.id, sizeof(in.id), "mux-%u", t);
 		in.role = LB_ROLE_MUX;
@@ -105,8 +104,7 @@ Test(codec, status_flows)
 		f[i].bytes = 1ULL << 40 | i;
 		f[i].new_conns = i;
 	}
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_STATUS;
+	msg_init(&in, LB_MSG_STATUS);
 	in.version = 9;
 	in.flows = f;
 	in.n_flows = 3;
@@ -162,8 +160,7 @@ Test(codec, hello_probe_address)
 {
 	struct lb_msg in, out;
 
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_HELLO;
+	msg_init(&in, LB_MSG_HELLO);
 	snprintf(in.id, sizeof(in.id), "mux1");
 	in.role = LB_ROLE_MUX;
 	in.probe_addr.a32[0] = htonl(0x0aff0001);
@@ -174,8 +171,7 @@ Test(codec, hello_probe_address)
 	cr_assert_eq(memcmp(&out.probe_addr6, &in.probe_addr6, 16), 0);
 	cr_assert_eq(out.n_pas + out.n_dips, 0);
 	lb_msg_free(&out);
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_HELLO;
+	msg_init(&in, LB_MSG_HELLO);
 	snprintf(in.id, sizeof(in.id), "host1");
 	in.role = LB_ROLE_AGENT;
 	in.n_pas = 2;
@@ -203,8 +199,7 @@ Test(codec, ctl_reply_wait_fields)
 	uint8_t *buf;
 	size_t len;
 
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_CTL_REPLY;
+	msg_init(&in, LB_MSG_CTL_REPLY);
 	snprintf(in.sender, sizeof(in.sender), "manager");
 	in.flag = true;
 	in.version = 7;
@@ -249,8 +244,7 @@ Test(codec, prepare_with_delta_roundtrips)
 	struct lb_ftable ft;
 
 	test_make_table(&ft, 3, 5, 0);
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_PREPARE;
+	msg_init(&in, LB_MSG_PREPARE);
 	snprintf(in.sender, sizeof(in.sender), "manager");
 	in.version = 42;
 	in.base_version = 41;
@@ -293,8 +287,7 @@ Test(codec, snapshot_of_100k_backends)
 	uint8_t d1[LB_DIGEST_LEN], d2[LB_DIGEST_LEN];
 
 	test_make_table(&ft, 1000, 100, 0);
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	msg_init(&in, LB_MSG_SNAPSHOT_CHUNK);
 	in.version = 7;
 	in.index = 0;
 	in.count = 1;
@@ -318,8 +311,7 @@ Test(codec, other_protocol_version_is_refused)
 	uint8_t *buf;
 	size_t len;
 
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_COMMIT;
+	msg_init(&in, LB_MSG_COMMIT);
 	in.version = 9;
 	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
 	/* Field 1 (protocol), varint 1, leads the envelope: make it 2. */
@@ -343,8 +335,7 @@ Test(codec, garbage_and_truncation_are_refused)
 	unsigned refused = 0;
 
 	test_make_table(&ft, 2, 3, 0);
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	msg_init(&in, LB_MSG_SNAPSHOT_CHUNK);
 	in.count = 1;
 	in.table = ft;
 	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
@@ -377,8 +368,7 @@ Test(codec, invalid_fields_are_refused)
 
 	/* A PREPARE that is not base + 1. */
 	test_make_table(&ft, 1, 1, 0);
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_PREPARE;
+	msg_init(&in, LB_MSG_PREPARE);
 	in.version = 5;
 	in.base_version = 3;
 	cr_assert_eq(lb_msg_encode(&in, &buf, &len), 0);
@@ -441,8 +431,7 @@ Test(codec, sync_and_route_status_roundtrip)
 	struct lb_msg in, out;
 	struct lb_route_state r;
 
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_SYNC;
+	msg_init(&in, LB_MSG_SYNC);
 	in.version = 12;
 	in.flag = false;
 	snprintf(in.text, sizeof(in.text), "fenced: VIP probe: no answer");
@@ -465,8 +454,7 @@ Test(codec, sync_and_route_status_roundtrip)
 	r.vips[1].vip = htonl(0xc0000214);
 	snprintf(r.vips[1].reason, sizeof(r.vips[1].reason), "VIP_HELD");
 	r.vips[1].since_unix_ms = 5;
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_STATUS;
+	msg_init(&in, LB_MSG_STATUS);
 	in.version = 3;
 	in.route = &r;
 	roundtrip(&in, &out);
@@ -490,8 +478,7 @@ Test(codec, mux_drain_request_roundtrips)
 {
 	struct lb_msg in, out;
 
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_CTL_REQUEST;
+	msg_init(&in, LB_MSG_CTL_REQUEST);
 	in.ctl.op = LB_CTL_MUX_DRAIN;
 	snprintf(in.ctl.mux, sizeof(in.ctl.mux), "mux2");
 	roundtrip(&in, &out);
@@ -505,8 +492,7 @@ Test(codec, ctl_request_ipv6_backend)
 {
 	struct lb_msg in, out;
 
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_CTL_REQUEST;
+	msg_init(&in, LB_MSG_CTL_REQUEST);
 	in.ctl.op = LB_CTL_BACKEND_ADD;
 	in.ctl.has_svc = true;
 	lb_svc_key_make(&in.ctl.svc, LB_AF_INET6, &(struct lb_addr){0}, htons(80), LB_IPPROTO_TCP);

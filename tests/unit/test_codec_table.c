@@ -30,8 +30,7 @@ Test(codec, drained_muxes_and_withdrawn_services_roundtrip)
 	cr_assert_eq(lb_ftable_set_drained(&ft, "mux2", true), 1);
 	cr_assert_eq(lb_ftable_set_drained(&ft, "mux1", true), 1);
 	/* In a snapshot's chunk 0, with the options. */
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	msg_init(&in, LB_MSG_SNAPSHOT_CHUNK);
 	in.version = 7;
 	in.count = 1;
 	in.table = ft; /* borrowed */
@@ -44,8 +43,7 @@ Test(codec, drained_muxes_and_withdrawn_services_roundtrip)
 	cr_assert_eq(out.table.services[1].withdrawn, 1);
 	lb_msg_free(&out);
 	/* In a delta's options. */
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_PREPARE;
+	msg_init(&in, LB_MSG_PREPARE);
 	in.version = 8;
 	in.base_version = 7;
 	cr_assert_eq(lb_ftable_delta_options(&in.delta, &ft), 0);
@@ -73,8 +71,7 @@ changed_roundtrip(const struct lb_ftable *ft, const uint8_t before[LB_DIGEST_LEN
 	cr_assert_eq(lb_ftable_validate(ft, err, sizeof(err)), 0, "%s", err);
 	lb_ftable_digest(ft, after);
 	cr_assert(memcmp(before, after, LB_DIGEST_LEN) != 0, "%s is in the digest", what);
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	msg_init(&in, LB_MSG_SNAPSHOT_CHUNK);
 	in.version = 3;
 	in.count = 1;
 	in.table = *ft; /* borrowed */
@@ -193,8 +190,7 @@ Test(codec, ipv6_table_roundtrips)
 	uint8_t d1[LB_DIGEST_LEN], d2[LB_DIGEST_LEN];
 
 	make_table6(&ft);
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_SNAPSHOT_CHUNK;
+	msg_init(&in, LB_MSG_SNAPSHOT_CHUNK);
 	in.count = 1;
 	in.table = ft;
 	lb_ftable_digest(&ft, in.digest);
@@ -209,8 +205,7 @@ Test(codec, ipv6_table_roundtrips)
 	lb_msg_free(&out);
 
 	/* A delta removing an IPv6 service by its key. */
-	memset(&in, 0, sizeof(in));
-	in.type = LB_MSG_PREPARE;
+	msg_init(&in, LB_MSG_PREPARE);
 	in.version = 2;
 	in.base_version = 1;
 	in.delta.n_upsert = 1;

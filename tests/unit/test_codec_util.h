@@ -2,7 +2,8 @@
 /*
  * What the codec's tests (test_codec.c: messages; test_codec_table.c: flow
  * tables) share: addresses from text, two tables compared service by
- * service, and a message's round trip through the encoder and the decoder.
+ * service, a message of a type, and its round trip through the encoder and
+ * the decoder.
  */
 #ifndef SLUICE_TEST_CODEC_UTIL_H
 #define SLUICE_TEST_CODEC_UTIL_H
@@ -54,6 +55,14 @@ assert_tables_equal(const struct lb_ftable *a, const struct lb_ftable *b)
 		cr_assert_eq(memcmp(x->backends, y->backends, sizeof(*x->backends) * x->n_backends),
 			0, "service %u: backends differ", s);
 	}
+}
+
+/* *m: a message of type t, every other field zero. */
+static inline void
+msg_init(struct lb_msg *m, enum lb_msg_type t)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = t;
 }
 
 /* in encoded and decoded into *out (freed with lb_msg_free()). */
