@@ -26,7 +26,7 @@ import tempfile
 
 from .checks import Checks
 from .config import MuxConfig
-from .procs import Daemons, free_port, poll, telemetry, test_prefix
+from .procs import Daemons, free_port, poll, required_args, telemetry, test_prefix
 
 
 # --------------------------------------------------------------------------
@@ -251,10 +251,7 @@ class ManagerLab(Daemons):
 def manager_test_args(*more):
     """The command line of a ManagerLab test: --mux, --manager, --ctl,
     --certs and each of more, all required paths."""
-    ap = argparse.ArgumentParser()
-    for a in ("mux", "manager", "ctl", "certs") + more:
-        ap.add_argument("--" + a, required=True)
-    return ap
+    return required_args("mux", "manager", "ctl", "certs", *more)
 
 
 def run_in_lab(lab_class, args, run, *run_args):
