@@ -211,9 +211,17 @@ run_one(const struct bench_opts *o, enum proc_kind kind, int round, const char *
 {
 	char log[PATH_MAX], json[PATH_MAX], sock[PATH_MAX + 64], rundir[PATH_MAX];
 	char lcores[32], vdev[PATH_MAX + 64], pfx[96], mbufs[48], buf[8192];
+	/* The command lines: sluice-mux, or testpmd forwarding as kind says. */
+	const char *mux_argv[] = {
+		o->mux_path, "-c", cfg, "--busy-poll", "--quiet", "--stats-json", json, NULL};
+	const char *pmd_argv[] = {o->testpmd, "-l", lcores, "--no-huge", "-m", "512", "--no-pci",
+		pfx, vdev, "--log-level=lib.eal:warning", "--", "--no-flush-rx",
+		kind == PROC_TESTPMD_IO ? "--forward-mode=io" : "--forward-mode=macswap",
+		"--nb-cores=1", "--port-topology=loop", mbufs, "--rxd=4096", "--txd=4096",
+		"--burst=32", NULL};
+	const char *const *argv = kind == PROC_SLUICE ? mux_argv : pmd_argv;
 	struct proc_sample a, b;
-	const char *argv[32];
-	int argc = 0, pipefd[2], fd, status = 0;
+	int pipefd[2], fd, status = 0;
 	double t0;
 	pid_t pid;
 	FILE *jf;
@@ -227,41 +235,12 @@ run_one(const struct bench_opts *o, enum proc_kind kind, int round, const char *
 	snprintf(json, sizeof(json), "%s/mux-%d.json", o->workdir, round);
 	snprintf(rundir, sizeof(rundir), "/var/run/dpdk/%s", prefix);
 	snprintf(sock, sizeof(sock), "/var/run/dpdk/%s/dpdk_telemetry.v2", prefix);
-	if (kind == PROC_SLUICE) {
-		argv[argc++] = o->mux_path;
-		argv[argc++] = "-c";
-		argv[argc++] = cfg;
-		argv[argc++] = "--busy-poll";
-		argv[argc++] = "--quiet";
-		argv[argc++] = "--stats-json";
-		argv[argc++] = json;
-	} else {
+	if (kind != PROC_SLUICE) {
 		snprintf(lcores, sizeof(lcores), "%d,%d", c0, c1);
 		snprintf(vdev, sizeof(vdev), "--vdev=net_pcap0,rx_pcap=%s,infinite_rx=1", pcap);
 		snprintf(pfx, sizeof(pfx), "--file-prefix=%s", prefix);
 		snprintf(mbufs, sizeof(mbufs), "--total-num-mbufs=%d", PROC_MBUFS);
-		argv[argc++] = o->testpmd;
-		argv[argc++] = "-l";
-		argv[argc++] = lcores;
-		argv[argc++] = "--no-huge";
-		argv[argc++] = "-m";
-		argv[argc++] = "512";
-		argv[argc++] = "--no-pci";
-		argv[argc++] = pfx;
-		argv[argc++] = vdev;
-		argv[argc++] = "--log-level=lib.eal:warning";
-		argv[argc++] = "--";
-		argv[argc++] = "--no-flush-rx";
-		argv[argc++] =
-			kind == PROC_TESTPMD_IO ? "--forward-mode=io" : "--forward-mode=macswap";
-		argv[argc++] = "--nb-cores=1";
-		argv[argc++] = "--port-topology=loop";
-		argv[argc++] = mbufs;
-		argv[argc++] = "--rxd=4096";
-		argv[argc++] = "--txd=4096";
-		argv[argc++] = "--burst=32";
 	}
-	argv[argc] = NULL;
 
 	if (pipe(pipefd) != 0)
 		return -1;

@@ -33,7 +33,6 @@ frame is checked field by field (sluicetest.pcap.check_encap), and the counters'
 deltas (conn_new, conn_hit, per-backend new_conns and pkts, drops) must match
 what the frames show. Needs root (namespaces); exits 77 (skipped) without it.
 """
-import argparse
 import os
 import random
 import shutil
@@ -47,7 +46,7 @@ from scapy.layers.l2 import ARP, Ether
 
 from sluicetest import pcap as sp
 from sluicetest.netns import PACKET_OUTGOING, Namespace, ns_socket
-from sluicetest.procs import poll, rundir, stop, telemetry
+from sluicetest.procs import poll, required_args, rundir, stop, telemetry
 
 VIP, PORT = "192.0.2.60", 80
 A1, A2, B, C = "10.6.0.1", "10.6.0.2", "10.6.0.3", "10.6.0.4"
@@ -322,9 +321,7 @@ def main():
     if os.geteuid() != 0 or shutil.which("ip") is None:
         print("backend_state: needs root and iproute2 (network namespaces): skipped")
         sys.exit(77)
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mux", required=True)
-    mux = os.path.abspath(ap.parse_known_args()[0].mux)
+    mux = os.path.abspath(required_args("mux").parse_known_args()[0].mux)
     # A test runner's SIGTERM (timeout) still removes the namespace and the mux.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     with sp.Case("backend_state_reload") as case:

@@ -57,10 +57,9 @@ class Lab(ManagerLab):
         self.other = os.path.join(tmp, "other")
         # A member over TLS proves its id with a certificate naming it: the
         # peers that must be welcomed have their own.
-        subprocess.run([args.certs, self.pki, "sluice-manager", "mux1", "mux2", "peer1", "ops",
-                        "oop-peer", "flood-peer", "late-peer"],
-                       check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([args.certs, self.other, "peer9"], check=True, stdout=subprocess.DEVNULL)
+        self.make_certs(self.pki, "sluice-manager", "mux1", "mux2", "peer1", "ops", "oop-peer",
+                        "flood-peer", "late-peer")
+        self.make_certs(self.other, "peer9")
         self.ctl_tls_url = f"tls+tcp://127.0.0.1:{self.ctl_port}"
         self.write_manager_cfg(f"{tmp}/db/manager.db", ctl_tls=self.ctl_tls_url,
                                vote_timeout_ms=2000, batch_ms=100, hash_seed=SEED,

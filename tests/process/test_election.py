@@ -18,7 +18,6 @@ term-guarded store write every 300 ms while it leads):
   - SIGTERM: each elector exits 0, the leader's lease is revoked and its
     key goes with it.
 """
-import argparse
 import os
 import re
 import signal
@@ -27,7 +26,7 @@ import time
 
 from sluicetest.checks import Checks
 from sluicetest.etcd import EtcdCluster
-from sluicetest.procs import free_port, poll
+from sluicetest.procs import free_port, poll, required_args
 
 PREFIX = "/sluice/t"
 TTL = 2
@@ -181,9 +180,7 @@ def run(lab, check):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--elector", required=True)
-    args = ap.parse_args()
+    args = required_args("elector").parse_args()
     check = Checks()
     with tempfile.TemporaryDirectory() as tmp:
         lab = Lab(args, tmp)

@@ -42,8 +42,7 @@ class Lab(ManagerLab):
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        subprocess.run([args.certs, self.pki, "sluice-manager"] + MUXES, check=True,
-                       stdout=subprocess.DEVNULL)
+        self.make_certs(self.pki, "sluice-manager", *MUXES)
         self.etcd = EtcdCluster(tmp, 3)
         self.mport = {m: free_port() for m in MGRS}
         self.murl = {m: f"tls+tcp://127.0.0.1:{self.mport[m]}" for m in MGRS}

@@ -40,7 +40,6 @@ exception in one is a failure of that phase, and the next one goes on.
 import os
 import signal
 import socket
-import subprocess
 import time
 
 from sluicetest.procs import NOT_YET
@@ -69,8 +68,7 @@ class Lab(ManagerLab):
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        subprocess.run([args.certs, self.pki, "sluice-manager", "mux1"], check=True,
-                       stdout=subprocess.DEVNULL)
+        self.make_certs(self.pki, "sluice-manager", "mux1")
         self.write_manager_cfg(f"{tmp}/manager.db", batch_ms=50,
                                health_batch_ms=int(HEALTH_BATCH_S * 1000), hash_seed=SEED)
         for i in BE:

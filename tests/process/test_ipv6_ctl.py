@@ -36,8 +36,7 @@ class Lab(ManagerLab):
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        subprocess.run([args.certs, self.pki, "sluice-manager", "mux1", "host1"], check=True,
-                       stdout=subprocess.DEVNULL)
+        self.make_certs(self.pki, "sluice-manager", "mux1", "host1")
         self.write_manager_cfg(f"{tmp}/manager.db", vote_timeout_ms=2000, batch_ms=50,
                                hash_seed=SEED, maglev_size=65537)
         self.www = os.path.join(tmp, "www")

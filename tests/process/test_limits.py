@@ -15,7 +15,6 @@ with two real sluice-mux members, driven by sluicectl limit set|del|list.
 import json
 import os
 import re
-import subprocess
 
 from sluicetest.manager import ManagerLab, manager_test_args, run_in_lab
 
@@ -29,8 +28,7 @@ class Lab(ManagerLab):
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        subprocess.run([args.certs, self.pki, "sluice-manager", "mux1", "mux2"], check=True,
-                       stdout=subprocess.DEVNULL)
+        self.make_certs(self.pki, "sluice-manager", "mux1", "mux2")
         self.write_manager_cfg(os.path.join(tmp, "manager.db"), vote_timeout_ms=2000,
                                batch_ms=20, hash_seed=SEED, maglev_size=65537)
 

@@ -42,10 +42,8 @@ class Lab(ManagerLab):
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
         self.rogue = os.path.join(tmp, "rogue")
-        subprocess.run([args.certs, self.pki, "sluice-manager", "mux1", "mux2", "ops"],
-                       check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([args.certs, self.rogue, "mux9"], check=True,
-                       stdout=subprocess.DEVNULL)
+        self.make_certs(self.pki, "sluice-manager", "mux1", "mux2", "ops")
+        self.make_certs(self.rogue, "mux9")
         # the database on a tmpfs of its own, small enough to fill
         dbdir = os.path.join(tmp, "db")
         os.mkdir(dbdir)

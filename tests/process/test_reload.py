@@ -4,7 +4,6 @@ table: a backend added keeps the counters of the others (stable ids), the
 version goes up by one; a bad file or a changed hash seed is refused with
 the file, line and field, and the running table stays as it was.
 """
-import argparse
 import os
 import signal
 import tempfile
@@ -13,7 +12,7 @@ from scapy.all import IP, TCP, Ether, wrpcap
 
 from sluicetest.checks import Checks
 from sluicetest.config import Backend, MuxConfig, Service
-from sluicetest.procs import Daemons, poll, rundir, telemetry, test_prefix
+from sluicetest.procs import Daemons, poll, required_args, rundir, telemetry, test_prefix
 
 SEED = "00112233445566778899aabbccddeeff"
 
@@ -27,9 +26,7 @@ def config(inp, out, prefix, backends, seed=SEED):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mux", required=True)
-    args = ap.parse_args()
+    args = required_args("mux").parse_args()
     check = Checks()
 
     def wait_for(pred, what, timeout=20):

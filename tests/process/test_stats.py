@@ -47,8 +47,7 @@ class Lab(ManagerLab):
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        subprocess.run([args.certs, self.pki, "sluice-manager", "mux1", "mux2"], check=True,
-                       stdout=subprocess.DEVNULL)
+        self.make_certs(self.pki, "sluice-manager", "mux1", "mux2")
         self.write_manager_cfg(os.path.join(tmp, "manager.db"), batch_ms=20,
                                vip_probe_interval_ms=0)
         with open(self.manager_cfg, "a") as f:

@@ -6,7 +6,6 @@ The mux reads a pcap without --exit-on-eof, so it keeps running after the
 input is consumed; the test waits on the telemetry counters, not on a timer,
 then sends SIGTERM.
 """
-import argparse
 import os
 import tempfile
 
@@ -14,16 +13,14 @@ from scapy.all import IP, TCP, UDP, Ether, wrpcap
 
 from sluicetest.checks import Checks
 from sluicetest.config import Backend, MuxConfig, Service
-from sluicetest.procs import Daemons, poll, rundir, telemetry, test_prefix
+from sluicetest.procs import Daemons, poll, required_args, rundir, telemetry, test_prefix
 
 SERVICE = Service("192.0.2.10", "tcp", 80, [Backend("10.1.0.1", 8080, "10.0.1.1"),
                                             Backend("10.1.0.2", 8080, "10.0.1.2")])
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mux", required=True)
-    args = ap.parse_args()
+    args = required_args("mux").parse_args()
     check = Checks()
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -222,6 +222,19 @@ managed_serving(uint64_t version, uint64_t now)
 	return a;
 }
 
+/* A managed mux the manager says is in sync at version: both VIPs announced since now. */
+static struct mux_announce *
+managed_announcing(uint64_t version, uint64_t now)
+{
+	struct mux_announce *a = managed_serving(version, now);
+	uint32_t out[4];
+
+	mux_announce_sync(a, true, version, "");
+	mux_announce_eval(a, now);
+	cr_assert_eq(announced(a, out), 2);
+	return a;
+}
+
 Test(announce, managed_waits_for_the_managers_word)
 {
 	struct mux_announce *a = managed_serving(5, 1000);
@@ -259,12 +272,9 @@ Test(announce, managed_in_sync_only_at_the_committed_version)
 
 Test(announce, fenced_then_resynced)
 {
-	struct mux_announce *a = managed_serving(5, 1000);
+	struct mux_announce *a = managed_announcing(5, 1000);
 	uint32_t out[4];
 
-	mux_announce_sync(a, true, 5, "");
-	mux_announce_eval(a, 1000);
-	cr_assert_eq(announced(a, out), 2);
 	mux_announce_sync(a, false, 5, "VIP probes fail: no answer for 192.0.2.10");
 	cr_assert(mux_announce_eval(a, 2000), "fenced: withdrawn");
 	cr_assert_eq(announced(a, out), 0);
@@ -298,12 +308,9 @@ Test(announce, lkg_announced_when_no_leader_was_ever_heard)
 
 Test(announce, lkg_that_says_withdraw_withholds_all)
 {
-	struct mux_announce *a = managed_serving(5, 1000);
+	struct mux_announce *a = managed_announcing(5, 1000);
 	uint32_t out[4];
 
-	mux_announce_sync(a, true, 5, "");
-	mux_announce_eval(a, 1000);
-	cr_assert_eq(announced(a, out), 2);
 	/* The manager goes; the table grows too old. */
 	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 1 s)");
 	cr_assert_not(mux_announce_eval(a, 2000), "the leader's in-sync word stands");

@@ -233,6 +233,33 @@ reap(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* A fake BIRD on a socket in a folder of its own. */
+struct fake {
+	char dir[32], sock[64];
+	pid_t pid;
+};
+
+/* A fake that expects the n steps, and b a client connected to it. */
+static void
+fake_start(struct fake *f, const struct step *steps, int n, struct mux_bird *b)
+{
+	char err[128];
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/sluice-bird-ctl-XXXXXX");
+	cr_assert_not_null(mkdtemp(f->dir));
+	snprintf(f->sock, sizeof(f->sock), "%s/bird.ctl", f->dir);
+	f->pid = fake_bird(f->sock, steps, n);
+	cr_assert_eq(mux_bird_connect(b, f->sock, 2000, err, sizeof(err)), 0, "%s", err);
+}
+
+/* The fake's socket and folder go (the fake itself is reaped by the test). */
+static void
+fake_remove(const struct fake *f)
+{
+	unlink(f->sock);
+	rmdir(f->dir);
+}
+
 Test(bird, client_dialogue)
 {
 	static const struct step steps[] = {
@@ -246,15 +273,12 @@ Test(bird, client_dialogue)
 			"0000 \n"},
 		{"bogus", "9001 syntax error, unexpected CF_SYM_UNDEFINED\n"},
 	};
-	char path[] = "/tmp/sluice-bird-ctl-XXXXXX", sock[64], reply[1024], err[128];
+	char reply[1024], err[128];
 	struct mux_bird_proto p[4];
 	struct mux_bird b;
-	pid_t pid;
+	struct fake f;
 
-	cr_assert_not_null(mkdtemp(path));
-	snprintf(sock, sizeof(sock), "%s/bird.ctl", path);
-	pid = fake_bird(sock, steps, 4);
-	cr_assert_eq(mux_bird_connect(&b, sock, 2000, err, sizeof(err)), 0, "%s", err);
+	fake_start(&f, steps, 4, &b);
 	cr_expect_eq(
 		mux_bird_cmd(&b, "configure", 2000, reply, sizeof(reply), err, sizeof(err)), 3);
 	cr_expect_str_eq(
@@ -270,31 +294,26 @@ Test(bird, client_dialogue)
 	cr_expect_str_eq(p[1].info, "Established");
 	cr_expect_eq(mux_bird_cmd(&b, "bogus", 2000, NULL, 0, err, sizeof(err)), 9001);
 	mux_bird_close(&b);
-	cr_expect_eq(reap(pid), 0, "the fake saw exactly the commands expected");
-	unlink(sock);
-	rmdir(path);
+	cr_expect_eq(reap(f.pid), 0, "the fake saw exactly the commands expected");
+	fake_remove(&f);
 }
 
 Test(bird, client_gives_up_on_a_silent_bird)
 {
 	static const struct step steps[] = {{"show protocols", NULL}};
-	char path[] = "/tmp/sluice-bird-ctl-XXXXXX", sock[64], err[128];
+	char err[128];
 	struct mux_bird b;
-	pid_t pid;
+	struct fake f;
 
-	cr_assert_not_null(mkdtemp(path));
-	snprintf(sock, sizeof(sock), "%s/bird.ctl", path);
-	pid = fake_bird(sock, steps, 1);
-	cr_assert_eq(mux_bird_connect(&b, sock, 2000, err, sizeof(err)), 0, "%s", err);
+	fake_start(&f, steps, 1, &b);
 	cr_expect_eq(mux_bird_cmd(&b, "show protocols", 200, NULL, 0, err, sizeof(err)), -1);
 	cr_expect_str_eq(err, "control socket: no answer in time");
 	cr_expect_eq(b.fd, -1, "a failed connection is closed");
 	cr_expect_eq(mux_bird_cmd(&b, "show protocols", 200, NULL, 0, err, sizeof(err)), -1);
 	cr_expect_str_eq(err, "control socket: not connected");
-	kill(pid, SIGKILL);
-	reap(pid);
-	unlink(sock);
-	rmdir(path);
+	kill(f.pid, SIGKILL);
+	reap(f.pid);
+	fake_remove(&f);
 }
 
 Test(bird, client_without_a_bird)

@@ -15,32 +15,38 @@
 
 #include "lb_log.h"
 
-/* stderr into a fresh temporary file, its name in path. */
+/* The file stderr goes to while a test captures it (each test is a process of its own). */
+static char capture_path[64];
+
+/* stderr into a fresh temporary file. */
 static void
-stderr_to_file(char *path, size_t len)
+capture_stderr(void)
 {
 	int fd;
 
-	snprintf(path, len, "/tmp/sluice-test-log.XXXXXX");
-	fd = mkstemp(path);
+	snprintf(capture_path, sizeof(capture_path), "/tmp/sluice-test-log.XXXXXX");
+	fd = mkstemp(capture_path);
 	cr_assert(fd >= 0);
 	cr_assert(dup2(fd, STDERR_FILENO) == STDERR_FILENO);
 	close(fd);
 }
 
+/* What was written to stderr since capture_stderr() must be want; the file goes. */
 static void
-read_back(const char *path, char *buf, size_t len)
+expect_captured(const char *want)
 {
+	char out[1024];
 	FILE *f;
 	size_t n;
 
 	fflush(stderr);
-	f = fopen(path, "r");
+	f = fopen(capture_path, "r");
 	cr_assert(f != NULL);
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
 	fclose(f);
-	unlink(path);
+	unlink(capture_path);
+	cr_expect_str_eq(out, want);
 }
 
 /* "DEV:INO" of what fd has open. */
@@ -55,9 +61,9 @@ stream_id(int fd, char *buf, size_t len)
 
 Test(log, journal_stream_names_the_descriptor)
 {
-	char path[64], id[64], other[80];
+	char id[64], other[80];
 
-	stderr_to_file(path, sizeof(path));
+	capture_stderr();
 	stream_id(STDERR_FILENO, id, sizeof(id));
 	cr_expect(lb_log_is_journal_stream(id, STDERR_FILENO));
 	/* another inode, a malformed value, none */
@@ -67,14 +73,14 @@ Test(log, journal_stream_names_the_descriptor)
 	cr_expect_not(lb_log_is_journal_stream("12:34x", STDERR_FILENO));
 	cr_expect_not(lb_log_is_journal_stream("", STDERR_FILENO));
 	cr_expect_not(lb_log_is_journal_stream(NULL, STDERR_FILENO));
-	unlink(path);
+	unlink(capture_path);
 }
 
 Test(log, journal_lines_carry_the_priority_only)
 {
-	char path[64], id[64], out[1024];
+	char id[64];
 
-	stderr_to_file(path, sizeof(path));
+	capture_stderr();
 	stream_id(STDERR_FILENO, id, sizeof(id));
 	setenv("JOURNAL_STREAM", id, 1);
 	lb_log_init("sluice-test", LB_LOG_DEBUG);
@@ -83,15 +89,12 @@ Test(log, journal_lines_carry_the_priority_only)
 	LB_WARN("careful");
 	LB_INFO("fine\nand more");
 	LB_DEBUG("detail");
-	read_back(path, out, sizeof(out));
-	cr_expect_str_eq(out, "<3>bad 1\n<4>careful\n<6>fine and more\n<7>detail\n");
+	expect_captured("<3>bad 1\n<4>careful\n<6>fine and more\n<7>detail\n");
 }
 
 Test(log, plain_lines_elsewhere)
 {
-	char path[64], out[1024];
-
-	stderr_to_file(path, sizeof(path));
+	capture_stderr();
 	/* the journal's stream was another file: not ours */
 	setenv("JOURNAL_STREAM", "1:1", 1);
 	lb_log_init("sluice-test", LB_LOG_INFO);
@@ -99,23 +102,19 @@ Test(log, plain_lines_elsewhere)
 	LB_ERR("bad");
 	LB_INFO("fine");
 	LB_DEBUG("not shown");
-	read_back(path, out, sizeof(out));
-	cr_expect_str_eq(out, "sluice-test: error: bad\nsluice-test: info: fine\n");
+	expect_captured("sluice-test: error: bad\nsluice-test: info: fine\n");
 }
 
 Test(log, forced_either_way)
 {
-	char path[64], out[1024];
-
-	stderr_to_file(path, sizeof(path));
+	capture_stderr();
 	unsetenv("JOURNAL_STREAM");
 	lb_log_init("sluice-test", LB_LOG_INFO);
 	lb_log_set_journal(true); /* --syslog-prefix */
 	LB_WARN("w");
 	lb_log_set_journal(false);
 	LB_WARN("w");
-	read_back(path, out, sizeof(out));
-	cr_expect_str_eq(out, "<4>w\nsluice-test: warning: w\n");
+	expect_captured("<4>w\nsluice-test: warning: w\n");
 	cr_expect_eq(lb_log_priority(LB_LOG_ERR), 3);
 	cr_expect_eq(lb_log_priority(LB_LOG_DEBUG), 7);
 }

@@ -21,4 +21,6 @@ tests/netns) imports it; meson puts tests/lib on PYTHONPATH for them
            Prometheus server and its query API, a Grafana dashboard's queries
   pcap     pcap files, frames byte by byte, runs over net_pcap, packet checks
            (needs scapy: /usr/bin/python3)
+  rows     the rows of a packet case with several ports, as its gen.py
+           writes them (needs scapy)
 """

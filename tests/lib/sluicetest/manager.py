@@ -26,7 +26,7 @@ import tempfile
 
 from .checks import Checks
 from .config import MuxConfig
-from .procs import Daemons, free_port, poll, telemetry, test_prefix
+from .procs import Daemons, free_port, poll, required_args, telemetry, test_prefix
 
 
 # --------------------------------------------------------------------------
@@ -153,6 +153,12 @@ class ManagerLab(Daemons):
         self.pki = os.path.join(tmp, "pki")
         self.manager_cfg = os.path.join(tmp, "manager.cfg")
 
+    def make_certs(self, pki, *names):
+        """A CA in the folder pki and a certificate of its for each of names
+        (the test's --certs script: scripts/make-certs.sh)."""
+        subprocess.run([self.args.certs, pki] + list(names), check=True,
+                       stdout=subprocess.DEVNULL)
+
     def write_manager_cfg(self, database, **settings):
         """manager.cfg: members on url, sluicectl on ctl_url, TLS from pki,
         the database, then each of settings (a string is quoted)."""
@@ -245,10 +251,7 @@ class ManagerLab(Daemons):
 def manager_test_args(*more):
     """The command line of a ManagerLab test: --mux, --manager, --ctl,
     --certs and each of more, all required paths."""
-    ap = argparse.ArgumentParser()
-    for a in ("mux", "manager", "ctl", "certs") + more:
-        ap.add_argument("--" + a, required=True)
-    return ap
+    return required_args("mux", "manager", "ctl", "certs", *more)
 
 
 def run_in_lab(lab_class, args, run, *run_args):

@@ -34,8 +34,6 @@ traced back to its row.
 
     /usr/bin/python3 gen.py DIR     writes DIR/<port>.pcap
 """
-import itertools
-import random
 import sys
 
 from scapy.layers.inet import ICMP, IP, TCP, UDP, fragment
@@ -44,6 +42,7 @@ from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
 
 from sluicetest import pcap as sp
+from sluicetest.rows import Rows
 
 PA = "10.0.1.1"
 OTHER_PA = "10.0.2.1"
@@ -102,12 +101,8 @@ LINUX_SYN_OPTS = [("MSS", 1460), ("SAckOK", b""), ("Timestamp", (12345, 0)), ("N
 
 
 def rows():
-    rnd = random.Random(0x5a1ce)
-    out = []
-    next_tag = itertools.count(0x100 + 1).__next__  # the IP id or flow label of each row
-
-    def payload(n):
-        return Raw(bytes(rnd.getrandbits(8) for _ in range(n)))
+    rs = Rows(0x5a1ce, 0x100)
+    rnd, next_tag, payload, row = rs.rnd, rs.next_tag, rs.payload, rs.row
 
     def vm_mac(name):
         return [v.mac for v in VMS if v.name == name][0]
@@ -124,9 +119,6 @@ def rows():
         if outer_fix:
             outer_fix(b, len(bytes(e)))
         return bytes(b)
-
-    def row(desc, port, frame, expect):
-        out.append((desc, port, bytes(frame), expect))
 
     # -- 1, 2. Decapsulation to the VM owning the DIP; MSS clamping of SYNs.
     def syn(dip, opts, flags="S", n=0, sport=None):
@@ -463,7 +455,7 @@ def rows():
     row("vm12: ARP reply (op 2) from the VM", "vm12",
         arp_req(GATEWAY, op=2, spa="10.1.0.12", sha=vm_mac("vm12")),
         "arp_ignored")
-    return out
+    return rs.out
 
 
 if __name__ == "__main__":

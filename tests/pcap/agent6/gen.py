@@ -25,8 +25,6 @@ row's own, and the advertisement goes back to it.
 
     /usr/bin/python3 gen.py DIR     writes DIR/<port>.pcap
 """
-import itertools
-import random
 import sys
 
 from scapy.layers.inet import IP, TCP, UDP
@@ -37,6 +35,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from sluicetest import pcap as sp
+from sluicetest.rows import Rows
 
 PA = "10.0.1.1"
 PA6 = "2001:db8:ff::11"
@@ -96,18 +95,11 @@ SYN_OPTS = [("MSS", 1460), ("SAckOK", b""), ("WScale", 7)]
 
 
 def rows():
-    rnd = random.Random(0x6a6e)
-    out = []
-    next_tag = itertools.count(0x600 + 1).__next__  # the IP id or flow label of each row
-
-    def body(n):
-        return Raw(bytes(rnd.getrandbits(8) for _ in range(n)))
+    rs = Rows(0x6a6e, 0x600)
+    rnd, next_tag, body, row = rs.rnd, rs.next_tag, rs.payload, rs.row
 
     def up(p):
         return Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / p
-
-    def row(desc, port, frame, expect):
-        out.append((desc, port, bytes(frame), expect))
 
     def t6(inner, src=MUX6, dst=PA6):
         return up(IPv6(src=src, dst=dst, hlim=63, nh=41 if inner.version == 6 else 4) / inner)
@@ -266,7 +258,7 @@ def rows():
     row("vm61's own IPv6 traffic, from a port no service has", "vm61",
         vm("vm61", IPv6(src="2001:db8:6::61", dst="2001:db8:e::1", fl=t) /
            TCP(sport=5000, dport=443, flags="S")), PASS)
-    return out
+    return rs.out
 
 
 if __name__ == "__main__":
