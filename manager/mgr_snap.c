@@ -90,11 +90,7 @@ build(struct mgr_snap *s, const struct lb_ftable *t, uint64_t version,
 	msg->version = version;
 	memcpy(msg->digest, digest, LB_DIGEST_LEN);
 	msg->count = n;
-	msg->table.seed = t->seed;
-	msg->table.maglev_size = t->maglev_size;
-	msg->table.drained = t->drained; /* borrowed; chunk 0 carries them */
-	msg->table.n_drained = t->n_drained;
-	msg->table.mux_rate = t->mux_rate;
+	msg->table = *t; /* borrowed; chunk 0 carries the options, each chunk its services */
 	for (i = 0; i < n; i++) {
 		msg->index = i;
 		msg->table.services = t->services + start[i]; /* borrowed */
