@@ -14,6 +14,18 @@ has_prefix(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+int
+mgr_config_get_u32(const config_setting_t *g, const char *name, long long min, long long max,
+	long long def, uint32_t *out, struct lb_cfg_err *err)
+{
+	long long v;
+	int rc = lb_cfg_get_int(g, name, false, min, max, def, &v, err);
+
+	if (rc == 0)
+		*out = (uint32_t)v;
+	return rc;
+}
+
 /*
  * A URL member with the schemes it may use. Plain tcp:// gets its own
  * message: it is the likely mistake, and the answer is mutual TLS.
@@ -137,29 +149,23 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 			  sizeof(cfg->mc_database), err)) != 0)
 		return rc;
 
-	if ((rc = lb_cfg_get_int(m, "vote_timeout_ms", false, 100, 60000,
-		     MGR_DEFAULT_VOTE_TIMEOUT_MS, &v, err)) != 0)
+	if ((rc = mgr_config_get_u32(m, "vote_timeout_ms", 100, 60000, MGR_DEFAULT_VOTE_TIMEOUT_MS,
+		     &cfg->mc_vote_timeout_ms, err)) != 0 ||
+		(rc = mgr_config_get_u32(m, "batch_ms", 0, 10000, MGR_DEFAULT_BATCH_MS,
+			 &cfg->mc_batch_ms, err)) != 0 ||
+		(rc = mgr_config_get_u32(m, "health_batch_ms", 0, 60000,
+			 MGR_DEFAULT_HEALTH_BATCH_MS, &cfg->mc_health_batch_ms, err)) != 0 ||
+		(rc = mgr_config_get_u32(m, "vip_probe_interval_ms", 0, 60000,
+			 MGR_DEFAULT_VIP_PROBE_INTERVAL_MS, &cfg->mc_vip_probe_interval_ms, err)) !=
+			0)
 		return rc;
-	cfg->mc_vote_timeout_ms = (uint32_t)v;
-	if ((rc = lb_cfg_get_int(m, "batch_ms", false, 0, 10000, MGR_DEFAULT_BATCH_MS, &v, err)) !=
-		0)
-		return rc;
-	cfg->mc_batch_ms = (uint32_t)v;
-	if ((rc = lb_cfg_get_int(m, "health_batch_ms", false, 0, 60000, MGR_DEFAULT_HEALTH_BATCH_MS,
-		     &v, err)) != 0)
-		return rc;
-	cfg->mc_health_batch_ms = (uint32_t)v;
-	if ((rc = lb_cfg_get_int(m, "vip_probe_interval_ms", false, 0, 60000,
-		     MGR_DEFAULT_VIP_PROBE_INTERVAL_MS, &v, err)) != 0)
-		return rc;
-	if (v != 0 && v < 100)
+	if (cfg->mc_vip_probe_interval_ms != 0 && cfg->mc_vip_probe_interval_ms < 100)
 		return lb_cfg_error(err, config_setting_get_member(m, "vip_probe_interval_ms"),
-			NULL, "%lld is out of range 100..60000 (or 0: off)", v);
-	cfg->mc_vip_probe_interval_ms = (uint32_t)v;
-	if ((rc = lb_cfg_get_int(m, "vip_probe_failures", false, 1, 100,
-		     MGR_DEFAULT_VIP_PROBE_FAILURES, &v, err)) != 0)
+			NULL, "%u is out of range 100..60000 (or 0: off)",
+			cfg->mc_vip_probe_interval_ms);
+	if ((rc = mgr_config_get_u32(m, "vip_probe_failures", 1, 100,
+		     MGR_DEFAULT_VIP_PROBE_FAILURES, &cfg->mc_vip_probe_failures, err)) != 0)
 		return rc;
-	cfg->mc_vip_probe_failures = (uint32_t)v;
 
 	if ((rc = lb_cfg_get_string(m, "hash_seed", false, NULL, &str, err)) != 0)
 		return rc;

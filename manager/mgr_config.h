@@ -91,6 +91,13 @@ struct mgr_config {
 int mgr_config_ha_load(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_err *err);
 
 /*
+ * For mgr_config.c and mgr_config_ha.c: an optional whole number of group
+ * g in min..max (def when absent) into *out. 0 or -LB_ECONFIG with err.
+ */
+int mgr_config_get_u32(const config_setting_t *g, const char *name, long long min, long long max,
+	long long def, uint32_t *out, struct lb_cfg_err *err);
+
+/*
  * Load and check `path`. Returns 0, or -LB_ECONFIG with the message in err
  * ("file:line: manager.field: message").
  */
