@@ -96,9 +96,7 @@ add_columns(struct mgr_store *s)
 		snprintf(sql, sizeof(sql),
 			"SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'",
 			added_columns[i][0], added_columns[i][1]);
-		if (mgr_store_prepare(s, "read the schema", sql, &st) != 0)
-			return -LB_EIO;
-		rc = mgr_store_step(s, "read the schema", st);
+		rc = mgr_store_row(s, "read the schema", sql, &st);
 		sqlite3_finalize(st);
 		if (rc < 0)
 			return rc;
@@ -179,6 +177,14 @@ mgr_store_step(struct mgr_store *s, const char *op, sqlite3_stmt *st)
 	int rc = sqlite3_step(st);
 
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : mgr_store_fail(s, "%s", op);
+}
+
+int
+mgr_store_row(struct mgr_store *s, const char *op, const char *sql, sqlite3_stmt **st)
+{
+	if (mgr_store_prepare(s, op, sql, st) != 0)
+		return -LB_EIO;
+	return mgr_store_step(s, op, *st);
 }
 
 void

@@ -90,6 +90,13 @@ int mgr_store_run(struct mgr_store *s, const char *op, sqlite3_stmt *st);
 /* Step a statement for its one row: 1 (a row), 0 (none) or -LB_EIO; not finalized. */
 int mgr_store_step(struct mgr_store *s, const char *op, sqlite3_stmt *st);
 
+/*
+ * Prepare sql (no parameters) and step it for its one row: 1 (a row, to
+ * read from *st), 0 (none) or -LB_EIO. Finalize *st whatever the answer
+ * (NULL when it could not be prepared).
+ */
+int mgr_store_row(struct mgr_store *s, const char *op, const char *sql, sqlite3_stmt **st);
+
 /* A digest column into out (left as it is when the column is not one). */
 void mgr_store_digest(sqlite3_stmt *st, int col, uint8_t out[LB_DIGEST_LEN]);
 

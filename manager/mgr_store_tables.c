@@ -108,11 +108,8 @@ mgr_sqlite_load_committed(
 	*version = 0;
 	memset(digest, 0, LB_DIGEST_LEN);
 	memset(ft, 0, sizeof(*ft));
-	if (mgr_store_prepare(s, "load committed version",
-		    "SELECT version, digest, tbl FROM versions ORDER BY version DESC LIMIT 1",
-		    &st) != 0)
-		return -LB_EIO;
-	rc = mgr_store_step(s, "load committed version", st);
+	rc = mgr_store_row(s, "load committed version",
+		"SELECT version, digest, tbl FROM versions ORDER BY version DESC LIMIT 1", &st);
 	if (rc == 1) {
 		char what[64];
 
@@ -133,10 +130,7 @@ mgr_sqlite_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft)
 
 	*found = false;
 	memset(ft, 0, sizeof(*ft));
-	if (mgr_store_prepare(
-		    s, "load desired table", "SELECT tbl FROM desired WHERE id = 1", &st) != 0)
-		return -LB_EIO;
-	rc = mgr_store_step(s, "load desired table", st);
+	rc = mgr_store_row(s, "load desired table", "SELECT tbl FROM desired WHERE id = 1", &st);
 	if (rc == 1) {
 		rc = column_table(s, st, 0, "load desired table", ft);
 		*found = rc == 0;
