@@ -13,6 +13,7 @@
 
 #include "lb_addr.h"
 #include "lb_err.h"
+#include "mgr_msg.h"
 #include "mgr_store_int.h"
 
 /* ---- table blobs: the codec's snapshot chunk, one of one ---- */
@@ -20,13 +21,11 @@
 int
 mgr_table_encode(const struct lb_ftable *ft, uint8_t **buf, size_t *len)
 {
-	struct lb_msg *m = calloc(1, sizeof(*m));
+	struct lb_msg *m = mgr_msg_new(LB_MSG_SNAPSHOT_CHUNK);
 	int rc;
 
 	if (m == NULL)
 		return -LB_ENOMEM;
-	m->type = LB_MSG_SNAPSHOT_CHUNK;
-	snprintf(m->sender, sizeof(m->sender), "manager");
 	m->index = 0;
 	m->count = 1;
 	m->table = *ft; /* borrowed: not freed here */
