@@ -407,20 +407,16 @@ mgr_sqlite_save_meta(struct mgr_store *s, const struct mgr_meta *m)
 	return 0;
 }
 
-const struct mgr_store_ops mgr_sqlite_ops = {
-	.name = "sqlite",
-	.close = mgr_sqlite_close,
-	.load_meta = mgr_sqlite_load_meta,
-	.save_meta = mgr_sqlite_save_meta,
-	.load_committed = mgr_sqlite_load_committed,
-	.load_desired = mgr_sqlite_load_desired,
-	.save_desired = mgr_sqlite_save_desired,
-	.load_pools = mgr_sqlite_load_pools,
-	.last_round = mgr_sqlite_last_round,
-	.round_prepare = mgr_sqlite_round_prepare,
-	.round_abort = mgr_sqlite_round_abort,
-	.commit = mgr_sqlite_commit,
-	.history = mgr_sqlite_history,
-	.has_version = mgr_sqlite_has_version,
-	.desired_stamp = NULL, /* one manager: nobody else changes it */
-};
+/* One manager: nobody else changes the desired table. */
+int
+mgr_sqlite_desired_stamp(struct mgr_store *s, uint64_t *stamp)
+{
+	(void)s;
+	*stamp = 0;
+	return 0;
+}
+
+/* Every operation is mgr_sqlite_<op> (MGR_STORE_OPS). */
+#define MGR_STORE_OP_SQLITE(ret, op, params) .op = mgr_sqlite_##op,
+const struct mgr_store_ops mgr_sqlite_ops = {.name = "sqlite", MGR_STORE_OPS(MGR_STORE_OP_SQLITE)};
+#undef MGR_STORE_OP_SQLITE
