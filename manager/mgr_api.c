@@ -10,6 +10,7 @@
 #include "lb_ftable.h"
 #include "lb_log.h"
 #include "mgr_api_int.h"
+#include "mgr_members.h"
 #include "mgr_store.h"
 
 void
@@ -41,6 +42,16 @@ uint64_t
 mgr_api_age(uint64_t now, uint64_t then)
 {
 	return then == 0 || now < then ? 0 : now - then;
+}
+
+bool
+mgr_api_reporting(const struct mgr_api *api, const struct mgr_commit *cm, uint32_t m,
+	enum lb_role role, struct mgr_peer_view *p)
+{
+	if (cm->members[m].role != role)
+		return false;
+	mgr_members_view(api->deps.members, (int)m, p);
+	return p->connected && p->status_ms != 0;
 }
 
 struct mgr_api *

@@ -7,6 +7,8 @@
 #include "mgr_driver.h"
 #include "mgr_text.h"
 
+struct mgr_peer_view;
+
 struct mgr_api {
 	struct mgr_api_deps deps; /* what it reads, and the driver it changes through */
 };
@@ -28,6 +30,13 @@ void mgr_api_reply(struct lb_msg *rep, struct mgr_buf *body, struct mgr_buf *jso
 
 /* now - then, 0 for a time not set or to come. */
 uint64_t mgr_api_age(uint64_t now, uint64_t then);
+
+/*
+ * Is member m of cm a `role` that reports: connected, with a STATUS come?
+ * Its view in p when it is.
+ */
+bool mgr_api_reporting(const struct mgr_api *api, const struct mgr_commit *cm, uint32_t m,
+	enum lb_role role, struct mgr_peer_view *p);
 
 /* ---- the requests (mgr_api_change.c, mgr_api_status.c) ---- */
 

@@ -34,10 +34,7 @@ reports(struct mgr_api *api, const struct mgr_commit *cm, uint32_t *n)
 	for (m = 0; m < cm->n_members; m++) {
 		struct mgr_peer_view p;
 
-		if (cm->members[m].role != LB_ROLE_AGENT)
-			continue;
-		mgr_members_view(api->deps.members, (int)m, &p);
-		if (!p.connected || p.status_ms == 0)
+		if (!mgr_api_reporting(api, cm, m, LB_ROLE_AGENT, &p))
 			continue;
 		nv = realloc(v, sizeof(*v) * (*n + p.n_counters / 3 + 1));
 		if (nv == NULL)

@@ -75,10 +75,7 @@ lists(struct mgr_api *api, const struct mgr_api_req *q, const struct lb_service_
 	for (m = 0; m < cm->n_members; m++) {
 		struct mgr_peer_view p;
 
-		if (cm->members[m].role != LB_ROLE_MUX)
-			continue;
-		mgr_members_view(api->deps.members, (int)m, &p);
-		if (!p.connected || p.status_ms == 0)
+		if (!mgr_api_reporting(api, cm, m, LB_ROLE_MUX, &p))
 			continue;
 		(*muxes)++;
 		d = p.prev_ms != 0 && p.status_ms > p.prev_ms ? (p.status_ms - p.prev_ms) / 1e3 : 0;

@@ -105,8 +105,15 @@ load_etcd(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_err *
 {
 	static const char *const fields[] = {"endpoints", "prefix", "lease_ttl", "timeout_ms",
 		"keep_versions", "ca", "cert", "key", NULL};
+	const struct mgr_config_u32 nums[] = {
+		/* etcd refuses a lease below 2 s with its default election timeout. */
+		{"lease_ttl", 2, 300, MGR_DEFAULT_LEASE_TTL_S, false, &cfg->mc_lease_ttl_s},
+		{"timeout_ms", 100, 10000, MGR_DEFAULT_ETCD_TIMEOUT_MS, false,
+			&cfg->mc_etcd_timeout_ms},
+		{"keep_versions", 100, 1000000, MGR_DEFAULT_KEEP_VERSIONS, false,
+			&cfg->mc_keep_versions},
+	};
 	const config_setting_t *e = config_setting_get_member(m, "etcd");
-	long long v;
 	int rc;
 
 	if (e == NULL)
@@ -118,19 +125,8 @@ load_etcd(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_err *
 	if ((rc = lb_cfg_check_fields(e, fields, err)) != 0 ||
 		(rc = load_endpoints(e, cfg, err)) != 0 || (rc = load_prefix(e, cfg, err)) != 0)
 		return rc;
-	/* etcd refuses a lease below 2 s with its default election timeout. */
-	if ((rc = lb_cfg_get_int(
-		     e, "lease_ttl", false, 2, 300, MGR_DEFAULT_LEASE_TTL_S, &v, err)) != 0)
+	if ((rc = mgr_config_get_u32s(e, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0)
 		return rc;
-	cfg->mc_lease_ttl_s = (uint32_t)v;
-	if ((rc = lb_cfg_get_int(e, "timeout_ms", false, 100, 10000, MGR_DEFAULT_ETCD_TIMEOUT_MS,
-		     &v, err)) != 0)
-		return rc;
-	cfg->mc_etcd_timeout_ms = (uint32_t)v;
-	if ((rc = lb_cfg_get_int(e, "keep_versions", false, 100, 1000000, MGR_DEFAULT_KEEP_VERSIONS,
-		     &v, err)) != 0)
-		return rc;
-	cfg->mc_keep_versions = (uint32_t)v;
 	if ((rc = get_path(e, "ca", cfg->mc_path, cfg->mc_etcd_ca, sizeof(cfg->mc_etcd_ca), err)) !=
 			0 ||
 		(rc = get_path(e, "cert", cfg->mc_path, cfg->mc_etcd_cert,

@@ -16,6 +16,7 @@
 #include "mgr_crash.h"
 #include "mgr_driver_int.h"
 #include "mgr_load.h"
+#include "mgr_msg.h"
 #include "mgr_text.h"
 
 static void outcome(struct mgr_driver *d, uint64_t now, const char *fmt, ...)
@@ -106,13 +107,11 @@ begin_round(struct mgr_driver *d, uint64_t now)
 		lb_ftable_delta_free(&delta);
 		goto nomem;
 	}
-	msg = calloc(1, sizeof(*msg));
+	msg = mgr_msg_new(LB_MSG_PREPARE);
 	if (msg == NULL) {
 		lb_ftable_delta_free(&delta);
 		goto nomem;
 	}
-	msg->type = LB_MSG_PREPARE;
-	snprintf(msg->sender, sizeof(msg->sender), "manager");
 	msg->term = mgr_store_term(d->store);
 	msg->version = r->r_version;
 	msg->base_version = r->r_version - 1;
@@ -182,12 +181,10 @@ static void
 send_simple(struct mgr_driver *d, int i, enum lb_msg_type type, uint64_t version,
 	const char *reason, uint64_t now)
 {
-	struct lb_msg *msg = calloc(1, sizeof(*msg));
+	struct lb_msg *msg = mgr_msg_new(type);
 
 	if (msg == NULL)
 		return;
-	msg->type = type;
-	snprintf(msg->sender, sizeof(msg->sender), "manager");
 	msg->term = mgr_store_term(d->store);
 	msg->version = version;
 	memcpy(msg->digest, digest_of(d, version), LB_DIGEST_LEN);
@@ -573,9 +570,7 @@ mgr_driver_hello_abort(const struct mgr_driver *d, struct lb_msg *w)
 {
 	if (d->rec_abort_version == 0 || d->rec_abort_version != d->commit->committed + 1)
 		return false;
-	memset(w, 0, sizeof(*w));
-	w->type = LB_MSG_ABORT;
-	snprintf(w->sender, sizeof(w->sender), "manager");
+	mgr_msg_init(w, LB_MSG_ABORT);
 	w->term = mgr_store_term(d->store);
 	w->version = d->rec_abort_version;
 	memcpy(w->digest, d->rec_digest, LB_DIGEST_LEN);

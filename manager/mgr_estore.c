@@ -348,8 +348,8 @@ check_space(struct mgr_store *s)
 	return rc;
 }
 
-static void
-es_close(struct mgr_store *s)
+void
+mgr_es_close(struct mgr_store *s)
 {
 	if (s->es != NULL)
 		mgr_etcd_free(s->es->etcd);
@@ -387,7 +387,7 @@ mgr_store_open_etcd(const struct mgr_config *cfg, char *err, size_t len)
 	if (s->es->etcd == NULL || check_space(s) != 0) {
 		if (s->es->etcd != NULL)
 			snprintf(err, len, "%s", s->err);
-		es_close(s);
+		mgr_es_close(s);
 		return NULL;
 	}
 	return s;
@@ -395,8 +395,8 @@ mgr_store_open_etcd(const struct mgr_config *cfg, char *err, size_t len)
 
 /* ---- meta ---- */
 
-static int
-es_load_meta(struct mgr_store *s, struct mgr_meta *m)
+int
+mgr_es_load_meta(struct mgr_store *s, struct mgr_meta *m)
 {
 	json_t *j = NULL;
 	int rc = mgr_es_get_json(s, "/meta", &j);
@@ -429,8 +429,8 @@ meta_json(const struct mgr_meta *m)
 	return j;
 }
 
-static int
-es_save_meta(struct mgr_store *s, const struct mgr_meta *m)
+int
+mgr_es_save_meta(struct mgr_store *s, const struct mgr_meta *m)
 {
 	const char *p = s->es->prefix;
 
@@ -442,8 +442,8 @@ es_save_meta(struct mgr_store *s, const struct mgr_meta *m)
 
 /* ---- tables and pools ---- */
 
-static int
-es_load_committed(
+int
+mgr_es_load_committed(
 	struct mgr_store *s, uint64_t *version, uint8_t digest[LB_DIGEST_LEN], struct lb_ftable *ft)
 {
 	char key[64], what[64];
@@ -479,8 +479,8 @@ es_load_committed(
 	return rc;
 }
 
-static int
-es_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft)
+int
+mgr_es_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft)
 {
 	uint8_t *v;
 	size_t n;
@@ -521,8 +521,8 @@ pools_json(const struct mgr_pools *ps)
 	return a;
 }
 
-static int
-es_load_pools(struct mgr_store *s, struct mgr_pools *ps)
+int
+mgr_es_load_pools(struct mgr_store *s, struct mgr_pools *ps)
 {
 	const char *op = "load pool options";
 	json_t *a = NULL, *o;
@@ -568,8 +568,8 @@ es_load_pools(struct mgr_store *s, struct mgr_pools *ps)
 	return rc;
 }
 
-static int
-es_save_desired(struct mgr_store *s, const struct lb_ftable *ft, const struct mgr_pools *pools,
+int
+mgr_es_save_desired(struct mgr_store *s, const struct lb_ftable *ft, const struct mgr_pools *pools,
 	const struct mgr_meta *m)
 {
 	const char *p = s->es->prefix;
@@ -606,8 +606,8 @@ mod_revision(struct mgr_store *s, const char *suffix, int64_t *rev)
 }
 
 /* The desired table's and its pools' mod revisions, summed: they only grow. */
-static int
-es_desired_stamp(struct mgr_store *s, uint64_t *stamp)
+int
+mgr_es_desired_stamp(struct mgr_store *s, uint64_t *stamp)
 {
 	int64_t a = 0, b = 0;
 	int rc = mod_revision(s, "/desired", &a);
@@ -618,20 +618,7 @@ es_desired_stamp(struct mgr_store *s, uint64_t *stamp)
 	return rc;
 }
 
-const struct mgr_store_ops mgr_estore_ops = {
-	.name = "etcd",
-	.close = es_close,
-	.load_meta = es_load_meta,
-	.save_meta = es_save_meta,
-	.load_committed = es_load_committed,
-	.load_desired = es_load_desired,
-	.save_desired = es_save_desired,
-	.load_pools = es_load_pools,
-	.last_round = mgr_es_last_round,
-	.round_prepare = mgr_es_round_prepare,
-	.round_abort = mgr_es_round_abort,
-	.commit = mgr_es_commit,
-	.history = mgr_es_history,
-	.has_version = mgr_es_has_version,
-	.desired_stamp = es_desired_stamp,
-};
+/* Every operation is mgr_es_<op> (MGR_STORE_OPS). */
+#define MGR_STORE_OP_ES(ret, op, params) .op = mgr_es_##op,
+const struct mgr_store_ops mgr_estore_ops = {.name = "etcd", MGR_STORE_OPS(MGR_STORE_OP_ES)};
+#undef MGR_STORE_OP_ES

@@ -93,15 +93,13 @@ void mgr_es_digest_parse(const char *hex, uint8_t out[LB_DIGEST_LEN]);
 uint64_t mgr_es_u64(const json_t *obj, const char *name);
 const char *mgr_es_str(const json_t *obj, const char *name);
 
-/* ---- mgr_estore_rounds.c ---- */
-int mgr_es_last_round(struct mgr_store *s, struct mgr_round_rec *r);
-int mgr_es_round_prepare(struct mgr_store *s, uint64_t version, const uint8_t digest[LB_DIGEST_LEN],
-	const char *summary, const struct lb_ftable *next, int64_t *round_id);
-int mgr_es_round_abort(struct mgr_store *s, int64_t round_id, const char *reason);
-int mgr_es_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
-	const uint8_t digest[LB_DIGEST_LEN], const char *summary, const uint8_t *delta,
-	size_t delta_len, const struct lb_ftable *table);
-int mgr_es_history(struct mgr_store *s, uint32_t limit, struct mgr_hist **out);
-int mgr_es_has_version(struct mgr_store *s, uint64_t version);
+/*
+ * ---- The operations: mgr_es_<op> for each of MGR_STORE_OPS (close, meta,
+ * tables, pools and the desired stamp in mgr_estore.c; rounds and history
+ * in mgr_estore_rounds.c) ----
+ */
+#define MGR_STORE_OP_ES(ret, op, params) ret mgr_es_##op params;
+MGR_STORE_OPS(MGR_STORE_OP_ES)
+#undef MGR_STORE_OP_ES
 
 #endif /* MGR_ESTORE_H */

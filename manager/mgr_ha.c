@@ -11,6 +11,7 @@
 #include "mgr_estore.h"
 #include "mgr_ha.h"
 #include "mgr_leader.h"
+#include "mgr_msg.h"
 #include "mgr_transport.h"
 
 struct mgr_ha {
@@ -150,11 +151,9 @@ mgr_ha_standby_member(
 
 	if (msg->type != LB_MSG_HELLO)
 		return; /* a member of the old leader's: its hello comes to the new one */
-	r = calloc(1, sizeof(*r));
+	r = mgr_msg_new(LB_MSG_REFUSED);
 	if (r == NULL)
 		return;
-	r->type = LB_MSG_REFUSED;
-	snprintf(r->sender, sizeof(r->sender), "manager");
 	r->not_leader = true;
 	snprintf(r->leader_url, sizeof(r->leader_url), "%s", h->leader_members);
 	snprintf(r->text, sizeof(r->text), "not the leader%s%s",

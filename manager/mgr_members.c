@@ -10,6 +10,7 @@
 #include "lb_log.h"
 #include "mgr_driver.h"
 #include "mgr_members.h"
+#include "mgr_msg.h"
 #include "mgr_snap.h"
 #include "mgr_text.h"
 #include "mgr_transport.h"
@@ -201,13 +202,11 @@ notify_one(struct mgr_members *mb, int i, uint64_t now)
 	mgr_notice_of(m, failing, why, &n);
 	if (!mgr_notice_update(&p->mp_notice, &n))
 		return;
-	msg = calloc(1, sizeof(*msg));
+	msg = mgr_msg_new(LB_MSG_SYNC);
 	if (msg == NULL) {
 		mgr_notice_reset(&p->mp_notice); /* again next time */
 		return;
 	}
-	msg->type = LB_MSG_SYNC;
-	snprintf(msg->sender, sizeof(msg->sender), "manager");
 	msg->version = c->committed;
 	msg->flag = n.nt_in_sync;
 	snprintf(msg->text, sizeof(msg->text), "%s", n.nt_why);
@@ -315,10 +314,8 @@ send_shares(struct mgr_members *mb, uint64_t now)
 			c->members[i].state != MGR_MEMBER_IN_SYNC)
 			continue;
 		share = (uint64_t)n << 32 | k++;
-		if (share == p->mp_share || (m = calloc(1, sizeof(*m))) == NULL)
+		if (share == p->mp_share || (m = mgr_msg_new(LB_MSG_SHARES)) == NULL)
 			continue;
-		m->type = LB_MSG_SHARES;
-		snprintf(m->sender, sizeof(m->sender), "manager");
 		m->count = n;
 		m->index = (uint32_t)(share & 0xffffffffu);
 		mgr_members_send_msg(mb, (int)i, m, now);
@@ -463,10 +460,8 @@ on_hello(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *h, uint64_t
 	LB_INFO("member %s (%s) hello at version %" PRIu64 ": %s%s", h->id, mgr_role_name(h->role),
 		h->version, c->members[i].state == MGR_MEMBER_IN_SYNC ? "in sync" : "fenced: ",
 		c->members[i].state == MGR_MEMBER_IN_SYNC ? "" : c->members[i].why);
-	w = calloc(1, sizeof(*w));
+	w = mgr_msg_new(LB_MSG_WELCOME);
 	if (w != NULL) {
-		w->type = LB_MSG_WELCOME;
-		snprintf(w->sender, sizeof(w->sender), "manager");
 		w->term = mgr_driver_term(mb->d);
 		w->version = c->committed;
 		w->flag = !current;
@@ -491,12 +486,10 @@ on_hello(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *h, uint64_t
 static void
 status_answer(struct mgr_members *mb, int i, uint64_t now)
 {
-	struct lb_msg *w = calloc(1, sizeof(*w));
+	struct lb_msg *w = mgr_msg_new(LB_MSG_WELCOME);
 
 	if (w == NULL)
 		return;
-	w->type = LB_MSG_WELCOME;
-	snprintf(w->sender, sizeof(w->sender), "manager");
 	w->term = mgr_driver_term(mb->d);
 	mgr_driver_committed(mb->d, &w->version, NULL);
 	mgr_members_send_msg(mb, i, w, now);

@@ -6,6 +6,7 @@
 
 #include "lb_codec.h"
 #include "lb_err.h"
+#include "mgr_msg.h"
 #include "mgr_snap.h"
 
 struct mgr_snap {
@@ -59,7 +60,7 @@ build(struct mgr_snap *s, const struct lb_ftable *t, uint64_t version,
 {
 	uint32_t *start = calloc(t->n_services + 2, sizeof(*start));
 	uint32_t i, n = 0, load = 0;
-	struct lb_msg *msg = calloc(1, sizeof(*msg));
+	struct lb_msg *msg = mgr_msg_new(LB_MSG_SNAPSHOT_CHUNK);
 	int rc = 0;
 
 	mgr_snap_clear(s);
@@ -84,17 +85,11 @@ build(struct mgr_snap *s, const struct lb_ftable *t, uint64_t version,
 		rc = -LB_ENOMEM;
 		goto out;
 	}
-	msg->type = LB_MSG_SNAPSHOT_CHUNK;
-	snprintf(msg->sender, sizeof(msg->sender), "manager");
 	msg->term = s->s_term;
 	msg->version = version;
 	memcpy(msg->digest, digest, LB_DIGEST_LEN);
 	msg->count = n;
-	msg->table.seed = t->seed;
-	msg->table.maglev_size = t->maglev_size;
-	msg->table.drained = t->drained; /* borrowed; chunk 0 carries them */
-	msg->table.n_drained = t->n_drained;
-	msg->table.mux_rate = t->mux_rate;
+	msg->table = *t; /* borrowed; chunk 0 carries the options, each chunk its services */
 	for (i = 0; i < n; i++) {
 		msg->index = i;
 		msg->table.services = t->services + start[i]; /* borrowed */

@@ -96,9 +96,7 @@ add_columns(struct mgr_store *s)
 		snprintf(sql, sizeof(sql),
 			"SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'",
 			added_columns[i][0], added_columns[i][1]);
-		if (mgr_store_prepare(s, "read the schema", sql, &st) != 0)
-			return -LB_EIO;
-		rc = mgr_store_step(s, "read the schema", st);
+		rc = mgr_store_row(s, "read the schema", sql, &st);
 		sqlite3_finalize(st);
 		if (rc < 0)
 			return rc;
@@ -179,6 +177,14 @@ mgr_store_step(struct mgr_store *s, const char *op, sqlite3_stmt *st)
 	int rc = sqlite3_step(st);
 
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : mgr_store_fail(s, "%s", op);
+}
+
+int
+mgr_store_row(struct mgr_store *s, const char *op, const char *sql, sqlite3_stmt **st)
+{
+	if (mgr_store_prepare(s, op, sql, st) != 0)
+		return -LB_EIO;
+	return mgr_store_step(s, op, *st);
 }
 
 void
@@ -401,20 +407,16 @@ mgr_sqlite_save_meta(struct mgr_store *s, const struct mgr_meta *m)
 	return 0;
 }
 
-const struct mgr_store_ops mgr_sqlite_ops = {
-	.name = "sqlite",
-	.close = mgr_sqlite_close,
-	.load_meta = mgr_sqlite_load_meta,
-	.save_meta = mgr_sqlite_save_meta,
-	.load_committed = mgr_sqlite_load_committed,
-	.load_desired = mgr_sqlite_load_desired,
-	.save_desired = mgr_sqlite_save_desired,
-	.load_pools = mgr_sqlite_load_pools,
-	.last_round = mgr_sqlite_last_round,
-	.round_prepare = mgr_sqlite_round_prepare,
-	.round_abort = mgr_sqlite_round_abort,
-	.commit = mgr_sqlite_commit,
-	.history = mgr_sqlite_history,
-	.has_version = mgr_sqlite_has_version,
-	.desired_stamp = NULL, /* one manager: nobody else changes it */
-};
+/* One manager: nobody else changes the desired table. */
+int
+mgr_sqlite_desired_stamp(struct mgr_store *s, uint64_t *stamp)
+{
+	(void)s;
+	*stamp = 0;
+	return 0;
+}
+
+/* Every operation is mgr_sqlite_<op> (MGR_STORE_OPS). */
+#define MGR_STORE_OP_SQLITE(ret, op, params) .op = mgr_sqlite_##op,
+const struct mgr_store_ops mgr_sqlite_ops = {.name = "sqlite", MGR_STORE_OPS(MGR_STORE_OP_SQLITE)};
+#undef MGR_STORE_OP_SQLITE

@@ -111,6 +111,5 @@ mgr_store_has_version(struct mgr_store *s, uint64_t version)
 int
 mgr_store_desired_stamp(struct mgr_store *s, uint64_t *stamp)
 {
-	*stamp = 0;
-	return s->ops->desired_stamp != NULL ? s->ops->desired_stamp(s, stamp) : 0;
+	return s->ops->desired_stamp(s, stamp);
 }

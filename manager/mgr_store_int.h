@@ -15,29 +15,46 @@
 
 struct mgr_estore;
 
-/* One implementation: mgr_store.h's calls, the same contract. */
+/*
+ * The operations, each once: X(return type, name, parameters), mgr_store.h's
+ * calls without their mgr_store_ prefix, under the same contract. The list
+ * makes struct mgr_store_ops, and each implementation's prototypes and
+ * table: every operation of SQLite is mgr_sqlite_<name>, of etcd
+ * mgr_es_<name>. (clang-format would read the pointers as products.)
+ */
+/* clang-format off */
+#define MGR_STORE_OPS(X)                                                                           \
+	X(void, close, (struct mgr_store *s))                                                      \
+	X(int, load_meta, (struct mgr_store *s, struct mgr_meta *m))                               \
+	X(int, save_meta, (struct mgr_store *s, const struct mgr_meta *m))                         \
+	X(int, load_committed,                                                                     \
+		(struct mgr_store *s, uint64_t *version, uint8_t digest[LB_DIGEST_LEN],            \
+			struct lb_ftable *ft))                                                     \
+	X(int, load_desired, (struct mgr_store *s, bool *found, struct lb_ftable *ft))             \
+	X(int, save_desired,                                                                       \
+		(struct mgr_store *s, const struct lb_ftable *ft, const struct mgr_pools *pools,   \
+			const struct mgr_meta *m))                                                 \
+	X(int, load_pools, (struct mgr_store *s, struct mgr_pools *ps))                            \
+	X(int, last_round, (struct mgr_store *s, struct mgr_round_rec *r))                         \
+	X(int, round_prepare,                                                                      \
+		(struct mgr_store *s, uint64_t version, const uint8_t digest[LB_DIGEST_LEN],       \
+			const char *summary, const struct lb_ftable *next, int64_t *round_id))     \
+	X(int, round_abort, (struct mgr_store *s, int64_t round_id, const char *reason))           \
+	X(int, commit,                                                                             \
+		(struct mgr_store *s, int64_t round_id, uint64_t version,                          \
+			const uint8_t digest[LB_DIGEST_LEN], const char *summary,                  \
+			const uint8_t *delta, size_t delta_len, const struct lb_ftable *table))    \
+	X(int, history, (struct mgr_store *s, uint32_t limit, struct mgr_hist **out))              \
+	X(int, has_version, (struct mgr_store *s, uint64_t version))                               \
+	X(int, desired_stamp, (struct mgr_store *s, uint64_t *stamp))
+/* clang-format on */
+
+/* One implementation. */
 struct mgr_store_ops {
 	const char *name; /* "sqlite", "etcd" */
-	void (*close)(struct mgr_store *s);
-	int (*load_meta)(struct mgr_store *s, struct mgr_meta *m);
-	int (*save_meta)(struct mgr_store *s, const struct mgr_meta *m);
-	int (*load_committed)(struct mgr_store *s, uint64_t *version, uint8_t digest[LB_DIGEST_LEN],
-		struct lb_ftable *ft);
-	int (*load_desired)(struct mgr_store *s, bool *found, struct lb_ftable *ft);
-	int (*save_desired)(struct mgr_store *s, const struct lb_ftable *ft,
-		const struct mgr_pools *pools, const struct mgr_meta *m);
-	int (*load_pools)(struct mgr_store *s, struct mgr_pools *ps);
-	int (*last_round)(struct mgr_store *s, struct mgr_round_rec *r);
-	int (*round_prepare)(struct mgr_store *s, uint64_t version,
-		const uint8_t digest[LB_DIGEST_LEN], const char *summary,
-		const struct lb_ftable *next, int64_t *round_id);
-	int (*round_abort)(struct mgr_store *s, int64_t round_id, const char *reason);
-	int (*commit)(struct mgr_store *s, int64_t round_id, uint64_t version,
-		const uint8_t digest[LB_DIGEST_LEN], const char *summary, const uint8_t *delta,
-		size_t delta_len, const struct lb_ftable *table);
-	int (*history)(struct mgr_store *s, uint32_t limit, struct mgr_hist **out);
-	int (*has_version)(struct mgr_store *s, uint64_t version);
-	int (*desired_stamp)(struct mgr_store *s, uint64_t *stamp);
+#define MGR_STORE_OP_MEMBER(ret, op, params) ret(*op) params;
+	MGR_STORE_OPS(MGR_STORE_OP_MEMBER)
+#undef MGR_STORE_OP_MEMBER
 };
 
 struct mgr_store {
@@ -52,28 +69,14 @@ struct mgr_store {
 extern const struct mgr_store_ops mgr_sqlite_ops;
 extern const struct mgr_store_ops mgr_estore_ops;
 
-/* ---- SQLite: mgr_store.c ---- */
-void mgr_sqlite_close(struct mgr_store *s);
-int mgr_sqlite_load_meta(struct mgr_store *s, struct mgr_meta *m);
-int mgr_sqlite_save_meta(struct mgr_store *s, const struct mgr_meta *m);
-/* mgr_store_tables.c */
-int mgr_sqlite_load_committed(struct mgr_store *s, uint64_t *version, uint8_t digest[LB_DIGEST_LEN],
-	struct lb_ftable *ft);
-int mgr_sqlite_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft);
-int mgr_sqlite_save_desired(struct mgr_store *s, const struct lb_ftable *ft,
-	const struct mgr_pools *pools, const struct mgr_meta *m);
-int mgr_sqlite_load_pools(struct mgr_store *s, struct mgr_pools *ps);
-/* mgr_store_rounds.c */
-int mgr_sqlite_last_round(struct mgr_store *s, struct mgr_round_rec *r);
-int mgr_sqlite_round_prepare(struct mgr_store *s, uint64_t version,
-	const uint8_t digest[LB_DIGEST_LEN], const char *summary, const struct lb_ftable *next,
-	int64_t *round_id);
-int mgr_sqlite_round_abort(struct mgr_store *s, int64_t round_id, const char *reason);
-int mgr_sqlite_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
-	const uint8_t digest[LB_DIGEST_LEN], const char *summary, const uint8_t *delta,
-	size_t delta_len, const struct lb_ftable *table);
-int mgr_sqlite_has_version(struct mgr_store *s, uint64_t version);
-int mgr_sqlite_history(struct mgr_store *s, uint32_t limit, struct mgr_hist **out);
+/*
+ * ---- SQLite: mgr_sqlite_<op> for each of MGR_STORE_OPS: close, meta and
+ * the desired stamp in mgr_store.c, tables and pools in mgr_store_tables.c,
+ * rounds and history in mgr_store_rounds.c ----
+ */
+#define MGR_STORE_OP_SQLITE(ret, op, params) ret mgr_sqlite_##op params;
+MGR_STORE_OPS(MGR_STORE_OP_SQLITE)
+#undef MGR_STORE_OP_SQLITE
 
 /* Wall-clock milliseconds, for the rows' times. */
 int64_t mgr_store_now_ms(void);
@@ -89,6 +92,13 @@ int mgr_store_run(struct mgr_store *s, const char *op, sqlite3_stmt *st);
 
 /* Step a statement for its one row: 1 (a row), 0 (none) or -LB_EIO; not finalized. */
 int mgr_store_step(struct mgr_store *s, const char *op, sqlite3_stmt *st);
+
+/*
+ * Prepare sql (no parameters) and step it for its one row: 1 (a row, to
+ * read from *st), 0 (none) or -LB_EIO. Finalize *st whatever the answer
+ * (NULL when it could not be prepared).
+ */
+int mgr_store_row(struct mgr_store *s, const char *op, const char *sql, sqlite3_stmt **st);
 
 /* A digest column into out (left as it is when the column is not one). */
 void mgr_store_digest(sqlite3_stmt *st, int col, uint8_t out[LB_DIGEST_LEN]);

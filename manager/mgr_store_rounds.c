@@ -20,11 +20,8 @@ mgr_sqlite_last_round(struct mgr_store *s, struct mgr_round_rec *r)
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	if (mgr_store_prepare(s, "load last round",
-		    "SELECT id, version, digest, state FROM rounds ORDER BY id DESC LIMIT 1",
-		    &st) != 0)
-		return -LB_EIO;
-	rc = mgr_store_step(s, "load last round", st);
+	rc = mgr_store_row(s, "load last round",
+		"SELECT id, version, digest, state FROM rounds ORDER BY id DESC LIMIT 1", &st);
 	if (rc == 1) {
 		const char *state = (const char *)sqlite3_column_text(st, 3);
 

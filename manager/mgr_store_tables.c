@@ -13,6 +13,7 @@
 
 #include "lb_addr.h"
 #include "lb_err.h"
+#include "mgr_msg.h"
 #include "mgr_store_int.h"
 
 /* ---- table blobs: the codec's snapshot chunk, one of one ---- */
@@ -20,13 +21,11 @@
 int
 mgr_table_encode(const struct lb_ftable *ft, uint8_t **buf, size_t *len)
 {
-	struct lb_msg *m = calloc(1, sizeof(*m));
+	struct lb_msg *m = mgr_msg_new(LB_MSG_SNAPSHOT_CHUNK);
 	int rc;
 
 	if (m == NULL)
 		return -LB_ENOMEM;
-	m->type = LB_MSG_SNAPSHOT_CHUNK;
-	snprintf(m->sender, sizeof(m->sender), "manager");
 	m->index = 0;
 	m->count = 1;
 	m->table = *ft; /* borrowed: not freed here */
@@ -108,11 +107,8 @@ mgr_sqlite_load_committed(
 	*version = 0;
 	memset(digest, 0, LB_DIGEST_LEN);
 	memset(ft, 0, sizeof(*ft));
-	if (mgr_store_prepare(s, "load committed version",
-		    "SELECT version, digest, tbl FROM versions ORDER BY version DESC LIMIT 1",
-		    &st) != 0)
-		return -LB_EIO;
-	rc = mgr_store_step(s, "load committed version", st);
+	rc = mgr_store_row(s, "load committed version",
+		"SELECT version, digest, tbl FROM versions ORDER BY version DESC LIMIT 1", &st);
 	if (rc == 1) {
 		char what[64];
 
@@ -133,10 +129,7 @@ mgr_sqlite_load_desired(struct mgr_store *s, bool *found, struct lb_ftable *ft)
 
 	*found = false;
 	memset(ft, 0, sizeof(*ft));
-	if (mgr_store_prepare(
-		    s, "load desired table", "SELECT tbl FROM desired WHERE id = 1", &st) != 0)
-		return -LB_EIO;
-	rc = mgr_store_step(s, "load desired table", st);
+	rc = mgr_store_row(s, "load desired table", "SELECT tbl FROM desired WHERE id = 1", &st);
 	if (rc == 1) {
 		rc = column_table(s, st, 0, "load desired table", ft);
 		*found = rc == 0;

@@ -22,6 +22,7 @@
 #include "lb_log.h"
 #include "lb_proof.h"
 #include "mgr_guard.h"
+#include "mgr_msg.h"
 #include "mgr_transport.h"
 
 /* Conservative wire rate for pacing (10 MB/s), plus 1 ms per message. */
@@ -386,14 +387,12 @@ mgr_transport_send_pipe(struct mgr_transport *t, uint32_t pipe, const struct lb_
 void
 mgr_transport_refuse(struct mgr_transport *t, uint32_t pipe, const char *fmt, ...)
 {
-	struct lb_msg *r = calloc(1, sizeof(*r));
+	struct lb_msg *r = mgr_msg_new(LB_MSG_REFUSED);
 	va_list ap;
 
 	t->st.refused++;
 	if (r == NULL)
 		return;
-	r->type = LB_MSG_REFUSED;
-	snprintf(r->sender, sizeof(r->sender), "manager");
 	va_start(ap, fmt);
 	vsnprintf(r->text, sizeof(r->text), fmt, ap);
 	va_end(ap);
@@ -451,13 +450,11 @@ mgr_transport_prove(struct mgr_transport *t, uint32_t pipe, const struct lb_msg 
 
 	lb_proof_nonce(t->nonce_key, pipe, nonce);
 	if (h->proof_len == 0) {
-		struct lb_msg *ch = calloc(1, sizeof(*ch));
+		struct lb_msg *ch = mgr_msg_new(LB_MSG_CHALLENGE);
 
 		t->st.challenges++;
 		if (ch == NULL)
 			return false;
-		ch->type = LB_MSG_CHALLENGE;
-		snprintf(ch->sender, sizeof(ch->sender), "manager");
 		memcpy(ch->nonce, nonce, LB_NONCE_LEN);
 		mgr_transport_send_pipe(t, pipe, ch);
 		free(ch);

@@ -86,12 +86,10 @@ open6(struct mgr_vip_probe *v, const struct sock_fprog *drop)
 		LB_WARN("VIP probes: ICMP6_FILTER: %s", strerror(errno));
 }
 
+/* Close every socket open (and mark them all closed). */
 static void
-vp_off(struct mgr_vip_probe *v, const char *what)
+vp_close(struct mgr_vip_probe *v)
 {
-	snprintf(v->vp_off, sizeof(v->vp_off), "off: %s: %s%s", what, strerror(errno),
-		errno == EPERM ? " (raw sockets need root or CAP_NET_RAW)" : "");
-	LB_WARN("VIP probes %s", v->vp_off);
 	if (v->vp_tx >= 0)
 		close(v->vp_tx);
 	if (v->vp_rx >= 0)
@@ -101,6 +99,15 @@ vp_off(struct mgr_vip_probe *v, const char *what)
 	if (v->vp_rx6 >= 0)
 		close(v->vp_rx6);
 	v->vp_tx = v->vp_rx = v->vp_tx6 = v->vp_rx6 = -1;
+}
+
+static void
+vp_off(struct mgr_vip_probe *v, const char *what)
+{
+	snprintf(v->vp_off, sizeof(v->vp_off), "off: %s: %s%s", what, strerror(errno),
+		errno == EPERM ? " (raw sockets need root or CAP_NET_RAW)" : "");
+	LB_WARN("VIP probes %s", v->vp_off);
+	vp_close(v);
 }
 
 struct mgr_vip_probe *
@@ -155,14 +162,7 @@ mgr_vip_probe_free(struct mgr_vip_probe *v)
 {
 	if (v == NULL)
 		return;
-	if (v->vp_tx >= 0)
-		close(v->vp_tx);
-	if (v->vp_rx >= 0)
-		close(v->vp_rx);
-	if (v->vp_tx6 >= 0)
-		close(v->vp_tx6);
-	if (v->vp_rx6 >= 0)
-		close(v->vp_rx6);
+	vp_close(v);
 	free(v->vp_tg);
 	free(v);
 }
@@ -188,23 +188,31 @@ mgr_vip_probe_next_deadline(const struct mgr_vip_probe *v)
 								     : v->vp_next_ms;
 }
 
+/*
+ * The source address the kernel picks toward sa (a connected UDP socket's
+ * name), into sa itself; false when it has no route.
+ */
+static bool
+source_of(struct sockaddr *sa, socklen_t len)
+{
+	int fd = socket(sa->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = connect(fd, sa, len) == 0 && getsockname(fd, sa, &len) == 0;
+	close(fd);
+	return ok;
+}
+
 /* The source address the kernel picks toward addr (0 if it has no route). */
 static lb_be32_t
 source_toward(lb_be32_t addr)
 {
 	struct sockaddr_in sa = {
 		.sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = addr};
-	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	lb_be32_t src = 0;
 
-	if (fd < 0)
-		return 0;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-		getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-		src = sa.sin_addr.s_addr;
-	close(fd);
-	return src;
+	return source_of((struct sockaddr *)&sa, sizeof(sa)) ? sa.sin_addr.s_addr : 0;
 }
 
 /* The source address the kernel picks toward an IPv6 addr (zero if no route). */
@@ -212,17 +220,11 @@ static struct lb_addr
 source_toward6(const struct lb_addr *addr)
 {
 	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = htons(9)};
-	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct lb_addr src = {0};
 
-	if (fd < 0)
-		return src;
 	memcpy(&sa.sin6_addr, addr->a8, 16);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-		getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+	if (source_of((struct sockaddr *)&sa, sizeof(sa)))
 		memcpy(src.a8, &sa.sin6_addr, 16);
-	close(fd);
 	return src;
 }
 

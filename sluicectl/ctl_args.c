@@ -281,13 +281,17 @@ ctl_parse_backend(
 }
 
 /*
- * --min-healthy or --withdraw-below (name) N, N% or N,M%: a count, a
- * percent, or both, into *count and *pct with their given bits.
+ * --min-healthy or --withdraw-below (po) N, N% or N,M%: a count, a
+ * percent, or both, into that option's count and percent in p, with their
+ * given bits.
  */
 static int
-ctl_parse_count_pct(const struct ctl_cmd *cmd, const char *name, const char *s, uint32_t *count,
-	uint32_t *pct_out, unsigned bit_count, unsigned bit_pct, struct lb_pool_opts *p)
+ctl_parse_count_pct(const struct ctl_cmd *cmd, const struct ctl_pool_opt *po, const char *s,
+	struct lb_pool_opts *p)
 {
+	bool mh = po->bit == CTL_O_MIN_HEALTHY;
+	uint32_t *count = mh ? &p->min_healthy : &p->withdraw_below;
+	uint32_t *pct_out = mh ? &p->min_healthy_pct : &p->withdraw_below_pct;
 	char buf[32], *pct, *comma;
 	unsigned long v;
 
@@ -302,7 +306,7 @@ ctl_parse_count_pct(const struct ctl_cmd *cmd, const char *name, const char *s, 
 		if (!ctl_parse_uint(buf, LB_POOL_MIN_HEALTHY_MAX, &v))
 			goto bad;
 		*count = (uint32_t)v;
-		p->given |= bit_count;
+		p->given |= mh ? LB_POOL_MIN_HEALTHY : LB_POOL_WITHDRAW_BELOW;
 	}
 	if (pct != NULL) {
 		size_t n = strlen(pct);
@@ -313,14 +317,14 @@ ctl_parse_count_pct(const struct ctl_cmd *cmd, const char *name, const char *s, 
 		if (!ctl_parse_uint(pct, 100, &v))
 			goto bad;
 		*pct_out = (uint32_t)v;
-		p->given |= bit_pct;
+		p->given |= mh ? LB_POOL_MIN_HEALTHY_PCT : LB_POOL_WITHDRAW_BELOW_PCT;
 	}
 	return 0;
 bad:
 	return ctl_usage_error(cmd,
 		"--%s %s: expected a count (0..%d), a percent (0%%..100%%) or both "
 		"(2,50%%)",
-		name, s, LB_POOL_MIN_HEALTHY_MAX);
+		po->name, s, LB_POOL_MIN_HEALTHY_MAX);
 }
 
 /* The pool options given, into p (the manager checks how they fit together). */
@@ -380,15 +384,8 @@ ctl_parse_pool(const struct ctl_cmd *cmd, const struct ctl_opts *o, struct lb_po
 			snprintf(p->codes, sizeof(p->codes), "%s", a);
 			break;
 		case CTL_O_MIN_HEALTHY:
-			if (ctl_parse_count_pct(cmd, po->name, a, &p->min_healthy,
-				    &p->min_healthy_pct, LB_POOL_MIN_HEALTHY,
-				    LB_POOL_MIN_HEALTHY_PCT, p) != 0)
-				return CTL_EXIT_USAGE;
-			continue;
 		case CTL_O_WITHDRAW_BELOW:
-			if (ctl_parse_count_pct(cmd, po->name, a, &p->withdraw_below,
-				    &p->withdraw_below_pct, LB_POOL_WITHDRAW_BELOW,
-				    LB_POOL_WITHDRAW_BELOW_PCT, p) != 0)
+			if (ctl_parse_count_pct(cmd, po, a, p) != 0)
 				return CTL_EXIT_USAGE;
 			continue;
 		default:

@@ -466,11 +466,8 @@ withdraw_vips(struct mgr_health *h, struct lb_ftable *out, uint64_t now)
 		for (hi = lo;
 			hi < n && out->services[hi].vip.a32[0] == out->services[lo].vip.a32[0];
 			hi++) {
-			struct lb_svc_key k;
-			struct mgr_hsvc *s;
+			struct mgr_hsvc *s = svcs[hi] = mgr_hsvc_of(h, &out->services[hi]);
 
-			lb_ftable_key(&out->services[hi], &k);
-			s = svcs[hi] = mgr_hsvc_find(h, &k);
 			withdraws[hi] = s != NULL && mgr_pool_withdraws(&s->hs_pool);
 			below[hi] = s != NULL && s->hs_below_withdraw;
 			if (s != NULL) {
@@ -532,11 +529,8 @@ mgr_health_effective(struct mgr_health *h, const struct lb_ftable *desired, uint
 	}
 	for (i = 0; i < desired->n_services; i++) {
 		const struct lb_service_cfg *sc = &desired->services[i];
-		struct lb_svc_key k;
-		struct mgr_hsvc *s;
+		struct mgr_hsvc *s = mgr_hsvc_of(h, sc);
 
-		lb_ftable_key(sc, &k);
-		s = mgr_hsvc_find(h, &k);
 		if (s == NULL) {
 			/* Not synced (out of memory then): as the operators have it. */
 			out->services[i] = *sc;

@@ -387,18 +387,16 @@ sync_restart_drains(
 	h->h_n_recs = c->n;
 	for (i = 0; i < committed->n_services; i++) {
 		const struct lb_service_cfg *sc = &committed->services[i];
-		struct lb_svc_key k;
-		struct mgr_hsvc *s;
+		struct mgr_hsvc *s = mgr_hsvc_of(h, sc);
 
-		lb_ftable_key(sc, &k);
-		s = mgr_hsvc_find(h, &k);
 		if (s == NULL || !s->hs_seen || s->hs_pool.pl_drain_delay_s == 0)
 			continue;
 		for (j = 0; j < sc->n_backends; j++) {
 			const struct lb_backend_cfg *b = &sc->backends[j];
 			struct mgr_hrec *r;
 
-			if (b->state == LB_BACKEND_MAINT || mgr_hrec_find(h, &k, &b->dip, b->port))
+			if (b->state == LB_BACKEND_MAINT ||
+				mgr_hrec_find(h, &s->hs_key, &b->dip, b->port))
 				continue;
 			r = rec_new(s, b);
 			r->hr_seen = true;

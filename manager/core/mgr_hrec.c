@@ -69,6 +69,15 @@ mgr_hsvc_find(const struct mgr_health *h, const struct lb_svc_key *k)
 	return s != NULL ? *s : NULL;
 }
 
+struct mgr_hsvc *
+mgr_hsvc_of(const struct mgr_health *h, const struct lb_service_cfg *sc)
+{
+	struct lb_svc_key k;
+
+	lb_ftable_key(sc, &k);
+	return mgr_hsvc_find(h, &k);
+}
+
 uint32_t
 mgr_hrec_lower(const struct mgr_health *h, const struct lb_svc_key *k)
 {

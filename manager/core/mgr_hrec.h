@@ -141,6 +141,9 @@ int mgr_hsvc_cmp(const void *a, const void *b); /* struct mgr_hsvc *: service */
 /* Lookups in the sorted arrays (mgr_hrec.c). */
 struct mgr_hsvc *mgr_hsvc_find(const struct mgr_health *h, const struct lb_svc_key *k);
 
+/* The service record of sc's key (NULL when there is none). */
+struct mgr_hsvc *mgr_hsvc_of(const struct mgr_health *h, const struct lb_service_cfg *sc);
+
 /* Index of the first record of service k (or where it would be). */
 uint32_t mgr_hrec_lower(const struct mgr_health *h, const struct lb_svc_key *k);
 
