@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "lb_err.h"
@@ -31,4 +33,15 @@ lb_errname(int err)
 	if (err >= LB_E_MAX)
 		return "UNKNOWN";
 	return lb_err_names[err];
+}
+
+int
+lb_fail(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return rc;
 }

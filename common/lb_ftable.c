@@ -4,7 +4,6 @@
  * the digest, validation, deltas both ways, and writing a table back as a
  * file.
  */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,17 +26,6 @@ copy_n(void *dst, const void *src, size_t n, size_t size)
 {
 	if (n > 0)
 		memcpy(dst, src, n * size);
-}
-
-static int
-fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -LB_EINVAL;
 }
 
 void
@@ -482,14 +470,16 @@ wzones_check(const struct lb_service_cfg *sc, const char *s, char *err, size_t l
 	uint32_t j;
 
 	if (sc->n_wzones > LB_WZONES)
-		return fail(err, len, "service %s: withdrawn in %u zones, at most %u", s,
-			sc->n_wzones, LB_WZONES);
+		return lb_fail(err, len, -LB_EINVAL,
+			"service %s: withdrawn in %u zones, at most %u", s, sc->n_wzones,
+			LB_WZONES);
 	for (j = 0; j < sc->n_wzones; j++) {
 		if ((why = lb_zone_problem(sc->wzones[j], false)) != NULL)
-			return fail(err, len, "service %s: a withdrawn zone is %s", s, why);
+			return lb_fail(
+				err, len, -LB_EINVAL, "service %s: a withdrawn zone is %s", s, why);
 		if (j > 0 && strncmp(sc->wzones[j - 1], sc->wzones[j], LB_ZONE_LEN) >= 0)
-			return fail(
-				err, len, "service %s: withdrawn zones out of order or twice", s);
+			return lb_fail(err, len, -LB_EINVAL,
+				"service %s: withdrawn zones out of order or twice", s);
 	}
 	return 0;
 }
@@ -505,30 +495,31 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 	int rc = 0;
 
 	if (lb_limit_rule_check(&ft->mux_rate, "mux_new_per_second", lim, sizeof(lim)) != 0)
-		return fail(err, len, "%s", lim);
+		return lb_fail(err, len, -LB_EINVAL, "%s", lim);
 	if (ft->maglev_size < LB_MAGLEV_MIN_SIZE || ft->maglev_size > LB_MAGLEV_MAX_SIZE ||
 		!lb_is_prime(ft->maglev_size))
-		return fail(err, len, "maglev_size %u is not a prime in %u..%u", ft->maglev_size,
-			LB_MAGLEV_MIN_SIZE, LB_MAGLEV_MAX_SIZE);
+		return lb_fail(err, len, -LB_EINVAL, "maglev_size %u is not a prime in %u..%u",
+			ft->maglev_size, LB_MAGLEV_MIN_SIZE, LB_MAGLEV_MAX_SIZE);
 	if (ft->n_drained > LB_FTABLE_MAX_DRAINED)
-		return fail(err, len, "%u drained muxes, at most %u", ft->n_drained,
+		return lb_fail(err, len, -LB_EINVAL, "%u drained muxes, at most %u", ft->n_drained,
 			LB_FTABLE_MAX_DRAINED);
 	for (i = 0; i < ft->n_drained; i++) {
 		size_t l = strnlen(ft->drained[i], LB_FTABLE_ID_LEN);
 
 		if (l == 0 || l == LB_FTABLE_ID_LEN)
-			return fail(err, len, "drained mux %u: an id of 1 to %d characters", i,
+			return lb_fail(err, len, -LB_EINVAL,
+				"drained mux %u: an id of 1 to %d characters", i,
 				LB_FTABLE_ID_LEN - 1);
 		if (i > 0 && strcmp(ft->drained[i - 1], ft->drained[i]) >= 0)
-			return fail(err, len, "drained muxes: \"%s\" out of order or twice",
-				ft->drained[i]);
+			return lb_fail(err, len, -LB_EINVAL,
+				"drained muxes: \"%s\" out of order or twice", ft->drained[i]);
 	}
 	order = calloc(ft->n_services + 1, sizeof(*order));
 	ids = calloc(total + 1, sizeof(*ids));
 	if (order == NULL || ids == NULL) {
 		free(order);
 		free(ids);
-		return fail(err, len, "out of memory");
+		return lb_fail(err, len, -LB_EINVAL, "out of memory");
 	}
 	for (i = 0; rc == 0 && i < ft->n_services; i++) {
 		const struct lb_service_cfg *sc = &ft->services[i];
@@ -537,31 +528,32 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 		svc_name(sc, s, sizeof(s));
 		if (sc->port == 0 || (sc->proto != LB_IPPROTO_TCP && sc->proto != LB_IPPROTO_UDP) ||
 			(sc->af != LB_AF_INET && sc->af != LB_AF_INET6)) {
-			rc = fail(err, len, "service %s: bad port, protocol or family", s);
+			rc = lb_fail(err, len, -LB_EINVAL,
+				"service %s: bad port, protocol or family", s);
 			break;
 		}
 		if ((why = addr_problem(sc->af, &sc->vip, false)) != NULL) {
-			rc = fail(err, len, "service %s: the VIP is %s", s, why);
+			rc = lb_fail(err, len, -LB_EINVAL, "service %s: the VIP is %s", s, why);
 			break;
 		}
 		if (lb_limits_check(&sc->limits, sc->af, sc->proto, lim, sizeof(lim)) != 0) {
-			rc = fail(err, len, "service %s: %s", s, lim);
+			rc = lb_fail(err, len, -LB_EINVAL, "service %s: %s", s, lim);
 			break;
 		}
 		if (lb_choice_check(&sc->choice, lim, sizeof(lim)) != 0) {
-			rc = fail(err, len, "service %s: %s", s, lim);
+			rc = lb_fail(err, len, -LB_EINVAL, "service %s: %s", s, lim);
 			break;
 		}
 		if ((rc = wzones_check(sc, s, err, len)) != 0)
 			break;
 		if (sc->n_backends > LB_MAGLEV_MAX_BACKENDS) {
-			rc = fail(err, len, "service %s: %u backends, at most %u", s,
+			rc = lb_fail(err, len, -LB_EINVAL, "service %s: %u backends, at most %u", s,
 				sc->n_backends, LB_MAGLEV_MAX_BACKENDS);
 			break;
 		}
 		b = malloc(sizeof(*b) * (sc->n_backends + 1));
 		if (b == NULL) {
-			rc = fail(err, len, "out of memory");
+			rc = lb_fail(err, len, -LB_EINVAL, "out of memory");
 			break;
 		}
 		copy_n(b, sc->backends, sc->n_backends, sizeof(*b));
@@ -570,7 +562,7 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 			lb_addr_ntop(sc->af, &b[j].dip, d, sizeof(d));
 			/* A service is one family: its DIPs are the VIP's. */
 			if ((why = addr_problem(sc->af, &b[j].dip, false)) != NULL)
-				rc = fail(err, len,
+				rc = lb_fail(err, len, -LB_EINVAL,
 					"service %s: backend %s:%u: the DIP is %s (a service is "
 					"one family: its DIPs are %s)",
 					s, d, b[j].port, why,
@@ -578,30 +570,32 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 			else if (b[j].host6 > 1 ||
 				 (why = addr_problem(b[j].host6 ? LB_AF_INET6 : LB_AF_INET,
 					  &b[j].host, true)) != NULL)
-				rc = fail(err, len, "service %s: backend %s:%u: the host is %s", s,
-					d, b[j].port, why ? why : "of no family");
+				rc = lb_fail(err, len, -LB_EINVAL,
+					"service %s: backend %s:%u: the host is %s", s, d,
+					b[j].port, why ? why : "of no family");
 			else if (b[j].port == 0 || b[j].weight > LB_MAGLEV_MAX_WEIGHT ||
 				 b[j].state > LB_BACKEND_MAINT)
-				rc = fail(err, len,
+				rc = lb_fail(err, len, -LB_EINVAL,
 					"service %s: backend %s:%u: bad port, weight or state", s,
 					d, b[j].port);
 			else if ((why = lb_zone_problem(b[j].zone, !sc->choice.zonal)) != NULL)
-				rc = fail(err, len, "service %s: backend %s:%u: the zone is %s%s",
-					s, d, b[j].port, why,
+				rc = lb_fail(err, len, -LB_EINVAL,
+					"service %s: backend %s:%u: the zone is %s%s", s, d,
+					b[j].port, why,
 					sc->choice.zonal ? " (cross_zone is off)" : "");
 			else if (b[j].max_conns != 0 && sc->proto != LB_IPPROTO_TCP)
-				rc = fail(err, len,
+				rc = lb_fail(err, len, -LB_EINVAL,
 					"service %s: backend %s:%u: max_connections is for TCP "
 					"services (the agent counts TCP connections)",
 					s, d, b[j].port);
 			else if (b[j].max_conns > LB_MAX_CONNS_CAP)
-				rc = fail(err, len,
+				rc = lb_fail(err, len, -LB_EINVAL,
 					"service %s: backend %s:%u: max_connections "
 					"above %u",
 					s, d, b[j].port, LB_MAX_CONNS_CAP);
 			else if (j > 0 && lb_backend_cmp(&b[j - 1], &b[j]) == 0)
-				rc = fail(err, len, "service %s: backend %s:%u listed twice", s, d,
-					b[j].port);
+				rc = lb_fail(err, len, -LB_EINVAL,
+					"service %s: backend %s:%u listed twice", s, d, b[j].port);
 			ids[n++] = b[j].id;
 		}
 		free(b);
@@ -611,13 +605,14 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 		struct lb_service_cfg *copy = malloc(sizeof(*copy) * (ft->n_services + 1));
 
 		if (copy == NULL) {
-			rc = fail(err, len, "out of memory");
+			rc = lb_fail(err, len, -LB_EINVAL, "out of memory");
 		} else {
 			copy_n(copy, ft->services, ft->n_services, sizeof(*copy));
 			sort_n(copy, ft->n_services, sizeof(*copy), lb_service_cmp);
 			for (i = 1; rc == 0 && i < ft->n_services; i++)
 				if (lb_service_cmp(&copy[i - 1], &copy[i]) == 0)
-					rc = fail(err, len, "service %s listed twice",
+					rc = lb_fail(err, len, -LB_EINVAL,
+						"service %s listed twice",
 						svc_name(&copy[i], s, sizeof(s)));
 			free(copy);
 		}
@@ -626,7 +621,8 @@ lb_ftable_validate(const struct lb_ftable *ft, char *err, size_t len)
 		sort_n(ids, n, sizeof(*ids), id_cmp);
 		for (i = 1; rc == 0 && i < n; i++)
 			if (ids[i - 1] == ids[i])
-				rc = fail(err, len, "backend id %u used twice", ids[i]);
+				rc = lb_fail(
+					err, len, -LB_EINVAL, "backend id %u used twice", ids[i]);
 	}
 	free(order);
 	free(ids);
@@ -645,21 +641,21 @@ lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
 	memset(out, 0, sizeof(*out));
 	svcs = calloc(cap ? cap : 1, sizeof(*svcs));
 	if (svcs == NULL)
-		return fail(err, len, "out of memory");
+		return lb_fail(err, len, -LB_EINVAL, "out of memory");
 	out->services = svcs;
 	out->seed = d->has_options ? d->seed : base->seed;
 	out->maglev_size = d->has_options ? d->maglev_size : base->maglev_size;
 	if ((d->has_options ? copy_ids(&out->drained, &out->n_drained, d->drained, d->n_drained)
 			    : copy_ids(&out->drained, &out->n_drained, base->drained,
 				      base->n_drained)) != 0) {
-		rc = fail(err, len, "out of memory");
+		rc = lb_fail(err, len, -LB_EINVAL, "out of memory");
 		goto out;
 	}
 	out->mux_rate = d->has_options ? d->mux_rate : base->mux_rate;
 	for (i = 0; i < n; i++) {
 		out->n_services = i + 1;
 		if (copy_service(&svcs[i], &base->services[i]) != 0) {
-			rc = fail(err, len, "out of memory");
+			rc = lb_fail(err, len, -LB_EINVAL, "out of memory");
 			goto out;
 		}
 	}
@@ -672,7 +668,8 @@ lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
 				.af = d->remove[i].af};
 
 			tmp.vip = d->remove[i].vip;
-			rc = fail(err, len, "removes service %s, which the base lacks",
+			rc = lb_fail(err, len, -LB_EINVAL,
+				"removes service %s, which the base lacks",
 				svc_name(&tmp, s, sizeof(s)));
 			goto out;
 		}
@@ -691,7 +688,7 @@ lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
 			k = (int)out->n_services++;
 		if (copy_service(&svcs[k], &d->upsert[i]) != 0) {
 			svcs[k] = svcs[--out->n_services];
-			rc = fail(err, len, "out of memory");
+			rc = lb_fail(err, len, -LB_EINVAL, "out of memory");
 			goto out;
 		}
 	}
