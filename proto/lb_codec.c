@@ -265,6 +265,16 @@ enc_body(struct lb_enc *e, const struct lb_msg *m)
 }
 
 int
+lb_enc_pack(const ProtobufCMessage *m, uint8_t **buf, size_t *len)
+{
+	*len = protobuf_c_message_get_packed_size(m);
+	if ((*buf = malloc(*len ? *len : 1)) == NULL)
+		return -LB_ENOMEM;
+	protobuf_c_message_pack(m, *buf);
+	return 0;
+}
+
+int
 lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 {
 	struct lb_enc *e = malloc(sizeof(*e));
@@ -276,14 +286,8 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 	e->env.protocol = LB_PROTOCOL;
 	e->env.sender = (char *)m->sender;
 	rc = enc_body(e, m);
-	if (rc == 0 && e->err == 0) {
-		*len = sluice__envelope__get_packed_size(&e->env);
-		*buf = malloc(*len ? *len : 1);
-		if (*buf == NULL)
-			e->err = -LB_ENOMEM;
-		else
-			sluice__envelope__pack(&e->env, *buf);
-	}
+	if (rc == 0 && e->err == 0)
+		e->err = lb_enc_pack(&e->env.base, buf, len);
 	if (rc == 0)
 		rc = e->err;
 	enc_free(e);

@@ -150,6 +150,12 @@ lb_dec_digest(const ProtobufCBinaryData *b, uint8_t *out, char *errbuf, size_t l
 	return 0;
 }
 
+/*
+ * A message packed into a new buffer, *buf (the caller frees it) of *len
+ * bytes: every encoder's last step. 0 or -LB_ENOMEM.
+ */
+int lb_enc_pack(const ProtobufCMessage *m, uint8_t **buf, size_t *len);
+
 /* ---- lb_codec_table.c ---- */
 
 /* A service key, the VIP as 4 or 16 bytes by af (borrowed: it must outlive the packing). */

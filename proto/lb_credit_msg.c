@@ -28,11 +28,7 @@ lb_credit_grant_encode(const struct lb_credit_grant *g, uint8_t **buf, size_t *l
 	}
 	m.n_credits = i;
 	m.credits = cp;
-	*len = sluice__credit_grant__get_packed_size(&m);
-	if ((*buf = malloc(*len ? *len : 1)) == NULL)
-		return -LB_ENOMEM;
-	sluice__credit_grant__pack(&m, *buf);
-	return 0;
+	return lb_enc_pack(&m.base, buf, len);
 }
 
 int
@@ -61,11 +57,7 @@ lb_credit_report_encode(const struct lb_credit_report *r, uint8_t **buf, size_t 
 	}
 	m.n_uses = i;
 	m.uses = up;
-	*len = sluice__credit_report__get_packed_size(&m);
-	if ((*buf = malloc(*len ? *len : 1)) == NULL)
-		return -LB_ENOMEM;
-	sluice__credit_report__pack(&m, *buf);
-	return 0;
+	return lb_enc_pack(&m.base, buf, len);
 }
 
 /* The checks both directions share: protocol, sender id, entry count. */
