@@ -51,12 +51,8 @@ rewrite_reply(uint8_t *p, const struct lb_pkt *pi, const struct ha_lb *lb, uint1
 	} else {
 		struct lb_udp_hdr *udp = (struct lb_udp_hdr *)(p + pi->l4_off);
 
-		if (udp->csum != 0) {
-			udp->csum = lb_csum_apply(
-				udp->csum, saddr + lb_csum_delta16(udp->sport, lb->vport));
-			if (udp->csum == 0)
-				udp->csum = 0xffff;
-		}
+		udp->csum = lb_csum_apply_udp(
+			udp->csum, saddr + lb_csum_delta16(udp->sport, lb->vport));
 		udp->sport = lb->vport;
 	}
 	if (!pi->v6) {
