@@ -15,6 +15,7 @@
 
 #include <rte_mbuf.h>
 
+#include "dp_mbuf.h"
 #include "lb_addr.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
@@ -25,13 +26,6 @@
 
 /* RFC 1812 4.3.2.3: an ICMP error should quote as much as fits in 576 bytes. */
 #define MUX_ICMP_ERR_MAX 576
-
-static void
-trim_to(struct rte_mbuf *m, uint32_t len)
-{
-	if (m->data_len > len)
-		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - len));
-}
 
 void
 mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
@@ -71,7 +65,7 @@ mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port, str
 		mux_drop(w, m, LB_DROP_NO_SERVICE);
 		return;
 	}
-	trim_to(m, lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, &w->ctx->port_mac[port]));
+	dp_trim_to(m, lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, &w->ctx->port_mac[port]));
 	w->cnt.echo_replies++;
 	mux_enqueue(w, port, m);
 }
@@ -88,25 +82,18 @@ mux_reply_nd(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struc
 	const struct lb_pkt *pi)
 {
 	const struct mux_ctx *ctx = w->ctx;
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	const uint8_t *target = p + pi->quote_off;
-	uint32_t len = pi->l2_len + LB_REPLY_NA_LEN;
+	const uint8_t *target = rte_pktmbuf_mtod(m, const uint8_t *) + pi->quote_off;
+	enum lb_drop why;
 
 	if (pi->nd_type != LB_ICMP6_ND_NS ||
 		(!is_tunnel6(ctx, target) && !(ctx->nd_for_vips && mux_gen_is_vip6(g, target)))) {
 		mux_drop(w, m, LB_DROP_ND_IGNORED);
 		return;
 	}
-	if (!lb_reply_icmp6_ok(p, pi)) {
-		mux_drop(w, m, LB_DROP_ND_MALFORMED);
+	if ((why = dp_reply_nd(m, pi, &ctx->port_mac[port], 0)) != LB_DROP_NONE) {
+		mux_drop(w, m, why);
 		return;
 	}
-	/* The advertisement may be longer than a solicitation without options. */
-	if (m->data_len < len && rte_pktmbuf_append(m, (uint16_t)(len - m->data_len)) == NULL) {
-		mux_drop(w, m, LB_DROP_NO_MBUF);
-		return;
-	}
-	trim_to(m, lb_reply_na(p, pi, &ctx->port_mac[port], 0));
 	w->cnt.nd_replies++;
 	mux_enqueue(w, port, m);
 }
@@ -283,7 +270,7 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 	memcpy(eth->dst, inner6 ? &ctx->next_hop6 : &ctx->next_hop, LB_ETH_ALEN);
 	memcpy(eth->src, &ctx->port_mac[port], LB_ETH_ALEN);
 	set_ethertype(p, pi->l2_len, inner6 ? LB_ETHERTYPE_IPV6 : LB_ETHERTYPE_IPV4);
-	trim_to(m, pi->l2_len + tot);
+	dp_trim_to(m, pi->l2_len + tot);
 	w->cnt.vip_probes++;
 	mux_enqueue(w, port, m);
 }
@@ -323,7 +310,7 @@ icmp6_error(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struc
 	icmp->csum = 0;
 	icmp->csum =
 		lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_ICMPV6, icmp, sizeof(*icmp) + quote);
-	trim_to(m, need);
+	dp_trim_to(m, need);
 	return 0;
 }
 
@@ -385,7 +372,7 @@ icmp_unreach(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const stru
 	icmp->rest = rest;
 	icmp->csum = 0;
 	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + quote);
-	trim_to(m, need);
+	dp_trim_to(m, need);
 	return 0;
 }
 
@@ -464,7 +451,7 @@ reply_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct 
 
 		tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
 	}
-	trim_to(m, pi->l2_len + l3_hdr + sizeof(*tcp));
+	dp_trim_to(m, pi->l2_len + l3_hdr + sizeof(*tcp));
 }
 
 /*
