@@ -314,20 +314,6 @@ icmp6_error(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struc
 	return 0;
 }
 
-/* ICMPv6 packet too big (RFC 4443 3.2): the MTU the client may use (the packet is over 1280). */
-static void
-reply_ptb(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
-	uint16_t mtu)
-{
-	if (icmp6_error(w, port, m, pi, LB_ICMP6_TOO_BIG, 0, mtu) != 0) {
-		mux_drop(w, m, LB_DROP_TOO_BIG);
-		return;
-	}
-	w->cnt.ptb_sent++;
-	w->cnt.drops[LB_DROP_TOO_BIG]++;
-	mux_enqueue(w, port, m);
-}
-
 /* The IPv4 header of a reply from the VIP to the client (pi), no options, TTL 64. */
 static void
 reply_ip(struct lb_ipv4_hdr *ip, const struct lb_pkt *pi, uint16_t total, bool df, uint8_t proto)
@@ -376,20 +362,37 @@ icmp_unreach(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const stru
 	return 0;
 }
 
+/*
+ * An ICMP error to the client in its packet's family: ICMPv6 type6/code6,
+ * or IPv4 destination unreachable code4; mtu (0: none) in the second word
+ * (ICMPv6 packet too big's MTU; IPv4: the next-hop MTU in its low half,
+ * RFC 1191). 0, or -1 if the buffer cannot grow.
+ */
+static int
+icmp_back(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	uint8_t type6, uint8_t code6, uint8_t code4, uint16_t mtu)
+{
+	if (pi->v6)
+		return icmp6_error(w, port, m, pi, type6, code6, mtu);
+	return icmp_unreach(w, port, m, pi, code4, lb_cpu_to_be32(mtu));
+}
+
+/*
+ * IPv6: packet too big (RFC 4443 3.2), the MTU the client may use (the
+ * packet is over 1280); IPv4: fragmentation needed.
+ */
 void
 mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
 	uint16_t mtu)
 {
-	if (pi->v6) {
-		reply_ptb(w, port, m, pi, mtu);
-		return;
-	}
-	/* The next-hop MTU in the low half of the second word (RFC 1191). */
-	if (icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_NEEDFRAG, lb_cpu_to_be32(mtu)) != 0) {
+	if (icmp_back(w, port, m, pi, LB_ICMP6_TOO_BIG, 0, LB_ICMP_UNREACH_NEEDFRAG, mtu) != 0) {
 		mux_drop(w, m, LB_DROP_TOO_BIG);
 		return;
 	}
-	w->cnt.too_big_sent++;
+	if (pi->v6)
+		w->cnt.ptb_sent++;
+	else
+		w->cnt.too_big_sent++;
 	w->cnt.drops[LB_DROP_TOO_BIG]++;
 	mux_enqueue(w, port, m);
 }
@@ -461,8 +464,8 @@ reply_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct 
 static void
 refuse_icmp(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
 {
-	if ((pi->v6 ? icmp6_error(w, port, m, pi, LB_ICMP6_UNREACH, LB_ICMP6_UNREACH_ADMIN, 0)
-		    : icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_ADMIN, 0)) != 0) {
+	if (icmp_back(w, port, m, pi, LB_ICMP6_UNREACH, LB_ICMP6_UNREACH_ADMIN,
+		    LB_ICMP_UNREACH_ADMIN, 0) != 0) {
 		mux_drop(w, m, LB_DROP_LIMIT);
 		return;
 	}
@@ -495,8 +498,8 @@ mux_reply_unusable(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, cons
 		return;
 	}
 	if (pi->kind == LB_PKT_L4 && pi->proto == LB_IPPROTO_UDP &&
-		(pi->v6 ? icmp6_error(w, port, m, pi, LB_ICMP6_UNREACH, LB_ICMP6_UNREACH_PORT, 0)
-			: icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_PORT, 0)) == 0) {
+		icmp_back(w, port, m, pi, LB_ICMP6_UNREACH, LB_ICMP6_UNREACH_PORT,
+			LB_ICMP_UNREACH_PORT, 0) == 0) {
 		w->cnt.unusable_icmp_sent++;
 		mux_enqueue(w, port, m);
 		return;
