@@ -22,6 +22,7 @@
 #include "ha_agent.h"
 #include "ha_track.h"
 #include "ha_icmp.h"
+#include "lb_addr.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
@@ -74,28 +75,6 @@ ha_echo(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac, st
 }
 
 static int
-is_mux(const struct ha_worker *w, lb_be32_t a)
-{
-	uint16_t i;
-
-	for (i = 0; i < w->n_muxes; i++)
-		if (w->muxes[i] == a)
-			return 1;
-	return 0;
-}
-
-static int
-is_mux6(const struct ha_worker *w, const uint8_t *a)
-{
-	uint16_t i;
-
-	for (i = 0; i < w->n_muxes6; i++)
-		if (memcmp(w->muxes6[i], a, 16) == 0)
-			return 1;
-	return 0;
-}
-
-static int
 vm_of_dip(const struct ha_worker *w, lb_be32_t dip)
 {
 	uint16_t i;
@@ -134,11 +113,13 @@ tunnel_ours(const struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi
 	if (pi->v6) {
 		if (!w->has_pa6 || memcmp(lb_pkt_ip_dst6(p, pi), w->pa6, 16) != 0)
 			return LB_DROP_NOT_OUR_PA;
-		return is_mux6(w, lb_pkt_src6(p, pi)) ? 0 : LB_DROP_UNKNOWN_MUX;
+		return lb_addr6_in(lb_pkt_src6(p, pi), w->muxes6, w->n_muxes6)
+			       ? 0
+			       : LB_DROP_UNKNOWN_MUX;
 	}
 	if (w->pa == 0 || pi->ip_dst != w->pa)
 		return LB_DROP_NOT_OUR_PA;
-	return is_mux(w, pi->src) ? 0 : LB_DROP_UNKNOWN_MUX;
+	return lb_addr4_in(pi->src, w->muxes, w->n_muxes) ? 0 : LB_DROP_UNKNOWN_MUX;
 }
 
 /*
@@ -259,7 +240,8 @@ for_the_agent(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi)
 		break;
 	case LB_PKT_L4:
 		/* A health probe: plain TCP/UDP from a prober to a local DIP. */
-		if ((pi->v6 ? ha_is_prober6(w, lb_pkt_src6(p, pi)) : ha_is_prober(w, pi->src)) &&
+		if ((pi->v6 ? lb_addr6_in(lb_pkt_src6(p, pi), w->probers6, w->n_probers6)
+			    : lb_addr4_in(pi->src, w->probers, w->n_probers)) &&
 			(vm = vm_of(w, p, pi)) >= 0) {
 			dp_trim_to(m, pi->l2_len + pi->l3_len);
 			ha_set_eth(m, pi->l2_len, &w->vms[vm].mac, &w->vms[vm].port_mac, pi->v6);

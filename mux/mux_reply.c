@@ -98,28 +98,6 @@ mux_reply_nd(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struc
 	mux_enqueue(w, port, m);
 }
 
-static inline int
-is_prober(const struct mux_ctx *ctx, lb_be32_t a)
-{
-	uint16_t i;
-
-	for (i = 0; i < ctx->n_probers; i++)
-		if (ctx->probers[i] == a)
-			return 1;
-	return 0;
-}
-
-static inline int
-is_prober6(const struct mux_ctx *ctx, const uint8_t *a)
-{
-	uint16_t i;
-
-	for (i = 0; i < ctx->n_probers6; i++)
-		if (memcmp(ctx->probers6[i], a, 16) == 0)
-			return 1;
-	return 0;
-}
-
 /* The probe's payload: the manager's magic, after an echo request's header. */
 static int
 is_vprobe(const struct lb_icmp_hdr *icmp, uint32_t icmp_len, uint8_t echo_type)
@@ -216,8 +194,10 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 	struct lb_vprobe *vp;
 	struct lb_eth_hdr *eth;
 
-	if (pi->v6 ? !is_tunnel6(ctx, lb_pkt_dst6(p, pi)) || !is_prober6(ctx, lb_pkt_src6(p, pi))
-		   : pi->dst != ctx->tunnel_addr || pi->dst == 0 || !is_prober(ctx, pi->src)) {
+	if (pi->v6 ? !is_tunnel6(ctx, lb_pkt_dst6(p, pi)) ||
+				!lb_addr6_in(lb_pkt_src6(p, pi), ctx->probers6, ctx->n_probers6)
+		   : pi->dst != ctx->tunnel_addr || pi->dst == 0 ||
+				!lb_addr4_in(pi->src, ctx->probers, ctx->n_probers)) {
 		mux_drop(w, m, LB_DROP_TUNNEL);
 		return;
 	}
