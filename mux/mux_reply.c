@@ -256,6 +256,27 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 }
 
 /*
+ * Room in m for an ICMP error's headers (hdrs bytes) before the first
+ * quote bytes of the packet at L3, in place: the frame grows at its tail
+ * to l2_len + hdrs + quote when it is shorter, the quote moves up, and the
+ * Ethernet header turns back to the sender. The L3 start, or NULL if the
+ * frame cannot grow.
+ */
+static uint8_t *
+error_room(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	uint32_t hdrs, uint32_t quote)
+{
+	uint32_t need = pi->l2_len + hdrs + quote;
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL)
+		return NULL;
+	memmove(p + pi->l2_len + hdrs, p + pi->l2_len, quote);
+	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
+	return p + pi->l2_len;
+}
+
+/*
  * An ICMPv6 error (RFC 4443) to the client, from the VIP it sent to: type,
  * code, the word after the checksum (packet too big's MTU), and as much of
  * its packet as keeps the error within 1280 bytes. In place; the buffer
@@ -268,21 +289,18 @@ icmp6_error(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struc
 {
 	const uint32_t hdrs = sizeof(struct lb_ipv6_hdr) + sizeof(struct lb_icmp_hdr);
 	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, LB_ICMP6_ERR_MAX - hdrs);
-	uint32_t need = pi->l2_len + hdrs + quote;
-	uint8_t *p, *l3, src[16], dst[16];
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint8_t *l3, src[16], dst[16];
 	struct lb_ipv6_hdr *ip;
 	struct lb_icmp_hdr *icmp;
 
-	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL)
-		return -1;
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	l3 = p + pi->l2_len;
-	ip = (struct lb_ipv6_hdr *)l3;
-	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
+	/* The addresses, turned, before the quote moves over them. */
 	memcpy(src, lb_pkt_dst6(p, pi), 16);
 	memcpy(dst, lb_pkt_src6(p, pi), 16);
-	memmove(l3 + hdrs, l3, quote);
-	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
+	if ((l3 = error_room(w, port, m, pi, hdrs, quote)) == NULL)
+		return -1;
+	ip = (struct lb_ipv6_hdr *)l3;
+	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
 	lb_ipv6_hdr_init(ip, LB_IPPROTO_ICMPV6, src, dst, (uint16_t)(sizeof(*icmp) + quote), 64);
 	icmp->type = type;
 	icmp->code = code;
@@ -290,7 +308,7 @@ icmp6_error(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struc
 	icmp->csum = 0;
 	icmp->csum =
 		lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_ICMPV6, icmp, sizeof(*icmp) + quote);
-	dp_trim_to(m, need);
+	dp_trim_to(m, pi->l2_len + hdrs + quote);
 	return 0;
 }
 
@@ -319,26 +337,21 @@ icmp_unreach(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const stru
 {
 	const uint32_t hdrs = sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr);
 	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, MUX_ICMP_ERR_MAX - hdrs);
-	uint32_t need = pi->l2_len + hdrs + quote;
 	struct lb_ipv4_hdr *ip;
 	struct lb_icmp_hdr *icmp;
-	uint8_t *p, *l3;
+	uint8_t *l3;
 
-	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL)
+	if ((l3 = error_room(w, port, m, pi, hdrs, quote)) == NULL)
 		return -1;
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	l3 = p + pi->l2_len;
 	ip = (struct lb_ipv4_hdr *)l3;
 	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
-	memmove(l3 + hdrs, l3, quote);
-	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
 	reply_ip(ip, pi, (uint16_t)(hdrs + quote), false, LB_IPPROTO_ICMP);
 	icmp->type = LB_ICMP_UNREACH;
 	icmp->code = code;
 	icmp->rest = rest;
 	icmp->csum = 0;
 	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + quote);
-	dp_trim_to(m, need);
+	dp_trim_to(m, pi->l2_len + hdrs + quote);
 	return 0;
 }
 
