@@ -113,9 +113,9 @@ tunnel_ours(const struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi
 	if (pi->v6) {
 		if (!w->has_pa6 || memcmp(lb_pkt_ip_dst6(p, pi), w->pa6, 16) != 0)
 			return LB_DROP_NOT_OUR_PA;
-		return lb_addr6_in(lb_pkt_src6(p, pi), w->muxes6, w->n_muxes6)
-			       ? 0
-			       : LB_DROP_UNKNOWN_MUX;
+		if (!lb_addr6_in(lb_pkt_src6(p, pi), w->muxes6, w->n_muxes6))
+			return LB_DROP_UNKNOWN_MUX;
+		return 0;
 	}
 	if (w->pa == 0 || pi->ip_dst != w->pa)
 		return LB_DROP_NOT_OUR_PA;
