@@ -72,4 +72,29 @@ lb_addr6_is_multicast(const uint8_t *v6)
 	return v6[0] == 0xff;
 }
 
+/* a is one of the n IPv4 addresses of list (short lists: a plain scan). */
+static inline bool
+lb_addr4_in(lb_be32_t a, const lb_be32_t *list, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (list[i] == a)
+			return true;
+	return false;
+}
+
+/* The 16 bytes at a are one of the n IPv6 addresses of list, 16 bytes each. */
+static inline bool
+lb_addr6_in(const uint8_t *a, const void *list, uint32_t n)
+{
+	const uint8_t *l = list;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (memcmp(l + 16 * i, a, 16) == 0)
+			return true;
+	return false;
+}
+
 #endif /* LB_ADDR_H */

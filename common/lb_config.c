@@ -95,6 +95,15 @@ lb_cfg_check_fields(
 	return 0;
 }
 
+int
+lb_cfg_group(const config_setting_t *g, const char *const *allowed, const char *shape,
+	struct lb_cfg_err *err)
+{
+	if (!config_setting_is_group(g))
+		return lb_cfg_error(err, g, NULL, "%s", shape);
+	return lb_cfg_check_fields(g, allowed, err);
+}
+
 static config_setting_t *
 member(const config_setting_t *group, const char *name)
 {
@@ -341,10 +350,8 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 	uint8_t dip_af, host_af;
 	int rc;
 
-	if (!config_setting_is_group(s))
-		return lb_cfg_error(
-			err, s, NULL, "a backend is a group { dip = ...; port = ...; }");
-	if ((rc = lb_cfg_check_fields(s, fields, err)) != 0 ||
+	if ((rc = lb_cfg_group(
+		     s, fields, "a backend is a group { dip = ...; port = ...; }", err)) != 0 ||
 		(rc = lb_cfg_get_addr(s, "dip", true, LB_ADDR_ANY, &b->dip, &dip_af, err)) != 0)
 		return rc;
 	if (dip_af != svc->af) {
@@ -394,13 +401,11 @@ load_rule(const config_setting_t *g, bool rate, uint8_t *pfx, unsigned max_pfx,
 	long long limit, burst = 0, prefix = 0;
 	int rc;
 
-	if (!config_setting_is_group(g))
-		return lb_cfg_error(err, g, NULL, "a rule is a group { limit = ...; mode = ...; }");
-	if ((rc = lb_cfg_check_fields(g,
+	if ((rc = lb_cfg_group(g,
 		     pfx    ? f_source
 		     : rate ? f_rate
 			    : f_conns,
-		     err)) != 0 ||
+		     "a rule is a group { limit = ...; mode = ...; }", err)) != 0 ||
 		(rc = lb_cfg_get_int(g, "limit", true, 1, LB_LIMIT_MAX, 0, &limit, err)) != 0 ||
 		(rate && (rc = lb_cfg_get_int(
 				  g, "burst", false, 0, LB_LIMIT_MAX, 0, &burst, err)) != 0) ||
@@ -425,9 +430,8 @@ load_limits(const config_setting_t *g, uint8_t af, uint8_t proto, struct lb_svc_
 		"per_source", "new_per_second", "max_connections", "refuse", NULL};
 	int rc, k;
 
-	if (!config_setting_is_group(g))
-		return lb_cfg_error(err, g, NULL, "expected a group { new_per_second = ...; }");
-	if ((rc = lb_cfg_check_fields(g, fields, err)) != 0 ||
+	if ((rc = lb_cfg_group(g, fields, "expected a group { new_per_second = ...; }", err)) !=
+			0 ||
 		(rc = lb_cfg_get_name(g, "refuse", lb_refuse_names, 3, LB_REFUSE_DROP, "a refusal",
 			 &l->refuse, err)) != 0)
 		return rc;
@@ -457,9 +461,7 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	uint32_t i, j, n;
 	int rc;
 
-	if (!config_setting_is_group(s))
-		return lb_cfg_error(err, s, NULL, "a service is a group { vip = ...; ... }");
-	if ((rc = lb_cfg_check_fields(s, fields, err)) != 0 ||
+	if ((rc = lb_cfg_group(s, fields, "a service is a group { vip = ...; ... }", err)) != 0 ||
 		(rc = lb_cfg_get_addr(s, "vip", true, LB_ADDR_ANY, &svc->vip, &svc->af, err)) !=
 			0 ||
 		(rc = lb_cfg_get_string(s, "protocol", false, "tcp", &proto, err)) != 0 ||
@@ -533,9 +535,7 @@ ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_e
 	int rc;
 
 	memset(ft, 0, sizeof(*ft));
-	if (!config_setting_is_group(group))
-		return lb_cfg_error(err, group, NULL, "expected a group { ... }");
-	if ((rc = lb_cfg_check_fields(group, fields, err)) != 0 ||
+	if ((rc = lb_cfg_group(group, fields, "expected a group { ... }", err)) != 0 ||
 		(rc = lb_cfg_get_string(group, "hash_seed", true, NULL, &seed, err)) != 0 ||
 		(rc = lb_cfg_get_int(group, "maglev_size", false, LB_MAGLEV_MIN_SIZE,
 			 LB_MAGLEV_MAX_SIZE, LB_MAGLEV_DEFAULT_SIZE, &msize, err)) != 0)

@@ -37,6 +37,13 @@ int lb_cfg_error(struct lb_cfg_err *err, const config_setting_t *s, const char *
 int lb_cfg_check_fields(
 	const config_setting_t *group, const char *const *allowed, struct lb_cfg_err *err);
 
+/*
+ * The setting g is a group (else refused with shape, what one looks like:
+ * "expected a group { url = ...; }") whose members are all in allowed.
+ */
+int lb_cfg_group(const config_setting_t *g, const char *const *allowed, const char *shape,
+	struct lb_cfg_err *err);
+
 /* Integer member in [min, max]; def is used when absent and !required. */
 int lb_cfg_get_int(const config_setting_t *group, const char *name, bool required, long long min,
 	long long max, long long def, long long *out, struct lb_cfg_err *err);

@@ -79,6 +79,20 @@ lb_csum_apply(lb_be16_t csum, uint32_t delta)
 	return (lb_be16_t)~lb_csum_fold((uint32_t)(uint16_t)~csum + delta);
 }
 
+/*
+ * A UDP checksum field after the changes summed in delta. Zero is "no
+ * checksum" (the sender computed none): it stays zero. A sum that comes to
+ * zero is sent as 0xffff, its other form (RFC 768).
+ */
+static inline lb_be16_t
+lb_csum_apply_udp(lb_be16_t csum, uint32_t delta)
+{
+	if (csum == 0)
+		return 0;
+	csum = lb_csum_apply(csum, delta);
+	return csum == 0 ? 0xffff : csum;
+}
+
 /* Checksum field after one 16-bit word of the covered data changed. */
 static inline lb_be16_t
 lb_csum_update16(lb_be16_t csum, lb_be16_t old, lb_be16_t new)

@@ -1,34 +1,52 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "lb_err.h"
 
-static const char *const lb_err_msgs[] = {
+/* Each table ends in the entry for a code out of range, at LB_E_MAX. */
+static const char *const lb_err_msgs[LB_E_MAX + 1] = {
 #define LB_ERR_MSG(name, msg) [LB_E##name] = msg,
 	LB_ERR_MAP(LB_ERR_MSG)
 #undef LB_ERR_MSG
+		[LB_E_MAX] = "unknown error",
 };
 
-static const char *const lb_err_names[] = {
+static const char *const lb_err_names[LB_E_MAX + 1] = {
 #define LB_ERR_NAME(name, msg) [LB_E##name] = #name,
 	LB_ERR_MAP(LB_ERR_NAME)
 #undef LB_ERR_NAME
+		[LB_E_MAX] = "UNKNOWN",
 };
+
+/* An error code of either sign as its place in the tables. */
+static int
+err_slot(int err)
+{
+	err = abs(err);
+	return err < LB_E_MAX ? err : LB_E_MAX;
+}
 
 const char *
 lb_strerror(int err)
 {
-	err = abs(err);
-	if (err >= LB_E_MAX)
-		return "unknown error";
-	return lb_err_msgs[err];
+	return lb_err_msgs[err_slot(err)];
 }
 
 const char *
 lb_errname(int err)
 {
-	err = abs(err);
-	if (err >= LB_E_MAX)
-		return "UNKNOWN";
-	return lb_err_names[err];
+	return lb_err_names[err_slot(err)];
+}
+
+int
+lb_fail(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return rc;
 }

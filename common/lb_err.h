@@ -9,6 +9,8 @@
 #ifndef LB_ERR_H
 #define LB_ERR_H
 
+#include <stddef.h>
+
 #define LB_ERR_MAP(X)                                                                              \
 	X(OK, "success")                                                                           \
 	X(NOMEM, "out of memory")                                                                  \
@@ -36,5 +38,13 @@ const char *lb_strerror(int err);
 
 /* Short upper-case name ("NOMEM") for an error code; never NULL. */
 const char *lb_errname(int err);
+
+/*
+ * The error paths' one line: the message into err (len bytes, truncated
+ * as snprintf() does), and rc back, so "return lb_fail(err, len, -LB_EPARSE,
+ * ...)" says what went wrong and returns its code.
+ */
+int lb_fail(char *err, size_t len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #endif /* LB_ERR_H */

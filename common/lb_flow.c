@@ -4,7 +4,7 @@
 #include "lb_err.h"
 #include "lb_flow.h"
 
-/* SipHash's round is LB_SIPROUND(), which lb_flow.h's inline IPv4 hash shares. */
+/* SipHash's steps are lb_sip_*() (lb_flow.h), which its inline IPv4 hash shares. */
 
 static inline uint64_t
 load_le64(const uint8_t *p)
@@ -20,52 +20,15 @@ lb_siphash13(const struct lb_hash_seed *seed, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 	const uint8_t *end = p + (len & ~(size_t)7);
-	uint64_t v0 = 0x736f6d6570736575ULL ^ seed->k0;
-	uint64_t v1 = 0x646f72616e646f6dULL ^ seed->k1;
-	uint64_t v2 = 0x6c7967656e657261ULL ^ seed->k0;
-	uint64_t v3 = 0x7465646279746573ULL ^ seed->k1;
-	uint64_t b = (uint64_t)len << 56;
-	uint64_t m;
+	uint8_t tail[8] = {0};
+	struct lb_sip s;
 
-	for (; p != end; p += 8) {
-		m = load_le64(p);
-		v3 ^= m;
-		LB_SIPROUND(v0, v1, v2, v3);
-		v0 ^= m;
-	}
-	switch (len & 7) {
-	case 7:
-		b |= (uint64_t)p[6] << 48;
-		/* fall through */
-	case 6:
-		b |= (uint64_t)p[5] << 40;
-		/* fall through */
-	case 5:
-		b |= (uint64_t)p[4] << 32;
-		/* fall through */
-	case 4:
-		b |= (uint64_t)p[3] << 24;
-		/* fall through */
-	case 3:
-		b |= (uint64_t)p[2] << 16;
-		/* fall through */
-	case 2:
-		b |= (uint64_t)p[1] << 8;
-		/* fall through */
-	case 1:
-		b |= (uint64_t)p[0];
-		break;
-	case 0:
-		break;
-	}
-	v3 ^= b;
-	LB_SIPROUND(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	LB_SIPROUND(v0, v1, v2, v3);
-	LB_SIPROUND(v0, v1, v2, v3);
-	LB_SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
+	lb_sip_init(&s, seed);
+	for (; p != end; p += 8)
+		lb_sip_word(&s, load_le64(p));
+	/* The last len % 8 bytes, zero-padded: SipHash's final word but its length byte. */
+	memcpy(tail, p, len & 7);
+	return lb_sip_final(&s, load_le64(tail) | (uint64_t)len << 56);
 }
 
 uint64_t

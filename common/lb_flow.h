@@ -188,6 +188,44 @@ uint64_t lb_flow_hash(const struct lb_hash_seed *seed, const struct lb_flow_key 
 	} while (0)
 
 /*
+ * SipHash-1-3 in three steps, shared by lb_siphash13() and the inline IPv4
+ * flow hash: the keyed state, one compression round a message word (read
+ * little-endian), and the last word (the message's tail with its length in
+ * the top byte) followed by the three finalization rounds.
+ */
+struct lb_sip {
+	uint64_t v0, v1, v2, v3;
+};
+
+static inline void
+lb_sip_init(struct lb_sip *s, const struct lb_hash_seed *seed)
+{
+	s->v0 = 0x736f6d6570736575ULL ^ seed->k0;
+	s->v1 = 0x646f72616e646f6dULL ^ seed->k1;
+	s->v2 = 0x6c7967656e657261ULL ^ seed->k0;
+	s->v3 = 0x7465646279746573ULL ^ seed->k1;
+}
+
+static inline void
+lb_sip_word(struct lb_sip *s, uint64_t m)
+{
+	s->v3 ^= m;
+	LB_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	s->v0 ^= m;
+}
+
+static inline uint64_t
+lb_sip_final(struct lb_sip *s, uint64_t last)
+{
+	lb_sip_word(s, last);
+	s->v2 ^= 0xff;
+	LB_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	LB_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	LB_SIPROUND(s->v0, s->v1, s->v2, s->v3);
+	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
+}
+
+/*
  * lb_flow_hash() of the canonical IPv4 key (lo_addr, hi_addr, lo_port,
  * hi_port, proto), taken from the fields themselves: SipHash-1-3 of those 13
  * bytes, as one full block and a tail, inline for the fast path. The value
@@ -197,10 +235,7 @@ static inline uint64_t
 lb_flow_hash_v4(const struct lb_hash_seed *seed, lb_be32_t lo_addr, lb_be32_t hi_addr,
 	lb_be16_t lo_port, lb_be16_t hi_port, uint8_t proto)
 {
-	uint64_t v0 = 0x736f6d6570736575ULL ^ seed->k0;
-	uint64_t v1 = 0x646f72616e646f6dULL ^ seed->k1;
-	uint64_t v2 = 0x6c7967656e657261ULL ^ seed->k0;
-	uint64_t v3 = 0x7465646279746573ULL ^ seed->k1;
+	struct lb_sip s;
 	uint64_t m, b;
 
 	/* The message bytes are read little-endian, whatever the host order. */
@@ -212,18 +247,9 @@ lb_flow_hash_v4(const struct lb_hash_seed *seed, lb_be32_t lo_addr, lb_be32_t hi
 	b = (uint64_t)lb_be16_to_cpu(lo_port) | (uint64_t)lb_be16_to_cpu(hi_port) << 16 |
 	    (uint64_t)proto << 32;
 #endif
-	v3 ^= m;
-	LB_SIPROUND(v0, v1, v2, v3);
-	v0 ^= m;
-	b |= (uint64_t)13 << 56;
-	v3 ^= b;
-	LB_SIPROUND(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	LB_SIPROUND(v0, v1, v2, v3);
-	LB_SIPROUND(v0, v1, v2, v3);
-	LB_SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
+	lb_sip_init(&s, seed);
+	lb_sip_word(&s, m);
+	return lb_sip_final(&s, b | (uint64_t)13 << 56);
 }
 
 /* Signature for the connection table and index source for Maglev. */

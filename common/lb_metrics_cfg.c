@@ -74,11 +74,9 @@ lb_metrics_cfg_load(const config_setting_t *root, uint16_t default_port, struct 
 	memset(cfg, 0, sizeof(*cfg));
 	if (g == NULL)
 		return 0;
-	if (!config_setting_is_group(g))
-		return lb_cfg_error(
-			err, g, NULL, "expected a group { listen = \"ADDRESS:PORT\"; }");
 	snprintf(def, sizeof(def), "127.0.0.1:%u", default_port);
-	if ((rc = lb_cfg_check_fields(g, fields, err)) != 0 ||
+	if ((rc = lb_cfg_group(
+		     g, fields, "expected a group { listen = \"ADDRESS:PORT\"; }", err)) != 0 ||
 		(rc = lb_cfg_get_string(g, "listen", false, def, &listen, err)) != 0)
 		return rc;
 	if (strlen(listen) >= sizeof(cfg->listen) || parse_listen(listen, why, sizeof(why)) != 0)

@@ -83,21 +83,36 @@ parse_quote(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 	return 0;
 }
 
+/* The ICMP or ICMPv6 header at l4_off, or NULL when the frame ends inside it. */
+static const struct lb_icmp_hdr *
+icmp_hdr(const uint8_t *p, uint32_t end, const struct lb_pkt *pkt)
+{
+	/* Not even the fixed ICMP header. */
+	if (end < pkt->l4_off + sizeof(struct lb_icmp_hdr))
+		return NULL;
+	return (const struct lb_icmp_hdr *)(p + pkt->l4_off);
+}
+
+/* An echo request of either family: a flow keyed by its identifier both ways. */
+static int
+parse_echo(const struct lb_icmp_hdr *icmp, struct lb_pkt *pkt)
+{
+	pkt->kind = LB_PKT_ICMP_ECHO;
+	pkt->sport = icmp->echo.id;
+	pkt->dport = icmp->echo.id;
+	return 0;
+}
+
 static int
 parse_icmp(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 {
-	const struct lb_icmp_hdr *icmp;
+	const struct lb_icmp_hdr *icmp = icmp_hdr(p, end, pkt);
 
-	/* Not even the fixed ICMP header. */
-	if (end < pkt->l4_off + sizeof(*icmp))
+	if (icmp == NULL)
 		return LB_DROP_L4_TRUNCATED;
-	icmp = (const struct lb_icmp_hdr *)(p + pkt->l4_off);
 	switch (icmp->type) {
 	case LB_ICMP_ECHO:
-		pkt->kind = LB_PKT_ICMP_ECHO;
-		pkt->sport = icmp->echo.id;
-		pkt->dport = icmp->echo.id;
-		return 0;
+		return parse_echo(icmp, pkt);
 	case LB_ICMP_UNREACH:
 	case LB_ICMP_TIME_EXCEEDED:
 	case LB_ICMP_PARAM_PROBLEM:
@@ -343,18 +358,13 @@ parse_nd(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 static int
 parse_icmp6(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 {
-	const struct lb_icmp_hdr *icmp;
+	const struct lb_icmp_hdr *icmp = icmp_hdr(p, end, pkt);
 
-	/* Not even the fixed ICMPv6 header. */
-	if (end < pkt->l4_off + sizeof(*icmp))
+	if (icmp == NULL)
 		return LB_DROP_L4_TRUNCATED;
-	icmp = (const struct lb_icmp_hdr *)(p + pkt->l4_off);
 	switch (icmp->type) {
 	case LB_ICMP6_ECHO:
-		pkt->kind = LB_PKT_ICMP_ECHO;
-		pkt->sport = icmp->echo.id;
-		pkt->dport = icmp->echo.id;
-		return 0;
+		return parse_echo(icmp, pkt);
 	case LB_ICMP6_UNREACH:
 	case LB_ICMP6_TOO_BIG:
 	case LB_ICMP6_TIME_EXCEEDED:

@@ -164,30 +164,6 @@ void ha_vm_burst(struct ha_worker *w, int vm, struct rte_mbuf **pkts, uint16_t n
 
 int ha_worker_main(void *arg);
 
-/* a is one of the configured health probers. */
-static inline bool
-ha_is_prober(const struct ha_worker *w, lb_be32_t a)
-{
-	uint16_t i;
-
-	for (i = 0; i < w->n_probers; i++)
-		if (w->probers[i] == a)
-			return true;
-	return false;
-}
-
-/* The 16 bytes at a are one of the configured IPv6 health probers. */
-static inline bool
-ha_is_prober6(const struct ha_worker *w, const uint8_t *a)
-{
-	uint16_t i;
-
-	for (i = 0; i < w->n_probers6; i++)
-		if (memcmp(w->probers6[i], a, 16) == 0)
-			return true;
-	return false;
-}
-
 struct lb_pkt;
 /* ARP on port: answer requests for addr, or (proxy) for anything but addr. */
 void ha_arp(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac,

@@ -69,9 +69,8 @@ load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 
 	if (a == NULL)
 		return lb_cfg_error(err, root, "agent", "missing required group");
-	if (!config_setting_is_group(a))
-		return lb_cfg_error(err, a, NULL, "expected a group { ... }");
-	if ((rc = lb_cfg_check_fields(a, fields, err)) != 0 || (rc = load_pas(cfg, a, err)) != 0 ||
+	if ((rc = lb_cfg_group(a, fields, "expected a group { ... }", err)) != 0 ||
+		(rc = load_pas(cfg, a, err)) != 0 ||
 		(rc = lb_cfg_get_mac(a, "next_hop_mac", true, cfg->next_hop_mac, err)) != 0 ||
 		(rc = lb_cfg_get_int(a, "mss_clamp", false, 0, 9000, 0, &clamp, err)) != 0 ||
 		(rc = lb_cfg_get_addr(a, "gateway6", false, LB_ADDR_V6 | LB_ADDR_LINK_LOCAL,
@@ -117,9 +116,7 @@ load_ports(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 
 	if (up == NULL)
 		return lb_cfg_error(err, root, "uplink", "missing required group");
-	if (!config_setting_is_group(up))
-		return lb_cfg_error(err, up, NULL, "expected a group { devargs = ...; }");
-	if ((rc = lb_cfg_check_fields(up, ufields, err)) != 0 ||
+	if ((rc = lb_cfg_group(up, ufields, "expected a group { devargs = ...; }", err)) != 0 ||
 		(rc = lb_cfg_get_string(up, "devargs", true, NULL, &s, err)) != 0)
 		return rc;
 	if (strlen(s) >= sizeof(cfg->uplink_devargs) || s[0] == '\0')
@@ -139,10 +136,9 @@ load_ports(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 		char def[16];
 		uint8_t af;
 
-		if (!config_setting_is_group(v))
-			return lb_cfg_error(err, v, NULL, "a VM is a group { devargs = ...; }");
 		snprintf(def, sizeof(def), "vm%d", i);
-		if ((rc = lb_cfg_check_fields(v, vfields, err)) != 0 ||
+		if ((rc = lb_cfg_group(v, vfields, "a VM is a group { devargs = ...; }", err)) !=
+				0 ||
 			(rc = lb_cfg_get_string(v, "name", false, def, &name, err)) != 0 ||
 			(rc = lb_cfg_get_string(v, "devargs", true, NULL, &s, err)) != 0 ||
 			(rc = lb_cfg_get_ipv4(v, "dip", false, &vc->dip, err)) != 0 ||

@@ -18,9 +18,11 @@
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 
+#include "dp_mbuf.h"
 #include "ha_agent.h"
 #include "ha_track.h"
 #include "ha_icmp.h"
+#include "lb_addr.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
@@ -47,26 +49,18 @@ void
 ha_nd(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac, struct rte_mbuf *m,
 	const struct lb_pkt *pi, const uint8_t *addr, int router)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t len = pi->l2_len + LB_REPLY_NA_LEN;
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	enum lb_drop why;
 
 	if (pi->nd_type != LB_ICMP6_ND_NS || addr == NULL ||
 		memcmp(p + pi->quote_off, addr, 16) != 0) {
 		ha_drop(w, m, LB_DROP_ND_IGNORED);
 		return;
 	}
-	/* RFC 4861 7.1.1: a solicitation with a wrong checksum is discarded. */
-	if (!lb_reply_icmp6_ok(p, pi)) {
-		ha_drop(w, m, LB_DROP_ND_MALFORMED);
+	if ((why = dp_reply_nd(m, pi, mac, router)) != LB_DROP_NONE) {
+		ha_drop(w, m, why);
 		return;
 	}
-	if (m->data_len < len && rte_pktmbuf_append(m, (uint16_t)(len - m->data_len)) == NULL) {
-		ha_drop(w, m, LB_DROP_NO_MBUF);
-		return;
-	}
-	len = lb_reply_na(p, pi, mac, router);
-	if (m->data_len > len)
-		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - len));
 	w->cnt.nd_replies++;
 	ha_enqueue(w, port, m);
 }
@@ -75,34 +69,9 @@ void
 ha_echo(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *mac, struct rte_mbuf *m,
 	const struct lb_pkt *pi)
 {
-	uint32_t len = lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, mac);
-
-	if (m->data_len > len)
-		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - len));
+	dp_trim_to(m, lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, mac));
 	w->cnt.echo_replies++;
 	ha_enqueue(w, port, m);
-}
-
-static int
-is_mux(const struct ha_worker *w, lb_be32_t a)
-{
-	uint16_t i;
-
-	for (i = 0; i < w->n_muxes; i++)
-		if (w->muxes[i] == a)
-			return 1;
-	return 0;
-}
-
-static int
-is_mux6(const struct ha_worker *w, const uint8_t *a)
-{
-	uint16_t i;
-
-	for (i = 0; i < w->n_muxes6; i++)
-		if (memcmp(w->muxes6[i], a, 16) == 0)
-			return 1;
-	return 0;
 }
 
 static int
@@ -144,11 +113,13 @@ tunnel_ours(const struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi
 	if (pi->v6) {
 		if (!w->has_pa6 || memcmp(lb_pkt_ip_dst6(p, pi), w->pa6, 16) != 0)
 			return LB_DROP_NOT_OUR_PA;
-		return is_mux6(w, lb_pkt_src6(p, pi)) ? 0 : LB_DROP_UNKNOWN_MUX;
+		if (!lb_addr6_in(lb_pkt_src6(p, pi), w->muxes6, w->n_muxes6))
+			return LB_DROP_UNKNOWN_MUX;
+		return 0;
 	}
 	if (w->pa == 0 || pi->ip_dst != w->pa)
 		return LB_DROP_NOT_OUR_PA;
-	return is_mux(w, pi->src) ? 0 : LB_DROP_UNKNOWN_MUX;
+	return lb_addr4_in(pi->src, w->muxes, w->n_muxes) ? 0 : LB_DROP_UNKNOWN_MUX;
 }
 
 /*
@@ -192,8 +163,7 @@ reassemble(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *outer)
 		return NULL;
 	}
 	/* Ethernet padding would land inside the reassembled datagram. */
-	if (m->data_len > frame)
-		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - frame));
+	dp_trim_to(m, frame);
 	m->l2_len = outer->l2_len;
 	w->cnt.frags_in++;
 	if (outer->v6) {
@@ -270,11 +240,10 @@ for_the_agent(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi)
 		break;
 	case LB_PKT_L4:
 		/* A health probe: plain TCP/UDP from a prober to a local DIP. */
-		if ((pi->v6 ? ha_is_prober6(w, lb_pkt_src6(p, pi)) : ha_is_prober(w, pi->src)) &&
+		if ((pi->v6 ? lb_addr6_in(lb_pkt_src6(p, pi), w->probers6, w->n_probers6)
+			    : lb_addr4_in(pi->src, w->probers, w->n_probers)) &&
 			(vm = vm_of(w, p, pi)) >= 0) {
-			if (m->data_len > pi->l2_len + pi->l3_len)
-				rte_pktmbuf_trim(
-					m, (uint16_t)(m->data_len - pi->l2_len - pi->l3_len));
+			dp_trim_to(m, pi->l2_len + pi->l3_len);
 			ha_set_eth(m, pi->l2_len, &w->vms[vm].mac, &w->vms[vm].port_mac, pi->v6);
 			w->cnt.probe_in++;
 			w->vm_tx[vm]++;
@@ -368,8 +337,7 @@ deliver(struct ha_worker *w, struct rte_mbuf *m)
 		return;
 	}
 	inner6 = outer.proto == LB_IPPROTO_IPV6;
-	if (m->data_len > outer.l2_len + outer.l3_len)
-		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - outer.l2_len - outer.l3_len));
+	dp_trim_to(m, outer.l2_len + outer.l3_len);
 	/* Drop the outer header; the Ethernet header goes over its tail. */
 	p = (uint8_t *)rte_pktmbuf_adj(m, (uint16_t)(outer.l4_off - sizeof(struct lb_eth_hdr)));
 	((struct lb_eth_hdr *)p)->type =
@@ -381,8 +349,7 @@ deliver(struct ha_worker *w, struct rte_mbuf *m)
 		return;
 	}
 	/* Bytes past the inner datagram are not the VM's to see. */
-	if (m->data_len > pi.l2_len + pi.l3_len)
-		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - pi.l2_len - pi.l3_len));
+	dp_trim_to(m, pi.l2_len + pi.l3_len);
 	vm = vm_of(w, p, &pi);
 	if (vm < 0) {
 		ha_drop(w, m, LB_DROP_NO_LOCAL_DIP);

@@ -19,6 +19,7 @@
 #include "ha_agent.h"
 #include "ha_track.h"
 #include "ha_icmp.h"
+#include "lb_addr.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
@@ -51,12 +52,8 @@ rewrite_reply(uint8_t *p, const struct lb_pkt *pi, const struct ha_lb *lb, uint1
 	} else {
 		struct lb_udp_hdr *udp = (struct lb_udp_hdr *)(p + pi->l4_off);
 
-		if (udp->csum != 0) {
-			udp->csum = lb_csum_apply(
-				udp->csum, saddr + lb_csum_delta16(udp->sport, lb->vport));
-			if (udp->csum == 0)
-				udp->csum = 0xffff;
-		}
+		udp->csum = lb_csum_apply_udp(
+			udp->csum, saddr + lb_csum_delta16(udp->sport, lb->vport));
 		udp->sport = lb->vport;
 	}
 	if (!pi->v6) {
@@ -137,8 +134,8 @@ from_vm(struct ha_worker *w, int vm, struct rte_mbuf *m)
 		ha_drop(w, m, LB_DROP_SPOOFED);
 		return;
 	}
-	if (rc == 0 &&
-		(pi.v6 ? ha_is_prober6(w, lb_pkt_ip_dst6(p, &pi)) : ha_is_prober(w, pi.ip_dst))) {
+	if (rc == 0 && (pi.v6 ? lb_addr6_in(lb_pkt_ip_dst6(p, &pi), w->probers6, w->n_probers6)
+			      : lb_addr4_in(pi.ip_dst, w->probers, w->n_probers))) {
 		/* A VM answering a health probe: from its DIP, as the prober expects. */
 		w->cnt.probe_out++;
 	} else if (rc == 0 && pi.kind != LB_PKT_ICMP_ECHO &&

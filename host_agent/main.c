@@ -94,6 +94,17 @@ ports_start(struct ha_worker *w, const struct ha_config *cfg, struct rte_mempool
 	return 0;
 }
 
+/* A list of the configuration's IPv6 addresses as the lcore keeps them (16 bytes each); n back. */
+static uint16_t
+copy_addrs6(uint8_t (*dst)[16], const struct lb_addr *src, uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++)
+		memcpy(dst[i], src[i].a8, 16);
+	return n;
+}
+
 /*
  * The lcore's state: reassembly table, the first mapping, RCU, settings.
  * A managed agent starts empty at version 0: the file's table, if any, was
@@ -104,7 +115,6 @@ static int
 worker_setup(struct ha_worker *w, const struct ha_config *cfg, char *errbuf, size_t len)
 {
 	struct ha_map *map;
-	uint16_t i;
 
 	w->frag_tbl = rte_ip_frag_table_create(HA_FRAG_BUCKETS, HA_FRAG_BUCKET_ENTRIES, HA_FRAG_MAX,
 		rte_get_tsc_hz() / 1000 * HA_FRAG_TIMEOUT_MS, (int)rte_socket_id());
@@ -128,17 +138,11 @@ worker_setup(struct ha_worker *w, const struct ha_config *cfg, char *errbuf, siz
 	w->has_pa6 = cfg->has_pa6;
 	memcpy(w->pa6, cfg->pa6.a8, 16);
 	w->n_muxes = cfg->n_muxes;
-	for (i = 0; i < cfg->n_muxes; i++)
-		w->muxes[i] = cfg->muxes[i];
-	w->n_muxes6 = cfg->n_muxes6;
-	for (i = 0; i < cfg->n_muxes6; i++)
-		memcpy(w->muxes6[i], cfg->muxes6[i].a8, 16);
+	memcpy(w->muxes, cfg->muxes, sizeof(w->muxes[0]) * cfg->n_muxes);
+	w->n_muxes6 = copy_addrs6(w->muxes6, cfg->muxes6, cfg->n_muxes6);
 	w->n_probers = cfg->n_probers;
-	for (i = 0; i < cfg->n_probers; i++)
-		w->probers[i] = cfg->probers[i];
-	w->n_probers6 = cfg->n_probers6;
-	for (i = 0; i < cfg->n_probers6; i++)
-		memcpy(w->probers6[i], cfg->probers6[i].a8, 16);
+	memcpy(w->probers, cfg->probers, sizeof(w->probers[0]) * cfg->n_probers);
+	w->n_probers6 = copy_addrs6(w->probers6, cfg->probers6, cfg->n_probers6);
 	w->has_gateway6 = cfg->has_gateway6;
 	memcpy(w->gateway6, cfg->gateway6.a8, 16);
 	memcpy(&w->next_hop, cfg->next_hop_mac, 6);

@@ -161,10 +161,8 @@ load_neighbors(const config_setting_t *g, struct mux_bgp_cfg *cfg, struct lb_cfg
 		const config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
 		struct mux_bgp_neighbor *nb = &cfg->neighbors[i];
 
-		if (!config_setting_is_group(e))
-			return lb_cfg_error(
-				err, e, NULL, "a neighbor is a group { address = ...; }");
-		if ((rc = lb_cfg_check_fields(e, fields, err)) != 0 ||
+		if ((rc = lb_cfg_group(
+			     e, fields, "a neighbor is a group { address = ...; }", err)) != 0 ||
 			(rc = get_unicast(e, "address", true, &nb->addr, err)) != 0 ||
 			(rc = get_as(e, "as", &nb->as, err)) != 0)
 			return rc;
@@ -194,9 +192,7 @@ mux_bgp_cfg_load(const config_setting_t *root, uint32_t tunnel_addr, struct mux_
 	memset(cfg, 0, sizeof(*cfg));
 	if (g == NULL)
 		return 0;
-	if (!config_setting_is_group(g))
-		return lb_cfg_error(err, g, NULL, "expected a group { local_as = ...; ... }");
-	if ((rc = lb_cfg_check_fields(g, fields, err)) != 0 ||
+	if ((rc = lb_cfg_group(g, fields, "expected a group { local_as = ...; ... }", err)) != 0 ||
 		(rc = lb_cfg_get_string(g, "bird", false, "bird", &bird, err)) != 0 ||
 		(rc = resolve_bird(g, bird, cfg->bird, sizeof(cfg->bird), err)) != 0 ||
 		(rc = get_as(g, "local_as", &cfg->local_as, err)) != 0 ||

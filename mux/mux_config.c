@@ -26,10 +26,9 @@ load_ports(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_e
 		const char *name, *devargs;
 		char def[16];
 
-		if (!config_setting_is_group(p))
-			return lb_cfg_error(err, p, NULL, "a port is a group { devargs = ...; }");
 		snprintf(def, sizeof(def), "port%d", i);
-		if ((rc = lb_cfg_check_fields(p, fields, err)) != 0 ||
+		if ((rc = lb_cfg_group(p, fields, "a port is a group { devargs = ...; }", err)) !=
+				0 ||
 			(rc = lb_cfg_get_string(p, "name", false, def, &name, err)) != 0 ||
 			(rc = lb_cfg_get_string(p, "devargs", true, NULL, &devargs, err)) != 0)
 			return rc;
@@ -54,9 +53,8 @@ load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err
 	int rc;
 
 	if (ct != NULL) {
-		if (!config_setting_is_group(ct))
-			return lb_cfg_error(err, ct, NULL, "expected a group { entries = ...; }");
-		if ((rc = lb_cfg_check_fields(ct, fields, err)) != 0 ||
+		if ((rc = lb_cfg_group(ct, fields, "expected a group { entries = ...; }", err)) !=
+				0 ||
 			(rc = lb_cfg_get_int(ct, "entries", false, 1024, 1 << 26, entries, &entries,
 				 err)) != 0 ||
 			(rc = lb_cfg_get_int(ct, "entries6", false, 1024, 1 << 26, entries6,
@@ -94,9 +92,8 @@ load_capacity(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg
 	int rc;
 
 	if (c != NULL) {
-		if (!config_setting_is_group(c))
-			return lb_cfg_error(err, c, NULL, "expected a group { backends = ...; }");
-		if ((rc = lb_cfg_check_fields(c, fields, err)) != 0 ||
+		if ((rc = lb_cfg_group(c, fields, "expected a group { backends = ...; }", err)) !=
+				0 ||
 			(rc = lb_cfg_get_int(c, "services", false, 16, 1 << 20, 0, &svcs, err)) !=
 				0 ||
 			(rc = lb_cfg_get_int(c, "backends", false, 16, 1 << 24, 0, &bes, err)) != 0)
@@ -163,9 +160,7 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 
 	if (mux == NULL)
 		return lb_cfg_error(err, root, "mux", "missing required group");
-	if (!config_setting_is_group(mux))
-		return lb_cfg_error(err, mux, NULL, "expected a group { ... }");
-	if ((rc = lb_cfg_check_fields(mux, fields, err)) != 0 ||
+	if ((rc = lb_cfg_group(mux, fields, "expected a group { ... }", err)) != 0 ||
 		(rc = load_tunnel(cfg, mux, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "mtu", false, 596, 2030, 1500, &mtu, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "tunnel_ttl", false, 1, 255, 64, &ttl, err)) != 0 ||

@@ -23,8 +23,7 @@ make_room(struct rte_mbuf *m, const struct lb_pkt *pi, uint32_t outer, const str
 	struct lb_eth_hdr *eth;
 	uint8_t *p;
 
-	if (m->data_len > frame)
-		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - frame));
+	dp_trim_to(m, frame);
 	p = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)(sizeof(*eth) + outer - pi->l2_len));
 	if (p == NULL)
 		return NULL;

@@ -31,6 +31,7 @@
 
 #include <rte_mbuf.h>
 
+#include "dp_mbuf.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
@@ -87,8 +88,7 @@ mux_encap_4in4(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi
 	uint8_t tos;
 
 	/* Ethernet padding must not travel inside the tunnel. */
-	if (m->data_len > frame)
-		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - frame));
+	dp_trim_to(m, frame);
 	inner = rte_pktmbuf_mtod_offset(m, const struct lb_ipv4_hdr *, pi->l2_len);
 	tos = inner->tos;
 

@@ -54,13 +54,8 @@ rewrite_inner(uint8_t *p, const struct lb_pkt *pi, const struct mux_backend *be)
 		} else {
 			struct lb_udp_hdr *udp = (struct lb_udp_hdr *)(p + pi->l4_off);
 
-			/* Zero means the sender computed no checksum: keep it so. */
-			if (udp->csum != 0) {
-				udp->csum = lb_csum_apply(
-					udp->csum, daddr + lb_csum_delta16(udp->dport, be->port));
-				if (udp->csum == 0)
-					udp->csum = 0xffff;
-			}
+			udp->csum = lb_csum_apply_udp(
+				udp->csum, daddr + lb_csum_delta16(udp->dport, be->port));
 			udp->dport = be->port;
 		}
 	}

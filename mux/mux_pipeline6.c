@@ -49,12 +49,7 @@ rewrite_inner6(uint8_t *p, const struct lb_pkt *pi, const uint8_t *dip, lb_be16_
 		struct lb_udp_hdr *udp = (struct lb_udp_hdr *)(p + pi->l4_off);
 
 		/* Zero is no checksum, which IPv6 forbids: it stays as the sender made it. */
-		if (udp->csum != 0) {
-			udp->csum =
-				lb_csum_apply(udp->csum, daddr + lb_csum_delta16(udp->dport, port));
-			if (udp->csum == 0)
-				udp->csum = 0xffff;
-		}
+		udp->csum = lb_csum_apply_udp(udp->csum, daddr + lb_csum_delta16(udp->dport, port));
 		udp->dport = port;
 	} else {
 		struct lb_icmp_hdr *icmp = (struct lb_icmp_hdr *)(p + pi->l4_off);

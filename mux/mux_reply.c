@@ -15,6 +15,7 @@
 
 #include <rte_mbuf.h>
 
+#include "dp_mbuf.h"
 #include "lb_addr.h"
 #include "lb_csum.h"
 #include "lb_hdr.h"
@@ -25,13 +26,6 @@
 
 /* RFC 1812 4.3.2.3: an ICMP error should quote as much as fits in 576 bytes. */
 #define MUX_ICMP_ERR_MAX 576
-
-static void
-trim_to(struct rte_mbuf *m, uint32_t len)
-{
-	if (m->data_len > len)
-		rte_pktmbuf_trim(m, (uint16_t)(m->data_len - len));
-}
 
 void
 mux_reply_arp(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
@@ -71,7 +65,7 @@ mux_reply_echo(struct mux_worker *w, const struct mux_gen *g, uint16_t port, str
 		mux_drop(w, m, LB_DROP_NO_SERVICE);
 		return;
 	}
-	trim_to(m, lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, &w->ctx->port_mac[port]));
+	dp_trim_to(m, lb_reply_echo(rte_pktmbuf_mtod(m, uint8_t *), pi, &w->ctx->port_mac[port]));
 	w->cnt.echo_replies++;
 	mux_enqueue(w, port, m);
 }
@@ -88,49 +82,20 @@ mux_reply_nd(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struc
 	const struct lb_pkt *pi)
 {
 	const struct mux_ctx *ctx = w->ctx;
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	const uint8_t *target = p + pi->quote_off;
-	uint32_t len = pi->l2_len + LB_REPLY_NA_LEN;
+	const uint8_t *target = rte_pktmbuf_mtod(m, const uint8_t *) + pi->quote_off;
+	enum lb_drop why;
 
 	if (pi->nd_type != LB_ICMP6_ND_NS ||
 		(!is_tunnel6(ctx, target) && !(ctx->nd_for_vips && mux_gen_is_vip6(g, target)))) {
 		mux_drop(w, m, LB_DROP_ND_IGNORED);
 		return;
 	}
-	if (!lb_reply_icmp6_ok(p, pi)) {
-		mux_drop(w, m, LB_DROP_ND_MALFORMED);
+	if ((why = dp_reply_nd(m, pi, &ctx->port_mac[port], 0)) != LB_DROP_NONE) {
+		mux_drop(w, m, why);
 		return;
 	}
-	/* The advertisement may be longer than a solicitation without options. */
-	if (m->data_len < len && rte_pktmbuf_append(m, (uint16_t)(len - m->data_len)) == NULL) {
-		mux_drop(w, m, LB_DROP_NO_MBUF);
-		return;
-	}
-	trim_to(m, lb_reply_na(p, pi, &ctx->port_mac[port], 0));
 	w->cnt.nd_replies++;
 	mux_enqueue(w, port, m);
-}
-
-static inline int
-is_prober(const struct mux_ctx *ctx, lb_be32_t a)
-{
-	uint16_t i;
-
-	for (i = 0; i < ctx->n_probers; i++)
-		if (ctx->probers[i] == a)
-			return 1;
-	return 0;
-}
-
-static inline int
-is_prober6(const struct mux_ctx *ctx, const uint8_t *a)
-{
-	uint16_t i;
-
-	for (i = 0; i < ctx->n_probers6; i++)
-		if (memcmp(ctx->probers6[i], a, 16) == 0)
-			return 1;
-	return 0;
 }
 
 /* The probe's payload: the manager's magic, after an echo request's header. */
@@ -229,8 +194,10 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 	struct lb_vprobe *vp;
 	struct lb_eth_hdr *eth;
 
-	if (pi->v6 ? !is_tunnel6(ctx, lb_pkt_dst6(p, pi)) || !is_prober6(ctx, lb_pkt_src6(p, pi))
-		   : pi->dst != ctx->tunnel_addr || pi->dst == 0 || !is_prober(ctx, pi->src)) {
+	if (pi->v6 ? !is_tunnel6(ctx, lb_pkt_dst6(p, pi)) ||
+				!lb_addr6_in(lb_pkt_src6(p, pi), ctx->probers6, ctx->n_probers6)
+		   : pi->dst != ctx->tunnel_addr || pi->dst == 0 ||
+				!lb_addr4_in(pi->src, ctx->probers, ctx->n_probers)) {
 		mux_drop(w, m, LB_DROP_TUNNEL);
 		return;
 	}
@@ -283,9 +250,30 @@ mux_reply_vip_probe(struct mux_worker *w, const struct mux_gen *g, uint16_t port
 	memcpy(eth->dst, inner6 ? &ctx->next_hop6 : &ctx->next_hop, LB_ETH_ALEN);
 	memcpy(eth->src, &ctx->port_mac[port], LB_ETH_ALEN);
 	set_ethertype(p, pi->l2_len, inner6 ? LB_ETHERTYPE_IPV6 : LB_ETHERTYPE_IPV4);
-	trim_to(m, pi->l2_len + tot);
+	dp_trim_to(m, pi->l2_len + tot);
 	w->cnt.vip_probes++;
 	mux_enqueue(w, port, m);
+}
+
+/*
+ * Room in m for an ICMP error's headers (hdrs bytes) before the first
+ * quote bytes of the packet at L3, in place: the frame grows at its tail
+ * to l2_len + hdrs + quote when it is shorter, the quote moves up, and the
+ * Ethernet header turns back to the sender. The L3 start, or NULL if the
+ * frame cannot grow.
+ */
+static uint8_t *
+error_room(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	uint32_t hdrs, uint32_t quote)
+{
+	uint32_t need = pi->l2_len + hdrs + quote;
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL)
+		return NULL;
+	memmove(p + pi->l2_len + hdrs, p + pi->l2_len, quote);
+	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
+	return p + pi->l2_len;
 }
 
 /*
@@ -301,21 +289,18 @@ icmp6_error(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struc
 {
 	const uint32_t hdrs = sizeof(struct lb_ipv6_hdr) + sizeof(struct lb_icmp_hdr);
 	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, LB_ICMP6_ERR_MAX - hdrs);
-	uint32_t need = pi->l2_len + hdrs + quote;
-	uint8_t *p, *l3, src[16], dst[16];
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint8_t *l3, src[16], dst[16];
 	struct lb_ipv6_hdr *ip;
 	struct lb_icmp_hdr *icmp;
 
-	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL)
-		return -1;
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	l3 = p + pi->l2_len;
-	ip = (struct lb_ipv6_hdr *)l3;
-	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
+	/* The addresses, turned, before the quote moves over them. */
 	memcpy(src, lb_pkt_dst6(p, pi), 16);
 	memcpy(dst, lb_pkt_src6(p, pi), 16);
-	memmove(l3 + hdrs, l3, quote);
-	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
+	if ((l3 = error_room(w, port, m, pi, hdrs, quote)) == NULL)
+		return -1;
+	ip = (struct lb_ipv6_hdr *)l3;
+	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
 	lb_ipv6_hdr_init(ip, LB_IPPROTO_ICMPV6, src, dst, (uint16_t)(sizeof(*icmp) + quote), 64);
 	icmp->type = type;
 	icmp->code = code;
@@ -323,22 +308,8 @@ icmp6_error(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struc
 	icmp->csum = 0;
 	icmp->csum =
 		lb_ipv6_l4_csum(ip->src, ip->dst, LB_IPPROTO_ICMPV6, icmp, sizeof(*icmp) + quote);
-	trim_to(m, need);
+	dp_trim_to(m, pi->l2_len + hdrs + quote);
 	return 0;
-}
-
-/* ICMPv6 packet too big (RFC 4443 3.2): the MTU the client may use (the packet is over 1280). */
-static void
-reply_ptb(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
-	uint16_t mtu)
-{
-	if (icmp6_error(w, port, m, pi, LB_ICMP6_TOO_BIG, 0, mtu) != 0) {
-		mux_drop(w, m, LB_DROP_TOO_BIG);
-		return;
-	}
-	w->cnt.ptb_sent++;
-	w->cnt.drops[LB_DROP_TOO_BIG]++;
-	mux_enqueue(w, port, m);
 }
 
 /* The IPv4 header of a reply from the VIP to the client (pi), no options, TTL 64. */
@@ -366,43 +337,55 @@ icmp_unreach(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const stru
 {
 	const uint32_t hdrs = sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr);
 	uint32_t quote = RTE_MIN((uint32_t)pi->l3_len, MUX_ICMP_ERR_MAX - hdrs);
-	uint32_t need = pi->l2_len + hdrs + quote;
 	struct lb_ipv4_hdr *ip;
 	struct lb_icmp_hdr *icmp;
-	uint8_t *p, *l3;
+	uint8_t *l3;
 
-	if (m->data_len < need && rte_pktmbuf_append(m, (uint16_t)(need - m->data_len)) == NULL)
+	if ((l3 = error_room(w, port, m, pi, hdrs, quote)) == NULL)
 		return -1;
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	l3 = p + pi->l2_len;
 	ip = (struct lb_ipv4_hdr *)l3;
 	icmp = (struct lb_icmp_hdr *)(l3 + sizeof(*ip));
-	memmove(l3 + hdrs, l3, quote);
-	lb_reply_turn_eth(p, &w->ctx->port_mac[port]);
 	reply_ip(ip, pi, (uint16_t)(hdrs + quote), false, LB_IPPROTO_ICMP);
 	icmp->type = LB_ICMP_UNREACH;
 	icmp->code = code;
 	icmp->rest = rest;
 	icmp->csum = 0;
 	icmp->csum = lb_icmp_csum(icmp, sizeof(*icmp) + quote);
-	trim_to(m, need);
+	dp_trim_to(m, pi->l2_len + hdrs + quote);
 	return 0;
 }
 
+/*
+ * An ICMP error to the client in its packet's family: ICMPv6 type6/code6,
+ * or IPv4 destination unreachable code4; mtu (0: none) in the second word
+ * (ICMPv6 packet too big's MTU; IPv4: the next-hop MTU in its low half,
+ * RFC 1191). 0, or -1 if the buffer cannot grow.
+ */
+static int
+icmp_back(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	uint8_t type6, uint8_t code6, uint8_t code4, uint16_t mtu)
+{
+	if (pi->v6)
+		return icmp6_error(w, port, m, pi, type6, code6, mtu);
+	return icmp_unreach(w, port, m, pi, code4, lb_cpu_to_be32(mtu));
+}
+
+/*
+ * IPv6: packet too big (RFC 4443 3.2), the MTU the client may use (the
+ * packet is over 1280); IPv4: fragmentation needed.
+ */
 void
 mux_reply_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
 	uint16_t mtu)
 {
-	if (pi->v6) {
-		reply_ptb(w, port, m, pi, mtu);
-		return;
-	}
-	/* The next-hop MTU in the low half of the second word (RFC 1191). */
-	if (icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_NEEDFRAG, lb_cpu_to_be32(mtu)) != 0) {
+	if (icmp_back(w, port, m, pi, LB_ICMP6_TOO_BIG, 0, LB_ICMP_UNREACH_NEEDFRAG, mtu) != 0) {
 		mux_drop(w, m, LB_DROP_TOO_BIG);
 		return;
 	}
-	w->cnt.too_big_sent++;
+	if (pi->v6)
+		w->cnt.ptb_sent++;
+	else
+		w->cnt.too_big_sent++;
 	w->cnt.drops[LB_DROP_TOO_BIG]++;
 	mux_enqueue(w, port, m);
 }
@@ -464,7 +447,7 @@ reply_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct 
 
 		tcp->csum = lb_ipv4_l4_csum(ip->src, ip->dst, LB_IPPROTO_TCP, tcp, sizeof(*tcp));
 	}
-	trim_to(m, pi->l2_len + l3_hdr + sizeof(*tcp));
+	dp_trim_to(m, pi->l2_len + l3_hdr + sizeof(*tcp));
 }
 
 /*
@@ -474,8 +457,8 @@ reply_rst(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct 
 static void
 refuse_icmp(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi)
 {
-	if ((pi->v6 ? icmp6_error(w, port, m, pi, LB_ICMP6_UNREACH, LB_ICMP6_UNREACH_ADMIN, 0)
-		    : icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_ADMIN, 0)) != 0) {
+	if (icmp_back(w, port, m, pi, LB_ICMP6_UNREACH, LB_ICMP6_UNREACH_ADMIN,
+		    LB_ICMP_UNREACH_ADMIN, 0) != 0) {
 		mux_drop(w, m, LB_DROP_LIMIT);
 		return;
 	}
@@ -508,8 +491,8 @@ mux_reply_unusable(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, cons
 		return;
 	}
 	if (pi->kind == LB_PKT_L4 && pi->proto == LB_IPPROTO_UDP &&
-		(pi->v6 ? icmp6_error(w, port, m, pi, LB_ICMP6_UNREACH, LB_ICMP6_UNREACH_PORT, 0)
-			: icmp_unreach(w, port, m, pi, LB_ICMP_UNREACH_PORT, 0)) == 0) {
+		icmp_back(w, port, m, pi, LB_ICMP6_UNREACH, LB_ICMP6_UNREACH_PORT,
+			LB_ICMP_UNREACH_PORT, 0) == 0) {
 		w->cnt.unusable_icmp_sent++;
 		mux_enqueue(w, port, m);
 		return;

@@ -10,7 +10,6 @@
 #include <ifaddrs.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,15 +30,6 @@
 #define ROUTE_TICK_MS 100
 #define WITHDRAW_WAIT_MS 3000 /* the speaker confirms a withdrawal in ~100 ms */
 #define SPEAKER_STOP_MS 3000
-
-static void __attribute__((format(printf, 3, 4))) errf(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 /* The file prefix EAL will use: the configuration's, or lb_eal_argv_build()'s default. */
 static void
@@ -133,13 +123,13 @@ bird_parse_check(const struct mux_route *r, char *err, size_t len)
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC) != 0) {
-		errf(err, len, "pipe: %s", strerror(errno));
+		snprintf(err, len, "pipe: %s", strerror(errno));
 		return -1;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		errf(err, len, "fork: %s", strerror(errno));
+		snprintf(err, len, "fork: %s", strerror(errno));
 		close(pfd[0]);
 		close(pfd[1]);
 		return -1;
@@ -174,14 +164,14 @@ bird_parse_check(const struct mux_route *r, char *err, size_t len)
 	if (lb_now_ms() >= end && waitpid(pid, &st, WNOHANG) == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
-		errf(err, len, "bgp.bird: %s -p -c %s did not finish in 5 s", r->cfg.bird,
+		snprintf(err, len, "bgp.bird: %s -p -c %s did not finish in 5 s", r->cfg.bird,
 			r->paths.conf);
 		return -1;
 	}
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	out[strcspn(out, "\n")] = '\0';
-	errf(err, len, "bgp.bird: %s -p -c %s failed (%s %d)%s%s", r->cfg.bird, r->paths.conf,
+	snprintf(err, len, "bgp.bird: %s -p -c %s failed (%s %d)%s%s", r->cfg.bird, r->paths.conf,
 		WIFEXITED(st) ? "exit status" : "signal",
 		WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), out[0] ? ": " : "", out);
 	return -1;
@@ -218,12 +208,12 @@ mux_route_create(const struct mux_bgp_cfg *cfg, bool managed, const char *const 
 			"%s is not an address of this host (or its network namespace): the "
 			"sessions run from it",
 			inet_ntoa(la));
-		errf(err, len, "%s", cerr.msg);
+		snprintf(err, len, "%s", cerr.msg);
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
 	if (r == NULL) {
-		errf(err, len, "bgp: out of memory");
+		snprintf(err, len, "bgp: out of memory");
 		return NULL;
 	}
 	r->cfg = *cfg;
@@ -234,19 +224,21 @@ mux_route_create(const struct mux_bgp_cfg *cfg, bool managed, const char *const 
 	} else {
 		file_prefix(eal_args, n_eal_args, prefix, sizeof(prefix));
 		if ((size_t)snprintf(dir, sizeof(dir), "/run/sluice/%s", prefix) >= sizeof(dir)) {
-			errf(err, len, "bgp: /run/sluice/%s is too long: set bgp.run_dir", prefix);
+			snprintf(err, len, "bgp: /run/sluice/%s is too long: set bgp.run_dir",
+				prefix);
 			goto fail;
 		}
 	}
 	mux_bird_paths(&r->paths, dir);
 	if (run_dir_in_use(&r->paths)) {
-		errf(err, len, "bgp: %s is the run folder of a running BIRD (another mux?)", dir);
+		snprintf(err, len, "bgp: %s is the run folder of a running BIRD (another mux?)",
+			dir);
 		goto fail;
 	}
 	remove_run_files(&r->paths, false); /* a killed mux's leftovers */
 	rc = mkdir_p(dir, 0750, &r->dir_made);
 	if (rc != 0) {
-		errf(err, len, "bgp: cannot create %s: %s", dir, strerror(-rc));
+		snprintf(err, len, "bgp: cannot create %s: %s", dir, strerror(-rc));
 		goto fail;
 	}
 	r->files_made = true;
@@ -254,7 +246,7 @@ mux_route_create(const struct mux_bgp_cfg *cfg, bool managed, const char *const 
 	n = mux_bird_conf(&r->cfg, &r->paths, conf, sizeof(conf));
 	if (n < 0 || (rc = mux_bird_write_file(r->paths.conf, conf, (size_t)n)) != 0 ||
 		(rc = mux_bird_write_file(r->paths.vips, "", 0)) != 0) {
-		errf(err, len, "bgp: cannot write %s: %s", r->paths.conf,
+		snprintf(err, len, "bgp: cannot write %s: %s", r->paths.conf,
 			n < 0 ? "too long" : strerror(-rc));
 		goto fail;
 	}
@@ -264,13 +256,13 @@ mux_route_create(const struct mux_bgp_cfg *cfg, bool managed, const char *const 
 		NULL, sizeof(*r->page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (r->page == MAP_FAILED) {
 		r->page = NULL;
-		errf(err, len, "bgp: shared page: %s", strerror(errno));
+		snprintf(err, len, "bgp: shared page: %s", strerror(errno));
 		goto fail;
 	}
 	r->page->magic = MUX_RP_MAGIC;
 	r->ann = malloc(sizeof(*r->ann));
 	if (r->ann == NULL) {
-		errf(err, len, "bgp: out of memory");
+		snprintf(err, len, "bgp: out of memory");
 		goto fail;
 	}
 	ac.managed = managed;
@@ -279,7 +271,7 @@ mux_route_create(const struct mux_bgp_cfg *cfg, bool managed, const char *const 
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		errf(err, len, "bgp: cannot fork the speaker: %s", strerror(errno));
+		snprintf(err, len, "bgp: cannot fork the speaker: %s", strerror(errno));
 		goto fail;
 	}
 	if (pid == 0)
@@ -597,7 +589,7 @@ mux_route_start(struct mux_route *r, struct mux_app *app, char *err, size_t len)
 		LB_WARN("bgp: /sluice/route not registered");
 	rc = rte_ctrl_thread_create(&r->thread, "sluice-route", NULL, route_thread, r);
 	if (rc != 0) {
-		errf(err, len, "bgp: route thread: %s", strerror(-rc));
+		snprintf(err, len, "bgp: route thread: %s", strerror(-rc));
 		return -1;
 	}
 	r->thread_started = true;

@@ -117,4 +117,21 @@ mux_rp_read(const uint32_t *seq, void *dst, const void *src, size_t len)
 	return false;
 }
 
+/*
+ * Is vip (network order) among what BIRD announces, in the speaker's
+ * section s? true: *since is since when. A plain scan: the list is short.
+ */
+static inline bool
+mux_rp_announces(const struct mux_rp_speaker *s, uint32_t vip, uint64_t *since)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n_vips; i++)
+		if (s->vips[i] == vip) {
+			*since = s->since_ms[i];
+			return true;
+		}
+	return false;
+}
+
 #endif /* MUX_ROUTE_PAGE_H */

@@ -202,20 +202,6 @@ mux_route_section(struct mux_route *r)
 	return (struct dp_section){.print = route_print, .json = route_json, .arg = r};
 }
 
-/* Is vip among what BIRD announces? Its since, or 0 (the speaker's list is short). */
-static bool
-speaker_has(const struct mux_rp_speaker *s, uint32_t vip, uint64_t *since)
-{
-	uint32_t i;
-
-	for (i = 0; i < s->n_vips; i++)
-		if (s->vips[i] == vip) {
-			*since = s->since_ms[i];
-			return true;
-		}
-	return false;
-}
-
 bool
 mux_route_status(struct mux_route *r, struct lb_route_state *out)
 {
@@ -239,7 +225,7 @@ mux_route_status(struct mux_route *r, struct lb_route_state *out)
 		uint64_t since = 0;
 
 		o->vip = v->vip;
-		o->announced = !r->speaker_gone && speaker_has(s, v->vip, &since);
+		o->announced = !r->speaker_gone && mux_rp_announces(s, v->vip, &since);
 		if (o->announced)
 			o->since_unix_ms = unix_ms(since);
 		else

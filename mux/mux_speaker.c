@@ -257,19 +257,6 @@ same_set(const struct speaker *s)
 	       memcmp(s->want, s->out.vips, sizeof(s->want[0]) * s->n_want) == 0;
 }
 
-static bool
-announced(const struct mux_rp_speaker *o, uint32_t vip, uint64_t *since)
-{
-	uint32_t i;
-
-	for (i = 0; i < o->n_vips; i++)
-		if (o->vips[i] == vip) {
-			*since = o->since_ms[i];
-			return true;
-		}
-	return false;
-}
-
 /* Give BIRD the wanted set; on failure leave nothing announced that should not be. */
 static void
 apply(struct speaker *s, uint64_t now)
@@ -282,7 +269,7 @@ apply(struct speaker *s, uint64_t now)
 	int len, code, rc;
 
 	for (i = 0; i < s->n_want; i++) {
-		if (announced(&s->out, s->want[i], &since[i]))
+		if (mux_rp_announces(&s->out, s->want[i], &since[i]))
 			kept++;
 		else {
 			since[i] = now;

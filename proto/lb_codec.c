@@ -265,6 +265,16 @@ enc_body(struct lb_enc *e, const struct lb_msg *m)
 }
 
 int
+lb_enc_pack(const ProtobufCMessage *m, uint8_t **buf, size_t *len)
+{
+	*len = protobuf_c_message_get_packed_size(m);
+	if ((*buf = malloc(*len ? *len : 1)) == NULL)
+		return -LB_ENOMEM;
+	protobuf_c_message_pack(m, *buf);
+	return 0;
+}
+
+int
 lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 {
 	struct lb_enc *e = malloc(sizeof(*e));
@@ -276,14 +286,8 @@ lb_msg_encode(const struct lb_msg *m, uint8_t **buf, size_t *len)
 	e->env.protocol = LB_PROTOCOL;
 	e->env.sender = (char *)m->sender;
 	rc = enc_body(e, m);
-	if (rc == 0 && e->err == 0) {
-		*len = sluice__envelope__get_packed_size(&e->env);
-		*buf = malloc(*len ? *len : 1);
-		if (*buf == NULL)
-			e->err = -LB_ENOMEM;
-		else
-			sluice__envelope__pack(&e->env, *buf);
-	}
+	if (rc == 0 && e->err == 0)
+		e->err = lb_enc_pack(&e->env.base, buf, len);
 	if (rc == 0)
 		rc = e->err;
 	enc_free(e);
@@ -306,7 +310,7 @@ dec_probe_addr(const ProtobufCBinaryData *b, uint8_t af, struct lb_addr *out, co
 	if ((rc = lb_dec_addr(b, out, &got, what, errbuf, len)) != 0)
 		return rc;
 	if (got != af)
-		return lb_dec_fail(
+		return lb_fail(
 			errbuf, len, -LB_EPARSE, "hello: %s is IPv%u, not IPv%u", what, got, af);
 	return 0;
 }
@@ -321,7 +325,7 @@ dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
 	lb_dec_text(m->id, sizeof(m->id), h->id);
 	m->role = (enum lb_role)h->role;
 	if (m->role < LB_ROLE_MUX || m->role > LB_ROLE_CTL)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "hello: unknown role %d", m->role);
+		return lb_fail(errbuf, len, -LB_EPARSE, "hello: unknown role %d", m->role);
 	m->version = h->applied_version;
 	if ((rc = dec_probe_addr(&h->probe_address, LB_AF_INET, &m->probe_addr, "probe_address",
 		     errbuf, len)) != 0 ||
@@ -329,7 +333,7 @@ dec_hello(const Sluice__Hello *h, struct lb_msg *m, char *errbuf, size_t len)
 			 "probe_address6", errbuf, len)) != 0)
 		return rc;
 	if (h->n_pa > LB_MSG_MAX_PAS || h->n_dip > LB_MSG_MAX_DIPS)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE,
+		return lb_fail(errbuf, len, -LB_EPARSE,
 			"hello: %zu PAs and %zu DIPs (at most %d, %d)", h->n_pa, h->n_dip,
 			LB_MSG_MAX_PAS, LB_MSG_MAX_DIPS);
 	for (i = 0; i < h->n_pa; i++)
@@ -358,7 +362,7 @@ dec_route(const Sluice__RouteState *rs, struct lb_msg *m, char *errbuf, size_t l
 	size_t i;
 
 	if (rs->n_vip > LB_ROUTE_MAX_VIPS)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "status: %zu route VIPs (at most %d)",
+		return lb_fail(errbuf, len, -LB_EPARSE, "status: %zu route VIPs (at most %d)",
 			rs->n_vip, LB_ROUTE_MAX_VIPS);
 	r = m->route = calloc(1, sizeof(*m->route));
 	if (r == NULL)
@@ -377,7 +381,7 @@ dec_route(const Sluice__RouteState *rs, struct lb_msg *m, char *errbuf, size_t l
 		if (rc != 0)
 			return rc;
 		if (af != LB_AF_INET)
-			return lb_dec_fail(errbuf, len, -LB_EPARSE, "status: an IPv6 route VIP");
+			return lb_fail(errbuf, len, -LB_EPARSE, "status: an IPv6 route VIP");
 		r->vips[i].vip = a.a32[0];
 		r->vips[i].announced = rs->vip[i]->announced;
 		lb_dec_text(r->vips[i].reason, sizeof(r->vips[i].reason), rs->vip[i]->reason);
@@ -402,16 +406,15 @@ dec_flow(const Sluice__FlowCount *f, struct lb_flow_count *out, char *errbuf, si
 	out->port = lb_be16_to_cpu(k.port);
 	out->proto = k.proto;
 	if (f->dip_port > 65535)
-		return lb_dec_fail(
-			errbuf, len, -LB_EPARSE, "flow: port %u out of range", f->dip_port);
+		return lb_fail(errbuf, len, -LB_EPARSE, "flow: port %u out of range", f->dip_port);
 	if ((f->dip.len == 0) != (f->dip_port == 0))
-		return lb_dec_fail(
+		return lb_fail(
 			errbuf, len, -LB_EPARSE, "flow: a backend needs its DIP and its port");
 	if (f->dip.len != 0 &&
 		(rc = lb_dec_addr(&f->dip, &out->dip, &daf, "flow dip", errbuf, len)) != 0)
 		return rc;
 	if (f->dip.len != 0 && daf != k.af)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "flow: a DIP of the other family");
+		return lb_fail(errbuf, len, -LB_EPARSE, "flow: a DIP of the other family");
 	out->dip_port = (uint16_t)f->dip_port;
 	out->pkts = f->packets;
 	out->bytes = f->bytes;
@@ -438,8 +441,8 @@ dec_status(const Sluice__Status *s, struct lb_msg *m, char *errbuf, size_t len)
 		return 0;
 	/* A member may not make the manager hold more than this. */
 	if (s->n_flows > LB_MSG_MAX_FLOWS)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "status: %zu flows, at most %u",
-			s->n_flows, LB_MSG_MAX_FLOWS);
+		return lb_fail(errbuf, len, -LB_EPARSE, "status: %zu flows, at most %u", s->n_flows,
+			LB_MSG_MAX_FLOWS);
 	m->flows = calloc(s->n_flows, sizeof(*m->flows));
 	if (m->flows == NULL)
 		return -LB_ENOMEM;
@@ -461,7 +464,7 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 	case SLUICE__ENVELOPE__BODY_CHALLENGE:
 		m->type = LB_MSG_CHALLENGE;
 		if (env->challenge->nonce.len != LB_NONCE_LEN)
-			return lb_dec_fail(errbuf, len, -LB_EPARSE, "challenge: nonce of %zu bytes",
+			return lb_fail(errbuf, len, -LB_EPARSE, "challenge: nonce of %zu bytes",
 				env->challenge->nonce.len);
 		memcpy(m->nonce, env->challenge->nonce.data, LB_NONCE_LEN);
 		return 0;
@@ -516,15 +519,15 @@ dec_body(const Sluice__Envelope *env, struct lb_msg *m, char *errbuf, size_t len
 		m->count = env->shares->divisor;
 		m->index = env->shares->index;
 		if (m->count == 0 || m->index >= m->count)
-			return lb_dec_fail(errbuf, len, -LB_EPARSE, "shares: index %u of %u",
-				m->index, m->count);
+			return lb_fail(errbuf, len, -LB_EPARSE, "shares: index %u of %u", m->index,
+				m->count);
 		return 0;
 	case SLUICE__ENVELOPE__BODY_CTL_REQUEST:
 		return lb_dec_ctl_request(env->ctl_request, m, errbuf, len);
 	case SLUICE__ENVELOPE__BODY_CTL_REPLY:
 		return lb_dec_ctl_reply(env->ctl_reply, m, errbuf, len);
 	default:
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "message without a body");
+		return lb_fail(errbuf, len, -LB_EPARSE, "message without a body");
 	}
 }
 
@@ -550,17 +553,16 @@ lb_msg_decode(const uint8_t *buf, size_t len, struct lb_msg *m, char *errbuf, si
 
 	memset(m, 0, sizeof(*m));
 	if (len > LB_MSG_MAX_BYTES)
-		return lb_dec_fail(errbuf, errlen, -LB_EPARSE, "message of %zu bytes (limit %u)",
-			len, LB_MSG_MAX_BYTES);
+		return lb_fail(errbuf, errlen, -LB_EPARSE, "message of %zu bytes (limit %u)", len,
+			LB_MSG_MAX_BYTES);
 	env = sluice__envelope__unpack(NULL, len, buf);
 	if (env == NULL)
-		return lb_dec_fail(
-			errbuf, errlen, -LB_EPARSE, "not a Sluice message (%zu bytes)", len);
+		return lb_fail(errbuf, errlen, -LB_EPARSE, "not a Sluice message (%zu bytes)", len);
 	proto = env->protocol;
 	if (proto != LB_PROTOCOL) {
 		sluice__envelope__free_unpacked(env, NULL);
 		m->protocol = proto;
-		return lb_dec_fail(errbuf, errlen, -LB_EPROTOCOL,
+		return lb_fail(errbuf, errlen, -LB_EPROTOCOL,
 			"peer speaks protocol %u, this build speaks %u", proto, LB_PROTOCOL);
 	}
 	lb_dec_text(m->sender, sizeof(m->sender), env->sender);

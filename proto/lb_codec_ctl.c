@@ -107,19 +107,19 @@ static int
 dec_pool(const Sluice__PoolOptions *p, struct lb_pool_opts *o, char *errbuf, size_t len)
 {
 	if (p->given == 0 || (p->given & ~LB_POOL_ALL) != 0)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "pool: given fields 0x%x (known: 0x%x)",
+		return lb_fail(errbuf, len, -LB_EPARSE, "pool: given fields 0x%x (known: 0x%x)",
 			p->given, LB_POOL_ALL);
 	if ((p->given & LB_POOL_PROBE) && (p->probe < (Sluice__ProbeType)LB_PROBE_NONE ||
 						  p->probe > (Sluice__ProbeType)LB_PROBE_HTTP))
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "pool: probe type %d", (int)p->probe);
+		return lb_fail(errbuf, len, -LB_EPARSE, "pool: probe type %d", (int)p->probe);
 	if (p->probe_port > 65535)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "pool: probe port %u", p->probe_port);
+		return lb_fail(errbuf, len, -LB_EPARSE, "pool: probe port %u", p->probe_port);
 	/* A cut string would be a different path: refuse it whole. */
 	if (p->path != NULL && strlen(p->path) >= LB_POOL_PATH_LEN)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "pool: path longer than %d bytes",
+		return lb_fail(errbuf, len, -LB_EPARSE, "pool: path longer than %d bytes",
 			LB_POOL_PATH_LEN - 1);
 	if (p->codes != NULL && strlen(p->codes) >= LB_POOL_CODES_LEN)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "pool: codes longer than %d bytes",
+		return lb_fail(errbuf, len, -LB_EPARSE, "pool: codes longer than %d bytes",
 			LB_POOL_CODES_LEN - 1);
 	o->given = p->given;
 	o->probe = (uint8_t)p->probe;
@@ -139,14 +139,12 @@ lb_dec_proof(const char *what, const ProtobufCBinaryData *nonce, const ProtobufC
 	if (nonce->len == 0 && proof->len == 0 && crt->len == 0)
 		return 0;
 	if (nonce->len != LB_NONCE_LEN)
-		return lb_dec_fail(
-			errbuf, len, -LB_EPARSE, "%s: nonce of %zu bytes", what, nonce->len);
+		return lb_fail(errbuf, len, -LB_EPARSE, "%s: nonce of %zu bytes", what, nonce->len);
 	if (proof->len == 0 || proof->len > LB_PROOF_MAX)
-		return lb_dec_fail(
-			errbuf, len, -LB_EPARSE, "%s: proof of %zu bytes", what, proof->len);
+		return lb_fail(errbuf, len, -LB_EPARSE, "%s: proof of %zu bytes", what, proof->len);
 	if (crt->len < 2 || crt->len > LB_PROOF_CERT_MAX || crt->data[crt->len - 1] != '\0' ||
 		memchr(crt->data, '\0', crt->len - 1) != NULL)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE,
+		return lb_fail(errbuf, len, -LB_EPARSE,
 			"%s: certificate of %zu bytes, not PEM text", what, crt->len);
 	memcpy(m->nonce, nonce->data, LB_NONCE_LEN);
 	memcpy(m->proof, proof->data, proof->len);
@@ -175,7 +173,7 @@ dec_backend(
 	bc->host6 = haf == LB_AF_INET6;
 	/* Ranges are the manager's to judge: it names the field. */
 	if (b->port > 65535 || (unsigned)b->state > LB_BACKEND_MAINT)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "backend: port %u or state %d", b->port,
+		return lb_fail(errbuf, len, -LB_EPARSE, "backend: port %u or state %d", b->port,
 			(int)b->state);
 	bc->port = (uint16_t)b->port;
 	bc->weight = b->weight;
@@ -193,8 +191,7 @@ lb_dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, 
 
 	m->type = LB_MSG_CTL_REQUEST;
 	if (r->op < (Sluice__CtlOp)LB_CTL_STATUS || r->op > (Sluice__CtlOp)LB_CTL_OP_MAX)
-		return lb_dec_fail(
-			errbuf, len, -LB_EPARSE, "unknown operator request %d", (int)r->op);
+		return lb_fail(errbuf, len, -LB_EPARSE, "unknown operator request %d", (int)r->op);
 	c->op = (enum lb_ctl_op)r->op;
 	if (r->service != NULL) {
 		/* top VIP asks for every service of the VIP: its key's port is 0 */
@@ -228,7 +225,7 @@ lb_dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, 
 		/* Values are the manager's to judge; enums only must fit. */
 		if (l->rule < -1 || l->rule >= LB_LIM_N || (unsigned)l->mode > LB_LIMIT_INTERCEPT ||
 			(unsigned)l->refuse > LB_REFUSE_ICMP || l->prefix > 255)
-			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+			return lb_fail(errbuf, len, -LB_EPARSE,
 				"limit change: rule %d, mode %d, refuse %d or prefix %u", l->rule,
 				(int)l->mode, (int)l->refuse, l->prefix);
 		c->lim.given = l->given;
@@ -249,7 +246,7 @@ lb_dec_ctl_request(const Sluice__CtlRequest *r, struct lb_msg *m, char *errbuf, 
 	lb_dec_text(m->id, sizeof(m->id), r->operator_name);
 	/* A cut id would name another mux. */
 	if (r->mux != NULL && strlen(r->mux) >= sizeof(c->mux))
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "mux id longer than %zu bytes",
+		return lb_fail(errbuf, len, -LB_EPARSE, "mux id longer than %zu bytes",
 			sizeof(c->mux) - 1);
 	lb_dec_text(c->mux, sizeof(c->mux), r->mux);
 	return lb_dec_proof("operator request", &r->nonce, &r->proof, &r->certificate, m, &m->cert,
@@ -264,7 +261,7 @@ lb_dec_ctl_reply(const Sluice__CtlReply *r, struct lb_msg *m, char *errbuf, size
 	m->version = r->version;
 	lb_dec_text(m->text, sizeof(m->text), r->error);
 	if ((unsigned)r->wait_state > LB_WAIT_ABORTED)
-		return lb_dec_fail(
+		return lb_fail(
 			errbuf, len, -LB_EPARSE, "ctl reply: wait state %d", (int)r->wait_state);
 	m->wait.state = (enum lb_wait_state)r->wait_state;
 	m->wait.committed_as = r->committed_as;

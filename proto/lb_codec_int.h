@@ -19,7 +19,6 @@
 #ifndef LB_CODEC_INT_H
 #define LB_CODEC_INT_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -91,18 +90,6 @@ lb_enc_bin(const void *p, size_t len)
 	return b;
 }
 
-/* Write the error into errbuf and return rc. */
-static inline int __attribute__((format(printf, 4, 5)))
-lb_dec_fail(char *errbuf, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(errbuf, len, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /* A string field into a fixed buffer ("" for NULL). */
 static inline void
 lb_dec_text(char *dst, size_t size, const char *src)
@@ -148,7 +135,7 @@ lb_dec_addr(const ProtobufCBinaryData *b, struct lb_addr *a, uint8_t *af, const 
 		return 0;
 	}
 	if (b->len != 4)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "%s: %zu address bytes", what, b->len);
+		return lb_fail(errbuf, len, -LB_EPARSE, "%s: %zu address bytes", what, b->len);
 	memcpy(&a->a32[0], b->data, 4);
 	*af = LB_AF_INET;
 	return 0;
@@ -158,10 +145,16 @@ static inline int
 lb_dec_digest(const ProtobufCBinaryData *b, uint8_t *out, char *errbuf, size_t len)
 {
 	if (b->len != LB_DIGEST_LEN)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "digest of %zu bytes", b->len);
+		return lb_fail(errbuf, len, -LB_EPARSE, "digest of %zu bytes", b->len);
 	memcpy(out, b->data, LB_DIGEST_LEN);
 	return 0;
 }
+
+/*
+ * A message packed into a new buffer, *buf (the caller frees it) of *len
+ * bytes: every encoder's last step. 0 or -LB_ENOMEM.
+ */
+int lb_enc_pack(const ProtobufCMessage *m, uint8_t **buf, size_t *len);
 
 /* ---- lb_codec_table.c ---- */
 

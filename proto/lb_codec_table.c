@@ -254,15 +254,15 @@ lb_dec_key(const Sluice__ServiceKey *k, struct lb_svc_key *out, char *errbuf, si
 	int rc;
 
 	if (k == NULL)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "service without a key");
+		return lb_fail(errbuf, len, -LB_EPARSE, "service without a key");
 	rc = lb_dec_addr(&k->vip, &vip, &af, "vip", errbuf, len);
 	if (rc != 0)
 		return rc;
 	if (k->protocol != LB_IPPROTO_TCP && k->protocol != LB_IPPROTO_UDP)
-		return lb_dec_fail(
+		return lb_fail(
 			errbuf, len, -LB_EPARSE, "protocol %u is neither TCP nor UDP", k->protocol);
 	if (k->port < 1 || k->port > 65535)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "port %u out of range", k->port);
+		return lb_fail(errbuf, len, -LB_EPARSE, "port %u out of range", k->port);
 	lb_svc_key_make(out, af, &vip, lb_cpu_to_be16((uint16_t)k->port), (uint8_t)k->protocol);
 	return 0;
 }
@@ -292,7 +292,7 @@ dec_limits(const Sluice__ServiceLimits *l, struct lb_service_cfg *sc, char *errb
 	c->source_prefix = l->source_prefix > 255 ? 255 : (uint8_t)l->source_prefix;
 	c->refuse = (unsigned)l->refuse > 255 ? 255 : (uint8_t)l->refuse;
 	if (lb_limits_check(c, sc->af, sc->proto, why, sizeof(why)) != 0)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "service port %u: %s", sc->port, why);
+		return lb_fail(errbuf, len, -LB_EPARSE, "service port %u: %s", sc->port, why);
 	return 0;
 }
 
@@ -304,7 +304,7 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 	int rc;
 
 	if (s == NULL)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "empty service");
+		return lb_fail(errbuf, len, -LB_EPARSE, "empty service");
 	rc = lb_dec_key(s->key, &key, errbuf, len);
 	if (rc != 0)
 		return rc;
@@ -319,7 +319,7 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 		return rc;
 	if (s->affinity >= LB_AFF_N || s->on_unusable >= LB_UNUSABLE_N ||
 		s->balance >= LB_BALANCE_N)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE,
+		return lb_fail(errbuf, len, -LB_EPARSE,
 			"service port %u: affinity %u, on_unusable %u or balance %u out of range",
 			sc->port, s->affinity, s->on_unusable, s->balance);
 	sc->choice.affinity = (uint8_t)s->affinity;
@@ -328,19 +328,19 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 	sc->choice.balance = (uint8_t)s->balance;
 	sc->choice.mitigate = s->mitigate;
 	if (s->n_withdrawn_zones > LB_WZONES)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE,
-			"service port %u: withdrawn in %zu zones", sc->port, s->n_withdrawn_zones);
+		return lb_fail(errbuf, len, -LB_EPARSE, "service port %u: withdrawn in %zu zones",
+			sc->port, s->n_withdrawn_zones);
 	for (i = 0; i < s->n_withdrawn_zones; i++) {
 		const char *z = s->withdrawn_zones[i], *why = lb_zone_problem(z, false);
 
 		if (why != NULL)
-			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+			return lb_fail(errbuf, len, -LB_EPARSE,
 				"service port %u: a withdrawn zone is %s", sc->port, why);
 		memcpy(sc->wzones[i], z, strlen(z));
 	}
 	sc->n_wzones = (uint8_t)s->n_withdrawn_zones;
 	if (s->n_backends > LB_MAGLEV_MAX_BACKENDS)
-		return lb_dec_fail(
+		return lb_fail(
 			errbuf, len, -LB_EPARSE, "%zu backends in one service", s->n_backends);
 	sc->backends = calloc(s->n_backends ? s->n_backends : 1, sizeof(*sc->backends));
 	if (sc->backends == NULL)
@@ -355,11 +355,11 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 			return rc;
 		/* A service is one family; the host (PA) may be either. */
 		if (daf != sc->af)
-			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+			return lb_fail(errbuf, len, -LB_EPARSE,
 				"backend %zu: dip is IPv%u in an IPv%u service", i, daf, sc->af);
 		if (b->port < 1 || b->port > 65535 || b->weight > LB_MAGLEV_MAX_WEIGHT ||
 			(unsigned)b->state > LB_BACKEND_MAINT)
-			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+			return lb_fail(errbuf, len, -LB_EPARSE,
 				"backend %zu: port %u, weight %u or state %d out of range", i,
 				b->port, b->weight, (int)b->state);
 		bc->port = (uint16_t)b->port;
@@ -372,11 +372,11 @@ dec_service(const Sluice__Service *s, struct lb_service_cfg *sc, char *errbuf, s
 			const char *why = lb_zone_problem(b->zone, false);
 
 			if (why != NULL)
-				return lb_dec_fail(errbuf, len, -LB_EPARSE,
+				return lb_fail(errbuf, len, -LB_EPARSE,
 					"backend %zu: the zone is %s", i, why);
 			memcpy(bc->zone, b->zone, strlen(b->zone));
 		} else if (sc->choice.zonal) {
-			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+			return lb_fail(errbuf, len, -LB_EPARSE,
 				"backend %zu: no zone in a service with cross_zone off", i);
 		}
 		sc->n_backends = (uint32_t)i + 1;
@@ -416,7 +416,7 @@ dec_drained(const Sluice__FlowTableOptions *o, lb_ftable_id **out, uint32_t *n, 
 	if (o->n_drained_muxes == 0)
 		return 0;
 	if (o->n_drained_muxes > LB_FTABLE_MAX_DRAINED)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "%zu drained muxes (at most %d)",
+		return lb_fail(errbuf, len, -LB_EPARSE, "%zu drained muxes (at most %d)",
 			o->n_drained_muxes, LB_FTABLE_MAX_DRAINED);
 	*out = calloc(o->n_drained_muxes, sizeof(**out));
 	if (*out == NULL)
@@ -425,7 +425,7 @@ dec_drained(const Sluice__FlowTableOptions *o, lb_ftable_id **out, uint32_t *n, 
 		const char *id = o->drained_muxes[i];
 
 		if (id == NULL || id[0] == '\0' || strlen(id) >= LB_FTABLE_ID_LEN)
-			return lb_dec_fail(errbuf, len, -LB_EPARSE,
+			return lb_fail(errbuf, len, -LB_EPARSE,
 				"drained mux %zu: an id of 1 to %d bytes", i, LB_FTABLE_ID_LEN - 1);
 		snprintf((*out)[i], sizeof((*out)[i]), "%s", id);
 		*n = (uint32_t)i + 1;
@@ -443,14 +443,13 @@ dec_options(const Sluice__FlowTableOptions *o, struct lb_hash_seed *seed, uint32
 	memset(mux_rate, 0, sizeof(*mux_rate));
 	dec_rule(o->mux_new_per_second, mux_rate);
 	if (lb_limit_rule_check(mux_rate, "mux_new_per_second", why, sizeof(why)) != 0)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "%s", why);
+		return lb_fail(errbuf, len, -LB_EPARSE, "%s", why);
 
 	if (o->hash_seed.len != 16)
-		return lb_dec_fail(
-			errbuf, len, -LB_EPARSE, "hash seed of %zu bytes", o->hash_seed.len);
+		return lb_fail(errbuf, len, -LB_EPARSE, "hash seed of %zu bytes", o->hash_seed.len);
 	if (!lb_is_prime(o->maglev_size) || o->maglev_size < LB_MAGLEV_MIN_SIZE ||
 		o->maglev_size > LB_MAGLEV_MAX_SIZE)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "maglev size %u", o->maglev_size);
+		return lb_fail(errbuf, len, -LB_EPARSE, "maglev size %u", o->maglev_size);
 	seed->k0 = seed->k1 = 0;
 	for (i = 0; i < 8; i++) {
 		seed->k0 = seed->k0 << 8 | o->hash_seed.data[i];
@@ -472,11 +471,11 @@ lb_dec_prepare(const Sluice__Prepare *p, struct lb_msg *m, char *errbuf, size_t 
 	m->base_version = p->base_version;
 	m->term = p->term;
 	if (m->version != m->base_version + 1)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "prepare %llu on base %llu",
+		return lb_fail(errbuf, len, -LB_EPARSE, "prepare %llu on base %llu",
 			(unsigned long long)m->version, (unsigned long long)m->base_version);
 	rc = lb_dec_digest(&p->digest, m->digest, errbuf, len);
 	if (rc != 0 || d == NULL)
-		return rc != 0 ? rc : lb_dec_fail(errbuf, len, -LB_EPARSE, "prepare without delta");
+		return rc != 0 ? rc : lb_fail(errbuf, len, -LB_EPARSE, "prepare without delta");
 	m->delta.remove = calloc(d->n_remove ? d->n_remove : 1, sizeof(*m->delta.remove));
 	if (m->delta.remove == NULL)
 		return -LB_ENOMEM;
@@ -513,13 +512,13 @@ lb_dec_chunk(const Sluice__SnapshotChunk *c, struct lb_msg *m, char *errbuf, siz
 	m->index = c->index;
 	m->count = c->count;
 	if (c->count == 0 || c->index >= c->count)
-		return lb_dec_fail(errbuf, len, -LB_EPARSE, "chunk %u of %u", c->index, c->count);
+		return lb_fail(errbuf, len, -LB_EPARSE, "chunk %u of %u", c->index, c->count);
 	rc = lb_dec_digest(&c->digest, m->digest, errbuf, len);
 	if (rc != 0)
 		return rc;
 	if (c->index == 0) {
 		if (c->options == NULL)
-			return lb_dec_fail(errbuf, len, -LB_EPARSE, "first chunk without options");
+			return lb_fail(errbuf, len, -LB_EPARSE, "first chunk without options");
 		rc = dec_options(c->options, &m->table.seed, &m->table.maglev_size,
 			&m->table.mux_rate, errbuf, len);
 		if (rc == 0)

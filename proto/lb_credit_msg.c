@@ -28,11 +28,7 @@ lb_credit_grant_encode(const struct lb_credit_grant *g, uint8_t **buf, size_t *l
 	}
 	m.n_credits = i;
 	m.credits = cp;
-	*len = sluice__credit_grant__get_packed_size(&m);
-	if ((*buf = malloc(*len ? *len : 1)) == NULL)
-		return -LB_ENOMEM;
-	sluice__credit_grant__pack(&m, *buf);
-	return 0;
+	return lb_enc_pack(&m.base, buf, len);
 }
 
 int
@@ -61,11 +57,7 @@ lb_credit_report_encode(const struct lb_credit_report *r, uint8_t **buf, size_t 
 	}
 	m.n_uses = i;
 	m.uses = up;
-	*len = sluice__credit_report__get_packed_size(&m);
-	if ((*buf = malloc(*len ? *len : 1)) == NULL)
-		return -LB_ENOMEM;
-	sluice__credit_report__pack(&m, *buf);
-	return 0;
+	return lb_enc_pack(&m.base, buf, len);
 }
 
 /* The checks both directions share: protocol, sender id, entry count. */
@@ -73,14 +65,14 @@ static int
 check_head(uint32_t protocol, const char *id, size_t n, const char *what, char *err, size_t elen)
 {
 	if (protocol != LB_CREDIT_PROTOCOL)
-		return lb_dec_fail(err, elen, -LB_EPROTOCOL,
+		return lb_fail(err, elen, -LB_EPROTOCOL,
 			"%s speaks credit protocol %u, this build speaks %u", what, protocol,
 			LB_CREDIT_PROTOCOL);
 	if (id == NULL || id[0] == 0 || strlen(id) >= LB_MSG_ID)
-		return lb_dec_fail(err, elen, -LB_EPARSE, "%s without a valid id", what);
+		return lb_fail(err, elen, -LB_EPARSE, "%s without a valid id", what);
 	if (n > LB_CREDIT_MAX)
-		return lb_dec_fail(err, elen, -LB_EPARSE, "%s with %zu backends (at most %u)", what,
-			n, LB_CREDIT_MAX);
+		return lb_fail(err, elen, -LB_EPARSE, "%s with %zu backends (at most %u)", what, n,
+			LB_CREDIT_MAX);
 	return 0;
 }
 
@@ -107,19 +99,18 @@ lb_credit_grant_decode(
 
 	memset(g, 0, sizeof(*g));
 	if ((m = sluice__credit_grant__unpack(NULL, len, buf)) == NULL)
-		return lb_dec_fail(err, elen, -LB_EPARSE, "not a credit grant (%zu bytes)", len);
+		return lb_fail(err, elen, -LB_EPARSE, "not a credit grant (%zu bytes)", len);
 	rc = check_head(m->protocol, m->agent, m->n_credits, "a grant", err, elen);
 	if (rc == 0 && (m->ttl_ms < LB_CREDIT_TTL_MIN || m->ttl_ms > LB_CREDIT_TTL_MAX))
-		rc = lb_dec_fail(err, elen, -LB_EPARSE, "a grant's ttl of %u ms (%u..%u)",
-			m->ttl_ms, LB_CREDIT_TTL_MIN, LB_CREDIT_TTL_MAX);
+		rc = lb_fail(err, elen, -LB_EPARSE, "a grant's ttl of %u ms (%u..%u)", m->ttl_ms,
+			LB_CREDIT_TTL_MIN, LB_CREDIT_TTL_MAX);
 	for (i = 0; rc == 0 && i < m->n_credits; i++) {
 		const Sluice__Credit *c = m->credits[i];
 
 		if (listed_before(c->backend, ids, (uint32_t)i))
-			rc = lb_dec_fail(
-				err, elen, -LB_EPARSE, "backend %u granted twice", c->backend);
+			rc = lb_fail(err, elen, -LB_EPARSE, "backend %u granted twice", c->backend);
 		else if (c->count > LB_MAX_CONNS_CAP || (c->grant == 0) != (c->count == 0))
-			rc = lb_dec_fail(err, elen, -LB_EPARSE,
+			rc = lb_fail(err, elen, -LB_EPARSE,
 				"backend %u: a grant of %u credits named %llu", c->backend,
 				c->count, (unsigned long long)c->grant);
 		ids[i] = c->backend;
@@ -149,19 +140,19 @@ lb_credit_report_decode(
 
 	memset(r, 0, sizeof(*r));
 	if ((m = sluice__credit_report__unpack(NULL, len, buf)) == NULL)
-		return lb_dec_fail(err, elen, -LB_EPARSE, "not a credit report (%zu bytes)", len);
+		return lb_fail(err, elen, -LB_EPARSE, "not a credit report (%zu bytes)", len);
 	rc = check_head(m->protocol, m->mux, m->n_uses, "a report", err, elen);
 	for (i = 0; rc == 0 && i < m->n_uses; i++) {
 		const Sluice__CreditUse *u = m->uses[i];
 
 		if (listed_before(u->backend, ids, (uint32_t)i))
-			rc = lb_dec_fail(
+			rc = lb_fail(
 				err, elen, -LB_EPARSE, "backend %u reported twice", u->backend);
 		/* What was spent, expired or taken back was received first (no sum: it could wrap).
 		 */
 		else if (u->used > u->received || u->expired > u->received - u->used ||
 			 u->revoked > u->received - u->used - u->expired)
-			rc = lb_dec_fail(err, elen, -LB_EPARSE,
+			rc = lb_fail(err, elen, -LB_EPARSE,
 				"backend %u: %llu credits spent or dropped of %llu received",
 				u->backend, (unsigned long long)u->used + u->expired + u->revoked,
 				(unsigned long long)u->received);

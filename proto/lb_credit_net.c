@@ -43,9 +43,7 @@ load_muxes(const config_setting_t *g, struct lb_credit_cfg *cfg, struct lb_cfg_e
 		const config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
 		const char *id = NULL, *url = NULL;
 
-		if (!config_setting_is_group(e))
-			return lb_cfg_error(err, e, NULL, "a mux is { id = ...; url = ...; }");
-		if ((rc = lb_cfg_check_fields(e, fields, err)) != 0 ||
+		if ((rc = lb_cfg_group(e, fields, "a mux is { id = ...; url = ...; }", err)) != 0 ||
 			(rc = lb_cfg_get_string(e, "id", true, NULL, &id, err)) != 0 ||
 			(rc = lb_cfg_get_string(e, "url", true, NULL, &url, err)) != 0 ||
 			(rc = check_url(config_setting_get_member(e, "url"), url, cfg->muxes[i].url,
@@ -84,11 +82,10 @@ lb_credit_cfg_load(const config_setting_t *root, const char *path, bool agent, c
 	memset(cfg, 0, sizeof(*cfg));
 	if (g == NULL)
 		return 0;
-	if (!config_setting_is_group(g))
-		return lb_cfg_error(err, g, NULL, "credits is a group { ... }");
 	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
 	dir = dirname(dirbuf);
-	if ((rc = lb_cfg_check_fields(g, agent ? agent_fields : mux_fields, err)) != 0)
+	if ((rc = lb_cfg_group(
+		     g, agent ? agent_fields : mux_fields, "credits is a group { ... }", err)) != 0)
 		return rc;
 	if (!agent) {
 		if ((rc = lb_cfg_get_string(g, "listen", true, NULL, &v, err)) != 0 ||

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,20 +96,6 @@ lb_lkg_encode(const struct lb_ftable *t, uint64_t version, const uint8_t digest[
 	return 0;
 }
 
-static int refuse(char *err, size_t elen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int
-refuse(char *err, size_t elen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, elen, fmt, ap);
-	va_end(ap);
-	return -LB_EPARSE;
-}
-
 int
 lb_lkg_decode(const uint8_t *buf, size_t len, struct lb_lkg *out, char *err, size_t elen)
 {
@@ -123,36 +108,38 @@ lb_lkg_decode(const uint8_t *buf, size_t len, struct lb_lkg *out, char *err, siz
 	memset(out, 0, sizeof(*out));
 	/* Each check names the lie it catches. */
 	if (len < LB_LKG_HEADER)
-		return refuse(err, elen, "truncated: %zu bytes, shorter than the header", len);
+		return lb_fail(err, elen, -LB_EPARSE,
+			"truncated: %zu bytes, shorter than the header", len);
 	if (memcmp(buf, lkg_magic, sizeof(lkg_magic)) != 0)
-		return refuse(err, elen, "not a last-known-good file (bad magic)");
+		return lb_fail(err, elen, -LB_EPARSE, "not a last-known-good file (bad magic)");
 	if (get_be(buf + 8, 4) != LB_LKG_FORMAT)
-		return refuse(err, elen, "format %" PRIu64 ", this build reads %d",
+		return lb_fail(err, elen, -LB_EPARSE, "format %" PRIu64 ", this build reads %d",
 			get_be(buf + 8, 4), LB_LKG_FORMAT);
 	n = get_be(buf + 16, 8);
 	if (n != len - LB_LKG_HEADER)
-		return refuse(err, elen, "%s: %zu bytes after the header, %" PRIu64 " announced",
+		return lb_fail(err, elen, -LB_EPARSE,
+			"%s: %zu bytes after the header, %" PRIu64 " announced",
 			n > len - LB_LKG_HEADER ? "truncated" : "trailing bytes",
 			len - LB_LKG_HEADER, n);
 	if (get_be(buf + 24, 8) != checksum(buf + LB_LKG_HEADER, (size_t)n))
-		return refuse(err, elen, "checksum mismatch: the file was damaged");
+		return lb_fail(err, elen, -LB_EPARSE, "checksum mismatch: the file was damaged");
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
-		return refuse(err, elen, "out of memory");
+		return lb_fail(err, elen, -LB_EPARSE, "out of memory");
 	rc = lb_msg_decode(buf + LB_LKG_HEADER, (size_t)n, m, why, sizeof(why));
 	if (rc != 0) {
-		rc = refuse(err, elen, "the table does not decode: %s", why);
+		rc = lb_fail(err, elen, -LB_EPARSE, "the table does not decode: %s", why);
 	} else if (m->type != LB_MSG_SNAPSHOT_CHUNK || m->index != 0 || m->count != 1) {
-		rc = refuse(err, elen, "the table is not one whole snapshot");
+		rc = lb_fail(err, elen, -LB_EPARSE, "the table is not one whole snapshot");
 	} else if (m->version == 0) {
-		rc = refuse(err, elen, "version 0");
+		rc = lb_fail(err, elen, -LB_EPARSE, "version 0");
 	} else {
 		lb_ftable_sort(&m->table);
 		lb_ftable_digest(&m->table, digest);
 		if (lb_ftable_validate(&m->table, why, sizeof(why)) != 0)
-			rc = refuse(err, elen, "the table is not valid: %s", why);
+			rc = lb_fail(err, elen, -LB_EPARSE, "the table is not valid: %s", why);
 		else if (memcmp(digest, m->digest, LB_DIGEST_LEN) != 0)
-			rc = refuse(err, elen,
+			rc = lb_fail(err, elen, -LB_EPARSE,
 				"digest mismatch: the table is not the one recorded (version "
 				"%" PRIu64 ")",
 				m->version);

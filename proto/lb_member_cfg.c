@@ -134,11 +134,9 @@ lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_mem
 	memset(cfg, 0, sizeof(*cfg));
 	if (g == NULL)
 		return 0;
-	if (!config_setting_is_group(g))
-		return lb_cfg_error(err, g, NULL, "expected a group { url = ...; id = ...; }");
 	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
 	dir = dirname(dirbuf);
-	if ((rc = lb_cfg_check_fields(g, fields, err)) != 0 ||
+	if ((rc = lb_cfg_group(g, fields, "expected a group { url = ...; id = ...; }", err)) != 0 ||
 		(rc = load_urls(g, cfg, &tls, err)) != 0 ||
 		(rc = lb_cfg_get_string(g, "id", true, NULL, &id, err)) != 0 ||
 		(rc = lb_cfg_get_string(g, "server_name", false, "sluice-manager", &sn, err)) !=
