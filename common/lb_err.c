@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "lb_err.h"
 
@@ -24,7 +23,9 @@ static const char *const lb_err_names[LB_E_MAX + 1] = {
 static int
 err_slot(int err)
 {
-	err = abs(err);
+	/* Not abs(): abs(INT_MIN) is undefined. */
+	if (err < 0)
+		return err > -LB_E_MAX ? -err : LB_E_MAX;
 	return err < LB_E_MAX ? err : LB_E_MAX;
 }
 

@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include <rte_cycles.h>
 #include <rte_telemetry.h>
@@ -229,8 +228,7 @@ ha_credit_start(struct ha_update *u, const struct lb_credit_cfg *cfg, char *err,
 	c->cfg = *cfg;
 	pthread_mutex_init(&c->lock, NULL);
 	/* A new incarnation makes every mux void what an earlier start of ours granted. */
-	if (getrandom(&inc, sizeof(inc), 0) != sizeof(inc) || inc == 0)
-		inc = rte_rdtsc() | 1;
+	inc = lb_credit_incarnation();
 	ha_grant_init(&c->g, cfg->n_muxes, cfg->ttl_ms, inc, lb_now_ms());
 	for (i = 0; i < cfg->n_muxes; i++) {
 		if (lb_credit_open(&c->socks[i], cfg, &cfg->muxes[i], err, len) != 0) {

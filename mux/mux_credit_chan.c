@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include <rte_cycles.h>
 
 #include "lb_credit_msg.h"
+#include "lb_credit_net.h"
 #include "lb_log.h"
 #include "mux_credit.h"
 #include "mux_credit_chan.h"
@@ -97,9 +97,7 @@ mux_credit_chan_start(struct mux_credit *c, const struct lb_credit_cfg *cfg, con
 	ch->credit = c;
 	snprintf(ch->id, sizeof(ch->id), "%s", id);
 	/* A new incarnation tells every agent that what it granted the last one is gone. */
-	if (getrandom(&ch->incarnation, sizeof(ch->incarnation), 0) != sizeof(ch->incarnation) ||
-		ch->incarnation == 0)
-		ch->incarnation = rte_rdtsc() | 1;
+	ch->incarnation = lb_credit_incarnation();
 	if (lb_credit_open(&ch->sock, cfg, NULL, err, len) != 0) {
 		free(ch);
 		return NULL;

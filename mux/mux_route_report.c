@@ -101,7 +101,7 @@ status_line(const struct mux_route *r, char *buf, size_t len)
 static void
 route_print(const void *arg, FILE *out)
 {
-	struct mux_route *r = (struct mux_route *)arg; /* its lock is taken */
+	struct mux_route *r = (struct mux_route *)arg; /* const: only its lock changes */
 	const struct mux_rp_speaker *s;
 	char st[512], a[INET_ADDRSTRLEN];
 	uint32_t i, withheld = 0;

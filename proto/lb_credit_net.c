@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
+#include "lb_clock.h"
 #include "lb_credit_msg.h"
 #include "lb_credit_net.h"
 
@@ -213,4 +215,14 @@ lb_credit_open(nng_socket *s, const struct lb_credit_cfg *cfg, const struct lb_c
 		nng_close(*s);
 	}
 	return rc;
+}
+
+uint64_t
+lb_credit_incarnation(void)
+{
+	uint64_t inc = 0;
+
+	if (getrandom(&inc, sizeof(inc), 0) != sizeof(inc) || inc == 0)
+		inc = lb_now_us() | 1; /* no entropy yet: still new for this start */
+	return inc;
 }

@@ -83,4 +83,11 @@ int lb_credit_open(nng_socket *s, const struct lb_credit_cfg *cfg, const struct 
  */
 bool lb_nng_close_within(nng_socket sock, unsigned ms);
 
+/*
+ * A new incarnation for a credit peer's start (never 0): random, so that
+ * what the other side granted or was granted by an earlier start of this
+ * one is void (docs/architecture.md, "Capacity credits").
+ */
+uint64_t lb_credit_incarnation(void);
+
 #endif /* LB_CREDIT_NET_H */

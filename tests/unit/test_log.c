@@ -5,6 +5,7 @@
  * syslog priority and carries neither the program nor a time stamp, which
  * the journal adds; anywhere else the plain "prog: level: message".
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include <criterion/criterion.h>
 
+#include "lb_err.h"
 #include "lb_log.h"
 
 /* The file stderr goes to while a test captures it (each test is a process of its own). */
@@ -117,4 +119,17 @@ Test(log, forced_either_way)
 	expect_captured("<4>w\nsluice-test: warning: w\n");
 	cr_expect_eq(lb_log_priority(LB_LOG_ERR), 3);
 	cr_expect_eq(lb_log_priority(LB_LOG_DEBUG), 7);
+}
+
+/* Error codes of either sign name themselves; any other int is "unknown", INT_MIN too. */
+Test(log, error_codes_either_sign_and_out_of_range)
+{
+	cr_expect_str_eq(lb_strerror(LB_EINVAL), "invalid argument");
+	cr_expect_str_eq(lb_strerror(-LB_EINVAL), "invalid argument");
+	cr_expect_str_eq(lb_errname(-LB_EINVAL), "INVAL");
+	cr_expect_str_eq(lb_strerror(LB_E_MAX), "unknown error");
+	cr_expect_str_eq(lb_strerror(-LB_E_MAX), "unknown error");
+	cr_expect_str_eq(lb_strerror(INT_MAX), "unknown error");
+	cr_expect_str_eq(lb_strerror(INT_MIN), "unknown error");
+	cr_expect_str_eq(lb_errname(INT_MIN), "UNKNOWN");
 }
