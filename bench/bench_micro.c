@@ -222,6 +222,11 @@ report_line(FILE *out, const struct scenario *sc, const struct result *r, uint64
 			"", r->table_bytes >> 20, (double)r->table_bytes / (double)r->table_entries,
 			(double)r->table_bytes / (double)sc->conns,
 			(double)sc->conns / r->warm_s / 1e6);
+	if (r->n_lat != 0)
+		fprintf(out,
+			"%-17s   a burst (its last packet's wait): p50 %.2f us, p99 %.2f, "
+			"p99.9 %.2f, max %.1f (%" PRIu64 " bursts)\n",
+			"", r->lat_us[0], r->lat_us[1], r->lat_us[2], r->lat_us[3], r->n_lat);
 	if (sc->rcu)
 		fprintf(out,
 			"%-17s   RCU loop; %" PRIu64 " swaps in %.2fs (%.0f/s, %s), grace period "

@@ -73,6 +73,14 @@ struct result {
 	double sync_max_us;
 	double swap_build_ms; /* mean build of a swapped-in generation (fresh mode) */
 	bool fresh;	      /* each swap built a new generation (else: a pre-built pool) */
+	/*
+	 * Scenarios of 1M connections or more: how long one burst took
+	 * (mux_burst(), and the sweep where the scenario runs it), the wait of
+	 * its last packet before the next poll. Percentiles 50, 99, 99.9 and
+	 * the longest, in microseconds; n_lat bursts timed.
+	 */
+	double lat_us[4];
+	uint64_t n_lat;
 };
 
 struct bench_env {

@@ -97,20 +97,34 @@ prep(struct rte_mbuf **m, const uint64_t *flows, uint32_t n, uint32_t n_services
 }
 
 /* Run one batch through mux_burst; reclaimed mbufs land in out. Returns the count. */
+/* Bursts whose time is kept, at most, per run (the latency percentiles). */
+#define BENCH_LAT_MAX (1u << 22)
+
+/* Each burst's cycles into lat (NULL: not timed) while *n_lat < BENCH_LAT_MAX. */
+struct lat_rec {
+	uint32_t *cyc;
+	uint64_t n;
+};
+
 static inline uint32_t
 run_batch(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf **m,
-	uint32_t n, struct rte_mbuf **out, bool sweep)
+	uint32_t n, struct rte_mbuf **out, bool sweep, struct lat_rec *lat)
 {
 	struct dp_txbuf *t = &w->tx[port];
 	uint32_t i, got = 0;
+	uint64_t b0 = 0;
 
 	for (i = 0; i < n; i += MUX_BURST) {
 		uint16_t k = (uint16_t)RTE_MIN((uint32_t)MUX_BURST, n - i);
 
+		if (lat != NULL)
+			b0 = rte_rdtsc();
 		mux_burst(w, g, port, m + i, k, BENCH_NOW);
 		/* mux_worker_main() after a burst with traffic: nothing expires at BENCH_NOW */
 		if (sweep)
 			mux_conn_sweep(w->conn, BENCH_NOW, MUX_SWEEP_BUSY);
+		if (lat != NULL && lat->n < BENCH_LAT_MAX)
+			lat->cyc[lat->n++] = (uint32_t)RTE_MIN(rte_rdtsc() - b0, (uint64_t)UINT32_MAX);
 		memcpy(out + got, t->pkts, sizeof(*out) * t->n);
 		got += t->n;
 		t->n = 0;
@@ -345,7 +359,7 @@ push_flows(struct bench_env *env, struct mux_worker *w, const struct mux_gen *g,
 		for (i = 0; i < k; i++)
 			fl[i] = first + done + i;
 		prep(m, fl, k, n_services, flags, v6);
-		got = run_batch(w, g, env->port, m, k, out, false);
+		got = run_batch(w, g, env->port, m, k, out, false, NULL);
 		if (dip_of != NULL && got == k)
 			for (i = 0; i < k; i++)
 				dip_of[first + done + i] = inner_dst(out[i], v6);
@@ -463,6 +477,29 @@ swapper_start(struct swapper *sw, pthread_t *th)
 	return rc;
 }
 
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The recorded bursts' percentiles 50, 99, 99.9 and the longest, in microseconds. */
+static void
+lat_percentiles(struct lat_rec *lat, uint64_t hz, struct result *r)
+{
+	static const double q[3] = {0.5, 0.99, 0.999};
+	int i;
+
+	qsort(lat->cyc, lat->n, sizeof(*lat->cyc), cmp_u32);
+	for (i = 0; i < 3; i++)
+		r->lat_us[i] = (double)lat->cyc[(uint64_t)(q[i] * (double)(lat->n - 1))] * 1e6 /
+			       (double)hz;
+	r->lat_us[3] = (double)lat->cyc[lat->n - 1] * 1e6 / (double)hz;
+	r->n_lat = lat->n;
+}
+
 int
 bench_run_scenario(struct bench_env *env, const struct scenario *sc, double seconds, bool check,
 	struct result *r)
@@ -474,6 +511,7 @@ bench_run_scenario(struct bench_env *env, const struct scenario *sc, double seco
 	struct mux_worker *w;
 	struct mux_gen *g;
 	struct swapper sw;
+	struct lat_rec lat = {0};
 	pthread_t swap_th;
 	bool swapping = false, online = false, sample;
 	lb_be32_t *dip_of = NULL;
@@ -571,6 +609,12 @@ bench_run_scenario(struct bench_env *env, const struct scenario *sc, double seco
 		swapping = true;
 	}
 
+	if (!check && sc->conns >= 1000000 && !sc->syn && !sc->rcu &&
+		sc->floor == BENCH_FLOOR_NONE) {
+		lat.cyc = malloc(sizeof(*lat.cyc) * BENCH_LAT_MAX);
+		if (lat.cyc == NULL)
+			goto out;
+	}
 	budget = (uint64_t)(seconds * (double)env->hz);
 	t = bench_now_s();
 	start = rte_rdtsc();
@@ -601,7 +645,8 @@ bench_run_scenario(struct bench_env *env, const struct scenario *sc, double seco
 		else if (sc->rcu)
 			got = run_batch_rcu(w, &env->ctx, env->port, m, BENCH_BATCH_PKTS, out);
 		else
-			got = run_batch(w, g, env->port, m, BENCH_BATCH_PKTS, out, sc->sweep);
+			got = run_batch(w, g, env->port, m, BENCH_BATCH_PKTS, out, sc->sweep,
+				lat.cyc != NULL ? &lat : NULL);
 		t2 = rte_rdtsc();
 		r->prep_cyc += t1 - t0;
 		r->mux_cyc += t2 - t1;
@@ -666,6 +711,8 @@ bench_run_scenario(struct bench_env *env, const struct scenario *sc, double seco
 			goto out;
 		}
 	}
+	if (lat.n != 0)
+		lat_percentiles(&lat, env->hz, r);
 	r->fwd = w->cnt.fwd_pkts + floor_fwd;
 	r->hit = w->cnt.conn_hit;
 	r->new_conns = w->cnt.conn_new;
@@ -686,6 +733,7 @@ out:
 		rte_rcu_qsbr_thread_offline(env->ctx.qsv, w->idx);
 	free(seq);
 	free(dip_of);
+	free(lat.cyc);
 	mux_worker_fini(w);
 	rte_free(w);
 	if (sw.fresh) {
