@@ -124,7 +124,8 @@ run_batch(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct r
 		if (sweep)
 			mux_conn_sweep(w->conn, BENCH_NOW, MUX_SWEEP_BUSY);
 		if (lat != NULL && lat->n < BENCH_LAT_MAX)
-			lat->cyc[lat->n++] = (uint32_t)RTE_MIN(rte_rdtsc() - b0, (uint64_t)UINT32_MAX);
+			lat->cyc[lat->n++] =
+				(uint32_t)RTE_MIN(rte_rdtsc() - b0, (uint64_t)UINT32_MAX);
 		memcpy(out + got, t->pkts, sizeof(*out) * t->n);
 		got += t->n;
 		t->n = 0;
