@@ -17,7 +17,9 @@ router's namespace (ip netns exec ROUTER pop_tool.py ...).
   pop_tool.py ports --vip V --if IF [--if IF ...] [--ms MS] [--enough N]
         Which client source ports send TCP to V through each interface
         (a mux's bridge port: the mux ECMP gives them to), sniffed for MS
-        ms or until N ports were seen: one JSON object {IF: [ports]}.
+        ms or until N distinct ports were seen and 1 s more: one JSON
+        object {IF: [ports]}. A port a flooding bridge showed on two
+        interfaces goes to the one that saw most of its packets.
 
 The flows of the victim are learnt by sniffing its bridge port (--victim-if,
 the router's side of its data veth) for --learn-ms before the signal: every
@@ -96,6 +98,38 @@ def learn_many(socks, vip, ms, enough=None):
                 t = ip and tcp_sport(ip, vip)
                 if t:
                     seen[socks[sock]].add(t[1])
+
+
+def learn_ports(socks, vip, ms, enough, settle_ms=1000):
+    """Which socket of socks (socket -> name) each client port's packets
+    to the VIP pass: {name: sorted ports}. Sniffs for ms, or until enough
+    distinct ports were seen and settle_ms more. A bridge floods a frame
+    whose destination it has not learned yet to every port, so a port can
+    show on two sockets at first: it goes to the one that saw the most of
+    its packets."""
+    count, end = {}, time.monotonic() + ms / 1000
+    while True:
+        now = time.monotonic()
+        if now >= end:
+            break
+        if enough is not None and len(count) >= enough:
+            end = min(end, now + settle_ms / 1000)
+            enough = None
+        for sock in select.select(list(socks), [], [], end - now)[0]:
+            while True:
+                try:
+                    frame = sock.recv(65535)
+                except BlockingIOError:
+                    break
+                ip = ipv4(frame)
+                t = ip and tcp_sport(ip, vip)
+                if t:
+                    per = count.setdefault(t[1], {})
+                    per[socks[sock]] = per.get(socks[sock], 0) + 1
+    seen = {n: [] for n in socks.values()}
+    for port, per in sorted(count.items()):
+        seen[max(per, key=per.get)].append(port)
+    return seen
 
 
 def learn(sock, vip, ms):
@@ -189,9 +223,9 @@ def main():
         print(" ".join(nexthops(a.vip)))
         return 0
     if a.cmd == "ports":
-        seen = learn_many({sniffer(i): i for i in a.ifs}, socket.inet_aton(a.vip), a.ms,
-                          a.enough)
-        print(json.dumps({i: sorted(v) for i, v in seen.items()}))
+        seen = learn_ports({sniffer(i): i for i in a.ifs}, socket.inet_aton(a.vip), a.ms,
+                           a.enough)
+        print(json.dumps(seen))
         return 0
     if bool(a.victim_if) != bool(a.survivor_if) or bool(a.survivor_if) != bool(a.survivor_ta):
         p.error("--victim-if, --survivor-if and --survivor-ta go together")
