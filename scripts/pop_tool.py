@@ -79,27 +79,6 @@ def tcp_sport(ip, dst=None):
     return ip[12:16], struct.unpack("!H", ip[ihl:ihl + 2])[0]
 
 
-def learn_many(socks, vip, ms, enough=None):
-    """Client source ports of TCP packets to the VIP seen on each socket of
-    socks (socket -> name) for ms, or until `enough` ports in all were
-    seen: {name: set of ports}."""
-    seen, end = {n: set() for n in socks.values()}, time.monotonic() + ms / 1000
-    while True:
-        left = end - time.monotonic()
-        if left <= 0 or (enough is not None and sum(map(len, seen.values())) >= enough):
-            return seen
-        for sock in select.select(list(socks), [], [], left)[0]:
-            while True:
-                try:
-                    frame = sock.recv(65535)
-                except BlockingIOError:
-                    break
-                ip = ipv4(frame)
-                t = ip and tcp_sport(ip, vip)
-                if t:
-                    seen[socks[sock]].add(t[1])
-
-
 def learn_ports(socks, vip, ms, enough, settle_ms=1000):
     """Which socket of socks (socket -> name) each client port's packets
     to the VIP pass: {name: sorted ports}. Sniffs for ms, or until enough
@@ -134,7 +113,7 @@ def learn_ports(socks, vip, ms, enough, settle_ms=1000):
 
 def learn(sock, vip, ms):
     """Client source ports of TCP packets to the VIP seen on sock for ms."""
-    return learn_many({sock: 0}, vip, ms)[0]
+    return set(learn_ports({sock: 0}, vip, ms, None)[0])
 
 
 def moved_packet(frame, ta, flows):
