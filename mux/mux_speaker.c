@@ -16,6 +16,7 @@
 
 #define BIRD_CMD_MS 2000      /* BIRD answers in milliseconds; this is "stuck" */
 #define BIRD_CTL_WAIT_MS 5000 /* from its start until its control socket answers */
+#define BIRD_EXIT_WAIT_MS 200 /* a broken control socket: BIRD's exit, if it is dying */
 #define BIRD_BACKOFF_MIN_MS 500
 #define BIRD_BACKOFF_MAX_MS 10000
 #define CONF_RETRY_MS 1000
@@ -197,6 +198,28 @@ reap_bird(struct speaker *s, uint64_t now)
 	bird_gone(s, now, "BIRD exited: restarting");
 }
 
+/*
+ * A command on the control socket failed (code < 0). If BIRD is dying, the
+ * socket breaks a moment before its exit can be reaped: wait up to
+ * BIRD_EXIT_WAIT_MS for that exit, so that it, not the broken socket, is
+ * what the speaker reports (and BIRD is restarted, not killed again).
+ * true: BIRD was gone.
+ */
+static bool
+bird_exited(struct speaker *s, uint64_t now)
+{
+	uint64_t until = lb_now_ms() + BIRD_EXIT_WAIT_MS;
+
+	for (;;) {
+		reap_bird(s, now);
+		if (s->bird <= 0)
+			return true;
+		if (lb_now_ms() >= until)
+			return false;
+		nap_ms(5);
+	}
+}
+
 static void
 connect_bird(struct speaker *s, uint64_t now)
 {
@@ -297,6 +320,8 @@ apply(struct speaker *s, uint64_t now)
 		memcpy(s->out.since_ms, since, sizeof(since[0]) * s->n_want);
 		return;
 	}
+	if (code < 0 && bird_exited(s, now))
+		return;
 	if (code < 0) {
 		fail(s, "configure: %s", err);
 	} else {
@@ -325,6 +350,8 @@ read_sessions(struct speaker *s, uint64_t now)
 	code = mux_bird_cmd(&s->ctl, "show protocols", BIRD_CMD_MS, s->reply, sizeof(s->reply), err,
 		sizeof(err));
 	if (code != 0) {
+		if (code < 0 && bird_exited(s, now))
+			return;
 		if (code < 0)
 			fail(s, "show protocols: %s", err);
 		if (code < 0 && s->out.n_vips > 0)
