@@ -527,6 +527,8 @@ main(int argc, char **argv)
 	if (rp->tls != NULL)
 		nng_tls_config_free(rp->tls);
 	lb_ftable_free(&rp->table);
+	lb_proof_signer_free(rp->signer);
+	free(rp->hello);
 	free(rp);
 	return rc;
 }
