@@ -490,9 +490,10 @@ guard_tick(struct mgr_guard *gd, uint64_t now)
 		}
 		if (other <= g->other && now < g->next_ms)
 			continue;
-		__atomic_add_fetch(&gd->n_checks, 1, __ATOMIC_RELAXED);
 		before = other;
 		v = check(gd, g, accepts, why, sizeof(why));
+		/* Counted once judged: a caller who saw the count grow saw a check end. */
+		__atomic_add_fetch(&gd->n_checks, 1, __ATOMIC_RELAXED);
 		g->next_ms = mgr_now_ms() + MGR_GUARD_PERIOD_MS;
 		switch (v) {
 		case CHECK_ACCEPTED:

@@ -93,7 +93,7 @@ bool mgr_guard_stop(struct mgr_guard *g);
 
 void mgr_guard_free(struct mgr_guard *g);
 
-/* Listeners listened again, and checks made, since the start (any thread). */
+/* Listeners listened again, and checks ended, since the start (any thread). */
 void mgr_guard_stats(const struct mgr_guard *g, uint64_t *restarts, uint64_t *checks);
 
 #endif /* MGR_GUARD_H */

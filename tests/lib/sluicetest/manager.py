@@ -136,13 +136,15 @@ class ManagerLab(Daemons):
     ipc://tmp/ctl.sock (ctl_url). Every process started logs to tmp/NAME.log;
     muxes run with the DPDK file prefix sluice-test-TAG-NAME-PID (TAG: the
     subclass's), each recorded for stop_all() to clean up.
-    After a failed check, dump_logs() shows the end (LOG_TAIL characters)
-    of the logs of LOGS.
+    After a failed check, dump_logs() shows the warnings and errors
+    (LOG_WARNINGS lines) and the end (LOG_TAIL characters) of the logs of
+    LOGS.
     """
 
     TAG = "lab"
     LOGS = ("manager", "mux1")
     LOG_TAIL = 4000
+    LOG_WARNINGS = 200
 
     def __init__(self, args, tmp, check):
         super().__init__(tmp)
@@ -239,13 +241,20 @@ class ManagerLab(Daemons):
         return False
 
     def dump_logs(self):
-        """After a failed check: the end of each log of LOGS."""
+        """After a failed check: each log of LOGS, its warnings and errors
+        from the start (at most LOG_WARNINGS lines: a CI failure's cause is
+        often long before the end), then its end (LOG_TAIL characters)."""
         if not self.check.failures:
             return
         for n in self.LOGS:
             if os.path.exists(self.log_path(n)):
-                print(f"--- {n}.log")
-                print(self.log(n)[-self.LOG_TAIL:])
+                text = self.log(n)
+                bad = [line for line in text.splitlines()
+                       if ": warning: " in line or ": error: " in line]
+                print(f"--- {n}.log: {len(bad)} warnings and errors")
+                print("\n".join(bad[:self.LOG_WARNINGS]))
+                print(f"--- {n}.log: the end")
+                print(text[-self.LOG_TAIL:])
 
 
 def manager_test_args(*more):
