@@ -20,25 +20,32 @@
 # the medians and the ratios sluice / haproxy.
 #
 #   bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE]
+#                           [--perf DIR]
+#
+# --perf DIR: in the first round, `perf record -a` (every CPU, call graphs
+# off) for the length of each wrk run, into DIR/SIDE.MODE.data, and after
+# each run the share of the samples by command and by command and object
+# (perf report --sort comm / comm,dso): where the machine's time went.
 #
 # Needs root, and nginx, haproxy and wrk (apt-get install nginx-light
 # haproxy wrk). Tears everything down on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rounds=3 secs=8 conns=32 out=
+rounds=3 secs=8 conns=32 out= perf_dir=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) rounds=$2; shift ;;
 	--seconds) secs=$2; shift ;;
 	--conns) conns=$2; shift ;;
 	--out) out=$2; shift ;;
+	--perf) perf_dir=$2; shift ;;
 	-h | --help)
 		sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "usage: bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE]" >&2
+		echo "usage: bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE] [--perf DIR]" >&2
 		exit 2
 		;;
 	esac
@@ -52,6 +59,10 @@ for c in nginx haproxy wrk; do
 	}
 done
 [ -n "$out" ] && exec > >(tee "$out")
+if [ -n "$perf_dir" ]; then
+	command -v perf >/dev/null || { echo "lab_vs_haproxy: --perf needs perf (apt-get install linux-perf)" >&2; exit 1; }
+	mkdir -p "$perf_dir"
+fi
 
 export LAB_IPV6=0 LAB_MANAGED=1 LAB_HTTPD=nginx
 . scripts/netns-lab.sh
@@ -149,14 +160,25 @@ declare -A SIDE_NS=([sluice]=$LAB_NS_CLIENT [haproxy]=hp-client)
 declare -A SIDE_URL=([sluice]="http://$LAB_VIP/" [haproxy]="http://$HP_VIP/")
 declare -A SIDE_PROCS=([sluice]="mux1 mux2 agent1 agent2" [haproxy]="haproxy")
 declare -A RES=()
-# one wrk run: SIDE MODE (keepalive | close); prints the line, keeps the figure
+# one wrk run: SIDE MODE (keepalive | close) [ROUND]; prints the line, keeps the figure
 run() {
-	local side=$1 mode=$2 hdr=() c0 c1 rps
+	local side=$1 mode=$2 round=${3:-0} hdr=() c0 c1 rps perf_pid= data
 	[ "$mode" = close ] && hdr=(-H "Connection: close")
+	if [ -n "$perf_dir" ] && [ "$round" -eq 1 ]; then
+		data=$perf_dir/$side.$mode.data
+		perf record -a -q -F 499 -o "$data" -- sleep "$secs" 2>/dev/null &
+		perf_pid=$!
+	fi
 	c0=$(cpu_of ${SIDE_PROCS[$side]})
 	rps=$(ip netns exec "${SIDE_NS[$side]}" wrk -t1 -c"$conns" -d"${secs}s" "${hdr[@]}" \
 		"${SIDE_URL[$side]}" | awk '/^Requests\/sec:/ { print $2 }')
 	c1=$(cpu_of ${SIDE_PROCS[$side]})
+	if [ -n "$perf_pid" ]; then
+		wait "$perf_pid"
+		echo "-- perf: $side $mode, share of all samples by command, then by command and object"
+		perf report -q -i "$data" --stdio --sort comm 2>/dev/null | sed '/^$/d' | head -14
+		perf report -q -i "$data" --stdio --sort comm,dso 2>/dev/null | sed '/^$/d' | head -16
+	fi
 	[ -n "$rps" ] || { echo "wrk printed no rate ($side $mode)" >&2; exit 1; }
 	RES[$side.$mode]+="$rps "
 	printf '%-8s %-9s %10.0f req/s   %s: %3d%% of a core\n' "$side" "$mode" "$rps" \
@@ -167,8 +189,8 @@ median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ a[NR] = $1 } END { print
 echo "== wrk -t1 -c$conns -d${secs}s, $rounds rounds, alternating ($(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"
 for ((r = 1; r <= rounds; r++)); do
 	for mode in keepalive close; do
-		run sluice "$mode"
-		run haproxy "$mode"
+		run sluice "$mode" "$r"
+		run haproxy "$mode" "$r"
 	done
 done
 echo "== medians and ratios"
