@@ -123,6 +123,7 @@ struct bench_opts {
 	bool hugepages;
 	bool process;
 	bool micro;
+	bool agent;
 	const char *only;     /* run only the scenario of this name */
 	double seconds;	      /* per micro scenario, or per process run */
 	int repeat;	      /* process mode: rounds of (testpmd io, macswap, sluice) */
@@ -134,6 +135,18 @@ struct bench_opts {
 };
 
 int bench_micro(const struct bench_opts *o, const char *argv0);
+
+/*
+ * The EAL as the micro modes run it: one lcore (the highest CPU we may use),
+ * no PCI, a file prefix of our own, vdev (NULL: none), no hugepages unless
+ * o->hugepages. 0, or -1 with the reason on stderr; rundir: the run-time
+ * folder, for lb_remove_runtime_dir() after rte_eal_cleanup().
+ */
+int bench_eal_start(const struct bench_opts *o, const char *argv0, const char *vdev, char *rundir,
+	size_t len);
+
+/* --agent: the host agent's decapsulation and direct server return, per packet (bench_agent.c). */
+int bench_agent(const struct bench_opts *o, const char *argv0);
 
 int bench_process(const struct bench_opts *o);
 

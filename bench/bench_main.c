@@ -18,10 +18,12 @@ static void
 usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sluice-bench [--micro] [--process] [options]\n"
+		"usage: sluice-bench [--micro | --agent] [--process] [options]\n"
 		"  --micro            drive mux_burst() with pre-built mbufs (the default)\n"
+		"  --agent            drive the host agent's decapsulation and DSR the same way\n"
 		"  --process          run sluice-mux and dpdk-testpmd io/macswap on net_pcap\n"
-		"  --smoke            a short sanity run of the micro mode (no timing verdicts)\n"
+		"  --smoke            a short sanity run of the micro mode, or with --agent the\n"
+		"                     agent's (every frame checked, no timing verdicts)\n"
 		"  --only NAME        run one micro scenario (e.g. est-1m-zipf)\n"
 		"  --seconds S        timed seconds per micro scenario or per process run (2)\n"
 		"  --repeat N         runs per micro scenario (median kept), process rounds (3)\n"
@@ -39,6 +41,7 @@ main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"micro", no_argument, NULL, 'M'},
+		{"agent", no_argument, NULL, 'A'},
 		{"process", no_argument, NULL, 'P'},
 		{"smoke", no_argument, NULL, 'S'},
 		{"only", required_argument, NULL, 'o'},
@@ -69,12 +72,14 @@ main(int argc, char **argv)
 		case 'M':
 			o.micro = true;
 			break;
+		case 'A':
+			o.agent = true;
+			break;
 		case 'P':
 			o.process = true;
 			break;
 		case 'S':
-			o.smoke = true;
-			o.micro = true;
+			o.smoke = true; /* of the micro mode, or with --agent of the agent's */
 			break;
 		case 'o':
 			o.only = optarg;
@@ -131,7 +136,11 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!o.micro && !o.process)
+	if (o.agent && o.micro) {
+		fprintf(stderr, "sluice-bench: --agent and --micro each start the EAL: one at a time\n");
+		return 2;
+	}
+	if ((!o.micro && !o.process && !o.agent) || (o.smoke && !o.agent))
 		o.micro = true;
 	if (o.workdir == NULL) {
 		snprintf(workdir, sizeof(workdir), "/tmp/sluice-bench-%d", (int)getpid());
@@ -142,5 +151,7 @@ main(int argc, char **argv)
 		rc |= bench_process(&o);
 	if (o.micro)
 		rc |= bench_micro(&o, argv[0]);
+	if (o.agent)
+		rc |= bench_agent(&o, argv[0]);
 	return rc;
 }

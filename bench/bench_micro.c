@@ -338,36 +338,24 @@ last_cpu(void)
 }
 
 int
-bench_micro(const struct bench_opts *o, const char *argv0)
+bench_eal_start(const struct bench_opts *o, const char *argv0, const char *vdev, char *rundir,
+	size_t len)
 {
-	const struct scenario *suite = o->smoke ? smoke_suite : full_suite;
-	size_t n = o->smoke ? RTE_DIM(smoke_suite) : RTE_DIM(full_suite);
-	char lcore[16], prefix[64], rundir[PATH_MAX], twin_name[32];
+	char lcore[16], prefix[64], vdev_arg[64];
 	char *eargv[16];
-	struct bench_env env;
-	struct scenario twin;
-	struct result r[2];
-	double lo[2], hi[2];
-	size_t qsz;
-	int eargc = 0, rc = 0, ran = 0, cpu = last_cpu();
-	size_t i;
+	int eargc = 0;
 
-	memset(&env, 0, sizeof(env));
-	/* The swap scenarios' control thread: any CPU but the bench lcore's, if there is one. */
-	if (sched_getaffinity(0, sizeof(env.ctl_cpus), &env.ctl_cpus) != 0) {
-		CPU_ZERO(&env.ctl_cpus);
-		CPU_SET(cpu, &env.ctl_cpus);
-	}
-	if (CPU_COUNT(&env.ctl_cpus) > 1)
-		CPU_CLR(cpu, &env.ctl_cpus);
-	snprintf(lcore, sizeof(lcore), "%d", cpu);
+	snprintf(lcore, sizeof(lcore), "%d", last_cpu());
 	snprintf(prefix, sizeof(prefix), "--file-prefix=sluice-bench-%d", (int)getpid());
 	eargv[eargc++] = (char *)argv0;
 	eargv[eargc++] = (char *)"-l";
 	eargv[eargc++] = lcore;
 	eargv[eargc++] = (char *)"--no-pci";
 	eargv[eargc++] = prefix;
-	eargv[eargc++] = (char *)"--vdev=net_null0";
+	if (vdev != NULL) {
+		snprintf(vdev_arg, sizeof(vdev_arg), "--vdev=%s", vdev);
+		eargv[eargc++] = vdev_arg;
+	}
 	eargv[eargc++] = (char *)"--log-level=lib.eal:warning";
 	if (!o->hugepages)
 		eargv[eargc++] = (char *)"--no-huge";
@@ -378,9 +366,36 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 	eargv[eargc] = NULL;
 	if (rte_eal_init(eargc, eargv) < 0) {
 		fprintf(stderr, "sluice-bench: EAL init failed: %s\n", rte_strerror(rte_errno));
-		return 1;
+		return -1;
 	}
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
+	snprintf(rundir, len, "%s", rte_eal_get_runtime_dir());
+	return 0;
+}
+
+int
+bench_micro(const struct bench_opts *o, const char *argv0)
+{
+	const struct scenario *suite = o->smoke ? smoke_suite : full_suite;
+	size_t n = o->smoke ? RTE_DIM(smoke_suite) : RTE_DIM(full_suite);
+	char rundir[PATH_MAX], twin_name[32];
+	struct bench_env env;
+	struct scenario twin;
+	struct result r[2];
+	double lo[2], hi[2];
+	size_t qsz;
+	int rc = 0, ran = 0, cpu = last_cpu();
+	size_t i;
+
+	memset(&env, 0, sizeof(env));
+	/* The swap scenarios' control thread: any CPU but the bench lcore's, if there is one. */
+	if (sched_getaffinity(0, sizeof(env.ctl_cpus), &env.ctl_cpus) != 0) {
+		CPU_ZERO(&env.ctl_cpus);
+		CPU_SET(cpu, &env.ctl_cpus);
+	}
+	if (CPU_COUNT(&env.ctl_cpus) > 1)
+		CPU_CLR(cpu, &env.ctl_cpus);
+	if (bench_eal_start(o, argv0, "net_null0", rundir, sizeof(rundir)) != 0)
+		return 1;
 	env.socket = (int)rte_socket_id();
 	env.hz = rte_get_tsc_hz();
 	env.pool = rte_pktmbuf_pool_create("bench_pool", 2 * BENCH_BATCH_PKTS + 1024, 256, 0,

@@ -22,10 +22,11 @@
 #   bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE]
 #                           [--perf DIR]
 #
-# --perf DIR: in the first round, `perf record -a` (every CPU, call graphs
-# off) for the length of each wrk run, into DIR/SIDE.MODE.data, and after
+# --perf DIR: in the first round, `perf record -a -g` (every CPU, with call
+# graphs) for the length of each wrk run, into DIR/SIDE.MODE.data, and after
 # each run the share of the samples by command and by command and object
 # (perf report --sort comm / comm,dso): where the machine's time went.
+# perf costs CPU itself: the first round's rates are a little low.
 #
 # Needs root, and nginx, haproxy and wrk (apt-get install nginx-light
 # haproxy wrk). Tears everything down on exit.
@@ -166,7 +167,7 @@ run() {
 	[ "$mode" = close ] && hdr=(-H "Connection: close")
 	if [ -n "$perf_dir" ] && [ "$round" -eq 1 ]; then
 		data=$perf_dir/$side.$mode.data
-		perf record -a -q -F 499 -o "$data" -- sleep "$secs" 2>/dev/null &
+		perf record -a -g -q -F 499 -o "$data" -- sleep "$secs" 2>/dev/null &
 		perf_pid=$!
 	fi
 	c0=$(cpu_of ${SIDE_PROCS[$side]})
@@ -176,8 +177,11 @@ run() {
 	if [ -n "$perf_pid" ]; then
 		wait "$perf_pid"
 		echo "-- perf: $side $mode, share of all samples by command, then by command and object"
-		perf report -q -i "$data" --stdio --sort comm 2>/dev/null | sed '/^$/d' | head -14
-		perf report -q -i "$data" --stdio --sort comm,dso 2>/dev/null | sed '/^$/d' | head -16
+		# to files first: head closing a pipe would end this script (pipefail)
+		perf report -q -i "$data" --stdio --no-children -g none --sort comm >"$data.comm" 2>/dev/null
+		perf report -q -i "$data" --stdio --no-children -g none --sort comm,dso >"$data.dso" 2>/dev/null
+		awk 'NF && n++ < 14' "$data.comm"
+		awk 'NF && n++ < 16' "$data.dso"
 	fi
 	[ -n "$rps" ] || { echo "wrk printed no rate ($side $mode)" >&2; exit 1; }
 	RES[$side.$mode]+="$rps "
