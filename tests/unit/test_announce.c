@@ -60,8 +60,7 @@ announced(const struct mux_announce *a, uint32_t *out)
  * in each message, so a failure names the step of the test that failed.
  */
 static void
-verdict(struct mux_announce *a, uint64_t now, bool changed, enum mux_ann_reason reason,
-	uint32_t n)
+verdict(struct mux_announce *a, uint64_t now, bool changed, enum mux_ann_reason reason, uint32_t n)
 {
 	uint32_t out[MUX_ANN_MAX_VIPS];
 
@@ -69,8 +68,8 @@ verdict(struct mux_announce *a, uint64_t now, bool changed, enum mux_ann_reason 
 		(unsigned long long)now, changed);
 	cr_assert_eq(a->reason, reason, "at %llu: reason %s, not %s", (unsigned long long)now,
 		mux_ann_reason_name(a->reason), mux_ann_reason_name(reason));
-	cr_assert_eq(announced(a, out), n, "at %llu: not %u VIPs announced",
-		(unsigned long long)now, n);
+	cr_assert_eq(
+		announced(a, out), n, "at %llu: not %u VIPs announced", (unsigned long long)now, n);
 }
 
 Test(announce, starts_withheld_until_the_workers_run)
