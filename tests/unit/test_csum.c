@@ -48,14 +48,7 @@ struct pkt {
 static uint16_t
 rnd16(uint64_t *s)
 {
-	switch (rnd(s, 8)) {
-	case 0:
-		return 0;
-	case 1:
-		return 0xffff;
-	default:
-		return (uint16_t)splitmix64(s);
-	}
+	return (uint16_t)rnd_edgy(s, 8, 0xffff);
 }
 
 static uint16_t
