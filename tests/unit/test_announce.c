@@ -54,19 +54,36 @@ announced(const struct mux_announce *a, uint32_t *out)
 	return mux_announce_set(a, out, MUX_ANN_MAX_VIPS);
 }
 
+/*
+ * Evaluates at now and checks the whole verdict: whether the announced set
+ * changed, the mux-wide reason and how many VIPs are announced. The time is
+ * in each message, so a failure names the step of the test that failed.
+ */
+static void
+verdict(struct mux_announce *a, uint64_t now, bool changed, enum mux_ann_reason reason, uint32_t n)
+{
+	uint32_t out[MUX_ANN_MAX_VIPS];
+
+	cr_assert_eq(mux_announce_eval(a, now), changed, "at %llu: changed is not %d",
+		(unsigned long long)now, changed);
+	cr_assert_eq(a->reason, reason, "at %llu: reason %s, not %s", (unsigned long long)now,
+		mux_ann_reason_name(a->reason), mux_ann_reason_name(reason));
+	cr_assert_eq(
+		announced(a, out), n, "at %llu: not %u VIPs announced", (unsigned long long)now, n);
+}
+
 Test(announce, starts_withheld_until_the_workers_run)
 {
 	struct mux_announce *a = fresh(false);
 	uint32_t v = ip("192.0.2.10"), out[4];
 
 	mux_announce_table(a, 1, 1, &v, 1, 1000);
-	cr_assert_not(mux_announce_eval(a, 1000), "nothing was announced, nothing changed");
-	cr_assert_eq(a->reason, MUX_ANN_STARTING);
+	/* nothing was announced, so nothing changed */
+	verdict(a, 1000, false, MUX_ANN_STARTING, 0);
 	cr_assert_eq(a->vips[0].reason, MUX_ANN_STARTING);
-	cr_assert_eq(announced(a, out), 0);
 	mux_announce_workers(a, true, 0, 1100);
-	cr_assert(mux_announce_eval(a, 1100));
-	cr_assert_eq(announced(a, out), 1);
+	verdict(a, 1100, true, MUX_ANN_NONE, 1);
+	announced(a, out);
 	cr_assert_eq(out[0], v);
 	cr_assert_eq(a->vips[0].since_ms, 1100, "announced since the verdict changed");
 	cr_assert_str_eq(a->why, "announced");
@@ -90,54 +107,44 @@ Test(announce, vips_sorted_and_distinct)
 Test(announce, standalone_without_services_announces_nothing)
 {
 	struct mux_announce *a = fresh(false);
-	uint32_t out[1];
 
 	mux_announce_table(a, 1, 0, NULL, 0, 1000);
 	mux_announce_workers(a, true, 0, 1000);
-	mux_announce_eval(a, 1000);
-	cr_assert_eq(a->reason, MUX_ANN_NO_TABLE);
+	verdict(a, 1000, false, MUX_ANN_NO_TABLE, 0);
 	cr_assert(strstr(a->why, "no services") != NULL, "%s", a->why);
-	cr_assert_eq(announced(a, out), 0);
 	free(a);
 }
 
 Test(announce, managed_waits_for_a_version)
 {
 	struct mux_announce *a = fresh(true);
-	uint32_t v = ip("192.0.2.10"), out[1];
+	uint32_t v = ip("192.0.2.10");
 
 	mux_announce_table(a, 0, 0, NULL, 0, 1000);
 	mux_announce_workers(a, true, 0, 1000);
-	mux_announce_eval(a, 1000);
-	cr_assert_eq(a->reason, MUX_ANN_NO_TABLE);
+	verdict(a, 1000, false, MUX_ANN_NO_TABLE, 0);
 	cr_assert(strstr(a->why, "version 0") != NULL, "%s", a->why);
+	/* A version alone is not the manager's word. */
 	mux_announce_table(a, 7, 1, &v, 1, 1500);
-	cr_assert_not(mux_announce_eval(a, 1500), "a version alone is not the manager's word");
-	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	verdict(a, 1500, false, MUX_ANN_NOT_IN_SYNC, 0);
 	mux_announce_sync(a, true, 7, "");
-	cr_assert(mux_announce_eval(a, 1600));
-	cr_assert_eq(announced(a, out), 1);
+	verdict(a, 1600, true, MUX_ANN_NONE, 1);
 	free(a);
 }
 
 Test(announce, stalled_worker_withdraws_everything_and_comes_back)
 {
 	struct mux_announce *a = serving(2000);
-	uint32_t out[4];
 
-	/* worker 1's loop last moved at 2000 */
+	/* worker 1's loop last moved at 2000: not yet stalled 1 ms before the limit */
 	mux_announce_workers(a, true, 1, 2000);
-	cr_assert_not(mux_announce_eval(a, 2000 + STALL - 1), "not yet stalled");
-	cr_assert_eq(announced(a, out), 2);
-	cr_assert(mux_announce_eval(a, 2000 + STALL));
-	cr_assert_eq(a->reason, MUX_ANN_STALLED);
+	verdict(a, 2000 + STALL - 1, false, MUX_ANN_NONE, 2);
+	verdict(a, 2000 + STALL, true, MUX_ANN_STALLED, 0);
 	cr_assert(strstr(a->why, "worker 1") != NULL, "%s", a->why);
-	cr_assert_eq(announced(a, out), 0);
 	cr_assert_eq(a->vips[0].since_ms, 2000 + STALL);
 	cr_assert_eq(a->vips[1].reason, MUX_ANN_STALLED);
 	mux_announce_workers(a, true, 0, 9000);
-	cr_assert(mux_announce_eval(a, 9000));
-	cr_assert_eq(announced(a, out), 2);
+	verdict(a, 9000, true, MUX_ANN_NONE, 2);
 	cr_assert_eq(a->vips[1].since_ms, 9000);
 	free(a);
 }
@@ -145,34 +152,29 @@ Test(announce, stalled_worker_withdraws_everything_and_comes_back)
 Test(announce, port_down_withdraws_naming_the_port)
 {
 	struct mux_announce *a = serving(2000);
-	uint32_t out[4];
 
 	mux_announce_port(a, 0, "uplink");
-	cr_assert(mux_announce_eval(a, 2100));
-	cr_assert_eq(a->reason, MUX_ANN_PORT_DOWN);
+	verdict(a, 2100, true, MUX_ANN_PORT_DOWN, 0);
 	cr_assert_str_eq(a->why, "port uplink: link down");
-	cr_assert_eq(announced(a, out), 0);
 	mux_announce_port(a, -1, NULL);
-	cr_assert(mux_announce_eval(a, 2200));
-	cr_assert_eq(announced(a, out), 2);
+	verdict(a, 2200, true, MUX_ANN_NONE, 2);
 	free(a);
 }
 
 Test(announce, shutdown_is_final_and_first)
 {
 	struct mux_announce *a = serving(2000);
-	uint32_t out[4];
 
+	/* shutdown comes before drained and port down */
 	mux_announce_shutdown(a);
 	mux_announce_port(a, 0, "uplink");
 	mux_announce_drain(a, true);
-	cr_assert(mux_announce_eval(a, 2100));
-	cr_assert_eq(a->reason, MUX_ANN_SHUTDOWN, "shutdown before drained and port down");
+	verdict(a, 2100, true, MUX_ANN_SHUTDOWN, 0);
+	/* nothing brings a shutting mux back */
 	mux_announce_port(a, -1, NULL);
 	mux_announce_drain(a, false);
 	mux_announce_workers(a, true, 0, 5000);
-	cr_assert_not(mux_announce_eval(a, 5000), "nothing brings a shutting mux back");
-	cr_assert_eq(announced(a, out), 0);
+	verdict(a, 5000, false, MUX_ANN_SHUTDOWN, 0);
 	free(a);
 }
 
@@ -227,62 +229,51 @@ static struct mux_announce *
 managed_announcing(uint64_t version, uint64_t now)
 {
 	struct mux_announce *a = managed_serving(version, now);
-	uint32_t out[4];
 
 	mux_announce_sync(a, true, version, "");
-	mux_announce_eval(a, now);
-	cr_assert_eq(announced(a, out), 2);
+	verdict(a, now, true, MUX_ANN_NONE, 2);
 	return a;
 }
 
 Test(announce, managed_waits_for_the_managers_word)
 {
 	struct mux_announce *a = managed_serving(5, 1000);
-	uint32_t out[4];
 
-	cr_assert_not(mux_announce_eval(a, 1000), "a table is not enough");
-	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	/* a table is not enough */
+	verdict(a, 1000, false, MUX_ANN_NOT_IN_SYNC, 0);
 	cr_assert_str_eq(a->why, "waiting for the manager's word that it is in sync");
-	cr_assert_eq(announced(a, out), 0);
 	mux_announce_sync(a, true, 5, "");
-	cr_assert(mux_announce_eval(a, 1200));
-	cr_assert_eq(announced(a, out), 2);
+	verdict(a, 1200, true, MUX_ANN_NONE, 2);
 	free(a);
 }
 
 Test(announce, managed_in_sync_only_at_the_committed_version)
 {
 	struct mux_announce *a = managed_serving(5, 1000);
-	uint32_t v[] = {ip("192.0.2.10"), ip("192.0.2.20")}, out[4];
+	uint32_t v[] = {ip("192.0.2.10"), ip("192.0.2.20")};
 
 	/* The notice of version 6 overtook the snapshot of version 6. */
 	mux_announce_sync(a, true, 6, "");
-	mux_announce_eval(a, 1000);
-	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	verdict(a, 1000, false, MUX_ANN_NOT_IN_SYNC, 0);
 	cr_assert_str_eq(a->why, "runs version 5, the manager committed 6");
 	mux_announce_table(a, 6, 2, v, 2, 1100);
-	cr_assert(mux_announce_eval(a, 1100));
-	cr_assert_eq(announced(a, out), 2);
+	verdict(a, 1100, true, MUX_ANN_NONE, 2);
 	/* Later commits need no new notice. */
 	mux_announce_table(a, 7, 2, v, 2, 1200);
-	cr_assert_not(mux_announce_eval(a, 1200));
-	cr_assert_eq(announced(a, out), 2);
+	verdict(a, 1200, false, MUX_ANN_NONE, 2);
 	free(a);
 }
 
 Test(announce, fenced_then_resynced)
 {
 	struct mux_announce *a = managed_announcing(5, 1000);
-	uint32_t out[4];
 
+	/* fenced: withdrawn; back in sync: announced again */
 	mux_announce_sync(a, false, 5, "VIP probes fail: no answer for 192.0.2.10");
-	cr_assert(mux_announce_eval(a, 2000), "fenced: withdrawn");
-	cr_assert_eq(announced(a, out), 0);
-	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	verdict(a, 2000, true, MUX_ANN_NOT_IN_SYNC, 0);
 	cr_assert_eq(a->vips[0].since_ms, 2000);
 	mux_announce_sync(a, true, 5, "");
-	cr_assert(mux_announce_eval(a, 3000), "back in sync: announced again");
-	cr_assert_eq(announced(a, out), 2);
+	verdict(a, 3000, true, MUX_ANN_NONE, 2);
 	cr_assert_eq(a->reason_since_ms, 3000);
 	free(a);
 }
@@ -291,87 +282,69 @@ Test(announce, fenced_then_resynced)
 Test(announce, lkg_announced_when_no_leader_was_ever_heard)
 {
 	struct mux_announce *a = managed_serving(5, 1000);
-	uint32_t out[4];
 
+	/* announced from the file's table */
 	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 3 s)");
-	cr_assert(mux_announce_eval(a, 1000), "announced from the file's table");
-	cr_assert_eq(a->reason, MUX_ANN_NONE);
-	cr_assert_eq(announced(a, out), 2);
+	verdict(a, 1000, true, MUX_ANN_NONE, 2);
 	/* A leader welcomes it and says it is not in sync: its word decides. */
 	mux_announce_lkg(a, false, true, NULL);
 	mux_announce_sync(a, false, 6, "fenced: runs version 5, current is 6");
-	cr_assert(mux_announce_eval(a, 2000));
-	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
-	cr_assert_eq(announced(a, out), 0);
+	verdict(a, 2000, true, MUX_ANN_NOT_IN_SYNC, 0);
 	free(a);
 }
 
 Test(announce, lkg_that_says_withdraw_withholds_all)
 {
 	struct mux_announce *a = managed_announcing(5, 1000);
-	uint32_t out[4];
 
-	/* The manager goes; the table grows too old. */
+	/* The manager goes: the leader's in-sync word stands; then the table grows too old. */
 	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 1 s)");
-	cr_assert_not(mux_announce_eval(a, 2000), "the leader's in-sync word stands");
+	verdict(a, 2000, false, MUX_ANN_NONE, 2);
 	mux_announce_lkg(a, true, false, "last known good v5 is 601 s old, past lkg_max_age 600 s");
-	cr_assert(mux_announce_eval(a, 3000));
-	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
+	verdict(a, 3000, true, MUX_ANN_NOT_IN_SYNC, 0);
 	cr_assert_str_eq(
 		a->why, "no manager: last known good v5 is 601 s old, past lkg_max_age 600 s");
-	cr_assert_eq(announced(a, out), 0);
 	free(a);
 }
 
 Test(announce, lkg_keeps_the_last_leaders_not_in_sync)
 {
 	struct mux_announce *a = managed_serving(5, 1000);
-	uint32_t out[4];
 
 	/* Fenced by its VIP probes, then every manager goes: it stays withdrawn. */
 	mux_announce_sync(a, false, 5, "VIP probes fail: no answer for 192.0.2.10");
 	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 1 s)");
-	mux_announce_eval(a, 1000);
-	cr_assert_eq(a->reason, MUX_ANN_NOT_IN_SYNC);
-	cr_assert_eq(announced(a, out), 0);
+	verdict(a, 1000, false, MUX_ANN_NOT_IN_SYNC, 0);
 	free(a);
 }
 
 Test(announce, lkg_means_nothing_standalone)
 {
 	struct mux_announce *a = serving(2000);
-	uint32_t out[4];
 
 	mux_announce_lkg(a, true, false, "no table");
-	mux_announce_eval(a, 2100);
-	cr_assert_eq(a->reason, MUX_ANN_NONE);
-	cr_assert_eq(announced(a, out), 2);
+	verdict(a, 2100, false, MUX_ANN_NONE, 2);
 	free(a);
 }
 
 Test(announce, drained_withdraws_everything_until_undrained)
 {
 	struct mux_announce *a = serving(2000);
-	uint32_t out[4];
 
 	mux_announce_drain(a, true);
-	cr_assert(mux_announce_eval(a, 2100));
-	cr_assert_eq(a->reason, MUX_ANN_DRAINED);
-	cr_assert_eq(announced(a, out), 0);
+	verdict(a, 2100, true, MUX_ANN_DRAINED, 0);
 	mux_announce_drain(a, false);
-	cr_assert(mux_announce_eval(a, 2200));
-	cr_assert_eq(announced(a, out), 2);
+	verdict(a, 2200, true, MUX_ANN_NONE, 2);
 	free(a);
 }
 
 Test(announce, sync_only_matters_when_managed)
 {
 	struct mux_announce *a = serving(2000);
-	uint32_t out[4];
 
+	/* a standalone mux has no manager to be in sync with */
 	mux_announce_sync(a, false, 1, "no manager here");
-	mux_announce_eval(a, 2100);
-	cr_assert_eq(announced(a, out), 2, "a standalone mux has no manager to be in sync with");
+	verdict(a, 2100, false, MUX_ANN_NONE, 2);
 	free(a);
 }
 
@@ -393,11 +366,10 @@ Test(announce, table_change_keeps_since_of_vips_that_stay)
 Test(announce, removing_an_announced_vip_is_a_change)
 {
 	struct mux_announce *a = serving(2000);
-	uint32_t v = ip("192.0.2.10"), out[4];
+	uint32_t v = ip("192.0.2.10");
 
 	mux_announce_table(a, 2, 1, &v, 1, 3000);
-	cr_assert(mux_announce_eval(a, 3000));
-	cr_assert_eq(announced(a, out), 1);
+	verdict(a, 3000, true, MUX_ANN_NONE, 1);
 	free(a);
 }
 

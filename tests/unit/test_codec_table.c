@@ -57,17 +57,21 @@ Test(codec, drained_muxes_and_withdrawn_services_roundtrip)
 }
 
 /*
- * ft, changed from a table whose digest was before, is valid, digests
- * apart (what: the change) and travels in a snapshot chunk to *out.
+ * ft, test_make_table()'s table of its size (first id 0) with one change
+ * (what), is valid, digests apart from the table unchanged and travels in a
+ * snapshot chunk to *out.
  */
 static void
-changed_roundtrip(const struct lb_ftable *ft, const uint8_t before[LB_DIGEST_LEN], const char *what,
-	struct lb_msg *out)
+changed_roundtrip(const struct lb_ftable *ft, const char *what, struct lb_msg *out)
 {
+	struct lb_ftable unchanged;
 	struct lb_msg in;
-	uint8_t after[LB_DIGEST_LEN];
+	uint8_t before[LB_DIGEST_LEN], after[LB_DIGEST_LEN];
 	char err[256];
 
+	test_make_table(&unchanged, ft->n_services, ft->services[0].n_backends, 0);
+	lb_ftable_digest(&unchanged, before);
+	lb_ftable_free(&unchanged);
 	cr_assert_eq(lb_ftable_validate(ft, err, sizeof(err)), 0, "%s", err);
 	lb_ftable_digest(ft, after);
 	cr_assert(memcmp(before, after, LB_DIGEST_LEN) != 0, "%s is in the digest", what);
@@ -94,15 +98,13 @@ Test(codec, choice_and_zones_roundtrip)
 {
 	struct lb_msg out;
 	struct lb_ftable ft;
-	uint8_t before[LB_DIGEST_LEN];
 
 	test_make_table(&ft, 2, 2, 0);
-	lb_ftable_digest(&ft, before);
 	ft.services[0].choice = (struct lb_svc_choice){
 		LB_AFF_CLIENT, LB_UNUSABLE_REJECT, 1, LB_BALANCE_LEAST_CONNECTIONS, 1};
 	snprintf(ft.services[0].backends[0].zone, LB_ZONE_LEN, "az-1");
 	snprintf(ft.services[0].backends[1].zone, LB_ZONE_LEN, "az.2");
-	changed_roundtrip(&ft, before, "the choice", &out);
+	changed_roundtrip(&ft, "the choice", &out);
 	assert_tables_equal(&ft, &out.table);
 	cr_assert_eq(out.table.services[0].choice.affinity, LB_AFF_CLIENT);
 	cr_assert_eq(out.table.services[0].choice.on_unusable, LB_UNUSABLE_REJECT);
@@ -314,12 +316,10 @@ Test(codec, max_connections_roundtrip)
 {
 	struct lb_msg out;
 	struct lb_ftable ft;
-	uint8_t before[LB_DIGEST_LEN];
 
 	test_make_table(&ft, 1, 2, 0);
-	lb_ftable_digest(&ft, before);
 	ft.services[0].backends[1].max_conns = 10;
-	changed_roundtrip(&ft, before, "the cap", &out);
+	changed_roundtrip(&ft, "the cap", &out);
 	cr_assert_eq(out.table.services[0].backends[1].max_conns, 10);
 	cr_assert_eq(out.table.services[0].backends[0].max_conns, 0);
 	lb_msg_free(&out);
@@ -333,14 +333,12 @@ Test(codec, withdrawn_zones_roundtrip)
 {
 	struct lb_msg out;
 	struct lb_ftable ft;
-	uint8_t before[LB_DIGEST_LEN];
 
 	test_make_table(&ft, 1, 2, 0);
-	lb_ftable_digest(&ft, before);
 	ft.services[0].n_wzones = 2;
 	snprintf(ft.services[0].wzones[0], LB_ZONE_LEN, "az-1");
 	snprintf(ft.services[0].wzones[1], LB_ZONE_LEN, "az-2");
-	changed_roundtrip(&ft, before, "the zones", &out);
+	changed_roundtrip(&ft, "the zones", &out);
 	cr_assert_eq(out.table.services[0].n_wzones, 2);
 	cr_assert_str_eq(out.table.services[0].wzones[1], "az-2");
 	lb_msg_free(&out);

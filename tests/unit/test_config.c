@@ -287,12 +287,43 @@ Test(config, minimal_file)
 	lb_ftable_free(&ft);
 }
 
+/* A file that must not load, and the message that must say where and why. */
 struct bad_case {
 	const char *file;
 	unsigned line;
-	const char *field;  /* path from the root */
+	const char *field;  /* path from the root; NULL: libconfig's own error, no path */
 	const char *reason; /* a substring of what follows the path */
 };
+
+/*
+ * Loads c's file into *ft and checks that it fails with -LB_ECONFIG and a
+ * message "<file's path>:<line>: <field>: " followed by the reason. Returns
+ * what the load returned.
+ */
+static int
+expect_bad_file(const struct bad_case *c, struct lb_ftable *ft)
+{
+	char path[512], prefix[1024];
+	struct lb_cfg_err err;
+	const char *rest;
+	int rc;
+
+	rc = load(c->file, ft, &err);
+	cr_expect_eq(rc, -LB_ECONFIG, "%s: returned %d (%s), want -LB_ECONFIG", c->file, rc,
+		lb_errname(rc));
+	data_path(path, sizeof(path), c->file);
+	if (c->field != NULL)
+		snprintf(prefix, sizeof(prefix), "%s:%u: %s: ", path, c->line, c->field);
+	else
+		snprintf(prefix, sizeof(prefix), "%s:%u: ", path, c->line);
+	cr_expect(strncmp(err.msg, prefix, strlen(prefix)) == 0,
+		"%s: message\n    \"%s\"\ndoes not start with\n    \"%s\"", c->file, err.msg,
+		prefix);
+	rest = strlen(err.msg) >= strlen(prefix) ? err.msg + strlen(prefix) : err.msg;
+	cr_expect(strstr(rest, c->reason) != NULL, "%s: message \"%s\" lacks \"%s\"", c->file,
+		err.msg, c->reason);
+	return rc;
+}
 
 static const struct bad_case bad_cases[] = {
 	{"bad_weight.cfg", 7, "flow_table.services[0].backends[1].weight",
@@ -348,23 +379,9 @@ Test(config, bad_files)
 
 	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
 		const struct bad_case *c = &bad_cases[i];
-		char path[512], prefix[1024];
 		struct lb_ftable ft;
-		struct lb_cfg_err err;
-		const char *rest;
-		int rc;
+		int rc = expect_bad_file(c, &ft);
 
-		rc = load(c->file, &ft, &err);
-		cr_expect_eq(rc, -LB_ECONFIG, "%s: returned %d (%s), want -LB_ECONFIG", c->file, rc,
-			lb_errname(rc));
-		data_path(path, sizeof(path), c->file);
-		snprintf(prefix, sizeof(prefix), "%s:%u: %s: ", path, c->line, c->field);
-		cr_expect(strncmp(err.msg, prefix, strlen(prefix)) == 0,
-			"%s: message\n    \"%s\"\ndoes not start with\n    \"%s\"", c->file,
-			err.msg, prefix);
-		rest = strlen(err.msg) >= strlen(prefix) ? err.msg + strlen(prefix) : err.msg;
-		cr_expect(strstr(rest, c->reason) != NULL, "%s: message \"%s\" lacks \"%s\"",
-			c->file, err.msg, c->reason);
 		/* No services to act on. (Seed and size may survive an early error.) */
 		cr_expect(ft.n_services == 0 && ft.services == NULL,
 			"%s: failed load left %u services at %p", c->file, ft.n_services,
@@ -378,31 +395,17 @@ Test(config, bad_files)
 /* libconfig's own errors, before lb_ftable_load() sees anything. */
 Test(config, syntax_errors)
 {
-	static const struct {
-		const char *file;
-		unsigned line;
-	} cases[] = {
+	static const struct bad_case cases[] = {
 		/* Semicolons are optional in libconfig; a missing comma is not. */
-		{"syntax.cfg", 8},
-		{"syntax_no_equals.cfg", 3},
+		{.file = "syntax.cfg", .line = 8, .reason = "syntax error"},
+		{.file = "syntax_no_equals.cfg", .line = 3, .reason = "syntax error"},
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char path[512], prefix[1024];
 		struct lb_ftable ft;
-		struct lb_cfg_err err;
-		int rc;
 
-		rc = load(cases[i].file, &ft, &err);
-		cr_expect_eq(rc, -LB_ECONFIG, "%s: returned %d", cases[i].file, rc);
-		data_path(path, sizeof(path), cases[i].file);
-		snprintf(prefix, sizeof(prefix), "%s:%u: ", path, cases[i].line);
-		cr_expect(strncmp(err.msg, prefix, strlen(prefix)) == 0,
-			"%s: message \"%s\" does not start with \"%s\"", cases[i].file, err.msg,
-			prefix);
-		cr_expect(strstr(err.msg, "syntax error") != NULL, "%s: message \"%s\"",
-			cases[i].file, err.msg);
+		expect_bad_file(&cases[i], &ft);
 	}
 }
 

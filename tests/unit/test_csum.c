@@ -48,14 +48,7 @@ struct pkt {
 static uint16_t
 rnd16(uint64_t *s)
 {
-	switch (rnd(s, 8)) {
-	case 0:
-		return 0;
-	case 1:
-		return 0xffff;
-	default:
-		return (uint16_t)splitmix64(s);
-	}
+	return (uint16_t)rnd_edgy(s, 8, 0xffff);
 }
 
 static uint16_t
@@ -208,57 +201,68 @@ packet_i(struct pkt *p, int i, uint64_t *rng)
 	return proto;
 }
 
-Test(csum, full_matches_reference)
+/* Checks one packet; i names it in the messages. */
+typedef void packet_check(struct pkt *p, uint8_t proto, int i);
+
+/* Runs check on N_PACKETS random packets from seed, TCP and UDP in turn. */
+static void
+each_packet(uint64_t seed, packet_check *check)
 {
-	uint64_t rng = 0xc5c5c5c5;
 	int i;
 
 	for (i = 0; i < N_PACKETS; i++) {
 		struct pkt p;
-		uint8_t proto = packet_i(&p, i, &rng);
-		uint16_t got, want;
+		uint8_t proto = packet_i(&p, i, &seed);
 
-		got = lb_be16_to_cpu(ip_of(&p)->csum);
-		want = ref_ip_csum(&p);
-		cr_assert_eq(
-			got, want, "packet %d: IP header checksum %#06x, want %#06x", i, got, want);
-		/* The receiver's check: the header with its checksum sums to all ones. */
-		cr_assert_eq(
-			ref_sum(p.b, p.ihl, 0), 0xffff, "packet %d: header does not verify", i);
-		got = lb_be16_to_cpu(l4_csum_get(&p));
-		want = ref_l4_csum(&p);
-		cr_assert_eq(got, want, "packet %d (%s, %u bytes): L4 checksum %#06x, want %#06x",
-			i, proto == LB_IPPROTO_TCP ? "TCP" : "UDP", p.l4_len, got, want);
-		cr_assert_neq(got, proto == LB_IPPROTO_UDP ? 0 : 0xffff,
-			"packet %d: checksum %#06x is never sent", i, got);
+		check(&p, proto, i);
 	}
+}
+
+static void
+check_reference(struct pkt *p, uint8_t proto, int i)
+{
+	uint16_t got, want;
+
+	got = lb_be16_to_cpu(ip_of(p)->csum);
+	want = ref_ip_csum(p);
+	cr_assert_eq(got, want, "packet %d: IP header checksum %#06x, want %#06x", i, got, want);
+	/* The receiver's check: the header with its checksum sums to all ones. */
+	cr_assert_eq(ref_sum(p->b, p->ihl, 0), 0xffff, "packet %d: header does not verify", i);
+	got = lb_be16_to_cpu(l4_csum_get(p));
+	want = ref_l4_csum(p);
+	cr_assert_eq(got, want, "packet %d (%s, %u bytes): L4 checksum %#06x, want %#06x", i,
+		proto == LB_IPPROTO_TCP ? "TCP" : "UDP", p->l4_len, got, want);
+	cr_assert_neq(got, proto == LB_IPPROTO_UDP ? 0 : 0xffff,
+		"packet %d: checksum %#06x is never sent", i, got);
+}
+
+Test(csum, full_matches_reference)
+{
+	each_packet(0xc5c5c5c5, check_reference);
+}
+
+static void
+check_dpdk(struct pkt *p, uint8_t proto, int i)
+{
+	const struct rte_ipv4_hdr *rip = (const struct rte_ipv4_hdr *)p->b;
+	lb_be16_t lb_ip = ip_of(p)->csum, lb_l4 = l4_csum_get(p);
+	uint16_t dp_ip, dp_l4;
+
+	/* DPDK sums the fields as they are: both checksums must be zero. */
+	ip_of(p)->csum = 0;
+	l4_csum_set(p, 0);
+	dp_ip = rte_ipv4_cksum(rip);
+	dp_l4 = rte_ipv4_udptcp_cksum(rip, l4_of(p));
+	cr_assert_eq(lb_ip, dp_ip, "packet %d (IHL %u): lb %#06x, rte_ipv4_cksum %#06x", i,
+		p->ihl / 4, lb_ip, dp_ip);
+	cr_assert_eq(lb_l4, dp_l4,
+		"packet %d (%s, %u bytes): lb %#06x, rte_ipv4_udptcp_cksum %#06x", i,
+		proto == LB_IPPROTO_TCP ? "TCP" : "UDP", p->l4_len, lb_l4, dp_l4);
 }
 
 Test(csum, matches_dpdk)
 {
-	uint64_t rng = 0xd7d7d7d7;
-	int i;
-
-	for (i = 0; i < N_PACKETS; i++) {
-		struct pkt p;
-		uint8_t proto = packet_i(&p, i, &rng);
-		const struct rte_ipv4_hdr *rip = (const struct rte_ipv4_hdr *)p.b;
-		lb_be16_t lb_ip, lb_l4;
-		uint16_t dp_ip, dp_l4;
-
-		lb_ip = ip_of(&p)->csum;
-		lb_l4 = l4_csum_get(&p);
-		/* DPDK sums the fields as they are: both checksums must be zero. */
-		ip_of(&p)->csum = 0;
-		l4_csum_set(&p, 0);
-		dp_ip = rte_ipv4_cksum(rip);
-		dp_l4 = rte_ipv4_udptcp_cksum(rip, l4_of(&p));
-		cr_assert_eq(lb_ip, dp_ip, "packet %d (IHL %u): lb %#06x, rte_ipv4_cksum %#06x", i,
-			p.ihl / 4, lb_ip, dp_ip);
-		cr_assert_eq(lb_l4, dp_l4,
-			"packet %d (%s, %u bytes): lb %#06x, rte_ipv4_udptcp_cksum %#06x", i,
-			proto == LB_IPPROTO_TCP ? "TCP" : "UDP", p.l4_len, lb_l4, dp_l4);
-	}
+	each_packet(0xd7d7d7d7, check_dpdk);
 }
 
 /*

@@ -68,18 +68,11 @@ csum_set(struct pkt6 *p, lb_be16_t v)
 	memcpy(l4(p) + csum_off(p->proto), &v, 2);
 }
 
-/* Words that are 0x0000 or 0xffff often: the edges of one's complement. */
+/* Bytes that are 0x00 or 0xff often: words at the edges of one's complement. */
 static uint8_t
 rnd8_edgy(uint64_t *s)
 {
-	switch (rnd(s, 6)) {
-	case 0:
-		return 0;
-	case 1:
-		return 0xff;
-	default:
-		return (uint8_t)splitmix64(s);
-	}
+	return (uint8_t)rnd_edgy(s, 6, 0xff);
 }
 
 static void

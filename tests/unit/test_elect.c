@@ -113,6 +113,15 @@ run(struct mgr_elect *e, const struct step *steps, size_t n)
 			MGR_EL_LEADER, 5, 5, NULL                                                  \
 	}
 
+/* The steps that make a manager standby at t = 0, under m1 at term 3. */
+#define BECOME_STANDBY                                                                             \
+	{"no lease: grant one", TICK(0), {MGR_EA_GRANT}, MGR_EL_IDLE, 0, 0, NULL},                 \
+		{"granted", GRANTED(0), {MGR_EA_CAMPAIGN}, MGR_EL_CAMPAIGN, 0, 0, NULL},           \
+	{                                                                                          \
+		"another holds the key: standby, the leader is known", LOST(0, 3, "m1"),           \
+			{MGR_EA_LEADER}, MGR_EL_STANDBY, 0, 3, NULL                                \
+	}
+
 Test(elect, first_leader_keeps_its_lease)
 {
 	static const struct step steps[] = {
@@ -136,13 +145,10 @@ Test(elect, first_leader_keeps_its_lease)
 Test(elect, standby_takes_over_when_the_key_goes)
 {
 	static const struct step steps[] = {
-		{"no lease: grant one", TICK(0), {MGR_EA_GRANT}, MGR_EL_IDLE, 0, 0, NULL},
-		{"granted", GRANTED(10), {MGR_EA_CAMPAIGN}, MGR_EL_CAMPAIGN, 0, 0, NULL},
-		{"another holds the key: standby, the leader is known", LOST(20, 3, "m1"),
-			{MGR_EA_LEADER}, MGR_EL_STANDBY, 0, 3, NULL},
-		{"a standby keeps its own lease", TICK(1010), {MGR_EA_KEEPALIVE}, MGR_EL_STANDBY, 0,
+		BECOME_STANDBY,
+		{"a standby keeps its own lease", TICK(1000), {MGR_EA_KEEPALIVE}, MGR_EL_STANDBY, 0,
 			0, NULL},
-		{"kept", KEPT(1020, 1010), {0}, MGR_EL_STANDBY, 0, 0, NULL},
+		{"kept", KEPT(1010, 1000), {0}, MGR_EL_STANDBY, 0, 0, NULL},
 		{"the same leader read again: nothing", KEY_IS(1500, 3, "m1"), {0}, MGR_EL_STANDBY,
 			0, 3, NULL},
 		{"the key goes: the leader is none, campaign", KEY_GONE(2000),
@@ -157,9 +163,7 @@ Test(elect, standby_takes_over_when_the_key_goes)
 Test(elect, standby_reads_the_key_as_a_backstop)
 {
 	static const struct step steps[] = {
-		{"grant", TICK(0), {MGR_EA_GRANT}, MGR_EL_IDLE, 0, 0, NULL},
-		{"granted", GRANTED(0), {MGR_EA_CAMPAIGN}, MGR_EL_CAMPAIGN, 0, 0, NULL},
-		{"lost", LOST(0, 3, "m1"), {MGR_EA_LEADER}, MGR_EL_STANDBY, 0, 3, NULL},
+		BECOME_STANDBY,
 		{"keepalive", TICK(1000), {MGR_EA_KEEPALIVE}, MGR_EL_STANDBY, 0, 0, NULL},
 		{"kept", KEPT(1000, 1000), {0}, MGR_EL_STANDBY, 0, 0, NULL},
 		{"keepalive", TICK(2000), {MGR_EA_KEEPALIVE}, MGR_EL_STANDBY, 0, 0, NULL},

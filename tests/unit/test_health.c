@@ -231,6 +231,21 @@ health_of(struct mgr_health *h, int i, uint64_t now)
 					      : v.hv_last_failure;
 }
 
+/*
+ * d under ps as the first table h is given (nothing committed before),
+ * then the first two rounds of probes, at T0 + 10 and T0 + 1010: by then a
+ * backend that listens is healthy and one that does not is unhealthy.
+ */
+static void
+first_rounds(struct mgr_health *h, const struct lb_ftable *d, const struct mgr_pools *ps)
+{
+	struct lb_ftable none = {0};
+
+	cr_assert_eq(mgr_health_sync(h, d, ps, &none, false, T0), 0);
+	drive(h, T0 + 10);
+	drive(h, T0 + 1010);
+}
+
 TestSuite(health, .init = setup, .fini = teardown);
 
 Test(health, rise_and_fall)
@@ -327,7 +342,7 @@ Test(health, fail_open_by_count_and_percent)
 Test(health, fail_open_per_zone)
 {
 	struct mgr_health *h = health_new();
-	struct lb_ftable d, none = {0};
+	struct lb_ftable d;
 	struct lb_svc_key k = key();
 	struct mgr_sview sv;
 	struct mgr_pools ps;
@@ -339,9 +354,7 @@ Test(health, fail_open_per_zone)
 	for (i = 0; i < 3; i++)
 		snprintf(d.services[0].backends[i].zone, LB_ZONE_LEN, "%s", i < 2 ? "a" : "b");
 	pools(&ps, 2, 0, 0, 3);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
-	drive(h, T0 + 10);
-	drive(h, T0 + 1010); /* 1 (zone a) and 3 (zone b) healthy; 2 (zone a) not */
+	first_rounds(h, &d, &ps); /* 1 (zone a) and 3 (zone b) healthy; 2 (zone a) not */
 	cr_assert_eq(eff(h, &d, T0 + 1010, 2, NULL, NULL), LB_BACKEND_MAINT,
 		"over the pool, 2 healthy >= 2: closed");
 	d.services[0].choice.zonal = 1;
@@ -369,7 +382,7 @@ Test(health, fail_open_per_zone)
 Test(health, slow_start_ramps_in_ten_steps)
 {
 	struct mgr_health *h = health_new();
-	struct lb_ftable d, none = {0};
+	struct lb_ftable d;
 	struct mgr_pools ps;
 	uint64_t x, next;
 	uint32_t w, w1;
@@ -378,9 +391,7 @@ Test(health, slow_start_ramps_in_ten_steps)
 	up(2);
 	table(&d, 3, NULL);
 	pools(&ps, 1, 0, 30, 3);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
-	drive(h, T0 + 10);
-	drive(h, T0 + 1010);
+	first_rounds(h, &d, &ps);
 	cr_assert_eq(eff(h, &d, T0 + 1010, 1, &w, NULL), LB_BACKEND_ACTIVE);
 	cr_assert_eq(w, 1, "new backends do not ramp when none was serving yet");
 	up(3);
@@ -425,7 +436,7 @@ Test(health, draining)
 	static const uint8_t drain2[N_BE + 1] = {
 		0, LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_ACTIVE};
 	struct mgr_health *h = health_new();
-	struct lb_ftable d, d2, d3, c, none = {0};
+	struct lb_ftable d, d2, d3, c;
 	struct lb_svc_key k = key();
 	struct lb_backend_cfg gone;
 	struct mgr_pools ps;
@@ -436,9 +447,7 @@ Test(health, draining)
 	up(3);
 	table(&d, 3, NULL);
 	pools(&ps, 1, 0, 0, 3);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
-	drive(h, T0 + 10);
-	drive(h, y);
+	first_rounds(h, &d, &ps);
 	committed_at(h, &d, y, &c);
 
 	/* backend 3 deleted: drains 3 s, then goes */
@@ -563,7 +572,7 @@ withdrawn(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, int w80
 Test(health, withdraw_below_withdraws_the_vip_when_every_voter_is_below)
 {
 	struct mgr_health *h = health_new();
-	struct lb_ftable d, none = {0};
+	struct lb_ftable d;
 	struct lb_svc_key k = key();
 	struct mgr_sview sv;
 	struct mgr_pools ps = {0};
@@ -574,9 +583,7 @@ Test(health, withdraw_below_withdraws_the_vip_when_every_voter_is_below)
 	second_port(&d);
 	cr_assert_eq(lb_ftable_set_drained(&d, "mux1", true), 1);
 	set_withdraw(&ps, 80, 2);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
-	drive(h, T0 + 10);
-	drive(h, T0 + 1010);
+	first_rounds(h, &d, &ps);
 	withdrawn(h, &d, t, 0, 0); /* 2 healthy, not below 2 */
 
 	mgr_pools_free(&ps);
@@ -625,7 +632,7 @@ wzones(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, int whole,
 Test(health, withdraw_below_per_zone)
 {
 	struct mgr_health *h = health_new();
-	struct lb_ftable d, none = {0};
+	struct lb_ftable d;
 	struct mgr_pools ps = {0};
 	uint32_t i;
 
@@ -635,9 +642,7 @@ Test(health, withdraw_below_per_zone)
 	for (i = 0; i < 3; i++)
 		snprintf(d.services[0].backends[i].zone, LB_ZONE_LEN, "%s", i < 2 ? "a" : "b");
 	set_withdraw(&ps, 80, 1);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
-	drive(h, T0 + 10);
-	drive(h, T0 + 1010);
+	first_rounds(h, &d, &ps);
 	wzones(h, &d, T0 + 1100, 0, ""); /* cross_zone on: 1 healthy of 3, not below 1 */
 	d.services[0].choice.zonal = 1;
 	wzones(h, &d, T0 + 1100, 0, "a"); /* zone a has none healthy: its muxes withdraw */

@@ -3,7 +3,8 @@
  * What the unit tests share: a random generator with a seed of the test's
  * choosing (SplitMix64, Steele et al. 2014), so that a random test that
  * fails fails again the same way (not for anything but tests: it is fast and
- * well mixed, nothing more); and the checksum tests' reference sum.
+ * well mixed, nothing more); and, for the checksum tests, values at the
+ * edges of one's complement and a reference sum.
  */
 #ifndef SLUICE_TEST_UTIL_H
 #define SLUICE_TEST_UTIL_H
@@ -27,6 +28,24 @@ static inline uint32_t
 rnd(uint64_t *s, uint32_t n)
 {
 	return (uint32_t)(splitmix64(s) % n);
+}
+
+/*
+ * A random value of mask's bits that is all zeros or all ones (one's
+ * complement's two zeros, where update bugs hide) one time in `odds` each,
+ * rather than one in 2^16.
+ */
+static inline uint32_t
+rnd_edgy(uint64_t *s, uint32_t odds, uint32_t mask)
+{
+	switch (rnd(s, odds)) {
+	case 0:
+		return 0;
+	case 1:
+		return mask;
+	default:
+		return (uint32_t)splitmix64(s) & mask;
+	}
 }
 
 /*
