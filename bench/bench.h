@@ -124,6 +124,7 @@ struct bench_opts {
 	bool process;
 	bool micro;
 	bool agent;
+	int workers;	      /* micro mode: 2 also times each scenario on two lcores at once */
 	const char *only;     /* run only the scenario of this name */
 	double seconds;	      /* per micro scenario, or per process run */
 	int repeat;	      /* process mode: rounds of (testpmd io, macswap, sluice) */

@@ -21,6 +21,8 @@ usage(FILE *out)
 		"usage: sluice-bench [--micro | --agent] [--process] [options]\n"
 		"  --micro            drive mux_burst() with pre-built mbufs (the default)\n"
 		"  --agent            drive the host agent's decapsulation and DSR the same way\n"
+		"  --workers 2        micro mode: each scenario also on two lcores at once, each\n"
+		"                     worker with its own table (per-worker cycles, side by side)\n"
 		"  --process          run sluice-mux and dpdk-testpmd io/macswap on net_pcap\n"
 		"  --smoke            a short sanity run of the micro mode, or with --agent the\n"
 		"                     agent's (every frame checked, no timing verdicts)\n"
@@ -36,12 +38,26 @@ usage(FILE *out)
 		SLUICE_MUX_PATH);
 }
 
+/* An integer option's value in lo..hi into *v; 0, or -1 having said why. */
+static int
+int_arg(const char *opt, const char *arg, long lo, long hi, long *v)
+{
+	char *end;
+
+	*v = strtol(arg, &end, 10);
+	if (*end == '\0' && end != arg && *v >= lo && *v <= hi)
+		return 0;
+	fprintf(stderr, "sluice-bench: %s wants %ld..%ld\n", opt, lo, hi);
+	return -1;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"micro", no_argument, NULL, 'M'},
 		{"agent", no_argument, NULL, 'A'},
+		{"workers", required_argument, NULL, 'W'},
 		{"process", no_argument, NULL, 'P'},
 		{"smoke", no_argument, NULL, 'S'},
 		{"only", required_argument, NULL, 'o'},
@@ -59,12 +75,14 @@ main(int argc, char **argv)
 	struct bench_opts o = {
 		.seconds = 2.0,
 		.repeat = 3,
+		.workers = 1,
 		.mux_path = SLUICE_MUX_PATH,
 		.testpmd = "/usr/bin/dpdk-testpmd",
 		.frame_len = BENCH_FRAME_LEN,
 	};
 	char workdir[64];
 	char *end;
+	long v;
 	int c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -74,6 +92,11 @@ main(int argc, char **argv)
 			break;
 		case 'A':
 			o.agent = true;
+			break;
+		case 'W':
+			if (int_arg("--workers", optarg, 1, 2, &v) != 0)
+				return 2;
+			o.workers = (int)v;
 			break;
 		case 'P':
 			o.process = true;
@@ -92,26 +115,18 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'r':
-			o.repeat = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || o.repeat < 1 || o.repeat > 16) {
-				fprintf(stderr, "sluice-bench: --repeat wants 1..16\n");
+			if (int_arg("--repeat", optarg, 1, 16, &v) != 0)
 				return 2;
-			}
+			o.repeat = (int)v;
 			break;
 		case 'H':
 			o.hugepages = true;
 			break;
-		case 'f': {
-			long v = strtol(optarg, &end, 10);
-
-			if (*end != '\0' || v < BENCH_FRAME_LEN || v > BENCH_FRAME_MAX) {
-				fprintf(stderr, "sluice-bench: --frame-size wants %d..%d\n",
-					BENCH_FRAME_LEN, BENCH_FRAME_MAX);
+		case 'f':
+			if (int_arg("--frame-size", optarg, BENCH_FRAME_LEN, BENCH_FRAME_MAX, &v) != 0)
 				return 2;
-			}
 			o.frame_len = (uint16_t)v;
 			break;
-		}
 		case 'c':
 			o.csv = optarg;
 			break;

@@ -192,6 +192,73 @@ run_repeated(struct bench_env *env, const struct scenario *sc, const struct scen
 	return 0;
 }
 
+/* The second worker's run, on its own lcore. */
+struct pair_run {
+	struct bench_env env;
+	const struct scenario *sc;
+	double seconds;
+	struct result r;
+	int rc;
+};
+
+static int
+pair_main(void *arg)
+{
+	struct pair_run *p = arg;
+
+	p->rc = bench_run_scenario(&p->env, p->sc, p->seconds, false, &p->r);
+	return 0;
+}
+
+/*
+ * Two workers side by side (--workers 2): o->repeat rounds of the scenario
+ * on the main lcore alone, then on it and on a second lcore at once, each
+ * worker with its own tables and mbufs, nothing written by both. Prints
+ * the median cycles per packet alone and of each worker beside the other.
+ */
+static int
+run_pair(struct bench_env *env, struct rte_mempool *pool2, const struct scenario *sc,
+	const struct bench_opts *o)
+{
+	struct result alone[16], w0[16], w1[16], med[3];
+	struct pair_run p;
+	unsigned lc = rte_get_next_lcore(-1, 1, 0);
+	int n = RTE_MIN(RTE_MAX(o->repeat, 1), 16), i;
+	double lo, hi;
+
+	if (lc >= RTE_MAX_LCORE) {
+		fprintf(stderr, "sluice-bench: --workers 2: no second lcore (one CPU?)\n");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		memset(&p, 0, sizeof(p));
+		p.env = *env;
+		p.env.pool = pool2;
+		p.env.idx = 1;
+		p.sc = sc;
+		p.seconds = o->seconds;
+		if (bench_run_scenario(env, sc, o->seconds, false, &alone[i]) != 0 ||
+			rte_eal_remote_launch(pair_main, &p, lc) != 0)
+			return -1;
+		if (bench_run_scenario(env, sc, o->seconds, false, &w0[i]) != 0)
+			p.rc = -1;
+		rte_eal_wait_lcore(lc);
+		if (p.rc != 0 || verdict(sc, &alone[i], false) != 0 ||
+			verdict(sc, &w0[i], false) != 0 || verdict(sc, &p.r, false) != 0)
+			return -1;
+		w1[i] = p.r;
+	}
+	pick_median(alone, n, &med[0], &lo, &hi);
+	pick_median(w0, n, &med[1], &lo, &hi);
+	pick_median(w1, n, &med[2], &lo, &hi);
+	printf("%-17s   cyc/pkt alone %.1f; two workers at once: %.1f (lcore %u) and %.1f "
+	       "(lcore %u): %.2f and %.2f of alone\n",
+		"", cycles_per_pkt(&med[0]), cycles_per_pkt(&med[1]), rte_lcore_id(),
+		cycles_per_pkt(&med[2]), lc, cycles_per_pkt(&med[1]) / cycles_per_pkt(&med[0]),
+		cycles_per_pkt(&med[2]) / cycles_per_pkt(&med[0]));
+	return 0;
+}
+
 static void
 report_header(FILE *out)
 {
@@ -321,6 +388,22 @@ port_init(struct bench_env *env)
 	return 0;
 }
 
+/* The lowest CPU we may run on: the second worker's with --workers 2. */
+static int
+first_cpu(void)
+{
+	cpu_set_t set;
+	int c;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			return c;
+	return 0;
+}
+
 /* The highest CPU we may run on: the main lcore, away from CPU 0's chores. */
 static int
 last_cpu(void)
@@ -345,12 +428,18 @@ bench_eal_start(const struct bench_opts *o, const char *argv0, const char *vdev,
 	char *eargv[16];
 	int eargc = 0;
 
-	snprintf(lcore, sizeof(lcore), "%d", last_cpu());
+	/* Two workers: the first CPU as well, the main lcore still the last. */
+	if (o->workers == 2 && first_cpu() != last_cpu())
+		snprintf(lcore, sizeof(lcore), "%d,%d", first_cpu(), last_cpu());
+	else
+		snprintf(lcore, sizeof(lcore), "%d", last_cpu());
 	snprintf(prefix, sizeof(prefix), "--file-prefix=sluice-bench-%d", (int)getpid());
 	eargv[eargc++] = (char *)argv0;
 	eargv[eargc++] = (char *)"-l";
 	eargv[eargc++] = lcore;
 	eargv[eargc++] = (char *)"--no-pci";
+	eargv[eargc++] = (char *)"--main-lcore";
+	eargv[eargc++] = lcore + (strchr(lcore, ',') != NULL ? strchr(lcore, ',') - lcore + 1 : 0);
 	eargv[eargc++] = prefix;
 	if (vdev != NULL) {
 		snprintf(vdev_arg, sizeof(vdev_arg), "--vdev=%s", vdev);
@@ -379,6 +468,7 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 	size_t n = o->smoke ? RTE_DIM(smoke_suite) : RTE_DIM(full_suite);
 	char rundir[PATH_MAX], twin_name[32];
 	struct bench_env env;
+	struct rte_mempool *pool2 = NULL;
 	struct scenario twin;
 	struct result r[2];
 	double lo[2], hi[2];
@@ -400,6 +490,14 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 	env.hz = rte_get_tsc_hz();
 	env.pool = rte_pktmbuf_pool_create("bench_pool", 2 * BENCH_BATCH_PKTS + 1024, 256, 0,
 		RTE_MBUF_DEFAULT_BUF_SIZE, env.socket);
+	if (o->workers == 2 && (pool2 = rte_pktmbuf_pool_create("bench_pool2",
+					2 * BENCH_BATCH_PKTS + 1024, 256, 0,
+					RTE_MBUF_DEFAULT_BUF_SIZE, env.socket)) == NULL) {
+		fprintf(stderr, "sluice-bench: the second worker's mbufs: %s\n",
+			rte_strerror(rte_errno));
+		rc = 1;
+		goto done;
+	}
 	env.ctx.tunnel_addr = lb_cpu_to_be32(0x0aff0001); /* 10.255.0.1 */
 	memcpy(&env.ctx.next_hop, "\x02\x00\x00\x00\x00\xfe", 6);
 	env.ctx.has_tunnel6 = true;
@@ -452,6 +550,9 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 				report_csv(o->csv, &twin, &r[1], env.hz, lo[1], hi[1]);
 		}
 		report_line(stdout, &suite[i], &r[0], env.hz, lo[0], hi[0]);
+		if (o->workers == 2 && !o->smoke && !suite[i].rcu &&
+			suite[i].floor == BENCH_FLOOR_NONE && run_pair(&env, pool2, &suite[i], o) != 0)
+			rc = 1;
 		fflush(stdout);
 		if (o->csv != NULL && !o->smoke)
 			report_csv(o->csv, &suite[i], &r[0], env.hz, lo[0], hi[0]);
@@ -468,6 +569,7 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 		printf("smoke: %s\n", rc == 0 ? "ok" : "FAILED");
 done:
 	rte_free(env.ctx.qsv);
+	rte_mempool_free(pool2);
 	rte_eal_cleanup();
 	lb_remove_runtime_dir(rundir);
 	return rc;

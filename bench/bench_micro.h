@@ -89,6 +89,7 @@ struct bench_env {
 	uint16_t port;
 	uint64_t hz;
 	int socket;
+	uint16_t idx;	    /* the worker's index (its tables' names): 0, or 1 beside it */
 	cpu_set_t ctl_cpus; /* where the swapping control thread runs */
 };
 

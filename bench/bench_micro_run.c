@@ -68,7 +68,7 @@ worker_init(struct mux_worker *w, struct bench_env *env, const struct mux_gen *g
 {
 	static const uint32_t timeout[3] = {300, 15, 30};
 
-	return mux_worker_init(w, &env->ctx, g, 0, rte_lcore_id(), v6 ? 4096 : entries,
+	return mux_worker_init(w, &env->ctx, g, env->idx, rte_lcore_id(), v6 ? 4096 : entries,
 		v6 ? entries : 4096, timeout, env->socket);
 }
 
