@@ -39,10 +39,10 @@ MUXES = ["mux1", "mux2"]
 class Lab(ManagerLab):
     TAG = "ha"
     LOGS = tuple(MGRS) + tuple(MUXES)
+    CERTS = ("sluice-manager", *MUXES)
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        self.make_certs(self.pki, "sluice-manager", *MUXES)
         self.etcd = EtcdCluster(tmp, 3)
         self.mport = {m: free_port() for m in MGRS}
         self.murl = {m: f"tls+tcp://127.0.0.1:{self.mport[m]}" for m in MGRS}

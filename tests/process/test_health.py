@@ -65,17 +65,13 @@ POOL_ARGS = ["--probe", "http", "--path", "/", "--interval", str(INTERVAL),
 class Lab(ManagerLab):
     TAG = "health"
     LOG_TAIL = 6000
+    CERTS = ("sluice-manager", "mux1")
+    MANAGER = dict(batch_ms=50, health_batch_ms=int(HEALTH_BATCH_S * 1000), hash_seed=SEED)
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        self.make_certs(self.pki, "sluice-manager", "mux1")
-        self.write_manager_cfg(f"{tmp}/manager.db", batch_ms=50,
-                               health_batch_ms=int(HEALTH_BATCH_S * 1000), hash_seed=SEED)
         for i in BE:
-            d = os.path.join(tmp, f"www{i}")
-            os.mkdir(d)
-            with open(os.path.join(d, "index.html"), "w") as f:
-                f.write(f"backend {i}\n")
+            self.web_folder(f"www{i}", f"backend {i}\n")
 
     def server_up(self, i):
         addr, port = BE[i]

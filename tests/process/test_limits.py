@@ -25,12 +25,8 @@ VIP = "192.0.2.10"
 class Lab(ManagerLab):
     TAG = "lim"
     LOGS = ("manager", "mux1", "mux2")
-
-    def __init__(self, args, tmp, check):
-        super().__init__(args, tmp, check)
-        self.make_certs(self.pki, "sluice-manager", "mux1", "mux2")
-        self.write_manager_cfg(os.path.join(tmp, "manager.db"), vote_timeout_ms=2000,
-                               batch_ms=20, hash_seed=SEED, maglev_size=65537)
+    CERTS = ("sluice-manager", "mux1", "mux2")
+    MANAGER = dict(vote_timeout_ms=2000, batch_ms=20, hash_seed=SEED, maglev_size=65537)
 
 
 def rules(lab):
