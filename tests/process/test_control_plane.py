@@ -34,10 +34,10 @@ import struct
 import subprocess
 import time
 
+from sluicetest.config import TEST_SEED
 from sluicetest.manager import ManagerLab, flow_table, manager_test_args, run_in_lab
 from sluicetest.procs import free_port
 
-SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.10"
 DIP = "10.1.1.11:8080"
 
@@ -62,7 +62,7 @@ class Lab(ManagerLab):
         self.make_certs(self.other, "peer9")
         self.ctl_tls_url = f"tls+tcp://127.0.0.1:{self.ctl_port}"
         self.write_manager_cfg(f"{tmp}/db/manager.db", ctl_tls=self.ctl_tls_url,
-                               vote_timeout_ms=2000, batch_ms=100, hash_seed=SEED,
+                               vote_timeout_ms=2000, batch_ms=100, hash_seed=TEST_SEED,
                                maglev_size=65537)
 
     def counters(self):

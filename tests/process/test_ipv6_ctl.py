@@ -23,9 +23,9 @@ import os
 import socket
 import subprocess
 
+from sluicetest.config import TEST_SEED
 from sluicetest.manager import ManagerLab, manager_test_args, mux_version, run_in_lab
 
-SEED = "00112233445566778899aabbccddeeff"
 SVC6 = "[2001:db8::10]:80"
 SVC4 = "192.0.2.10:80"
 
@@ -34,7 +34,7 @@ class Lab(ManagerLab):
     TAG = "v6ctl"
     LOGS = ("manager", "mux1", "host1")
     CERTS = ("sluice-manager", "mux1", "host1")
-    MANAGER = dict(vote_timeout_ms=2000, batch_ms=50, hash_seed=SEED, maglev_size=65537)
+    MANAGER = dict(vote_timeout_ms=2000, batch_ms=50, hash_seed=TEST_SEED, maglev_size=65537)
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
