@@ -26,11 +26,11 @@ import signal
 import subprocess
 import time
 
+from sluicetest.config import TEST_SEED
 from sluicetest.etcd import EtcdCluster
 from sluicetest.manager import ManagerLab, manager_test_args, mux_version, run_in_lab
 from sluicetest.procs import free_port, poll
 
-SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.10"
 MGRS = ["mgr1", "mgr2", "mgr3"]
 MUXES = ["mux1", "mux2"]
@@ -39,10 +39,10 @@ MUXES = ["mux1", "mux2"]
 class Lab(ManagerLab):
     TAG = "ha"
     LOGS = tuple(MGRS) + tuple(MUXES)
+    CERTS = ("sluice-manager", *MUXES)
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        self.make_certs(self.pki, "sluice-manager", *MUXES)
         self.etcd = EtcdCluster(tmp, 3)
         self.mport = {m: free_port() for m in MGRS}
         self.murl = {m: f"tls+tcp://127.0.0.1:{self.mport[m]}" for m in MGRS}
@@ -58,7 +58,7 @@ class Lab(ManagerLab):
 		key = "{self.pki}/sluice-manager.key"; }};
 	id = "{m}"; store = "etcd";
 	etcd = {{ endpoints = [ {eps} ]; prefix = "/sluice/test"; lease_ttl = 3; timeout_ms = 1000; }};
-	vote_timeout_ms = 2000; batch_ms = 50; hash_seed = "{SEED}"; maglev_size = 65537;
+	vote_timeout_ms = 2000; batch_ms = 50; hash_seed = "{TEST_SEED}"; maglev_size = 65537;
 }};
 """)
         return path

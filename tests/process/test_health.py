@@ -42,11 +42,11 @@ import signal
 import socket
 import time
 
+from sluicetest.config import TEST_SEED
 from sluicetest.procs import NOT_YET
 
 from sluicetest.manager import ManagerLab, backend, manager_test_args, mux_version, run_in_lab
 
-SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.30"
 SVC = f"{VIP}:80"
 BE = {i: (f"127.0.77.{i}", 18180 + i) for i in range(1, 5)}
@@ -65,17 +65,13 @@ POOL_ARGS = ["--probe", "http", "--path", "/", "--interval", str(INTERVAL),
 class Lab(ManagerLab):
     TAG = "health"
     LOG_TAIL = 6000
+    CERTS = ("sluice-manager", "mux1")
+    MANAGER = dict(batch_ms=50, health_batch_ms=int(HEALTH_BATCH_S * 1000), hash_seed=TEST_SEED)
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        self.make_certs(self.pki, "sluice-manager", "mux1")
-        self.write_manager_cfg(f"{tmp}/manager.db", batch_ms=50,
-                               health_batch_ms=int(HEALTH_BATCH_S * 1000), hash_seed=SEED)
         for i in BE:
-            d = os.path.join(tmp, f"www{i}")
-            os.mkdir(d)
-            with open(os.path.join(d, "index.html"), "w") as f:
-                f.write(f"backend {i}\n")
+            self.web_folder(f"www{i}", f"backend {i}\n")
 
     def server_up(self, i):
         addr, port = BE[i]

@@ -23,9 +23,9 @@ import os
 import socket
 import subprocess
 
+from sluicetest.config import TEST_SEED
 from sluicetest.manager import ManagerLab, manager_test_args, mux_version, run_in_lab
 
-SEED = "00112233445566778899aabbccddeeff"
 SVC6 = "[2001:db8::10]:80"
 SVC4 = "192.0.2.10:80"
 
@@ -33,16 +33,12 @@ SVC4 = "192.0.2.10:80"
 class Lab(ManagerLab):
     TAG = "v6ctl"
     LOGS = ("manager", "mux1", "host1")
+    CERTS = ("sluice-manager", "mux1", "host1")
+    MANAGER = dict(vote_timeout_ms=2000, batch_ms=50, hash_seed=TEST_SEED, maglev_size=65537)
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        self.make_certs(self.pki, "sluice-manager", "mux1", "host1")
-        self.write_manager_cfg(f"{tmp}/manager.db", vote_timeout_ms=2000, batch_ms=50,
-                               hash_seed=SEED, maglev_size=65537)
-        self.www = os.path.join(tmp, "www")
-        os.mkdir(self.www)
-        with open(os.path.join(self.www, "index.html"), "w") as f:
-            f.write("backend 6\n")
+        self.www = self.web_folder("www", "backend 6\n")
 
     def agent_hello(self, ident, pas, dips):
         """An agent's hello with its PAs and DIPs, over mutual TLS; it leaves

@@ -16,21 +16,17 @@ import json
 import os
 import re
 
+from sluicetest.config import TEST_SEED
 from sluicetest.manager import ManagerLab, manager_test_args, run_in_lab
 
-SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.10"
 
 
 class Lab(ManagerLab):
     TAG = "lim"
     LOGS = ("manager", "mux1", "mux2")
-
-    def __init__(self, args, tmp, check):
-        super().__init__(args, tmp, check)
-        self.make_certs(self.pki, "sluice-manager", "mux1", "mux2")
-        self.write_manager_cfg(os.path.join(tmp, "manager.db"), vote_timeout_ms=2000,
-                               batch_ms=20, hash_seed=SEED, maglev_size=65537)
+    CERTS = ("sluice-manager", "mux1", "mux2")
+    MANAGER = dict(vote_timeout_ms=2000, batch_ms=20, hash_seed=TEST_SEED, maglev_size=65537)
 
 
 def rules(lab):

@@ -23,13 +23,13 @@ import signal
 import subprocess
 import time
 
+from sluicetest.config import TEST_SEED
 from sluicetest.manager import ManagerLab, manager_test_args, mux_version, run_in_lab
 from sluicetest.procs import rundir
 
-SEED = "00112233445566778899aabbccddeeff"
 VIP = "192.0.2.10"
 # what a mux restarted with a stale config starts with
-STALE_TABLE = f"""flow_table = {{ hash_seed = "{SEED}"; services = (
+STALE_TABLE = f"""flow_table = {{ hash_seed = "{TEST_SEED}"; services = (
 	{{ vip = "{VIP}"; port = 80; backends = (
 		{{ dip = "10.9.9.9"; port = 80; host = "10.0.9.1"; }} ); }} ); }};
 """
@@ -51,7 +51,7 @@ class Lab(ManagerLab):
                        check=True)
         self.dbdir = dbdir
         self.db = os.path.join(dbdir, "manager.db")
-        self.write_manager_cfg(self.db, vote_timeout_ms=2000, batch_ms=100, hash_seed=SEED,
+        self.write_manager_cfg(self.db, vote_timeout_ms=2000, batch_ms=100, hash_seed=TEST_SEED,
                                maglev_size=65537)
 
     def stop_all(self):
@@ -149,7 +149,7 @@ def run(lab, check):
     with open(big, "w") as f:
         bes = ",\n".join(f'{{ dip = "10.{3 + i // 250}.{i % 250}.1"; port = 8080; '
                           f'host = "10.0.1.1"; }}' for i in range(5000))
-        f.write(f'flow_table = {{ hash_seed = "{SEED}"; maglev_size = 65537; '
+        f.write(f'flow_table = {{ hash_seed = "{TEST_SEED}"; maglev_size = 65537; '
                 f'services = ( {{ vip = "{VIP}"; port = 80; '
                 f'backends = ( {bes} ); }} ); }};\n')
     filler = os.path.join(os.path.dirname(lab.db), "filler")

@@ -11,13 +11,12 @@ import tempfile
 from scapy.all import IP, TCP, Ether, wrpcap
 
 from sluicetest.checks import Checks
-from sluicetest.config import Backend, MuxConfig, Service
+from sluicetest.config import Backend, MuxConfig, Service, TEST_SEED
 from sluicetest.procs import Daemons, poll, required_args, rundir, telemetry, test_prefix
 
-SEED = "00112233445566778899aabbccddeeff"
 
 
-def config(inp, out, prefix, backends, seed=SEED):
+def config(inp, out, prefix, backends, seed=TEST_SEED):
     """The mux's file: one pcap port, the VIP with backends [(n, weight)]."""
     svc = Service("192.0.2.10", "tcp", 80, [Backend(f"10.1.0.{n}", 8080, f"10.0.1.{n}", w)
                                            for n, w in backends])
@@ -46,7 +45,7 @@ def main():
         daemons = Daemons(tmp)
         mux = daemons.start("mux", [args.mux, "-c", cfg], prefix=prefix)
 
-        def reload(backends, line, what, seed=SEED):
+        def reload(backends, line, what, seed=TEST_SEED):
             """The file with these backends, SIGHUP, until the log has line."""
             with open(cfg, "w") as f:
                 f.write(config(inp, out, prefix, backends, seed))

@@ -44,12 +44,11 @@ TRAFFIC_S = 6  # seconds of traffic: longer than the rates' window of 5 s
 class Lab(ManagerLab):
     TAG = "sta"
     LOGS = ("manager", "mux1", "mux2")
+    CERTS = ("sluice-manager", "mux1", "mux2")
+    MANAGER = dict(batch_ms=20, vip_probe_interval_ms=0)
 
     def __init__(self, args, tmp, check):
         super().__init__(args, tmp, check)
-        self.make_certs(self.pki, "sluice-manager", "mux1", "mux2")
-        self.write_manager_cfg(os.path.join(tmp, "manager.db"), batch_ms=20,
-                               vip_probe_interval_ms=0)
         with open(self.manager_cfg, "a") as f:
             f.write('metrics = { listen = "127.0.0.1:0"; };\n')
         self.tap = {m: f"sst{os.getpid() % 100000}{m[-1]}" for m in N}

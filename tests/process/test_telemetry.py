@@ -12,7 +12,7 @@ import tempfile
 from scapy.all import IP, TCP, UDP, Ether, wrpcap
 
 from sluicetest.checks import Checks
-from sluicetest.config import Backend, MuxConfig, Service
+from sluicetest.config import Backend, MuxConfig, Service, TEST_SEED
 from sluicetest.procs import Daemons, poll, required_args, rundir, telemetry, test_prefix
 
 SERVICE = Service("192.0.2.10", "tcp", 80, [Backend("10.1.0.1", 8080, "10.0.1.1"),
@@ -32,7 +32,7 @@ def main():
         wrpcap(inp, pkts)
         prefix = test_prefix("tel")
         with open(cfg, "w") as f:
-            f.write(MuxConfig([SERVICE], hash_seed="00112233445566778899aabbccddeeff").render(
+            f.write(MuxConfig([SERVICE], hash_seed=TEST_SEED).render(
                 devargs=f"net_pcap0,rx_pcap={inp},tx_pcap={out}", file_prefix=prefix,
                 port_name=None))
         daemons = Daemons(tmp)

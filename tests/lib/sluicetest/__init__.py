@@ -23,4 +23,6 @@ tests/netns) imports it; meson puts tests/lib on PYTHONPATH for them
            (needs scapy: /usr/bin/python3)
   rows     the rows of a packet case with several ports, as its gen.py
            writes them (needs scapy)
+  limits   the admission-rule packet cases: their services, trains of
+           segments with their verdicts, rule counters (needs scapy)
 """

@@ -14,6 +14,8 @@ The same objects are what the packet checks compare outputs against
 """
 
 DEFAULT_SEED = "5a1ce0f10e5eed5a1ce0f10e5eed0001"
+# the process tests' seed, of their managers and muxes alike
+TEST_SEED = "00112233445566778899aabbccddeeff"
 PROTO_NUM = {"tcp": 6, "udp": 17}
 # The EAL options every test process runs with: no hugepages, no PCI scan.
 EAL = ["--no-huge", "-m", "256", "--no-pci"]

@@ -136,13 +136,18 @@ class ManagerLab(Daemons):
     ipc://tmp/ctl.sock (ctl_url). Every process started logs to tmp/NAME.log;
     muxes run with the DPDK file prefix sluice-test-TAG-NAME-PID (TAG: the
     subclass's), each recorded for stop_all() to clean up.
-    After a failed check, dump_logs() shows the warnings and errors
+    A subclass names in CERTS who gets a certificate of the CA in pki
+    (sluice-manager and the members), and in MANAGER the settings of the
+    manager.cfg to write (its database tmp/manager.db); both are made when
+    the lab is. After a failed check, dump_logs() shows the warnings and errors
     (LOG_WARNINGS lines) and the end (LOG_TAIL characters) of the logs of
     LOGS.
     """
 
     TAG = "lab"
     LOGS = ("manager", "mux1")
+    CERTS = ()
+    MANAGER = None
     LOG_TAIL = 4000
     LOG_WARNINGS = 200
 
@@ -154,6 +159,19 @@ class ManagerLab(Daemons):
         self.ctl_url = f"ipc://{tmp}/ctl.sock"
         self.pki = os.path.join(tmp, "pki")
         self.manager_cfg = os.path.join(tmp, "manager.cfg")
+        if self.CERTS:
+            self.make_certs(self.pki, *self.CERTS)
+        if self.MANAGER is not None:
+            self.write_manager_cfg(os.path.join(tmp, "manager.db"), **self.MANAGER)
+
+    def web_folder(self, name, text):
+        """tmp/NAME holding an index.html of text, for a web server's
+        folder (a backend's answer); returns its path."""
+        path = os.path.join(self.tmp, name)
+        os.mkdir(path)
+        with open(os.path.join(path, "index.html"), "w") as f:
+            f.write(text)
+        return path
 
     def make_certs(self, pki, *names):
         """A CA in the folder pki and a certificate of its for each of names

@@ -207,9 +207,11 @@ def rows():
                                                               flags="S")), probe_in("vm61"))
 
     # -- From the VMs.
-    def vm(name, p):
-        return Ether(src=[v.mac for v in VMS if v.name == name][0],
-                     dst=sp.pcap_port_mac(1 + ["vm61", "vm62"].index(name))) / p
+    def from_vm(desc, name, p, expect):
+        """A row of p sent by VM name, on its port."""
+        row(desc, name, Ether(src=[v.mac for v in VMS if v.name == name][0],
+                              dst=sp.pcap_port_mac(1 + ["vm61", "vm62"].index(name))) / p,
+            expect)
 
     row("vm61 solicits its gateway6", "vm61", ns("vm61", GATEWAY6, src="fe80::61"),
         na("vm61", GATEWAY6, True))
@@ -217,47 +219,43 @@ def rows():
         ns("vm62", GATEWAY6, src="2001:db8:6::62", opt=False), na("vm62", GATEWAY6, True))
     row("vm61's duplicate address detection for its own DIP6", "vm61",
         ns("vm61", "2001:db8:6::61", src="::", opt=False), "nd_ignored")
-    row("vm61's router solicitation", "vm61",
-        vm("vm61", IPv6(src="fe80::61", dst="ff02::2", hlim=255) / ICMPv6ND_RS()),
-        "vm_link_local")
-    row("vm61's MLDv2 report", "vm61",
-        vm("vm61", IPv6(src="fe80::61", dst="ff02::16", hlim=1) / ICMPv6MLReport2()),
-        "vm_link_local")
+    from_vm("vm61's router solicitation", "vm61",
+            IPv6(src="fe80::61", dst="ff02::2", hlim=255) / ICMPv6ND_RS(), "vm_link_local")
+    from_vm("vm61's MLDv2 report", "vm61",
+            IPv6(src="fe80::61", dst="ff02::16", hlim=1) / ICMPv6MLReport2(), "vm_link_local")
     t = next_tag()
-    row("vm61's SYN-ACK from DIP6:8080: DSR as VIP6:80, MSS clamped", "vm61",
-        vm("vm61", IPv6(src="2001:db8:6::61", dst=CLIENT6, fl=t) /
-           TCP(sport=8080, dport=40000, flags="SA", options=SYN_OPTS)),
-        dsr(VIP6, sport=80, mss=CLAMP6))
+    from_vm("vm61's SYN-ACK from DIP6:8080: DSR as VIP6:80, MSS clamped", "vm61",
+            IPv6(src="2001:db8:6::61", dst=CLIENT6, fl=t) /
+            TCP(sport=8080, dport=40000, flags="SA", options=SYN_OPTS),
+            dsr(VIP6, sport=80, mss=CLAMP6))
     t = next_tag()
-    row("vm62's UDP reply from DIP6:5353: DSR as VIP6:53", "vm62",
-        vm("vm62", IPv6(src="2001:db8:6::62", dst=CLIENT6, fl=t) /
-           UDP(sport=5353, dport=999) / body(40)), dsr(VIP6, sport=53))
+    from_vm("vm62's UDP reply from DIP6:5353: DSR as VIP6:53", "vm62",
+            IPv6(src="2001:db8:6::62", dst=CLIENT6, fl=t) / UDP(sport=5353, dport=999) /
+            body(40), dsr(VIP6, sport=53))
     t = next_tag()
-    row("vm61's IPv4 SYN-ACK from 10.1.0.61:8080: DSR as VIP4:80 (its PA is IPv6)", "vm61",
-        vm("vm61", IP(src="10.1.0.61", dst=CLIENT4, id=t) /
-           TCP(sport=8080, dport=40000, flags="SA", options=SYN_OPTS)),
-        dsr(VIP4, sport=80, mss=CLAMP))
+    from_vm("vm61's IPv4 SYN-ACK from 10.1.0.61:8080: DSR as VIP4:80 (its PA is IPv6)", "vm61",
+            IP(src="10.1.0.61", dst=CLIENT4, id=t) /
+            TCP(sport=8080, dport=40000, flags="SA", options=SYN_OPTS),
+            dsr(VIP4, sport=80, mss=CLAMP))
     t = next_tag()
     quote = IPv6(src=CLIENT6, dst="2001:db8:6::62", hlim=60) / UDP(sport=999, dport=5353)
-    row("vm62's port unreachable about client -> DIP6:5353", "vm62",
-        vm("vm62", IPv6(src="2001:db8:6::62", dst=CLIENT6, fl=t) / ICMPv6DestUnreach(code=4) /
-           Raw(bytes(quote))), dsr(VIP6, quote_dst=(VIP6, 53)))
+    from_vm("vm62's port unreachable about client -> DIP6:5353", "vm62",
+            IPv6(src="2001:db8:6::62", dst=CLIENT6, fl=t) / ICMPv6DestUnreach(code=4) /
+            Raw(bytes(quote)), dsr(VIP6, quote_dst=(VIP6, 53)))
     t = next_tag()
-    row("vm61 sending from another address", "vm61",
-        vm("vm61", IPv6(src="2001:db8:6::99", dst=CLIENT6, fl=t) / UDP(sport=5, dport=6)),
-        "spoofed_src")
+    from_vm("vm61 sending from another address", "vm61",
+            IPv6(src="2001:db8:6::99", dst=CLIENT6, fl=t) / UDP(sport=5, dport=6), "spoofed_src")
     t = next_tag()
-    row("vm62 sending IPv4 (it has no IPv4 DIP)", "vm62",
-        vm("vm62", IP(src="10.1.0.62", dst=CLIENT4, id=t) / UDP(sport=5, dport=6)),
-        "spoofed_src")
+    from_vm("vm62 sending IPv4 (it has no IPv4 DIP)", "vm62",
+            IP(src="10.1.0.62", dst=CLIENT4, id=t) / UDP(sport=5, dport=6), "spoofed_src")
     t = next_tag()
-    row("vm61 answering the IPv6 prober", "vm61",
-        vm("vm61", IPv6(src="2001:db8:6::61", dst=PROBER6, fl=t) /
-           TCP(sport=8080, dport=45000, flags="SA")), PROBE_OUT)
+    from_vm("vm61 answering the IPv6 prober", "vm61",
+            IPv6(src="2001:db8:6::61", dst=PROBER6, fl=t) /
+            TCP(sport=8080, dport=45000, flags="SA"), PROBE_OUT)
     t = next_tag()
-    row("vm61's own IPv6 traffic, from a port no service has", "vm61",
-        vm("vm61", IPv6(src="2001:db8:6::61", dst="2001:db8:e::1", fl=t) /
-           TCP(sport=5000, dport=443, flags="S")), PASS)
+    from_vm("vm61's own IPv6 traffic, from a port no service has", "vm61",
+            IPv6(src="2001:db8:6::61", dst="2001:db8:e::1", fl=t) /
+            TCP(sport=5000, dport=443, flags="S"), PASS)
     return rs.out
 
 

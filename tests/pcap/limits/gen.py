@@ -25,20 +25,16 @@ second).
 import os
 import sys
 
-from scapy.layers.inet import IP, TCP
-from scapy.layers.l2 import Ether
-
 from sluicetest import pcap as sp
+from sluicetest.limits import service, train
 
 RATE, CONNS, SRC, MON, FREE, TOP = ("192.0.2.50", "192.0.2.51", "192.0.2.52", "192.0.2.53",
                                     "192.0.2.54", "192.0.2.55")
 
 
 def _svc(vip, n, limits):
-    return sp.Service(vip, "tcp", 80, [
-        sp.Backend("10.5.%d.1" % n, 8080, "10.0.50.%d" % n),
-        sp.Backend("10.5.%d.2" % n, 8080, "10.0.51.%d" % n),
-    ], limits=limits)
+    return service(vip, limits, ("10.5.%d.1" % n, "10.0.50.%d" % n),
+                   ("10.5.%d.2" % n, "10.0.51.%d" % n))
 
 
 SERVICES = [
@@ -65,47 +61,24 @@ RSTS, ICMPS, DROPS = 23, 7, 40
 CONNS_LIVE, CONNS_HELD = 10, 15
 
 
-def tcp(src, vip, sport, flags, seq=1000, payload=b""):
-    return bytes(Ether(src=sp.CLIENT_MAC, dst=sp.ROUTER_MAC) /
-                 IP(src=src, dst=vip, id=sport & 0xffff, flags="DF") /
-                 TCP(sport=sport, dport=80, flags=flags, seq=seq) / payload)
-
-
 def frames():
     """[(frame, verdict)]: verdict "fwd", "drop", "rst" or "icmp"."""
-    out = []
-    for i in range(60):
-        out.append((tcp("198.51.100.%d" % (i + 1), RATE, 40000 + i, "S"),
-                    "fwd" if i < 20 else "drop"))
-    for i in range(5):
-        out.append((tcp("198.51.101.%d" % (i + 1), RATE, 41000 + i, "A"), "fwd"))
-    for i in range(30):
-        out.append((tcp("203.0.113.%d" % (i + 1), CONNS, 42000 + i, "S", seq=7000 + i),
-                    "fwd" if i < 10 else "rst"))
-    for i in range(5):
-        out.append((tcp("203.0.113.%d" % (i + 1), CONNS, 42000 + i, "FA", seq=7001 + i), "fwd"))
-    for i in range(8):
-        # One carries data on its SYN: the RST acknowledges it too.
-        out.append((tcp("203.0.113.%d" % (101 + i), CONNS, 43000 + i, "S", seq=9000 + i,
-                        payload=b"hello" if i == 7 else b""),
-                    "fwd" if i < 5 else "rst"))
-    for i in range(10):
-        out.append((tcp("198.18.0.%d" % (i + 1), SRC, 44000 + i, "S"), "fwd" if i < 3 else "icmp"))
-    for i in range(2):
-        out.append((tcp("198.18.1.%d" % (i + 1), SRC, 44100 + i, "S"), "fwd"))
-    for i in range(20):
-        out.append((tcp("100.64.0.%d" % (i + 1), MON, 45000 + i, "S"), "fwd"))
-    for i in range(10):
-        out.append((tcp("100.65.0.%d" % (i + 1), FREE, 46000 + i, "S"), "fwd"))
+    out = train(60, "198.51.100.%d", RATE, 40000, passed=20, refused="drop")
+    out += train(5, "198.51.101.%d", RATE, 41000, flags="A")
+    out += train(30, "203.0.113.%d", CONNS, 42000, passed=10, refused="rst", seq=7000)
+    out += train(5, "203.0.113.%d", CONNS, 42000, flags="FA", seq=7001)
+    # The last carries data on its SYN: the RST acknowledges it too.
+    out += train(8, lambda i: "203.0.113.%d" % (101 + i), CONNS, 43000, passed=5,
+                 refused="rst", seq=9000, last=b"hello")
+    out += train(10, "198.18.0.%d", SRC, 44000, passed=3, refused="icmp")
+    out += train(2, "198.18.1.%d", SRC, 44100)
+    out += train(20, "100.64.0.%d", MON, 45000)
+    out += train(10, "100.65.0.%d", FREE, 46000)
     sport = 50000
     for src, n in TALKERS:
-        for i in range(n):
-            out.append((tcp(src, TOP, sport, "S"), "fwd"))
-            sport += 1
-    for i in range(40):
-        out.append((tcp("100.81.0.%d" % (i + 1), TOP, sport, "S"), "fwd"))
-        sport += 1
-    return out
+        out += train(n, lambda i: src, TOP, sport)
+        sport += n
+    return out + train(40, "100.81.0.%d", TOP, sport)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ while another service still gets its own.
 
 import gen
 from sluicetest import pcap as sp
+from sluicetest.limits import check_rules, segment
 
 
 def classify(fr):
@@ -38,11 +39,7 @@ def rules_case(case):
     case.eq(run.stats["limit_would_deny"], 15, "limit_would_deny")
     case.eq(run.stats["limit_checked"], sum(e[1][0] for e in gen.EXPECT.values()),
             "limit_checked")
-    by_vip = {s["vip"]: s for s in run.stats["services"]}
-    for vip, (rule, want) in gen.EXPECT.items():
-        c = by_vip[vip].get("limits", {}).get(rule, {})
-        case.eq((c.get("checked"), c.get("passed"), c.get("would_deny"), c.get("denied")),
-                want, "%s %s: (checked, passed, would_deny, denied)" % (vip, rule))
+    by_vip = check_rules(case, run.stats, gen.EXPECT)
     case.check("limits" not in by_vip[gen.FREE], "a service without rules reports none")
     top = [(t["src"], t["count"], t["err"]) for t in by_vip[gen.TOP].get("top", [])]
     case.eq(top[:3], [(s, n, 0) for s, n in gen.TALKERS],
@@ -57,9 +54,9 @@ def quota_case(case):
     """One service floods (30 new flows against a quota of 10 entries): its
     flows beyond the quota are forwarded without an entry, and another
     service still gets entries."""
-    rows = [sp.Frame(gen.tcp("100.70.0.%d" % (i + 1), gen.FREE, 47000 + i, "S")).raw
+    rows = [sp.Frame(segment("100.70.0.%d" % (i + 1), gen.FREE, 47000 + i, "S")).raw
             for i in range(30)]
-    rows += [gen.tcp("100.71.0.%d" % (i + 1), gen.RATE, 48000 + i, "S") for i in range(5)]
+    rows += [segment("100.71.0.%d" % (i + 1), gen.RATE, 48000 + i, "S") for i in range(5)]
     cfg = sp.MuxConfig(gen.SERVICES, conn_table={"entries": 1024, "service_share": 1})
     run = case.run(cfg, [rows], tag="quota")
     case.eq(len(run.outputs[0]), 35, "quota: everything forwarded")

@@ -20,21 +20,16 @@ sees them; every backend behind an IPv4 PA (6in4).
 import os
 import sys
 
-from scapy.layers.inet import TCP
-from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import Ether
-
 from sluicetest import pcap as sp
+from sluicetest.limits import service, train
 
 RATE, CONNS, SRC, SRC128, MON = ("2001:db8::50", "2001:db8::51", "2001:db8::52",
                                  "2001:db8::53", "2001:db8::54")
 
 
 def _svc(vip, n, limits):
-    return sp.Service(vip, "tcp", 80, [
-        sp.Backend("2001:db8:5:%x::1" % n, 8080, "10.0.60.%d" % n),
-        sp.Backend("2001:db8:5:%x::2" % n, 8080, "10.0.61.%d" % n),
-    ], limits=limits)
+    return service(vip, limits, ("2001:db8:5:%x::1" % n, "10.0.60.%d" % n),
+                   ("2001:db8:5:%x::2" % n, "10.0.61.%d" % n))
 
 
 SERVICES = [
@@ -59,33 +54,18 @@ FORWARDED = 10 + 5 + 4 + 3 + 8
 RSTS, ICMPS, DROPS = 7, 4, 20 + 3
 
 
-def tcp(src, vip, sport, flags, seq=1000, payload=b""):
-    return bytes(Ether(src=sp.CLIENT_MAC, dst=sp.ROUTER_MAC) /
-                 IPv6(src=src, dst=vip, hlim=64) /
-                 TCP(sport=sport, dport=80, flags=flags, seq=seq) / payload)
-
-
 def frames():
     """[(frame, verdict)]: verdict "fwd", "drop", "rst" or "icmp"."""
-    out = []
-    for i in range(30):
-        out.append((tcp("2001:db8:c:1::%x" % (i + 1), RATE, 40000 + i, "S"),
-                    "fwd" if i < 10 else "drop"))
-    for i in range(12):
-        out.append((tcp("2001:db8:c:2::%x" % (i + 1), CONNS, 42000 + i, "S", seq=7000 + i,
-                        payload=b"hello" if i == 11 else b""),
-                    "fwd" if i < 5 else "rst"))
-    for i in range(6):
-        out.append((tcp("2001:db8:c:3::%x" % (i + 1), SRC, 44000 + i, "S"),
-                    "fwd" if i < 2 else "icmp"))
-    for i in range(2):
-        out.append((tcp("2001:db8:c:4::%x" % (i + 1), SRC, 44100 + i, "S"), "fwd"))
-    for i in range(6):
-        out.append((tcp("2001:db8:c:5::%x" % (i % 3 + 1), SRC128, 45000 + i, "S"),
-                    "fwd" if i < 3 else "drop"))
-    for i in range(8):
-        out.append((tcp("2001:db8:c:6::%x" % (i + 1), MON, 46000 + i, "S"), "fwd"))
-    return out
+    return (train(30, "2001:db8:c:1::%x", RATE, 40000, passed=10, refused="drop") +
+            # the last carries data on its SYN: the RST acknowledges it too
+            train(12, "2001:db8:c:2::%x", CONNS, 42000, passed=5, refused="rst", seq=7000,
+                  last=b"hello") +
+            train(6, "2001:db8:c:3::%x", SRC, 44000, passed=2, refused="icmp") +
+            train(2, "2001:db8:c:4::%x", SRC, 44100) +
+            # three addresses, two SYNs each
+            train(6, lambda i: "2001:db8:c:5::%x" % (i % 3 + 1), SRC128, 45000, passed=3,
+                  refused="drop") +
+            train(8, "2001:db8:c:6::%x", MON, 46000))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ checked field by field; monitor forwards all.
 import gen
 from sluicetest import ipv6 as v6
 from sluicetest import pcap as sp
+from sluicetest.limits import check_rules
 
 
 def check_l2(case, o, i, what):
@@ -70,11 +71,7 @@ def main():
                 (gen.RSTS, gen.ICMPS), "(limit_rst_sent, limit_icmp_sent)")
         case.eq(run.stats["limit_denied"], gen.RSTS + gen.ICMPS + gen.DROPS, "limit_denied")
         case.eq(run.stats["limit_would_deny"], 5, "limit_would_deny")
-        by_vip = {s["vip"]: s for s in run.stats["services"]}
-        for vip, (rule, want) in gen.EXPECT.items():
-            c = by_vip[vip].get("limits", {}).get(rule, {})
-            case.eq((c.get("checked"), c.get("passed"), c.get("would_deny"), c.get("denied")),
-                    want, "%s %s: (checked, passed, would_deny, denied)" % (vip, rule))
+        by_vip = check_rules(case, run.stats, gen.EXPECT)
         case.eq((by_vip[gen.CONNS]["live"], by_vip[gen.CONNS]["held"]), (5, 5),
                 "CONNS: 5 live entries, the refused ones none")
 
