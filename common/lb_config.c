@@ -454,9 +454,10 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 {
 	static const char *const fields[] = {"vip", "protocol", "port", "backends", "limits",
 		"affinity", "on_unusable", "cross_zone", "balance", "mitigate", NULL};
+	static const char *const protos[] = {"tcp", "udp"};
 	const config_setting_t *list;
-	const char *proto = NULL;
 	bool cross_zone, mitigate;
+	uint8_t udp;
 	long long port;
 	uint32_t i, j, n;
 	int rc;
@@ -464,16 +465,10 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	if ((rc = lb_cfg_group(s, fields, "a service is a group { vip = ...; ... }", err)) != 0 ||
 		(rc = lb_cfg_get_addr(s, "vip", true, LB_ADDR_ANY, &svc->vip, &svc->af, err)) !=
 			0 ||
-		(rc = lb_cfg_get_string(s, "protocol", false, "tcp", &proto, err)) != 0 ||
-		(rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0)
+		(rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0 ||
+		(rc = lb_cfg_get_name(s, "protocol", protos, 2, 0, "a protocol", &udp, err)) != 0)
 		return rc;
-	if (strcmp(proto, "tcp") == 0)
-		svc->proto = LB_IPPROTO_TCP;
-	else if (strcmp(proto, "udp") == 0)
-		svc->proto = LB_IPPROTO_UDP;
-	else
-		return lb_cfg_error(err, member(s, "protocol"), NULL,
-			"\"%s\" is not a protocol (tcp or udp)", proto);
+	svc->proto = udp ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
 	svc->port = (uint16_t)port;
 	if ((rc = lb_cfg_get_name(s, "affinity", lb_affinity_names, LB_AFF_N, LB_AFF_TUPLE,
 		     "an affinity", &svc->choice.affinity, err)) != 0 ||
