@@ -158,8 +158,7 @@ lb_cfg_get_name(const config_setting_t *group, const char *name, const char *con
 	int def, const char *what, uint8_t *out, struct lb_cfg_err *err)
 {
 	const char *v = NULL;
-	char list[256] = "";
-	size_t used = 0;
+	char list[256];
 	int rc, i;
 
 	if ((rc = lb_cfg_get_string(group, name, false, NULL, &v, err)) != 0)
@@ -172,11 +171,7 @@ lb_cfg_get_name(const config_setting_t *group, const char *name, const char *con
 		*out = (uint8_t)i;
 		return 0;
 	}
-	for (i = 0; i < n && used < sizeof(list); i++) {
-		const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
-
-		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", sep, names[i]);
-	}
+	lb_limit_name_list(names, n, list, sizeof(list));
 	return lb_cfg_error(err, member(group, name), NULL, "\"%s\" is not %s (%s)", v, what, list);
 }
 
@@ -345,7 +340,6 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 {
 	static const char *const fields[] = {
 		"dip", "port", "weight", "host", "state", "zone", "max_connections", NULL};
-	static const char *const states[] = {"active", "drain", "maint"};
 	long long port, weight, max_conns;
 	uint8_t dip_af, host_af;
 	int rc;
@@ -370,8 +364,8 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 			 s, "weight", false, 0, LB_MAGLEV_MAX_WEIGHT, 1, &weight, err)) != 0 ||
 		(rc = lb_cfg_get_addr(s, "host", true, LB_ADDR_ANY, &b->host, &host_af, err)) !=
 			0 ||
-		(rc = lb_cfg_get_name(s, "state", states, 3, LB_BACKEND_ACTIVE, "a state",
-			 &b->state, err)) != 0 ||
+		(rc = lb_cfg_get_name(s, "state", lb_backend_state_names, 3, LB_BACKEND_ACTIVE,
+			 "a state", &b->state, err)) != 0 ||
 		(rc = lb_cfg_get_zone(s, "zone", b->zone, err)) != 0 ||
 		(rc = lb_cfg_get_int(s, "max_connections", false, 0, LB_MAX_CONNS_CAP, 0,
 			 &max_conns, err)) != 0)
