@@ -158,8 +158,7 @@ lb_cfg_get_name(const config_setting_t *group, const char *name, const char *con
 	int def, const char *what, uint8_t *out, struct lb_cfg_err *err)
 {
 	const char *v = NULL;
-	char list[256] = "";
-	size_t used = 0;
+	char list[256];
 	int rc, i;
 
 	if ((rc = lb_cfg_get_string(group, name, false, NULL, &v, err)) != 0)
@@ -172,11 +171,7 @@ lb_cfg_get_name(const config_setting_t *group, const char *name, const char *con
 		*out = (uint8_t)i;
 		return 0;
 	}
-	for (i = 0; i < n && used < sizeof(list); i++) {
-		const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
-
-		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", sep, names[i]);
-	}
+	lb_limit_name_list(names, n, list, sizeof(list));
 	return lb_cfg_error(err, member(group, name), NULL, "\"%s\" is not %s (%s)", v, what, list);
 }
 
@@ -345,7 +340,6 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 {
 	static const char *const fields[] = {
 		"dip", "port", "weight", "host", "state", "zone", "max_connections", NULL};
-	static const char *const states[] = {"active", "drain", "maint"};
 	long long port, weight, max_conns;
 	uint8_t dip_af, host_af;
 	int rc;
@@ -370,8 +364,8 @@ load_backend(const config_setting_t *s, const struct lb_service_cfg *svc, struct
 			 s, "weight", false, 0, LB_MAGLEV_MAX_WEIGHT, 1, &weight, err)) != 0 ||
 		(rc = lb_cfg_get_addr(s, "host", true, LB_ADDR_ANY, &b->host, &host_af, err)) !=
 			0 ||
-		(rc = lb_cfg_get_name(s, "state", states, 3, LB_BACKEND_ACTIVE, "a state",
-			 &b->state, err)) != 0 ||
+		(rc = lb_cfg_get_name(s, "state", lb_backend_state_names, 3, LB_BACKEND_ACTIVE,
+			 "a state", &b->state, err)) != 0 ||
 		(rc = lb_cfg_get_zone(s, "zone", b->zone, err)) != 0 ||
 		(rc = lb_cfg_get_int(s, "max_connections", false, 0, LB_MAX_CONNS_CAP, 0,
 			 &max_conns, err)) != 0)
@@ -454,9 +448,10 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 {
 	static const char *const fields[] = {"vip", "protocol", "port", "backends", "limits",
 		"affinity", "on_unusable", "cross_zone", "balance", "mitigate", NULL};
+	static const char *const protos[] = {"tcp", "udp"};
 	const config_setting_t *list;
-	const char *proto = NULL;
 	bool cross_zone, mitigate;
+	uint8_t udp;
 	long long port;
 	uint32_t i, j, n;
 	int rc;
@@ -464,16 +459,10 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	if ((rc = lb_cfg_group(s, fields, "a service is a group { vip = ...; ... }", err)) != 0 ||
 		(rc = lb_cfg_get_addr(s, "vip", true, LB_ADDR_ANY, &svc->vip, &svc->af, err)) !=
 			0 ||
-		(rc = lb_cfg_get_string(s, "protocol", false, "tcp", &proto, err)) != 0 ||
-		(rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0)
+		(rc = lb_cfg_get_int(s, "port", true, 1, 65535, 0, &port, err)) != 0 ||
+		(rc = lb_cfg_get_name(s, "protocol", protos, 2, 0, "a protocol", &udp, err)) != 0)
 		return rc;
-	if (strcmp(proto, "tcp") == 0)
-		svc->proto = LB_IPPROTO_TCP;
-	else if (strcmp(proto, "udp") == 0)
-		svc->proto = LB_IPPROTO_UDP;
-	else
-		return lb_cfg_error(err, member(s, "protocol"), NULL,
-			"\"%s\" is not a protocol (tcp or udp)", proto);
+	svc->proto = udp ? LB_IPPROTO_UDP : LB_IPPROTO_TCP;
 	svc->port = (uint16_t)port;
 	if ((rc = lb_cfg_get_name(s, "affinity", lb_affinity_names, LB_AFF_N, LB_AFF_TUPLE,
 		     "an affinity", &svc->choice.affinity, err)) != 0 ||

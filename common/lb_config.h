@@ -21,6 +21,7 @@
 #include "lb_ftable.h"
 
 #define LB_CFG_ERR_LEN 512
+#define LB_CFG_FILE_LEN 256 /* a file's path as a configuration gives it, with the NUL */
 
 struct lb_cfg_err {
 	char msg[LB_CFG_ERR_LEN];

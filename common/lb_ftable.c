@@ -588,7 +588,7 @@ lb_ftable_delta_free(struct lb_ftable_delta *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static const char *const state_names[] = {"active", "drain", "maint"};
+const char *const lb_backend_state_names[3] = {"active", "drain", "maint"};
 
 /* A service's choice settings where not the defaults, one per line at depth 3. */
 static void
@@ -638,7 +638,8 @@ lb_ftable_write(const struct lb_ftable *ft, FILE *f)
 				b->weight,
 				lb_addr_ntop(b->host6 ? LB_AF_INET6 : LB_AF_INET, &b->host, h,
 					sizeof(h)),
-				state_names[b->state <= LB_BACKEND_MAINT ? b->state : 0]);
+				lb_backend_state_names[b->state <= LB_BACKEND_MAINT ? b->state
+										    : 0]);
 			if (b->zone[0] != 0)
 				fprintf(f, " zone = \"%.*s\";", LB_ZONE_LEN - 1, b->zone);
 			if (b->max_conns != 0)

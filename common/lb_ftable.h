@@ -42,6 +42,9 @@
 
 enum lb_backend_state { LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_MAINT };
 
+/* The states' names in files, the operator API and the CLI, by enum lb_backend_state. */
+extern const char *const lb_backend_state_names[3];
+
 /*
  * A service is one family (af): its VIP and every backend's DIP are IPv4, or
  * all IPv6. A backend's host (the PA the mux tunnels to) may be either: the

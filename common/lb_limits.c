@@ -55,6 +55,20 @@ lb_limit_name_find(const char *const *names, int n, const char *name)
 	return -1;
 }
 
+void
+lb_limit_name_list(const char *const *names, int n, char *buf, size_t len)
+{
+	size_t used = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && used < len; i++) {
+		const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
+
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", sep, names[i]);
+	}
+}
+
 bool
 lb_limits_any(const struct lb_svc_limits *l)
 {

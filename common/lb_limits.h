@@ -63,6 +63,12 @@ extern const char *const lb_refuse_names[3];
 /* Index of name in names[0..n-1], or -1. */
 int lb_limit_name_find(const char *const *names, int n, const char *name);
 
+/*
+ * names[0..n-1] as a sentence's list, "drop, rst or icmp", into buf (cut
+ * to len): what an error about a name that is none of them offers instead.
+ */
+void lb_limit_name_list(const char *const *names, int n, char *buf, size_t len);
+
 /* True if l holds at least one rule, or a refusal other than the default. */
 bool lb_limits_any(const struct lb_svc_limits *l);
 

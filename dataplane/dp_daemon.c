@@ -125,13 +125,26 @@ dp_metrics_cfg_load(
 	return 0;
 }
 
+static void
+render_locked(void *arg, FILE *out)
+{
+	struct dp_daemon *d = arg;
+
+	pthread_mutex_lock(d->render_lock);
+	d->render(d->render_arg, out);
+	pthread_mutex_unlock(d->render_lock);
+}
+
 int
 dp_metrics_start(struct dp_daemon *d, const struct lb_metrics_cfg *mc, lb_metrics_render_fn render,
-	void *arg, char *errbuf, size_t len)
+	void *arg, pthread_mutex_t *lock, char *errbuf, size_t len)
 {
 	if (!mc->enabled)
 		return 0;
-	d->metrics = lb_metrics_start(mc, render, arg, errbuf, len);
+	d->render = render;
+	d->render_arg = arg;
+	d->render_lock = lock;
+	d->metrics = lb_metrics_start(mc, render_locked, d, errbuf, len);
 	if (d->metrics == NULL)
 		return -1;
 	LB_INFO("metrics: serving %s", lb_metrics_url(d->metrics));

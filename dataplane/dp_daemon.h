@@ -30,6 +30,7 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,6 +52,10 @@ struct dp_daemon {
 	char rundir[PATH_MAX]; /* EAL's runtime folder, removed by dp_teardown() */
 	struct rte_mempool *pool;
 	struct lb_metrics *metrics; /* the /metrics endpoint, or NULL */
+	/* what it renders, and the lock of the tables the render reads */
+	lb_metrics_render_fn render;
+	void *render_arg;
+	pthread_mutex_t *render_lock;
 };
 
 /* The options every data plane takes. */
@@ -156,11 +161,12 @@ int dp_member_start(struct dp_member *dm, char *errbuf, size_t len);
 void dp_member_destroy(struct dp_member *dm);
 
 /*
- * Serve GET /metrics with render(arg) if mc is enabled; the URL is
- * logged. Returns 0, or -1 with errbuf (the address is taken ...).
+ * Serve GET /metrics with render(arg) if mc is enabled, holding lock (the
+ * daemon's lock on the tables the render reads: it runs on nng's thread);
+ * the URL is logged. Returns 0, or -1 with errbuf (the address is taken ...).
  */
 int dp_metrics_start(struct dp_daemon *d, const struct lb_metrics_cfg *mc,
-	lb_metrics_render_fn render, void *arg, char *errbuf, size_t len);
+	lb_metrics_render_fn render, void *arg, pthread_mutex_t *lock, char *errbuf, size_t len);
 
 /* What the main thread watches while the workers run. */
 struct dp_loop {

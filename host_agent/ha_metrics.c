@@ -31,9 +31,10 @@ vm_family(
 	}
 }
 
-static void
-render_locked(const struct ha_update *u, FILE *out)
+void
+ha_metrics_render(void *arg, FILE *out)
 {
+	const struct ha_update *u = arg;
 	const struct ha_worker *w = u->w;
 	struct lb_prom p;
 
@@ -61,14 +62,4 @@ render_locked(const struct ha_update *u, FILE *out)
 	lb_prom_one(&p, "worker_loops_total", LB_PROM_COUNTER,
 		"Loops of the agent's lcore: an lcore that stops counting is stuck.",
 		DP_RD(w->loops));
-}
-
-void
-ha_metrics_render(void *arg, FILE *out)
-{
-	struct ha_update *u = arg;
-
-	pthread_mutex_lock(&u->map_lock);
-	render_locked(u, out);
-	pthread_mutex_unlock(&u->map_lock);
 }

@@ -31,7 +31,7 @@ struct dp_section ha_stats_section(const struct ha_update *u);
 
 /*
  * Every metric in Prometheus' text format (lb_metrics_render_fn: arg is
- * the ha_update), for GET /metrics; takes map_lock (ha_metrics.c).
+ * the ha_update), for GET /metrics; run under map_lock (dp_metrics_start()).
  */
 void ha_metrics_render(void *arg, FILE *out);
 

@@ -302,8 +302,8 @@ main(int argc, char **argv)
 		cfg.n_muxes + cfg.n_muxes6);
 	rte_eal_remote_launch(ha_worker_main, &w, lcore);
 	if (dp_member_start(&upd.member, errbuf, sizeof(errbuf)) != 0 ||
-		dp_metrics_start(&d, &metrics, ha_metrics_render, &upd, errbuf, sizeof(errbuf)) !=
-			0) {
+		dp_metrics_start(&d, &metrics, ha_metrics_render, &upd, &upd.map_lock, errbuf,
+			sizeof(errbuf)) != 0) {
 		w.quit = true;
 		dp_member_destroy(&upd.member);
 		rte_eal_mp_wait_lcore();

@@ -64,7 +64,6 @@ load_of(const struct mgr_be_load *v, uint32_t n, uint32_t id, uint64_t out[3])
 void
 mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 {
-	static const char *const states[] = {"active", "drain", "maint"};
 	const struct lb_ftable *t = q->v.committed;
 	struct mgr_buf b = {0}, j = {0};
 	char k[MGR_SVC_STR], d[LB_ADDR_STRLEN], h[LB_ADDR_STRLEN];
@@ -102,7 +101,9 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 				snprintf(max, sizeof(max), "%u", be->max_conns);
 			mgr_health_backend(api->deps.health, &key, &be->dip, be->port, q->now, &hv);
 			mgr_buf_printf(&b, "%-24s %-28s %-16s %-6s %6u %-5s %6s %8s %10s %8s  %s\n",
-				k, dp, h, states[be->state <= LB_BACKEND_MAINT ? be->state : 0],
+				k, dp, h,
+				lb_backend_state_names[be->state <= LB_BACKEND_MAINT ? be->state
+										     : 0],
 				be->weight, be->zone[0] ? be->zone : "-", max, act, opn, fail,
 				hv.hv_found ? hv.hv_why : "");
 			mgr_buf_printf(&j, "%s{\"service\":", n++ ? "," : "");
@@ -112,7 +113,9 @@ mgr_api_backend_list(struct mgr_api *api, const struct mgr_api_req *q)
 			mgr_buf_printf(&j, ",\"port\":%u,\"host\":", be->port);
 			mgr_buf_json_str(&j, h);
 			mgr_buf_printf(&j, ",\"state\":\"%s\",\"weight\":%u,\"zone\":",
-				states[be->state <= LB_BACKEND_MAINT ? be->state : 0], be->weight);
+				lb_backend_state_names[be->state <= LB_BACKEND_MAINT ? be->state
+										     : 0],
+				be->weight);
 			mgr_buf_json_str(&j, be->zone);
 			mgr_buf_printf(&j, ",\"max_connections\":%u,\"why\":", be->max_conns);
 			mgr_buf_json_str(&j, hv.hv_found ? hv.hv_why : "");

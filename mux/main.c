@@ -276,8 +276,8 @@ main(int argc, char **argv)
 	for (p = 0; p < app.n_workers; p++)
 		rte_eal_remote_launch(mux_worker_main, &app.workers[p], app.workers[p].lcore);
 	if (dp_member_start(&app.member, errbuf, sizeof(errbuf)) != 0 ||
-		dp_metrics_start(&d, &metrics, mux_metrics_render, &app, errbuf, sizeof(errbuf)) !=
-			0) {
+		dp_metrics_start(&d, &metrics, mux_metrics_render, &app, &app.gen_lock, errbuf,
+			sizeof(errbuf)) != 0) {
 		app.ctx.quit = true;
 		dp_member_destroy(&app.member);
 		rte_eal_mp_wait_lcore();

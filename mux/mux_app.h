@@ -79,7 +79,7 @@ struct dp_section mux_stats_section(const struct mux_app *app);
 
 /*
  * Every metric in Prometheus' text format (lb_metrics_render_fn: arg is
- * the mux_app), for GET /metrics; takes gen_lock (mux_metrics.c).
+ * the mux_app), for GET /metrics; run under gen_lock (dp_metrics_start()).
  */
 void mux_metrics_render(void *arg, FILE *out);
 

@@ -172,9 +172,10 @@ workers(struct lb_prom *p, const struct mux_app *app)
 	}
 }
 
-static void
-render_locked(struct mux_app *app, FILE *out)
+void
+mux_metrics_render(void *arg, FILE *out)
 {
+	struct mux_app *app = arg;
 	const struct mux_gen *g = app->ctx.gen;
 	struct mux_counters t;
 	struct lb_prom p;
@@ -220,14 +221,4 @@ render_locked(struct mux_app *app, FILE *out)
 		FLOW_NEW);
 	limits(&p, app);
 	mux_route_metrics(app->route, &p);
-}
-
-void
-mux_metrics_render(void *arg, FILE *out)
-{
-	struct mux_app *app = arg;
-
-	pthread_mutex_lock(&app->gen_lock);
-	render_locked(app, out);
-	pthread_mutex_unlock(&app->gen_lock);
 }

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The capacity-credit channel's configuration and sockets (lb_credit_net.h). */
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +72,6 @@ lb_credit_cfg_load(const config_setting_t *root, const char *path, bool agent, c
 	static const char *const agent_fields[] = {
 		"id", "muxes", "ttl_ms", "interval_ms", "ca", "cert", "key", NULL};
 	const config_setting_t *g = config_setting_get_member(root, "credits");
-	char dirbuf[PATH_MAX], *dir;
 	const char *v = NULL;
 	long long ttl, iv;
 	bool tls = false;
@@ -84,8 +81,6 @@ lb_credit_cfg_load(const config_setting_t *root, const char *path, bool agent, c
 	memset(cfg, 0, sizeof(*cfg));
 	if (g == NULL)
 		return 0;
-	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
-	dir = dirname(dirbuf);
 	if ((rc = lb_cfg_group(
 		     g, agent ? agent_fields : mux_fields, "credits is a group { ... }", err)) != 0)
 		return rc;
@@ -121,11 +116,8 @@ lb_credit_cfg_load(const config_setting_t *root, const char *path, bool agent, c
 		for (i = 0; i < cfg->n_muxes; i++)
 			tls = tls || strncmp(cfg->muxes[i].url, "tls+tcp://", 10) == 0;
 	}
-	if ((rc = lb_cfg_path(g, "ca", tls, dir, cfg->ca, sizeof(cfg->ca), err)) != 0 ||
-		(rc = lb_cfg_path(g, "cert", tls, dir, cfg->cert, sizeof(cfg->cert), err)) != 0 ||
-		(rc = lb_cfg_path(g, "key", tls, dir, cfg->key, sizeof(cfg->key), err)) != 0)
-		return rc;
-	return 1;
+	rc = lb_cfg_tls_files(g, tls, path, cfg->ca, cfg->cert, cfg->key, err);
+	return rc != 0 ? rc : 1;
 }
 
 int

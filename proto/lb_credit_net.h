@@ -45,9 +45,9 @@ struct lb_credit_cfg {
 	struct lb_credit_peer muxes[LB_CREDIT_MUXES];
 	uint32_t ttl_ms;
 	uint32_t interval_ms;
-	char ca[256];
-	char cert[256];
-	char key[256];
+	char ca[LB_CFG_FILE_LEN];
+	char cert[LB_CFG_FILE_LEN];
+	char key[LB_CFG_FILE_LEN];
 };
 
 /*

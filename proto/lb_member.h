@@ -102,9 +102,9 @@ struct lb_member_cfg {
 	char url[256];			       /* tls+tcp://host:port or ipc:///path: urls[0] */
 	char urls[LB_MEMBER_URLS][LB_MSG_URL]; /* every manager (url: just one) */
 	uint32_t n_urls;
-	char ca[256];		    /* tls+tcp: CA that signed the manager's certificate */
-	char cert[256];		    /* tls+tcp: this member's certificate ... */
-	char key[256];		    /* ... and its key */
+	char ca[LB_CFG_FILE_LEN];   /* tls+tcp: CA that signed the manager's certificate */
+	char cert[LB_CFG_FILE_LEN]; /* tls+tcp: this member's certificate ... */
+	char key[LB_CFG_FILE_LEN];  /* ... and its key */
 	char server_name[128];	    /* tls+tcp: name in the manager's certificate */
 	uint32_t heartbeat_ms;	    /* STATUS period (default 1000) */
 	lb_be32_t probe_addr;	    /* sent in HELLO: a mux's tunnel address, or 0 */
@@ -136,11 +136,14 @@ int lb_member_cfg_load(const config_setting_t *root, const char *cfg_path,
 	struct lb_member_cfg *cfg, struct lb_cfg_err *err);
 
 /*
- * A file named by group g's member `name` (required or not), relative to
- * dir unless absolute, into out; it must be readable. 0 or -LB_ECONFIG.
+ * Group g's TLS files, its members "ca", "cert" and "key": required where
+ * its URLs are tls+tcp://, each readable, a relative path taken from the
+ * folder of the configuration file at path. The manager group and the
+ * credits group name them alike. 0 or -LB_ECONFIG.
  */
-int lb_cfg_path(const config_setting_t *g, const char *name, bool required, const char *dir,
-	char *out, size_t len, struct lb_cfg_err *err);
+int lb_cfg_tls_files(const config_setting_t *g, bool required, const char *path,
+	char ca[LB_CFG_FILE_LEN], char cert[LB_CFG_FILE_LEN], char key[LB_CFG_FILE_LEN],
+	struct lb_cfg_err *err);
 
 /*
  * Create a member whose applied table is `initial` at `version` (copied;

@@ -14,8 +14,20 @@
 #include "lb_err.h"
 #include "lb_member.h"
 
-int
-lb_cfg_path(const config_setting_t *g, const char *name, bool required, const char *dir, char *out,
+/* The folder of the configuration file at path: the base of its relative paths. */
+static const char *
+cfg_dir(const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", path);
+	return dirname(buf);
+}
+
+/*
+ * A file named by group g's member `name` (required or not), relative to
+ * dir unless absolute, into out; it must be readable. 0 or -LB_ECONFIG.
+ */
+static int
+cfg_file(const config_setting_t *g, const char *name, bool required, const char *dir, char *out,
 	size_t len, struct lb_cfg_err *err)
 {
 	const char *v = NULL;
@@ -31,6 +43,21 @@ lb_cfg_path(const config_setting_t *g, const char *name, bool required, const ch
 		return lb_cfg_error(err, config_setting_get_member(g, name), NULL, "%s: %s", out,
 			strerror(errno));
 	return 0;
+}
+
+int
+lb_cfg_tls_files(const config_setting_t *g, bool required, const char *path,
+	char ca[LB_CFG_FILE_LEN], char cert[LB_CFG_FILE_LEN], char key[LB_CFG_FILE_LEN],
+	struct lb_cfg_err *err)
+{
+	char buf[PATH_MAX];
+	const char *dir = cfg_dir(path, buf, sizeof(buf));
+	int rc;
+
+	if ((rc = cfg_file(g, "ca", required, dir, ca, LB_CFG_FILE_LEN, err)) != 0 ||
+		(rc = cfg_file(g, "cert", required, dir, cert, LB_CFG_FILE_LEN, err)) != 0)
+		return rc;
+	return cfg_file(g, "key", required, dir, key, LB_CFG_FILE_LEN, err);
 }
 
 /* One manager URL: tls+tcp:// or ipc://, all of one kind. */
@@ -93,9 +120,10 @@ load_urls(const config_setting_t *g, struct lb_member_cfg *cfg, bool *tls, struc
 
 /* state_file: a path (relative to the configuration's folder); "" turns it off. */
 static int
-load_state_file(const config_setting_t *g, const char *dir, struct lb_member_cfg *cfg,
+load_state_file(const config_setting_t *g, const char *path, struct lb_member_cfg *cfg,
 	struct lb_cfg_err *err)
 {
+	char buf[PATH_MAX];
 	const char *v = NULL;
 	int rc = lb_cfg_get_string(g, "state_file", false, NULL, &v, err);
 	size_t n;
@@ -111,7 +139,8 @@ load_state_file(const config_setting_t *g, const char *dir, struct lb_member_cfg
 	else if (v[0] == '\0' || v[0] == '/')
 		n = (size_t)snprintf(cfg->state_file, sizeof(cfg->state_file), "%s", v);
 	else
-		n = (size_t)snprintf(cfg->state_file, sizeof(cfg->state_file), "%s/%s", dir, v);
+		n = (size_t)snprintf(cfg->state_file, sizeof(cfg->state_file), "%s/%s",
+			cfg_dir(path, buf, sizeof(buf)), v);
 	if (n >= sizeof(cfg->state_file))
 		return lb_cfg_error(
 			err, config_setting_get_member(g, "state_file"), NULL, "path too long");
@@ -126,7 +155,6 @@ lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_mem
 		"server_name", "heartbeat_ms", "state_file", "lkg_wait_ms", "lkg_max_age_s", NULL};
 	const config_setting_t *g = config_setting_get_member(root, "manager");
 	const char *id = NULL, *sn = NULL;
-	char dirbuf[PATH_MAX], *dir;
 	long long hb, wait, age;
 	bool tls = false;
 	int rc;
@@ -134,8 +162,6 @@ lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_mem
 	memset(cfg, 0, sizeof(*cfg));
 	if (g == NULL)
 		return 0;
-	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
-	dir = dirname(dirbuf);
 	if ((rc = lb_cfg_group(g, fields, "expected a group { url = ...; id = ...; }", err)) != 0 ||
 		(rc = load_urls(g, cfg, &tls, err)) != 0 ||
 		(rc = lb_cfg_get_string(g, "id", true, NULL, &id, err)) != 0 ||
@@ -151,10 +177,8 @@ lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_mem
 		return lb_cfg_error(err, config_setting_get_member(g, "id"), NULL,
 			"1 to %zu characters", sizeof(cfg->id) - 1);
 	snprintf(cfg->id, sizeof(cfg->id), "%s", id);
-	if ((rc = lb_cfg_path(g, "ca", tls, dir, cfg->ca, sizeof(cfg->ca), err)) != 0 ||
-		(rc = lb_cfg_path(g, "cert", tls, dir, cfg->cert, sizeof(cfg->cert), err)) != 0 ||
-		(rc = lb_cfg_path(g, "key", tls, dir, cfg->key, sizeof(cfg->key), err)) != 0 ||
-		(rc = load_state_file(g, dir, cfg, err)) != 0)
+	if ((rc = lb_cfg_tls_files(g, tls, path, cfg->ca, cfg->cert, cfg->key, err)) != 0 ||
+		(rc = load_state_file(g, path, cfg, err)) != 0)
 		return rc;
 	snprintf(cfg->url, sizeof(cfg->url), "%s", cfg->urls[0]);
 	snprintf(cfg->server_name, sizeof(cfg->server_name), "%s", sn);

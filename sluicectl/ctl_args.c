@@ -160,17 +160,19 @@ ctl_parse_proto(const struct ctl_cmd *cmd, const char *s, uint8_t *out)
 	return 0;
 }
 
+/* --opt v, one of names[0..n-1]: its index into *out, or the usage error. */
 static int
-ctl_parse_state(const struct ctl_cmd *cmd, const char *s, uint8_t *out)
+name_opt(const struct ctl_cmd *cmd, const char *opt, const char *v, const char *const *names, int n,
+	uint8_t *out)
 {
-	if (strcmp(s, "active") == 0)
-		*out = LB_BACKEND_ACTIVE;
-	else if (strcmp(s, "drain") == 0)
-		*out = LB_BACKEND_DRAIN;
-	else if (strcmp(s, "maint") == 0)
-		*out = LB_BACKEND_MAINT;
-	else
-		return ctl_usage_error(cmd, "--state %s: must be active, drain or maint", s);
+	int k = lb_limit_name_find(names, n, v);
+	char list[128];
+
+	if (k < 0) {
+		lb_limit_name_list(names, n, list, sizeof(list));
+		return ctl_usage_error(cmd, "--%s %s: must be %s", opt, v, list);
+	}
+	*out = (uint8_t)k;
 	return 0;
 }
 
@@ -264,7 +266,7 @@ ctl_parse_backend(
 		ctl->set_weight = true;
 	}
 	if (o->state != NULL) {
-		rc = ctl_parse_state(cmd, o->state, &be->state);
+		rc = name_opt(cmd, "state", o->state, lb_backend_state_names, 3, &be->state);
 		if (rc != 0)
 			return rc;
 		ctl->set_state = true;
@@ -642,6 +644,7 @@ ctl_parse_limit(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char 
 {
 	struct lb_limit_change *l = &ctl->lim;
 	unsigned long v;
+	char list[128];
 	int rc, k;
 
 	if (strcmp(args[0], "mux") == 0)
@@ -651,10 +654,10 @@ ctl_parse_limit(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char 
 	l->rule = -1;
 	if (n_args >= 2) {
 		k = lb_limit_name_find(lb_limit_kind_names, LB_LIM_N, args[1]);
-		if (k < 0)
-			return ctl_usage_error(cmd,
-				"%s: not a rule (per_source, new_per_second or max_connections)",
-				args[1]);
+		if (k < 0) {
+			lb_limit_name_list(lb_limit_kind_names, LB_LIM_N, list, sizeof(list));
+			return ctl_usage_error(cmd, "%s: not a rule (%s)", args[1], list);
+		}
 		l->rule = (int8_t)k;
 	} else if (l->mux) {
 		l->rule = LB_LIM_RATE;
@@ -676,11 +679,9 @@ ctl_parse_limit(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char 
 		l->given |= LB_LIMIT_G_BURST;
 	}
 	if (o->mode != NULL) {
-		k = lb_limit_name_find(lb_limit_mode_names, 2, o->mode);
-		if (k < 0)
-			return ctl_usage_error(
-				cmd, "--mode %s: must be monitor or intercept", o->mode);
-		l->value.mode = (uint8_t)k;
+		rc = name_opt(cmd, "mode", o->mode, lb_limit_mode_names, 2, &l->value.mode);
+		if (rc != 0)
+			return rc;
 		l->given |= LB_LIMIT_G_MODE;
 	}
 	if (o->prefix != NULL) {
@@ -691,11 +692,8 @@ ctl_parse_limit(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char 
 		l->given |= LB_LIMIT_G_PREFIX;
 	}
 	if (o->refuse != NULL) {
-		k = lb_limit_name_find(lb_refuse_names, 3, o->refuse);
-		if (k < 0)
-			return ctl_usage_error(
-				cmd, "--refuse %s: must be drop, rst or icmp", o->refuse);
-		l->refuse = (uint8_t)k;
+		if ((rc = name_opt(cmd, "refuse", o->refuse, lb_refuse_names, 3, &l->refuse)) != 0)
+			return rc;
 		l->given |= LB_LIMIT_G_REFUSE;
 	}
 	if (l->given == 0)

@@ -157,16 +157,7 @@ mgr_digest_hex(const uint8_t d[LB_DIGEST_LEN], char out[MGR_HEX_DIGEST])
 const char *
 mgr_state_name(uint8_t state)
 {
-	switch (state) {
-	case LB_BACKEND_ACTIVE:
-		return "active";
-	case LB_BACKEND_DRAIN:
-		return "drain";
-	case LB_BACKEND_MAINT:
-		return "maint";
-	default:
-		return "unknown";
-	}
+	return state <= LB_BACKEND_MAINT ? lb_backend_state_names[state] : "unknown";
 }
 
 const char *
