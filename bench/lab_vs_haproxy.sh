@@ -13,7 +13,8 @@
 #   roundrobin] -- hp-be [four nginx, the same config, one per address].
 #   Three namespaces joined by veths, the kernel's defaults.
 #
-# The same wrk (-t1 -cCONNS -dSECS) from each set-up's client, keep-alive
+# First, 5 s with no traffic: the CPU each process uses idle. Then the
+# same wrk (-t1 -cCONNS -dSECS) from each set-up's client, keep-alive
 # and a new connection per request ("Connection: close"), alternating
 # sluice, haproxy, sluice, ... for ROUNDS rounds. Prints every run, the CPU
 # each side's processes used (per cent of one core, from /proc/PID/stat),
@@ -190,6 +191,16 @@ run() {
 }
 median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
+# Idle first: what each side's processes cost with no traffic at all.
+idle_s=5
+declare -A IDLE0=()
+for n in ${SIDE_PROCS[sluice]} ${SIDE_PROCS[haproxy]}; do IDLE0[$n]=$(cpu_of "$n"); done
+sleep "$idle_s"
+line=
+for n in ${SIDE_PROCS[sluice]} ${SIDE_PROCS[haproxy]}; do
+	line+=" $n $((100 * ($(cpu_of "$n") - IDLE0[$n]) / tick / idle_s))%"
+done
+echo "== idle ${idle_s}s, per cent of a core:$line"
 echo "== wrk -t1 -c$conns -d${secs}s, $rounds rounds, alternating ($(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"
 for ((r = 1; r <= rounds; r++)); do
 	for mode in keepalive close; do

@@ -18,6 +18,7 @@
 #include <rte_pdump.h>
 
 #include "dp_daemon.h"
+#include "dp_idle.h"
 #include "lb_log.h"
 #include "lb_notify.h"
 
@@ -155,6 +156,8 @@ int
 dp_eal_start(struct dp_daemon *d, const char *const *args, int n, unsigned workers)
 {
 	lb_eal_argv_build(&d->ea, d->prog, args, n, workers);
+	/* Taps' per-frame signals for the workers only, not this thread (dp_idle.h). */
+	dp_rt_signals_block();
 	/* EAL's own lines in the journal's format too, and not twice (syslog). */
 	if (lb_log_journal())
 		lb_eal_log_journal();

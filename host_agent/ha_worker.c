@@ -2,12 +2,14 @@
 /*
  * The agent's lcore loop: poll the uplink and every VM port, flush, report
  * RCU quiescence (the mapping may be swapped by a reload), and nap with a
- * doubling back-off when nothing arrives (busy_poll spins instead).
+ * doubling back-off when nothing arrives (busy_poll spins instead); a
+ * frame on a VM's tap ends the nap (dp_idle.h).
  */
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_rcu_qsbr.h>
 
+#include "dp_idle.h"
 #include "ha_agent.h"
 #include "ha_track.h"
 #include "lb_clock.h"
@@ -31,6 +33,7 @@ ha_worker_main(void *arg)
 	uint16_t n, got;
 	int v;
 
+	dp_worker_signals(); /* a VM's frame wakes this lcore (dp_idle.h) */
 	rte_rcu_qsbr_thread_register(w->qsv, 0);
 	rte_rcu_qsbr_thread_online(w->qsv, 0);
 	while (!w->quit) {
@@ -62,7 +65,7 @@ ha_worker_main(void *arg)
 		if (w->busy_poll || ++empty < HA_IDLE_SPINS)
 			continue;
 		rte_rcu_qsbr_thread_offline(w->qsv, 0);
-		rte_delay_us_sleep(nap);
+		dp_nap_us(nap);
 		rte_rcu_qsbr_thread_online(w->qsv, 0);
 		nap = RTE_MIN(nap * 2, w->idle_sleep_us);
 	}

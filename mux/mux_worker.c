@@ -14,6 +14,7 @@
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
 
+#include "dp_idle.h"
 #include "lb_err.h"
 #include "mux_conn.h"
 #include "mux_credit.h"
@@ -73,6 +74,7 @@ mux_worker_main(void *arg)
 	uint32_t empty = 0, nap = MUX_FIRST_NAP_US;
 	uint16_t q, n;
 
+	dp_worker_signals(); /* a frame on a net_tap port wakes this lcore (dp_idle.h) */
 	rte_rcu_qsbr_thread_register(ctx->qsv, w->idx);
 	rte_rcu_qsbr_thread_online(ctx->qsv, w->idx);
 	while (!ctx->quit) {
@@ -110,7 +112,7 @@ mux_worker_main(void *arg)
 		if (ctx->busy_poll || ++empty < MUX_IDLE_SPINS)
 			continue;
 		rte_rcu_qsbr_thread_offline(ctx->qsv, w->idx);
-		rte_delay_us_sleep(nap);
+		dp_nap_us(nap);
 		rte_rcu_qsbr_thread_online(ctx->qsv, w->idx);
 		w->cnt.idle_sleeps++;
 		nap = RTE_MIN(nap * 2, ctx->idle_sleep_us);

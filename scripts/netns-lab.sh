@@ -100,6 +100,10 @@ SLUICECTL=${SLUICECTL:-$LAB_SRC/build/sluicectl/sluicectl}
 # its two-phase-commit members (ipc:// in DIR: the DPDK namespaces have no
 # management network) and start empty; lab_ctl_pool configures the VIP.
 LAB_MANAGED=${LAB_MANAGED:-0}
+# LAB_UPLINK_PMD: the DPDK device on the mux's and the agents' veths:
+# net_af_packet0 (the default: a TPACKET ring), or net_af_xdp0 (an AF_XDP
+# socket in copy mode, an XDP program on the veth; docs/performance.md).
+LAB_UPLINK_PMD=${LAB_UPLINK_PMD:-net_af_packet0}
 LAB_PY=/usr/bin/python3 # Debian's: the one scapy imports under
 LAB_WAIT=${LAB_WAIT:-20}
 # LAB_HUGEPAGES=1: the DPDK processes on 2 MiB hugepages instead of
@@ -317,7 +321,7 @@ lab_topology6_up() {
 lab_render() {
 	local tmpl=$1 out=$2 kv expr=()
 	shift 2
-	for kv in "$@"; do
+	for kv in "UPLINK_PMD=$LAB_UPLINK_PMD" "$@"; do
 		expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g")
 	done
 	sed "${expr[@]}" "$tmpl" >"$out"
