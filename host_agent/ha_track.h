@@ -36,7 +36,7 @@
 #define HA_TRACK_SYN_MS 3000	/* a SYN this old without a SYN-ACK failed */
 #define HA_TRACK_IDLE_MS 300000 /* an established connection this idle ended */
 #define HA_TRACK_FIN_MS 10000	/* a closed one's entry is kept this long (late segments) */
-#define HA_TRACK_SWEEP 64	/* entries the lcore looks at per loop */
+#define HA_TRACK_SWEEP 64	/* entries the lcore looks at per loop with traffic, or per nap */
 
 struct ha_be_load {
 	uint64_t active;

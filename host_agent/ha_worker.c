@@ -54,15 +54,19 @@ ha_worker_main(void *arg)
 		}
 		ha_flush(w);
 		ha_frag_expire(w, rte_rdtsc());
-		ha_track_sweep(w);
 		/* Done with this loop's map: a replaced one may now be freed. */
 		rte_rcu_qsbr_quiescent(w->qsv, 0);
 		if (got != 0) {
+			ha_track_sweep(w);
 			empty = 0;
 			nap = HA_FIRST_NAP_US;
 			continue;
 		}
-		if (w->busy_poll || ++empty < HA_IDLE_SPINS)
+		/* Idle, the tracker ages once per nap, not on each empty poll (as the mux). */
+		if (!w->busy_poll && ++empty < HA_IDLE_SPINS)
+			continue;
+		ha_track_sweep(w);
+		if (w->busy_poll)
 			continue;
 		rte_rcu_qsbr_thread_offline(w->qsv, 0);
 		dp_nap_us(nap);

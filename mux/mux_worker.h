@@ -27,7 +27,7 @@
 #include "mux_limit.h"
 
 #define MUX_BURST 32
-#define MUX_SWEEP_IDLE 256 /* connection-table slots examined per idle loop */
+#define MUX_SWEEP_IDLE 256 /* slots examined per nap (busy_poll: per idle loop) */
 #define MUX_SWEEP_BUSY 8   /* ... and per busy loop, so a loaded lcore ages too */
 
 struct rte_mbuf;
