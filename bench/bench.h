@@ -143,8 +143,8 @@ int bench_micro(const struct bench_opts *o, const char *argv0);
  * o->hugepages. 0, or -1 with the reason on stderr; rundir: the run-time
  * folder, for lb_remove_runtime_dir() after rte_eal_cleanup().
  */
-int bench_eal_start(const struct bench_opts *o, const char *argv0, const char *vdev, char *rundir,
-	size_t len);
+int bench_eal_start(
+	const struct bench_opts *o, const char *argv0, const char *vdev, char *rundir, size_t len);
 
 /* --agent: the host agent's decapsulation and direct server return, per packet (bench_agent.c). */
 int bench_agent(const struct bench_opts *o, const char *argv0);

@@ -275,7 +275,8 @@ ag_frame(const struct ag_env *e, bool v6, bool dsr, uint64_t c, uint8_t flags, u
 		}
 		bench_frame6(p + sizeof(*outer), &fl, flags);
 		len = BENCH_FRAME6_LEN - sizeof(struct lb_eth_hdr);
-		lb_ipv6_hdr_init(outer, LB_IPPROTO_IPV6, e->cfg.muxes6[0].a8, e->cfg.pa6.a8, len, 64);
+		lb_ipv6_hdr_init(
+			outer, LB_IPPROTO_IPV6, e->cfg.muxes6[0].a8, e->cfg.pa6.a8, len, 64);
 		put_eth(p, uplink_mac, router_mac, LB_ETHERTYPE_IPV6);
 		return (uint16_t)(sizeof(struct lb_eth_hdr) + sizeof(*outer) + len);
 	}
@@ -351,8 +352,8 @@ ag_check(const struct ag_env *e, const struct ag_scenario *sc, uint64_t c, uint1
 		bench_addr6(vip, BENCH_NET6_VIP, 1);
 		if (memcmp(lb_pkt_src6(p, &pi), vip, 16) != 0)
 			return "source not the VIP";
-		return lb_ipv6_l4_csum(lb_pkt_src6(p, &pi), lb_pkt_ip_dst6(p, &pi),
-			       LB_IPPROTO_TCP, p + pi.l4_off, l4_len) == 0
+		return lb_ipv6_l4_csum(lb_pkt_src6(p, &pi), lb_pkt_ip_dst6(p, &pi), LB_IPPROTO_TCP,
+			       p + pi.l4_off, l4_len) == 0
 			       ? NULL
 			       : "TCP checksum wrong";
 	}
@@ -440,8 +441,9 @@ ag_scenario(struct ag_env *e, const struct ag_scenario *sc, double seconds, bool
 				ag_prep(e, sc, m, conn, n, &cur, v, s == 1, setup[s]);
 				got = ag_run(e, s == 1, v, m, n, out, out_port, &setup_cyc);
 				if (got != n) {
-					fprintf(stderr, "sluice-bench: %s: set-up step %u: %u of %u "
-							"packets came out\n",
+					fprintf(stderr,
+						"sluice-bench: %s: set-up step %u: %u of %u "
+						"packets came out\n",
 						sc->name, s, got, n);
 					rc = -1;
 				}

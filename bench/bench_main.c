@@ -123,7 +123,8 @@ main(int argc, char **argv)
 			o.hugepages = true;
 			break;
 		case 'f':
-			if (int_arg("--frame-size", optarg, BENCH_FRAME_LEN, BENCH_FRAME_MAX, &v) != 0)
+			if (int_arg("--frame-size", optarg, BENCH_FRAME_LEN, BENCH_FRAME_MAX, &v) !=
+				0)
 				return 2;
 			o.frame_len = (uint16_t)v;
 			break;
@@ -152,7 +153,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (o.agent && o.micro) {
-		fprintf(stderr, "sluice-bench: --agent and --micro each start the EAL: one at a time\n");
+		fprintf(stderr,
+			"sluice-bench: --agent and --micro each start the EAL: one at a time\n");
 		return 2;
 	}
 	if ((!o.micro && !o.process && !o.agent) || (o.smoke && !o.agent))

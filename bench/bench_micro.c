@@ -421,10 +421,10 @@ last_cpu(void)
 }
 
 int
-bench_eal_start(const struct bench_opts *o, const char *argv0, const char *vdev, char *rundir,
-	size_t len)
+bench_eal_start(
+	const struct bench_opts *o, const char *argv0, const char *vdev, char *rundir, size_t len)
 {
-	char lcore[16], prefix[64], vdev_arg[64];
+	char lcore[16], main_lcore[8], prefix[64], vdev_arg[64];
 	char *eargv[16];
 	int eargc = 0;
 
@@ -439,7 +439,8 @@ bench_eal_start(const struct bench_opts *o, const char *argv0, const char *vdev,
 	eargv[eargc++] = lcore;
 	eargv[eargc++] = (char *)"--no-pci";
 	eargv[eargc++] = (char *)"--main-lcore";
-	eargv[eargc++] = lcore + (strchr(lcore, ',') != NULL ? strchr(lcore, ',') - lcore + 1 : 0);
+	snprintf(main_lcore, sizeof(main_lcore), "%d", last_cpu());
+	eargv[eargc++] = main_lcore;
 	eargv[eargc++] = prefix;
 	if (vdev != NULL) {
 		snprintf(vdev_arg, sizeof(vdev_arg), "--vdev=%s", vdev);
@@ -490,9 +491,9 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 	env.hz = rte_get_tsc_hz();
 	env.pool = rte_pktmbuf_pool_create("bench_pool", 2 * BENCH_BATCH_PKTS + 1024, 256, 0,
 		RTE_MBUF_DEFAULT_BUF_SIZE, env.socket);
-	if (o->workers == 2 && (pool2 = rte_pktmbuf_pool_create("bench_pool2",
-					2 * BENCH_BATCH_PKTS + 1024, 256, 0,
-					RTE_MBUF_DEFAULT_BUF_SIZE, env.socket)) == NULL) {
+	if (o->workers == 2 &&
+		(pool2 = rte_pktmbuf_pool_create("bench_pool2", 2 * BENCH_BATCH_PKTS + 1024, 256, 0,
+			 RTE_MBUF_DEFAULT_BUF_SIZE, env.socket)) == NULL) {
 		fprintf(stderr, "sluice-bench: the second worker's mbufs: %s\n",
 			rte_strerror(rte_errno));
 		rc = 1;
@@ -551,7 +552,8 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 		}
 		report_line(stdout, &suite[i], &r[0], env.hz, lo[0], hi[0]);
 		if (o->workers == 2 && !o->smoke && !suite[i].rcu &&
-			suite[i].floor == BENCH_FLOOR_NONE && run_pair(&env, pool2, &suite[i], o) != 0)
+			suite[i].floor == BENCH_FLOOR_NONE &&
+			run_pair(&env, pool2, &suite[i], o) != 0)
 			rc = 1;
 		fflush(stdout);
 		if (o->csv != NULL && !o->smoke)

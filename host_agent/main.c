@@ -236,11 +236,8 @@ main(int argc, char **argv)
 	static struct ha_update upd;
 	static struct ha_worker w;
 	struct dp_opts o = {0};
-	struct dp_loop loop = {.quit = &w.quit,
-		.rx_seen = rx_seen,
-		.reload = reload,
-		.ready = ready,
-		.arg = &upd};
+	struct dp_loop loop = {
+		.quit = &w.quit, .rx_seen = rx_seen, .reload = reload, .ready = ready, .arg = &upd};
 	struct dp_report report = {0};
 	struct lb_member_cfg mcfg;
 	struct lb_metrics_cfg metrics;
