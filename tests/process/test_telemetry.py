@@ -41,9 +41,13 @@ def main():
             last = {}
 
             def read_all():
-                # null until the mux has registered its commands
+                # null until the mux has registered its commands. rx_pkts
+                # counts a burst when it is taken, fwd_pkts each packet as
+                # it goes: a read in the middle of a burst sees all of rx
+                # and part of fwd. Wait for both to settle.
                 last["stats"] = telemetry(prefix, "/sluice/stats")
-                return last["stats"]["rx_pkts"] == len(pkts)
+                return (last["stats"]["rx_pkts"] == len(pkts) and
+                        last["stats"]["fwd_pkts"] >= 300)
 
             poll(read_all, timeout=30, alive=lambda: mux.poll() is None)
             stats = last.get("stats")
