@@ -164,6 +164,17 @@ make_one(struct ha_grant *g, struct ha_grant_be *b, uint32_t mux, uint64_t now_m
 		g->st.reclaims++;
 	}
 	c->revoke_below = k->revoke_below;
+	/*
+	 * A lease: while the mux answers, what it holds within its share lives
+	 * on (here by our clock too), so that an idle backend's credits do not
+	 * lapse every ttl and leave the mux without any until the next round.
+	 * More than its share is left to expire.
+	 */
+	if (k->n > 0 && c->revoke_below == 0 && have <= target + 1 && alive(g, mux, now_ms)) {
+		c->renew = true;
+		for (i = 0; i < k->n; i++)
+			k->g[i].expires_ms = now_ms + 2ull * g->ttl_ms;
+	}
 	if (free_cap > 0 && have < target && k->n < HA_GRANT_LIVE && settled(g, now_ms) &&
 		alive(g, mux, now_ms)) {
 		uint64_t give = target - have < free_cap ? target - have : free_cap;
@@ -263,6 +274,33 @@ drop_revoked(struct ha_grant_book *k)
 	k->revoke_below = 0;
 }
 
+/*
+ * The mux holds live credits: the newest grants that cover them (it spends
+ * oldest first), whose records are all our clock needs should it go
+ * silent; older ones are spent or gone, and a renewal must not keep them.
+ */
+static void
+keep_live(struct ha_grant_book *k, uint64_t live)
+{
+	bool keep[HA_GRANT_LIVE] = {false};
+	uint64_t sum = 0;
+	uint32_t i, j;
+
+	while (sum < live) {
+		for (j = k->n, i = 0; i < k->n; i++)
+			if (!keep[i] && (j == k->n || k->g[i].name > k->g[j].name))
+				j = i;
+		if (j == k->n)
+			break;
+		keep[j] = true;
+		sum += k->g[j].count;
+	}
+	for (i = 0, j = 0; i < k->n; i++)
+		if (keep[i])
+			k->g[j++] = k->g[i];
+	k->n = j;
+}
+
 int
 ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report *r, uint64_t now_ms,
 	char *why, size_t len)
@@ -343,6 +381,7 @@ ha_grant_report(struct ha_grant *g, uint32_t mux, const struct lb_credit_report 
 			k->reported ? (u->used - k->last.used) + (u->denied - k->last.denied) : 0;
 		k->denied_step = k->reported ? u->denied - k->last.denied : 0;
 		k->live = u->live;
+		keep_live(k, u->live);
 		k->sent_since = 0;
 		k->last = *u;
 		k->reported = true;

@@ -35,6 +35,16 @@
  * of requests (connections the tracker found after our start: they were
  * open before it, ha_track.h).
  *
+ * Leases: a grant lives ttl from its receipt, and every request renews
+ * what the mux still holds of a backend while the mux answers (a report
+ * within 2 x ttl) and holds no more than its share, so that an idle
+ * backend's credits do not lapse every ttl and leave the mux without any
+ * until the next round. The records our clock counts for a silent mux are
+ * then 2 x ttl from the last renewal, and only the newest grants that
+ * cover what the mux last said it holds (it spends oldest first). A mux
+ * over its share is not renewed: its surplus expires (or is taken back as
+ * hoarded) and the shares are made again.
+ *
  * Restarts: an agent's incarnation is random per start; a mux voids the
  * grants of any other incarnation when it hears a new one. Grants an old
  * incarnation left at a mux we have not reached yet are unknown, so a new

@@ -187,6 +187,31 @@ push(struct mux_credit *c, uint16_t s, uint64_t name, uint32_t count, uint64_t e
 	}
 }
 
+/*
+ * The agent renews: every usable grant of slot s lives until expires (a
+ * lease its agent keeps while we answer; ha_grant.h). The worker reads
+ * expires as it spends: it sees the old word or the new, and one it
+ * already dropped stays dropped (only a push writes an entry past tail).
+ */
+static void
+renew(struct mux_credit *c, uint16_t s, uint64_t tsc, uint64_t expires)
+{
+	uint16_t w;
+
+	for (w = 0; w < c->n_workers; w++) {
+		struct mux_credit_lane *l = mux_credit_lane(c, w, s);
+		uint32_t i;
+
+		for (i = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE); i != l->tail; i++) {
+			struct mux_credit_grant *gr = &l->ring[i & (MUX_CREDIT_RING - 1)];
+
+			if (gr->seq >= l->void_below && tsc < gr->expires && gr->expires < expires)
+				__atomic_store_n(&gr->expires, expires, __ATOMIC_RELAXED);
+		}
+	}
+	c->renewals++;
+}
+
 /* The sequence number of slot s's first grant named at or above name, for a take-back. */
 static uint64_t
 seq_from(struct mux_credit *c, uint16_t s, uint64_t name)
@@ -275,6 +300,8 @@ mux_credit_take(struct mux_credit *c, const struct lb_credit_grant *g, uint64_t 
 			}
 		}
 		c->slot_granted[s] = cr->granted;
+		if (cr->renew)
+			renew(c, (uint16_t)s, tsc, expires);
 		if (cr->count != 0) {
 			push(c, (uint16_t)s, cr->grant, cr->count, expires);
 			c->grants++;

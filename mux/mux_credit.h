@@ -11,7 +11,8 @@
  * how much of the head grant it took). A grant carries a mux-local
  * sequence number; void_below, which only the credit thread writes,
  * voids every grant below it at once (an agent's take-back, or its
- * restart). Expiry is in TSC cycles, set on receipt. No locks and no
+ * restart). Expiry is in TSC cycles, set on receipt and pushed on by the
+ * agent's renewals (the credit thread's word, read relaxed). No locks and no
  * atomic read-modify-writes: the worker reads two words the credit thread
  * publishes and writes its own, and only on a new connection to a capped
  * backend, or one lane per loop in its sweep (so grants that expire
@@ -91,6 +92,7 @@ struct mux_credit {
 	uint64_t grants_refused; /* grant messages refused */
 	uint64_t grants_dropped; /* grants a full lane could not take */
 	uint64_t revokes;	 /* take-backs applied */
+	uint64_t renewals;	 /* renewals applied (backend entries) */
 	uint64_t grants_foreign; /* entries ignored: another agent grants that backend */
 };
 
@@ -142,7 +144,9 @@ mux_credit_spend(struct mux_credit_lane *l, uint64_t tsc)
 	while (l->head != tail) {
 		const struct mux_credit_grant *gr = &l->ring[l->head & (MUX_CREDIT_RING - 1)];
 
-		if (gr->seq >= void_below && tsc < gr->expires && l->taken < gr->count) {
+		uint64_t expires = __atomic_load_n(&gr->expires, __ATOMIC_RELAXED);
+
+		if (gr->seq >= void_below && tsc < expires && l->taken < gr->count) {
 			/* The credit thread reads taken to report what is left (report_slot()). */
 			__atomic_store_n(&l->taken, l->taken + 1, __ATOMIC_RELEASE);
 			l->used++;
@@ -150,7 +154,7 @@ mux_credit_spend(struct mux_credit_lane *l, uint64_t tsc)
 		}
 		if (gr->seq < void_below)
 			l->revoked += gr->count - l->taken;
-		else if (tsc >= gr->expires)
+		else if (tsc >= expires)
 			l->expired += gr->count - l->taken;
 		l->taken = 0;
 		__atomic_store_n(&l->head, l->head + 1, __ATOMIC_RELEASE);
@@ -164,16 +168,18 @@ mux_credit_sweep(struct mux_credit_lane *l, uint64_t tsc)
 {
 	uint32_t tail = __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE);
 	const struct mux_credit_grant *gr;
+	uint64_t expires;
 
 	if (l->head == tail)
 		return;
 	gr = &l->ring[l->head & (MUX_CREDIT_RING - 1)];
-	if (gr->seq >= __atomic_load_n(&l->void_below, __ATOMIC_ACQUIRE) && tsc < gr->expires &&
+	expires = __atomic_load_n(&gr->expires, __ATOMIC_RELAXED);
+	if (gr->seq >= __atomic_load_n(&l->void_below, __ATOMIC_ACQUIRE) && tsc < expires &&
 		l->taken < gr->count)
 		return;
 	if (gr->seq < l->void_below)
 		l->revoked += gr->count - l->taken;
-	else if (tsc >= gr->expires)
+	else if (tsc >= expires)
 		l->expired += gr->count - l->taken;
 	l->taken = 0;
 	__atomic_store_n(&l->head, l->head + 1, __ATOMIC_RELEASE);

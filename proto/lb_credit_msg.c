@@ -24,6 +24,7 @@ lb_credit_grant_encode(const struct lb_credit_grant *g, uint8_t **buf, size_t *l
 		c[i].count = g->c[i].count;
 		c[i].revoke_below = g->c[i].revoke_below;
 		c[i].granted = g->c[i].granted;
+		c[i].renew = g->c[i].renew;
 		cp[i] = &c[i];
 	}
 	m.n_credits = i;
@@ -115,7 +116,7 @@ lb_credit_grant_decode(
 				c->count, (unsigned long long)c->grant);
 		ids[i] = c->backend;
 		g->c[i] = (struct lb_credit){
-			c->backend, c->grant, c->count, c->revoke_below, c->granted};
+			c->backend, c->grant, c->count, c->revoke_below, c->granted, c->renew};
 	}
 	if (rc == 0) {
 		lb_dec_text(g->agent, sizeof(g->agent), m->agent);

@@ -10,6 +10,7 @@
 #ifndef LB_CREDIT_MSG_H
 #define LB_CREDIT_MSG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,7 @@ struct lb_credit {
 	uint32_t count;
 	uint64_t revoke_below;
 	uint64_t granted;
+	bool renew; /* the mux's usable grants of it live ttl_ms again from this request */
 };
 
 struct lb_credit_grant {

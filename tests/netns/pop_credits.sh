@@ -2,6 +2,8 @@
 # Capacity credits (docs/architecture.md, "Capacity credits") on real TCP
 # through a managed PoP of two muxes behind ECMP (scripts/netns-pop.sh,
 # POP_CREDITS=1: every agent grants every mux over mutual TLS).
+#   0. Idle, both muxes keep their shares past the grants' ttl: renewed,
+#      not granted again.
 #   1. VIP:9090 over the four VMs, vm11 capped at max_connections = 10
 #      (redistribute): a burst of 80 connections at once (every SYN before
 #      any answer), spread by the router over both muxes. Every one is
@@ -90,6 +92,19 @@ check "a cap on a UDP service's backend is refused, saying why" \
 check "every member runs it" lab_poll t_in_sync --count 4
 check "agent1 grants both muxes credits for both capped backends" lab_poll granted_both
 agent_tel | jq -c 'with_entries(select(.key | test("max|granted|outstanding")))' | sed 's/^/# /'
+# Leases: idle, the muxes keep their shares past the grants' ttl (1 s) by
+# renewal, with no new grant; before renewals they lapsed every ttl and
+# the muxes held none until the agent heard so (reliability.md, Found 19).
+even() { # both muxes hold half of each cap, by their own word
+	agent_tel | jq -e '[to_entries[] | select(.key | test("^be_[0-9]+_mux[12]_outstanding$"))
+		| .value == '"$((CAP / 2))"'] | all and length == 4' >/dev/null
+}
+check "the shares settle, half of each cap at each mux" lab_poll even
+g0=$(agent_tel | jq .granted)
+sleep 2.5
+g1=$(agent_tel | jq .granted)
+check "2.5 ttl later they still hold them ..." even
+check "... renewed, not granted again ($g0 -> $g1)" test "$g1" -eq "$g0"
 
 # 1. redistribute
 mkdir "$LAB_DIR/red"

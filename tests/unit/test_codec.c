@@ -550,7 +550,7 @@ Test(codec, credit_messages)
 	g.ttl_ms = 1000;
 	g.n = 2;
 	g.c[0] = (struct lb_credit){7, 3, 5, 0, 12};
-	g.c[1] = (struct lb_credit){9, 0, 0, 2, 4};
+	g.c[1] = (struct lb_credit){9, 0, 0, 2, 4, true};
 	cr_assert_eq(lb_credit_grant_encode(&g, &buf, &len), 0);
 	cr_assert_eq(lb_credit_grant_decode(buf, len, &g2, err, sizeof(err)), 0, "%s", err);
 	free(buf);
@@ -560,6 +560,7 @@ Test(codec, credit_messages)
 	cr_assert_eq(g2.c[0].count, 5);
 	cr_assert_eq(g2.c[0].granted, 12);
 	cr_assert_eq(g2.c[1].revoke_below, 2);
+	cr_assert(!g2.c[0].renew && g2.c[1].renew);
 	/* A backend twice would count its credits twice. */
 	g.c[1].backend = 7;
 	grant_refused(&g, "twice");

@@ -197,17 +197,55 @@ Test(grant, reports_that_go_back_or_answer_another_start_are_refused)
 	cr_assert_eq(ha_grant_outstanding(&g, 0, 0, 1040), 0);
 }
 
-Test(grant, a_silent_mux_keeps_its_grants_until_they_expire)
+Test(grant, a_silent_mux_keeps_its_grants_until_2_ttl_after_the_last_renewal)
 {
 	struct lb_credit_grant q;
 
 	start(1, 10);
 	answer(0, 11, 1000, (struct lb_credit_use){0});
 	cr_assert_eq(ask(0, 1010, &q), 10);
-	/* No answer: the grant counts in full until 2 x ttl have passed. */
+	cr_assert(!q.c[0].renew, "nothing held before this grant");
+	/* No answer since 1000, but within 2 x ttl: renewed, and not granted again. */
 	cr_assert_eq(ask(0, 1500, &q), 0);
-	cr_assert_eq(ha_grant_outstanding(&g, 0, 0, 1010 + 2 * TTL - 1), 10);
-	cr_assert_eq(ha_grant_outstanding(&g, 0, 0, 1010 + 2 * TTL), 0);
+	cr_assert(q.c[0].renew);
+	/* Silent past 2 x ttl: no more renewals; the last one counts 2 x ttl from its sending. */
+	cr_assert_eq(ask(0, 1000 + 2 * TTL + 1, &q), 0);
+	cr_assert(!q.c[0].renew, "a silent mux is not renewed");
+	cr_assert_eq(ha_grant_outstanding(&g, 0, 0, 1500 + 2 * TTL - 1), 10);
+	cr_assert_eq(ha_grant_outstanding(&g, 0, 0, 1500 + 2 * TTL), 0);
+}
+
+Test(grant, an_idle_mux_keeps_its_share_by_renewal_but_not_more)
+{
+	struct lb_credit_grant q;
+	uint64_t now = 1000;
+	uint64_t granted;
+
+	start(2, 10);
+	answer(0, 11, now, (struct lb_credit_use){0});
+	answer(1, 22, now, (struct lb_credit_use){0});
+	cr_assert_eq(ask(0, now, &q), 5);
+	cr_assert_eq(ask(1, now, &q), 5);
+	granted = g.st.granted;
+	/* Neither spends: every round for 5 x ttl renews their grants and grants nothing. */
+	for (now = 1050; now < 1000 + 5 * TTL; now += 50) {
+		answer(0, 11, now, (struct lb_credit_use){.received = 5, .live = 5, .granted = 5});
+		answer(1, 22, now, (struct lb_credit_use){.received = 5, .live = 5, .granted = 5});
+		cr_assert_eq(ask(0, now, &q), 0);
+		cr_assert(q.c[0].renew, "round at %llu", (unsigned long long)now);
+		cr_assert_eq(ask(1, now, &q), 0);
+		cr_assert(q.c[0].renew);
+	}
+	cr_assert_eq(g.st.granted, granted, "leases renewed, not granted again");
+	/*
+	 * mux1 turns 8 connections away; its demand makes mux0's share 1: mux0's
+	 * 5 are no longer renewed (they expire, or are taken back as hoarded).
+	 */
+	answer(1, 22, now,
+		(struct lb_credit_use){.received = 5, .used = 5, .denied = 8, .granted = 5});
+	answer(0, 11, now, (struct lb_credit_use){.received = 5, .live = 5, .granted = 5});
+	ask(0, now, &q);
+	cr_assert(!q.c[0].renew, "more than its share is left to expire");
 }
 
 Test(grant, a_new_start_waits_out_old_grants_when_a_mux_is_unreachable)
