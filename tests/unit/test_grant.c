@@ -55,6 +55,21 @@ answer(uint32_t mux, uint64_t inc, uint64_t now, struct lb_credit_use u)
 	return rc;
 }
 
+/* Two muxes heard at now, granted half of a cap of 10 each, and holding it (their word). */
+static void
+two_muxes_hold_five(uint64_t now)
+{
+	struct lb_credit_grant q;
+
+	start(2, 10);
+	answer(0, 11, now, (struct lb_credit_use){0});
+	answer(1, 22, now, (struct lb_credit_use){0});
+	cr_assert_eq(ask(0, now, &q), 5);
+	cr_assert_eq(ask(1, now, &q), 5);
+	answer(0, 11, now, (struct lb_credit_use){.received = 5, .live = 5, .granted = 5});
+	answer(1, 22, now, (struct lb_credit_use){.received = 5, .live = 5, .granted = 5});
+}
+
 static uint64_t
 held(uint64_t now)
 {
@@ -221,11 +236,7 @@ Test(grant, an_idle_mux_keeps_its_share_by_renewal_but_not_more)
 	uint64_t now = 1000;
 	uint64_t granted;
 
-	start(2, 10);
-	answer(0, 11, now, (struct lb_credit_use){0});
-	answer(1, 22, now, (struct lb_credit_use){0});
-	cr_assert_eq(ask(0, now, &q), 5);
-	cr_assert_eq(ask(1, now, &q), 5);
+	two_muxes_hold_five(now);
 	granted = g.st.granted;
 	/* Neither spends: every round for 5 x ttl renews their grants and grants nothing. */
 	for (now = 1050; now < 1000 + 5 * TTL; now += 50) {
@@ -264,13 +275,7 @@ Test(grant, connections_found_after_a_start_take_back_what_is_outstanding)
 	uint64_t now = 1000;
 	int i;
 
-	start(2, 10);
-	answer(0, 11, now, (struct lb_credit_use){0});
-	answer(1, 22, now, (struct lb_credit_use){0});
-	cr_assert_eq(ask(0, now, &q), 5);
-	cr_assert_eq(ask(1, now, &q), 5);
-	answer(0, 11, now, (struct lb_credit_use){.received = 5, .live = 5, .granted = 5});
-	answer(1, 22, now, (struct lb_credit_use){.received = 5, .live = 5, .granted = 5});
+	two_muxes_hold_five(now);
 	/* The tracker finds 10 connections it did not know: 20 over a cap of 10. */
 	ha_grant_active(&g, 7, 10);
 	/* One round may be a credit counted twice: nothing is taken back yet. */
