@@ -176,6 +176,21 @@ lb_cfg_get_name(const config_setting_t *group, const char *name, const char *con
 }
 
 int
+lb_cfg_get_poll(const config_setting_t *group, bool *busy_poll, uint32_t *idle_sleep_us,
+	struct lb_cfg_err *err)
+{
+	long long idle;
+	int rc;
+
+	if ((rc = lb_cfg_get_bool(group, "busy_poll", false, busy_poll, err)) != 0 ||
+		(rc = lb_cfg_get_int(group, "idle_sleep_us", false, 1, 100000, 200, &idle, err)) !=
+			0)
+		return rc;
+	*idle_sleep_us = (uint32_t)idle;
+	return 0;
+}
+
+int
 lb_cfg_get_zone(const config_setting_t *group, const char *name, char *out, struct lb_cfg_err *err)
 {
 	const char *v = NULL, *why;

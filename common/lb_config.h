@@ -63,6 +63,15 @@ int lb_cfg_get_string(const config_setting_t *group, const char *name, bool requ
 int lb_cfg_get_name(const config_setting_t *group, const char *name, const char *const *names,
 	int n, int def, const char *what, uint8_t *out, struct lb_cfg_err *err);
 
+/*
+ * A data plane worker's polling, the same two members in sluice-mux's and
+ * sluice-agent's groups: busy_poll (never nap: benchmarks) and
+ * idle_sleep_us, the longest nap of an idle worker (1..100000, 200 when
+ * absent).
+ */
+int lb_cfg_get_poll(const config_setting_t *group, bool *busy_poll, uint32_t *idle_sleep_us,
+	struct lb_cfg_err *err);
+
 /* A zone name (lb_choice.h) into out[LB_ZONE_LEN]; absent: "". */
 int lb_cfg_get_zone(
 	const config_setting_t *group, const char *name, char *out, struct lb_cfg_err *err);

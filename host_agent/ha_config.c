@@ -63,7 +63,7 @@ load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 	static const char *const fields[] = {"pa", "pa6", "muxes", "next_hop_mac", "mss_clamp",
 		"mss_clamp6", "gateway6", "busy_poll", "idle_sleep_us", "probers", NULL};
 	const config_setting_t *a = config_setting_get_member(root, "agent");
-	long long clamp, clamp6, idle;
+	long long clamp, clamp6;
 	uint8_t af;
 	int rc;
 
@@ -75,8 +75,7 @@ load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 		(rc = lb_cfg_get_int(a, "mss_clamp", false, 0, 9000, 0, &clamp, err)) != 0 ||
 		(rc = lb_cfg_get_addr(a, "gateway6", false, LB_ADDR_V6 | LB_ADDR_LINK_LOCAL,
 			 &cfg->gateway6, &af, err)) != 0 ||
-		(rc = lb_cfg_get_bool(a, "busy_poll", false, &cfg->busy_poll, err)) != 0 ||
-		(rc = lb_cfg_get_int(a, "idle_sleep_us", false, 1, 100000, 200, &idle, err)) != 0)
+		(rc = lb_cfg_get_poll(a, &cfg->busy_poll, &cfg->idle_sleep_us, err)) != 0)
 		return rc;
 	cfg->has_gateway6 = af == LB_AF_INET6;
 	if (clamp != 0 && clamp < 536)
@@ -99,7 +98,6 @@ load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 			clamp6);
 	cfg->mss_clamp = (uint16_t)clamp;
 	cfg->mss_clamp6 = (uint16_t)clamp6;
-	cfg->idle_sleep_us = (uint32_t)idle;
 	return load_addrs(a, "probers", 0, HA_MAX_PROBERS, cfg->probers, &cfg->n_probers,
 		cfg->probers6, &cfg->n_probers6, err);
 }

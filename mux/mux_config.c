@@ -155,7 +155,7 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 		"busy_poll", "idle_sleep_us", "rx_desc", "tx_desc", "conn_table", "capacity",
 		"probers", "zone", NULL};
 	const config_setting_t *mux = config_setting_get_member(root, "mux");
-	long long mtu, ttl, workers, idle, rxd, txd;
+	long long mtu, ttl, workers, rxd, txd;
 	int rc;
 
 	if (mux == NULL)
@@ -168,9 +168,7 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 		(rc = lb_cfg_get_bool(mux, "nd_for_vips", false, &cfg->nd_for_vips, err)) != 0 ||
 		(rc = lb_cfg_get_int(
 			 mux, "workers", false, 1, MUX_MAX_WORKERS, 1, &workers, err)) != 0 ||
-		(rc = lb_cfg_get_bool(mux, "busy_poll", false, &cfg->busy_poll, err)) != 0 ||
-		(rc = lb_cfg_get_int(mux, "idle_sleep_us", false, 1, 100000, 200, &idle, err)) !=
-			0 ||
+		(rc = lb_cfg_get_poll(mux, &cfg->busy_poll, &cfg->idle_sleep_us, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "rx_desc", false, 64, 4096, 1024, &rxd, err)) != 0 ||
 		(rc = lb_cfg_get_int(mux, "tx_desc", false, 64, 4096, 1024, &txd, err)) != 0 ||
 		(rc = lb_cfg_get_zone(mux, "zone", cfg->zone, err)) != 0)
@@ -184,7 +182,6 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 	cfg->mtu = (uint16_t)mtu;
 	cfg->tunnel_ttl = (uint8_t)ttl;
 	cfg->workers = (uint16_t)workers;
-	cfg->idle_sleep_us = (uint32_t)idle;
 	cfg->rx_desc = (uint16_t)rxd;
 	cfg->tx_desc = (uint16_t)txd;
 	if ((rc = load_probers(cfg, mux, err)) != 0 || (rc = load_capacity(cfg, mux, err)) != 0)

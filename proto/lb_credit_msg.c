@@ -77,99 +77,130 @@ check_head(uint32_t protocol, const char *id, size_t n, const char *what, char *
 	return 0;
 }
 
-/* Each backend once: a second entry would count its credits twice. */
-static bool
-listed_before(uint32_t id, const uint32_t *ids, uint32_t n)
+/*
+ * Each backend once: a second entry would count its credits twice. Entry i
+ * names backend; ids holds the entries before it and takes this one.
+ */
+static int
+check_once(uint32_t backend, uint32_t *ids, size_t i, const char *twice, char *err, size_t elen)
 {
-	uint32_t i;
+	size_t j;
 
-	for (i = 0; i < n; i++)
-		if (ids[i] == id)
-			return true;
-	return false;
+	for (j = 0; j < i; j++)
+		if (ids[j] == backend)
+			return lb_fail(
+				err, elen, -LB_EPARSE, "backend %u %s twice", backend, twice);
+	ids[i] = backend;
+	return 0;
+}
+
+/* A decoded message's checks and copy into out: 0, or why not in err. */
+typedef int (*copy_fn)(const ProtobufCMessage *m, void *out, char *err, size_t elen);
+
+/*
+ * What both directions do around their own checks: unpack the bytes as a
+ * message of descriptor d (a credit what), copy it into out, and leave
+ * out zeroed unless every check passed.
+ */
+static int
+decode(const ProtobufCMessageDescriptor *d, const char *what, copy_fn copy, const uint8_t *buf,
+	size_t len, void *out, size_t size, char *err, size_t elen)
+{
+	ProtobufCMessage *m;
+	int rc;
+
+	memset(out, 0, size);
+	if ((m = protobuf_c_message_unpack(d, NULL, len, buf)) == NULL)
+		return lb_fail(err, elen, -LB_EPARSE, "not a credit %s (%zu bytes)", what, len);
+	rc = copy(m, out, err, elen);
+	if (rc != 0)
+		memset(out, 0, size);
+	protobuf_c_message_free_unpacked(m, NULL);
+	return rc;
+}
+
+static int
+copy_grant(const ProtobufCMessage *pm, void *out, char *err, size_t elen)
+{
+	const Sluice__CreditGrant *m = (const Sluice__CreditGrant *)pm;
+	struct lb_credit_grant *g = out;
+	uint32_t ids[LB_CREDIT_MAX];
+	size_t i;
+	int rc;
+
+	if ((rc = check_head(m->protocol, m->agent, m->n_credits, "a grant", err, elen)) != 0)
+		return rc;
+	if (m->ttl_ms < LB_CREDIT_TTL_MIN || m->ttl_ms > LB_CREDIT_TTL_MAX)
+		return lb_fail(err, elen, -LB_EPARSE, "a grant's ttl of %u ms (%u..%u)", m->ttl_ms,
+			LB_CREDIT_TTL_MIN, LB_CREDIT_TTL_MAX);
+	for (i = 0; i < m->n_credits; i++) {
+		const Sluice__Credit *c = m->credits[i];
+
+		if ((rc = check_once(c->backend, ids, i, "granted", err, elen)) != 0)
+			return rc;
+		if (c->count > LB_MAX_CONNS_CAP || (c->grant == 0) != (c->count == 0))
+			return lb_fail(err, elen, -LB_EPARSE,
+				"backend %u: a grant of %u credits named %llu", c->backend,
+				c->count, (unsigned long long)c->grant);
+		g->c[i] = (struct lb_credit){
+			c->backend, c->grant, c->count, c->revoke_below, c->granted, c->renew};
+	}
+	lb_dec_text(g->agent, sizeof(g->agent), m->agent);
+	g->incarnation = m->incarnation;
+	g->ttl_ms = m->ttl_ms;
+	g->n = (uint32_t)m->n_credits;
+	return 0;
+}
+
+static int
+copy_report(const ProtobufCMessage *pm, void *out, char *err, size_t elen)
+{
+	const Sluice__CreditReport *m = (const Sluice__CreditReport *)pm;
+	struct lb_credit_report *r = out;
+	uint32_t ids[LB_CREDIT_MAX];
+	size_t i;
+	int rc;
+
+	if ((rc = check_head(m->protocol, m->mux, m->n_uses, "a report", err, elen)) != 0)
+		return rc;
+	for (i = 0; i < m->n_uses; i++) {
+		const Sluice__CreditUse *u = m->uses[i];
+
+		if ((rc = check_once(u->backend, ids, i, "reported", err, elen)) != 0)
+			return rc;
+		/*
+		 * What was spent, expired or taken back was received first (no
+		 * sum: it could wrap).
+		 */
+		if (u->used > u->received || u->expired > u->received - u->used ||
+			u->revoked > u->received - u->used - u->expired)
+			return lb_fail(err, elen, -LB_EPARSE,
+				"backend %u: %llu credits spent or dropped of %llu received",
+				u->backend, (unsigned long long)u->used + u->expired + u->revoked,
+				(unsigned long long)u->received);
+		r->u[i] = (struct lb_credit_use){u->backend, u->received, u->used, u->expired,
+			u->revoked, u->denied, u->live, u->granted};
+	}
+	lb_dec_text(r->mux, sizeof(r->mux), m->mux);
+	lb_dec_text(r->refused, sizeof(r->refused), m->refused);
+	r->incarnation = m->incarnation;
+	r->agent_incarnation = m->agent_incarnation;
+	r->n = (uint32_t)m->n_uses;
+	return 0;
 }
 
 int
 lb_credit_grant_decode(
 	const uint8_t *buf, size_t len, struct lb_credit_grant *g, char *err, size_t elen)
 {
-	Sluice__CreditGrant *m;
-	uint32_t ids[LB_CREDIT_MAX];
-	size_t i;
-	int rc;
-
-	memset(g, 0, sizeof(*g));
-	if ((m = sluice__credit_grant__unpack(NULL, len, buf)) == NULL)
-		return lb_fail(err, elen, -LB_EPARSE, "not a credit grant (%zu bytes)", len);
-	rc = check_head(m->protocol, m->agent, m->n_credits, "a grant", err, elen);
-	if (rc == 0 && (m->ttl_ms < LB_CREDIT_TTL_MIN || m->ttl_ms > LB_CREDIT_TTL_MAX))
-		rc = lb_fail(err, elen, -LB_EPARSE, "a grant's ttl of %u ms (%u..%u)", m->ttl_ms,
-			LB_CREDIT_TTL_MIN, LB_CREDIT_TTL_MAX);
-	for (i = 0; rc == 0 && i < m->n_credits; i++) {
-		const Sluice__Credit *c = m->credits[i];
-
-		if (listed_before(c->backend, ids, (uint32_t)i))
-			rc = lb_fail(err, elen, -LB_EPARSE, "backend %u granted twice", c->backend);
-		else if (c->count > LB_MAX_CONNS_CAP || (c->grant == 0) != (c->count == 0))
-			rc = lb_fail(err, elen, -LB_EPARSE,
-				"backend %u: a grant of %u credits named %llu", c->backend,
-				c->count, (unsigned long long)c->grant);
-		ids[i] = c->backend;
-		g->c[i] = (struct lb_credit){
-			c->backend, c->grant, c->count, c->revoke_below, c->granted, c->renew};
-	}
-	if (rc == 0) {
-		lb_dec_text(g->agent, sizeof(g->agent), m->agent);
-		g->incarnation = m->incarnation;
-		g->ttl_ms = m->ttl_ms;
-		g->n = (uint32_t)m->n_credits;
-	} else {
-		memset(g, 0, sizeof(*g));
-	}
-	sluice__credit_grant__free_unpacked(m, NULL);
-	return rc;
+	return decode(&sluice__credit_grant__descriptor, "grant", copy_grant, buf, len, g,
+		sizeof(*g), err, elen);
 }
 
 int
 lb_credit_report_decode(
 	const uint8_t *buf, size_t len, struct lb_credit_report *r, char *err, size_t elen)
 {
-	Sluice__CreditReport *m;
-	uint32_t ids[LB_CREDIT_MAX];
-	size_t i;
-	int rc;
-
-	memset(r, 0, sizeof(*r));
-	if ((m = sluice__credit_report__unpack(NULL, len, buf)) == NULL)
-		return lb_fail(err, elen, -LB_EPARSE, "not a credit report (%zu bytes)", len);
-	rc = check_head(m->protocol, m->mux, m->n_uses, "a report", err, elen);
-	for (i = 0; rc == 0 && i < m->n_uses; i++) {
-		const Sluice__CreditUse *u = m->uses[i];
-
-		if (listed_before(u->backend, ids, (uint32_t)i))
-			rc = lb_fail(
-				err, elen, -LB_EPARSE, "backend %u reported twice", u->backend);
-		/* What was spent, expired or taken back was received first (no sum: it could wrap).
-		 */
-		else if (u->used > u->received || u->expired > u->received - u->used ||
-			 u->revoked > u->received - u->used - u->expired)
-			rc = lb_fail(err, elen, -LB_EPARSE,
-				"backend %u: %llu credits spent or dropped of %llu received",
-				u->backend, (unsigned long long)u->used + u->expired + u->revoked,
-				(unsigned long long)u->received);
-		ids[i] = u->backend;
-		r->u[i] = (struct lb_credit_use){u->backend, u->received, u->used, u->expired,
-			u->revoked, u->denied, u->live, u->granted};
-	}
-	if (rc == 0) {
-		lb_dec_text(r->mux, sizeof(r->mux), m->mux);
-		lb_dec_text(r->refused, sizeof(r->refused), m->refused);
-		r->incarnation = m->incarnation;
-		r->agent_incarnation = m->agent_incarnation;
-		r->n = (uint32_t)m->n_uses;
-	} else {
-		memset(r, 0, sizeof(*r));
-	}
-	sluice__credit_report__free_unpacked(m, NULL);
-	return rc;
+	return decode(&sluice__credit_report__descriptor, "report", copy_report, buf, len, r,
+		sizeof(*r), err, elen);
 }

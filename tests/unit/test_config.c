@@ -422,3 +422,38 @@ Test(config, missing_file)
 	snprintf(want, sizeof(want), "%s: cannot read file", path);
 	cr_expect_str_eq(err.msg, want);
 }
+
+/* lb_cfg_get_poll() on the group "g" of text. */
+static int
+get_poll(const char *text, bool *busy, uint32_t *idle, struct lb_cfg_err *err)
+{
+	config_t cfg;
+	int rc;
+
+	config_init(&cfg);
+	cr_assert_eq(config_read_string(&cfg, text), CONFIG_TRUE, "%s", config_error_text(&cfg));
+	rc = lb_cfg_get_poll(config_lookup(&cfg, "g"), busy, idle, err);
+	config_destroy(&cfg);
+	return rc;
+}
+
+/* The mux's and the agent's workers nap alike: one range, one default. */
+Test(config, worker_polling)
+{
+	struct lb_cfg_err err = {{0}};
+	uint32_t idle = 0;
+	bool busy = true;
+
+	cr_assert_eq(get_poll("g = { };", &busy, &idle, &err), 0, "%s", err.msg);
+	cr_expect(!busy);
+	cr_expect_eq(idle, 200);
+	cr_assert_eq(
+		get_poll("g = { busy_poll = true; idle_sleep_us = 100000; };", &busy, &idle, &err),
+		0, "%s", err.msg);
+	cr_expect(busy);
+	cr_expect_eq(idle, 100000);
+	cr_expect_eq(get_poll("g = { idle_sleep_us = 0; };", &busy, &idle, &err), -LB_ECONFIG);
+	cr_expect(strstr(err.msg, "idle_sleep_us: 0 is out of range 1..100000") != NULL, "%s",
+		err.msg);
+	cr_expect_eq(get_poll("g = { idle_sleep_us = 100001; };", &busy, &idle, &err), -LB_ECONFIG);
+}
