@@ -93,6 +93,26 @@ pop_downloads_running() {
 	echo "$n"
 }
 
+# pop_downloads_spread N SIZE RATE PAST: N downloads (pop_downloads_start)
+# of a SIZE-byte big.bin (pop_big_file, its sha256 in POP_WANT, the
+# client's TCP resets so far in POP_RESETS0); checks that each is past PAST
+# bytes and that both muxes carry some (their conn_new in POP_C1, POP_C2).
+pop_downloads_spread() {
+	local n=$1 size=$2 rate=$3 past=$4
+	POP_WANT=$(pop_big_file big.bin "$size")
+	POP_RESETS0=$(pop_client_resets)
+	pop_downloads_start "$n" "$rate"
+	check "all $n downloads are under way ($((past / 1024)) KiB each)" lab_poll pop_downloads_past "$past"
+	POP_C1=$(pop_tel_field 1 /sluice/stats .conn_new)
+	POP_C2=$(pop_tel_field 2 /sluice/stats .conn_new)
+	echo "# new connections so far: mux1 $POP_C1, mux2 $POP_C2"
+	check "both muxes carry some downloads (mux1 $POP_C1, mux2 $POP_C2)" \
+		test "$POP_C1" -ge 1 -a "$POP_C2" -ge 1
+}
+
+# The client's TCP EstabResets counter.
+pop_client_resets() { t_py "$LAB_SRC/scripts/lab_tool.py" snmp "$LAB_NS_CLIENT" | jq .Tcp.EstabResets; }
+
 # Wait for every download; check each completed on its one connection
 # (curl exit 0, HTTP 200, SIZE bytes) and matches the sha256 WANT.
 pop_downloads_check() {
@@ -110,6 +130,19 @@ pop_downloads_check() {
 	check "every download completed on its one connection (curl exit 0, HTTP 200, $size bytes): $fails failed" \
 		test "$fails" -eq 0
 	check "every download is intact (sha256): $bad differ" test "$bad" -eq 0
+}
+
+# pop_downloads_check of pop_downloads_spread's downloads (SIZE bytes),
+# then no connection of the client reset since they started and one
+# request each in the servers' logs (none retried).
+pop_downloads_check_clean() {
+	local size=$1 resets requests
+	pop_downloads_check "$size" "$POP_WANT"
+	resets=$(($(pop_client_resets) - POP_RESETS0))
+	check "no connection was reset (client's TCP EstabResets +$resets)" test "$resets" -eq 0
+	requests=$(cat "$LAB_DIR"/http-vm*.log | grep -c 'GET /big.bin' || true)
+	check "${#POP_DL[@]} requests for the file in the servers' logs, no retry ($requests)" \
+		test "$requests" -eq "${#POP_DL[@]}"
 }
 
 # The manager's VIP probes to mux I fail (pop_block_probes) or pass again

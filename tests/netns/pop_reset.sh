@@ -70,7 +70,7 @@ check "each download's backend is known (${#BE_OF[@]} of $N)" test "${#BE_OF[@]}
 check "vm22's weight 1 -> 4 commits" lab_ctl backend set "$T_SVC" \
 	"${LAB_VM_DIP[vm22]}:$LAB_BE_PORT" --weight 4
 check "both muxes run it" lab_poll t_in_sync --ids mux1,mux2
-resets0=$(t_py "$LAB_SRC/scripts/lab_tool.py" snmp "$LAB_NS_CLIENT" | jq .Tcp.EstabResets)
+resets0=$(pop_client_resets)
 check "sluicectl mux drain mux1 commits" lab_ctl mux drain mux1
 pop_wait_nexthops 10.255.0.2
 
@@ -94,7 +94,7 @@ for ((k = 1; k <= N; k++)); do
 		[ "$ok" = 1 ] || stayed_bad=$((stayed_bad + 1))
 	fi
 done
-resets=$(($(t_py "$LAB_SRC/scripts/lab_tool.py" snmp "$LAB_NS_CLIENT" | jq .Tcp.EstabResets) - resets0))
+resets=$(($(pop_client_resets) - resets0))
 pct=$(t_py -c "print(f'{100 * $moved_reset / max($moved, 1):.0f}')")
 echo "# RESET FRACTION: $moved_reset of $moved connections moved from mux1 to mux2 after the pool" \
 	"changed were reset ($pct %); $stayed stayed on mux2, $stayed_bad of them broke"

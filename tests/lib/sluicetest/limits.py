@@ -16,11 +16,15 @@ from scapy.layers.l2 import Ether
 from . import pcap as sp
 
 
-def service(vip, limits, *hosts):
-    """vip:80 over TCP with its admission rules (None: none), a backend on
-    port 8080 for each (DIP, PA) of hosts."""
-    return sp.Service(vip, "tcp", 80, [sp.Backend(dip, 8080, pa) for dip, pa in hosts],
-                      limits=limits)
+def services(dip, pas, *rules):
+    """A vip:80 TCP service for each (vip, limits) of rules, with its
+    admission rules (None: none). The n-th (from 1) has a backend on port
+    8080 for each PA format of pas: the k-th's DIP dip % (n, k), its PA
+    pas[k - 1] % n."""
+    return [sp.Service(vip, "tcp", 80,
+                       [sp.Backend(dip % (n, k), 8080, pa % n) for k, pa in enumerate(pas, 1)],
+                       limits=limits)
+            for n, (vip, limits) in enumerate(rules, 1)]
 
 
 def segment(src, vip, sport, flags, seq=1000, payload=b""):

@@ -765,15 +765,17 @@ def _from_requester(fr, want):
     return mac_str(fr[6:12])
 
 
-def check_replies(case, run, rows, col, tag, checks, stats, reply_key=_to_requester,
-                  request_key=_from_requester):
-    """The reply cases (arp_echo, nd_echo6): rows of (desc, frame, ...) whose
-    column col names the reply a row wants (a key of checks) or the drop
-    reason it is counted under. A reply goes to its requester, matched by
-    reply_key(reply) == request_key(request, want) (by default the
-    requester's MAC, unique per row); checks[kind](case, reply, request,
-    what) checks it and the counter stats[kind] counts that kind. Returns
-    the replies of each kind."""
+def run_replies(case, cfg, rows, col, tag, checks, stats, reply_key=_to_requester,
+                request_key=_from_requester):
+    """The reply cases (arp_echo, nd_echo6): the frames of rows of (desc,
+    frame, ...) through one mux of cfg (tag: what sets this run apart, as
+    "option=value"); each row's column col names the reply it wants (a key
+    of checks) or the drop reason it is counted under. A reply goes to its
+    requester, matched by reply_key(reply) == request_key(request, want) (by
+    default the requester's MAC, unique per row); checks[kind](case, reply,
+    request, what) checks it and the counter stats[kind] counts that kind.
+    Returns the replies of each kind."""
+    run = case.run(cfg, [[r[1] for r in rows]], tag=tag.replace("=", "_"))
     by_key = {}
     for fr in run.outputs[0]:
         by_key.setdefault(reply_key(fr), []).append(fr)

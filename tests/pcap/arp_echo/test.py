@@ -55,11 +55,10 @@ def check_echo(case, out, inp, what):
 
 
 def one_run(case, rows, arp_for_vips, col):
-    tag = "arp_for_vips=%s" % arp_for_vips
     cfg = sp.MuxConfig(gen.SERVICES, tunnel_address=gen.TUNNEL, arp_for_vips=arp_for_vips)
-    run = case.run(cfg, [[f for _, f, _, _ in rows]], tag=tag.replace("=", "_"))
-    return sp.check_replies(case, run, rows, col, tag, {"arp": check_arp, "echo": check_echo},
-                            {"arp": "arp_replies", "echo": "echo_replies"})
+    return sp.run_replies(case, cfg, rows, col, "arp_for_vips=%s" % arp_for_vips,
+                          {"arp": check_arp, "echo": check_echo},
+                          {"arp": "arp_replies", "echo": "echo_replies"})
 
 
 def main():

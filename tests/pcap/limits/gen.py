@@ -26,26 +26,22 @@ import os
 import sys
 
 from sluicetest import pcap as sp
-from sluicetest.limits import service, train
+from sluicetest.limits import services, train
 
 RATE, CONNS, SRC, MON, FREE, TOP = ("192.0.2.50", "192.0.2.51", "192.0.2.52", "192.0.2.53",
                                     "192.0.2.54", "192.0.2.55")
 
-
-def _svc(vip, n, limits):
-    return service(vip, limits, ("10.5.%d.1" % n, "10.0.50.%d" % n),
-                   ("10.5.%d.2" % n, "10.0.51.%d" % n))
-
-
-SERVICES = [
-    _svc(RATE, 1, {"new_per_second": {"limit": 1, "burst": 20, "mode": "intercept"}}),
-    _svc(CONNS, 2, {"max_connections": {"limit": 10, "mode": "intercept"}, "refuse": "rst"}),
-    _svc(SRC, 3, {"per_source": {"limit": 1, "burst": 3, "prefix": 24, "mode": "intercept"},
-                  "refuse": "icmp"}),
-    _svc(MON, 4, {"new_per_second": {"limit": 1, "burst": 5}}),
-    _svc(FREE, 5, None),
-    _svc(TOP, 6, {"new_per_second": {"limit": 100000}}),
-]
+# the n-th service's backends: 10.5.n.1 on PA 10.0.50.n, 10.5.n.2 on 10.0.51.n
+SERVICES = services(
+    "10.5.%d.%d", ("10.0.50.%d", "10.0.51.%d"),
+    (RATE, {"new_per_second": {"limit": 1, "burst": 20, "mode": "intercept"}}),
+    (CONNS, {"max_connections": {"limit": 10, "mode": "intercept"}, "refuse": "rst"}),
+    (SRC, {"per_source": {"limit": 1, "burst": 3, "prefix": 24, "mode": "intercept"},
+           "refuse": "icmp"}),
+    (MON, {"new_per_second": {"limit": 1, "burst": 5}}),
+    (FREE, None),
+    (TOP, {"new_per_second": {"limit": 100000}}),
+)
 
 # What the rules should make of it: (checked, passed, would_deny, denied).
 EXPECT = {

@@ -21,26 +21,20 @@ import os
 import sys
 
 from sluicetest import pcap as sp
-from sluicetest.limits import service, train
+from sluicetest.limits import services, train
 
 RATE, CONNS, SRC, SRC128, MON = ("2001:db8::50", "2001:db8::51", "2001:db8::52",
                                  "2001:db8::53", "2001:db8::54")
 
-
-def _svc(vip, n, limits):
-    return service(vip, limits, ("2001:db8:5:%x::1" % n, "10.0.60.%d" % n),
-                   ("2001:db8:5:%x::2" % n, "10.0.61.%d" % n))
-
-
-SERVICES = [
-    _svc(RATE, 1, {"new_per_second": {"limit": 1, "burst": 10, "mode": "intercept"}}),
-    _svc(CONNS, 2, {"max_connections": {"limit": 5, "mode": "intercept"}, "refuse": "rst"}),
-    _svc(SRC, 3, {"per_source": {"limit": 1, "burst": 2, "mode": "intercept"},
-                  "refuse": "icmp"}),
-    _svc(SRC128, 4, {"per_source": {"limit": 1, "burst": 1, "prefix": 128,
-                                    "mode": "intercept"}}),
-    _svc(MON, 5, {"new_per_second": {"limit": 1, "burst": 3}}),
-]
+# the n-th service's backends: 2001:db8:5:n::1 on PA 10.0.60.n, 2001:db8:5:n::2 on 10.0.61.n
+SERVICES = services(
+    "2001:db8:5:%x::%d", ("10.0.60.%d", "10.0.61.%d"),
+    (RATE, {"new_per_second": {"limit": 1, "burst": 10, "mode": "intercept"}}),
+    (CONNS, {"max_connections": {"limit": 5, "mode": "intercept"}, "refuse": "rst"}),
+    (SRC, {"per_source": {"limit": 1, "burst": 2, "mode": "intercept"}, "refuse": "icmp"}),
+    (SRC128, {"per_source": {"limit": 1, "burst": 1, "prefix": 128, "mode": "intercept"}}),
+    (MON, {"new_per_second": {"limit": 1, "burst": 3}}),
+)
 
 # (checked, passed, would_deny, denied) of each service's one rule
 EXPECT = {

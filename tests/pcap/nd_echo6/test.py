@@ -81,11 +81,10 @@ def request_key(fr, want):
 
 
 def one_run(case, rows, nd_for_vips, col):
-    tag = "nd_for_vips=%s" % nd_for_vips
     cfg = sp.MuxConfig(gen.SERVICES, tunnel_address6=gen.TUNNEL6, nd_for_vips=nd_for_vips)
-    run = case.run(cfg, [[r[1] for r in rows]], tag=tag.replace("=", "_"))
-    return sp.check_replies(case, run, rows, 2 + col, tag, {"na": check_na, "echo": check_echo},
-                            {"na": "nd_replies", "echo": "echo_replies"}, reply_key, request_key)
+    return sp.run_replies(case, cfg, rows, 2 + col, "nd_for_vips=%s" % nd_for_vips,
+                          {"na": check_na, "echo": check_echo},
+                          {"na": "nd_replies", "echo": "echo_replies"}, reply_key, request_key)
 
 
 def main():
