@@ -6,6 +6,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include <rte_telemetry.h>
 
 #include "lb_ftable.h"
 #include "mux_credit.h"
@@ -310,4 +311,45 @@ mux_credit_take(struct mux_credit *c, const struct lb_credit_grant *g, uint64_t 
 	}
 	pthread_mutex_unlock(&c->lock);
 	return 0;
+}
+
+void
+mux_credit_tel(struct mux_credit *c, struct rte_tel_data *d)
+{
+	static const char *const what[] = {
+		"received", "used", "expired", "revoked", "denied", "live", "granted"};
+	char k[RTE_TEL_MAX_STRING_LEN];
+	uint64_t tsc = rte_rdtsc();
+	uint16_t s;
+	uint32_t f;
+
+	pthread_mutex_lock(&c->lock);
+	rte_tel_data_add_dict_u64(d, "grants", c->grants);
+	rte_tel_data_add_dict_u64(d, "grants_refused", c->grants_refused);
+	rte_tel_data_add_dict_u64(d, "grants_dropped", c->grants_dropped);
+	rte_tel_data_add_dict_u64(d, "grants_foreign", c->grants_foreign);
+	rte_tel_data_add_dict_u64(d, "revokes", c->revokes);
+	rte_tel_data_add_dict_u64(d, "renewals", c->renewals);
+	for (s = 0; s < MUX_CREDIT_SLOTS; s++) {
+		struct lb_credit_use u = {0};
+		uint64_t v[RTE_DIM(what)];
+
+		if (!c->slot_bound[s])
+			continue;
+		report_slot(c, s, tsc, &u);
+		v[0] = u.received;
+		v[1] = u.used;
+		v[2] = u.expired;
+		v[3] = u.revoked;
+		v[4] = u.denied;
+		v[5] = u.live;
+		v[6] = u.granted;
+		for (f = 0; f < RTE_DIM(what); f++) {
+			snprintf(k, sizeof(k), "be_%u_%s", c->slot_id[s], what[f]);
+			rte_tel_data_add_dict_u64(d, k, v[f]);
+		}
+		snprintf(k, sizeof(k), "be_%u_agent", c->slot_id[s]);
+		rte_tel_data_add_dict_string(d, k, c->slot_agent[s][0] ? c->slot_agent[s] : "-");
+	}
+	pthread_mutex_unlock(&c->lock);
 }

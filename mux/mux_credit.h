@@ -129,6 +129,17 @@ int mux_credit_bind(struct mux_credit *c, struct mux_gen *g, const struct lb_fta
 int mux_credit_take(struct mux_credit *c, const struct lb_credit_grant *g, uint64_t tsc,
 	struct lb_credit_report *r);
 
+struct rte_tel_data;
+
+/*
+ * /sluice/credits' dict (any thread): the credit thread's tallies, and per
+ * bound slot be_<id>_received, _used, _expired, _revoked, _denied (every
+ * worker's lane together), _live (what its usable grants still hold),
+ * _granted (its agent's counter) and _agent (the agent that grants it).
+ * Telemetry's dict holds 256 entries: the first 31 bound slots show.
+ */
+void mux_credit_tel(struct mux_credit *c, struct rte_tel_data *d);
+
 /*
  * A worker spends a credit of slot s (its lane l) for a new connection.
  * Grants are spent oldest first; void and expired ones are skipped and

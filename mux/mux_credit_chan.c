@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_telemetry.h>
+
+#include "dp_counters.h"
 
 #include "lb_credit_msg.h"
 #include "lb_credit_net.h"
@@ -84,6 +87,30 @@ chan_main(void *arg)
 	return NULL;
 }
 
+/* Telemetry's (one channel per mux); NULL once it stops, under tel_lock. */
+static struct mux_credit_chan *tel_ch;
+static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* /sluice/credits: requests answered and refused, then mux_credit_tel()'s. */
+static int
+tel_credits(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint64_t answered, refused;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&tel_lock);
+	if (tel_ch != NULL) {
+		mux_credit_chan_counts(tel_ch, &answered, &refused);
+		rte_tel_data_add_dict_u64(d, "requests", answered);
+		rte_tel_data_add_dict_u64(d, "requests_refused", refused);
+		mux_credit_tel(tel_ch->credit, d);
+	}
+	pthread_mutex_unlock(&tel_lock);
+	return 0;
+}
+
 struct mux_credit_chan *
 mux_credit_chan_start(struct mux_credit *c, const struct lb_credit_cfg *cfg, const char *id,
 	char *err, size_t len)
@@ -111,6 +138,13 @@ mux_credit_chan_start(struct mux_credit *c, const struct lb_credit_cfg *cfg, con
 		return NULL;
 	}
 	pthread_setname_np(ch->thread, "sluice-credits");
+	pthread_mutex_lock(&tel_lock);
+	tel_ch = ch;
+	pthread_mutex_unlock(&tel_lock);
+	if (DP_TEL_REGISTER("/sluice/credits", tel_credits,
+		    "Capacity credits: requests, grants, renewals; per capped backend what "
+		    "its grants held and did.") != 0)
+		LB_WARN("credits: telemetry command not registered");
 	LB_INFO("credits: listening on %s as %s", cfg->listen, ch->id);
 	return ch;
 }
@@ -127,6 +161,9 @@ mux_credit_chan_stop(struct mux_credit_chan *ch)
 {
 	if (ch == NULL)
 		return;
+	pthread_mutex_lock(&tel_lock);
+	tel_ch = NULL;
+	pthread_mutex_unlock(&tel_lock);
 	ch->quit = true;
 	pthread_join(ch->thread, NULL);
 	if (!lb_nng_close_within(ch->sock, CHAN_CLOSE_MS)) {

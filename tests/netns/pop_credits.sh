@@ -105,6 +105,19 @@ sleep 2.5
 g1=$(agent_tel | jq .granted)
 check "2.5 ttl later they still hold them ..." even
 check "... renewed, not granted again ($g0 -> $g1)" test "$g1" -eq "$g0"
+# The muxes' own word (/sluice/credits): every capped backend's grant held
+# whole, none expired, renewals applied.
+mux_holds() { # I
+	pop_tel "$1" /sluice/credits | jq -e --argjson half "$((CAP / 2))" '. as $t
+		| [keys[] | select(test("^be_[0-9]+_live$"))] as $k
+		| ($k | length) == 2 and ([$k[] | $t[.] == $half] | all)
+		and ([keys[] | select(test("^be_[0-9]+_expired$")) | $t[.]] | add) == 0
+		and .renewals > 0 and .grants_refused == 0' >/dev/null
+}
+for i in 1 2; do
+	pop_tel "$i" /sluice/credits | jq -c . | sed "s/^/# mux$i credits: /"
+	check "mux$i holds $((CAP / 2)) of each capped backend, none expired, renewed" mux_holds "$i"
+done
 
 # 1. redistribute
 mkdir "$LAB_DIR/red"
