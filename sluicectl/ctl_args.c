@@ -10,7 +10,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,35 +45,6 @@ static const struct ctl_pool_opt {
 };
 
 #define CTL_N_POOL_OPTS (sizeof(ctl_pool_opts) / sizeof(ctl_pool_opts[0]))
-
-static void
-ctl_usage_short(const struct ctl_cmd *cmd)
-{
-	if (cmd != NULL)
-		fprintf(stderr, "usage: sluicectl %s\n", cmd->synopsis);
-	else
-		fprintf(stderr, "usage: sluicectl [OPTIONS] COMMAND [ARGS]\n");
-	fprintf(stderr, "(sluicectl --help lists every command and option)\n");
-}
-
-/* Report a usage error about cmd (NULL: about the command line) and return 2. */
-int
-ctl_usage_error(const struct ctl_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "sluicectl: ");
-	if (cmd != NULL && cmd->group != NULL)
-		fprintf(stderr, "%s %s: ", cmd->group, cmd->name);
-	else if (cmd != NULL)
-		fprintf(stderr, "%s: ", cmd->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	ctl_usage_short(cmd);
-	return CTL_EXIT_USAGE;
-}
 
 /* ---- argument parsing ---------------------------------------------------- */
 

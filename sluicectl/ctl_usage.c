@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* sluicectl --help: every command and option (docs/cli.md says more). */
+/*
+ * sluicectl --help: every command and option (docs/cli.md says more), and
+ * the short usage a usage error ends with.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "ctl.h"
 
 const char ctl_usage_text[] =
@@ -95,3 +101,32 @@ const char ctl_usage_text[] =
 	"\n"
 	"Exit status: 0 done; 1 the manager refused, or a change aborted or did not\n"
 	"commit in time; 2 usage error; 3 the manager cannot be reached.\n";
+
+static void
+ctl_usage_short(const struct ctl_cmd *cmd)
+{
+	if (cmd != NULL)
+		fprintf(stderr, "usage: sluicectl %s\n", cmd->synopsis);
+	else
+		fprintf(stderr, "usage: sluicectl [OPTIONS] COMMAND [ARGS]\n");
+	fprintf(stderr, "(sluicectl --help lists every command and option)\n");
+}
+
+/* Report a usage error about cmd (NULL: about the command line) and return 2. */
+int
+ctl_usage_error(const struct ctl_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "sluicectl: ");
+	if (cmd != NULL && cmd->group != NULL)
+		fprintf(stderr, "%s %s: ", cmd->group, cmd->name);
+	else if (cmd != NULL)
+		fprintf(stderr, "%s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	ctl_usage_short(cmd);
+	return CTL_EXIT_USAGE;
+}
