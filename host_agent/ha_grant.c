@@ -168,9 +168,13 @@ make_one(struct ha_grant *g, struct ha_grant_be *b, uint32_t mux, uint64_t now_m
 	 * A lease: while the mux answers, what it holds within its share lives
 	 * on (here by our clock too), so that an idle backend's credits do not
 	 * lapse every ttl and leave the mux without any until the next round.
-	 * More than its share is left to expire.
+	 * More than its share is left to expire, and so is what a mux holds
+	 * while it turns connections away: its workers split each grant, and
+	 * one may sit on credits the SYNs never reach (mux_credit.h); expired,
+	 * they come back split again.
 	 */
-	if (k->n > 0 && c->revoke_below == 0 && have <= target + 1 && alive(g, mux, now_ms)) {
+	if (k->n > 0 && c->revoke_below == 0 && have <= target + 1 && k->denied_step == 0 &&
+		alive(g, mux, now_ms)) {
 		c->renew = true;
 		for (i = 0; i < k->n; i++)
 			k->g[i].expires_ms = now_ms + 2ull * g->ttl_ms;

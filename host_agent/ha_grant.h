@@ -43,7 +43,9 @@
  * then 2 x ttl from the last renewal, and only the newest grants that
  * cover what the mux last said it holds (it spends oldest first). A mux
  * over its share is not renewed: its surplus expires (or is taken back as
- * hoarded) and the shares are made again.
+ * hoarded) and the shares are made again. Nor is one that turned
+ * connections away over the last exchange: a worker of it may hold
+ * credits where no SYN comes, and expired they are split again.
  *
  * Restarts: an agent's incarnation is random per start; a mux voids the
  * grants of any other incarnation when it hears a new one. Grants an old

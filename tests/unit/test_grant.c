@@ -259,6 +259,31 @@ Test(grant, an_idle_mux_keeps_its_share_by_renewal_but_not_more)
 	cr_assert(!q.c[0].renew, "more than its share is left to expire");
 }
 
+Test(grant, a_mux_that_turns_connections_away_while_holding_credits_is_not_renewed)
+{
+	struct lb_credit_grant q;
+	uint64_t now = 1000;
+
+	two_muxes_hold_five(now);
+	ask(0, now + 50, &q);
+	cr_assert(q.c[0].renew);
+	/*
+	 * It holds 4 and turned 3 away: one worker spent its part, another
+	 * sits on the rest where no SYN comes. Let them expire and split anew.
+	 */
+	answer(0, 11, now + 50,
+		(struct lb_credit_use){
+			.received = 5, .used = 1, .denied = 3, .live = 4, .granted = 5});
+	ask(0, now + 100, &q);
+	cr_assert(!q.c[0].renew);
+	/* A quiet exchange later (no more denied), what it holds is renewed again. */
+	answer(0, 11, now + 100,
+		(struct lb_credit_use){
+			.received = 5, .used = 1, .denied = 3, .live = 4, .granted = 5});
+	ask(0, now + 150, &q);
+	cr_assert(q.c[0].renew);
+}
+
 Test(grant, a_new_start_waits_out_old_grants_when_a_mux_is_unreachable)
 {
 	struct lb_credit_grant q;
