@@ -35,6 +35,7 @@
 #ifndef DP_COUNTERS_H
 #define DP_COUNTERS_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,6 +111,18 @@ void dp_drops_tel(struct rte_tel_data *d, const uint64_t drops[LB_DROP_MAX], int
 		_Static_assert(sizeof(help) <= 128, "telemetry help over 127 bytes: " cmd);        \
 		rte_telemetry_register_cmd(cmd, fn, help);                                         \
 	})
+
+/*
+ * What a telemetry callback reads of a module that starts and stops lives
+ * in a static pointer under a mutex (the callback runs on telemetry's own
+ * thread): point it at obj, or at NULL when obj goes.
+ */
+#define DP_TEL_PUBLISH(lock, ptr, obj)                                                             \
+	do {                                                                                       \
+		pthread_mutex_lock(lock);                                                          \
+		(ptr) = (obj);                                                                     \
+		pthread_mutex_unlock(lock);                                                        \
+	} while (0)
 
 /*
  * One part of what a daemon prints and writes when it stops: summary

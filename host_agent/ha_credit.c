@@ -249,9 +249,7 @@ ha_credit_start(struct ha_update *u, const struct lb_credit_cfg *cfg, char *err,
 		return NULL;
 	}
 	pthread_setname_np(c->thread, "sluice-credits");
-	pthread_mutex_lock(&tel_lock);
-	tel_c = c;
-	pthread_mutex_unlock(&tel_lock);
+	DP_TEL_PUBLISH(&tel_lock, tel_c, c);
 	if (DP_TEL_REGISTER("/sluice/agent/credits", tel_credits,
 		    "Capacity credits: per capped backend and mux, granted, outstanding, used, "
 		    "denied.") != 0)
@@ -269,9 +267,7 @@ ha_credit_stop(struct ha_credit *c)
 
 	if (c == NULL)
 		return;
-	pthread_mutex_lock(&tel_lock);
-	tel_c = NULL;
-	pthread_mutex_unlock(&tel_lock);
+	DP_TEL_PUBLISH(&tel_lock, tel_c, NULL);
 	c->quit = true;
 	pthread_join(c->thread, NULL);
 	for (i = 0; i < c->cfg.n_muxes; i++)

@@ -138,9 +138,7 @@ mux_credit_chan_start(struct mux_credit *c, const struct lb_credit_cfg *cfg, con
 		return NULL;
 	}
 	pthread_setname_np(ch->thread, "sluice-credits");
-	pthread_mutex_lock(&tel_lock);
-	tel_ch = ch;
-	pthread_mutex_unlock(&tel_lock);
+	DP_TEL_PUBLISH(&tel_lock, tel_ch, ch);
 	if (DP_TEL_REGISTER("/sluice/credits", tel_credits,
 		    "Capacity credits: requests, grants, renewals; per capped backend what "
 		    "its grants held and did.") != 0)
@@ -161,9 +159,7 @@ mux_credit_chan_stop(struct mux_credit_chan *ch)
 {
 	if (ch == NULL)
 		return;
-	pthread_mutex_lock(&tel_lock);
-	tel_ch = NULL;
-	pthread_mutex_unlock(&tel_lock);
+	DP_TEL_PUBLISH(&tel_lock, tel_ch, NULL);
 	ch->quit = true;
 	pthread_join(ch->thread, NULL);
 	if (!lb_nng_close_within(ch->sock, CHAN_CLOSE_MS)) {
