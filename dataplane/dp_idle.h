@@ -11,7 +11,7 @@
  * sent (13% of a core for the lab's two agents under wrk,
  * docs/performance.md). dp_eal_start() blocks the realtime signals before
  * the EAL makes its threads, which inherit that; each worker lcore lets
- * them in again (dp_worker_signals()) and naps with dp_nap_us(), which a
+ * them in again (dp_worker_signals()) and naps with dp_wake_nap() (dp_wake.h), which a
  * signal ends: a VM's frame wakes the worker that reads it, at once, where
  * a timed nap would have slept on.
  */
@@ -21,7 +21,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
-#include <time.h>
 
 /* The realtime signals the C library leaves to applications (net_tap picks one). */
 static inline void
@@ -52,18 +51,6 @@ dp_worker_signals(void)
 
 	dp_rt_signals(&set);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-}
-
-/*
- * Sleep us microseconds, or less: a signal (a tap's frame) ends the nap.
- * Not rte_delay_us_sleep(), which sleeps on after a signal.
- */
-static inline void
-dp_nap_us(uint32_t us)
-{
-	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
-
-	nanosleep(&ts, NULL);
 }
 
 #endif /* DP_IDLE_H */

@@ -10,6 +10,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "dp_idle.h"
+#include "dp_wake.h"
 #include "ha_agent.h"
 #include "ha_track.h"
 #include "lb_clock.h"
@@ -29,11 +30,17 @@ ha_worker_main(void *arg)
 {
 	struct ha_worker *w = arg;
 	struct rte_mbuf *pkts[HA_BURST];
-	uint32_t empty = 0, nap = HA_FIRST_NAP_US;
-	uint16_t n, got;
+	uint32_t empty = 0, nap = HA_FIRST_NAP_US, longest;
+	uint16_t n, got, ports[HA_MAX_PORTS], queues[HA_MAX_PORTS] = {0};
+	struct dp_wake wake;
 	int v;
 
 	dp_worker_signals(); /* a VM's frame wakes this lcore (dp_idle.h) */
+	ports[0] = w->uplink;
+	for (v = 0; v < w->n_vms; v++)
+		ports[v + 1] = w->vms[v].port;
+	dp_wake_init(&wake, ports, queues, w->n_vms + 1u); /* and the uplink's (dp_wake.h) */
+	longest = dp_wake_longest_us(&wake, w->idle_sleep_us);
 	rte_rcu_qsbr_thread_register(w->qsv, 0);
 	rte_rcu_qsbr_thread_online(w->qsv, 0);
 	while (!w->quit) {
@@ -69,9 +76,10 @@ ha_worker_main(void *arg)
 		if (w->busy_poll)
 			continue;
 		rte_rcu_qsbr_thread_offline(w->qsv, 0);
-		dp_nap_us(nap);
+		w->cnt.idle_wakes += dp_wake_nap(&wake, nap);
 		rte_rcu_qsbr_thread_online(w->qsv, 0);
-		nap = RTE_MIN(nap * 2, w->idle_sleep_us);
+		w->cnt.idle_sleeps++;
+		nap = RTE_MIN(nap * 2, longest);
 	}
 	ha_flush(w);
 	rte_rcu_qsbr_thread_offline(w->qsv, 0);

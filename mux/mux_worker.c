@@ -15,6 +15,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "dp_idle.h"
+#include "dp_wake.h"
 #include "lb_err.h"
 #include "mux_conn.h"
 #include "mux_credit.h"
@@ -71,10 +72,17 @@ mux_worker_main(void *arg)
 	struct mux_worker *w = arg;
 	struct mux_ctx *ctx = w->ctx;
 	struct rte_mbuf *pkts[MUX_BURST];
-	uint32_t empty = 0, nap = MUX_FIRST_NAP_US;
-	uint16_t q, n;
+	uint32_t empty = 0, nap = MUX_FIRST_NAP_US, longest;
+	uint16_t q, n, ports[MUX_MAX_PORTS], queues[MUX_MAX_PORTS];
+	struct dp_wake wake;
 
 	dp_worker_signals(); /* a frame on a net_tap port wakes this lcore (dp_idle.h) */
+	for (q = 0; q < w->n_rxq; q++) {
+		ports[q] = w->rxq[q].port;
+		queues[q] = w->rxq[q].queue;
+	}
+	dp_wake_init(&wake, ports, queues, w->n_rxq); /* and one on af_packet (dp_wake.h) */
+	longest = dp_wake_longest_us(&wake, ctx->idle_sleep_us);
 	rte_rcu_qsbr_thread_register(ctx->qsv, w->idx);
 	rte_rcu_qsbr_thread_online(ctx->qsv, w->idx);
 	while (!ctx->quit) {
@@ -120,10 +128,10 @@ mux_worker_main(void *arg)
 		if (ctx->busy_poll)
 			continue;
 		rte_rcu_qsbr_thread_offline(ctx->qsv, w->idx);
-		dp_nap_us(nap);
+		w->cnt.idle_wakes += dp_wake_nap(&wake, nap);
 		rte_rcu_qsbr_thread_online(ctx->qsv, w->idx);
 		w->cnt.idle_sleeps++;
-		nap = RTE_MIN(nap * 2, ctx->idle_sleep_us);
+		nap = RTE_MIN(nap * 2, longest);
 	}
 	mux_flush(w);
 	rte_rcu_qsbr_thread_offline(ctx->qsv, w->idx);

@@ -9,6 +9,14 @@ t_init
 t_up 1 1 1 1
 
 check "HTTP through the VIP: spread and direct server return" t_check_traffic 400 1,1,1,1
+# Frames on the af_packet uplinks ended the workers' naps (dataplane/dp_wake.h).
+wakes() { t_tel "$1" "$2" idle_wakes; }
+check "the mux's worker was woken by frames on its uplink" \
+	test "$(wakes "${LAB_PREFIX[mux]}" /sluice/stats)" -gt 0
+check "agent 1's lcore was woken by frames on its uplink" \
+	test "$(wakes "${LAB_PREFIX[1]}" /sluice/agent/stats)" -gt 0
+check "agent 2's lcore was woken by frames on its uplink" \
+	test "$(wakes "${LAB_PREFIX[2]}" /sluice/agent/stats)" -gt 0
 
 t_end
 check "agents' JSON: DSR rewrites on both hosts" \

@@ -17,6 +17,10 @@ check "an XDP program on agent 1's veth" xdp_on "${LAB_NS_HOST[1]}" "${LAB_IF_UP
 check "an XDP program on agent 2's veth" xdp_on "${LAB_NS_HOST[2]}" "${LAB_IF_UP[2]}"
 check "HTTP through the VIP over AF_XDP: spread and direct server return" \
 	t_check_traffic 400 1,1,1,1
+# AF_XDP sockets do not end a nap (dataplane/dp_wake.h): timed naps only.
+tel() { t_tel "${LAB_PREFIX[mux]}" /sluice/stats "$1"; }
+check "the mux's worker napped" test "$(tel idle_sleeps)" -gt 0
+check "... and no frame ended a nap early" test "$(tel idle_wakes)" -eq 0
 
 t_end
 check "agents' JSON: DSR rewrites on both hosts" \

@@ -111,10 +111,14 @@ AGENT_COUNTERS = ("uplink_rx", "decap", "vm_rx", "dsr", "passthrough", "probe_in
                   "echo_replies", "tx")
 
 
+# A worker's naps, and the frames that ended them: they go on by themselves.
+NAP_COUNTERS = ("idle_sleeps", "idle_wakes")
+
+
 def agent_counters(prefix):
-    """An agent's /sluice/agent/stats, but its naps (they go on by themselves)."""
+    """An agent's /sluice/agent/stats, but its naps."""
     c = telemetry(prefix, "/sluice/agent/stats")
-    return {k: v for k, v in c.items() if k != "idle_sleeps"}
+    return {k: v for k, v in c.items() if k not in NAP_COUNTERS}
 
 
 def snapshot(client_ns, mux_prefix, agent_prefixes):
@@ -135,7 +139,7 @@ def snapshot(client_ns, mux_prefix, agent_prefixes):
     for k in AGENT_COUNTERS + ("drops",):
         out[f"agent.{k}"] = 0
     for p in agent_prefixes:
-        for k, v in telemetry(p, "/sluice/agent/stats").items():
+        for k, v in agent_counters(p).items():
             out["agent." + (k if k in AGENT_COUNTERS else "drops")] += v
     return out
 
@@ -163,7 +167,7 @@ def steady(read, key=None, timeout=10.0, interval=0.1, enough=None):
 def packet_counters(snap):
     """A snapshot without what moves by itself (connection sweeps, naps)."""
     return {k: v for k, v in snap.items()
-            if not k.startswith("mux.conn_") and k != "mux.idle_sleeps"}
+            if not k.startswith("mux.conn_") and k not in {"mux." + n for n in NAP_COUNTERS}}
 
 
 def quiet_snapshot(client_ns, mux_prefix, agent_prefixes, timeout=10.0):
