@@ -26,7 +26,7 @@ packet_sockets(int ifindex, int *fds, unsigned max)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
-	unsigned n = 0, i, j;
+	unsigned n = 0, i;
 
 	if (d == NULL)
 		return 0;
@@ -57,9 +57,6 @@ packet_sockets(int ifindex, int *fds, unsigned max)
 		n++;
 	}
 	closedir(d);
-	for (j = 0; j + 1 < n && n <= max; j++)
-		if (fds[j] == fds[j + 1])
-			return 0;
 	return n;
 }
 
@@ -82,7 +79,8 @@ queue_fd(uint16_t port, uint16_t queue)
 }
 
 void
-dp_wake_init(struct dp_wake *wk, const uint16_t *ports, const uint16_t *queues, unsigned n)
+dp_wake_init(struct dp_wake *wk, const uint16_t *ports, const uint16_t *queues, unsigned n,
+	bool sole_worker)
 {
 	unsigned i;
 
@@ -96,9 +94,16 @@ dp_wake_init(struct dp_wake *wk, const uint16_t *ports, const uint16_t *queues, 
 			wk->by_traffic = false;
 			continue;
 		}
-		/* A tap's frame raises a signal, which ends the nap (dp_idle.h). */
-		if (strcmp(info.driver_name, "net_tap") == 0)
+		/*
+		 * A tap's frame raises a signal, which ends the nap (dp_idle.h):
+		 * this worker's, if it is the process's only one. The signal
+		 * goes to the process, and any worker may take it.
+		 */
+		if (strcmp(info.driver_name, "net_tap") == 0) {
+			if (!sole_worker)
+				wk->by_traffic = false;
 			continue;
+		}
 		fd = queue_fd(ports[i], queues[i]);
 		if (fd < 0 || wk->n == DP_WAKE_MAX) {
 			wk->by_traffic = false;

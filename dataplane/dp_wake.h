@@ -5,7 +5,10 @@
  * A worker with nothing to read naps (dp_idle.h): up to idle_sleep_us,
  * doubling from a few microseconds. A frame that arrives during the nap
  * waits for its end, unless something ends the nap early:
- *   - net_tap: the PMD's realtime signal per frame (dp_idle.h);
+ *   - net_tap: the PMD's realtime signal per frame (dp_idle.h), sent to
+ *     the process: it ends the nap of whichever worker takes it, so it
+ *     counts only for a process's sole worker (the agent's lcore; a mux
+ *     with one worker);
  *   - net_af_packet: DPDK 22.11's PMD has no Rx interrupt, but each queue
  *     is a packet socket with an mmap()ed ring, and poll() on it says when
  *     the ring holds a frame. dp_wake_init() finds those sockets (this
@@ -51,8 +54,12 @@ struct dp_wake {
 	bool by_traffic; /* every queue of the worker ends its nap */
 };
 
-/* For a worker that reads n (port, queue) pairs; after the ports started. */
-void dp_wake_init(struct dp_wake *wk, const uint16_t *ports, const uint16_t *queues, unsigned n);
+/*
+ * For a worker that reads n (port, queue) pairs, after the ports started;
+ * sole_worker: it is the process's only worker (a tap's signal is its).
+ */
+void dp_wake_init(struct dp_wake *wk, const uint16_t *ports, const uint16_t *queues, unsigned n,
+	bool sole_worker);
 
 /* The longest nap for a worker whose naps are idle_sleep_us at the most otherwise. */
 static inline uint32_t

@@ -39,7 +39,7 @@ ha_worker_main(void *arg)
 	ports[0] = w->uplink;
 	for (v = 0; v < w->n_vms; v++)
 		ports[v + 1] = w->vms[v].port;
-	dp_wake_init(&wake, ports, queues, w->n_vms + 1u); /* and the uplink's (dp_wake.h) */
+	dp_wake_init(&wake, ports, queues, w->n_vms + 1u, true); /* and the uplink's (dp_wake.h) */
 	longest = dp_wake_longest_us(&wake, w->idle_sleep_us);
 	rte_rcu_qsbr_thread_register(w->qsv, 0);
 	rte_rcu_qsbr_thread_online(w->qsv, 0);

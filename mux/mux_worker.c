@@ -81,7 +81,8 @@ mux_worker_main(void *arg)
 		ports[q] = w->rxq[q].port;
 		queues[q] = w->rxq[q].queue;
 	}
-	dp_wake_init(&wake, ports, queues, w->n_rxq); /* and one on af_packet (dp_wake.h) */
+	/* and one on af_packet (dp_wake.h) */
+	dp_wake_init(&wake, ports, queues, w->n_rxq, ctx->n_workers == 1);
 	longest = dp_wake_longest_us(&wake, ctx->idle_sleep_us);
 	rte_rcu_qsbr_thread_register(ctx->qsv, w->idx);
 	rte_rcu_qsbr_thread_online(ctx->qsv, w->idx);
