@@ -19,7 +19,8 @@
 /*
  * The packet sockets of this process bound to ifindex, in ascending
  * descriptor order (the order the PMD opened them: queue 0 first, since
- * each open takes the lowest free descriptor). Returns how many, at most max.
+ * each open takes the lowest free descriptor). Returns how many: max + 1
+ * when there are more than max, which the caller cannot tell apart.
  */
 static unsigned
 packet_sockets(int ifindex, int *fds, unsigned max)
@@ -47,7 +48,7 @@ packet_sockets(int ifindex, int *fds, unsigned max)
 		    sll.sll_ifindex != ifindex)
 			continue;
 		if (n == max) {
-			n = max + 1; /* more than we can tell apart */
+			n = max + 1;
 			break;
 		}
 		/* Insertion in order: a handful of queues. */
