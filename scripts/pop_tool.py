@@ -15,10 +15,11 @@ router's namespace (ip netns exec ROUTER pop_tool.py ...).
   pop_tool.py nexthops --vip V
         The route's next hops, sorted, one line.
   pop_tool.py ports --vip V --if IF [--if IF ...] [--ms MS] [--enough N]
+                    [--ports LO-HI]
         Which client source ports send TCP to V through each interface
         (a mux's bridge port: the mux ECMP gives them to), sniffed for MS
-        ms or until N distinct ports were seen and 1 s more: one JSON
-        object {IF: [ports]}. A port a flooding bridge showed on two
+        ms or until N distinct ports (of LO-HI, when given) were seen and
+        1 s more: one JSON object {IF: [ports]}. A port a flooding bridge showed on two
         interfaces goes to the one that saw most of its packets.
 
 The flows of the victim are learnt by sniffing its bridge port (--victim-if,
@@ -79,10 +80,12 @@ def tcp_sport(ip, dst=None):
     return ip[12:16], struct.unpack("!H", ip[ihl:ihl + 2])[0]
 
 
-def learn_ports(socks, vip, ms, enough, settle_ms=1000):
+def learn_ports(socks, vip, ms, enough, settle_ms=1000, ports=None):
     """Which socket of socks (socket -> name) each client port's packets
     to the VIP pass: {name: sorted ports}. Sniffs for ms, or until enough
-    distinct ports were seen and settle_ms more. A bridge floods a frame
+    distinct ports were seen and settle_ms more; ports (a range), when
+    given, are the only ones counted, so that no other connection's
+    packets make up the number early. A bridge floods a frame
     whose destination it has not learned yet to every port, so a port can
     show on two sockets at first: it goes to the one that saw the most of
     its packets."""
@@ -102,7 +105,7 @@ def learn_ports(socks, vip, ms, enough, settle_ms=1000):
                     break
                 ip = ipv4(frame)
                 t = ip and tcp_sport(ip, vip)
-                if t:
+                if t and (ports is None or t[1] in ports):
                     per = count.setdefault(t[1], {})
                     per[socks[sock]] = per.get(socks[sock], 0) + 1
     seen = {n: [] for n in socks.values()}
@@ -197,13 +200,15 @@ def main():
     o.add_argument("--if", dest="ifs", action="append", required=True)
     o.add_argument("--ms", type=int, default=1000)
     o.add_argument("--enough", type=int, help="stop once this many ports were seen")
+    o.add_argument("--ports", help="LO-HI: count only client ports in this range")
     a = p.parse_args()
     if a.cmd == "nexthops":
         print(" ".join(nexthops(a.vip)))
         return 0
     if a.cmd == "ports":
+        lo, _, hi = (a.ports or "").partition("-")
         seen = learn_ports({sniffer(i): i for i in a.ifs}, socket.inet_aton(a.vip), a.ms,
-                           a.enough)
+                           a.enough, ports=range(int(lo), int(hi) + 1) if a.ports else None)
         print(json.dumps(seen))
         return 0
     if bool(a.victim_if) != bool(a.survivor_if) or bool(a.survivor_if) != bool(a.survivor_ta):

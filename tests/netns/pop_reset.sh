@@ -45,13 +45,16 @@ under_way() { pop_downloads_past 131072; }
 check "all $N downloads are under way (128 KiB each)" lab_poll under_way
 
 # Which mux (the router's ECMP choice, sniffed on its bridge ports) and
-# which backend (the VMs' sockets) carry each port.
+# which backend (the VMs' sockets) carry each port. Any state but listening:
+# a server that wrote the whole file into a large enough send buffer has
+# closed its end (FIN-WAIT-1) while the rate-limited client still reads.
 declare -A MUX_OF BE_OF
-ports=$(pop_tool ports --vip "$LAB_VIP" --if rt-mux --if rt-mux2 --ms 10000 --enough "$N")
+ports=$(pop_tool ports --vip "$LAB_VIP" --if rt-mux --if rt-mux2 --ms 10000 --enough "$N" \
+	--ports "$((PORT0 + 1))-$((PORT0 + N))")
 for p in $(jq -r '."rt-mux"[]' <<<"$ports"); do MUX_OF[$((p - PORT0))]=10.255.0.1; done
 for p in $(jq -r '."rt-mux2"[]' <<<"$ports"); do MUX_OF[$((p - PORT0))]=10.255.0.2; done
 for v in "${LAB_VMS[@]}"; do
-	for p in $(ip netns exec "$(lab_ns_vm "$v")" ss -Htn state established "sport = :$LAB_BE_PORT" |
+	for p in $(ip netns exec "$(lab_ns_vm "$v")" ss -Htn state connected "sport = :$LAB_BE_PORT" |
 		awk '{print $NF}' | sed 's/.*://'); do
 		if [ "$p" -gt "$PORT0" ] && [ "$p" -le $((PORT0 + N)) ]; then BE_OF[$((p - PORT0))]=$v; fi
 	done
