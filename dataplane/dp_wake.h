@@ -8,7 +8,10 @@
  *   - net_tap: the PMD's realtime signal per frame (dp_idle.h), sent to
  *     the process: it ends the nap of whichever worker takes it, so it
  *     counts only for a process's sole worker (the agent's lcore; a mux
- *     with one worker);
+ *     with one worker). A signal is an edge: one that lands after the
+ *     worker's last read of the tap and before its nap is taken then, and
+ *     the frame waits for the nap's end (2 ms at the most; a window of a
+ *     microsecond or so per loop);
  *   - net_af_packet: DPDK 22.11's PMD has no Rx interrupt, but each queue
  *     is a packet socket with an mmap()ed ring, and poll() on it says when
  *     the ring holds a frame. dp_wake_init() finds those sockets (this
