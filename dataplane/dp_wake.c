@@ -45,7 +45,7 @@ packet_sockets(int ifindex, int *fds, unsigned max)
 			continue;
 		memset(&sll, 0, sizeof(sll));
 		if (getsockname(fd, (struct sockaddr *)&sll, &len) != 0 ||
-		    sll.sll_ifindex != ifindex)
+			sll.sll_ifindex != ifindex)
 			continue;
 		if (n == max) {
 			n = max + 1;
@@ -61,20 +61,18 @@ packet_sockets(int ifindex, int *fds, unsigned max)
 	return n;
 }
 
-/* The descriptor that tells of frames on (port, queue), or -1. */
+/* The descriptor that tells of frames on queue of the port info describes, or -1. */
 static int
-queue_fd(uint16_t port, uint16_t queue)
+queue_fd(const struct rte_eth_dev_info *info, uint16_t queue)
 {
-	struct rte_eth_dev_info info;
 	int fds[DP_WAKE_MAX];
 	unsigned n;
 
-	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL ||
-	    strcmp(info.driver_name, "net_af_packet") != 0 || info.if_index == 0)
+	if (strcmp(info->driver_name, "net_af_packet") != 0 || info->if_index == 0)
 		return -1;
-	n = packet_sockets((int)info.if_index, fds, DP_WAKE_MAX);
+	n = packet_sockets((int)info->if_index, fds, DP_WAKE_MAX);
 	/* The PMD opens one socket per queue pair (qpairs=): anything else is not its own. */
-	if (n != info.max_rx_queues || queue >= n)
+	if (n != info->max_rx_queues || queue >= n)
 		return -1;
 	return fds[queue];
 }
@@ -105,7 +103,7 @@ dp_wake_init(struct dp_wake *wk, const uint16_t *ports, const uint16_t *queues, 
 				wk->by_traffic = false;
 			continue;
 		}
-		fd = queue_fd(ports[i], queues[i]);
+		fd = queue_fd(&info, queues[i]);
 		if (fd < 0 || wk->n == DP_WAKE_MAX) {
 			wk->by_traffic = false;
 			continue;

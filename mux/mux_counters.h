@@ -100,7 +100,7 @@
 		"conn_table_quota_total")                                                          \
 	X(conn_swept, DP_JSON, 0, NULL, "expired entries the sweep removed",                       \
 		"conn_table_expired_total")                                                        \
-	X(idle_sleeps, DP_TEL, 0, NULL, "naps of an idle worker", "idle_naps_total")                \
+	X(idle_sleeps, DP_TEL, 0, NULL, "naps of an idle worker", "idle_naps_total")               \
 	X(idle_wakes, DP_TEL, 0, NULL, "naps a frame on an af_packet port ended (dp_wake.h)",      \
 		"idle_wakes_total")
 

@@ -90,15 +90,15 @@ start_ports(void)
 {
 	char prefix[64];
 	char *argv[] = {"test_wake", "--no-huge", "-m", "128", "--no-pci", "--no-telemetry",
-		"--log-level=0", "--vdev", "net_af_packet0,iface=lo", "--vdev", "net_null0", "--vdev",
-		"net_tap0,iface=wake0", prefix, NULL};
+		"--log-level=0", "--vdev", "net_af_packet0,iface=lo", "--vdev", "net_null0",
+		"--vdev", "net_tap0,iface=wake0", prefix, NULL};
 	struct rte_eth_conf conf;
 	struct rte_mempool *mp;
 	uint16_t p;
 
 	snprintf(prefix, sizeof(prefix), "--file-prefix=test_wake-%d", (int)getpid());
-	cr_assert_geq(rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv), 0,
-		"EAL: %s", rte_strerror(rte_errno));
+	cr_assert_geq(rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv), 0, "EAL: %s",
+		rte_strerror(rte_errno));
 	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	atexit(remove_rundir);
 	cr_assert_eq(rte_eth_dev_count_avail(), 3);
