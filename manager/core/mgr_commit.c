@@ -106,6 +106,23 @@ commit_round(struct mgr_commit *c)
 		}
 	}
 	act(c, MGR_ACT_COMMITTED, -1, c->committed, NULL);
+	/*
+	 * A member whose hello found it current while this round was in
+	 * flight is in sync but did not prepare it: it still runs the version
+	 * before. A snapshot of the new one brings it up (after COMMITTED, so
+	 * the snapshot is of this version).
+	 */
+	for (i = 0; i < c->n_members; i++) {
+		if (c->members[i].state == MGR_MEMBER_IN_SYNC && !c->members[i].in_round) {
+			char why[LB_MSG_TEXT];
+
+			snprintf(why, sizeof(why),
+				"runs version %llu, joined during the round of %llu",
+				(unsigned long long)c->members[i].applied,
+				(unsigned long long)c->committed);
+			fence(c, (int)i, why);
+		}
+	}
 	end_round(c);
 }
 
@@ -230,7 +247,8 @@ mgr_commit_hello(struct mgr_commit *c, const char *member, enum lb_role role, ui
 		fence(c, i, "restarted during a round");
 		maybe_decide(c);
 	} else if (current) {
-		/* Joins from the next round on; this one did not prepare it. */
+		/* Joins from the next round on; if this one commits without it,
+		 * commit_round() fences it with a snapshot. */
 		m->state = MGR_MEMBER_IN_SYNC;
 		m->why[0] = '\0';
 	} else {

@@ -470,6 +470,46 @@ Test(commit, member_falling_behind_mid_round_does_not_block)
 	RUN("restart mid-round", 3, steps);
 }
 
+/*
+ * A member whose hello finds it current while a round is in flight did not
+ * prepare that round: if it commits, the member runs the version before
+ * and is brought up by a snapshot; if it aborts, the member is current.
+ */
+Test(commit, a_member_joining_mid_round_is_not_left_behind)
+{
+	static const struct step commits[] = {
+		{"m1 fenced between rounds", FENCE("m1", "VIP probe: no answer"),
+			.counts = {{MGR_ACT_FENCE, 1, 1}, {MGR_ACT_SEND_SNAPSHOT, 1, 1}}},
+		{"a round without it", BEGIN(d1, 0), .counts = {{MGR_ACT_SEND_PREPARE, ANY, 1}}},
+		{"its hello at the committed version mid-round: in sync, out of this round",
+			HELLO("m1", 0, d0, 1), .none = true,
+			.members = {{"m1", MGR_MEMBER_IN_SYNC}}},
+		{"m0's yes commits; m1, still on version 0, gets a snapshot of version 1",
+			VOTE("m0", 1, d1, true, 2),
+			.counts = {{MGR_ACT_COMMITTED, ANY, 1}, {MGR_ACT_SEND_COMMIT, 1, 0},
+				{MGR_ACT_FENCE, 1, 1}, {MGR_ACT_SEND_SNAPSHOT, 1, 1}},
+			.committed = IS(1),
+			.members = {{"m1", MGR_MEMBER_FENCED,
+				"runs version 0, joined during the round of 1", IS(0)}}},
+		{"its hello at version 1: in sync again", HELLO("m1", 1, d1, 3),
+			.members = {{"m1", MGR_MEMBER_IN_SYNC, "", IS(1)}}},
+	};
+	static const struct step aborts[] = {
+		{"m1 fenced between rounds", FENCE("m1", "VIP probe: no answer")},
+		{"a round without it", BEGIN(d1, 0)},
+		{"its hello at the committed version mid-round", HELLO("m1", 0, d0, 1),
+			.none = true},
+		{"m0's no aborts: m1 runs the committed version and stays in sync",
+			VOTE_NO("m0", 1, d1, "maglev: out of memory", 2),
+			.counts = {{MGR_ACT_ABORTED, ANY, 1}, {MGR_ACT_FENCE, ANY, 0},
+				{MGR_ACT_SEND_SNAPSHOT, ANY, 0}},
+			.committed = IS(0), .members = {{"m1", MGR_MEMBER_IN_SYNC}}},
+	};
+
+	RUN("joined mid-round, committed", 2, commits);
+	RUN("joined mid-round, aborted", 2, aborts);
+}
+
 Test(commit, no_members_commits_at_once)
 {
 	static const struct step steps[] = {
