@@ -15,12 +15,14 @@ router's namespace (ip netns exec ROUTER pop_tool.py ...).
   pop_tool.py nexthops --vip V
         The route's next hops, sorted, one line.
   pop_tool.py ports --vip V --if IF [--if IF ...] [--ms MS] [--enough N]
-                    [--ports LO-HI]
+                    [--ports LO-HI] [--ready FILE]
         Which client source ports send TCP to V through each interface
         (a mux's bridge port: the mux ECMP gives them to), sniffed for MS
         ms or until N distinct ports (of LO-HI, when given) were seen and
         1 s more: one JSON object {IF: [ports]}. A port a flooding bridge showed on two
-        interfaces goes to the one that saw most of its packets.
+        interfaces goes to the one that saw most of its packets. FILE is
+        created once the interfaces are sniffed: start the connections
+        after it, and their SYNs are seen.
 
 The flows of the victim are learnt by sniffing its bridge port (--victim-if,
 the router's side of its data veth) for --learn-ms before the signal: every
@@ -201,14 +203,18 @@ def main():
     o.add_argument("--ms", type=int, default=1000)
     o.add_argument("--enough", type=int, help="stop once this many ports were seen")
     o.add_argument("--ports", help="LO-HI: count only client ports in this range")
+    o.add_argument("--ready", help="a file created once the interfaces are sniffed")
     a = p.parse_args()
     if a.cmd == "nexthops":
         print(" ".join(nexthops(a.vip)))
         return 0
     if a.cmd == "ports":
         lo, _, hi = (a.ports or "").partition("-")
-        seen = learn_ports({sniffer(i): i for i in a.ifs}, socket.inet_aton(a.vip), a.ms,
-                           a.enough, ports=range(int(lo), int(hi) + 1) if a.ports else None)
+        socks = {sniffer(i): i for i in a.ifs}
+        if a.ready:
+            open(a.ready, "w").close()
+        seen = learn_ports(socks, socket.inet_aton(a.vip), a.ms, a.enough,
+                           ports=range(int(lo), int(hi) + 1) if a.ports else None)
         print(json.dumps(seen))
         return 0
     if bool(a.victim_if) != bool(a.survivor_if) or bool(a.survivor_if) != bool(a.survivor_ta):
