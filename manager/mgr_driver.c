@@ -518,9 +518,9 @@ mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *c, uint32_t n, b
 }
 
 void
-mgr_driver_status(struct mgr_driver *d, int member, uint64_t applied)
+mgr_driver_status(struct mgr_driver *d, int member, uint64_t applied, uint64_t now)
 {
-	mgr_commit_status(d->commit, d->commit->members[member].id, applied);
+	mgr_commit_status(d->commit, d->commit->members[member].id, applied, now);
 }
 
 void

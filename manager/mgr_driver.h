@@ -103,7 +103,7 @@ void mgr_driver_vote(struct mgr_driver *d, int member, const struct lb_msg *vote
 void mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *c, uint32_t n, bool forget);
 
 /* Member i's STATUS: the version it runs. */
-void mgr_driver_status(struct mgr_driver *d, int member, uint64_t applied);
+void mgr_driver_status(struct mgr_driver *d, int member, uint64_t applied, uint64_t now);
 
 /* Member i's connection closed. */
 void mgr_driver_gone(struct mgr_driver *d, int member);

@@ -533,8 +533,10 @@ mgr_members_on_msg(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *m
 		break;
 	}
 	case LB_MSG_STATUS:
-		/* Not a hello: a hello mid-round would fence it. */
-		mgr_driver_status(mb->d, i, msg->version);
+		/* Not a hello: a hello mid-round would fence it. One long behind
+		 * between rounds is fenced: its snapshot goes now. */
+		mgr_driver_status(mb->d, i, msg->version, now);
+		mgr_driver_run(mb->d, now);
 		if (p->mp_agent)
 			mgr_driver_loads(mb->d, msg->counters, msg->n_counters, false);
 		p->mp_n_prev = p->mp_n_counters;

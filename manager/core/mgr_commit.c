@@ -61,6 +61,7 @@ fence(struct mgr_commit *c, int i, const char *why)
 		act(c, MGR_ACT_FENCE, i, c->committed, "%s: %s", m->id, why);
 	m->state = MGR_MEMBER_FENCED;
 	m->in_round = false;
+	m->behind_ms = 0;
 	snprintf(m->why, sizeof(m->why), "%s", why);
 	act(c, MGR_ACT_SEND_SNAPSHOT, i, c->committed, NULL);
 }
@@ -239,6 +240,7 @@ mgr_commit_hello(struct mgr_commit *c, const char *member, enum lb_role role, ui
 	m->has_reported = true;
 	m->reported = applied;
 	m->last_contact_ms = now_ms;
+	m->behind_ms = 0;
 	current = applied == c->committed &&
 		  (c->committed == 0 || memcmp(digest, c->committed_digest, LB_DIGEST_LEN) == 0);
 	if (m->in_round) {
@@ -261,14 +263,32 @@ mgr_commit_hello(struct mgr_commit *c, const char *member, enum lb_role role, ui
 }
 
 void
-mgr_commit_status(struct mgr_commit *c, const char *member, uint64_t applied)
+mgr_commit_status(struct mgr_commit *c, const char *member, uint64_t applied, uint64_t now_ms)
 {
 	int i = mgr_commit_find(c, member);
+	struct mgr_member *m;
 
 	if (i < 0)
 		return;
-	c->members[i].has_reported = true;
-	c->members[i].reported = applied;
+	m = &c->members[i];
+	m->has_reported = true;
+	m->reported = applied;
+	if (m->state != MGR_MEMBER_IN_SYNC || m->in_round || applied >= c->committed) {
+		m->behind_ms = 0;
+		return;
+	}
+	if (m->behind_ms == 0) {
+		m->behind_ms = now_ms != 0 ? now_ms : 1;
+	} else if (now_ms >= m->behind_ms + c->vote_timeout_ms) {
+		char why[LB_MSG_TEXT];
+
+		snprintf(why, sizeof(why), "reports version %llu for %llu ms, committed is %llu",
+			(unsigned long long)applied, (unsigned long long)(now_ms - m->behind_ms),
+			(unsigned long long)c->committed);
+		m->behind_ms = 0;
+		m->applied = applied;
+		fence(c, i, why);
+	}
 }
 
 void

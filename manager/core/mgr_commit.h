@@ -50,7 +50,8 @@ struct mgr_member {
 	enum mgr_member_state state;
 	uint64_t applied;
 	bool has_reported;
-	uint64_t reported; /* what it last said it runs (hello, STATUS) */
+	uint64_t reported;  /* what it last said it runs (hello, STATUS) */
+	uint64_t behind_ms; /* in sync, between rounds, reporting an older version since; 0: not */
 	uint64_t last_contact_ms;
 	enum mgr_vote vote;
 	bool in_round;	       /* was sent this round's PREPARE */
@@ -129,9 +130,12 @@ void mgr_commit_hello(struct mgr_commit *c, const char *member, enum lb_role rol
 
 /*
  * A member's STATUS: the version it runs now. Not a hello: a hello
- * mid-round would fence it.
+ * mid-round would fence it. A member in sync that reports a version older
+ * than the committed one, between rounds, for a vote timeout or more (its
+ * COMMIT was lost: one report may just have crossed the COMMIT) is fenced
+ * with a snapshot.
  */
-void mgr_commit_status(struct mgr_commit *c, const char *member, uint64_t applied);
+void mgr_commit_status(struct mgr_commit *c, const char *member, uint64_t applied, uint64_t now_ms);
 
 /*
  * A member's connection closed. A member that is gone cannot vote: one in

@@ -58,7 +58,7 @@ class Lab(ManagerLab):
         # A member over TLS proves its id with a certificate naming it: the
         # peers that must be welcomed have their own.
         self.make_certs(self.pki, "sluice-manager", "mux1", "mux2", "peer1", "ops", "oop-peer",
-                        "flood-peer", "late-peer")
+                        "flood-peer", "late-peer", "lost-peer")
         self.make_certs(self.other, "peer9")
         self.ctl_tls_url = f"tls+tcp://127.0.0.1:{self.ctl_port}"
         self.write_manager_cfg(f"{tmp}/db/manager.db", ctl_tls=self.ctl_tls_url,
@@ -399,6 +399,37 @@ class Cases:
                    f"{case}: {s.get('SNAPSHOT_CHUNK')} snapshots sent (at most {limit})")
         self.held(case)
 
+    def lost_commit(self, case):
+        """A member that voted yes and then never ran the COMMIT (a raw
+        peer runs what it says it runs) reports the version before, between
+        rounds: a vote timeout (2 s here) after its first such report, the
+        manager fences it and sends it a snapshot of the committed version
+        (before, it stayed in sync a version behind until the next round)."""
+        lab = self.lab
+        v, digest = self.base["version"], self.base["digest"]
+        fake = lab.rawpeer_bg(case, "autovote", f"hello:lost-peer:{v}:{digest}",
+                              "expect:WELCOME:5000", "recv:4000", f"status:{v}", "recv:2500",
+                              f"status:{v}", "expect:SNAPSHOT_CHUNK:5000", "recv:500",
+                              ident="lost-peer", cert="lost-peer")
+        self.check(lab.wait(lambda: lab.members().get("lost-peer", {}).get("state") ==
+                            "in-sync", timeout=10),
+                   f"{case}: the peer says hello at version {v}: in sync")
+        self.change(case)  # the peer votes yes to it, and never applies it
+        rc = fake.wait(30)
+        lab.procs.pop(case, None)
+        out, log = lab.log(case), lab.log("manager")
+        self.check("sent VOTE" in out and "recv COMMIT" in out,
+                   f"{case}: the peer voted for version {v + 1} and was sent its COMMIT")
+        self.check(rc == 0 and "expect ok: SNAPSHOT_CHUNK" in out,
+                   f"{case}: reporting version {v} for 2.5 s, it gets a snapshot "
+                   f"(rawpeer {rc}): {out[-800:]}")
+        fenced = re.findall(r"fenced lost-peer: (reports version \d+ for \d+ ms, committed is "
+                            r"\d+)", log)
+        self.check(len(fenced) == 1 and fenced[0].startswith(f"reports version {v} for ") and
+                   fenced[0].endswith(f"committed is {v + 1}"),
+                   f"{case}: the manager says why it fenced it: {fenced}")
+        self.held(case)
+
     def fake_manager(self, case):
         """mux2 dials rawpeer, which plays the manager."""
         lab = self.lab
@@ -718,6 +749,7 @@ def run(lab, check, only):
             ("garbage", cases.garbage), ("truncated", cases.truncated),
             ("oversize", cases.oversize), ("future-protocol", cases.future),
             ("out-of-place", cases.out_of_place), ("snapshot-flood", cases.snapshot_flood),
+            ("lost-commit", cases.lost_commit),
             ("fake-manager", cases.fake_manager), ("ctl-flood", cases.ctl_flood),
             ("ctl-noread", cases.ctl_noread), ("handshake-reset", cases.handshake_reset),
             ("impersonation", cases.impersonation), ("wrong-name", cases.wrong_name),

@@ -38,7 +38,7 @@ enum ev_kind {
 	EV_BEGIN = 1, /* digest, now; rc: what mgr_commit_begin returns */
 	EV_VOTE,      /* member, version, digest, yes, text (the reason), now */
 	EV_HELLO,     /* member, role, version (applied), digest, now */
-	EV_STATUS,    /* member, version (applied) */
+	EV_STATUS,    /* member, version (applied), now */
 	EV_FENCE,     /* member, text (why) */
 	EV_GONE,      /* member */
 	EV_TICK,      /* now */
@@ -89,6 +89,10 @@ struct ev {
 #define STATUS(m, v)                                                                               \
 	{                                                                                          \
 		.kind = EV_STATUS, .member = (m), .version = (v)                                   \
+	}
+#define STATUS_AT(m, v, t)                                                                         \
+	{                                                                                          \
+		.kind = EV_STATUS, .member = (m), .version = (v), .now = (t)                       \
 	}
 #define FENCE(m, why)                                                                              \
 	{                                                                                          \
@@ -223,7 +227,7 @@ feed(struct mgr_commit *c, const struct step *s, size_t k)
 		mgr_commit_hello(c, e->member, e->role, e->version, e->digest, e->now);
 		break;
 	case EV_STATUS:
-		mgr_commit_status(c, e->member, e->version);
+		mgr_commit_status(c, e->member, e->version, e->now);
 		break;
 	case EV_FENCE:
 		mgr_commit_fence(c, e->member, e->text);
@@ -572,6 +576,42 @@ Test(commit, a_no_from_a_member_behind_fences_it)
 	};
 
 	RUN("behind", 2, steps);
+}
+
+/*
+ * A COMMIT lost with no round after it: the member reports the version
+ * before, between rounds, for a vote timeout (1000 ms here): fenced, with a
+ * snapshot. One report that crossed its COMMIT is not enough.
+ */
+Test(commit, a_member_reporting_an_old_version_between_rounds_is_fenced)
+{
+	static const struct step steps[] = {
+		{"version 1", BEGIN(d1, 0)},
+		{"m0 votes yes", VOTE("m0", 1, d1, true, 1)},
+		{"m1 votes yes: committed", VOTE("m1", 1, d1, true, 1), .committed = IS(1)},
+		{"m1's report crossed its COMMIT: nothing yet", STATUS_AT("m1", 0, 5), .none = true,
+			.members = {{"m1", MGR_MEMBER_IN_SYNC}}},
+		{"its next one runs version 1: still nothing", STATUS_AT("m1", 1, 1005),
+			.none = true},
+		{"version 2", BEGIN(d2, 2000)},
+		{"m0 votes yes", VOTE("m0", 2, d2, true, 2001)},
+		{"m1 votes yes: committed", VOTE("m1", 2, d2, true, 2001), .committed = IS(2)},
+		{"m0 reports version 1 (its COMMIT was lost)", STATUS_AT("m0", 1, 2005),
+			.none = true},
+		{"and again, 900 ms on: not yet", STATUS_AT("m0", 1, 2905), .none = true},
+		{"and again, a vote timeout on: fenced, a snapshot", STATUS_AT("m0", 1, 3005),
+			.counts = {{MGR_ACT_FENCE, 0, 1}, {MGR_ACT_SEND_SNAPSHOT, 0, 1}},
+			.members = {{"m0", MGR_MEMBER_FENCED,
+				"reports version 1 for 1000 ms, committed is 2", IS(1)}}},
+		{"its hello at version 2: in sync", HELLO("m0", 2, d2, 3100),
+			.members = {{"m0", MGR_MEMBER_IN_SYNC, "", IS(2)}}},
+		{"a fenced member's old reports: nothing", FENCE("m1", "VIP probe: no answer")},
+		{"m1, fenced, reports version 1", STATUS_AT("m1", 1, 4000),
+			.counts = {{MGR_ACT_FENCE, ANY, 0}}},
+		{"and again later: still nothing new", STATUS_AT("m1", 1, 6000), .none = true},
+	};
+
+	RUN("lost commit", 2, steps);
 }
 
 /* A member whose connection closed is out of the next round, not this one. */
