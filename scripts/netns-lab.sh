@@ -4,7 +4,8 @@
 #
 # One machine, network namespaces for everything: a client, a router, one
 # "host" per DPDK process (the mux and two host agents attach to their veth
-# ends with net_af_packet and create their VMs' interfaces with net_tap)
+# ends with net_af_packet, the agents to their VMs' veths as well;
+# LAB_VM_PORTS=tap: the agents create their VMs' interfaces with net_tap)
 # and one per backend "VM":
 #
 #    ns sl-client                      ns sl-router (ip_forward=1, rp_filter=0)
@@ -22,16 +23,16 @@
 #                                  | sluice-mux|  |sluice-agent| |sluice-agent|
 #                                  | 10.255.0.1|  | pa 10.0.1.1| | pa 10.0.2.1|
 #                                  +-----------+  +--+------+--+ +--+------+--+
-#                                          net_tap   |      |       |      |
+#                                af_packet on veths  |      |       |      |
 #                                               sl-vm11 sl-vm12 sl-vm21 sl-vm22
-#                                     (each tap moved into its own namespace,
+#                                     (each VM's end in its own namespace,
 #                                      DIP/24, MAC from the agent config,
 #                                      default via .1 = the agent's proxy ARP,
 #                                      python3 -m http.server 8080)
 #   VMs: sl-vm11 10.1.1.11  sl-vm12 10.1.1.12  sl-vm21 10.2.1.21  sl-vm22 10.2.1.22
 #
 # Packet walk: client -> router -> mux (VIP 192.0.2.10:80 -> DIP:8080, IP-in-IP
-# to the host's PA) -> router -> agent (decapsulates, delivers to the tap) ->
+# to the host's PA) -> router -> agent (decapsulates, delivers to the VM's port) ->
 # VM; the reply goes VM -> agent (source rewritten to VIP:80, direct server
 # return) -> router -> client, never through the mux.
 #
@@ -104,6 +105,12 @@ LAB_MANAGED=${LAB_MANAGED:-0}
 # net_af_packet0 (the default: a TPACKET ring), or net_af_xdp0 (an AF_XDP
 # socket in copy mode, an XDP program on the veth; docs/performance.md).
 LAB_UPLINK_PMD=${LAB_UPLINK_PMD:-net_af_packet0}
+# LAB_VM_PORTS: how an agent reaches its VMs: veth (the default: a veth
+# pair made before the agent starts, the VM's end in its namespace, the
+# agent on the other end with net_af_packet) or tap (net_tap makes each
+# VM's tap, moved into the VM's namespace once the agent runs). veth costs
+# less CPU per request (docs/performance.md, "The VMs' ports").
+LAB_VM_PORTS=${LAB_VM_PORTS:-veth}
 LAB_PY=/usr/bin/python3 # Debian's: the one scapy imports under
 LAB_WAIT=${LAB_WAIT:-20}
 # LAB_HUGEPAGES=1: the DPDK processes on 2 MiB hugepages instead of
@@ -173,6 +180,12 @@ lab_init() {
 
 lab_ns_vm() { echo "${LAB_NSP}$1"; }
 lab_tap() { echo "sl-$1"; }
+# The agent's end of VM V's veth (LAB_VM_PORTS=veth), in the host's namespace.
+lab_vm_peer() { echo "ag-$1"; }
+# The DPDK device of an agent's VM port I (0 or 1), before ",iface=".
+lab_vm_pmd() {
+	if [ "$LAB_VM_PORTS" = veth ]; then echo "net_af_packet_vm$1"; else echo "net_tap$1"; fi
+}
 lab_vms_of() { local v; for v in "${LAB_VMS[@]}"; do [ "${LAB_VM_HOST[$v]}" = "$1" ] && echo "$v"; done; }
 lab_namespaces() {
 	local v
@@ -321,7 +334,8 @@ lab_topology6_up() {
 lab_render() {
 	local tmpl=$1 out=$2 kv expr=()
 	shift 2
-	for kv in "UPLINK_PMD=$LAB_UPLINK_PMD" "$@"; do
+	for kv in "UPLINK_PMD=$LAB_UPLINK_PMD" "VM_PMD_A=$(lab_vm_pmd 0)" "VM_PMD_B=$(lab_vm_pmd 1)" \
+		"$@"; do
 		expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g")
 	done
 	sed "${expr[@]}" "$tmpl" >"$out"
@@ -351,9 +365,9 @@ lab_configs() {
 			"PREFIX=${LAB_PREFIX[$h]}" "PA=${LAB_HOST_PA[$h]}" \
 			"PROBER=10.0.$h.254" \
 			"GW_MAC=${LAB_HOST_RTMAC[$h]}" "UP_IF=${LAB_IF_UP[$h]}" \
-			"VM_A=$a" "TAP_A=$(lab_tap "$a")" "DIP_A=${LAB_VM_DIP[$a]}" \
+			"VM_A=$a" "TAP_A=$(lab_vm_if "$a")" "DIP_A=${LAB_VM_DIP[$a]}" \
 			"MAC_A=${LAB_VM_MAC[$a]}" \
-			"VM_B=$b" "TAP_B=$(lab_tap "$b")" "DIP_B=${LAB_VM_DIP[$b]}" \
+			"VM_B=$b" "TAP_B=$(lab_vm_if "$b")" "DIP_B=${LAB_VM_DIP[$b]}" \
 			"MAC_B=${LAB_VM_MAC[$b]}" \
 			"PA6=${LAB_HOST_PA6[$h]}" \
 			"MUX6=$([ "$six" = 1 ] && echo ", \"$LAB_MUX_TA6\"")" \
@@ -580,22 +594,48 @@ lab_ctl_pool_of() {
 
 lab_tap_up() { ip -n "$1" -o link show dev "$2" 2>/dev/null | grep -q '[<,]UP[,>]'; }
 
+# The interface the agent's config names for VM V: its tap, or the agent's
+# end of its veth.
+lab_vm_if() {
+	if [ "$LAB_VM_PORTS" = veth ]; then lab_vm_peer "$1"; else lab_tap "$1"; fi
+}
+
+# LAB_VM_PORTS=veth: VM V's veth pair, made before its agent starts: the
+# VM's end (named as its tap would be) in its namespace, the agent's end up
+# in the host's namespace, both without offloads (lab_no_offload).
+lab_vm_veth() {
+	local v=$1 hns=$2 ns tap peer
+	ns=$(lab_ns_vm "$v")
+	tap=$(lab_tap "$v")
+	peer=$(lab_vm_peer "$v")
+	ip -n "$hns" link del "$peer" 2>/dev/null
+	ip -n "$hns" link add "$peer" type veth peer name "$tap" netns "$ns" || return 1
+	lab_no_offload "$ns" "$tap" || return 1
+	lab_no_offload "$hns" "$peer" || return 1
+	# no address of its own: nothing the kernel sends there but the VM's
+	ip netns exec "$hns" sysctl -qw "net.ipv6.conf.$peer.disable_ipv6=1"
+	ip -n "$hns" link set dev "$peer" up
+}
+
 # Start agent H in its host namespace; once it runs (its taps exist and are
 # up, it answers ping on its PA), move each tap into its VM's namespace and
-# address it there.
+# address it there (LAB_VM_PORTS=veth: the veths are made first, and stay).
 lab_agent_start() {
 	local h=$1 v ns tap hns=${LAB_NS_HOST[$1]}
 	[ -x "$SLUICE_AGENT" ] || { lab_log "no $SLUICE_AGENT (scripts/build.sh)"; return 1; }
+	if [ "$LAB_VM_PORTS" = veth ]; then
+		for v in $(lab_vms_of "$h"); do lab_vm_veth "$v" "$hns" || return 1; done
+	fi
 	lab_spawn "agent$h" "$hns" "$SLUICE_AGENT" -c "$LAB_DIR/agent$h.cfg" \
 		--stats-json "$LAB_DIR/agent$h.json"
 	for v in $(lab_vms_of "$h"); do
-		lab_until_alive "agent$h" lab_tap_up "$hns" "$(lab_tap "$v")" || return 1
+		lab_until_alive "agent$h" lab_tap_up "$hns" "$(lab_vm_if "$v")" || return 1
 	done
 	lab_until_alive "agent$h" lab_ping "$LAB_NS_ROUTER" "${LAB_HOST_PA[$h]}" || return 1
 	for v in $(lab_vms_of "$h"); do
 		ns=$(lab_ns_vm "$v")
 		tap=$(lab_tap "$v")
-		ip -n "$hns" link set dev "$tap" netns "$ns"
+		[ "$LAB_VM_PORTS" = veth ] || ip -n "$hns" link set dev "$tap" netns "$ns"
 		ip -n "$ns" link set dev "$tap" address "${LAB_VM_MAC[$v]}"
 		ip -n "$ns" addr add "${LAB_VM_DIP[$v]}/24" dev "$tap"
 		ip -n "$ns" link set dev "$tap" up

@@ -8,6 +8,9 @@
 t_init
 t_up 1 1 1 1
 
+# The VMs' ports are veths by default (LAB_VM_PORTS), af_packet on the agent's end.
+is_veth() { ip -d -n "$(lab_ns_vm "$1")" link show dev "$(lab_tap "$1")" | grep -q ' veth '; }
+for v in "${LAB_VMS[@]}"; do check "$v's port is a veth" is_veth "$v"; done
 check "HTTP through the VIP: spread and direct server return" t_check_traffic 400 1,1,1,1
 # Frames on the af_packet uplinks ended the workers' naps (dataplane/dp_wake.h).
 wakes() { t_tel "$1" "$2" idle_wakes; }
