@@ -334,8 +334,7 @@ lab_topology6_up() {
 lab_render() {
 	local tmpl=$1 out=$2 kv expr=()
 	shift 2
-	for kv in "UPLINK_PMD=$LAB_UPLINK_PMD" "VM_PMD_A=$(lab_vm_pmd 0)" "VM_PMD_B=$(lab_vm_pmd 1)" \
-		"$@"; do
+	for kv in "UPLINK_PMD=$LAB_UPLINK_PMD" "$@"; do
 		expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g")
 	done
 	sed "${expr[@]}" "$tmpl" >"$out"
@@ -365,9 +364,11 @@ lab_configs() {
 			"PREFIX=${LAB_PREFIX[$h]}" "PA=${LAB_HOST_PA[$h]}" \
 			"PROBER=10.0.$h.254" \
 			"GW_MAC=${LAB_HOST_RTMAC[$h]}" "UP_IF=${LAB_IF_UP[$h]}" \
-			"VM_A=$a" "TAP_A=$(lab_vm_if "$a")" "DIP_A=${LAB_VM_DIP[$a]}" \
+			"VM_A=$a" "VM_PMD_A=$(lab_vm_pmd 0)" "VM_IF_A=$(lab_vm_if "$a")" \
+			"DIP_A=${LAB_VM_DIP[$a]}" \
 			"MAC_A=${LAB_VM_MAC[$a]}" \
-			"VM_B=$b" "TAP_B=$(lab_vm_if "$b")" "DIP_B=${LAB_VM_DIP[$b]}" \
+			"VM_B=$b" "VM_PMD_B=$(lab_vm_pmd 1)" "VM_IF_B=$(lab_vm_if "$b")" \
+			"DIP_B=${LAB_VM_DIP[$b]}" \
 			"MAC_B=${LAB_VM_MAC[$b]}" \
 			"PA6=${LAB_HOST_PA6[$h]}" \
 			"MUX6=$([ "$six" = 1 ] && echo ", \"$LAB_MUX_TA6\"")" \
@@ -592,7 +593,7 @@ lab_ctl_pool_of() {
 	done
 }
 
-lab_tap_up() { ip -n "$1" -o link show dev "$2" 2>/dev/null | grep -q '[<,]UP[,>]'; }
+lab_link_up() { ip -n "$1" -o link show dev "$2" 2>/dev/null | grep -q '[<,]UP[,>]'; }
 
 # The interface the agent's config names for VM V: its tap, or the agent's
 # end of its veth.
@@ -617,9 +618,10 @@ lab_vm_veth() {
 	ip -n "$hns" link set dev "$peer" up
 }
 
-# Start agent H in its host namespace; once it runs (its taps exist and are
-# up, it answers ping on its PA), move each tap into its VM's namespace and
-# address it there (LAB_VM_PORTS=veth: the veths are made first, and stay).
+# Start agent H in its host namespace; once it runs (its VMs' ports are up,
+# it answers ping on its PA), address each VM's end in its namespace
+# (LAB_VM_PORTS=tap: each tap is moved there first; veth: the veths were
+# made before the agent started).
 lab_agent_start() {
 	local h=$1 v ns tap hns=${LAB_NS_HOST[$1]}
 	[ -x "$SLUICE_AGENT" ] || { lab_log "no $SLUICE_AGENT (scripts/build.sh)"; return 1; }
@@ -629,7 +631,7 @@ lab_agent_start() {
 	lab_spawn "agent$h" "$hns" "$SLUICE_AGENT" -c "$LAB_DIR/agent$h.cfg" \
 		--stats-json "$LAB_DIR/agent$h.json"
 	for v in $(lab_vms_of "$h"); do
-		lab_until_alive "agent$h" lab_tap_up "$hns" "$(lab_vm_if "$v")" || return 1
+		lab_until_alive "agent$h" lab_link_up "$hns" "$(lab_vm_if "$v")" || return 1
 	done
 	lab_until_alive "agent$h" lab_ping "$LAB_NS_ROUTER" "${LAB_HOST_PA[$h]}" || return 1
 	for v in $(lab_vms_of "$h"); do
