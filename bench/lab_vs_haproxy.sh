@@ -18,6 +18,7 @@
 # and a new connection per request ("Connection: close"), alternating
 # sluice, haproxy, sluice, ... for ROUNDS rounds. Prints every run, the CPU
 # each side's processes used (per cent of one core, from /proc/PID/stat),
+# the whole machine's CPU per request (/proc/stat: busy time over requests),
 # the medians and the ratios sluice / haproxy.
 #
 #   bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE]
@@ -157,14 +158,18 @@ cpu_of() {
 	done
 	echo "$t"
 }
+# CPU seconds in ticks the whole machine spent busy (user, nice, system,
+# irq, softirq: every process and the kernel's softirqs; not idle, iowait or
+# the hypervisor's steal), from /proc/stat's first line.
+cpu_machine() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
 tick=$(getconf CLK_TCK)
 declare -A SIDE_NS=([sluice]=$LAB_NS_CLIENT [haproxy]=hp-client)
 declare -A SIDE_URL=([sluice]="http://$LAB_VIP/" [haproxy]="http://$HP_VIP/")
 declare -A SIDE_PROCS=([sluice]="mux1 mux2 agent1 agent2" [haproxy]="haproxy")
-declare -A RES=()
+declare -A RES=() CPU=()
 # one wrk run: SIDE MODE (keepalive | close) [ROUND]; prints the line, keeps the figure
 run() {
-	local side=$1 mode=$2 round=${3:-0} hdr=() c0 c1 rps perf_pid= data
+	local side=$1 mode=$2 round=${3:-0} hdr=() c0 c1 m0 m1 rps us perf_pid= data
 	[ "$mode" = close ] && hdr=(-H "Connection: close")
 	if [ -n "$perf_dir" ] && [ "$round" -eq 1 ]; then
 		data=$perf_dir/$side.$mode.data
@@ -172,8 +177,10 @@ run() {
 		perf_pid=$!
 	fi
 	c0=$(cpu_of ${SIDE_PROCS[$side]})
+	m0=$(cpu_machine)
 	rps=$(ip netns exec "${SIDE_NS[$side]}" wrk -t1 -c"$conns" -d"${secs}s" "${hdr[@]}" \
 		"${SIDE_URL[$side]}" | awk '/^Requests\/sec:/ { print $2 }')
+	m1=$(cpu_machine)
 	c1=$(cpu_of ${SIDE_PROCS[$side]})
 	if [ -n "$perf_pid" ]; then
 		wait "$perf_pid"
@@ -186,8 +193,12 @@ run() {
 	fi
 	[ -n "$rps" ] || { echo "wrk printed no rate ($side $mode)" >&2; exit 1; }
 	RES[$side.$mode]+="$rps "
-	printf '%-8s %-9s %10.0f req/s   %s: %3d%% of a core\n' "$side" "$mode" "$rps" \
-		"${SIDE_PROCS[$side]// /+}" $((100 * (c1 - c0) / tick / secs))
+	# the whole machine's CPU per request (client, LB, backends, kernel):
+	# steadier than the rate on a shared host, whose steal it leaves out
+	us=$(echo "1000000 * ($m1 - $m0) / $tick / ($rps * $secs)" | bc -l)
+	CPU[$side.$mode]+="$us "
+	printf '%-8s %-9s %10.0f req/s   %s: %3d%% of a core   machine: %5.1f us CPU/request\n' \
+		"$side" "$mode" "$rps" "${SIDE_PROCS[$side]// /+}" $((100 * (c1 - c0) / tick / secs)) "$us"
 }
 median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
@@ -214,4 +225,11 @@ for mode in keepalive close; do
 	h=$(echo "${RES[haproxy.$mode]}" | median)
 	printf '%-9s sluice %10.0f  haproxy %10.0f  sluice/haproxy %.2f\n' "$mode" "$s" "$h" \
 		"$(echo "$s / $h" | bc -l)"
+done
+echo "== the machine's CPU per request (medians): haproxy/sluice above 1.0 means Sluice's side costs less"
+for mode in keepalive close; do
+	s=$(echo "${CPU[sluice.$mode]}" | median)
+	h=$(echo "${CPU[haproxy.$mode]}" | median)
+	printf '%-9s sluice %6.1f us  haproxy %6.1f us  haproxy/sluice %.2f\n' "$mode" "$s" "$h" \
+		"$(echo "$h / $s" | bc -l)"
 done

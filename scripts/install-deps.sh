@@ -17,6 +17,8 @@ PKGS=(
 	# the netns lab (scripts/lab.sh, tests/netns): namespaces and veths,
 	# offloads off, real clients, the backends' python3 http.server
 	python3 ethtool iputils-ping curl wrk tcpdump
+	# the DPDK-owned veths' ingress drop (lab_dpdk_port): nft's netdev hook
+	nftables
 	# the PoP (scripts/netns-pop.sh, tests/netns/pop_*): the router's FRR,
 	# each mux's BGP speaker (BIRD 2), jq for the tests' JSON
 	frr bird2 jq

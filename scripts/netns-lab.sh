@@ -226,11 +226,33 @@ lab_no_offload() {
 	ip netns exec "$1" ethtool -K "$2" tx off tso off gso off gro off >/dev/null
 }
 
+# A veth that a DPDK process takes with net_af_packet: no offloads, and its
+# namespace's own IP stack kept off it. A packet socket gets each frame
+# before the interface's ingress hooks, the kernel's IP stack after them;
+# without the drop every frame the mux or an agent receives was routed a
+# second time by the kernel of its namespace, only to be dropped there (no
+# forwarding), at a few per cent of the lab's CPU. A NIC bound to DPDK
+# gives its frames to no kernel; this makes the veth behave the same.
+lab_dpdk_port() {
+	local ns=$1 dev=$2
+	lab_no_offload "$ns" "$dev" || return 1
+	# (made again with the veth: an agent's VM ports are, on its restart)
+	ip netns exec "$ns" nft -f - <<-EOF
+		table netdev sluice_lab_$dev
+		delete table netdev sluice_lab_$dev
+		table netdev sluice_lab_$dev {
+			chain dpdk_only {
+				type filter hook ingress device "$dev" priority 0; policy drop;
+			}
+		}
+	EOF
+}
+
 # A veth from a DPDK process's namespace to the router.
 lab_host_veth() {
 	local ns=$1 dev=$2 peer=$3 peer_mac=$4
 	ip -n "$ns" link add "$dev" type veth peer name "$peer" netns "$LAB_NS_ROUTER"
-	lab_no_offload "$ns" "$dev"
+	lab_dpdk_port "$ns" "$dev"
 	ip -n "$ns" link set "$dev" up
 	ip -n "$LAB_NS_ROUTER" link set "$peer" address "$peer_mac"
 	lab_no_offload "$LAB_NS_ROUTER" "$peer"
@@ -603,7 +625,8 @@ lab_vm_if() {
 
 # LAB_VM_PORTS=veth: VM V's veth pair, made before its agent starts: the
 # VM's end (named as its tap would be) in its namespace, the agent's end up
-# in the host's namespace, both without offloads (lab_no_offload).
+# in the host's namespace, both without offloads, the agent's end taken by
+# DPDK alone (lab_dpdk_port).
 lab_vm_veth() {
 	local v=$1 hns=$2 ns tap peer
 	ns=$(lab_ns_vm "$v")
@@ -612,7 +635,7 @@ lab_vm_veth() {
 	ip -n "$hns" link del "$peer" 2>/dev/null
 	ip -n "$hns" link add "$peer" type veth peer name "$tap" netns "$ns" || return 1
 	lab_no_offload "$ns" "$tap" || return 1
-	lab_no_offload "$hns" "$peer" || return 1
+	lab_dpdk_port "$hns" "$peer" || return 1
 	# no address of its own: nothing the kernel sends there but the VM's
 	ip netns exec "$hns" sysctl -qw "net.ipv6.conf.$peer.disable_ipv6=1"
 	ip -n "$hns" link set dev "$peer" up

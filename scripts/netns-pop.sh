@@ -127,11 +127,16 @@ lab_leftovers() {
 	return "$rc"
 }
 
-# A veth from mux i's namespace into the router's bridge.
+# A veth from mux i's namespace into the router's bridge: its data port
+# (DPDK's, lab_dpdk_port) or its management link (the kernel's).
 pop_bridge_veth() {
 	local ns=$1 dev=$2 peer=$3 r=$LAB_NS_ROUTER
 	ip -n "$ns" link add "$dev" type veth peer name "$peer" netns "$r"
-	lab_no_offload "$ns" "$dev"
+	if [ "$dev" = "$LAB_IF_MUX" ]; then
+		lab_dpdk_port "$ns" "$dev"
+	else
+		lab_no_offload "$ns" "$dev"
+	fi
 	lab_no_offload "$r" "$peer"
 	ip -n "$r" link set "$peer" master br-mux up
 	ip -n "$ns" link set "$dev" up
@@ -148,6 +153,13 @@ pop_topology_up() {
 	ip -n "$r" link set rt-mux down
 	ip -n "$r" link set rt-mux address 02:00:00:00:fe:a1
 	ip -n "$r" link add br-mux type bridge
+	# A router's bridge switches frames; it does not hand them to iptables
+	# (on by default where the kernel has br_netfilter: a route lookup and
+	# the netfilter hooks for every frame the muxes send or receive)
+	if ip netns exec "$r" test -e /proc/sys/net/bridge/bridge-nf-call-iptables; then
+		ip netns exec "$r" sysctl -qw net.bridge.bridge-nf-call-iptables=0 \
+			net.bridge.bridge-nf-call-ip6tables=0 net.bridge.bridge-nf-call-arptables=0
+	fi
 	ip -n "$r" link set br-mux address "$LAB_RT_MUX_MAC"
 	ip netns exec "$r" sysctl -qw net.ipv4.fib_multipath_hash_policy=1 \
 		net.ipv4.conf.br-mux.rp_filter=0

@@ -20,6 +20,17 @@ check "agent 1's lcore was woken by frames on its uplink" \
 	test "$(wakes "${LAB_PREFIX[1]}" /sluice/agent/stats)" -gt 0
 check "agent 2's lcore was woken by frames on its uplink" \
 	test "$(wakes "${LAB_PREFIX[2]}" /sluice/agent/stats)" -gt 0
+# The namespaces' own IP stacks never saw the frames DPDK took (lab_dpdk_port):
+# without the veths' ingress drop each one was looked up there and dropped as
+# unroutable (no forwarding), counted in Ip: InAddrErrors.
+addr_errors() {
+	ip netns exec "$1" awk '$1 == "Ip:" { if (!n++) for (i = 2; i <= NF; i++) col[$i] = i;
+		else print $col["InAddrErrors"] }' /proc/net/snmp
+}
+for ns in "$LAB_NS_MUX" "${LAB_NS_HOST[1]}" "${LAB_NS_HOST[2]}"; do
+	check "$ns's kernel routed none of DPDK's frames ($(addr_errors "$ns") unroutable)" \
+		test "$(addr_errors "$ns")" -eq 0
+done
 
 t_end
 check "agents' JSON: DSR rewrites on both hosts" \
