@@ -13,6 +13,7 @@
 #include "lb_credit_msg.h"
 #include "lb_credit_net.h"
 #include "lb_log.h"
+#include "lb_nng.h"
 #include "mux_credit.h"
 #include "mux_credit_chan.h"
 
@@ -73,7 +74,7 @@ chan_main(void *arg)
 	nng_msg *req;
 
 	while (!ch->quit) {
-		int rc = nng_recvmsg(ch->sock, &req, 0);
+		int rc = lb_nng_recvmsg_wait(ch->sock, &req, CHAN_TICK_MS);
 
 		if (rc == NNG_ETIMEDOUT)
 			continue;
@@ -129,7 +130,6 @@ mux_credit_chan_start(struct mux_credit *c, const struct lb_credit_cfg *cfg, con
 		free(ch);
 		return NULL;
 	}
-	nng_socket_set_ms(ch->sock, NNG_OPT_RECVTIMEO, CHAN_TICK_MS);
 	nng_socket_set_ms(ch->sock, NNG_OPT_SENDTIMEO, CHAN_TICK_MS);
 	if (pthread_create(&ch->thread, NULL, chan_main, ch) != 0) {
 		snprintf(err, len, "credits: cannot start its thread");

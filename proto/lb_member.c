@@ -26,6 +26,7 @@
 #include "lb_member.h"
 #include "lb_credit_net.h"
 #include "lb_member_int.h"
+#include "lb_nng.h"
 #include "lb_proof.h"
 
 /* ---- applying ---- */
@@ -340,7 +341,6 @@ open_sock(struct lb_member *m, nng_socket *s)
 	/* Room to queue: a send never blocks the loop, and none is lost while
 	 * the one before it is still being written. */
 	nng_socket_set_int(*s, NNG_OPT_SENDBUF, 64);
-	nng_socket_set_ms(*s, NNG_OPT_RECVTIMEO, RECV_TICK_MS);
 	nng_socket_set_ms(*s, NNG_OPT_RECONNMINT, 100);
 	nng_socket_set_ms(*s, NNG_OPT_RECONNMAXT, 1000);
 	__atomic_store_n(&m->sock_id, (uint32_t)nng_socket_id(*s), __ATOMIC_RELEASE);
@@ -454,8 +454,7 @@ lb_member_run(void *arg)
 	struct lb_member *m = arg;
 
 	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
-		void *buf = NULL;
-		size_t len;
+		nng_msg *msg;
 		int rc;
 
 		/* The welcome was for a connection that is gone: no heartbeat
@@ -487,7 +486,7 @@ lb_member_run(void *arg)
 			if (m->welcomed && lb_now_ms() - m->status_sent_ms >= m->cfg.heartbeat_ms)
 				lb_mbr_send_status(m);
 		}
-		rc = nng_recv(m->sock, &buf, &len, NNG_FLAG_ALLOC);
+		rc = lb_nng_recvmsg_wait(m->sock, &msg, RECV_TICK_MS);
 		if (rc == NNG_ETIMEDOUT)
 			continue;
 		if (rc != 0) {
@@ -496,8 +495,8 @@ lb_member_run(void *arg)
 			LB_WARN("manager: receive: %s", nng_strerror(rc));
 			continue;
 		}
-		handle(m, buf, len);
-		nng_free(buf, len);
+		handle(m, nng_msg_body(msg), nng_msg_len(msg));
+		nng_msg_free(msg);
 	}
 	return NULL;
 }

@@ -25,7 +25,7 @@
 #include "lb_member.h"
 #include "lb_proof.h"
 
-#define RECV_TICK_MS 100       /* how often the loop looks at the clock and stop */
+#define RECV_TICK_MS 100       /* how often the loop looks at the clock and stop (lb_nng.h) */
 #define SNAPSHOT_RETRY_MS 1000 /* at most one snapshot request per this */
 #define HELLO_RETRY_MS 1000    /* a hello not answered by a welcome is sent again */
 #define REFUSED_HOLD_MS 30000  /* ... but only this long after a refusal */
