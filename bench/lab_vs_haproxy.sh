@@ -219,17 +219,25 @@ for ((r = 1; r <= rounds; r++)); do
 		run haproxy "$mode" "$r"
 	done
 done
+# ratios NAME: each mode's medians of RES (rates) or CPU (CPU per request)
+# for both sides and their ratio, Sluice's better side up: above 1.0, Sluice
+# serves more (sluice/haproxy) or costs less (haproxy/sluice)
+ratios() {
+	local -n of=$1
+	local mode s h
+	for mode in keepalive close; do
+		s=$(echo "${of[sluice.$mode]}" | median)
+		h=$(echo "${of[haproxy.$mode]}" | median)
+		if [ "$1" = RES ]; then
+			printf '%-9s sluice %10.0f  haproxy %10.0f  sluice/haproxy %.2f\n' \
+				"$mode" "$s" "$h" "$(echo "$s / $h" | bc -l)"
+		else
+			printf '%-9s sluice %6.1f us  haproxy %6.1f us  haproxy/sluice %.2f\n' \
+				"$mode" "$s" "$h" "$(echo "$h / $s" | bc -l)"
+		fi
+	done
+}
 echo "== medians and ratios"
-for mode in keepalive close; do
-	s=$(echo "${RES[sluice.$mode]}" | median)
-	h=$(echo "${RES[haproxy.$mode]}" | median)
-	printf '%-9s sluice %10.0f  haproxy %10.0f  sluice/haproxy %.2f\n' "$mode" "$s" "$h" \
-		"$(echo "$s / $h" | bc -l)"
-done
+ratios RES
 echo "== the machine's CPU per request (medians): haproxy/sluice above 1.0 means Sluice's side costs less"
-for mode in keepalive close; do
-	s=$(echo "${CPU[sluice.$mode]}" | median)
-	h=$(echo "${CPU[haproxy.$mode]}" | median)
-	printf '%-9s sluice %6.1f us  haproxy %6.1f us  haproxy/sluice %.2f\n' "$mode" "$s" "$h" \
-		"$(echo "$h / $s" | bc -l)"
-done
+ratios CPU
