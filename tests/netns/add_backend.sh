@@ -85,12 +85,11 @@ check "vm22 answered $vm22 of 300 (> 0, within 38..112)" test "$vm22" -ge 38 -a 
 check "the downloads are still running after the burst" running
 burst_done=$SECONDS
 
-dl_done() { ! running 2>/dev/null; }
+dl_done() { local i; for ((i = 1; i <= n_dl; i++)); do t_download_ended "big$i.bin" || return 1; done; }
 LAB_WAIT=60 wait_or_note dl_done
 dl_end=$SECONDS
 for ((i = 1; i <= n_dl; i++)); do
-	rc=0
-	wait "${dl[$i]}" || rc=$?
+	rc=$(t_download_rc "big$i.bin")
 	out=$(cat "$LAB_DIR/big$i.bin.out")
 	echo "# download $i: $out (code size connects port time), exit $rc"
 	check "download $i completes (curl exit 0, HTTP 200, one connection)" \

@@ -44,7 +44,6 @@ echo "# lab up in $((SECONDS - T_START)) s"
 size=$((16 * 1024 * 1024))
 t_big_file "$size" big.bin
 t_download big.bin 2M 40
-dl=$T_DL
 check "the download on the flooded service is under way" lab_poll t_under_way big.bin
 
 # wrk's requests per second on the other service, for $slice s
@@ -93,10 +92,9 @@ check "the flood came at about ten times the limit (at least 8x seen)" \
 check "the rule denied the flood beyond its limit" \
 	test "$denied" -ge $((checked - 2 * limit * (flood_s + 2)))
 
-dl_done() { ! kill -0 "$dl" 2>/dev/null; }
+dl_done() { t_download_ended big.bin; }
 LAB_WAIT=40 wait_or_note dl_done
-dl_rc=0
-wait "$dl" || dl_rc=$?
+dl_rc=$(t_download_rc big.bin)
 check "the download completes (curl exit 0, HTTP 200, one connection)" \
 	bash -c "[ $dl_rc -eq 0 ] && [[ \"\$(cat '$LAB_DIR/big.bin.out')\" == '200 $size 1 '* ]]"
 check "every byte arrived intact (sha256)" t_intact big.bin

@@ -87,7 +87,6 @@ check "vm21 settles healthy once its server stays up" lab_poll all_healthy
 size=$((24 * 1024 * 1024))
 t_big_file "$size" big.bin
 t_download big.bin 2M 60
-dl=$T_DL
 lab_poll t_served_by /big.bin
 server=$(t_served_by /big.bin)
 dip=${LAB_VM_DIP[$server]}
@@ -111,8 +110,7 @@ lab_poll gone
 took=$(($(now_ms) - del_at))
 check "the backend is gone when the delay ends (6 s): after $took ms" \
 	bash -c "[ $took -ge 6000 ] && [ $took -le 9000 ]"
-dl_rc=0
-wait "$dl" || dl_rc=$?
+dl_rc=$(t_download_rc big.bin)
 echo "# download: curl exit $dl_rc, $(cat "$LAB_DIR/big.bin.out"), $(got) of $size bytes"
 check "and the download ended with it, unfinished (curl exit $dl_rc)" \
 	bash -c "[ $dl_rc -ne 0 ] && [ $(got) -lt $size ]"

@@ -46,10 +46,9 @@ check "the restarted mux sends the flow to the same backend ($server)" \
 	bash -c "[[ ' $new_conns ' != *' ${dip_of_server//./_}_8080=0 '* ]]"
 check "100 short connections after the restart all succeed" t_burst 100
 
-dl_done() { ! kill -0 "$dl" 2>/dev/null; }
+dl_done() { t_download_ended big.bin; }
 LAB_WAIT=60 wait_or_note dl_done
-dl_rc=0
-wait "$dl" || dl_rc=$?
+dl_rc=$(t_download_rc big.bin)
 dl_end=$SECONDS
 echo "# download: $(cat "$LAB_DIR/big.bin.out") in $((dl_end - dl_start)) s, mux restarted at +$((restart_at - dl_start)) s"
 check "the transfer completes (curl exit 0, HTTP 200, one connection)" \

@@ -29,7 +29,6 @@ check "200 requests through the VIP all succeed, even spread" t_burst 200
 size=$((16 * 1024 * 1024))
 t_big_file "$size" big.bin
 t_download big.bin 1M 120
-dl=$T_DL
 (
 	# short connections all along, in bursts of 50, until the commits end;
 	# every one must succeed. Not their spread: vm22's weight flips under
@@ -78,8 +77,7 @@ wait "$bursts"
 check "every short connection meanwhile succeeded ($(cat "$LAB_DIR/bursts.count") bursts of 50)" \
 	test ! -e "$LAB_DIR/bursts.failed"
 [ -e "$LAB_DIR/bursts.failed" ] && head -3 "$LAB_DIR/bursts.failed"
-dl_rc=0
-wait "$dl" || dl_rc=$?
+dl_rc=$(t_download_rc big.bin)
 check "the download completes (curl exit $dl_rc: $(cat "$LAB_DIR/big.bin.out"))" \
 	bash -c "[ $dl_rc -eq 0 ] && [[ \"\$(cat '$LAB_DIR/big.bin.out')\" == '200 $size 1 '* ]]"
 check "every byte arrived intact (sha256)" t_intact big.bin
