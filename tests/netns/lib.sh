@@ -153,9 +153,9 @@ t_download() {
 t_download_ended() { [ -s "$LAB_DIR/$1.rc" ]; } # NAME
 # t_download_rc NAME: curl's exit code, once the download has ended (curl's
 # --max-time bounds the wait; 124 if it never says). Not `wait PID`: bash
-# forgets a finished job's status as soon as a later child of the shell gets
-# the same pid, and the thousands of pids a test takes (every sluicectl's
-# nng threads take one each) wrap the kernel's 32768 within a test
+# forgets a finished job's status once a later foreground command of the
+# shell gets the same pid, and the pids a test takes (every sluicectl's nng
+# threads take one each) can wrap the kernel's 32768 within a test
 # (docs/reliability.md, Found 23).
 t_download_rc() {
 	local end=$((SECONDS + 300))
