@@ -13,16 +13,23 @@
 #   roundrobin] -- hp-be [four nginx, the same config, one per address].
 #   Three namespaces joined by veths, the kernel's defaults.
 #
+#   With --router, a third side, haproxy-rt: the same HAProxy (another
+#   address) reached from hp-rclient through hp-rt, a namespace that
+#   forwards as the PoP's router does (the kernel's, static routes), so that
+#   each request crosses a router both ways, as in the PoP: what the PoP's
+#   shape costs, apart from the load balancer.
+#
 # First, 5 s with no traffic: the CPU each process uses idle. Then the
 # same wrk (-t1 -cCONNS -dSECS) from each set-up's client, keep-alive
 # and a new connection per request ("Connection: close"), alternating
 # sluice, haproxy, sluice, ... for ROUNDS rounds. Prints every run, the CPU
 # each side's processes used (per cent of one core, from /proc/PID/stat),
-# the whole machine's CPU per request (/proc/stat: busy time over requests),
-# the medians and the ratios sluice / haproxy.
+# the whole machine's CPU per request (/proc/stat: busy time over requests)
+# and its context switches per request (/proc/stat's ctxt), the medians and
+# the ratios sluice / haproxy.
 #
 #   bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE]
-#                           [--perf DIR]
+#                           [--perf DIR] [--router]
 #
 # --perf DIR: in the first round, `perf record -a -g` (every CPU, with call
 # graphs) for the length of each wrk run, into DIR/SIDE.MODE.data, and after
@@ -35,7 +42,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rounds=3 secs=8 conns=32 out= perf_dir=
+rounds=3 secs=8 conns=32 out= perf_dir= router=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) rounds=$2; shift ;;
@@ -43,12 +50,13 @@ while [ $# -gt 0 ]; do
 	--conns) conns=$2; shift ;;
 	--out) out=$2; shift ;;
 	--perf) perf_dir=$2; shift ;;
+	--router) router=1 ;;
 	-h | --help)
 		sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "usage: bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE] [--perf DIR]" >&2
+		echo "usage: bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE] [--perf DIR] [--router]" >&2
 		exit 2
 		;;
 	esac
@@ -71,8 +79,9 @@ export LAB_IPV6=0 LAB_MANAGED=1 LAB_HTTPD=nginx
 . scripts/netns-lab.sh
 . scripts/netns-pop.sh
 lab_init bench /run/sluice-bench-lab
-HP_NS=(hp-client hp-lb hp-be)
+HP_NS=(hp-client hp-lb hp-be hp-rclient hp-rt)
 HP_VIP=10.9.0.1
+HP_RT_VIP=10.9.4.1
 HP_BE=(10.9.1.11 10.9.1.12 10.9.1.21 10.9.1.22)
 
 hp_down() {
@@ -100,8 +109,8 @@ scripts/build.sh >/dev/null
 echo "== sluice: the PoP of scripts/lab.sh, nginx in the VMs"
 pop_up_all 2
 
-echo "== haproxy: ${HP_NS[*]}"
-for ns in "${HP_NS[@]}"; do
+echo "== haproxy: hp-client hp-lb hp-be"
+for ns in hp-client hp-lb hp-be; do
 	ip netns add "$ns"
 	ip -n "$ns" link set lo up
 done
@@ -121,6 +130,28 @@ ip -n hp-lb link set cl0 up
 ip -n hp-lb link set be0 up
 ip -n hp-be link set eth0 up
 ip -n hp-be route add default via 10.9.1.1
+if [ "$router" = 1 ]; then
+	echo "== haproxy-rt: hp-rclient -- hp-rt (forwarding) -- hp-lb"
+	for ns in hp-rclient hp-rt; do
+		ip netns add "$ns"
+		ip -n "$ns" link set lo up
+	done
+	ip netns exec hp-rclient sysctl -qw net.ipv4.tcp_tw_reuse=1
+	ip netns exec hp-rt sysctl -qw net.ipv4.ip_forward=1
+	ip -n hp-rclient link add eth0 type veth peer name cl0 netns hp-rt
+	ip -n hp-rt link add lb0 type veth peer name rt0 netns hp-lb
+	ip -n hp-rclient addr add 10.9.2.10/24 dev eth0
+	ip -n hp-rt addr add 10.9.2.1/24 dev cl0
+	ip -n hp-rt addr add 10.9.3.1/24 dev lb0
+	ip -n hp-lb addr add 10.9.3.2/24 dev rt0
+	ip -n hp-lb addr add "$HP_RT_VIP/32" dev lo
+	for l in hp-rclient:eth0 hp-rt:cl0 hp-rt:lb0 hp-lb:rt0; do
+		ip -n "${l%%:*}" link set "${l#*:}" up
+	done
+	ip -n hp-rclient route add default via 10.9.2.1
+	ip -n hp-rt route add "$HP_RT_VIP/32" via 10.9.3.2
+	ip -n hp-lb route add 10.9.2.0/24 via 10.9.3.1
+fi
 {
 	echo "global"
 	echo "    nbthread 1"
@@ -132,6 +163,7 @@ ip -n hp-be route add default via 10.9.1.1
 	echo "    timeout server 30s"
 	echo "frontend vip"
 	echo "    bind $HP_VIP:80"
+	[ "$router" = 0 ] || echo "    bind $HP_RT_VIP:80"
 	echo "    default_backend pool"
 	echo "backend pool"
 	echo "    balance roundrobin"
@@ -147,6 +179,10 @@ done
 lab_spawn haproxy hp-lb haproxy -db -f "$LAB_DIR/haproxy.cfg"
 hp_ok() { ip netns exec hp-client curl -s --max-time 1 "http://$HP_VIP/" | grep -q 'served by'; }
 lab_poll hp_ok || { echo "haproxy set-up does not answer" >&2; cat "$LAB_DIR/haproxy.log" >&2; exit 1; }
+hp_rt_ok() { ip netns exec hp-rclient curl -s --max-time 1 "http://$HP_RT_VIP/" | grep -q 'served by'; }
+if [ "$router" = 1 ]; then
+	lab_poll hp_rt_ok || { echo "haproxy behind the router does not answer" >&2; exit 1; }
+fi
 
 # CPU seconds (user + system) of the named lab processes, summed.
 cpu_of() {
@@ -162,14 +198,20 @@ cpu_of() {
 # irq, softirq: every process and the kernel's softirqs; not idle, iowait or
 # the hypervisor's steal), from /proc/stat's first line.
 cpu_machine() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
+# The context switches the whole machine has made since boot.
+ctxt_machine() { awk '$1 == "ctxt" { print $2; exit }' /proc/stat; }
 tick=$(getconf CLK_TCK)
-declare -A SIDE_NS=([sluice]=$LAB_NS_CLIENT [haproxy]=hp-client)
-declare -A SIDE_URL=([sluice]="http://$LAB_VIP/" [haproxy]="http://$HP_VIP/")
-declare -A SIDE_PROCS=([sluice]="mux1 mux2 agent1 agent2" [haproxy]="haproxy")
+SIDES=(sluice haproxy)
+[ "$router" = 0 ] || SIDES+=(haproxy-rt)
+declare -A SIDE_NS=([sluice]=$LAB_NS_CLIENT [haproxy]=hp-client [haproxy-rt]=hp-rclient)
+declare -A SIDE_URL=([sluice]="http://$LAB_VIP/" [haproxy]="http://$HP_VIP/"
+	[haproxy-rt]="http://$HP_RT_VIP/")
+declare -A SIDE_PROCS=([sluice]="mux1 mux2 agent1 agent2" [haproxy]="haproxy"
+	[haproxy-rt]="haproxy")
 declare -A RES=() CPU=()
 # one wrk run: SIDE MODE (keepalive | close) [ROUND]; prints the line, keeps the figure
 run() {
-	local side=$1 mode=$2 round=${3:-0} hdr=() c0 c1 m0 m1 rps us perf_pid= data
+	local side=$1 mode=$2 round=${3:-0} hdr=() c0 c1 m0 m1 x0 x1 rps us perf_pid= data
 	[ "$mode" = close ] && hdr=(-H "Connection: close")
 	if [ -n "$perf_dir" ] && [ "$round" -eq 1 ]; then
 		data=$perf_dir/$side.$mode.data
@@ -178,9 +220,11 @@ run() {
 	fi
 	c0=$(cpu_of ${SIDE_PROCS[$side]})
 	m0=$(cpu_machine)
+	x0=$(ctxt_machine)
 	rps=$(ip netns exec "${SIDE_NS[$side]}" wrk -t1 -c"$conns" -d"${secs}s" "${hdr[@]}" \
 		"${SIDE_URL[$side]}" | awk '/^Requests\/sec:/ { print $2 }')
 	m1=$(cpu_machine)
+	x1=$(ctxt_machine)
 	c1=$(cpu_of ${SIDE_PROCS[$side]})
 	if [ -n "$perf_pid" ]; then
 		wait "$perf_pid"
@@ -197,8 +241,9 @@ run() {
 	# steadier than the rate on a shared host, whose steal it leaves out
 	us=$(echo "1000000 * ($m1 - $m0) / $tick / ($rps * $secs)" | bc -l)
 	CPU[$side.$mode]+="$us "
-	printf '%-8s %-9s %10.0f req/s   %s: %3d%% of a core   machine: %5.1f us CPU/request\n' \
-		"$side" "$mode" "$rps" "${SIDE_PROCS[$side]// /+}" $((100 * (c1 - c0) / tick / secs)) "$us"
+	printf '%-10s %-9s %10.0f req/s   %s: %3d%% of a core   machine: %5.1f us CPU, %4.1f switches/request\n' \
+		"$side" "$mode" "$rps" "${SIDE_PROCS[$side]// /+}" $((100 * (c1 - c0) / tick / secs)) "$us" \
+		"$(echo "($x1 - $x0) / ($rps * $secs)" | bc -l)"
 }
 median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
@@ -215,26 +260,27 @@ echo "== idle ${idle_s}s, per cent of a core:$line"
 echo "== wrk -t1 -c$conns -d${secs}s, $rounds rounds, alternating ($(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"
 for ((r = 1; r <= rounds; r++)); do
 	for mode in keepalive close; do
-		run sluice "$mode" "$r"
-		run haproxy "$mode" "$r"
+		for side in "${SIDES[@]}"; do run "$side" "$mode" "$r"; done
 	done
 done
 # ratios NAME: each mode's medians of RES (rates) or CPU (CPU per request)
-# for both sides and their ratio, Sluice's better side up: above 1.0, Sluice
-# serves more (sluice/haproxy) or costs less (haproxy/sluice)
+# for Sluice and each other side and their ratio, Sluice's better side up:
+# above 1.0, Sluice serves more (sluice/haproxy) or costs less (haproxy/sluice)
 ratios() {
 	local -n of=$1
-	local mode s h
-	for mode in keepalive close; do
-		s=$(echo "${of[sluice.$mode]}" | median)
-		h=$(echo "${of[haproxy.$mode]}" | median)
-		if [ "$1" = RES ]; then
-			printf '%-9s sluice %10.0f  haproxy %10.0f  sluice/haproxy %.2f\n' \
-				"$mode" "$s" "$h" "$(echo "$s / $h" | bc -l)"
-		else
-			printf '%-9s sluice %6.1f us  haproxy %6.1f us  haproxy/sluice %.2f\n' \
-				"$mode" "$s" "$h" "$(echo "$h / $s" | bc -l)"
-		fi
+	local mode s h side
+	for side in "${SIDES[@]:1}"; do
+		for mode in keepalive close; do
+			s=$(echo "${of[sluice.$mode]}" | median)
+			h=$(echo "${of[$side.$mode]}" | median)
+			if [ "$1" = RES ]; then
+				printf '%-9s sluice %10.0f  %s %10.0f  sluice/%s %.2f\n' \
+					"$mode" "$s" "$side" "$h" "$side" "$(echo "$s / $h" | bc -l)"
+			else
+				printf '%-9s sluice %6.1f us  %s %6.1f us  %s/sluice %.2f\n' \
+					"$mode" "$s" "$side" "$h" "$side" "$(echo "$h / $s" | bc -l)"
+			fi
+		done
 	done
 }
 echo "== medians and ratios"
