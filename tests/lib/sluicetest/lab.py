@@ -38,10 +38,13 @@ Burst = namedtuple("Burst", "counts failures ports")
 
 def http_burst(ns, url, n, max_time=5):
     """n GET requests from namespace ns, each on its own connection."""
-    # curl runs the transfers one after the other; the backends speak
-    # HTTP/1.0 and close, so every request is a new TCP connection.
+    # curl runs the transfers one after the other and would keep one
+    # connection for them all where the server keeps it open (nginx,
+    # LAB_HTTPD=nginx: every request to one backend); "Connection: close"
+    # makes each request a new TCP connection, whatever the server.
     sep = "&" if "?" in url else "?"
     cmd = ["ip", "netns", "exec", ns, "curl", "-s", "--max-time", str(max_time),
+           "-H", "Connection: close",
            "-w", "\\n@@ %{http_code} %{local_port}\\n", f"{url}{sep}req=[1-{n}]"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     counts, failures, body, ports = {}, [], [], []
