@@ -13,7 +13,6 @@
 #include "dp_wake.h"
 #include "ha_agent.h"
 #include "ha_track.h"
-#include "lb_clock.h"
 
 #define HA_IDLE_SPINS 64
 #define HA_FIRST_NAP_US 8
@@ -41,12 +40,19 @@ ha_worker_main(void *arg)
 		ports[v + 1] = w->vms[v].port;
 	dp_wake_init(&wake, ports, queues, w->n_vms + 1u, true); /* and the uplink's (dp_wake.h) */
 	longest = dp_wake_longest_us(&wake, w->idle_sleep_us);
+	/*
+	 * The loop's clock is the TSC, as the mux's: clock_gettime() on every
+	 * loop (the vDSO's, which a paravirtualized guest's clock makes slow)
+	 * was 0.4 us of CPU per keep-alive request in the lab (docs/performance.md).
+	 */
+	w->tsc0 = rte_rdtsc();
+	w->tsc_per_ms = RTE_MAX(rte_get_tsc_hz() / 1000, UINT64_C(1));
 	rte_rcu_qsbr_thread_register(w->qsv, 0);
 	rte_rcu_qsbr_thread_online(w->qsv, 0);
 	while (!w->quit) {
 		got = 0;
 		w->loops++;
-		w->now_ms = (uint32_t)lb_now_ms();
+		w->now_ms = (uint32_t)((rte_rdtsc() - w->tsc0) / w->tsc_per_ms);
 		n = rte_eth_rx_burst(w->uplink, 0, pkts, HA_BURST);
 		if (n != 0) {
 			got += n;
