@@ -119,9 +119,7 @@ struct ha_worker {
 	struct rte_ip_frag_tbl *frag_tbl; /* NULL: outer fragments are dropped */
 	struct rte_ip_frag_death_row frag_dr;
 	struct ha_track *track; /* NULL: connections are not tracked */
-	uint32_t now_ms;	/* this loop's, for the tracker: ms since tsc0 */
-	uint64_t tsc0;		/* the worker's start, in TSC cycles */
-	uint64_t tsc_per_ms;
+	uint32_t now_ms;	/* this loop's, for the tracker: ms since the loop began */
 	struct dp_txbuf tx[HA_MAX_PORTS];
 	uint64_t vm_rx[HA_MAX_VMS];
 	uint64_t vm_tx[HA_MAX_VMS];

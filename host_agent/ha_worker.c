@@ -30,6 +30,7 @@ ha_worker_main(void *arg)
 	struct ha_worker *w = arg;
 	struct rte_mbuf *pkts[HA_BURST];
 	uint32_t empty = 0, nap = HA_FIRST_NAP_US, longest;
+	uint64_t tsc0, tsc_per_ms;
 	uint16_t n, got, ports[HA_MAX_PORTS], queues[HA_MAX_PORTS] = {0};
 	struct dp_wake wake;
 	int v;
@@ -45,14 +46,14 @@ ha_worker_main(void *arg)
 	 * loop (the vDSO's, which a paravirtualized guest's clock makes slow)
 	 * was 0.4 us of CPU per keep-alive request in the lab (docs/performance.md).
 	 */
-	w->tsc0 = rte_rdtsc();
-	w->tsc_per_ms = RTE_MAX(rte_get_tsc_hz() / 1000, UINT64_C(1));
+	tsc0 = rte_rdtsc();
+	tsc_per_ms = RTE_MAX(rte_get_tsc_hz() / 1000, UINT64_C(1));
 	rte_rcu_qsbr_thread_register(w->qsv, 0);
 	rte_rcu_qsbr_thread_online(w->qsv, 0);
 	while (!w->quit) {
 		got = 0;
 		w->loops++;
-		w->now_ms = (uint32_t)((rte_rdtsc() - w->tsc0) / w->tsc_per_ms);
+		w->now_ms = (uint32_t)((rte_rdtsc() - tsc0) / tsc_per_ms);
 		n = rte_eth_rx_burst(w->uplink, 0, pkts, HA_BURST);
 		if (n != 0) {
 			got += n;

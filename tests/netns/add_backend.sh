@@ -52,10 +52,8 @@ size=$((24 * 1024 * 1024))
 t_big_file "$size" $(for ((i = 1; i <= n_dl; i++)); do echo "big$i.bin"; done)
 
 dl_start=$SECONDS
-declare -A dl=()
 for ((i = 1; i <= n_dl; i++)); do
 	t_download "big$i.bin" 2M 60 --local-port "${ports[$((i - 1))]}"
-	dl[$i]=$T_DL
 done
 for ((i = 1; i <= n_dl; i++)); do
 	check "download $i is under way (1 MiB in)" lab_poll t_under_way "big$i.bin"
@@ -73,7 +71,7 @@ lab_flow_table_apply
 reload_at=$SECONDS
 check "mux and agents reload the table with vm22 (SIGHUP)" lab_reload mux agent1 agent2
 grep -h 'reloaded flow table' "$LAB_DIR"/mux.log "$LAB_DIR"/agent*.log | sed 's/^/# /'
-running() { local i; for ((i = 1; i <= n_dl; i++)); do kill -0 "${dl[$i]}" || return 1; done; }
+running() { local i; for ((i = 1; i <= n_dl; i++)); do t_download_running "big$i.bin" || return 1; done; }
 check "the downloads are still running after the reload" running
 
 check "300 requests after: all answered, spread fits weights 1,1,1,1" \

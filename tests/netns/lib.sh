@@ -133,38 +133,48 @@ t_big_file() {
 	T_BIG_SUM=$(sha256sum <"$LAB_DIR/big.bin")
 }
 
-# t_download NAME RATE MAX_S [CURL_ARGS...]: GET /NAME through the VIP in
-# the background (its pid in T_DL), at most RATE bytes/s (curl's
-# --limit-rate) for at most MAX_S s: the body in DIR/NAME.got,
-# "code size connects port seconds" in DIR/NAME.out, and curl's exit code in
-# DIR/NAME.rc once it ends (t_download_rc).
-t_download() {
-	rm -f "$LAB_DIR/$1.rc"
+# t_bg RCFILE CMD...: CMD in the background (its pid in T_DL); once it
+# ends, its exit code in RCFILE. Ask t_ended and t_rc, not `kill -0 PID` or
+# `wait PID`: bash forgets a finished job's status once a later foreground
+# command of the shell gets the same pid, and the pids a test takes (every
+# sluicectl's nng threads take one each) can wrap the kernel's 32768 within
+# a test (docs/reliability.md, Found 23).
+t_bg() {
+	local f=$1
+	shift
+	rm -f "$f"
 	{
-		rc=0 # (errexit: a failing curl would end this subshell before the echo)
-		ip netns exec "$LAB_NS_CLIENT" curl -s --max-time "$3" --limit-rate "$2" "${@:4}" \
-			-o "$LAB_DIR/$1.got" \
-			-w '%{http_code} %{size_download} %{num_connects} %{local_port} %{time_total}\n' \
-			"http://$LAB_VIP/$1" >"$LAB_DIR/$1.out" 2>&1 || rc=$?
-		echo "$rc" >"$LAB_DIR/$1.rc"
+		rc=0 # (errexit: a failing CMD would end this subshell before the echo)
+		"$@" || rc=$?
+		echo "$rc" >"$f"
 	} &
 	T_DL=$!
 }
-t_download_ended() { [ -s "$LAB_DIR/$1.rc" ]; } # NAME
-# t_download_rc NAME: curl's exit code, once the download has ended (curl's
-# --max-time bounds the wait; 124 if it never says). Not `wait PID`: bash
-# forgets a finished job's status once a later foreground command of the
-# shell gets the same pid, and the pids a test takes (every sluicectl's nng
-# threads take one each) can wrap the kernel's 32768 within a test
-# (docs/reliability.md, Found 23).
-t_download_rc() {
+t_ended() { [ -s "$1" ]; } # RCFILE
+# t_rc RCFILE: the exit code once the command has ended (124 if it has not
+# in 300 s; a download's --max-time bounds it well below).
+t_rc() {
 	local end=$((SECONDS + 300))
-	until t_download_ended "$1"; do
+	until t_ended "$1"; do
 		[ "$SECONDS" -lt "$end" ] || { echo 124; return 0; }
 		sleep 0.1
 	done
-	cat "$LAB_DIR/$1.rc"
+	cat "$1"
 }
+
+# t_download NAME RATE MAX_S [CURL_ARGS...]: GET /NAME through the VIP in
+# the background (t_bg), at most RATE bytes/s (curl's --limit-rate) for at
+# most MAX_S s: the body in DIR/NAME.got, "code size connects port seconds"
+# in DIR/NAME.out, and curl's exit code in DIR/NAME.rc once it ends.
+t_download() {
+	t_bg "$LAB_DIR/$1.rc" ip netns exec "$LAB_NS_CLIENT" curl -s --max-time "$3" \
+		--limit-rate "$2" "${@:4}" -o "$LAB_DIR/$1.got" \
+		-w '%{http_code} %{size_download} %{num_connects} %{local_port} %{time_total}\n' \
+		"http://$LAB_VIP/$1" >"$LAB_DIR/$1.out" 2>&1
+}
+t_download_ended() { t_ended "$LAB_DIR/$1.rc"; }  # NAME
+t_download_running() { ! t_download_ended "$1"; } # NAME
+t_download_rc() { t_rc "$LAB_DIR/$1.rc"; }        # NAME: curl's exit code, once it ended
 t_under_way() { [ "$(t_bytes "$LAB_DIR/$1.got")" -gt 1048576 ]; } # NAME: 1 MiB in
 t_intact() { [ "$(sha256sum <"$LAB_DIR/$1.got")" = "$T_BIG_SUM" ]; } # NAME: all of big.bin
 

@@ -26,15 +26,10 @@ ip -n "$r" rule add iif rt-cl ipproto tcp sport "$port" lookup 100 priority 100
 
 size=$((3 * 1024 * 1024))
 want=$(pop_big_file big.bin "$size")
-# curl's exit code in dl.rc: not `wait`, whose status bash can forget
-# (t_download_rc in lib.sh)
-{
-	rc=0
-	ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 512K --local-port "$port" \
-		-o "$LAB_DIR/got.bin" -w '%{http_code} %{size_download} %{num_connects}\n' \
-		"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl.out" 2>&1 || rc=$?
-	echo "$rc" >"$LAB_DIR/dl.rc"
-} &
+t_bg "$LAB_DIR/dl.rc" ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 512K \
+	--local-port "$port" -o "$LAB_DIR/got.bin" \
+	-w '%{http_code} %{size_download} %{num_connects}\n' \
+	"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl.out" 2>&1
 got_some() { [ "$(stat -c %s "$LAB_DIR/got.bin" 2>/dev/null || echo 0)" -gt 524288 ] || return 1; }
 check "the pinned download is under way (512 KiB in)" lab_poll got_some
 check "it goes through mux 1" test "$(pop_tel_field 1 /sluice/stats .conn_new)" -ge 1
@@ -67,7 +62,7 @@ check "none of them reached mux 1 (new connections $c1 -> $(pop_tel_field 1 /slu
 	test "$(pop_tel_field 1 /sluice/stats .conn_new)" -eq "$c1"
 check "mux 2 took them" test "$(pop_tel_field 2 /sluice/stats .conn_new)" -ge $((c2 + 50))
 
-rc=$(t_download_rc dl)
+rc=$(t_rc "$LAB_DIR/dl.rc")
 done_at=$(date +%s%N)
 check "the download completed before mux 1 exited" lab_alive mux1
 check "on its one connection (curl exit $rc: $(cat "$LAB_DIR/dl.out"))" \

@@ -65,16 +65,17 @@ pop_big_file() {
 }
 
 # N rate-limited downloads of DIR/big.bin through the VIP (pop_big_file
-# first): pids in POP_DL, DIR/got<k>.bin, curl's summary in DIR/dl<k>.out.
+# first), each with t_bg: pids in POP_DL, DIR/got<k>.bin, curl's summary in
+# DIR/dl<k>.out, its exit code in DIR/dl<k>.rc once it ends.
 pop_downloads_start() {
 	local n=$1 rate=$2 k
 	POP_DL=()
 	for ((k = 1; k <= n; k++)); do
-		ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate "$rate" \
-			-o "$LAB_DIR/got$k.bin" \
+		t_bg "$LAB_DIR/dl$k.rc" ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 \
+			--limit-rate "$rate" -o "$LAB_DIR/got$k.bin" \
 			-w '%{http_code} %{size_download} %{num_connects} %{time_total}\n' \
-			"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl$k.out" 2>&1 &
-		POP_DL+=($!)
+			"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl$k.out" 2>&1
+		POP_DL+=("$T_DL")
 	done
 }
 
@@ -88,8 +89,10 @@ pop_downloads_past() {
 
 # How many downloads still run.
 pop_downloads_running() {
-	local p n=0
-	for p in "${POP_DL[@]}"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done
+	local k n=0
+	for ((k = 1; k <= ${#POP_DL[@]}; k++)); do
+		t_ended "$LAB_DIR/dl$k.rc" || n=$((n + 1))
+	done
 	echo "$n"
 }
 
@@ -118,8 +121,7 @@ pop_client_resets() { t_py "$LAB_SRC/scripts/lab_tool.py" snmp "$LAB_NS_CLIENT" 
 pop_downloads_check() {
 	local size=$1 want=$2 k rc fails=0 bad=0
 	for ((k = 1; k <= ${#POP_DL[@]}; k++)); do
-		rc=0
-		wait "${POP_DL[$((k - 1))]}" || rc=$?
+		rc=$(t_rc "$LAB_DIR/dl$k.rc")
 		if [ "$rc" -ne 0 ] || [[ "$(cat "$LAB_DIR/dl$k.out")" != "200 $size 1 "* ]]; then
 			echo "# download $k: curl exit $rc, $(cat "$LAB_DIR/dl$k.out")"
 			fails=$((fails + 1))

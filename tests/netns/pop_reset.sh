@@ -42,11 +42,11 @@ SNIFF=$!
 check "the router's bridge ports are sniffed" lab_poll test -e "$LAB_DIR/sniffing"
 DL=()
 for ((k = 1; k <= N; k++)); do
-	ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 --limit-rate 160K \
-		--local-port $((PORT0 + k)) -o "$LAB_DIR/got$k.bin" \
+	t_bg "$LAB_DIR/dl$k.rc" ip netns exec "$LAB_NS_CLIENT" curl -s --max-time 60 \
+		--limit-rate 160K --local-port $((PORT0 + k)) -o "$LAB_DIR/got$k.bin" \
 		-w '%{http_code} %{size_download} %{num_connects}\n' \
-		"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl$k.out" 2>&1 &
-	DL+=($!)
+		"http://$LAB_VIP/big.bin" >"$LAB_DIR/dl$k.out" 2>&1
+	DL+=("$T_DL")
 done
 POP_DL=("${DL[@]}")
 under_way() { pop_downloads_past 131072; }
@@ -85,7 +85,7 @@ check "both muxes run it" lab_poll t_in_sync --ids mux1,mux2
 resets0=$(pop_client_resets)
 declare -A RUNNING=()
 for ((k = 1; k <= N; k++)); do
-	if kill -0 "${DL[$((k - 1))]}" 2>/dev/null; then RUNNING[$k]=1; fi
+	if ! t_ended "$LAB_DIR/dl$k.rc"; then RUNNING[$k]=1; fi
 done
 check "sluicectl mux drain mux1 commits" lab_ctl mux drain mux1
 pop_wait_nexthops 10.255.0.2
@@ -93,8 +93,7 @@ pop_wait_nexthops 10.255.0.2
 moved=0 moved_reset=0 stayed=0 stayed_bad=0 early=0
 declare -A LOST_BY=()
 for ((k = 1; k <= N; k++)); do
-	rc=0
-	wait "${DL[$((k - 1))]}" || rc=$?
+	rc=$(t_rc "$LAB_DIR/dl$k.rc")
 	ok=0
 	[ "$rc" -eq 0 ] && [[ "$(cat "$LAB_DIR/dl$k.out")" == "200 $size 1"* ]] &&
 		[ "$(sha256sum <"$LAB_DIR/got$k.bin")" = "$want" ] && ok=1
