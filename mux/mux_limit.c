@@ -64,7 +64,7 @@ rate_set(const struct mux_worker *w, struct lb_tb_rate *r, const struct lb_limit
 
 static void
 svc_shares(struct mux_worker *w, const struct mux_gen *g, uint32_t svc, struct mux_lim_svc *ls,
-	uint32_t div, uint64_t now)
+	uint64_t div, uint64_t now)
 {
 	const struct lb_svc_limits *r = &g->limits[svc];
 	bool fresh = ls->built == 0;

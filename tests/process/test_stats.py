@@ -18,7 +18,10 @@ three to mux1 for every one to mux2, at the same pace.
     hold one mux's only, so read until it settles);
   - after it, the metrics (promtool lints nothing) say the expected 1/2,
     every member's applied version is the committed one, and the sync delay
-    of each mux was observed.
+    of each mux was observed;
+  - an admission rule is divided among the muxes in sync (SHARES): with
+    max_connections 2 on a second VIP, each of the two muxes admits 1, so of
+    three SYNs into mux2's tap one is forwarded and two are refused.
 Needs root (the taps); skipped (77) without.
 """
 import os
@@ -36,6 +39,7 @@ from sluicetest.systemd import Notify
 
 VIP = "192.0.2.10"
 SVC = f"{VIP}:80"
+VIP2 = "192.0.2.11"
 BACKENDS = ["10.1.1.11:8080", "10.1.1.12:8080"]
 N = {"mux1": 300, "mux2": 100}
 TRAFFIC_S = 6  # seconds of traffic: longer than the rates' window of 5 s
@@ -62,10 +66,10 @@ def tap_up(name):
     return r.returncode == 0 and ",UP" in r.stdout
 
 
-def send(lab, name, n, seconds):
-    """n SYNs to the VIP, from distinct ports, into mux NAME's tap over about seconds."""
+def send(lab, name, n, seconds, vip=VIP):
+    """n SYNs to vip, from distinct ports, into mux NAME's tap over about seconds."""
     iface = lab.tap[name]
-    pkts = [Ether(dst="ff:ff:ff:ff:ff:ff") / IP(src=f"198.51.100.{1 + i % 200}", dst=VIP) /
+    pkts = [Ether(dst="ff:ff:ff:ff:ff:ff") / IP(src=f"198.51.100.{1 + i % 200}", dst=vip) /
             TCP(sport=20000 + i, dport=80, flags="S") for i in range(n)]
     step = max(1, n // 20)
     for i in range(0, n, step):
@@ -181,6 +185,33 @@ def run(lab, check):
             check(n is not None and n >= 1, f"{m}'s sync delay observed: {n} versions")
     for n in notify.values():
         n.close()
+    shared_limit(lab, check)
+
+
+def shared_limit(lab, check):
+    """max_connections 2 on VIP2, shared by the two muxes: mux2 admits 1 of 3."""
+    svc2 = f"{VIP2}:80"
+    for argv in (("vip", "add", svc2, "--probe", "none"),
+                 ("backend", "add", svc2, "10.1.1.13:8080", "--host", "10.0.1.1"),
+                 ("limit", "set", svc2, "max_connections", "2", "--mode", "intercept",
+                  "--refuse", "rst")):
+        r = lab.ctl(*argv)
+        check(r.returncode == 0, f"{' '.join(argv)}: {r.stderr.strip()}")
+    v = lab.committed()
+    check(lab.wait(lambda: lab.in_sync(["mux1", "mux2"], v), "both muxes on the rule"),
+          f"both muxes run the rule's version {v}")
+    check(lab.wait(lambda: "admission limits shared by 2 muxes" in lab.log("mux2"),
+                   "mux2's SHARES"), "mux2 is told the limits are shared by 2 muxes")
+    send(lab, "mux2", 3, 0.2, vip=VIP2)
+
+    def counted():
+        for r in (lab.json_ctl("limit", "list") or {}).get("rules", []):
+            if r["service"] == f"tcp {svc2}" and r["checked"] == 3:
+                return r
+        return None
+    r = poll(counted, timeout=20)
+    check(r and (r["passed"], r["denied"], r["would_deny"]) == (1, 2, 0),
+          f"mux2 admits its share of max_connections 2 (1) and refuses the rest: {r}")
 
 
 def main():
