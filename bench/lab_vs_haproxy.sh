@@ -88,7 +88,12 @@ hp_down() {
 	local ns pid
 	for ns in "${HP_NS[@]}"; do
 		[ -e "/run/netns/$ns" ] || continue
-		for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null || continue
+			# reap it if it is ours, or bash prints "Killed" for it later
+			# (its status is the SIGKILL's; 127 if it is not our child)
+			wait "$pid" 2>/dev/null || continue
+		done
 		ip netns del "$ns" 2>/dev/null
 	done
 	return 0
