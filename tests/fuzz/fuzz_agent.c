@@ -14,12 +14,18 @@
  *   bit 2     MSS clamping on (1400) or off
  *   bits 3-4  copies of the frame in the burst (1..4)
  *   bit 5     the last copy in two segments
+ *   bit 6     track connections (ha_track.h, the backends' load): one
+ *             tracker for every such input, so its table carries state
+ *             from one to the next; each moves its clock by 250 ms and
+ *             sweeps 4 slices after the burst
  * The mapping is built by the real ha_map_build() from an ha_config filled
  * in here (no file): PA 172.16.0.2 and PA6 2001:db8:ff::2, muxes
  * 10.255.0.1, 10.255.0.2 and 2001:db8:ff::1, gateway6 fe80::1, VMs
  * 10.1.0.1 / 2001:db8:1::1 and 10.1.0.2 / 2001:db8:1::2; see
  * build_config(). After each burst every mbuf must be back in the pool or
- * well-formed in a TX buffer.
+ * well-formed in a TX buffer, and every backend's load adds up: no more
+ * connections active than opened or adopted, no more refused or
+ * unanswered than opened.
  */
 #define FUZZ_WITH_EAL
 #include <stdbool.h>
@@ -36,6 +42,7 @@
 #include "fuzz_check.h"
 #include "fuzz_packet.h"
 #include "ha_agent.h"
+#include "ha_track.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
 
@@ -48,6 +55,7 @@ static struct rte_mempool *pool;
 static struct ha_worker *w;
 static struct ha_map map;
 static struct ha_config cfg;
+static struct ha_track *track;
 
 /*
  * 10.0.0.1:80/TCP -> 10.1.0.1:8080 and 10.1.0.2:8080 on this host,
@@ -110,6 +118,7 @@ static void
 cleanup(void)
 {
 	ha_map_free(&map);
+	ha_track_free(track);
 	rte_ip_frag_table_destroy(w->frag_tbl);
 	rte_free(w);
 	rte_mempool_free(pool);
@@ -173,17 +182,39 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_agent: reassembly table: %s\n", rte_strerror(rte_errno));
 		exit(1);
 	}
+	track = ha_track_create();
+	if (track == NULL) {
+		fprintf(stderr, "fuzz_agent: tracker: out of memory\n");
+		exit(1);
+	}
 	atexit(cleanup);
 	return 0;
+}
+
+/* The tracker's counts for the backends of build_config() (ids 0..5). */
+static void
+check_load(void)
+{
+	uint64_t adopted = ha_track_adopted(track);
+	uint32_t id;
+
+	for (id = 0; id < 6; id++) {
+		const struct ha_be_load *l = ha_track_load(track, id);
+
+		FUZZ_CHECK(l != NULL);
+		FUZZ_CHECK(l->active <= l->opened + adopted);
+		FUZZ_CHECK(l->refused <= l->opened && l->unanswered <= l->opened);
+	}
 }
 
 /*
  * What leaves the agent must be well-formed. To a VM: a plain Ethernet
  * frame (no tag) to the VM's MAC, carrying one sound IPv4 or IPv6 packet
  * for the VM's DIP of that family with no bytes after it, or a neighbor
- * advertisement for gateway6. To the uplink: an ARP reply, or IP with a
- * sound header (DSR replies, passed-through traffic, echo replies,
- * advertisements for PA6).
+ * advertisement for gateway6 (a reply: built in the request's frame, it
+ * keeps the request's 802.1Q tag, as the ARP replies and the mux's replies
+ * do). To the uplink: an ARP reply, or IP with a sound header (DSR
+ * replies, passed-through traffic, echo replies, advertisements for PA6).
  */
 static void
 check_out(uint16_t port, const struct rte_mbuf *m)
@@ -198,12 +229,13 @@ check_out(uint16_t port, const struct rte_mbuf *m)
 	if (port == w->uplink)
 		return;
 	FUZZ_CHECK(port >= 1 && port <= w->n_vms);
-	FUZZ_CHECK(rc == 0 && !o.has_vlan);
+	FUZZ_CHECK(rc == 0);
 	if (o.kind == LB_PKT_ND) {
 		FUZZ_CHECK(o.nd_type == LB_ICMP6_ND_NA &&
 			   memcmp(p + o.quote_off, w->gateway6, 16) == 0);
 		return;
 	}
+	FUZZ_CHECK(!o.has_vlan);
 	FUZZ_CHECK(o.kind == LB_PKT_L4 || o.kind == LB_PKT_ICMP_ERR || o.kind == LB_PKT_ICMP_ECHO);
 	FUZZ_CHECK(o.v6 ? memcmp(lb_pkt_ip_dst6(p, &o), w->vms[port - 1].dip6, 16) == 0
 			: o.ip_dst == w->vms[port - 1].dip);
@@ -229,6 +261,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	copies = 1 + ((ctl >> 3) & 3);
 	w->mss_clamp = (ctl & 4) ? 1400 : 0;
 	w->mss_clamp6 = (ctl & 4) ? 1360 : 0;
+	w->track = (ctl & 0x40) ? track : NULL;
+	if (w->track != NULL)
+		w->now_ms += 250;
 	if (rte_pktmbuf_alloc_bulk(pool, m, copies) != 0)
 		return 0;
 	for (i = 0; i < copies; i++) {
@@ -273,5 +308,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Fragments still held: give them up as their timeout would. */
 	ha_frag_expire(w, UINT64_MAX);
 	FUZZ_CHECK(rte_mempool_avail_count(pool) == FUZZ_POOL);
+	if (w->track != NULL) {
+		for (i = 0; i < 4; i++)
+			ha_track_sweep(w);
+		check_load();
+	}
 	return 0;
 }

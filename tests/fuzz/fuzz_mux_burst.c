@@ -17,13 +17,25 @@
  *                    are reached
  *   byte 1 bit 0     the last copy of the first burst in two segments
  *          bits 1-3  the MTU, one of mtus[] (mux.mtu's range is 596..2030)
- * The worker is set up as mux/main.c's workers_create() does it, with a
- * generation of three services (two IPv4, one IPv6, with PAs of both
+ *          bits 4-5  the generation the bursts run with (enum variant):
+ *                    plain; admission rules (docs/protection.md); the
+ *                    choice beyond the five-tuple (affinity, the reject
+ *                    policy, zones); capped backends (capacity credits)
+ *          bit 6     rules: this mux's share of every service rule is
+ *                    zero (the manager's divisor), so each is refused;
+ *                    credits: a credit channel exists, with a grant
+ *          bit 7     credits: the grant holds 3 credits, not 1
+ * The worker is set up as mux/main.c's workers_create() does it, with
+ * generations of three services (two IPv4, one IPv6, with PAs of both
  * families) built by the real mux_gen_build(), tunnel addresses of both
- * families and pools for outer fragments. The connection tables are
- * emptied before each input, so every run is a pure function of its bytes.
- * After each burst every mbuf must be back in its pool or sitting
- * well-formed in a TX buffer: nothing leaks, nothing is freed twice.
+ * families and pools for outer fragments. The connection tables, the
+ * admission state and the credits are fresh for each input, so every run
+ * is a pure function of its bytes (but for the rules' token buckets, which
+ * refill by the TSC). After each burst every mbuf must be back in its pool
+ * or sitting well-formed in a TX buffer of the port it came in by: nothing
+ * leaks, nothing is freed twice. Every rule's check is counted exactly
+ * once as passed, would deny or denied; a refused connection leaves no
+ * entry; no worker spends a credit it was not granted.
  */
 #define FUZZ_WITH_EAL
 #include <inttypes.h>
@@ -42,7 +54,9 @@
 #include "lb_csum.h"
 #include "lb_hdr.h"
 #include "lb_parse.h"
+#include "mux_choose.h"
 #include "mux_conn.h"
+#include "mux_credit.h"
 #include "mux_gen.h"
 #include "mux_worker.h"
 
@@ -53,10 +67,16 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The generations an input chooses from (byte 1, bits 4-5). */
+enum variant { VAR_PLAIN, VAR_LIMITS, VAR_CHOICE, VAR_CREDITS, VAR_N };
+
 static struct rte_mempool *pool, *ind_pool;
 static struct mux_ctx ctx;
 static struct mux_worker *w;
-static struct mux_gen *gen;
+static struct lb_ftable fts[VAR_N];
+static struct mux_gen *gens[VAR_N];
+static struct mux_gen *gen; /* the input's */
+static uint16_t in_port;
 static bool verbose;
 static unsigned sent; /* FUZZ_VERBOSE=1: what happened to each input, on stderr */
 
@@ -66,45 +86,138 @@ static unsigned sent; /* FUZZ_VERBOSE=1: what happened to each input, on stderr 
  * 10.0.0.2:53/UDP -> 10.1.0.4:53; [2001:db8::1]:80/TCP ->
  * [2001:db8:1::1]:8080 on 2001:db8:ff::5 (6in6) and [2001:db8:1::2]:8080
  * on 172.16.0.6 (6in4). Other hosts 172.16.0.1..4. make_seeds.py writes
- * frames for these.
+ * frames for these. The variants add to the same pool:
+ *   VAR_LIMITS   on every service a rule of each kind (per source /24 or
+ *                /64, new per second, concurrent connections) and a
+ *                mux-wide cap; the UDP service's rules only monitor; the
+ *                TCP services refuse with an RST, the UDP one with ICMP
+ *   VAR_CHOICE   affinity to the client with the reject policy (TCP: an
+ *                RST; UDP, by client and protocol: ICMP port unreachable);
+ *                the IPv6 service keeps to zone "a" of the mux, one of its
+ *                backends in zone "b"
+ *   VAR_CREDITS  10.1.0.1 and 10.1.0.2 capped (10.0.0.1 rejects what no
+ *                credit takes), [2001:db8:1::1] capped (redistributes)
  */
 static void
-build_gen(void)
+rule(struct lb_limit_rule *r, uint32_t limit, uint8_t mode)
 {
-	static struct lb_backend_cfg web[3], dns[1], web6[2];
-	static struct lb_service_cfg svc[3];
-	struct lb_ftable ft = {{0x0123456789abcdefULL, 0xfedcba9876543210ULL}, 251, 3, svc};
+	r->limit = limit;
+	r->burst = limit;
+	r->mode = mode;
+}
+
+static void
+limits(struct lb_service_cfg *sc, uint8_t mode, uint8_t refuse)
+{
+	struct lb_svc_limits *l = &sc->limits;
+
+	rule(&l->rule[LB_LIM_SOURCE], 1, mode);
+	rule(&l->rule[LB_LIM_RATE], 2, mode);
+	rule(&l->rule[LB_LIM_CONNS], 1, mode);
+	l->source_prefix = sc->af == LB_AF_INET6 ? 64 : 24;
+	l->refuse = refuse;
+}
+
+static struct mux_gen *
+build_gen(enum variant v)
+{
+	static struct lb_backend_cfg web[VAR_N][3], dns[VAR_N][1], web6[VAR_N][2];
+	static struct lb_service_cfg svc[VAR_N][3];
+	static const struct lb_hash_seed seed = {0x0123456789abcdefULL, 0xfedcba9876543210ULL};
+	struct lb_ftable *ft = &fts[v];
+	struct lb_service_cfg *sv = svc[v];
 	struct lb_cfg_err err;
+	struct mux_gen *g;
 	uint32_t i;
 
 	for (i = 0; i < 3; i++) {
-		fuzz_backend(&web[i], i, fuzz_ip(10, 1, 0, (uint8_t)(1 + i)), 8080,
+		fuzz_backend(&web[v][i], i, fuzz_ip(10, 1, 0, (uint8_t)(1 + i)), 8080,
 			fuzz_ip(172, 16, 0, (uint8_t)(1 + i)), i == 2 ? 0 : i + 1);
-		web[i].state = i == 2 ? LB_BACKEND_DRAIN : LB_BACKEND_ACTIVE;
+		web[v][i].state = i == 2 ? LB_BACKEND_DRAIN : LB_BACKEND_ACTIVE;
 	}
-	fuzz_host6(&web[1], 2);
-	fuzz_backend(&dns[0], 3, fuzz_ip(10, 1, 0, 4), 53, fuzz_ip(172, 16, 0, 4), 1);
-	fuzz_service(&svc[0], 0, fuzz_ip(10, 0, 0, 1), 80, LB_IPPROTO_TCP, web, 3);
-	fuzz_service(&svc[1], 1, fuzz_ip(10, 0, 0, 2), 53, LB_IPPROTO_UDP, dns, 1);
-	fuzz_backend6(&web6[0], 4, 0x11, 8080, 1);
-	fuzz_host6(&web6[0], 5);
-	fuzz_backend6(&web6[1], 5, 0x12, 8080, 1);
-	lb_addr_v4(&web6[1].host, fuzz_ip(172, 16, 0, 6));
-	fuzz_service6(&svc[2], 2, 0x01, 80, LB_IPPROTO_TCP, web6, 2);
-	gen = mux_gen_build(&ft, 1, lb_ftable_backend_count(&ft), ft.n_services, LB_ADDR_ANY, "",
-		(int)rte_socket_id(), &err);
-	if (gen == NULL) {
-		fprintf(stderr, "fuzz_mux_burst: generation: %s\n", err.msg);
+	fuzz_host6(&web[v][1], 2);
+	fuzz_backend(&dns[v][0], 3, fuzz_ip(10, 1, 0, 4), 53, fuzz_ip(172, 16, 0, 4), 1);
+	fuzz_service(&sv[0], 0, fuzz_ip(10, 0, 0, 1), 80, LB_IPPROTO_TCP, web[v], 3);
+	fuzz_service(&sv[1], 1, fuzz_ip(10, 0, 0, 2), 53, LB_IPPROTO_UDP, dns[v], 1);
+	fuzz_backend6(&web6[v][0], 4, 0x11, 8080, 1);
+	fuzz_host6(&web6[v][0], 5);
+	fuzz_backend6(&web6[v][1], 5, 0x12, 8080, 1);
+	lb_addr_v4(&web6[v][1].host, fuzz_ip(172, 16, 0, 6));
+	fuzz_service6(&sv[2], 2, 0x01, 80, LB_IPPROTO_TCP, web6[v], 2);
+	switch (v) {
+	case VAR_LIMITS:
+		limits(&sv[0], LB_LIMIT_INTERCEPT, LB_REFUSE_RST);
+		limits(&sv[1], LB_LIMIT_MONITOR, LB_REFUSE_ICMP);
+		limits(&sv[2], LB_LIMIT_INTERCEPT, LB_REFUSE_RST);
+		rule(&ft->mux_rate, 1000, LB_LIMIT_INTERCEPT);
+		break;
+	case VAR_CHOICE:
+		sv[0].choice.affinity = LB_AFF_CLIENT;
+		sv[0].choice.on_unusable = LB_UNUSABLE_REJECT;
+		sv[1].choice.affinity = LB_AFF_CLIENT_PROTO;
+		sv[1].choice.on_unusable = LB_UNUSABLE_REJECT;
+		sv[2].choice.affinity = LB_AFF_CLIENT;
+		sv[2].choice.zonal = 1;
+		memcpy(web6[v][0].zone, "a", 2);
+		memcpy(web6[v][1].zone, "b", 2);
+		break;
+	case VAR_CREDITS:
+		web[v][0].max_conns = 10;
+		web[v][1].max_conns = 10;
+		web6[v][0].max_conns = 5;
+		sv[0].choice.on_unusable = LB_UNUSABLE_REJECT;
+		break;
+	default:
+		break;
+	}
+	ft->seed = seed;
+	ft->maglev_size = 251;
+	ft->n_services = 3;
+	ft->services = sv;
+	g = mux_gen_build(ft, 1 + v, lb_ftable_backend_count(ft), ft->n_services, LB_ADDR_ANY,
+		v == VAR_CHOICE ? "a" : "", (int)rte_socket_id(), &err);
+	if (g == NULL) {
+		fprintf(stderr, "fuzz_mux_burst: generation %d: %s\n", v, err.msg);
 		exit(1);
 	}
+	return g;
+}
+
+/*
+ * VAR_CREDITS with a channel: a fresh one, its slots bound to the
+ * generation, and one grant of count credits for 10.1.0.1, as the agent's
+ * first message would give them.
+ */
+static void
+credits_grant(uint32_t count)
+{
+	struct lb_credit_grant gr = {
+		.agent = "fuzz-agent", .incarnation = 1, .ttl_ms = 10000, .n = 1};
+	static struct lb_credit_report rep;
+	char err[128];
+
+	mux_credit_free(ctx.credit);
+	ctx.credit = mux_credit_create(1, rte_get_tsc_hz(), (int)rte_socket_id());
+	FUZZ_CHECK(ctx.credit != NULL);
+	FUZZ_CHECK(mux_credit_bind(ctx.credit, gens[VAR_CREDITS], &fts[VAR_CREDITS], NULL, err,
+			   sizeof(err)) == 0);
+	gr.c[0].backend = fts[VAR_CREDITS].services[0].backends[0].id;
+	gr.c[0].grant = 1;
+	gr.c[0].count = count;
+	gr.c[0].granted = count;
+	FUZZ_CHECK(mux_credit_take(ctx.credit, &gr, rte_rdtsc(), &rep) == 0);
 }
 
 static void
 cleanup(void)
 {
+	unsigned v;
+
 	mux_worker_fini(w);
 	rte_free(w);
-	mux_gen_free(gen);
+	for (v = 0; v < VAR_N; v++)
+		mux_gen_free(gens[v]);
+	mux_credit_free(ctx.credit);
 	rte_mempool_free(pool);
 	rte_mempool_free(ind_pool);
 }
@@ -113,6 +226,7 @@ int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const uint32_t timeout[3] = {300, 15, 30};
+	unsigned v;
 	int socket;
 
 	(void)argc;
@@ -122,8 +236,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	pool = rte_pktmbuf_pool_create(
 		"fuzz_pool", FUZZ_POOL, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 	ind_pool = rte_pktmbuf_pool_create("fuzz_ind_pool", FUZZ_IND_POOL, 0, 0, 0, socket);
-	build_gen();
-	ctx.gen = gen;
+	for (v = 0; v < VAR_N; v++)
+		gens[v] = build_gen(v);
+	gen = ctx.gen = gens[VAR_PLAIN];
 	ctx.tunnel_addr = fuzz_ip(10, 255, 0, 1);
 	memcpy(&ctx.next_hop, "\x02\x00\x00\x00\x00\xfe", 6);
 	memcpy(&ctx.port_mac[0], "\x02\x00\x00\x00\x01\x00", 6);
@@ -141,7 +256,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	ctx.frag_direct = pool;
 	ctx.frag_indirect = ind_pool;
 	ctx.busy_poll = true;
-	ctx.tsc_hz = 1;
+	ctx.tsc_hz = rte_get_tsc_hz(); /* the rules' token buckets */
+	ctx.n_workers = 1;
 	w = rte_zmalloc("fuzz_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
 	if (pool == NULL || ind_pool == NULL || w == NULL) {
 		fprintf(stderr, "fuzz_mux_burst: out of memory\n");
@@ -164,10 +280,13 @@ report(void)
 	fprintf(stderr,
 		"rx %" PRIu64 " fwd %" PRIu64 " fwd6 %" PRIu64 " icmp_err %" PRIu64 " echo %" PRIu64
 		" arp %" PRIu64 " nd %" PRIu64 " too_big %" PRIu64 " ptb %" PRIu64 " frag %" PRIu64
-		" new %" PRIu64 " hit %" PRIu64 " tx %u",
+		" new %" PRIu64 " hit %" PRIu64 " limit %" PRIu64 "/%" PRIu64 "/%" PRIu64
+		" credit moved %" PRIu64 " none %" PRIu64 " tx %u",
 		w->cnt.rx_pkts, w->cnt.fwd_pkts, w->cnt.fwd6_pkts, w->cnt.icmp_err_fwd,
 		w->cnt.echo_replies, w->cnt.arp_replies, w->cnt.nd_replies, w->cnt.too_big_sent,
-		w->cnt.ptb_sent, w->cnt.frag_out, w->cnt.conn_new, w->cnt.conn_hit, (unsigned)sent);
+		w->cnt.ptb_sent, w->cnt.frag_out, w->cnt.conn_new, w->cnt.conn_hit,
+		w->cnt.limit_checked, w->cnt.limit_would_deny, w->cnt.limit_denied,
+		w->cnt.credit_moved, w->cnt.credit_none, (unsigned)sent);
 	for (i = 1; i < LB_DROP_MAX; i++)
 		if (w->cnt.drops[i] != 0)
 			fprintf(stderr, " %s %" PRIu64, lb_drop_name(i), w->cnt.drops[i]);
@@ -277,7 +396,8 @@ drain(void)
 	for (p = 0; p < MUX_MAX_PORTS; p++) {
 		struct dp_txbuf *t = &w->tx[p];
 
-		FUZZ_CHECK(t->n == 0 || p < ctx.n_ports);
+		/* One-armed: whatever the mux sends leaves by the port the frame came in by. */
+		FUZZ_CHECK(t->n == 0 || p == in_port);
 		for (i = 0; i < t->n; i++) {
 			struct rte_mbuf *m = t->pkts[i];
 
@@ -337,12 +457,67 @@ burst(const uint8_t *frame, uint16_t len, unsigned copies, bool split, uint16_t 
 	return 0;
 }
 
+/* Each check of a rule counted once: passed, would deny (monitor) or denied (intercept). */
+static void
+check_cnt(const struct mux_lim_cnt *c)
+{
+	FUZZ_CHECK(c->checked == c->passed + c->would_deny + c->denied);
+}
+
+/*
+ * After an input's bursts: the rules' counters add up; when every copy
+ * opened a connection (a SYN, UDP) and the share is zero, the
+ * intercepting services hold no entry (each refused, none made; a
+ * mid-flow packet is adopted unchecked); no credit lane spent more than
+ * it received.
+ */
+static void
+check_state(bool refused)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < gen->n_services; i++) {
+		const struct mux_service *sv = &gen->services[i];
+
+		for (k = 0; k < LB_LIM_N; k++)
+			check_cnt(&w->lim.svc[sv->sid].cnt[k]);
+		if (refused && gen->limits[i].rule[LB_LIM_CONNS].mode == LB_LIMIT_INTERCEPT &&
+			gen->limits[i].rule[LB_LIM_CONNS].limit != 0)
+			FUZZ_CHECK(w->conn->svc_held[sv->sid] == 0 &&
+				   w->conn6->svc_held[sv->sid] == 0);
+	}
+	check_cnt(&w->lim.mux_cnt);
+	FUZZ_CHECK(w->cnt.limit_checked >= w->cnt.limit_would_deny + w->cnt.limit_denied);
+	if (ctx.credit == NULL)
+		return;
+	for (k = 0; k < MUX_CREDIT_SLOTS; k++) {
+		const struct mux_credit_lane *l = mux_credit_lane(ctx.credit, 0, (uint16_t)k);
+
+		FUZZ_CHECK(l->used + l->expired + l->revoked <= l->received);
+	}
+}
+
+/* The admission state as a new worker has it: every bucket full again at its first use. */
+static void
+limits_reset(void)
+{
+	struct mux_limits *l = &w->lim;
+
+	memset(l->svc, 0, sizeof(*l->svc) * l->cap_services);
+	memset(l->src, 0, sizeof(*l->src) * MUX_LIM_SOURCES);
+	l->mux_built = 0;
+	memset(&l->mux_cnt, 0, sizeof(l->mux_cnt));
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint16_t mtus[8] = {1500, 596, 597, 1000, 1280, 1480, 1999, 2030};
+	enum variant v;
 	uint8_t ctl, ctl2;
-	uint16_t len, port;
+	bool zero_share, opens;
+	struct lb_pkt pi;
+	uint16_t len;
 
 	if (size < 2)
 		return 0;
@@ -353,14 +528,27 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctx.mtu = mtus[(ctl2 >> 1) & 7];
 	/* One segment of the default data room: what a port's RX gives. */
 	len = (uint16_t)RTE_MIN(size, (size_t)RTE_MBUF_DEFAULT_DATAROOM);
-	port = (ctl >> 3) & 1;
+	in_port = (ctl >> 3) & 1;
 	ctx.arp_for_vips = (ctl >> 2) & 1;
+	v = (enum variant)((ctl2 >> 4) & 3);
+	gen = ctx.gen = gens[v];
 	mux_conn_reset(w->conn);
 	mux_conn6_reset(w->conn6);
-	if (burst(data, len, 1 + (ctl & 3), ctl2 & 1, port, FUZZ_NOW) != 0)
+	/* 1 of a divisor of 1000 at index 999: a share of 0 of every limit of 1 or 2. */
+	zero_share = v == VAR_LIMITS && (ctl2 & 0x40);
+	ctx.lim_share = zero_share ? (uint64_t)1000 << 32 | 999 : 0;
+	if (v == VAR_LIMITS)
+		limits_reset();
+	mux_credit_free(ctx.credit);
+	ctx.credit = NULL;
+	if (v == VAR_CREDITS && (ctl2 & 0x40))
+		credits_grant(ctl2 & 0x80 ? 3 : 1);
+	if (burst(data, len, 1 + (ctl & 3), ctl2 & 1, in_port, FUZZ_NOW) != 0)
 		return 0;
 	if (ctl >> 4)
-		burst(data, len, 1, false, port, FUZZ_NOW + 5u * (ctl >> 4));
+		burst(data, len, 1, false, in_port, FUZZ_NOW + 5u * (ctl >> 4));
+	opens = lb_parse(data, len, &pi) == 0 && pi.kind == LB_PKT_L4 && mux_new_conn(&pi);
+	check_state(zero_share && opens);
 	if (verbose)
 		report();
 	return 0;

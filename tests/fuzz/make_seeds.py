@@ -246,6 +246,11 @@ def agent_frames():
     for k, v in vm.items():
         ctl = 0x01 | (0x02 if k in ("dsr_udp",) else 0) | 0x04
         out["vm_" + k] = bytes([ctl]) + raw(v)
+    # Bit 6: the connection tracker, whose state carries from one input to
+    # the next: a connection's life in the order the replay sorts them.
+    for i, k in enumerate(("up_tun_syn", "vm_dsr_synack", "up_tun_ack", "up_tun_6in6_syn",
+                           "vm_dsr6_synack", "up_tun_syn_x4")):
+        out["track%d_%s" % (i + 1, k)] = bytes([out[k][0] | 0x40]) + out[k][1:]
     return out
 
 
@@ -451,7 +456,16 @@ def main():
               / Raw(b"x" * 560))
     sets["mux_burst"]["tcp_df_600_mtu596"] = bytes([0x00, 0x02]) + mid
     sets["mux_burst"]["tcp_big_df_mtu2030"] = bytes([0x00, 0x0e]) + mux_frames()["tcp_big_df"]
-    sets["parse"].update({"agent_" + k: v[1:] for k, v in agent_frames().items()})
+    # Its bits 4-7: the generations with admission rules (the whole share, a
+    # share of zero), the choice beyond the five-tuple, capped backends (no
+    # credit channel, a grant of 1, of 3); fuzz_mux_burst.c's enum variant.
+    for k in ("tcp_syn", "udp_dns", "v6_syn"):
+        for ctl2, what in ((0x10, "limits"), (0x50, "limits_zero_share"), (0x20, "choice"),
+                           (0x30, "credits_none"), (0x70, "credits_1"), (0xf0, "credits_3")):
+            seed = sets["mux_burst"][k]
+            sets["mux_burst"][f"{k}_{what}"] = seed[:1] + bytes([ctl2]) + seed[2:]
+    sets["parse"].update({"agent_" + k: v[1:] for k, v in agent_frames().items()
+                          if not k.startswith("track")})
     for harness, seeds in sets.items():
         reset(harness)
         for name, data in sorted(seeds.items()):
