@@ -76,6 +76,7 @@ static struct mux_worker *w;
 static struct lb_ftable fts[VAR_N];
 static struct mux_gen *gens[VAR_N];
 static struct mux_gen *gen; /* the input's */
+static enum variant var;    /* ... and its variant */
 static uint16_t in_port;
 static bool verbose;
 static unsigned sent; /* FUZZ_VERBOSE=1: what happened to each input, on stderr */
@@ -92,9 +93,11 @@ static unsigned sent; /* FUZZ_VERBOSE=1: what happened to each input, on stderr 
  *                mux-wide cap; the UDP service's rules only monitor; the
  *                TCP services refuse with an RST, the UDP one with ICMP
  *   VAR_CHOICE   affinity to the client with the reject policy (TCP: an
- *                RST; UDP, by client and protocol: ICMP port unreachable);
- *                the IPv6 service keeps to zone "a" of the mux, one of its
- *                backends in zone "b"
+ *                RST; UDP, by client and protocol: ICMP port unreachable),
+ *                10.1.0.2 in maintenance, so that the clients whose first
+ *                choice it is are refused; the IPv6 service keeps to zone
+ *                "a" of the mux, its backend [2001:db8:1::12] in zone "b"
+ *                (which must then get nothing)
  *   VAR_CREDITS  10.1.0.1 and 10.1.0.2 capped (10.0.0.1 rejects what no
  *                credit takes), [2001:db8:1::1] capped (redistributes)
  */
@@ -154,6 +157,7 @@ build_gen(enum variant v)
 	case VAR_CHOICE:
 		sv[0].choice.affinity = LB_AFF_CLIENT;
 		sv[0].choice.on_unusable = LB_UNUSABLE_REJECT;
+		web[v][1].state = LB_BACKEND_MAINT;
 		sv[1].choice.affinity = LB_AFF_CLIENT_PROTO;
 		sv[1].choice.on_unusable = LB_UNUSABLE_REJECT;
 		sv[2].choice.affinity = LB_AFF_CLIENT;
@@ -327,6 +331,12 @@ check_inner(const uint8_t *p, uint32_t len, bool v6)
 		FUZZ_CHECK(lb_be16_to_cpu(ip6->payload_len) + sizeof(*ip6) == len);
 		FUZZ_CHECK(is_backend(ip6->dst, true, true));
 		FUZZ_CHECK(ip6->hop_limit >= 1);
+		if (var == VAR_CHOICE) {
+			uint8_t zone_b[16];
+
+			fuzz_ip6(zone_b, 1, 0x12);
+			FUZZ_CHECK(memcmp(ip6->dst, zone_b, 16) != 0);
+		}
 	} else {
 		const struct lb_ipv4_hdr *ip = (const struct lb_ipv4_hdr *)p;
 		uint32_t ihl = (uint32_t)lb_ipv4_ihl(ip) * 4;
@@ -530,7 +540,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = (uint16_t)RTE_MIN(size, (size_t)RTE_MBUF_DEFAULT_DATAROOM);
 	in_port = (ctl >> 3) & 1;
 	ctx.arp_for_vips = (ctl >> 2) & 1;
-	v = (enum variant)((ctl2 >> 4) & 3);
+	var = v = (enum variant)((ctl2 >> 4) & 3);
 	gen = ctx.gen = gens[v];
 	mux_conn_reset(w->conn);
 	mux_conn6_reset(w->conn6);
