@@ -6,6 +6,7 @@
  * it waits for an answer). The sweep walks HA_TRACK_SWEEP positions per
  * loop, so a full pass over 65,536 takes 1,024 loops.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include <rte_hash.h>
@@ -54,7 +55,9 @@ struct ha_track {
 	uint32_t sweep;	       /* next position the sweep looks at */
 	uint64_t untracked;
 	uint64_t adopted;
-	uint32_t adopt_until_ms; /* adopt() works until then (set by the first sweep) */
+	uint32_t adopt_from_ms; /* adopt() works from then (the first sweep) ... */
+	bool adopt_open;	/* ... set then, for HA_TRACK_IDLE_MS (adopting()) */
+	bool adopt_over;	/* ... and that time has passed, for good */
 };
 
 struct ha_track *
@@ -141,6 +144,25 @@ slot_of(struct ha_track *t, uint32_t id)
 }
 
 /*
+ * Is the window for adopt() open at now? It opens at the first sweep and
+ * closes HA_TRACK_IDLE_MS later, for good. The millisecond clock is 32 bits
+ * and wraps in 49.7 days: the time is measured from the opening (unsigned,
+ * so a reading 2^31 ms on is still past the end, not before it) and the
+ * end is latched the first time it is seen (every sweep looks).
+ */
+static bool
+adopting(struct ha_track *t, uint32_t now)
+{
+	if (!t->adopt_open || t->adopt_over)
+		return false;
+	if (now - t->adopt_from_ms >= HA_TRACK_IDLE_MS) {
+		t->adopt_over = true;
+		return false;
+	}
+	return true;
+}
+
+/*
  * A segment of a connection the table does not know, established by its
  * flags (ACK, no SYN, FIN or RST): one opened before this agent started.
  * It is counted from now on as established (never as opened), so an agent
@@ -160,7 +182,7 @@ adopt(struct ha_worker *w, const struct ha_ckey *k, const struct lb_pkt *pi)
 	int32_t slot, pos;
 
 	/* Only for the idle timeout after the start: by then any connection from before sent. */
-	if (t->adopt_until_ms == 0 || (int32_t)(w->now_ms - t->adopt_until_ms) >= 0 ||
+	if (!adopting(t, w->now_ms) ||
 		(pi->tcp_flags & (LB_TCP_ACK | LB_TCP_FIN | LB_TCP_RST)) != LB_TCP_ACK ||
 		(lb = ha_map_by_dip(w->map, k->af, k->dip.a8, k->dport, LB_IPPROTO_TCP)) == NULL ||
 		(slot = slot_of(t, lb->be_id)) < 0)
@@ -271,8 +293,11 @@ ha_track_sweep(struct ha_worker *w)
 
 	if (t == NULL)
 		return;
-	if (t->adopt_until_ms == 0)
-		t->adopt_until_ms = (now + HA_TRACK_IDLE_MS) | 1; /* 0 means not yet */
+	if (!t->adopt_open) {
+		t->adopt_from_ms = now;
+		t->adopt_open = true;
+	}
+	adopting(t, now); /* latch the window's end */
 	for (i = 0; i < HA_TRACK_SWEEP; i++) {
 		uint32_t pos = t->sweep;
 		struct ha_conn *c = &t->conn[pos];

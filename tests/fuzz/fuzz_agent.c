@@ -18,6 +18,8 @@
  *             tracker for every such input, so its table carries state
  *             from one to the next; each moves its clock by 250 ms and
  *             sweeps 4 slices after the burst
+ *   bit 7     with bit 6: the clock jumps 2^31 ms and the adoption window
+ *             (24.86 days) first
  * The mapping is built by the real ha_map_build() from an ha_config filled
  * in here (no file): PA 172.16.0.2 and PA6 2001:db8:ff::2, muxes
  * 10.255.0.1, 10.255.0.2 and 2001:db8:ff::1, gateway6 fe80::1, VMs
@@ -25,7 +27,9 @@
  * build_config(). After each burst every mbuf must be back in the pool or
  * well-formed in a TX buffer, and every backend's load adds up: no more
  * connections active than opened or adopted, no more refused or
- * unanswered than opened.
+ * unanswered than opened; and no connection is adopted once the window
+ * for that (HA_TRACK_IDLE_MS from the tracker's first sweep) has passed,
+ * however far the clock has gone.
  */
 #define FUZZ_WITH_EAL
 #include <stdbool.h>
@@ -56,6 +60,7 @@ static struct ha_worker *w;
 static struct ha_map map;
 static struct ha_config cfg;
 static struct ha_track *track;
+static uint64_t track_ms, adopt_end_ms; /* the tracker's clock, unwrapped; 0: not yet */
 
 /*
  * 10.0.0.1:80/TCP -> 10.1.0.1:8080 and 10.1.0.2:8080 on this host,
@@ -249,6 +254,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rte_mbuf *m[HA_BURST];
 	const char *why;
 	unsigned i, copies;
+	uint64_t adopted = 0;
 	uint16_t len, p;
 	uint8_t ctl;
 
@@ -262,8 +268,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	w->mss_clamp = (ctl & 4) ? 1400 : 0;
 	w->mss_clamp6 = (ctl & 4) ? 1360 : 0;
 	w->track = (ctl & 0x40) ? track : NULL;
-	if (w->track != NULL)
-		w->now_ms += 250;
+	if (w->track != NULL) {
+		track_ms += 250 + ((ctl & 0x80) ? ((uint64_t)1 << 31) + HA_TRACK_IDLE_MS : 0);
+		w->now_ms = (uint32_t)track_ms;
+		adopted = ha_track_adopted(track);
+	}
 	if (rte_pktmbuf_alloc_bulk(pool, m, copies) != 0)
 		return 0;
 	for (i = 0; i < copies; i++) {
@@ -309,8 +318,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ha_frag_expire(w, UINT64_MAX);
 	FUZZ_CHECK(rte_mempool_avail_count(pool) == FUZZ_POOL);
 	if (w->track != NULL) {
+		FUZZ_CHECK(adopt_end_ms == 0 || track_ms < adopt_end_ms ||
+			   ha_track_adopted(track) == adopted);
 		for (i = 0; i < 4; i++)
 			ha_track_sweep(w);
+		if (adopt_end_ms == 0)
+			adopt_end_ms = track_ms + HA_TRACK_IDLE_MS;
 		check_load();
 	}
 	return 0;
