@@ -254,7 +254,7 @@ swap_gen(const struct scenario *sc, const struct mux_gen *cur, uint64_t version,
 		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		return NULL;
 	}
-	if (mux_gen_assign_sids(cur, &ft, NULL, err) == 0)
+	if (mux_gen_assign_sids(cur, &ft, NULL, NULL, err) == 0)
 		g = mux_gen_build(&ft, version, cur->cap_backends, cur->cap_services, LB_ADDR_ANY,
 			"", socket, err);
 	lb_ftable_free(&ft);

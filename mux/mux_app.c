@@ -166,6 +166,7 @@ mux_app_start(struct mux_app *app, struct rte_mempool *pool, bool exit_on_eof, u
 		LB_WARN("telemetry commands not registered");
 	pthread_mutex_init(&app->gen_lock, NULL);
 	app->be_freed_at = calloc(app->ctx.gen->cap_backends, sizeof(*app->be_freed_at));
+	app->svc_freed_at = calloc(app->ctx.gen->cap_services, sizeof(*app->svc_freed_at));
 	app->be_base = calloc(app->ctx.gen->cap_backends, sizeof(*app->be_base));
 	app->svc_base = calloc(app->ctx.gen->cap_services, sizeof(*app->svc_base));
 	return 0;

@@ -25,6 +25,7 @@ struct mux_app {
 	struct mux_worker *workers; /* [n_workers] */
 	pthread_mutex_t gen_lock;   /* telemetry vs. generation swaps; never a worker */
 	uint64_t *be_freed_at;	    /* [cap_backends]: TSC when a backend sid was removed, or 0 */
+	uint64_t *svc_freed_at;	    /* [cap_services]: ... a service sid */
 	/* Counters at the moment an id was (re)assigned: [cap_backends], [cap_services]. */
 	struct mux_flow_counters *be_base;
 	struct mux_flow_counters *svc_base;

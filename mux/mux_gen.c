@@ -280,16 +280,19 @@ out:
 
 int
 mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8_t *hold,
-	struct lb_cfg_err *err)
+	const uint8_t *hold_svc, struct lb_cfg_err *err)
 {
 	uint8_t *used_b = calloc(old->cap_backends, 1), *used_s = calloc(old->cap_services, 1);
+	uint8_t *old_s = calloc(old->cap_services, 1);
 	uint32_t i, j, k, next_b = 0, next_s = 0;
 	int rc = 0;
 
-	if (used_b == NULL || used_s == NULL) {
+	if (used_b == NULL || used_s == NULL || old_s == NULL) {
 		rc = -LB_ENOMEM;
 		goto out;
 	}
+	for (i = 0; i < old->n_services; i++)
+		old_s[old->services[i].sid] = 1;
 	/* Pass 1: what the old generation knows keeps its sid. */
 	for (i = 0; i < ft->n_services; i++) {
 		struct lb_service_cfg *sc = &ft->services[i];
@@ -328,7 +331,10 @@ mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8
 		struct lb_service_cfg *sc = &ft->services[i];
 
 		if (sc->id == UINT32_MAX) {
-			while (next_s < old->cap_services && used_s[next_s])
+			/* Never an id the running table still gives a service. */
+			while (next_s < old->cap_services &&
+				(used_s[next_s] || old_s[next_s] ||
+					(hold_svc != NULL && hold_svc[next_s])))
 				next_s++;
 			if (next_s == old->cap_services) {
 				rc = -LB_EFULL;
@@ -361,6 +367,7 @@ mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8
 out:
 	free(used_b);
 	free(used_s);
+	free(old_s);
 	return rc;
 }
 

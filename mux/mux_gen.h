@@ -232,12 +232,13 @@ struct mux_gen *mux_gen_build(const struct lb_ftable *ft, uint64_t version, uint
 /*
  * Give ft's services and backends the sids they had in old (same service
  * key; same DIP and port within it), and the lowest free sids to new ones,
- * skipping backend sids marked in hold (may be NULL): ids of backends
- * removed too recently, which connection tables may still name.
+ * never one old still gives, and skipping backend sids marked in hold and
+ * service sids marked in hold_svc (either may be NULL): ids removed too
+ * recently, which connection tables may still name.
  * Returns 0, or -LB_EFULL with a message if a capacity would be exceeded.
  */
 int mux_gen_assign_sids(const struct mux_gen *old, struct lb_ftable *ft, const uint8_t *hold,
-	struct lb_cfg_err *err);
+	const uint8_t *hold_svc, struct lb_cfg_err *err);
 
 void mux_gen_free(struct mux_gen *g);
 

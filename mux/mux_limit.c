@@ -67,8 +67,19 @@ svc_shares(struct mux_worker *w, const struct mux_gen *g, uint32_t svc, struct m
 	uint64_t div, uint64_t now)
 {
 	const struct lb_svc_limits *r = &g->limits[svc];
-	bool fresh = ls->built == 0;
+	const struct lb_svc_key *key = &g->services[svc].key;
+	bool fresh = ls->built == 0 || memcmp(&ls->key, key, sizeof(*key)) != 0;
 
+	/*
+	 * Another service under a sid that had one before (held while its
+	 * connections lived: mux_update.c's hold_recent()): its own counters
+	 * and talkers, its bucket full.
+	 */
+	if (fresh && ls->built != 0) {
+		memset(ls->cnt, 0, sizeof(ls->cnt));
+		memset(&ls->top, 0, sizeof(ls->top));
+	}
+	ls->key = *key;
 	rate_set(w, &ls->rate, &r->rule[LB_LIM_RATE], div);
 	rate_set(w, &ls->src, &r->rule[LB_LIM_SOURCE], div);
 	ls->conns = share(w, r->rule[LB_LIM_CONNS].limit, div);

@@ -55,6 +55,7 @@ struct mux_lim_cnt {
 
 /* One service on one worker, by stable service id. */
 struct mux_lim_svc {
+	struct lb_svc_key key;	/* the service the state is for (a sid passes on) */
 	uint64_t built;		/* generation version + 1 the shares are for; 0: never */
 	uint64_t div;		/* the mux's share (ctx->lim_share) they are for */
 	uint32_t conns;		/* this worker's share of max_connections */

@@ -85,22 +85,29 @@ warn_unreloadable(const struct mux_config *a, const struct mux_config *b)
 }
 
 /*
- * Backend sids removed less than the longest idle timeout ago: a
- * connection table may still pin a flow to one, and handing it to a new
- * backend would send that flow there instead of re-balancing it.
+ * Sids removed less than the longest idle timeout ago, backends' then
+ * services' (one buffer: cap_backends bytes, then cap_services). A
+ * connection table may still pin a flow to a backend's, and handing it to
+ * a new backend would send that flow there instead of re-balancing it. A
+ * service's entries still count as its own (svc_live, svc_held: its
+ * max_connections and quota), and a new service under its sid would
+ * start with them.
  */
 static uint8_t *
 hold_recent(const struct mux_app *app, const struct mux_gen *old)
 {
 	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
 	uint64_t quarantine = (uint64_t)RTE_MAX(app->cfg.tcp_timeout, app->cfg.udp_timeout) * hz;
-	uint8_t *hold = calloc(old->cap_backends, 1);
+	uint8_t *hold = calloc((size_t)old->cap_backends + old->cap_services, 1);
 	uint32_t i;
 
-	if (hold == NULL || app->be_freed_at == NULL)
-		return hold;
-	for (i = 0; i < old->cap_backends; i++)
+	if (hold == NULL)
+		return NULL;
+	for (i = 0; app->be_freed_at != NULL && i < old->cap_backends; i++)
 		hold[i] = app->be_freed_at[i] != 0 && now - app->be_freed_at[i] < quarantine;
+	for (i = 0; app->svc_freed_at != NULL && i < old->cap_services; i++)
+		hold[old->cap_backends + i] =
+			app->svc_freed_at[i] != 0 && now - app->svc_freed_at[i] < quarantine;
 	return hold;
 }
 
@@ -128,6 +135,15 @@ note_removed(struct mux_app *app, const struct mux_gen *old, const struct mux_ge
 			mux_stats_flow_raw(
 				app, 0, ng->services[i].sid, &app->svc_base[ng->services[i].sid]);
 	}
+	for (i = 0; app->svc_freed_at != NULL && i < old->n_services; i++) {
+		struct lb_svc_key k = old->services[i].key;
+		int64_t o = mux_gen_lookup(ng, &k);
+
+		if (o < 0 || o == MUX_GEN_VIP)
+			app->svc_freed_at[old->services[i].sid] = now;
+	}
+	for (i = 0; app->svc_freed_at != NULL && i < ng->n_services; i++)
+		app->svc_freed_at[ng->services[i].sid] = 0;
 	if (app->be_freed_at == NULL)
 		return;
 	for (i = 0; i < old->n_backends; i++) {
@@ -184,7 +200,7 @@ mux_reload(struct mux_app *app)
 	/* The file's ids name the backends to their agents: keep them for the credits. */
 	rc = hold == NULL || lb_ftable_copy(&named, &nc.ftable) != 0
 		     ? -LB_ENOMEM
-		     : mux_gen_assign_sids(old, &nc.ftable, hold, &err);
+		     : mux_gen_assign_sids(old, &nc.ftable, hold, hold + old->cap_backends, &err);
 	free(hold);
 	if (rc == 0) {
 		/* The running tunnels: a reload does not change them (warn_unreloadable()). */
@@ -252,7 +268,8 @@ member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *er
 		return NULL;
 	}
 	hold = hold_recent(app, old);
-	rc = hold == NULL ? -LB_ENOMEM : mux_gen_assign_sids(old, &ft, hold, &cerr);
+	rc = hold == NULL ? -LB_ENOMEM
+			  : mux_gen_assign_sids(old, &ft, hold, hold + old->cap_backends, &cerr);
 	free(hold);
 	if (rc == -LB_ENOMEM)
 		snprintf(cerr.msg, sizeof(cerr.msg), "out of memory");

@@ -21,7 +21,11 @@ three to mux1 for every one to mux2, at the same pace.
     of each mux was observed;
   - an admission rule is divided among the muxes in sync (SHARES): with
     max_connections 2 on a second VIP, each of the two muxes admits 1, so of
-    three SYNs into mux2's tap one is forwarded and two are refused.
+    three SYNs into mux2's tap one is forwarded and two are refused;
+  - a service added after one was deleted does not inherit the deleted
+    one's connections (its stable id is held while they live): with the
+    first VIP deleted (100 connections on mux2) and a third added with
+    max_connections 2, mux2 admits its SYN.
 Needs root (the taps); skipped (77) without.
 """
 import os
@@ -40,6 +44,7 @@ from sluicetest.systemd import Notify
 VIP = "192.0.2.10"
 SVC = f"{VIP}:80"
 VIP2 = "192.0.2.11"
+VIP3 = "192.0.2.12"
 BACKENDS = ["10.1.1.11:8080", "10.1.1.12:8080"]
 N = {"mux1": 300, "mux2": 100}
 TRAFFIC_S = 6  # seconds of traffic: longer than the rates' window of 5 s
@@ -186,6 +191,33 @@ def run(lab, check):
     for n in notify.values():
         n.close()
     shared_limit(lab, check)
+    new_service(lab, check)
+
+
+def rule_counted(lab, svc, n):
+    """svc's max_connections rule once its counters show n checks, or None."""
+    for r in (lab.json_ctl("limit", "list") or {}).get("rules", []):
+        if r["service"] == f"tcp {svc}" and r["checked"] == n:
+            return r
+    return None
+
+
+def new_service(lab, check):
+    """VIP deleted (100 live connections on mux2), VIP3 added with max_connections 2."""
+    svc3 = f"{VIP3}:80"
+    for argv in (("vip", "del", SVC),
+                 ("vip", "add", svc3, "--probe", "none"),
+                 ("backend", "add", svc3, "10.1.1.14:8080", "--host", "10.0.1.1"),
+                 ("limit", "set", svc3, "max_connections", "2", "--mode", "intercept")):
+        r = lab.ctl(*argv)
+        check(r.returncode == 0, f"{' '.join(argv)}: {r.stderr.strip()}")
+    v = lab.committed()
+    check(lab.wait(lambda: lab.in_sync(["mux1", "mux2"], v), "both muxes on VIP3"),
+          f"both muxes run version {v}")
+    send(lab, "mux2", 1, 0.1, vip=VIP3)
+    r = poll(lambda: rule_counted(lab, svc3, 1), timeout=20)
+    check(r and (r["passed"], r["denied"]) == (1, 0),
+          f"a new service starts with no connections: mux2 admits its SYN: {r}")
 
 
 def shared_limit(lab, check):
@@ -204,12 +236,7 @@ def shared_limit(lab, check):
                    "mux2's SHARES"), "mux2 is told the limits are shared by 2 muxes")
     send(lab, "mux2", 3, 0.2, vip=VIP2)
 
-    def counted():
-        for r in (lab.json_ctl("limit", "list") or {}).get("rules", []):
-            if r["service"] == f"tcp {svc2}" and r["checked"] == 3:
-                return r
-        return None
-    r = poll(counted, timeout=20)
+    r = poll(lambda: rule_counted(lab, svc2, 3), timeout=20)
     check(r and (r["passed"], r["denied"], r["would_deny"]) == (1, 2, 0),
           f"mux2 admits its share of max_connections 2 (1) and refuses the rest: {r}")
 
