@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lb_addr.h"
 #include "lb_err.h"
 #include "lb_flow.h"
 #include "lb_hdr.h"
@@ -19,18 +20,34 @@ const char *const lb_refuse_names[3] = {"drop", "rst", "icmp"};
 const char *const lb_limit_counter_names[4] = {"checked", "passed", "would_deny", "denied"};
 
 void
-lb_limit_counter_name(
-	char *buf, size_t len, uint32_t vip, uint16_t port, uint8_t proto, int kind, int counter)
+lb_limit_counter_name(char *buf, size_t len, const struct lb_addr *vip, uint8_t af, uint16_t port,
+	uint8_t proto, int kind, int counter)
 {
 	static const char *const kinds[LB_LIM_N] = {"src", "rate", "conns"};
 	static const char *const cnts[4] = {"chk", "pass", "wdeny", "deny"};
-	const uint8_t *a = (const uint8_t *)&vip;
+	char addr[LB_ADDR_STRLEN + 2];
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	int i, n;
 
-	if (kind >= LB_LIM_N)
+	if (kind >= LB_LIM_N || vip == NULL) {
 		snprintf(buf, len, "limit.mux.%s", cnts[counter & 3]);
-	else
-		snprintf(buf, len, "limit.%u.%u.%u.%u:%u/%s.%s.%s", a[0], a[1], a[2], a[3], port,
-			proto == LB_IPPROTO_UDP ? "udp" : "tcp", kinds[kind], cnts[counter & 3]);
+		return;
+	}
+	if (af == LB_AF_INET6) {
+		addr[0] = '[';
+		lb_addr_ntop(af, vip, addr + 1, sizeof(addr) - 2);
+		strcat(addr, "]");
+	} else
+		lb_addr_ntop(af, vip, addr, sizeof(addr));
+	n = snprintf(buf, len, "limit.%s:%u/%s.%s.%s", addr, port,
+		proto == LB_IPPROTO_UDP ? "udp" : "tcp", kinds[kind], cnts[counter & 3]);
+	if (n >= 0 && (size_t)n < len && (size_t)n < LB_LIMIT_COUNTER_LEN)
+		return;
+	/* Too long for STATUS: the address's bytes hashed (an IPv4 name always fits). */
+	for (i = 0; i < 16; i++)
+		h = (h ^ vip->a8[i]) * 0x100000001b3ULL;
+	snprintf(buf, len, "limit.6h%016llx:%u/%s.%s.%s", (unsigned long long)h, port,
+		proto == LB_IPPROTO_UDP ? "udp" : "tcp", kinds[kind], cnts[counter & 3]);
 }
 
 void

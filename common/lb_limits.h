@@ -134,13 +134,16 @@ void lb_limit_rule_str(
 /*
  * The name a rule's counter goes by in a mux's STATUS (at most 47
  * characters): "limit.192.0.2.10:80/tcp.rate.deny", or for the mux-wide cap
- * (kind LB_LIM_N) "limit.mux.deny". counter: 0 checked, 1 passed, 2
- * would_deny, 3 denied. vip in network order, port in host order. The
- * manager sums them over the muxes by the same names.
+ * (kind LB_LIM_N, vip NULL) "limit.mux.deny". counter: 0 checked, 1 passed,
+ * 2 would_deny, 3 denied. vip of family af, port in host order. An IPv6
+ * VIP is its text in brackets where the name fits ("limit.[2001:db8::10]:
+ * 80/tcp.rate.deny"), else "6h" and 16 hex digits of a 64-bit hash of its
+ * bytes. The manager sums them over the muxes by the same names.
  */
 #define LB_LIMIT_COUNTER_LEN 48
-void lb_limit_counter_name(
-	char *buf, size_t len, uint32_t vip, uint16_t port, uint8_t proto, int kind, int counter);
+struct lb_addr;
+void lb_limit_counter_name(char *buf, size_t len, const struct lb_addr *vip, uint8_t af,
+	uint16_t port, uint8_t proto, int kind, int counter);
 extern const char *const lb_limit_counter_names[4]; /* checked, passed, would_deny, denied */
 
 /*

@@ -173,8 +173,8 @@ rule_counters(struct mgr_api *api, const struct mgr_api_req *q, const struct lb_
 	int c;
 
 	for (c = 0; c < 4; c++)
-		lb_limit_counter_name(name[c], sizeof(name[c]), sc ? sc->vip.a32[0] : 0,
-			sc ? sc->port : 0, sc ? sc->proto : 0, kind, c);
+		lb_limit_counter_name(name[c], sizeof(name[c]), sc ? &sc->vip : NULL,
+			sc ? sc->af : 0, sc ? sc->port : 0, sc ? sc->proto : 0, kind, c);
 	memset(sum, 0, 4 * sizeof(sum[0]));
 	*muxes = 0;
 	for (m = 0; m < cm->n_members; m++) {

@@ -356,7 +356,7 @@ mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen 
 				continue;
 			mux_limit_sum(ws, nw, sv->sid, k, &c);
 			for (i = 0; i < 4; i++) {
-				lb_limit_counter_name(name, sizeof(name), sv->key.vip.a32[0],
+				lb_limit_counter_name(name, sizeof(name), &sv->key.vip, sv->key.af,
 					lb_be16_to_cpu(sv->key.port), sv->key.proto, k, i);
 				status_put(out, &n, max, name, (&c.checked)[i]);
 			}
@@ -365,7 +365,7 @@ mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen 
 	if (g->mux_rate.limit != 0) {
 		mux_limit_sum(ws, nw, 0, LB_LIM_N, &c);
 		for (i = 0; i < 4; i++) {
-			lb_limit_counter_name(name, sizeof(name), 0, 0, 0, LB_LIM_N, i);
+			lb_limit_counter_name(name, sizeof(name), NULL, 0, 0, 0, LB_LIM_N, i);
 			status_put(out, &n, max, name, (&c.checked)[i]);
 		}
 	}
@@ -373,7 +373,7 @@ mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen 
 	for (s = 0; s < g->n_services; s++) {
 		const struct mux_service *sv = &g->services[s];
 
-		/* Top talkers are IPv4 sources (IPv6 services have no rules yet). */
+		/* Top talkers are IPv4 sources: an IPv6 service's are not reported. */
 		m = sv->checks && sv->key.af == LB_AF_INET ? top_merged(ws, nw, sv->sid, top) : 0;
 		for (i = 0; i < (int)m; i++)
 			for (f = 0; f < 3; f++) {

@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 
+#include "lb_addr.h"
 #include "lb_codec.h"
 #include "lb_config.h"
 #include "lb_err.h"
@@ -432,4 +433,45 @@ Test(limits, codec_carries_the_rules)
 	roundtrip(&in, &out, -LB_EPARSE);
 	lb_msg_free(&out);
 	lb_ftable_free(&ft);
+}
+
+/* ---- the counters' names in STATUS ---- */
+
+static void
+counter_name(char *buf, const char *vip, int kind, int counter)
+{
+	struct lb_addr a;
+	uint8_t af;
+	char why[64];
+
+	cr_assert_eq(lb_addr_parse(vip, LB_ADDR_ANY, &a, &af, why, sizeof(why)), 0, "%s", vip);
+	lb_limit_counter_name(buf, LB_LIMIT_COUNTER_LEN, &a, af, 80, LB_IPPROTO_TCP, kind, counter);
+}
+
+/*
+ * The manager sums a rule's counters over the muxes by name: two services
+ * never share one. IPv6 VIPs were once named by their first four bytes
+ * (2001:db8::10 and 2001:db8::20 both "limit.32.1.13.184:80/...").
+ */
+Test(limits, counter_names_tell_services_apart)
+{
+	char a[LB_LIMIT_COUNTER_LEN], b[LB_LIMIT_COUNTER_LEN];
+
+	counter_name(a, "192.0.2.10", LB_LIM_RATE, 3);
+	cr_assert_str_eq(a, "limit.192.0.2.10:80/tcp.rate.deny");
+	counter_name(a, "2001:db8::10", LB_LIM_CONNS, 0);
+	cr_assert_str_eq(a, "limit.[2001:db8::10]:80/tcp.conns.chk");
+	counter_name(b, "2001:db8::20", LB_LIM_CONNS, 0);
+	cr_assert_str_neq(a, b);
+	counter_name(a, "32.1.13.184", LB_LIM_CONNS, 0);
+	cr_assert_str_neq(a, b);
+	/* Too long for STATUS in brackets: hashed, still apart, still short. */
+	counter_name(a, "2001:db8:1234:5678:9abc:def0:1234:5678", LB_LIM_SOURCE, 2);
+	counter_name(b, "2001:db8:1234:5678:9abc:def0:1234:5679", LB_LIM_SOURCE, 2);
+	cr_assert(strncmp(a, "limit.6h", 8) == 0, "%s", a);
+	cr_assert(strlen(a) < LB_LIMIT_COUNTER_LEN && strlen(b) < LB_LIMIT_COUNTER_LEN);
+	cr_assert_str_neq(a, b);
+	cr_assert(strstr(a, ":80/tcp.src.wdeny") != NULL, "%s", a);
+	lb_limit_counter_name(a, sizeof(a), NULL, 0, 0, 0, LB_LIM_N, 3);
+	cr_assert_str_eq(a, "limit.mux.deny");
 }
