@@ -25,9 +25,9 @@ lb_limit_counter_name(char *buf, size_t len, const struct lb_addr *vip, uint8_t 
 {
 	static const char *const kinds[LB_LIM_N] = {"src", "rate", "conns"};
 	static const char *const cnts[4] = {"chk", "pass", "wdeny", "deny"};
+	static const struct lb_hash_seed name_seed; /* every mux and manager alike */
 	char addr[LB_ADDR_STRLEN + 2];
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	int i, n;
+	int n;
 
 	if (kind >= LB_LIM_N || vip == NULL) {
 		snprintf(buf, len, "limit.mux.%s", cnts[counter & 3]);
@@ -44,9 +44,8 @@ lb_limit_counter_name(char *buf, size_t len, const struct lb_addr *vip, uint8_t 
 	if (n >= 0 && (size_t)n < len && (size_t)n < LB_LIMIT_COUNTER_LEN)
 		return;
 	/* Too long for STATUS: the address's bytes hashed (an IPv4 name always fits). */
-	for (i = 0; i < 16; i++)
-		h = (h ^ vip->a8[i]) * 0x100000001b3ULL;
-	snprintf(buf, len, "limit.6h%016llx:%u/%s.%s.%s", (unsigned long long)h, port,
+	snprintf(buf, len, "limit.6h%016llx:%u/%s.%s.%s",
+		(unsigned long long)lb_siphash13(&name_seed, vip->a8, sizeof(vip->a8)), port,
 		proto == LB_IPPROTO_UDP ? "udp" : "tcp", kinds[kind], cnts[counter & 3]);
 }
 
