@@ -200,7 +200,6 @@ credits_grant(uint32_t count)
 	static struct lb_credit_report rep;
 	char err[128];
 
-	mux_credit_free(ctx.credit);
 	ctx.credit = mux_credit_create(1, rte_get_tsc_hz(), (int)rte_socket_id());
 	FUZZ_CHECK(ctx.credit != NULL);
 	FUZZ_CHECK(mux_credit_bind(ctx.credit, gens[VAR_CREDITS], &fts[VAR_CREDITS], NULL, err,
