@@ -25,6 +25,7 @@
 # --interval: the agents' credits.interval_ms (50, as netns_pop_credits).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/script-args.sh
 
 cap=10 rounds=10 secs=20 par=32 hold=20 out= interval=50
 while [ $# -gt 0 ]; do
@@ -36,14 +37,8 @@ while [ $# -gt 0 ]; do
 	--hold) hold=$2; shift ;;
 	--interval) interval=$2; shift ;;
 	--out) out=$2; shift ;;
-	-h | --help)
-		sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
-		exit 0
-		;;
-	*)
-		echo "usage: bench/credit_overshoot.sh [--cap N] [--rounds N] [--seconds S] [--parallel P] [--hold MS] [--interval MS] [--out FILE]" >&2
-		exit 2
-		;;
+	-h | --help) script_help ;;
+	*) script_usage "bench/credit_overshoot.sh [--cap N] [--rounds N] [--seconds S] [--parallel P] [--hold MS] [--interval MS] [--out FILE]" ;;
 	esac
 	shift
 done

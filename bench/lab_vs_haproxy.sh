@@ -41,6 +41,7 @@
 # haproxy wrk). Tears everything down on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/script-args.sh
 
 rounds=3 secs=8 conns=32 out= perf_dir= router=0
 while [ $# -gt 0 ]; do
@@ -51,14 +52,8 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift ;;
 	--perf) perf_dir=$2; shift ;;
 	--router) router=1 ;;
-	-h | --help)
-		sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
-		exit 0
-		;;
-	*)
-		echo "usage: bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE] [--perf DIR] [--router]" >&2
-		exit 2
-		;;
+	-h | --help) script_help ;;
+	*) script_usage "bench/lab_vs_haproxy.sh [--rounds N] [--seconds S] [--conns C] [--out FILE] [--perf DIR] [--router]" ;;
 	esac
 	shift
 done

@@ -43,6 +43,7 @@
 # Needs root (namespaces, veths, DPDK). See docs/lab.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/script-args.sh
 
 mode=run
 huge=0
@@ -52,14 +53,8 @@ for arg in "$@"; do
 	--down) mode=down ;;
 	--pcap) exec scripts/lab-pcap.sh ;;
 	--hugepages) huge=1 ;;
-	-h | --help)
-		sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
-		exit 0
-		;;
-	*)
-		echo "usage: scripts/lab.sh [--keep | --down | --pcap] [--hugepages] [--help]" >&2
-		exit 2
-		;;
+	-h | --help) script_help ;;
+	*) script_usage "scripts/lab.sh [--keep | --down | --pcap] [--hugepages] [--help]" ;;
 	esac
 done
 if [ "$(id -u)" -ne 0 ]; then

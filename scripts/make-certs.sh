@@ -17,17 +17,13 @@
 # Keys are mode 0600. Files appear whole or not at all. See docs/cli.md.
 set -euo pipefail
 
-usage() {
-	sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
-}
+. "$(dirname "$0")/script-args.sh"
 
 if [[ $# -ge 1 && ($1 == -h || $1 == --help) ]]; then
-	usage
-	exit 0
+	script_help
 fi
 if [[ $# -lt 2 ]]; then
-	echo "usage: $0 DIR NAME..." >&2
-	exit 2
+	script_usage "$0 DIR NAME..."
 fi
 
 dir=$1
