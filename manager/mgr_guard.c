@@ -28,6 +28,7 @@
 #include "lb_codec.h"
 #include "lb_err.h"
 #include "lb_log.h"
+#include "lb_proof.h"
 #include "mgr_clock.h"
 #include "mgr_config.h"
 #include "mgr_guard.h"
@@ -56,9 +57,7 @@ struct mgr_listener {
 struct mgr_guard_tls {
 	mbedtls_ssl_config conf;
 	mbedtls_x509_crt crt;
-	mbedtls_pk_context key;
-	mbedtls_entropy_context entropy;
-	mbedtls_ctr_drbg_context drbg;
+	struct lb_sign_key key;
 };
 
 struct mgr_guard {
@@ -154,16 +153,15 @@ client_load(const char *cert, const char *key, char *err, size_t len)
 	}
 	mbedtls_ssl_config_init(&t->conf);
 	mbedtls_x509_crt_init(&t->crt);
-	mbedtls_pk_init(&t->key);
-	mbedtls_entropy_init(&t->entropy);
-	mbedtls_ctr_drbg_init(&t->drbg);
+	lb_sign_key_init(&t->key);
+	if (lb_sign_key_load(&t->key, key, "sluice guard", err, len) != 0) {
+		client_free(t);
+		return NULL;
+	}
 	if ((rc = mbedtls_x509_crt_parse_file(&t->crt, cert)) != 0 ||
-		(rc = mbedtls_pk_parse_keyfile(&t->key, key, NULL)) != 0 ||
-		(rc = mbedtls_ctr_drbg_seed(&t->drbg, mbedtls_entropy_func, &t->entropy,
-			 (const uint8_t *)"sluice guard", 12)) != 0 ||
 		(rc = mbedtls_ssl_config_defaults(&t->conf, MBEDTLS_SSL_IS_CLIENT,
 			 MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT)) != 0 ||
-		(rc = mbedtls_ssl_conf_own_cert(&t->conf, &t->crt, &t->key)) != 0) {
+		(rc = mbedtls_ssl_conf_own_cert(&t->conf, &t->crt, &t->key.pk)) != 0) {
 		char buf[128];
 
 		mbedtls_strerror(rc, buf, sizeof(buf));
@@ -173,7 +171,7 @@ client_load(const char *cert, const char *key, char *err, size_t len)
 	}
 	/* Our own listener: what matters is that it accepts, not who it is. */
 	mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_NONE);
-	mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
+	mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->key.drbg);
 	mbedtls_ssl_conf_read_timeout(&t->conf, MGR_GUARD_WAIT_MS);
 	return t;
 }
@@ -185,9 +183,7 @@ client_free(struct mgr_guard_tls *t)
 		return;
 	mbedtls_ssl_config_free(&t->conf);
 	mbedtls_x509_crt_free(&t->crt);
-	mbedtls_pk_free(&t->key);
-	mbedtls_ctr_drbg_free(&t->drbg);
-	mbedtls_entropy_free(&t->entropy);
+	lb_sign_key_free(&t->key);
 	free(t);
 }
 

@@ -20,9 +20,7 @@
 #define PROOF_LABEL "sluice hello proof 1"
 
 struct lb_proof_signer {
-	mbedtls_pk_context key;
-	mbedtls_entropy_context entropy;
-	mbedtls_ctr_drbg_context drbg;
+	struct lb_sign_key key;
 	char *cert; /* PEM */
 	size_t cert_len;
 	char name[LB_PROOF_NAME_MAX]; /* its CN */
@@ -77,6 +75,40 @@ cert_name(const mbedtls_x509_crt *crt, char *out, size_t len)
 		}
 }
 
+void
+lb_sign_key_init(struct lb_sign_key *k)
+{
+	mbedtls_pk_init(&k->pk);
+	mbedtls_entropy_init(&k->entropy);
+	mbedtls_ctr_drbg_init(&k->drbg);
+}
+
+int
+lb_sign_key_load(
+	struct lb_sign_key *k, const char *key_path, const char *label, char *err, size_t len)
+{
+	int rc;
+
+	if ((rc = mbedtls_pk_parse_keyfile(&k->pk, key_path, NULL)) != 0) {
+		mbed_err(err, len, key_path, rc);
+		return -1;
+	}
+	if ((rc = mbedtls_ctr_drbg_seed(&k->drbg, mbedtls_entropy_func, &k->entropy,
+		     (const uint8_t *)label, strlen(label))) != 0) {
+		mbed_err(err, len, "random numbers", rc);
+		return -1;
+	}
+	return 0;
+}
+
+void
+lb_sign_key_free(struct lb_sign_key *k)
+{
+	mbedtls_pk_free(&k->pk);
+	mbedtls_ctr_drbg_free(&k->drbg);
+	mbedtls_entropy_free(&k->entropy);
+}
+
 struct lb_proof_signer *
 lb_proof_signer_load(const char *cert_path, const char *key_path, char *err, size_t len)
 {
@@ -88,9 +120,7 @@ lb_proof_signer_load(const char *cert_path, const char *key_path, char *err, siz
 		snprintf(err, len, "out of memory");
 		return NULL;
 	}
-	mbedtls_pk_init(&s->key);
-	mbedtls_entropy_init(&s->entropy);
-	mbedtls_ctr_drbg_init(&s->drbg);
+	lb_sign_key_init(&s->key);
 	mbedtls_x509_crt_init(&crt);
 	if ((rc = lb_read_file(cert_path, LB_PROOF_CERT_MAX - 1, &s->cert, &s->cert_len)) != 0) {
 		snprintf(err, len, "cannot read %s: %s", cert_path,
@@ -102,18 +132,11 @@ lb_proof_signer_load(const char *cert_path, const char *key_path, char *err, siz
 		mbed_err(err, len, cert_path, rc);
 		goto fail;
 	}
-	if ((rc = mbedtls_pk_parse_keyfile(&s->key, key_path, NULL)) != 0) {
-		mbed_err(err, len, key_path, rc);
+	if (lb_sign_key_load(&s->key, key_path, PROOF_LABEL, err, len) != 0)
 		goto fail;
-	}
 	cert_name(&crt, s->name, sizeof(s->name));
-	if ((rc = mbedtls_pk_check_pair(&crt.pk, &s->key)) != 0) {
+	if ((rc = mbedtls_pk_check_pair(&crt.pk, &s->key.pk)) != 0) {
 		snprintf(err, len, "%s is not the key of %s", key_path, cert_path);
-		goto fail;
-	}
-	if ((rc = mbedtls_ctr_drbg_seed(&s->drbg, mbedtls_entropy_func, &s->entropy,
-		     (const uint8_t *)PROOF_LABEL, sizeof(PROOF_LABEL) - 1)) != 0) {
-		mbed_err(err, len, "random numbers", rc);
 		goto fail;
 	}
 	mbedtls_x509_crt_free(&crt);
@@ -129,9 +152,7 @@ lb_proof_signer_free(struct lb_proof_signer *s)
 {
 	if (s == NULL)
 		return;
-	mbedtls_pk_free(&s->key);
-	mbedtls_ctr_drbg_free(&s->drbg);
-	mbedtls_entropy_free(&s->entropy);
+	lb_sign_key_free(&s->key);
 	free(s->cert);
 	free(s);
 }
@@ -158,8 +179,8 @@ lb_proof_sign(struct lb_proof_signer *s, const uint8_t nonce[LB_NONCE_LEN], cons
 	int rc;
 
 	if ((rc = proof_hash(nonce, id, hash)) != 0 ||
-		(rc = mbedtls_pk_sign(&s->key, MBEDTLS_MD_SHA256, hash, sizeof(hash), buf, &n,
-			 mbedtls_ctr_drbg_random, &s->drbg)) != 0) {
+		(rc = mbedtls_pk_sign(&s->key.pk, MBEDTLS_MD_SHA256, hash, sizeof(hash), buf, &n,
+			 mbedtls_ctr_drbg_random, &s->key.drbg)) != 0) {
 		mbed_err(err, len, "sign", rc);
 		return -1;
 	}

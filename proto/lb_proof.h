@@ -22,10 +22,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/pk.h>
+
 #define LB_NONCE_LEN 32
 #define LB_PROOF_MAX 512	/* a signature: ECDSA P-521 or RSA-4096 at most */
 #define LB_PROOF_CERT_MAX 16384 /* a certificate in PEM */
 #define LB_PROOF_NAME_MAX 64	/* a certificate's CN, as a name to prove */
+
+/*
+ * A private key and the random generator that signs with it: a member's
+ * proofs, the listener guard's TLS handshakes. init, then load; free after
+ * either (it takes a key that failed to load).
+ */
+struct lb_sign_key {
+	mbedtls_pk_context pk;
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+};
+
+void lb_sign_key_init(struct lb_sign_key *k);
+/* Parse key_path, seed the generator (label tells it apart). 0, or -1 with err. */
+int lb_sign_key_load(
+	struct lb_sign_key *k, const char *key_path, const char *label, char *err, size_t len);
+void lb_sign_key_free(struct lb_sign_key *k);
 
 /* The member's side: its certificate (PEM) and private key. */
 struct lb_proof_signer;
