@@ -79,7 +79,7 @@ mux_encap_other(struct mux_worker *w, const struct mux_gen *g, struct rte_mbuf *
 		o->ver_ihl = 0x45;
 		o->tos = tc;
 		o->total_len = lb_cpu_to_be16((uint16_t)(pi->l3_len + LB_ENCAP_LEN));
-		o->id = lb_cpu_to_be16(w->ip_id++);
+		o->id = lb_cpu_to_be16(mux_worker_ip_id(w));
 		o->frag_off = 0;
 		o->ttl = ctx->tunnel_ttl;
 		o->proto = LB_IPPROTO_IPV6;

@@ -107,7 +107,7 @@ mux_encap_4in4(struct mux_worker *w, struct rte_mbuf *m, const struct lb_pkt *pi
 		id = 0; /* RFC 6864: the id of an atomic datagram is unused */
 	} else {
 		frag = 0;
-		id = lb_cpu_to_be16(w->ip_id++);
+		id = lb_cpu_to_be16(mux_worker_ip_id(w));
 	}
 	outer->ver_ihl = 0x45;
 	outer->tos = tos;

@@ -35,7 +35,8 @@ mux_worker_init(struct mux_worker *w, struct mux_ctx *ctx, const struct mux_gen 
 	w->ctx = ctx;
 	w->lcore = lcore;
 	w->idx = idx;
-	w->ip_id = (uint16_t)(idx << 12);
+	w->ip_id = idx;
+	w->ip_id_step = (uint16_t)rte_align32pow2(RTE_MAX(ctx->n_workers, idx + 1u));
 	snprintf(name, sizeof(name), "conn_%u", idx);
 	w->conn = mux_conn_create(name, entries, socket, timeout, &g->seed, g->cap_services);
 	snprintf(name, sizeof(name), "conn6_%u", idx);

@@ -96,8 +96,14 @@ struct mux_rxq {
 struct mux_worker {
 	struct mux_ctx *ctx;
 	unsigned lcore;
-	uint16_t idx;	   /* worker number: TX queue and RCU thread id */
-	uint16_t ip_id;	   /* outer IPv4 id for non-DF packets */
+	uint16_t idx; /* worker number: TX queue and RCU thread id */
+	/*
+	 * Outer IPv4 ids for non-DF packets: the next one, and the step. The
+	 * workers interleave theirs (worker i gives the ids equal to i modulo a
+	 * power of two at least their number), so no two give one id.
+	 */
+	uint16_t ip_id;
+	uint16_t ip_id_step;
 	uint32_t frag6_id; /* outer IPv6 fragment ids: this worker's, interleaved */
 	uint16_t n_rxq;
 	struct mux_rxq rxq[MUX_MAX_PORTS];
@@ -196,6 +202,16 @@ mux_enqueue(struct mux_worker *w, uint16_t port, struct rte_mbuf *m)
 	if (unlikely(dp_txbuf_full(&w->tx[port])))
 		mux_flush(w);
 	dp_txbuf_add(&w->tx[port], m);
+}
+
+/* The outer IPv4 id of a non-DF packet (one worker alone: 0, 1, 2, ...). */
+static inline uint16_t
+mux_worker_ip_id(struct mux_worker *w)
+{
+	uint16_t id = w->ip_id;
+
+	w->ip_id = (uint16_t)(id + w->ip_id_step);
+	return id;
 }
 
 #endif /* MUX_WORKER_H */

@@ -54,8 +54,9 @@ def flows():
 
 def packet(f, fi, k, rnd):
     src, sport, proto = f
-    # A unique IP id per packet lets the test match outputs to inputs.
-    ip = IP(src=src, dst=VIP, flags="DF", id=fi * PER_FLOW + k)
+    # A unique IP id per packet lets the test match outputs to inputs. The
+    # UDP packets leave DF clear: their outer headers take the workers' ids.
+    ip = IP(src=src, dst=VIP, flags="DF" if proto == sp.PROTO_TCP else 0, id=fi * PER_FLOW + k)
     if proto == sp.PROTO_TCP:
         body = b"" if k in (0, 1, 4) else bytes(rnd.getrandbits(8) for _ in range(rnd.randint(1, 200)))
         l4 = TCP(sport=sport, dport=443, flags=TCP_FLAGS[k], seq=1000 + k)

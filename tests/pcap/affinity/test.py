@@ -37,6 +37,20 @@ def flow_map(case, cfg, run, inputs, tag):
     return backends, files, count
 
 
+def outer_ids(case, run, tag):
+    """The outer ids of the non-DF frames each worker sent: worker i gives the
+    ids equal to i modulo 2 (its step: the power of two at least the number
+    of workers), so the two never give one id."""
+    n = len(run.outputs)
+    for qi, out in enumerate(run.outputs):
+        ids = [sp.Frame(fr).ip.id for fr in out if not sp.Frame(fr).ip.df]
+        case.check(len(ids) > 0, "%s: worker %d sent no non-DF frame", tag, qi)
+        odd = [i for i in ids if i % n != qi]
+        case.check(not odd, "%s: worker %d gave outer ids of another worker, e.g. %s", tag,
+                   qi, odd[:5])
+        case.eq(len(set(ids)), len(ids), "%s: worker %d's outer ids are distinct" % (tag, qi))
+
+
 def main():
     inputs, flows = gen.queues()
     total = sum(len(q) for q in inputs)
@@ -50,6 +64,7 @@ def main():
                     tag + ": each worker read its own queue")
             case.eq(run.stats["fwd_pkts"], total, tag + ": fwd_pkts")
             case.drops_exactly(run, {}, tag)
+            outer_ids(case, run, tag)
             backends, files, count = flow_map(case, cfg, run, inputs, tag)
             split = [f for f in flows if len(backends.get(f, ())) != 1]
             case.check(not split, "%s: %d flows reached more than one backend, e.g. %s",
