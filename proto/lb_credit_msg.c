@@ -6,6 +6,15 @@
 #include "lb_codec_int.h"
 #include "lb_credit_msg.h"
 
+/*
+ * The fields of one entry, named alike in struct lb_credit (lb_credit_use)
+ * and the .proto's Credit (CreditUse): one list for both directions, so
+ * that a field added to one is copied both ways.
+ */
+#define CREDIT_FIELDS(X) X(backend) X(grant) X(count) X(revoke_below) X(granted) X(renew)
+#define USE_FIELDS(X)                                                                              \
+	X(backend) X(received) X(used) X(expired) X(revoked) X(denied) X(live) X(granted)
+
 int
 lb_credit_grant_encode(const struct lb_credit_grant *g, uint8_t **buf, size_t *len)
 {
@@ -19,12 +28,9 @@ lb_credit_grant_encode(const struct lb_credit_grant *g, uint8_t **buf, size_t *l
 	m.ttl_ms = g->ttl_ms;
 	for (i = 0; i < g->n && i < LB_CREDIT_MAX; i++) {
 		sluice__credit__init(&c[i]);
-		c[i].backend = g->c[i].backend;
-		c[i].grant = g->c[i].grant;
-		c[i].count = g->c[i].count;
-		c[i].revoke_below = g->c[i].revoke_below;
-		c[i].granted = g->c[i].granted;
-		c[i].renew = g->c[i].renew;
+#define X(f) c[i].f = g->c[i].f;
+		CREDIT_FIELDS(X)
+#undef X
 		cp[i] = &c[i];
 	}
 	m.n_credits = i;
@@ -46,14 +52,9 @@ lb_credit_report_encode(const struct lb_credit_report *r, uint8_t **buf, size_t 
 	m.refused = (char *)r->refused;
 	for (i = 0; i < r->n && i < LB_CREDIT_MAX; i++) {
 		sluice__credit_use__init(&u[i]);
-		u[i].backend = r->u[i].backend;
-		u[i].received = r->u[i].received;
-		u[i].used = r->u[i].used;
-		u[i].expired = r->u[i].expired;
-		u[i].revoked = r->u[i].revoked;
-		u[i].denied = r->u[i].denied;
-		u[i].live = r->u[i].live;
-		u[i].granted = r->u[i].granted;
+#define X(f) u[i].f = r->u[i].f;
+		USE_FIELDS(X)
+#undef X
 		up[i] = &u[i];
 	}
 	m.n_uses = i;
@@ -142,8 +143,9 @@ copy_grant(const ProtobufCMessage *pm, void *out, char *err, size_t elen)
 			return lb_fail(err, elen, -LB_EPARSE,
 				"backend %u: a grant of %u credits named %llu", c->backend,
 				c->count, (unsigned long long)c->grant);
-		g->c[i] = (struct lb_credit){
-			c->backend, c->grant, c->count, c->revoke_below, c->granted, c->renew};
+#define X(f) g->c[i].f = c->f;
+		CREDIT_FIELDS(X)
+#undef X
 	}
 	lb_dec_text(g->agent, sizeof(g->agent), m->agent);
 	g->incarnation = m->incarnation;
@@ -178,8 +180,9 @@ copy_report(const ProtobufCMessage *pm, void *out, char *err, size_t elen)
 				"backend %u: %llu credits spent or dropped of %llu received",
 				u->backend, (unsigned long long)u->used + u->expired + u->revoked,
 				(unsigned long long)u->received);
-		r->u[i] = (struct lb_credit_use){u->backend, u->received, u->used, u->expired,
-			u->revoked, u->denied, u->live, u->granted};
+#define X(f) r->u[i].f = u->f;
+		USE_FIELDS(X)
+#undef X
 	}
 	lb_dec_text(r->mux, sizeof(r->mux), m->mux);
 	lb_dec_text(r->refused, sizeof(r->refused), m->refused);
