@@ -241,14 +241,12 @@ ha_credit_start(struct ha_update *u, const struct lb_credit_cfg *cfg, char *err,
 		nng_socket_set_ms(c->socks[i], NNG_OPT_SENDTIMEO, cfg->interval_ms / 2);
 		nng_socket_set_ms(c->socks[i], NNG_OPT_RECVTIMEO, cfg->interval_ms / 2);
 	}
-	if (pthread_create(&c->thread, NULL, credit_main, c) != 0) {
-		snprintf(err, len, "credits: cannot start its thread");
+	if (lb_credit_thread(&c->thread, credit_main, c, err, len) != 0) {
 		for (i = 0; i < cfg->n_muxes; i++)
 			nng_close(c->socks[i]);
 		free(c);
 		return NULL;
 	}
-	pthread_setname_np(c->thread, "sluice-credits");
 	DP_TEL_PUBLISH(&tel_lock, tel_c, c);
 	if (DP_TEL_REGISTER("/sluice/agent/credits", tel_credits,
 		    "Capacity credits: per capped backend and mux, granted, outstanding, used, "

@@ -131,13 +131,11 @@ mux_credit_chan_start(struct mux_credit *c, const struct lb_credit_cfg *cfg, con
 		return NULL;
 	}
 	nng_socket_set_ms(ch->sock, NNG_OPT_SENDTIMEO, CHAN_TICK_MS);
-	if (pthread_create(&ch->thread, NULL, chan_main, ch) != 0) {
-		snprintf(err, len, "credits: cannot start its thread");
+	if (lb_credit_thread(&ch->thread, chan_main, ch, err, len) != 0) {
 		nng_close(ch->sock);
 		free(ch);
 		return NULL;
 	}
-	pthread_setname_np(ch->thread, "sluice-credits");
 	DP_TEL_PUBLISH(&tel_lock, tel_ch, ch);
 	if (DP_TEL_REGISTER("/sluice/credits", tel_credits,
 		    "Capacity credits: requests, grants, renewals; per capped backend what "

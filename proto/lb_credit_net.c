@@ -209,6 +209,17 @@ lb_credit_open(nng_socket *s, const struct lb_credit_cfg *cfg, const struct lb_c
 	return rc;
 }
 
+int
+lb_credit_thread(pthread_t *t, void *(*run)(void *), void *arg, char *err, size_t len)
+{
+	if (pthread_create(t, NULL, run, arg) != 0) {
+		snprintf(err, len, "credits: cannot start its thread");
+		return -1;
+	}
+	pthread_setname_np(*t, "sluice-credits");
+	return 0;
+}
+
 uint64_t
 lb_credit_incarnation(void)
 {

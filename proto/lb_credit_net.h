@@ -19,6 +19,7 @@
 #ifndef LB_CREDIT_NET_H
 #define LB_CREDIT_NET_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -74,6 +75,12 @@ int lb_tls_config(nng_tls_config **out, bool server, const char *ca, const char 
  */
 int lb_credit_open(nng_socket *s, const struct lb_credit_cfg *cfg, const struct lb_credit_peer *mux,
 	char *err, size_t len);
+
+/*
+ * Start an end's thread, run(arg), named sluice-credits. 0, or -1 with
+ * err set (what the end opened is the caller's to close).
+ */
+int lb_credit_thread(pthread_t *t, void *(*run)(void *), void *arg, char *err, size_t len);
 
 /*
  * nng_close(sock) in a thread of its own, waited for at most ms (nng 1.5's
