@@ -99,18 +99,12 @@ status_line(const struct mux_route *r, char *buf, size_t len)
 }
 
 static void
-route_print(const void *arg, FILE *out)
+print_locked(const struct mux_route *r, const char *st, FILE *out)
 {
-	struct mux_route *r = (struct mux_route *)arg; /* const: only its lock changes */
-	const struct mux_rp_speaker *s;
-	char st[512], a[INET_ADDRSTRLEN];
+	const struct mux_rp_speaker *s = &r->spk;
+	char a[INET_ADDRSTRLEN];
 	uint32_t i, withheld = 0;
 
-	if (r == NULL)
-		return;
-	pthread_mutex_lock(&r->lock);
-	s = &r->spk;
-	status_line(r, st, sizeof(st));
 	for (i = 0; i < r->ann->n_vips; i++)
 		withheld += !r->ann->vips[i].announce;
 	fprintf(out, "  route: %s\n", st);
@@ -125,7 +119,6 @@ route_print(const void *arg, FILE *out)
 			s->peers[i].error[0] ? ", " : "", s->peers[i].error);
 	if (s->last_error[0] != '\0')
 		fprintf(out, "  route: last speaker error: %s\n", s->last_error);
-	pthread_mutex_unlock(&r->lock);
 }
 
 /* A JSON string: quotes, backslashes and control characters escaped. */
@@ -147,18 +140,12 @@ json_str(FILE *out, const char *s)
 }
 
 static void
-route_json(const void *arg, FILE *out)
+json_locked(const struct mux_route *r, const char *st, FILE *out)
 {
-	struct mux_route *r = (struct mux_route *)arg;
-	const struct mux_rp_speaker *s;
-	char st[512], a[INET_ADDRSTRLEN];
+	const struct mux_rp_speaker *s = &r->spk;
+	char a[INET_ADDRSTRLEN];
 	uint32_t i, k = 0;
 
-	if (r == NULL)
-		return;
-	pthread_mutex_lock(&r->lock);
-	s = &r->spk;
-	status_line(r, st, sizeof(st));
 	fprintf(out, ",\"route\":{\"status\":");
 	json_str(out, st);
 	fprintf(out, ",\"phase\":\"%s\",\"reason\":", phase_name(r->phase));
@@ -193,7 +180,34 @@ route_json(const void *arg, FILE *out)
 	fprintf(out, "],\"last_error\":");
 	json_str(out, s->last_error);
 	fprintf(out, "}");
+}
+
+/* A section's part (print_locked or json_locked), written under the route lock. */
+static void
+section_locked(const void *arg, FILE *out,
+	void (*part)(const struct mux_route *r, const char *status, FILE *out))
+{
+	struct mux_route *r = (struct mux_route *)arg; /* const: only its lock changes */
+	char st[512];
+
+	if (r == NULL)
+		return;
+	pthread_mutex_lock(&r->lock);
+	status_line(r, st, sizeof(st));
+	part(r, st, out);
 	pthread_mutex_unlock(&r->lock);
+}
+
+static void
+route_print(const void *arg, FILE *out)
+{
+	section_locked(arg, out, print_locked);
+}
+
+static void
+route_json(const void *arg, FILE *out)
+{
+	section_locked(arg, out, json_locked);
 }
 
 struct dp_section
