@@ -53,6 +53,16 @@ warn_unreloadable(const struct ha_config *a, const struct ha_config *b)
 		LB_WARN("reload applies the flow table only; restart to apply the other changes");
 }
 
+/* A map of ours (from calloc) with its tables; NULL: none. */
+static void
+map_destroy(struct ha_map *m)
+{
+	if (m == NULL)
+		return;
+	ha_map_free(m);
+	free(m);
+}
+
 void
 ha_map_publish(struct ha_update *u, struct ha_map *m)
 {
@@ -64,8 +74,7 @@ ha_map_publish(struct ha_update *u, struct ha_map *m)
 	__atomic_store_n(&w->map, m, __ATOMIC_RELEASE);
 	/* The lcore finishes the loop that loaded the old pointer first. */
 	rte_rcu_qsbr_synchronize(w->qsv, RTE_QSBR_THRID_INVALID);
-	ha_map_free(old);
-	free(old);
+	map_destroy(old);
 	pthread_mutex_unlock(&u->map_lock);
 }
 
@@ -103,9 +112,7 @@ ha_reload(struct ha_update *u)
 	m = calloc(1, sizeof(*m));
 	if (m == NULL || ha_map_build(m, &nc, errbuf, sizeof(errbuf)) != 0) {
 		LB_ERR("reload refused: %s: %s", u->path, m ? errbuf : "out of memory");
-		if (m != NULL)
-			ha_map_free(m);
-		free(m);
+		map_destroy(m);
 		ha_config_free(&nc);
 		return -1;
 	}
@@ -130,8 +137,7 @@ member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *er
 		return NULL;
 	}
 	if (ha_map_compile(m, u->cfg, next, err, len) != 0) {
-		ha_map_free(m);
-		free(m);
+		map_destroy(m);
 		return NULL;
 	}
 	m->version = version;
@@ -153,13 +159,8 @@ member_publish(void *arg, void *built, uint64_t version)
 static void
 member_discard(void *arg, void *built)
 {
-	struct ha_map *m = built;
-
 	RTE_SET_USED(arg);
-	if (m == NULL)
-		return;
-	ha_map_free(m);
-	free(m);
+	map_destroy(built);
 }
 
 /* STATUS: the list's counters with a place there, the drops' sum, the backends' load. */
