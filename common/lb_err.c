@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "lb_err.h"
 
@@ -50,4 +51,14 @@ lb_fail(char *err, size_t len, int rc, const char *fmt, ...)
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+void *
+lb_zalloc(size_t size, const char *what, char *err, size_t len)
+{
+	void *p = calloc(1, size);
+
+	if (p == NULL)
+		snprintf(err, len, "%s%sout of memory", what ? what : "", what ? ": " : "");
+	return p;
 }

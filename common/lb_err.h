@@ -47,4 +47,10 @@ const char *lb_errname(int err);
 int lb_fail(char *err, size_t len, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/*
+ * A constructor's first step: calloc(1, size), or NULL with "WHAT: out of
+ * memory" in err ("out of memory" when what is NULL).
+ */
+void *lb_zalloc(size_t size, const char *what, char *err, size_t len);
+
 #endif /* LB_ERR_H */

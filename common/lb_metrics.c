@@ -20,6 +20,7 @@
 #include <nng/nng.h>
 #include <nng/supplemental/http/http.h>
 
+#include "lb_err.h"
 #include "lb_metrics.h"
 #include "lb_prom.h"
 
@@ -111,16 +112,14 @@ struct lb_metrics *
 lb_metrics_start(const struct lb_metrics_cfg *cfg, lb_metrics_render_fn render, void *arg,
 	char *err, size_t len)
 {
-	struct lb_metrics *m = calloc(1, sizeof(*m));
+	struct lb_metrics *m = lb_zalloc(sizeof(*m), "metrics", err, len);
 	nng_http_handler *h = NULL;
 	nng_url *url = NULL;
 	char u[96];
 	int rc;
 
-	if (m == NULL) {
-		snprintf(err, len, "metrics: out of memory");
+	if (m == NULL)
 		return NULL;
-	}
 	m->render = render;
 	m->arg = arg;
 	pthread_mutex_init(&m->lock, NULL);

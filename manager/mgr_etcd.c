@@ -51,13 +51,11 @@ struct mgr_etcd *
 mgr_etcd_new(const struct mgr_etcd_cfg *cfg, char *err, size_t len)
 {
 	static int curl_ready;
-	struct mgr_etcd *e = calloc(1, sizeof(*e));
+	struct mgr_etcd *e = lb_zalloc(sizeof(*e), "etcd", err, len);
 	uint32_t i;
 
-	if (e == NULL) {
-		say(err, len, "etcd: out of memory");
+	if (e == NULL)
 		return NULL;
-	}
 	/* Not thread-safe: the first handle is made before any thread starts. */
 	if (!__atomic_exchange_n(&curl_ready, 1, __ATOMIC_ACQ_REL))
 		curl_global_init(CURL_GLOBAL_DEFAULT);

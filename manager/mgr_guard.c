@@ -144,13 +144,11 @@ static void client_free(struct mgr_guard_tls *t);
 static struct mgr_guard_tls *
 client_load(const char *cert, const char *key, char *err, size_t len)
 {
-	struct mgr_guard_tls *t = calloc(1, sizeof(*t));
+	struct mgr_guard_tls *t = lb_zalloc(sizeof(*t), NULL, err, len);
 	int rc;
 
-	if (t == NULL) {
-		snprintf(err, len, "out of memory");
+	if (t == NULL)
 		return NULL;
-	}
 	mbedtls_ssl_config_init(&t->conf);
 	mbedtls_x509_crt_init(&t->crt);
 	lb_sign_key_init(&t->key);

@@ -12,6 +12,7 @@
 
 #include "lb_addr.h"
 #include "lb_clock.h"
+#include "lb_err.h"
 #include "lb_hdr.h"
 #include "lb_log.h"
 #include "lb_prom.h"
@@ -418,13 +419,11 @@ struct mgr_metrics *
 mgr_metrics_new(const struct mgr_metrics_deps *deps, const struct lb_metrics_cfg *cfg, uint64_t now,
 	char *err, size_t len)
 {
-	struct mgr_metrics *mt = calloc(1, sizeof(*mt));
+	struct mgr_metrics *mt = lb_zalloc(sizeof(*mt), "metrics", err, len);
 	uint32_t i;
 
-	if (mt == NULL) {
-		snprintf(err, len, "metrics: out of memory");
+	if (mt == NULL)
 		return NULL;
-	}
 	mt->deps = *deps;
 	mt->efd = -1;
 	pthread_mutex_init(&mt->lock, NULL);

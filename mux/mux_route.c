@@ -21,6 +21,7 @@
 #include <rte_lcore.h>
 
 #include "lb_dpdk.h"
+#include "lb_err.h"
 #include "lb_log.h"
 #include "mux_app.h"
 #include "mux_gen.h"
@@ -211,11 +212,9 @@ mux_route_create(const struct mux_bgp_cfg *cfg, bool managed, const char *const 
 		snprintf(err, len, "%s", cerr.msg);
 		return NULL;
 	}
-	r = calloc(1, sizeof(*r));
-	if (r == NULL) {
-		snprintf(err, len, "bgp: out of memory");
+	r = lb_zalloc(sizeof(*r), "bgp", err, len);
+	if (r == NULL)
 		return NULL;
-	}
 	r->cfg = *cfg;
 	r->speaker = -1;
 	pthread_mutex_init(&r->lock, NULL);

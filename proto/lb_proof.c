@@ -14,6 +14,7 @@
 #include <mbedtls/sha256.h>
 #include <mbedtls/x509_crt.h>
 
+#include "lb_err.h"
 #include "lb_file.h"
 #include "lb_proof.h"
 
@@ -112,14 +113,12 @@ lb_sign_key_free(struct lb_sign_key *k)
 struct lb_proof_signer *
 lb_proof_signer_load(const char *cert_path, const char *key_path, char *err, size_t len)
 {
-	struct lb_proof_signer *s = calloc(1, sizeof(*s));
+	struct lb_proof_signer *s = lb_zalloc(sizeof(*s), NULL, err, len);
 	mbedtls_x509_crt crt;
 	int rc;
 
-	if (s == NULL) {
-		snprintf(err, len, "out of memory");
+	if (s == NULL)
 		return NULL;
-	}
 	lb_sign_key_init(&s->key);
 	mbedtls_x509_crt_init(&crt);
 	if ((rc = lb_read_file(cert_path, LB_PROOF_CERT_MAX - 1, &s->cert, &s->cert_len)) != 0) {
@@ -206,13 +205,11 @@ lb_proof_nonce(const uint8_t key[32], uint32_t conn, uint8_t out[LB_NONCE_LEN])
 struct lb_proof_ca *
 lb_proof_ca_load(const char *ca_path, char *err, size_t len)
 {
-	struct lb_proof_ca *ca = calloc(1, sizeof(*ca));
+	struct lb_proof_ca *ca = lb_zalloc(sizeof(*ca), NULL, err, len);
 	int rc;
 
-	if (ca == NULL) {
-		snprintf(err, len, "out of memory");
+	if (ca == NULL)
 		return NULL;
-	}
 	mbedtls_x509_crt_init(&ca->chain);
 	if ((rc = mbedtls_x509_crt_parse_file(&ca->chain, ca_path)) != 0) {
 		mbed_err(err, len, ca_path, rc);
