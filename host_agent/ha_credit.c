@@ -17,6 +17,7 @@
 #include "ha_update.h"
 #include "lb_clock.h"
 #include "lb_credit_msg.h"
+#include "lb_err.h"
 #include "lb_log.h"
 
 #define CREDIT_CLOSE_MS 2000
@@ -216,14 +217,12 @@ tel_credits(const char *cmd, const char *params, struct rte_tel_data *d)
 struct ha_credit *
 ha_credit_start(struct ha_update *u, const struct lb_credit_cfg *cfg, char *err, size_t len)
 {
-	struct ha_credit *c = calloc(1, sizeof(*c));
+	struct ha_credit *c = lb_zalloc(sizeof(*c), "credits", err, len);
 	uint64_t inc = 0;
 	uint32_t i;
 
-	if (c == NULL) {
-		snprintf(err, len, "credits: out of memory");
+	if (c == NULL)
 		return NULL;
-	}
 	c->u = u;
 	c->cfg = *cfg;
 	pthread_mutex_init(&c->lock, NULL);

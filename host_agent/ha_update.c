@@ -19,6 +19,7 @@
 #include "ha_stats.h"
 #include "ha_agent.h"
 #include "ha_update.h"
+#include "lb_err.h"
 #include "lb_log.h"
 #include "lb_member.h"
 
@@ -130,12 +131,10 @@ static void *
 member_build(void *arg, const struct lb_ftable *next, uint64_t version, char *err, size_t len)
 {
 	struct ha_update *u = arg;
-	struct ha_map *m = calloc(1, sizeof(*m));
+	struct ha_map *m = lb_zalloc(sizeof(*m), NULL, err, len);
 
-	if (m == NULL) {
-		snprintf(err, len, "out of memory");
+	if (m == NULL)
 		return NULL;
-	}
 	if (ha_map_compile(m, u->cfg, next, err, len) != 0) {
 		map_destroy(m);
 		return NULL;

@@ -245,14 +245,12 @@ make_parent(const char *path)
 struct mgr_store *
 mgr_store_open(const char *path, char *err, size_t len)
 {
-	struct mgr_store *s = calloc(1, sizeof(*s));
+	struct mgr_store *s = lb_zalloc(sizeof(*s), "database", err, len);
 	char sql[128];
 	int i, fd;
 
-	if (s == NULL) {
-		snprintf(err, len, "database: out of memory");
+	if (s == NULL)
 		return NULL;
-	}
 	s->ops = &mgr_sqlite_ops;
 	s->lock_fd = -1;
 	make_parent(path);

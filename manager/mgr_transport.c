@@ -176,12 +176,10 @@ struct mgr_transport *
 mgr_transport_open(
 	const struct mgr_config *cfg, const struct mgr_transport_ops *ops, char *err, size_t len)
 {
-	struct mgr_transport *t = calloc(1, sizeof(*t));
+	struct mgr_transport *t = lb_zalloc(sizeof(*t), "transport", err, len);
 
-	if (t == NULL) {
-		snprintf(err, len, "transport: out of memory");
+	if (t == NULL)
 		return NULL;
-	}
 	t->cfg = cfg;
 	t->ops = *ops;
 	t->pipe_ev[0] = t->pipe_ev[1] = -1;

@@ -11,6 +11,7 @@
 #include "dp_counters.h"
 
 #include "lb_credit_msg.h"
+#include "lb_err.h"
 #include "lb_credit_net.h"
 #include "lb_log.h"
 #include "lb_nng.h"
@@ -116,12 +117,10 @@ struct mux_credit_chan *
 mux_credit_chan_start(struct mux_credit *c, const struct lb_credit_cfg *cfg, const char *id,
 	char *err, size_t len)
 {
-	struct mux_credit_chan *ch = calloc(1, sizeof(*ch));
+	struct mux_credit_chan *ch = lb_zalloc(sizeof(*ch), "credits", err, len);
 
-	if (ch == NULL) {
-		snprintf(err, len, "credits: out of memory");
+	if (ch == NULL)
 		return NULL;
-	}
 	ch->credit = c;
 	snprintf(ch->id, sizeof(ch->id), "%s", id);
 	/* A new incarnation tells every agent that what it granted the last one is gone. */

@@ -393,13 +393,11 @@ struct lb_member *
 lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *ops, void *arg,
 	const struct lb_ftable *initial, uint64_t version, char *err, size_t len)
 {
-	struct lb_member *m = calloc(1, sizeof(*m));
+	struct lb_member *m = lb_zalloc(sizeof(*m), NULL, err, len);
 	int rc;
 
-	if (m == NULL) {
-		snprintf(err, len, "out of memory");
+	if (m == NULL)
 		return NULL;
-	}
 	m->cfg = *cfg;
 	if (m->cfg.heartbeat_ms == 0)
 		m->cfg.heartbeat_ms = 1000;
