@@ -138,6 +138,28 @@ lb_cfg_get_int(const config_setting_t *group, const char *name, bool required, l
 }
 
 int
+lb_cfg_get_u32s(
+	const config_setting_t *g, const struct lb_cfg_u32 *f, size_t n, struct lb_cfg_err *err)
+{
+	long long v;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		rc = lb_cfg_get_int(g, f[i].name, false, f[i].zero_off ? 0 : f[i].min, f[i].max,
+			f[i].def, &v, err);
+		if (rc != 0)
+			return rc;
+		if (f[i].zero_off && v != 0 && v < f[i].min)
+			return lb_cfg_error(err, config_setting_get_member(g, f[i].name), NULL,
+				"%lld is out of range %lld..%lld (or 0: off)", v, f[i].min,
+				f[i].max);
+		*f[i].out = (uint32_t)v;
+	}
+	return 0;
+}
+
+int
 lb_cfg_get_bool(const config_setting_t *group, const char *name, bool def, bool *out,
 	struct lb_cfg_err *err)
 {

@@ -52,6 +52,18 @@ int lb_cfg_get_int(const config_setting_t *group, const char *name, bool require
 int lb_cfg_get_bool(const config_setting_t *group, const char *name, bool def, bool *out,
 	struct lb_cfg_err *err);
 
+/* An optional whole-number field, for a table of them (lb_cfg_get_u32s()). */
+struct lb_cfg_u32 {
+	const char *name;
+	long long min, max, def; /* its range; def when absent */
+	bool zero_off;		 /* 0 is allowed too (off) */
+	uint32_t *out;
+};
+
+/* Fields f[0..n) of group g, in order. 0 or -LB_ECONFIG with err (the first refused). */
+int lb_cfg_get_u32s(
+	const config_setting_t *g, const struct lb_cfg_u32 *f, size_t n, struct lb_cfg_err *err);
+
 /* String member; *out points into the config and lives as long as it. */
 int lb_cfg_get_string(const config_setting_t *group, const char *name, bool required,
 	const char *def, const char **out, struct lb_cfg_err *err);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The flow table's operations: lifetime, counts, the canonical order and
- * the digest, deltas both ways, and writing a table back as a file.
- * Validation is lb_ftable_validate.c's.
+ * the digest, and writing a table back as a file. Validation is
+ * lb_ftable_validate.c's, deltas lb_ftable_delta.c's (which stands on both).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +26,8 @@ lb_ftable_free(struct lb_ftable *ft)
 	memset(ft, 0, sizeof(*ft));
 }
 
-/* dst gets a copy of the n ids of src (NULL when n is 0). 0 or -LB_ENOMEM. */
-static int
-copy_ids(lb_ftable_id **dst, uint32_t *n_dst, const lb_ftable_id *src, uint32_t n)
+int
+lb_ftable_copy_ids(lb_ftable_id **dst, uint32_t *n_dst, const lb_ftable_id *src, uint32_t n)
 {
 	*dst = NULL;
 	*n_dst = 0;
@@ -78,7 +77,7 @@ lb_ftable_copy_drained(struct lb_ftable *dst, const struct lb_ftable *src)
 	lb_ftable_id *v;
 	uint32_t n;
 
-	if (copy_ids(&v, &n, src->drained, src->n_drained) != 0)
+	if (lb_ftable_copy_ids(&v, &n, src->drained, src->n_drained) != 0)
 		return -LB_ENOMEM;
 	free(dst->drained);
 	dst->drained = v;
@@ -132,8 +131,8 @@ lb_ftable_backend_count(const struct lb_ftable *ft)
 	return n;
 }
 
-static int
-copy_service(struct lb_service_cfg *dst, const struct lb_service_cfg *src)
+int
+lb_ftable_copy_service(struct lb_service_cfg *dst, const struct lb_service_cfg *src)
 {
 	*dst = *src;
 	dst->backends = malloc(sizeof(*dst->backends) * (src->n_backends ? src->n_backends : 1));
@@ -157,13 +156,13 @@ lb_ftable_copy(struct lb_ftable *dst, const struct lb_ftable *src)
 	dst->services = calloc(src->n_services ? src->n_services : 1, sizeof(*dst->services));
 	if (dst->services == NULL)
 		return -LB_ENOMEM;
-	if (copy_ids(&dst->drained, &dst->n_drained, src->drained, src->n_drained) != 0) {
+	if (lb_ftable_copy_ids(&dst->drained, &dst->n_drained, src->drained, src->n_drained) != 0) {
 		lb_ftable_free(dst);
 		return -LB_ENOMEM;
 	}
 	for (i = 0; i < src->n_services; i++) {
 		dst->n_services = i + 1;
-		if (copy_service(&dst->services[i], &src->services[i]) != 0) {
+		if (lb_ftable_copy_service(&dst->services[i], &src->services[i]) != 0) {
 			lb_ftable_free(dst);
 			return -LB_ENOMEM;
 		}
@@ -407,185 +406,6 @@ lb_ftable_find(const struct lb_ftable *ft, const struct lb_svc_key *k)
 			return (int)i;
 	}
 	return -1;
-}
-
-int
-lb_ftable_apply(const struct lb_ftable *base, const struct lb_ftable_delta *d,
-	struct lb_ftable *out, char *err, size_t len)
-{
-	uint32_t i, n = base->n_services, cap = base->n_services + d->n_upsert;
-	struct lb_service_cfg *svcs;
-	char s[80];
-	int rc = 0;
-
-	memset(out, 0, sizeof(*out));
-	svcs = calloc(cap ? cap : 1, sizeof(*svcs));
-	if (svcs == NULL)
-		return lb_fail(err, len, -LB_EINVAL, "out of memory");
-	out->services = svcs;
-	out->seed = d->has_options ? d->seed : base->seed;
-	out->maglev_size = d->has_options ? d->maglev_size : base->maglev_size;
-	if ((d->has_options ? copy_ids(&out->drained, &out->n_drained, d->drained, d->n_drained)
-			    : copy_ids(&out->drained, &out->n_drained, base->drained,
-				      base->n_drained)) != 0) {
-		rc = lb_fail(err, len, -LB_EINVAL, "out of memory");
-		goto out;
-	}
-	out->mux_rate = d->has_options ? d->mux_rate : base->mux_rate;
-	for (i = 0; i < n; i++) {
-		out->n_services = i + 1;
-		if (copy_service(&svcs[i], &base->services[i]) != 0) {
-			rc = lb_fail(err, len, -LB_EINVAL, "out of memory");
-			goto out;
-		}
-	}
-	for (i = 0; i < d->n_remove; i++) {
-		int k = lb_ftable_find(out, &d->remove[i]);
-
-		if (k < 0) {
-			struct lb_service_cfg tmp = {.port = lb_be16_to_cpu(d->remove[i].port),
-				.proto = d->remove[i].proto,
-				.af = d->remove[i].af};
-
-			tmp.vip = d->remove[i].vip;
-			rc = lb_fail(err, len, -LB_EINVAL,
-				"removes service %s, which the base lacks",
-				lb_ftable_svc_name(&tmp, s, sizeof(s)));
-			goto out;
-		}
-		free(svcs[k].backends);
-		svcs[k] = svcs[--out->n_services];
-	}
-	for (i = 0; i < d->n_upsert; i++) {
-		struct lb_svc_key key;
-		int k;
-
-		lb_ftable_key(&d->upsert[i], &key);
-		k = lb_ftable_find(out, &key);
-		if (k >= 0)
-			free(svcs[k].backends);
-		else
-			k = (int)out->n_services++;
-		if (copy_service(&svcs[k], &d->upsert[i]) != 0) {
-			svcs[k] = svcs[--out->n_services];
-			rc = lb_fail(err, len, -LB_EINVAL, "out of memory");
-			goto out;
-		}
-	}
-	lb_ftable_sort(out);
-	rc = lb_ftable_validate(out, err, len);
-out:
-	if (rc != 0)
-		lb_ftable_free(out);
-	return rc;
-}
-
-static bool
-service_equal(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
-{
-	uint32_t i;
-
-	if (lb_service_cmp(a, b) != 0 || a->id != b->id || a->n_backends != b->n_backends ||
-		a->withdrawn != b->withdrawn || a->n_wzones != b->n_wzones ||
-		memcmp(a->wzones, b->wzones, sizeof(a->wzones[0]) * a->n_wzones) != 0 ||
-		!lb_limits_equal(&a->limits, &b->limits) ||
-		memcmp(&a->choice, &b->choice, sizeof(a->choice)) != 0)
-		return false;
-	/* Tables are sorted, so equal backend lists are equal arrays. */
-	for (i = 0; i < a->n_backends; i++) {
-		const struct lb_backend_cfg *x = &a->backends[i], *y = &b->backends[i];
-
-		if (lb_backend_cmp(x, y) != 0 || memcmp(&x->host, &y->host, sizeof(x->host)) != 0 ||
-			x->host6 != y->host6 || x->weight != y->weight || x->state != y->state ||
-			x->id != y->id || strncmp(x->zone, y->zone, LB_ZONE_LEN) != 0 ||
-			x->max_conns != y->max_conns)
-			return false;
-	}
-	return true;
-}
-
-static bool
-drained_equal(const struct lb_ftable *a, const struct lb_ftable *b)
-{
-	uint32_t i;
-
-	if (a->n_drained != b->n_drained)
-		return false;
-	for (i = 0; i < a->n_drained; i++)
-		if (strcmp(a->drained[i], b->drained[i]) != 0)
-			return false;
-	return true;
-}
-
-int
-lb_ftable_diff(
-	const struct lb_ftable *from, const struct lb_ftable *to, struct lb_ftable_delta *out)
-{
-	uint32_t i;
-
-	memset(out, 0, sizeof(*out));
-	out->upsert = calloc(to->n_services + 1, sizeof(*out->upsert));
-	out->remove = calloc(from->n_services + 1, sizeof(*out->remove));
-	if (out->upsert == NULL || out->remove == NULL)
-		goto nomem;
-	for (i = 0; i < to->n_services; i++) {
-		struct lb_svc_key k;
-		int j;
-
-		lb_ftable_key(&to->services[i], &k);
-		j = lb_ftable_find(from, &k);
-		if (j >= 0 && service_equal(&from->services[j], &to->services[i]))
-			continue;
-		if (copy_service(&out->upsert[out->n_upsert], &to->services[i]) != 0)
-			goto nomem;
-		out->n_upsert++;
-	}
-	for (i = 0; i < from->n_services; i++) {
-		struct lb_svc_key k;
-
-		lb_ftable_key(&from->services[i], &k);
-		if (lb_ftable_find(to, &k) < 0)
-			out->remove[out->n_remove++] = k;
-	}
-	if ((from->seed.k0 != to->seed.k0 || from->seed.k1 != to->seed.k1 ||
-		    from->maglev_size != to->maglev_size || !drained_equal(from, to) ||
-		    !lb_limit_rule_equal(&from->mux_rate, &to->mux_rate)) &&
-		lb_ftable_delta_options(out, to) != 0)
-		goto nomem;
-	return 0;
-nomem:
-	lb_ftable_delta_free(out);
-	return -LB_ENOMEM;
-}
-
-bool
-lb_ftable_delta_empty(const struct lb_ftable_delta *d)
-{
-	return d->n_upsert == 0 && d->n_remove == 0 && !d->has_options;
-}
-
-int
-lb_ftable_delta_options(struct lb_ftable_delta *d, const struct lb_ftable *ft)
-{
-	free(d->drained);
-	d->has_options = true;
-	d->seed = ft->seed;
-	d->maglev_size = ft->maglev_size;
-	d->mux_rate = ft->mux_rate;
-	return copy_ids(&d->drained, &d->n_drained, ft->drained, ft->n_drained);
-}
-
-void
-lb_ftable_delta_free(struct lb_ftable_delta *d)
-{
-	uint32_t i;
-
-	for (i = 0; d->upsert != NULL && i < d->n_upsert; i++)
-		free(d->upsert[i].backends);
-	free(d->upsert);
-	free(d->remove);
-	free(d->drained);
-	memset(d, 0, sizeof(*d));
 }
 
 const char *const lb_backend_state_names[3] = {"active", "drain", "maint"};

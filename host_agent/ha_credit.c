@@ -19,6 +19,7 @@
 #include "lb_credit_msg.h"
 #include "lb_err.h"
 #include "lb_log.h"
+#include "lb_nng.h"
 
 #define CREDIT_CLOSE_MS 2000
 

@@ -14,28 +14,6 @@ has_prefix(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-int
-mgr_config_get_u32s(
-	const config_setting_t *g, const struct mgr_config_u32 *f, size_t n, struct lb_cfg_err *err)
-{
-	long long v;
-	size_t i;
-	int rc;
-
-	for (i = 0; i < n; i++) {
-		rc = lb_cfg_get_int(g, f[i].name, false, f[i].zero_off ? 0 : f[i].min, f[i].max,
-			f[i].def, &v, err);
-		if (rc != 0)
-			return rc;
-		if (f[i].zero_off && v != 0 && v < f[i].min)
-			return lb_cfg_error(err, config_setting_get_member(g, f[i].name), NULL,
-				"%lld is out of range %lld..%lld (or 0: off)", v, f[i].min,
-				f[i].max);
-		*f[i].out = (uint32_t)v;
-	}
-	return 0;
-}
-
 /*
  * A URL member with the schemes it may use. Plain tcp:// gets its own
  * message: it is the likely mistake, and the answer is mutual TLS.
@@ -135,7 +113,7 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 		"vote_timeout_ms", "batch_ms", "health_batch_ms", "hash_seed", "maglev_size",
 		"services_file", "vip_probe_interval_ms", "vip_probe_failures", "id", "store",
 		"etcd", "advertise", NULL};
-	const struct mgr_config_u32 nums[] = {
+	const struct lb_cfg_u32 nums[] = {
 		{"vote_timeout_ms", 100, 60000, MGR_DEFAULT_VOTE_TIMEOUT_MS, false,
 			&cfg->mc_vote_timeout_ms},
 		{"batch_ms", 0, 10000, MGR_DEFAULT_BATCH_MS, false, &cfg->mc_batch_ms},
@@ -170,7 +148,7 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 			  sizeof(cfg->mc_database), err)) != 0)
 		return rc;
 
-	if ((rc = mgr_config_get_u32s(m, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0)
+	if ((rc = lb_cfg_get_u32s(m, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0)
 		return rc;
 
 	if ((rc = lb_cfg_get_string(m, "hash_seed", false, NULL, &str, err)) != 0)

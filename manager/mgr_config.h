@@ -90,18 +90,6 @@ struct mgr_config {
  */
 int mgr_config_ha_load(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_err *err);
 
-/* For mgr_config.c and mgr_config_ha.c: an optional whole-number field. */
-struct mgr_config_u32 {
-	const char *name;
-	long long min, max, def; /* its range; def when absent */
-	bool zero_off;		 /* 0 is allowed too (off) */
-	uint32_t *out;
-};
-
-/* Fields f[0..n) of group g, in order. 0 or -LB_ECONFIG with err (the first refused). */
-int mgr_config_get_u32s(const config_setting_t *g, const struct mgr_config_u32 *f, size_t n,
-	struct lb_cfg_err *err);
-
 /*
  * Load and check `path`. Returns 0, or -LB_ECONFIG with the message in err
  * ("file:line: manager.field: message").

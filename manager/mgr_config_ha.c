@@ -105,7 +105,7 @@ load_etcd(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_err *
 {
 	static const char *const fields[] = {"endpoints", "prefix", "lease_ttl", "timeout_ms",
 		"keep_versions", "ca", "cert", "key", NULL};
-	const struct mgr_config_u32 nums[] = {
+	const struct lb_cfg_u32 nums[] = {
 		/* etcd refuses a lease below 2 s with its default election timeout. */
 		{"lease_ttl", 2, 300, MGR_DEFAULT_LEASE_TTL_S, false, &cfg->mc_lease_ttl_s},
 		{"timeout_ms", 100, 10000, MGR_DEFAULT_ETCD_TIMEOUT_MS, false,
@@ -125,7 +125,7 @@ load_etcd(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_err *
 	if ((rc = lb_cfg_check_fields(e, fields, err)) != 0 ||
 		(rc = load_endpoints(e, cfg, err)) != 0 || (rc = load_prefix(e, cfg, err)) != 0)
 		return rc;
-	if ((rc = mgr_config_get_u32s(e, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0)
+	if ((rc = lb_cfg_get_u32s(e, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0)
 		return rc;
 	if ((rc = get_path(e, "ca", cfg->mc_path, cfg->mc_etcd_ca, sizeof(cfg->mc_etcd_ca), err)) !=
 			0 ||

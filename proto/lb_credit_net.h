@@ -83,14 +83,6 @@ int lb_credit_open(nng_socket *s, const struct lb_credit_cfg *cfg, const struct 
 int lb_credit_thread(pthread_t *t, void *(*run)(void *), void *arg, char *err, size_t len);
 
 /*
- * nng_close(sock) in a thread of its own, waited for at most ms (nng 1.5's
- * close can wait for ever on a pipe that never ends: docs/reliability.md,
- * Found 8 and 10). false: it did not return in time and was left running
- * (lb_member.c).
- */
-bool lb_nng_close_within(nng_socket sock, unsigned ms);
-
-/*
  * A new incarnation for a credit peer's start (never 0): random, so that
  * what the other side granted or was granted by an earlier start of this
  * one is void (docs/architecture.md, "Capacity credits").

@@ -304,51 +304,6 @@ handle(struct lb_member *m, const void *buf, size_t len)
 
 /* ---- connection ---- */
 
-static void
-pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
-{
-	struct lb_member *m = arg;
-
-	/* A socket left by a move to another manager says nothing about this one. */
-	if ((uint32_t)nng_socket_id(nng_pipe_socket(p)) !=
-		__atomic_load_n(&m->sock_id, __ATOMIC_ACQUIRE))
-		return;
-	if (ev == NNG_PIPE_EV_ADD_POST) {
-		__atomic_add_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
-		__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
-	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
-		__atomic_sub_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
-	}
-}
-
-/*
- * The member's socket. A move to another manager opens a new one rather
- * than a new dialer on the old socket: pair1 takes one pipe, and a pipe the
- * old dialer was still making can arrive after the dialer is closed and
- * hold that place, or never end (nng 1.5; docs/reliability.md, Found 8),
- * so a new dialer's pipes would be refused or a member count a connection
- * to nothing.
- */
-static int
-open_sock(struct lb_member *m, nng_socket *s)
-{
-	int rc = nng_pair1_open(s);
-
-	if (rc != 0)
-		return rc;
-	nng_socket_set_size(*s, NNG_OPT_RECVMAXSZ, LB_MSG_MAX_BYTES);
-	/* Room to queue: a send never blocks the loop, and none is lost while
-	 * the one before it is still being written. */
-	nng_socket_set_int(*s, NNG_OPT_SENDBUF, 64);
-	nng_socket_set_ms(*s, NNG_OPT_RECONNMINT, 100);
-	nng_socket_set_ms(*s, NNG_OPT_RECONNMAXT, 1000);
-	__atomic_store_n(&m->sock_id, (uint32_t)nng_socket_id(*s), __ATOMIC_RELEASE);
-	nng_pipe_notify(*s, NNG_PIPE_EV_ADD_POST, pipe_event, m);
-	nng_pipe_notify(*s, NNG_PIPE_EV_REM_POST, pipe_event, m);
-	return 0;
-}
-
 static int
 setup_tls(struct lb_member *m, char *err, size_t len)
 {
@@ -418,7 +373,7 @@ lb_member_create(const struct lb_member_cfg *cfg, const struct lb_member_ops *op
 	lb_ftable_digest(&m->applied, m->applied_digest);
 	m->applied_version = version;
 
-	rc = open_sock(m, &m->sock);
+	rc = lb_mbr_open_sock(m, &m->sock);
 	if (rc != 0) {
 		snprintf(err, len, "nng: %s", nng_strerror(rc));
 		lb_ftable_free(&m->applied);
@@ -520,128 +475,10 @@ lb_member_join(struct lb_member *m, pthread_t thread, unsigned timeout_ms)
 }
 
 /*
- * nng_close() of the member's socket, in a thread of its own, waited for
- * CLOSE_WAIT_MS. nng 1.5's close waits for every pipe to end, and a pipe
- * can fail to report its end (docs/reliability.md, Found 8 and 10): a
- * daemon stopping must not wait for it for ever. False if it did not
- * return in time; the thread, its closer and the member (the pipe
- * callbacks' argument) then stay as they are: the process is exiting.
+ * The socket's close is waited for CLOSE_WAIT_MS (lb_nng_close_within()):
+ * if it does not return in time, the member (the pipe callbacks' argument)
+ * stays as it is: the process is exiting.
  */
-struct closer {
-	nng_socket sock;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool done;
-};
-
-static void *
-close_thread(void *arg)
-{
-	struct closer *c = arg;
-
-	nng_close(c->sock);
-	pthread_mutex_lock(&c->mu);
-	c->done = true;
-	pthread_cond_signal(&c->cv);
-	pthread_mutex_unlock(&c->mu);
-	return NULL;
-}
-
-bool
-lb_nng_close_within(nng_socket sock, unsigned ms)
-{
-	struct closer *c = calloc(1, sizeof(*c));
-	pthread_condattr_t ca;
-	struct timespec until;
-	pthread_t t;
-	bool done;
-
-	if (c == NULL) {
-		nng_close(sock);
-		return true;
-	}
-	c->sock = sock;
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cv, &ca);
-	pthread_condattr_destroy(&ca);
-	if (pthread_create(&t, NULL, close_thread, c) != 0) {
-		close_thread(c);
-	} else {
-		until = lb_deadline(CLOCK_MONOTONIC, ms);
-		pthread_mutex_lock(&c->mu);
-		while (!c->done && pthread_cond_timedwait(&c->cv, &c->mu, &until) != ETIMEDOUT)
-			;
-		done = c->done;
-		pthread_mutex_unlock(&c->mu);
-		if (!done) {
-			pthread_detach(t);
-			return false;
-		}
-		pthread_join(t, NULL);
-	}
-	pthread_cond_destroy(&c->cv);
-	pthread_mutex_destroy(&c->mu);
-	free(c);
-	return true;
-}
-
-struct old_sock {
-	struct lb_member *m;
-	nng_socket s;
-};
-
-static void *
-close_old_thread(void *arg)
-{
-	struct old_sock *o = arg;
-
-	nng_close(o->s);
-	__atomic_sub_fetch(&o->m->closing, 1, __ATOMIC_ACQ_REL);
-	free(o);
-	return NULL;
-}
-
-/* Close an older socket in the background (its close may never return). */
-static void
-close_old(struct lb_member *m, nng_socket s)
-{
-	struct old_sock *o = malloc(sizeof(*o));
-	pthread_t t;
-
-	__atomic_add_fetch(&m->closing, 1, __ATOMIC_ACQ_REL);
-	if (o != NULL) {
-		o->m = m;
-		o->s = s;
-		if (pthread_create(&t, NULL, close_old_thread, o) == 0) {
-			pthread_detach(t);
-			return;
-		}
-		free(o);
-	}
-	/* No thread: close it here (it has no dialer left, its pipes are closing). */
-	nng_close(s);
-	__atomic_sub_fetch(&m->closing, 1, __ATOMIC_ACQ_REL);
-}
-
-void
-lb_mbr_new_sock(struct lb_member *m)
-{
-	nng_socket s;
-	int rc = open_sock(m, &s);
-
-	if (rc != 0) {
-		LB_WARN("manager: a new socket: %s: dialing on the old one", nng_strerror(rc));
-		return;
-	}
-	__atomic_store_n(&m->connected, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&m->need_hello, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&m->lost, 0, __ATOMIC_RELEASE);
-	close_old(m, m->sock);
-	m->sock = s;
-}
-
 void
 lb_member_destroy(struct lb_member *m)
 {

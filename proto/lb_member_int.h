@@ -124,6 +124,13 @@ void lb_mbr_became(
 	struct lb_member *m, struct lb_ftable *next, uint64_t version, const uint8_t *digest);
 /* A dialer for cfg.urls[url_i], started in the background. */
 int lb_mbr_dial(struct lb_member *m, char *err, size_t len);
+/* A pair1 socket for the member, its pipes counted into m. 0 or nng's error. */
+int lb_mbr_open_sock(struct lb_member *m, nng_socket *s);
+/*
+ * A new socket for the next connection (lb_mbr_open_sock() says why), the
+ * old one closed in the background; on failure the old one is dialed again.
+ */
+void lb_mbr_new_sock(struct lb_member *m);
 
 /* ---- lb_member_ha.c ---- */
 
@@ -142,11 +149,5 @@ void lb_mbr_on_welcome(struct lb_member *m, const struct lb_msg *msg);
 void lb_mbr_on_not_leader(struct lb_member *m, const struct lb_msg *msg);
 /* Each pass of the loop: last known good at the start, confirmation, the leader's silence. */
 void lb_mbr_lkg_tick(struct lb_member *m);
-
-/*
- * A new socket for the next connection (lb_member.c says why), the old one
- * closed in the background; on failure the old one is dialed again.
- */
-void lb_mbr_new_sock(struct lb_member *m);
 
 #endif /* LB_MEMBER_INT_H */

@@ -2,14 +2,16 @@
 /*
  * What the member's protocol (lb_member.c) and its high availability
  * (lb_member_ha.c) both stand on: each message it sends the manager, the
- * dialer, and the swap of the running table. It calls neither of them, so
+ * dialer and the socket, and the swap of the running table. It calls neither of them, so
  * the two depend on this file and not on each other's.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <nng/nng.h>
+#include <nng/protocol/pair1/pair.h>
 #include <nng/supplemental/tls/tls.h>
 
 #include "lb_ftable.h"
@@ -153,4 +155,106 @@ lb_mbr_dial(struct lb_member *m, char *err, size_t len)
 	if (rc != 0)
 		snprintf(err, len, "%s: %s", url, nng_strerror(rc));
 	return rc;
+}
+
+/* ---- the socket ---- */
+
+static void
+pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct lb_member *m = arg;
+
+	/* A socket left by a move to another manager says nothing about this one. */
+	if ((uint32_t)nng_socket_id(nng_pipe_socket(p)) !=
+		__atomic_load_n(&m->sock_id, __ATOMIC_ACQUIRE))
+		return;
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		__atomic_add_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
+		__atomic_store_n(&m->need_hello, 1, __ATOMIC_RELEASE);
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		__atomic_store_n(&m->lost, 1, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&m->connected, 1, __ATOMIC_ACQ_REL);
+	}
+}
+
+/*
+ * The member's socket. A move to another manager opens a new one rather
+ * than a new dialer on the old socket: pair1 takes one pipe, and a pipe the
+ * old dialer was still making can arrive after the dialer is closed and
+ * hold that place, or never end (nng 1.5; docs/reliability.md, Found 8),
+ * so a new dialer's pipes would be refused or a member count a connection
+ * to nothing.
+ */
+int
+lb_mbr_open_sock(struct lb_member *m, nng_socket *s)
+{
+	int rc = nng_pair1_open(s);
+
+	if (rc != 0)
+		return rc;
+	nng_socket_set_size(*s, NNG_OPT_RECVMAXSZ, LB_MSG_MAX_BYTES);
+	/* Room to queue: a send never blocks the loop, and none is lost while
+	 * the one before it is still being written. */
+	nng_socket_set_int(*s, NNG_OPT_SENDBUF, 64);
+	nng_socket_set_ms(*s, NNG_OPT_RECONNMINT, 100);
+	nng_socket_set_ms(*s, NNG_OPT_RECONNMAXT, 1000);
+	__atomic_store_n(&m->sock_id, (uint32_t)nng_socket_id(*s), __ATOMIC_RELEASE);
+	nng_pipe_notify(*s, NNG_PIPE_EV_ADD_POST, pipe_event, m);
+	nng_pipe_notify(*s, NNG_PIPE_EV_REM_POST, pipe_event, m);
+	return 0;
+}
+
+struct old_sock {
+	struct lb_member *m;
+	nng_socket s;
+};
+
+static void *
+close_old_thread(void *arg)
+{
+	struct old_sock *o = arg;
+
+	nng_close(o->s);
+	__atomic_sub_fetch(&o->m->closing, 1, __ATOMIC_ACQ_REL);
+	free(o);
+	return NULL;
+}
+
+/* Close an older socket in the background (its close may never return). */
+static void
+close_old(struct lb_member *m, nng_socket s)
+{
+	struct old_sock *o = malloc(sizeof(*o));
+	pthread_t t;
+
+	__atomic_add_fetch(&m->closing, 1, __ATOMIC_ACQ_REL);
+	if (o != NULL) {
+		o->m = m;
+		o->s = s;
+		if (pthread_create(&t, NULL, close_old_thread, o) == 0) {
+			pthread_detach(t);
+			return;
+		}
+		free(o);
+	}
+	/* No thread: close it here (it has no dialer left, its pipes are closing). */
+	nng_close(s);
+	__atomic_sub_fetch(&m->closing, 1, __ATOMIC_ACQ_REL);
+}
+
+void
+lb_mbr_new_sock(struct lb_member *m)
+{
+	nng_socket s;
+	int rc = lb_mbr_open_sock(m, &s);
+
+	if (rc != 0) {
+		LB_WARN("manager: a new socket: %s: dialing on the old one", nng_strerror(rc));
+		return;
+	}
+	__atomic_store_n(&m->connected, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->need_hello, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->lost, 0, __ATOMIC_RELEASE);
+	close_old(m, m->sock);
+	m->sock = s;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A bounded wait for a socket's next message, for the control threads
- * that also keep time (the member's loop, the mux's credit channel).
+ * Bounded waits on nng. First, a socket's next message, for the control
+ * threads that also keep time (the member's loop, the mux's credit channel).
  *
  * nng 1.5.2 fires an operation's timeout (NNG_OPT_RECVTIMEO) from its
  * "nng:aio:expire" thread, which spins on the clock for up to a
@@ -15,6 +15,8 @@
 #ifndef LB_NNG_H
 #define LB_NNG_H
 
+#include <stdbool.h>
+
 #include <nng/nng.h>
 
 /*
@@ -23,5 +25,14 @@
  * ended the wait), or nng's error (NNG_ECLOSED once s is closed).
  */
 int lb_nng_recvmsg_wait(nng_socket s, nng_msg **msg, int ms);
+
+/*
+ * nng_close(sock) in a thread of its own, waited for at most ms. nng 1.5's
+ * close waits for every pipe to end, and a pipe can fail to report its end
+ * (docs/reliability.md, Found 8 and 10): a daemon stopping must not wait
+ * for it for ever. false: it did not return in time; the thread is left
+ * running (the process is exiting).
+ */
+bool lb_nng_close_within(nng_socket sock, unsigned ms);
 
 #endif /* LB_NNG_H */
