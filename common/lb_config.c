@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lb_addr.h"
 #include "lb_config.h"
@@ -104,10 +108,11 @@ lb_cfg_group(const config_setting_t *g, const char *const *allowed, const char *
 	return lb_cfg_check_fields(g, allowed, err);
 }
 
+/* A member of group; none of a group that is not there (NULL). */
 static config_setting_t *
 member(const config_setting_t *group, const char *name)
 {
-	return config_setting_get_member(group, name);
+	return group != NULL ? config_setting_get_member(group, name) : NULL;
 }
 
 int
@@ -151,7 +156,7 @@ lb_cfg_get_u32s(
 		if (rc != 0)
 			return rc;
 		if (f[i].zero_off && v != 0 && v < f[i].min)
-			return lb_cfg_error(err, config_setting_get_member(g, f[i].name), NULL,
+			return lb_cfg_error(err, member(g, f[i].name), NULL,
 				"%lld is out of range %lld..%lld (or 0: off)", v, f[i].min,
 				f[i].max);
 		*f[i].out = (uint32_t)v;
@@ -246,6 +251,47 @@ lb_cfg_get_string(const config_setting_t *group, const char *name, bool required
 	return 0;
 }
 
+/* name beside the configuration file cfg_path, as r says. 0 or -LB_ERANGE. */
+static int
+file_path(const char *cfg_path, const char *name, const struct lb_cfg_file_rules *r, char *out,
+	size_t len)
+{
+	const char *slash = strrchr(cfg_path, '/');
+	char dir[PATH_MAX];
+	int n;
+
+	if (name[0] == '/' || (slash == NULL && !r->dot_dir))
+		n = snprintf(out, len, "%s", name);
+	else if (r->dot_dir) {
+		snprintf(dir, sizeof(dir), "%s", cfg_path);
+		n = snprintf(out, len, "%s/%s", dirname(dir), name);
+	} else
+		n = snprintf(out, len, "%.*s/%s", (int)(slash - cfg_path), cfg_path, name);
+	return n < 0 || (size_t)n >= len ? -LB_ERANGE : 0;
+}
+
+int
+lb_cfg_get_file(const config_setting_t *group, const char *name, bool required, bool must_exist,
+	const char *cfg_path, const struct lb_cfg_file_rules *r, char *out, size_t len,
+	struct lb_cfg_err *err)
+{
+	const char *v = NULL;
+	int rc;
+
+	out[0] = '\0';
+	rc = lb_cfg_get_string(group, name, required, NULL, &v, err);
+	if (rc != 0 || v == NULL)
+		return rc;
+	if (v[0] == '\0' && r->empty != NULL)
+		return lb_cfg_error(err, member(group, name), NULL, "%s", r->empty);
+	if (file_path(cfg_path, v, r, out, len) != 0)
+		return lb_cfg_error(err, member(group, name), NULL, "%s", r->too_long);
+	if (must_exist && access(out, R_OK) != 0)
+		return lb_cfg_error(err, member(group, name), NULL, "%s%s: %s", r->unreadable, out,
+			strerror(errno));
+	return 0;
+}
+
 int
 lb_cfg_get_addr(const config_setting_t *group, const char *name, bool required, unsigned allow,
 	struct lb_addr *out, uint8_t *af, struct lb_cfg_err *err)
@@ -277,23 +323,37 @@ lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, 
 }
 
 int
+lb_cfg_get_list(const config_setting_t *group, const char *name, bool arrays, const char *missing,
+	const char *shape, const config_setting_t **l, int *n, struct lb_cfg_err *err)
+{
+	*l = member(group, name);
+	*n = 0;
+	if (*l == NULL)
+		return missing != NULL ? lb_cfg_error(err, group, name, "%s", missing) : 0;
+	if (!config_setting_is_list(*l) && !(arrays && config_setting_is_array(*l)))
+		return lb_cfg_error(err, *l, NULL, "%s", shape);
+	*n = config_setting_length(*l);
+	return 0;
+}
+
+int
 lb_cfg_get_addr_list(const config_setting_t *a, const char *name, int min, int max, unsigned allow,
 	struct lb_cfg_addr *out, uint16_t *n_out, struct lb_cfg_err *err)
 {
-	const config_setting_t *m = config_setting_get_member(a, name);
 	const char *fam = (allow & LB_ADDR_ANY) == LB_ADDR_ANY ? "IPv4 or IPv6"
 			  : allow & LB_ADDR_V6		       ? "IPv6"
 							       : "IPv4";
-	int i, n;
+	const config_setting_t *m;
+	char shape[48];
+	int i, n, rc;
 
 	*n_out = 0;
-	if (m == NULL && min == 0)
-		return 0;
-	if (m == NULL)
-		return lb_cfg_error(err, a, name, "missing required field (a list of addresses)");
-	if (!config_setting_is_array(m) && !config_setting_is_list(m))
-		return lb_cfg_error(err, m, NULL, "expected a list of %s addresses", fam);
-	n = config_setting_length(m);
+	snprintf(shape, sizeof(shape), "expected a list of %s addresses", fam);
+	if ((rc = lb_cfg_get_list(a, name, true,
+		     min == 0 ? NULL : "missing required field (a list of addresses)", shape, &m,
+		     &n, err)) != 0 ||
+		m == NULL)
+		return rc;
 	if (n < min || n > max)
 		return lb_cfg_error(err, m, NULL, "between %d and %d addresses", min, max);
 	for (i = 0; i < n; i++) {
@@ -309,6 +369,27 @@ lb_cfg_get_addr_list(const config_setting_t *a, const char *name, int min, int m
 		(*n_out)++;
 	}
 	return 0;
+}
+
+int
+lb_cfg_get_addr_split(const config_setting_t *group, const char *name, int min, int max,
+	lb_be32_t *v4, uint16_t *n4, struct lb_addr *v6, uint16_t *n6, struct lb_cfg_err *err)
+{
+	struct lb_cfg_addr l[LB_CFG_ADDRS_MAX];
+	uint16_t i, n;
+	int rc;
+
+	*n4 = *n6 = 0;
+	if (max > LB_CFG_ADDRS_MAX)
+		return -LB_EINVAL;
+	rc = lb_cfg_get_addr_list(group, name, min, max, LB_ADDR_ANY, l, &n, err);
+	for (i = 0; rc == 0 && i < n; i++) {
+		if (l[i].af == LB_AF_INET6)
+			v6[(*n6)++] = l[i].a;
+		else
+			v4[(*n4)++] = l[i].a.a32[0];
+	}
+	return rc;
 }
 
 int
@@ -341,19 +422,18 @@ lb_cfg_get_eal(
 {
 	/* A lab default: no hugepages, no PCI scan. Real NICs set their own. */
 	static const char *const def[] = {"--no-huge", "-m", "256", "--no-pci"};
-	const config_setting_t *eal = config_setting_get_member(root, "eal");
-	int i, len;
+	const config_setting_t *eal;
+	int i, len, rc;
 
 	*n = 0;
+	if ((rc = lb_cfg_get_list(root, "eal", true, NULL,
+		     "expected a list of strings [\"--no-huge\", ...]", &eal, &len, err)) != 0)
+		return rc;
 	if (eal == NULL) {
 		for (i = 0; i < 4; i++)
 			out[(*n)++] = def[i];
 		return 0;
 	}
-	if (!config_setting_is_array(eal) && !config_setting_is_list(eal))
-		return lb_cfg_error(
-			err, eal, NULL, "expected a list of strings [\"--no-huge\", ...]");
-	len = config_setting_length(eal);
 	if (len > max)
 		return lb_cfg_error(err, eal, NULL, "at most %d EAL arguments", max);
 	for (i = 0; i < len; i++) {
@@ -491,7 +571,7 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 	uint8_t udp;
 	long long port;
 	uint32_t i, j, n;
-	int rc;
+	int rc, len;
 
 	if ((rc = lb_cfg_group(s, fields, "a service is a group { vip = ...; ... }", err)) != 0 ||
 		(rc = lb_cfg_get_addr(s, "vip", true, LB_ADDR_ANY, &svc->vip, &svc->af, err)) !=
@@ -517,12 +597,10 @@ load_service(const config_setting_t *s, struct lb_service_cfg *svc, struct lb_cf
 						    svc->proto, &svc->limits, err)) != 0)
 		return rc;
 
-	list = member(s, "backends");
-	if (list == NULL)
-		return lb_cfg_error(err, s, "backends", "missing required field");
-	if (!config_setting_is_list(list))
-		return lb_cfg_error(err, list, NULL, "expected a list ( {...}, {...} )");
-	n = (uint32_t)config_setting_length(list);
+	if ((rc = lb_cfg_get_list(s, "backends", false, "missing required field",
+		     "expected a list ( {...}, {...} )", &list, &len, err)) != 0)
+		return rc;
+	n = (uint32_t)len;
 	if (n > LB_MAGLEV_MAX_BACKENDS)
 		return lb_cfg_error(err, list, NULL, "%u backends; at most %u per service", n,
 			LB_MAGLEV_MAX_BACKENDS);
@@ -558,7 +636,7 @@ ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_e
 	const char *seed = NULL;
 	long long msize;
 	uint32_t i, j, n, next_id = 0;
-	int rc;
+	int rc, len;
 
 	memset(ft, 0, sizeof(*ft));
 	if ((rc = lb_cfg_group(group, fields, "expected a group { ... }", err)) != 0 ||
@@ -578,12 +656,11 @@ ftable_load(const config_setting_t *group, struct lb_ftable *ft, struct lb_cfg_e
 			 err)) != 0)
 		return rc;
 
-	list = member(group, "services");
-	if (list == NULL)
-		return 0;
-	if (!config_setting_is_list(list))
-		return lb_cfg_error(err, list, NULL, "expected a list ( {...}, {...} )");
-	n = (uint32_t)config_setting_length(list);
+	if ((rc = lb_cfg_get_list(group, "services", false, NULL,
+		     "expected a list ( {...}, {...} )", &list, &len, err)) != 0 ||
+		list == NULL)
+		return rc;
+	n = (uint32_t)len;
 	ft->services = calloc(n ? n : 1, sizeof(*ft->services));
 	if (ft->services == NULL)
 		return -LB_ENOMEM;

@@ -45,7 +45,10 @@ int lb_cfg_check_fields(
 int lb_cfg_group(const config_setting_t *g, const char *const *allowed, const char *shape,
 	struct lb_cfg_err *err);
 
-/* Integer member in [min, max]; def is used when absent and !required. */
+/*
+ * Integer member in [min, max]; def is used when absent and !required.
+ * A group that is not there (NULL) has no members.
+ */
 int lb_cfg_get_int(const config_setting_t *group, const char *name, bool required, long long min,
 	long long max, long long def, long long *out, struct lb_cfg_err *err);
 
@@ -60,13 +63,38 @@ struct lb_cfg_u32 {
 	uint32_t *out;
 };
 
-/* Fields f[0..n) of group g, in order. 0 or -LB_ECONFIG with err (the first refused). */
+/*
+ * Fields f[0..n) of group g (NULL: none there, every field its def), in
+ * order. 0 or -LB_ECONFIG with err (the first refused).
+ */
 int lb_cfg_get_u32s(
 	const config_setting_t *g, const struct lb_cfg_u32 *f, size_t n, struct lb_cfg_err *err);
 
 /* String member; *out points into the config and lives as long as it. */
 int lb_cfg_get_string(const config_setting_t *group, const char *name, bool required,
 	const char *def, const char **out, struct lb_cfg_err *err);
+
+/*
+ * How a daemon takes the file names of its configuration
+ * (lb_cfg_get_file()). The daemons word their refusals apart, and write a
+ * name beside the file differently ("./ca.pem" or "ca.pem"): tests match
+ * both, so each keeps its own.
+ */
+struct lb_cfg_file_rules {
+	bool dot_dir;		/* the folder as dirname(3) has it: "." for none, "/" for root */
+	const char *empty;	/* refuses an empty name; NULL: taken, as the folder itself */
+	const char *too_long;	/* refuses a path that does not fit out */
+	const char *unreadable; /* put before "PATH: why" */
+};
+
+/*
+ * A file name member, relative to the folder of the configuration file
+ * cfg_path unless absolute, into out[0..len) ("" when absent and not
+ * required); with must_exist, it must be readable. Refused as r words it.
+ */
+int lb_cfg_get_file(const config_setting_t *group, const char *name, bool required, bool must_exist,
+	const char *cfg_path, const struct lb_cfg_file_rules *r, char *out, size_t len,
+	struct lb_cfg_err *err);
 
 /*
  * A member naming one of n names (its index in *out); absent: def. Refused
@@ -103,6 +131,16 @@ int lb_cfg_get_addr(const config_setting_t *group, const char *name, bool requir
 int lb_cfg_get_ipv4(const config_setting_t *group, const char *name, bool required, lb_be32_t *out,
 	struct lb_cfg_err *err);
 
+/*
+ * The list member name of group, ( ... ), or with arrays [ ... ] too, into
+ * *l with its length *n: its count the caller checks, in its own words.
+ * Absent: refused with missing, or when missing is NULL, *l = NULL and
+ * *n = 0. Neither a list nor an array: refused with shape.
+ */
+int lb_cfg_get_list(const config_setting_t *group, const char *name, bool arrays,
+	const char *missing, const char *shape, const config_setting_t **l, int *n,
+	struct lb_cfg_err *err);
+
 /* One address of a list, with its family. */
 struct lb_cfg_addr {
 	struct lb_addr a;
@@ -115,6 +153,18 @@ struct lb_cfg_addr {
  */
 int lb_cfg_get_addr_list(const config_setting_t *group, const char *name, int min, int max,
 	unsigned allow, struct lb_cfg_addr *out, uint16_t *n, struct lb_cfg_err *err);
+
+/* The longest list lb_cfg_get_addr_split() takes. */
+#define LB_CFG_ADDRS_MAX 64
+
+/*
+ * An address list of either family (lb_cfg_get_addr_list() with
+ * LB_ADDR_ANY; max at most LB_CFG_ADDRS_MAX) split by family, in order:
+ * the IPv4 ones into v4[0..*n4), the IPv6 ones into v6[0..*n6).
+ * Returns 0, -LB_ECONFIG with err, or -LB_EINVAL when max is larger.
+ */
+int lb_cfg_get_addr_split(const config_setting_t *group, const char *name, int min, int max,
+	lb_be32_t *v4, uint16_t *n4, struct lb_addr *v6, uint16_t *n6, struct lb_cfg_err *err);
 
 /* "aa:bb:cc:dd:ee:ff" member. */
 int lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, uint8_t out[6],

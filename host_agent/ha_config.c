@@ -1,29 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ha_config.h"
 #include "lb_err.h"
 
-/* A list of addresses of either family, split into its IPv4 and IPv6 parts. */
-static int
-load_addrs(const config_setting_t *a, const char *name, int min, int max, lb_be32_t *v4,
-	uint16_t *n4, struct lb_addr *v6, uint16_t *n6, struct lb_cfg_err *err)
-{
-	struct lb_cfg_addr l[HA_MAX_MUXES];
-	uint16_t i, n;
-	int rc;
-
-	*n4 = *n6 = 0;
-	rc = lb_cfg_get_addr_list(a, name, min, max, LB_ADDR_ANY, l, &n, err);
-	for (i = 0; rc == 0 && i < n; i++) {
-		if (l[i].af == LB_AF_INET6)
-			v6[(*n6)++] = l[i].a;
-		else
-			v4[(*n4)++] = l[i].a.a32[0];
-	}
-	return rc;
-}
+static_assert(HA_MAX_MUXES <= LB_CFG_ADDRS_MAX && HA_MAX_PROBERS <= LB_CFG_ADDRS_MAX,
+	"lb_cfg_get_addr_split() takes the muxes and the probers");
 
 /*
  * The PAs (pa, pa6: at least one) and the muxes, whose tunnels come to the
@@ -44,8 +28,8 @@ load_pas(struct ha_config *cfg, const config_setting_t *a, struct lb_cfg_err *er
 	if (cfg->pa == 0 && !cfg->has_pa6)
 		return lb_cfg_error(err, a, "pa",
 			"missing required field (or pa6 for an agent reached over IPv6 only)");
-	if ((rc = load_addrs(a, "muxes", 1, HA_MAX_MUXES, cfg->muxes, &cfg->n_muxes, cfg->muxes6,
-		     &cfg->n_muxes6, err)) != 0)
+	if ((rc = lb_cfg_get_addr_split(a, "muxes", 1, HA_MAX_MUXES, cfg->muxes, &cfg->n_muxes,
+		     cfg->muxes6, &cfg->n_muxes6, err)) != 0)
 		return rc;
 	m = config_setting_get_member(a, "muxes");
 	if (cfg->n_muxes != 0 && cfg->pa == 0)
@@ -98,7 +82,7 @@ load_agent(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 			clamp6);
 	cfg->mss_clamp = (uint16_t)clamp;
 	cfg->mss_clamp6 = (uint16_t)clamp6;
-	return load_addrs(a, "probers", 0, HA_MAX_PROBERS, cfg->probers, &cfg->n_probers,
+	return lb_cfg_get_addr_split(a, "probers", 0, HA_MAX_PROBERS, cfg->probers, &cfg->n_probers,
 		cfg->probers6, &cfg->n_probers6, err);
 }
 
@@ -108,7 +92,7 @@ load_ports(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 	static const char *const ufields[] = {"devargs", NULL};
 	static const char *const vfields[] = {"name", "devargs", "dip", "dip6", "mac", NULL};
 	const config_setting_t *up = config_setting_get_member(root, "uplink");
-	const config_setting_t *vms = config_setting_get_member(root, "vms");
+	const config_setting_t *vms;
 	const char *s, *name;
 	int rc, i, j, n;
 
@@ -121,11 +105,9 @@ load_ports(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 		return lb_cfg_error(err, up, "devargs", "empty or too long");
 	strcpy(cfg->uplink_devargs, s);
 
-	if (vms == NULL)
-		return lb_cfg_error(err, root, "vms", "missing required list");
-	if (!config_setting_is_list(vms))
-		return lb_cfg_error(err, vms, NULL, "expected a list ( { ... }, ... )");
-	n = config_setting_length(vms);
+	if ((rc = lb_cfg_get_list(root, "vms", false, "missing required list",
+		     "expected a list ( { ... }, ... )", &vms, &n, err)) != 0)
+		return rc;
 	if (n < 1 || n > HA_MAX_VMS)
 		return lb_cfg_error(err, vms, NULL, "between 1 and %d VMs", HA_MAX_VMS);
 	for (i = 0; i < n; i++) {

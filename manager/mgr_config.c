@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lb_err.h"
 #include "lb_maglev.h"
@@ -54,28 +52,9 @@ get_url(const config_setting_t *g, const char *name, bool required, const char *
 				       : "tls+tcp://HOST:PORT");
 }
 
-/* A file name relative to the configuration file, which must be readable. */
-static int
-get_file(const config_setting_t *g, const char *name, bool required, bool must_exist,
-	const char *cfg_path, char *out, size_t len, struct lb_cfg_err *err)
-{
-	const config_setting_t *s;
-	const char *v = NULL;
-	int rc;
-
-	out[0] = '\0';
-	rc = lb_cfg_get_string(g, name, required, NULL, &v, err);
-	if (rc != 0 || v == NULL)
-		return rc;
-	s = config_setting_get_member(g, name);
-	if (v[0] == '\0')
-		return lb_cfg_error(err, s, NULL, "empty file name");
-	if (mgr_config_path(cfg_path, v, out, len) != 0)
-		return lb_cfg_error(err, s, NULL, "file name too long");
-	if (must_exist && access(out, R_OK) != 0)
-		return lb_cfg_error(err, s, NULL, "cannot read %s: %s", out, strerror(errno));
-	return 0;
-}
+/* TLS files, database and services file: beside the configuration file. */
+static const struct lb_cfg_file_rules files = {
+	.empty = "empty file name", .too_long = "file name too long", .unreadable = "cannot read "};
 
 static int
 load_tls(const config_setting_t *m, struct mgr_config *cfg, bool needed, struct lb_cfg_err *err)
@@ -95,12 +74,12 @@ load_tls(const config_setting_t *m, struct mgr_config *cfg, bool needed, struct 
 		return lb_cfg_error(
 			err, t, NULL, "expected a group { ca = ...; cert = ...; key = ...; }");
 	if ((rc = lb_cfg_check_fields(t, fields, err)) != 0 ||
-		(rc = get_file(t, "ca", true, true, cfg->mc_path, cfg->mc_ca, sizeof(cfg->mc_ca),
-			 err)) != 0 ||
-		(rc = get_file(t, "cert", true, true, cfg->mc_path, cfg->mc_cert,
+		(rc = lb_cfg_get_file(t, "ca", true, true, cfg->mc_path, &files, cfg->mc_ca,
+			 sizeof(cfg->mc_ca), err)) != 0 ||
+		(rc = lb_cfg_get_file(t, "cert", true, true, cfg->mc_path, &files, cfg->mc_cert,
 			 sizeof(cfg->mc_cert), err)) != 0 ||
-		(rc = get_file(t, "key", true, true, cfg->mc_path, cfg->mc_key, sizeof(cfg->mc_key),
-			 err)) != 0)
+		(rc = lb_cfg_get_file(t, "key", true, true, cfg->mc_path, &files, cfg->mc_key,
+			 sizeof(cfg->mc_key), err)) != 0)
 		return rc;
 	cfg->mc_has_tls = true;
 	return 0;
@@ -144,8 +123,8 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 
 	if (config_setting_get_member(m, "database") == NULL)
 		snprintf(cfg->mc_database, sizeof(cfg->mc_database), "%s", MGR_DEFAULT_DATABASE);
-	else if ((rc = get_file(m, "database", false, false, cfg->mc_path, cfg->mc_database,
-			  sizeof(cfg->mc_database), err)) != 0)
+	else if ((rc = lb_cfg_get_file(m, "database", false, false, cfg->mc_path, &files,
+			  cfg->mc_database, sizeof(cfg->mc_database), err)) != 0)
 		return rc;
 
 	if ((rc = lb_cfg_get_u32s(m, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0)
@@ -170,8 +149,8 @@ load_manager(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_er
 		cfg->mc_has_maglev_size = true;
 		cfg->mc_maglev_size = (uint32_t)v;
 	}
-	if ((rc = get_file(m, "services_file", false, true, cfg->mc_path, cfg->mc_services_file,
-		     sizeof(cfg->mc_services_file), err)) != 0)
+	if ((rc = lb_cfg_get_file(m, "services_file", false, true, cfg->mc_path, &files,
+		     cfg->mc_services_file, sizeof(cfg->mc_services_file), err)) != 0)
 		return rc;
 	return mgr_config_ha_load(m, cfg, err);
 }

@@ -16,11 +16,8 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "lb_config.h"
-#include "lb_err.h"
 #include "lb_metrics.h"
 
 #define MGR_URL_MAX 256
@@ -95,24 +92,5 @@ int mgr_config_ha_load(const config_setting_t *m, struct mgr_config *cfg, struct
  * ("file:line: manager.field: message").
  */
 int mgr_config_load(const char *path, struct mgr_config *cfg, struct lb_cfg_err *err);
-
-/*
- * Resolve `name` against the folder of the configuration file `cfg_path`
- * (absolute names are kept). Returns 0 or -LB_ERANGE when it does not fit.
- * Inline: mgr_config.c and mgr_config_ha.c both use it, and the HA part
- * is called by the rest, never the other way.
- */
-static inline int
-mgr_config_path(const char *cfg_path, const char *name, char *out, size_t len)
-{
-	const char *slash = strrchr(cfg_path, '/');
-	int n;
-
-	if (name[0] == '/' || slash == NULL)
-		n = snprintf(out, len, "%s", name);
-	else
-		n = snprintf(out, len, "%.*s/%s", (int)(slash - cfg_path), cfg_path, name);
-	return n < 0 || (size_t)n >= len ? -LB_ERANGE : 0;
-}
 
 #endif /* MGR_CONFIG_H */

@@ -16,7 +16,6 @@
  * advertise defaults to listen and ctl_tls (else ctl) unless they bind a
  * wildcard address, which no peer can dial: then it is required.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,38 +23,21 @@
 #include "lb_err.h"
 #include "mgr_config.h"
 
-static int
-get_path(const config_setting_t *g, const char *name, const char *cfg_path, char *out, size_t len,
-	struct lb_cfg_err *err)
-{
-	const char *v = NULL;
-	int rc = lb_cfg_get_string(g, name, false, NULL, &v, err);
-
-	out[0] = '\0';
-	if (rc != 0 || v == NULL)
-		return rc;
-	if (v[0] == '\0' || mgr_config_path(cfg_path, v, out, len) != 0)
-		return lb_cfg_error(
-			err, config_setting_get_member(g, name), NULL, "empty or too long");
-	if (access(out, R_OK) != 0)
-		return lb_cfg_error(err, config_setting_get_member(g, name), NULL,
-			"cannot read %s: %s", out, strerror(errno));
-	return 0;
-}
+/* etcd's TLS files, beside the configuration file. */
+static const struct lb_cfg_file_rules files = {.empty = "empty or too long",
+	.too_long = "empty or too long",
+	.unreadable = "cannot read "};
 
 static int
 load_endpoints(const config_setting_t *e, struct mgr_config *cfg, struct lb_cfg_err *err)
 {
-	const config_setting_t *l = config_setting_get_member(e, "endpoints");
-	int i, n;
+	const config_setting_t *l;
+	int i, n, rc;
 
-	if (l == NULL)
-		return lb_cfg_error(err, e, "endpoints",
-			"missing: the etcd members' client URLs, [ \"http://HOST:2379\", ... ]");
-	if (!config_setting_is_array(l) && !config_setting_is_list(l))
-		return lb_cfg_error(
-			err, l, NULL, "expected a list of URLs [ \"http://...\", ... ]");
-	n = config_setting_length(l);
+	if ((rc = lb_cfg_get_list(e, "endpoints", true,
+		     "missing: the etcd members' client URLs, [ \"http://HOST:2379\", ... ]",
+		     "expected a list of URLs [ \"http://...\", ... ]", &l, &n, err)) != 0)
+		return rc;
 	if (n < 1 || n > MGR_ETCD_ENDPOINTS)
 		return lb_cfg_error(
 			err, l, NULL, "1 to %d endpoints, not %d", MGR_ETCD_ENDPOINTS, n);
@@ -127,12 +109,12 @@ load_etcd(const config_setting_t *m, struct mgr_config *cfg, struct lb_cfg_err *
 		return rc;
 	if ((rc = lb_cfg_get_u32s(e, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0)
 		return rc;
-	if ((rc = get_path(e, "ca", cfg->mc_path, cfg->mc_etcd_ca, sizeof(cfg->mc_etcd_ca), err)) !=
-			0 ||
-		(rc = get_path(e, "cert", cfg->mc_path, cfg->mc_etcd_cert,
-			 sizeof(cfg->mc_etcd_cert), err)) != 0 ||
-		(rc = get_path(e, "key", cfg->mc_path, cfg->mc_etcd_key, sizeof(cfg->mc_etcd_key),
-			 err)) != 0)
+	if ((rc = lb_cfg_get_file(e, "ca", false, true, cfg->mc_path, &files, cfg->mc_etcd_ca,
+		     sizeof(cfg->mc_etcd_ca), err)) != 0 ||
+		(rc = lb_cfg_get_file(e, "cert", false, true, cfg->mc_path, &files,
+			 cfg->mc_etcd_cert, sizeof(cfg->mc_etcd_cert), err)) != 0 ||
+		(rc = lb_cfg_get_file(e, "key", false, true, cfg->mc_path, &files, cfg->mc_etcd_key,
+			 sizeof(cfg->mc_etcd_key), err)) != 0)
 		return rc;
 	if ((cfg->mc_etcd_cert[0] == '\0') != (cfg->mc_etcd_key[0] == '\0'))
 		return lb_cfg_error(err, e, cfg->mc_etcd_cert[0] ? "key" : "cert",

@@ -74,15 +74,13 @@ static int
 pools_load(config_setting_t *root, const struct lb_ftable *t, struct mgr_pools *pools,
 	struct lb_cfg_err *e)
 {
-	config_setting_t *l = config_setting_get_member(root, "pools");
+	const config_setting_t *l;
 	int i, n, rc;
 
-	if (l == NULL)
-		return 0;
-	if (!config_setting_is_list(l))
-		return lb_cfg_error(e, l, NULL,
-			"expected a list ( { vip = ...; port = ...; probe = ...; }, ... )");
-	n = config_setting_length(l);
+	if ((rc = lb_cfg_get_list(root, "pools", false, NULL,
+		     "expected a list ( { vip = ...; port = ...; probe = ...; }, ... )", &l, &n,
+		     e)) != 0)
+		return rc;
 	for (i = 0; i < n; i++)
 		if ((rc = pool_entry(config_setting_get_elem(l, (unsigned)i), t, pools, e)) != 0)
 			return rc;

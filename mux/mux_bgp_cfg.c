@@ -145,15 +145,12 @@ static int
 load_neighbors(const config_setting_t *g, struct mux_bgp_cfg *cfg, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"address", "as", NULL};
-	const config_setting_t *l = config_setting_get_member(g, "neighbors");
+	const config_setting_t *l;
 	int i, j, n, rc;
 
-	if (l == NULL)
-		return lb_cfg_error(err, g, "neighbors", "missing required field");
-	if (!config_setting_is_list(l))
-		return lb_cfg_error(
-			err, l, NULL, "expected a list ( { address = ...; as = ...; } )");
-	n = config_setting_length(l);
+	if ((rc = lb_cfg_get_list(g, "neighbors", false, "missing required field",
+		     "expected a list ( { address = ...; as = ...; } )", &l, &n, err)) != 0)
+		return rc;
 	if (n < 1 || n > MUX_BGP_MAX_NEIGHBORS)
 		return lb_cfg_error(
 			err, l, NULL, "between 1 and %d neighbors", MUX_BGP_MAX_NEIGHBORS);
@@ -184,9 +181,13 @@ mux_bgp_cfg_load(const config_setting_t *root, uint32_t tunnel_addr, struct mux_
 {
 	static const char *const fields[] = {"bird", "router_id", "local_as", "local_address",
 		"neighbors", "next_hop", "hold_time", "keepalive", "drain_time", "run_dir", NULL};
+	const struct lb_cfg_u32 nums[] = {
+		{"hold_time", 3, 65535, 3, false, &cfg->hold_time},
+		{"keepalive", 1, 21845, 1, false, &cfg->keepalive},
+		{"drain_time", 0, 3600, 5, false, &cfg->drain_time},
+	};
 	const config_setting_t *g = config_setting_get_member(root, "bgp");
 	const char *bird, *run_dir;
-	long long hold, ka, drain;
 	int rc;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -199,16 +200,14 @@ mux_bgp_cfg_load(const config_setting_t *root, uint32_t tunnel_addr, struct mux_
 		(rc = get_unicast(g, "local_address", true, &cfg->local_address, err)) != 0 ||
 		(rc = lb_cfg_get_ipv4(g, "router_id", false, &cfg->router_id, err)) != 0 ||
 		(rc = get_unicast(g, "next_hop", false, &cfg->next_hop, err)) != 0 ||
-		(rc = lb_cfg_get_int(g, "hold_time", false, 3, 65535, 3, &hold, err)) != 0 ||
-		(rc = lb_cfg_get_int(g, "keepalive", false, 1, 21845, 1, &ka, err)) != 0 ||
-		(rc = lb_cfg_get_int(g, "drain_time", false, 0, 3600, 5, &drain, err)) != 0 ||
+		(rc = lb_cfg_get_u32s(g, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0 ||
 		(rc = lb_cfg_get_string(g, "run_dir", false, "", &run_dir, err)) != 0)
 		goto fail;
-	if (ka * 3 > hold) {
+	if (cfg->keepalive * 3 > cfg->hold_time) {
 		rc = lb_cfg_error(err, config_setting_get_member(g, "keepalive"), NULL,
-			"%lld is more than a third of hold_time %lld (RFC 4271: keepalive "
+			"%u is more than a third of hold_time %u (RFC 4271: keepalive "
 			"= hold_time / 3)",
-			ka, hold);
+			cfg->keepalive, cfg->hold_time);
 		goto fail;
 	}
 	if (config_setting_get_member(g, "router_id") != NULL && cfg->router_id == 0) {
@@ -229,9 +228,6 @@ mux_bgp_cfg_load(const config_setting_t *root, uint32_t tunnel_addr, struct mux_
 		cfg->router_id = cfg->local_address;
 	if (cfg->next_hop == 0)
 		cfg->next_hop = tunnel_addr;
-	cfg->hold_time = (uint32_t)hold;
-	cfg->keepalive = (uint32_t)ka;
-	cfg->drain_time = (uint32_t)drain;
 	strcpy(cfg->run_dir, run_dir);
 	cfg->local_address_setting = config_setting_get_member(g, "local_address");
 	return 1;

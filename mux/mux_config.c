@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -6,18 +7,19 @@
 #include "lb_hdr.h"
 #include "mux_config.h"
 
+static_assert(MUX_MAX_PROBERS <= LB_CFG_ADDRS_MAX, "lb_cfg_get_addr_split() takes the probers");
+
 static int
 load_ports(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"name", "devargs", NULL};
-	const config_setting_t *list = config_setting_get_member(root, "ports");
+	const config_setting_t *list;
 	int i, n, rc;
 
-	if (list == NULL)
-		return 0; /* --pcap may supply the port */
-	if (!config_setting_is_list(list))
-		return lb_cfg_error(err, list, NULL, "expected a list ( { devargs = ...; } )");
-	n = config_setting_length(list);
+	/* Absent: --pcap may supply the port. */
+	if ((rc = lb_cfg_get_list(root, "ports", false, NULL,
+		     "expected a list ( { devargs = ...; } )", &list, &n, err)) != 0)
+		return rc;
 	if (n > MUX_MAX_PORTS)
 		return lb_cfg_error(err, list, NULL, "at most %d ports", MUX_MAX_PORTS);
 	for (i = 0; i < n; i++) {
@@ -48,33 +50,25 @@ load_conn(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err
 {
 	static const char *const fields[] = {"entries", "entries6", "tcp_timeout",
 		"tcp_fin_timeout", "udp_timeout", "service_share", NULL};
+	const struct lb_cfg_u32 nums[] = {
+		{"entries", 1024, 1 << 26, 65536, false, &cfg->conn_entries},
+		{"entries6", 1024, 1 << 26, 16384, false, &cfg->conn_entries6},
+		{"tcp_timeout", 1, 86400, 300, false, &cfg->tcp_timeout},
+		{"tcp_fin_timeout", 1, 3600, 15, false, &cfg->tcp_fin_timeout},
+		{"udp_timeout", 1, 86400, 30, false, &cfg->udp_timeout},
+	};
 	const config_setting_t *ct = config_setting_get_member(mux, "conn_table");
-	long long entries = 65536, entries6 = 16384, tcp = 300, fin = 15, udp = 30, share = 50;
+	long long share;
 	int rc;
 
-	if (ct != NULL) {
-		if ((rc = lb_cfg_group(ct, fields, "expected a group { entries = ...; }", err)) !=
-				0 ||
-			(rc = lb_cfg_get_int(ct, "entries", false, 1024, 1 << 26, entries, &entries,
-				 err)) != 0 ||
-			(rc = lb_cfg_get_int(ct, "entries6", false, 1024, 1 << 26, entries6,
-				 &entries6, err)) != 0 ||
-			(rc = lb_cfg_get_int(ct, "tcp_timeout", false, 1, 86400, tcp, &tcp, err)) !=
-				0 ||
-			(rc = lb_cfg_get_int(
-				 ct, "tcp_fin_timeout", false, 1, 3600, fin, &fin, err)) != 0 ||
-			(rc = lb_cfg_get_int(ct, "udp_timeout", false, 1, 86400, udp, &udp, err)) !=
-				0 ||
-			(rc = lb_cfg_get_int(
-				 ct, "service_share", false, 1, 100, share, &share, err)) != 0)
-			return rc;
-	}
+	/* No conn_table group: every field its default. */
+	if (ct != NULL &&
+		(rc = lb_cfg_group(ct, fields, "expected a group { entries = ...; }", err)) != 0)
+		return rc;
+	if ((rc = lb_cfg_get_u32s(ct, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0 ||
+		(rc = lb_cfg_get_int(ct, "service_share", false, 1, 100, 50, &share, err)) != 0)
+		return rc;
 	cfg->conn_service_share = (uint8_t)share;
-	cfg->conn_entries = (uint32_t)entries;
-	cfg->conn_entries6 = (uint32_t)entries6;
-	cfg->tcp_timeout = (uint32_t)tcp;
-	cfg->tcp_fin_timeout = (uint32_t)fin;
-	cfg->udp_timeout = (uint32_t)udp;
 	return 0;
 }
 
@@ -87,21 +81,18 @@ static int
 load_capacity(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err *err)
 {
 	static const char *const fields[] = {"services", "backends", NULL};
+	const struct lb_cfg_u32 nums[] = {
+		{"services", 16, 1 << 20, 0, false, &cfg->cap_services},
+		{"backends", 16, 1 << 24, 0, false, &cfg->cap_backends},
+	};
 	const config_setting_t *c = config_setting_get_member(mux, "capacity");
-	long long svcs = 0, bes = 0;
 	int rc;
 
-	if (c != NULL) {
-		if ((rc = lb_cfg_group(c, fields, "expected a group { backends = ...; }", err)) !=
-				0 ||
-			(rc = lb_cfg_get_int(c, "services", false, 16, 1 << 20, 0, &svcs, err)) !=
-				0 ||
-			(rc = lb_cfg_get_int(c, "backends", false, 16, 1 << 24, 0, &bes, err)) != 0)
-			return rc;
-	}
-	cfg->cap_services = (uint32_t)svcs;
-	cfg->cap_backends = (uint32_t)bes;
-	return 0;
+	/* No capacity group: both 0. */
+	if (c != NULL &&
+		(rc = lb_cfg_group(c, fields, "expected a group { backends = ...; }", err)) != 0)
+		return rc;
+	return lb_cfg_get_u32s(c, nums, sizeof(nums) / sizeof(nums[0]), err);
 }
 
 /*
@@ -127,24 +118,6 @@ load_tunnel(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_e
 			"PAs only)");
 	memcpy(cfg->next_hop_mac6, cfg->next_hop_mac, 6);
 	return lb_cfg_get_mac(mux, "next_hop_mac6", false, cfg->next_hop_mac6, err);
-}
-
-/* The VIP probers, of either family, kept apart by family. */
-static int
-load_probers(struct mux_config *cfg, const config_setting_t *mux, struct lb_cfg_err *err)
-{
-	struct lb_cfg_addr a[MUX_MAX_PROBERS];
-	uint16_t i, n;
-	int rc;
-
-	rc = lb_cfg_get_addr_list(mux, "probers", 0, MUX_MAX_PROBERS, LB_ADDR_ANY, a, &n, err);
-	for (i = 0; rc == 0 && i < n; i++) {
-		if (a[i].af == LB_AF_INET6)
-			cfg->probers6[cfg->n_probers6++] = a[i].a;
-		else
-			cfg->probers[cfg->n_probers++] = a[i].a.a32[0];
-	}
-	return rc;
 }
 
 static int
@@ -184,7 +157,10 @@ load_mux(struct mux_config *cfg, const config_setting_t *root, struct lb_cfg_err
 	cfg->workers = (uint16_t)workers;
 	cfg->rx_desc = (uint16_t)rxd;
 	cfg->tx_desc = (uint16_t)txd;
-	if ((rc = load_probers(cfg, mux, err)) != 0 || (rc = load_capacity(cfg, mux, err)) != 0)
+	/* The VIP probers, of either family, kept apart by family. */
+	if ((rc = lb_cfg_get_addr_split(mux, "probers", 0, MUX_MAX_PROBERS, cfg->probers,
+		     &cfg->n_probers, cfg->probers6, &cfg->n_probers6, err)) != 0 ||
+		(rc = load_capacity(cfg, mux, err)) != 0)
 		return rc;
 	return load_conn(cfg, mux, err);
 }

@@ -71,9 +71,13 @@ lb_credit_cfg_load(const config_setting_t *root, const char *path, bool agent, c
 	static const char *const mux_fields[] = {"listen", "ca", "cert", "key", NULL};
 	static const char *const agent_fields[] = {
 		"id", "muxes", "ttl_ms", "interval_ms", "ca", "cert", "key", NULL};
+	const struct lb_cfg_u32 nums[] = {
+		{"ttl_ms", LB_CREDIT_TTL_MIN, LB_CREDIT_TTL_MAX, LB_CREDIT_TTL_MS, false,
+			&cfg->ttl_ms},
+		{"interval_ms", 10, 10000, LB_CREDIT_INTERVAL_MS, false, &cfg->interval_ms},
+	};
 	const config_setting_t *g = config_setting_get_member(root, "credits");
 	const char *v = NULL;
-	long long ttl, iv;
 	bool tls = false;
 	uint32_t i;
 	int rc;
@@ -92,27 +96,22 @@ lb_credit_cfg_load(const config_setting_t *root, const char *path, bool agent, c
 		tls = strncmp(cfg->listen, "tls+tcp://", 10) == 0;
 	} else {
 		if ((rc = load_muxes(g, cfg, err)) != 0 ||
-			(rc = lb_cfg_get_int(g, "ttl_ms", false, LB_CREDIT_TTL_MIN,
-				 LB_CREDIT_TTL_MAX, LB_CREDIT_TTL_MS, &ttl, err)) != 0 ||
-			(rc = lb_cfg_get_int(g, "interval_ms", false, 10, 10000,
-				 LB_CREDIT_INTERVAL_MS, &iv, err)) != 0 ||
+			(rc = lb_cfg_get_u32s(g, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0 ||
 			(rc = lb_cfg_get_string(g, "id", id == NULL, id, &v, err)) != 0)
 			return rc;
-		if (iv * 2 > ttl)
+		if (cfg->interval_ms * 2 > cfg->ttl_ms)
 			return lb_cfg_error(err,
 				config_setting_get_member(g, "interval_ms") != NULL
 					? config_setting_get_member(g, "interval_ms")
 					: config_setting_get_member(g, "ttl_ms"),
 				NULL,
-				"%lld ms: at most half of ttl_ms (%lld), or grants lapse between "
+				"%u ms: at most half of ttl_ms (%u), or grants lapse between "
 				"two requests",
-				iv, ttl);
+				cfg->interval_ms, cfg->ttl_ms);
 		if (v[0] == 0 || strlen(v) >= LB_MSG_ID)
 			return lb_cfg_error(
 				err, g, "id", "an id of 1 to %u characters", LB_MSG_ID - 1);
 		snprintf(cfg->id, sizeof(cfg->id), "%s", v);
-		cfg->ttl_ms = (uint32_t)ttl;
-		cfg->interval_ms = (uint32_t)iv;
 		for (i = 0; i < cfg->n_muxes; i++)
 			tls = tls || strncmp(cfg->muxes[i].url, "tls+tcp://", 10) == 0;
 	}

@@ -4,12 +4,10 @@
  * (`urls`, the leader followed), the TLS files, the heartbeat, and the last
  * known good table (`state_file`, `lkg_wait_ms`, `lkg_max_age_s`).
  */
-#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lb_err.h"
 #include "lb_member.h"
@@ -22,42 +20,23 @@ cfg_dir(const char *path, char *buf, size_t len)
 	return dirname(buf);
 }
 
-/*
- * A file named by group g's member `name` (required or not), relative to
- * dir unless absolute, into out; it must be readable. 0 or -LB_ECONFIG.
- */
-static int
-cfg_file(const config_setting_t *g, const char *name, bool required, const char *dir, char *out,
-	size_t len, struct lb_cfg_err *err)
-{
-	const char *v = NULL;
-	int rc = lb_cfg_get_string(g, name, required, NULL, &v, err);
-
-	out[0] = '\0';
-	if (rc != 0 || v == NULL)
-		return rc;
-	if ((size_t)snprintf(
-		    out, len, "%s%s%s", v[0] == '/' ? "" : dir, v[0] == '/' ? "" : "/", v) >= len)
-		return lb_cfg_error(err, config_setting_get_member(g, name), NULL, "path too long");
-	if (access(out, R_OK) != 0)
-		return lb_cfg_error(err, config_setting_get_member(g, name), NULL, "%s: %s", out,
-			strerror(errno));
-	return 0;
-}
+/* The TLS files, beside the configuration file ("./ca.pem" beside "mux.cfg"). */
+static const struct lb_cfg_file_rules files = {
+	.dot_dir = true, .too_long = "path too long", .unreadable = ""};
 
 int
 lb_cfg_tls_files(const config_setting_t *g, bool required, const char *path,
 	char ca[LB_CFG_FILE_LEN], char cert[LB_CFG_FILE_LEN], char key[LB_CFG_FILE_LEN],
 	struct lb_cfg_err *err)
 {
-	char buf[PATH_MAX];
-	const char *dir = cfg_dir(path, buf, sizeof(buf));
 	int rc;
 
-	if ((rc = cfg_file(g, "ca", required, dir, ca, LB_CFG_FILE_LEN, err)) != 0 ||
-		(rc = cfg_file(g, "cert", required, dir, cert, LB_CFG_FILE_LEN, err)) != 0)
+	if ((rc = lb_cfg_get_file(
+		     g, "ca", required, true, path, &files, ca, LB_CFG_FILE_LEN, err)) != 0 ||
+		(rc = lb_cfg_get_file(
+			 g, "cert", required, true, path, &files, cert, LB_CFG_FILE_LEN, err)) != 0)
 		return rc;
-	return cfg_file(g, "key", required, dir, key, LB_CFG_FILE_LEN, err);
+	return lb_cfg_get_file(g, "key", required, true, path, &files, key, LB_CFG_FILE_LEN, err);
 }
 
 /* One manager URL: tls+tcp:// or ipc://, all of one kind. */
@@ -99,9 +78,9 @@ load_urls(const config_setting_t *g, struct lb_member_cfg *cfg, bool *tls, struc
 		cfg->n_urls = 1;
 		return check_url(one, url, tls, true, cfg->urls[0], sizeof(cfg->urls[0]), err);
 	}
-	if (!config_setting_is_array(many) && !config_setting_is_list(many))
-		return lb_cfg_error(err, many, NULL, "expected a list of URLs [ \"...\", ... ]");
-	n = config_setting_length(many);
+	if ((rc = lb_cfg_get_list(g, "urls", true, NULL, "expected a list of URLs [ \"...\", ... ]",
+		     &many, &n, err)) != 0)
+		return rc;
 	if (n < 1 || n > LB_MEMBER_URLS)
 		return lb_cfg_error(err, many, NULL, "1 to %d managers, not %d", LB_MEMBER_URLS, n);
 	for (i = 0; i < n; i++) {
@@ -153,9 +132,13 @@ lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_mem
 {
 	static const char *const fields[] = {"url", "urls", "id", "ca", "cert", "key",
 		"server_name", "heartbeat_ms", "state_file", "lkg_wait_ms", "lkg_max_age_s", NULL};
+	const struct lb_cfg_u32 nums[] = {
+		{"heartbeat_ms", 100, 60000, 1000, false, &cfg->heartbeat_ms},
+		{"lkg_wait_ms", 0, 60000, LB_MEMBER_LKG_WAIT_MS, false, &cfg->lkg_wait_ms},
+		{"lkg_max_age_s", 0, 366LL * 86400, 0, false, &cfg->lkg_max_age_s},
+	};
 	const config_setting_t *g = config_setting_get_member(root, "manager");
 	const char *id = NULL, *sn = NULL;
-	long long hb, wait, age;
 	bool tls = false;
 	int rc;
 
@@ -167,11 +150,7 @@ lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_mem
 		(rc = lb_cfg_get_string(g, "id", true, NULL, &id, err)) != 0 ||
 		(rc = lb_cfg_get_string(g, "server_name", false, "sluice-manager", &sn, err)) !=
 			0 ||
-		(rc = lb_cfg_get_int(g, "heartbeat_ms", false, 100, 60000, 1000, &hb, err)) != 0 ||
-		(rc = lb_cfg_get_int(g, "lkg_wait_ms", false, 0, 60000, LB_MEMBER_LKG_WAIT_MS,
-			 &wait, err)) != 0 ||
-		(rc = lb_cfg_get_int(g, "lkg_max_age_s", false, 0, 366LL * 86400, 0, &age, err)) !=
-			0)
+		(rc = lb_cfg_get_u32s(g, nums, sizeof(nums) / sizeof(nums[0]), err)) != 0)
 		return rc;
 	if (id[0] == '\0' || strlen(id) >= sizeof(cfg->id))
 		return lb_cfg_error(err, config_setting_get_member(g, "id"), NULL,
@@ -182,8 +161,5 @@ lb_member_cfg_load(const config_setting_t *root, const char *path, struct lb_mem
 		return rc;
 	snprintf(cfg->url, sizeof(cfg->url), "%s", cfg->urls[0]);
 	snprintf(cfg->server_name, sizeof(cfg->server_name), "%s", sn);
-	cfg->heartbeat_ms = (uint32_t)hb;
-	cfg->lkg_wait_ms = (uint32_t)wait;
-	cfg->lkg_max_age_s = (uint32_t)age;
 	return 1;
 }
