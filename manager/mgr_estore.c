@@ -48,15 +48,6 @@ mgr_es_str(const json_t *obj, const char *name)
 }
 
 void
-mgr_es_digest_hex(const uint8_t d[LB_DIGEST_LEN], char out[2 * LB_DIGEST_LEN + 1])
-{
-	int i;
-
-	for (i = 0; i < LB_DIGEST_LEN; i++)
-		sprintf(out + 2 * i, "%02x", d[i]);
-}
-
-void
 mgr_es_digest_parse(const char *hex, uint8_t out[LB_DIGEST_LEN])
 {
 	unsigned v;

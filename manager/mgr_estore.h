@@ -88,7 +88,6 @@ int mgr_es_fail(struct mgr_store *s, const char *op, const char *msg);
 /* Table blobs and JSON fields. */
 int mgr_es_table(
 	struct mgr_store *s, const uint8_t *buf, size_t n, const char *what, struct lb_ftable *ft);
-void mgr_es_digest_hex(const uint8_t d[LB_DIGEST_LEN], char out[2 * LB_DIGEST_LEN + 1]);
 void mgr_es_digest_parse(const char *hex, uint8_t out[LB_DIGEST_LEN]);
 uint64_t mgr_es_u64(const json_t *obj, const char *name);
 const char *mgr_es_str(const json_t *obj, const char *name);

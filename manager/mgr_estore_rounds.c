@@ -12,20 +12,13 @@
 
 #include "lb_err.h"
 #include "mgr_estore.h"
+#include "mgr_text.h"
 
 static const char *const state_names[] = {
 	[MGR_ROUND_PREPARED] = "prepared",
 	[MGR_ROUND_COMMITTED] = "committed",
 	[MGR_ROUND_ABORTED] = "aborted",
 };
-
-static enum mgr_round_state
-state_of(const char *s)
-{
-	return strcmp(s, "prepared") == 0    ? MGR_ROUND_PREPARED
-	       : strcmp(s, "committed") == 0 ? MGR_ROUND_COMMITTED
-					     : MGR_ROUND_ABORTED;
-}
 
 /* The number at the end of a key ("P/rounds/000...0042" -> 42). */
 static uint64_t
@@ -71,7 +64,7 @@ mgr_es_last_round(struct mgr_store *s, struct mgr_round_rec *r)
 		r->mr_id = (int64_t)key_number(kv);
 		r->mr_version = mgr_es_u64(j, "version");
 		mgr_es_digest_parse(mgr_es_str(j, "digest"), r->mr_digest);
-		r->mr_state = state_of(mgr_es_str(j, "state"));
+		r->mr_state = mgr_round_state_parse(mgr_es_str(j, "state"));
 		json_decref(j);
 	}
 	s->es->next_round = r->mr_id + 1;
@@ -92,9 +85,9 @@ static json_t *
 round_json(uint64_t version, const uint8_t digest[LB_DIGEST_LEN], enum mgr_round_state st,
 	const char *summary, const char *reason, int64_t started, int64_t ended)
 {
-	char hex[2 * LB_DIGEST_LEN + 1];
+	char hex[MGR_HEX_DIGEST];
 
-	mgr_es_digest_hex(digest, hex);
+	mgr_digest_hex(digest, hex);
 	return json_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:I}", "version", (json_int_t)version, "digest",
 		hex, "state", state_names[st], "summary", summary ? summary : "", "reason",
 		reason ? reason : "", "started_ms", (json_int_t)started, "ended_ms",
@@ -175,7 +168,8 @@ mgr_es_round_abort(struct mgr_store *s, int64_t round_id, const char *reason)
 	json_array_foreach(kvs, i, kv)
 	{
 		j = kv_json(kv);
-		if (j != NULL && state_of(mgr_es_str(j, "state")) == MGR_ROUND_PREPARED)
+		if (j != NULL &&
+			mgr_round_state_parse(mgr_es_str(j, "state")) == MGR_ROUND_PREPARED)
 			end_ops(s, j, key_number(kv), MGR_ROUND_ABORTED, reason, ops);
 		json_decref(j);
 	}
@@ -214,7 +208,7 @@ mgr_es_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
 {
 	const char *p = s->es->prefix;
 	uint64_t keep = s->es->keep_versions;
-	char vkey[64], dkey[64], tkey[64], lo[64], hi[64], hex[2 * LB_DIGEST_LEN + 1], op[64];
+	char vkey[64], dkey[64], tkey[64], lo[64], hi[64], hex[MGR_HEX_DIGEST], op[64];
 	json_t *ops = json_array(), *rec = NULL;
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -237,7 +231,7 @@ mgr_es_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
 	mgr_es_numkey(vkey, sizeof(vkey), "versions", version);
 	mgr_es_numkey(dkey, sizeof(dkey), "deltas", version);
 	mgr_es_numkey(tkey, sizeof(tkey), "tables", version);
-	mgr_es_digest_hex(digest, hex);
+	mgr_digest_hex(digest, hex);
 	json_array_append_new(ops, mgr_es_put_json(p, vkey,
 					   json_pack("{s:s,s:I,s:s}", "digest", hex, "time_ms",
 						   (json_int_t)wall_ms(), "summary", summary)));
@@ -340,7 +334,7 @@ mgr_es_history(struct mgr_store *s, uint32_t limit, struct mgr_hist **out)
 	{
 		if ((j = kv_json(kv)) == NULL)
 			continue;
-		if (state_of(mgr_es_str(j, "state")) == MGR_ROUND_ABORTED) {
+		if (mgr_round_state_parse(mgr_es_str(j, "state")) == MGR_ROUND_ABORTED) {
 			uint64_t t = mgr_es_u64(j, "ended_ms");
 
 			h[n].mh_version = mgr_es_u64(j, "version");

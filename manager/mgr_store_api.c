@@ -3,6 +3,8 @@
  * The store's calls (mgr_store.h), each to the implementation the store
  * was opened with (mgr_store_int.h): SQLite or etcd.
  */
+#include <string.h>
+
 #include "lb_err.h"
 #include "mgr_store_int.h"
 
@@ -112,4 +114,12 @@ int
 mgr_store_desired_stamp(struct mgr_store *s, uint64_t *stamp)
 {
 	return s->ops->desired_stamp(s, stamp);
+}
+
+enum mgr_round_state
+mgr_round_state_parse(const char *s)
+{
+	return strcmp(s, "prepared") == 0    ? MGR_ROUND_PREPARED
+	       : strcmp(s, "committed") == 0 ? MGR_ROUND_COMMITTED
+					     : MGR_ROUND_ABORTED;
 }

@@ -70,6 +70,12 @@ extern const struct mgr_store_ops mgr_sqlite_ops;
 extern const struct mgr_store_ops mgr_estore_ops;
 
 /*
+ * A round's state as both implementations store it ("prepared",
+ * "committed", "aborted"), back to the enum; anything else is aborted.
+ */
+enum mgr_round_state mgr_round_state_parse(const char *s);
+
+/*
  * ---- SQLite: mgr_sqlite_<op> for each of MGR_STORE_OPS: close, meta and
  * the desired stamp in mgr_store.c, tables and pools in mgr_store_tables.c,
  * rounds and history in mgr_store_rounds.c ----

@@ -28,9 +28,7 @@ mgr_sqlite_last_round(struct mgr_store *s, struct mgr_round_rec *r)
 		r->mr_id = sqlite3_column_int64(st, 0);
 		r->mr_version = (uint64_t)sqlite3_column_int64(st, 1);
 		mgr_store_digest(st, 2, r->mr_digest);
-		r->mr_state = strcmp(state, "prepared") == 0	? MGR_ROUND_PREPARED
-			      : strcmp(state, "committed") == 0 ? MGR_ROUND_COMMITTED
-								: MGR_ROUND_ABORTED;
+		r->mr_state = mgr_round_state_parse(state);
 		rc = 0;
 	}
 	sqlite3_finalize(st);
