@@ -66,6 +66,17 @@ fence(struct mgr_commit *c, int i, const char *why)
 	act(c, MGR_ACT_SEND_SNAPSHOT, i, c->committed, NULL);
 }
 
+/* Fence member i, which runs an older version than the one committed (m->applied). */
+static void
+fence_behind(struct mgr_commit *c, int i)
+{
+	char why[LB_MSG_TEXT];
+
+	snprintf(why, sizeof(why), "runs version %llu, current is %llu",
+		(unsigned long long)c->members[i].applied, (unsigned long long)c->committed);
+	fence(c, i, why);
+}
+
 static void
 end_round(struct mgr_commit *c)
 {
@@ -208,9 +219,7 @@ mgr_commit_vote(struct mgr_commit *c, const char *member, uint64_t version,
 		if (behind) {
 			/* As its hello at that version would: fenced, a snapshot. */
 			m->applied = m->reported;
-			snprintf(why, sizeof(why), "runs version %llu, current is %llu",
-				(unsigned long long)m->reported, (unsigned long long)c->committed);
-			fence(c, i, why);
+			fence_behind(c, i);
 		}
 		return;
 	}
@@ -254,11 +263,7 @@ mgr_commit_hello(struct mgr_commit *c, const char *member, enum lb_role role, ui
 		m->state = MGR_MEMBER_IN_SYNC;
 		m->why[0] = '\0';
 	} else {
-		char why[LB_MSG_TEXT];
-
-		snprintf(why, sizeof(why), "runs version %llu, current is %llu",
-			(unsigned long long)applied, (unsigned long long)c->committed);
-		fence(c, i, why);
+		fence_behind(c, i);
 	}
 }
 
