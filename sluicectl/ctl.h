@@ -94,6 +94,7 @@ struct ctl_opts {
 	double timeout;
 	unsigned given; /* CTL_O_* seen */
 	const char *proto, *host, *weight, *state, *limit, *refresh, *max_conns;
+	double refresh_s; /* stats: --refresh, checked by ctl_build_request() */
 	const char *burst, *mode, *prefix, *refuse; /* limit set */
 	bool once;				    /* stats: one sample */
 	const char *pool[12]; /* the pool options' values, as ctl_pool_opts lists them */
@@ -134,8 +135,11 @@ const struct ctl_cmd *ctl_find_cmd(const struct ctl_opts *o, int *n_used);
 /* "vip" alone, or "vip frob": name the subcommands the group has; returns 2. */
 int ctl_group_error(const char *group, const char *sub);
 
-/* Check the words and options against cmd and fill the request; 0 or 2. */
-int ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *const *args,
+/*
+ * Check the words and options against cmd and fill the request; 0 or 2.
+ * Keeps what it parsed that the command uses later in o (refresh_s).
+ */
+int ctl_build_request(const struct ctl_cmd *cmd, struct ctl_opts *o, const char *const *args,
 	int n_args, struct lb_msg *req);
 
 /* "ctl:user@host": who asks, as the manager's history shows it. */

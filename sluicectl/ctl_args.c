@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
@@ -63,6 +64,24 @@ ctl_parse_uint(const char *s, unsigned long max, unsigned long *out)
 		if (v > max)
 			return false;
 	}
+	*out = v;
+	return true;
+}
+
+/*
+ * A number of seconds, as strtod() reads it and nothing after it, in
+ * [lo, hi]: lo DBL_TRUE_MIN (the least double above 0) asks for more than 0.
+ */
+static bool
+ctl_parse_seconds(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v >= lo) || v > hi)
+		return false;
 	*out = v;
 	return true;
 }
@@ -528,7 +547,6 @@ int
 ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 {
 	const struct option *longopts = ctl_longopts();
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -538,6 +556,7 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 	o->key = ctl_env("SLUICE_KEY");
 	o->server_name = CTL_DEFAULT_SERVER_NAME;
 	o->timeout = CTL_DEFAULT_TIMEOUT;
+	o->refresh_s = CTL_DEFAULT_REFRESH;
 	if (o->url == NULL)
 		o->url = CTL_DEFAULT_URL;
 
@@ -575,10 +594,7 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 			o->json = true;
 			break;
 		case CTL_OPT_TIMEOUT:
-			errno = 0;
-			o->timeout = strtod(optarg, &end);
-			if (errno != 0 || end == optarg || *end != '\0' || !(o->timeout > 0) ||
-				o->timeout > 86400)
+			if (!ctl_parse_seconds(optarg, DBL_TRUE_MIN, 86400, &o->timeout))
 				return ctl_usage_error(NULL,
 					"--timeout %s: must be a number of seconds in (0, 86400]",
 					optarg);
@@ -672,12 +688,11 @@ ctl_parse_limit(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char 
 }
 
 int
-ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const char *const *args,
+ctl_build_request(const struct ctl_cmd *cmd, struct ctl_opts *o, const char *const *args,
 	int n_args, struct lb_msg *req)
 {
 	struct lb_ctl *ctl = &req->ctl;
 	unsigned long limit;
-	char *end;
 	int rc;
 
 	for (size_t i = 0; i < CTL_N_STR_OPTS; i++)
@@ -748,14 +763,10 @@ ctl_build_request(const struct ctl_cmd *cmd, const struct ctl_opts *o, const cha
 	case LB_CTL_APPLY:
 		return ctl_read_file(cmd, args[0], &req->body);
 	case LB_CTL_STATS:
-		if (o->refresh != NULL) {
-			double s = strtod(o->refresh, &end);
-
-			if (end == o->refresh || *end != '\0' || !(s >= 0.1) || s > 3600)
-				return ctl_usage_error(cmd,
-					"--refresh %s: must be a number of seconds in 0.1..3600",
-					o->refresh);
-		}
+		if (o->refresh != NULL && !ctl_parse_seconds(o->refresh, 0.1, 3600, &o->refresh_s))
+			return ctl_usage_error(cmd,
+				"--refresh %s: must be a number of seconds in 0.1..3600",
+				o->refresh);
 		return 0;
 	case LB_CTL_MUX_DRAIN:
 	case LB_CTL_MUX_UNDRAIN:

@@ -97,7 +97,7 @@ sample(struct ctl_conn *c, const struct lb_msg *req, struct lb_msg *rep)
 int
 ctl_stats(struct ctl_conn *c, const struct ctl_opts *o, const struct lb_msg *req)
 {
-	double refresh = o->refresh != NULL ? strtod(o->refresh, NULL) : CTL_DEFAULT_REFRESH;
+	double refresh = o->refresh_s;
 	bool tty = isatty(STDOUT_FILENO), first = true;
 	struct sigaction sa = {.sa_handler = on_signal};
 	struct lb_msg rep;
