@@ -78,6 +78,9 @@ void bench_addr6(uint8_t *a, uint16_t net, uint32_t n);
 /* bench_frame() over IPv6: Ethernet/IPv6/TCP, BENCH_FRAME6_LEN bytes, hop limit 64. */
 void bench_frame6(uint8_t *buf, const struct bench_flow6 *fl, uint8_t tcp_flags);
 
+/* An Ethernet header at p: dst and src (6 bytes each), EtherType type (host order). */
+void bench_put_eth(uint8_t *p, const uint8_t *dst, const uint8_t *src, uint16_t type);
+
 /*
  * The smoke run's check of one frame the mux forwarded for IPv6 flow fl:
  * 6in6 from tunnel6 to the backend's host, with a flow label, the inner

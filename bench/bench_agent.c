@@ -208,16 +208,6 @@ ag_worker(struct ag_env *e)
 	return w->track == NULL ? -1 : 0;
 }
 
-static void
-put_eth(uint8_t *p, const uint8_t *dst, const uint8_t *src, uint16_t type)
-{
-	struct lb_eth_hdr *eth = (struct lb_eth_hdr *)p;
-
-	memcpy(eth->dst, dst, 6);
-	memcpy(eth->src, src, 6);
-	eth->type = lb_cpu_to_be16(type);
-}
-
 /* Connection c's VM: the two take turns. */
 static uint32_t
 vm_of(uint64_t c)
@@ -247,7 +237,7 @@ ag_frame(const struct ag_env *e, bool v6, bool dsr, uint64_t c, uint8_t flags, u
 		fl.dport = dsr ? cl.sport : lb_cpu_to_be16(BENCH_BE_PORT);
 		if (dsr) {
 			bench_frame(p, &fl, flags, BENCH_FRAME_LEN);
-			put_eth(p, uplink_mac, e->cfg.vms[vm].mac, LB_ETHERTYPE_IPV4);
+			bench_put_eth(p, uplink_mac, e->cfg.vms[vm].mac, LB_ETHERTYPE_IPV4);
 			return BENCH_FRAME_LEN;
 		}
 		/* The inner packet after an outer IPv4 header; its own Ethernet header goes. */
@@ -256,7 +246,7 @@ ag_frame(const struct ag_env *e, bool v6, bool dsr, uint64_t c, uint8_t flags, u
 		lb_ipv4_hdr_init(outer, LB_IPPROTO_IPIP, lb_cpu_to_be32(AG_MUX), pa4(),
 			(uint16_t)(sizeof(*outer) + len), 64);
 		outer->csum = lb_ipv4_hdr_csum(outer, sizeof(*outer));
-		put_eth(p, uplink_mac, router_mac, LB_ETHERTYPE_IPV4);
+		bench_put_eth(p, uplink_mac, router_mac, LB_ETHERTYPE_IPV4);
 		return (uint16_t)(sizeof(struct lb_eth_hdr) + sizeof(*outer) + len);
 	}
 	{
@@ -270,14 +260,14 @@ ag_frame(const struct ag_env *e, bool v6, bool dsr, uint64_t c, uint8_t flags, u
 		fl.dport = dsr ? cl.sport : lb_cpu_to_be16(BENCH_BE_PORT);
 		if (dsr) {
 			bench_frame6(p, &fl, flags);
-			put_eth(p, uplink_mac, e->cfg.vms[vm].mac, LB_ETHERTYPE_IPV6);
+			bench_put_eth(p, uplink_mac, e->cfg.vms[vm].mac, LB_ETHERTYPE_IPV6);
 			return BENCH_FRAME6_LEN;
 		}
 		bench_frame6(p + sizeof(*outer), &fl, flags);
 		len = BENCH_FRAME6_LEN - sizeof(struct lb_eth_hdr);
 		lb_ipv6_hdr_init(
 			outer, LB_IPPROTO_IPV6, e->cfg.muxes6[0].a8, e->cfg.pa6.a8, len, 64);
-		put_eth(p, uplink_mac, router_mac, LB_ETHERTYPE_IPV6);
+		bench_put_eth(p, uplink_mac, router_mac, LB_ETHERTYPE_IPV6);
 		return (uint16_t)(sizeof(struct lb_eth_hdr) + sizeof(*outer) + len);
 	}
 }

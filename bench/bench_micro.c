@@ -388,36 +388,29 @@ port_init(struct bench_env *env)
 	return 0;
 }
 
-/* The lowest CPU we may run on: the second worker's with --workers 2. */
-static int
-first_cpu(void)
+/*
+ * The lowest and the highest CPU we may run on (0 when the mask cannot be
+ * read): the highest is the main lcore, away from CPU 0's chores; the
+ * lowest the second worker's with --workers 2.
+ */
+static void
+cpu_bounds(int *first, int *last)
 {
 	cpu_set_t set;
 	int c;
 
-	CPU_ZERO(&set);
+	*first = *last = -1;
 	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		return 0;
-	for (c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			return c;
-	return 0;
-}
-
-/* The highest CPU we may run on: the main lcore, away from CPU 0's chores. */
-static int
-last_cpu(void)
-{
-	cpu_set_t set;
-	int c, last = 0;
-
-	CPU_ZERO(&set);
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		return 0;
-	for (c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			last = c;
-	return last;
+		CPU_ZERO(&set);
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		if (*first < 0)
+			*first = c;
+		*last = c;
+	}
+	if (*first < 0)
+		*first = *last = 0;
 }
 
 int
@@ -426,20 +419,21 @@ bench_eal_start(
 {
 	char lcore[16], main_lcore[8], prefix[64], vdev_arg[64];
 	char *eargv[16];
-	int eargc = 0;
+	int eargc = 0, first, last;
 
+	cpu_bounds(&first, &last);
 	/* Two workers: the first CPU as well, the main lcore still the last. */
-	if (o->workers == 2 && first_cpu() != last_cpu())
-		snprintf(lcore, sizeof(lcore), "%d,%d", first_cpu(), last_cpu());
+	if (o->workers == 2 && first != last)
+		snprintf(lcore, sizeof(lcore), "%d,%d", first, last);
 	else
-		snprintf(lcore, sizeof(lcore), "%d", last_cpu());
+		snprintf(lcore, sizeof(lcore), "%d", last);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=sluice-bench-%d", (int)getpid());
 	eargv[eargc++] = (char *)argv0;
 	eargv[eargc++] = (char *)"-l";
 	eargv[eargc++] = lcore;
 	eargv[eargc++] = (char *)"--no-pci";
 	eargv[eargc++] = (char *)"--main-lcore";
-	snprintf(main_lcore, sizeof(main_lcore), "%d", last_cpu());
+	snprintf(main_lcore, sizeof(main_lcore), "%d", last);
 	eargv[eargc++] = main_lcore;
 	eargv[eargc++] = prefix;
 	if (vdev != NULL) {
@@ -474,9 +468,10 @@ bench_micro(const struct bench_opts *o, const char *argv0)
 	struct result r[2];
 	double lo[2], hi[2];
 	size_t qsz;
-	int rc = 0, ran = 0, cpu = last_cpu();
+	int rc = 0, ran = 0, first, cpu;
 	size_t i;
 
+	cpu_bounds(&first, &cpu); /* the bench lcore: the last */
 	memset(&env, 0, sizeof(env));
 	/* The swap scenarios' control thread: any CPU but the bench lcore's, if there is one. */
 	if (sched_getaffinity(0, sizeof(env.ctl_cpus), &env.ctl_cpus) != 0) {

@@ -26,17 +26,24 @@ bench_flow_of(uint64_t f, uint32_t n_services, struct bench_flow *fl)
 	fl->dport = lb_cpu_to_be16(BENCH_SVC_PORT);
 }
 
+void
+bench_put_eth(uint8_t *p, const uint8_t *dst, const uint8_t *src, uint16_t type)
+{
+	struct lb_eth_hdr *eth = (struct lb_eth_hdr *)p;
+
+	memcpy(eth->dst, dst, 6);
+	memcpy(eth->src, src, 6);
+	eth->type = lb_cpu_to_be16(type);
+}
+
 /* Ethernet from the bench's client side to the mux's port. */
 static void
 put_eth(uint8_t *buf, uint16_t type)
 {
 	static const uint8_t dmac[6] = {0x02, 0, 0, 0, 0, 0x01};
 	static const uint8_t smac[6] = {0x02, 0, 0, 0, 0, 0x02};
-	struct lb_eth_hdr *eth = (struct lb_eth_hdr *)buf;
 
-	memcpy(eth->dst, dmac, 6);
-	memcpy(eth->src, smac, 6);
-	eth->type = lb_cpu_to_be16(type);
+	bench_put_eth(buf, dmac, smac, type);
 }
 
 /* A TCP header without options; the checksum is the caller's. */
