@@ -563,13 +563,13 @@ mgr_api_apply(struct mgr_api *api, const struct mgr_api_req *q)
 	if (!hosts_ok(api, &next, q->rep)) {
 		lb_ftable_free(&next);
 		mgr_pools_free(&pools);
-		/* Drains are about muxes, not services: a services file keeps them. */
-		if (lb_ftable_copy_drained(&next, q->v.desired) != 0) {
-			lb_ftable_free(&next);
-			mgr_pools_free(&pools);
-			mgr_api_refuse(q->rep, "out of memory");
-			return;
-		}
+		return;
+	}
+	/* Drains are about muxes, not services: a services file keeps them. */
+	if (lb_ftable_copy_drained(&next, q->v.desired) != 0) {
+		lb_ftable_free(&next);
+		mgr_pools_free(&pools);
+		mgr_api_refuse(q->rep, "out of memory");
 		return;
 	}
 	lb_ftable_sort(&next);

@@ -155,6 +155,10 @@ def run(lab, check):
                      lab.ctl("backend", "add", SVC6, "[2001:db8:1::30]:8080", "--host",
                              "2001:db8:99::30")))
 
+    # A drain is about a mux, not a service: a services file applied keeps
+    # it (the export carries no drains), so export and apply stay no change.
+    check(*committed(lab, "a mux drained", lab.ctl("mux", "drain", "mux9")))
+
     # export, apply, export: the same text
     e1 = lab.ctl("config", "export")
     check(e1.returncode == 0 and 'vip = "2001:db8::10"' in e1.stdout and
@@ -172,6 +176,10 @@ def run(lab, check):
     strip = (lambda t: [ln for ln in t.splitlines() if not ln.startswith("#")])
     check(e2.returncode == 0 and strip(e1.stdout) == strip(e2.stdout),
           "export, apply, export: the same file")
+    check(*committed(lab, "the drain kept through the apply is undone",
+                     lab.ctl("mux", "undrain", "mux9")))
+    check(lab.committed() == v + 1, f"the undrain is a version of its own ({v} -> "
+          f"{lab.committed()})")
 
     changed = e1.stdout.replace(
         'dip = "2001:db8:1::11"; port = 8080; weight = 2;',
