@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 
+#include "lb_addr.h"
 #include "lb_err.h"
 #include "mgr_estore.h"
 
@@ -496,10 +497,10 @@ pools_json(const struct mgr_pools *ps)
 	for (i = 0; i < ps->ps_n; i++) {
 		const struct mgr_pool_entry *e = &ps->ps_v[i];
 		const struct mgr_pool *p = &e->pe_pool;
-		char vip[64];
+		char vip[LB_ADDR_STRLEN];
 		json_t *o;
 
-		lb_addr_str(&e->pe_key.vip, vip, sizeof(vip));
+		lb_addr_ntop(e->pe_key.af, &e->pe_key.vip, vip, sizeof(vip));
 		o = json_pack("{s:s,s:i,s:i,s:s,s:i,s:s,s:s}", "vip", vip, "protocol",
 			e->pe_key.proto, "port", ntohs(e->pe_key.port), "probe",
 			mgr_probe_name(p->pl_probe), "probe_port", p->pl_probe_port, "path",
@@ -528,16 +529,18 @@ mgr_es_load_pools(struct mgr_store *s, struct mgr_pools *ps)
 		struct lb_pool_opts po = {.given = LB_POOL_ALL};
 		struct mgr_pool p = *mgr_pool_defaults();
 		const char *probe = mgr_es_str(o, "probe");
-		struct in_addr ia;
 		struct lb_svc_key k;
+		struct lb_addr va;
 		char e[256];
+		uint8_t af;
 
-		if (inet_pton(AF_INET, mgr_es_str(o, "vip"), &ia) != 1) {
+		/* The VIP as text of either family, canonical (lb_addr_ntop()). */
+		if (lb_addr_parse(mgr_es_str(o, "vip"), LB_ADDR_ANY, &va, &af, e, sizeof(e)) != 0) {
 			snprintf(e, sizeof(e), "bad vip \"%s\"", mgr_es_str(o, "vip"));
 			rc = mgr_es_fail(s, op, e);
 			break;
 		}
-		lb_svc_key_v4(&k, ia.s_addr, htons((uint16_t)mgr_es_u64(o, "port")),
+		lb_svc_key_make(&k, af, &va, htons((uint16_t)mgr_es_u64(o, "port")),
 			(uint8_t)mgr_es_u64(o, "protocol"));
 		po.probe = strcmp(probe, "none") == 0	? LB_PROBE_NONE
 			   : strcmp(probe, "http") == 0 ? LB_PROBE_HTTP

@@ -32,6 +32,7 @@ from sluicetest.manager import ManagerLab, manager_test_args, mux_version, run_i
 from sluicetest.procs import free_port, poll
 
 VIP = "192.0.2.10"
+VIP6 = "2001:db8::10"
 MGRS = ["mgr1", "mgr2", "mgr3"]
 MUXES = ["mux1", "mux2"]
 
@@ -263,6 +264,26 @@ def run(lab, check):
               f"{w}")
         ok, tail = gapless(lab, m)
         check(ok and tail[-1] == v, f"{step}: the history has every version, no gap: {tail}")
+
+    # An IPv6 VIP's pool options are kept in etcd by the VIP's text, and
+    # come back with the managers.
+    m = next((m for m in MGRS if lab.running(m) and lab.terms(m)), MGRS[0])
+    r = lab.ctl_at(m, "vip", "add", f"[{VIP6}]:80", "--probe", "tcp", "--interval", "7")
+    v += 1
+    check(r.returncode == 0 and f"committed as version {v}" in r.stdout,
+          f"an IPv6 VIP with its pool options commits as version {v}: {r.stdout.strip()} "
+          f"{r.stderr.strip()}")
+    for m in MGRS:
+        lab.kill(m)
+    for m in MGRS:
+        lab.start_mgr(m)
+    check(lab.wait(lambda: (lab.supervise() or True) and
+                   all(lab.committed_at(m) == v for m in MGRS), "the restart", timeout=20),
+          f"the three managers restarted, at version {v}")
+    vl = json.loads(lab.ctl_at(MGRS[0], "--json", "vip", "list").stdout or "{}")
+    pool = next((s["pool"] for s in vl.get("services", []) if s["vip"] == VIP6), {})
+    check(pool.get("probe") == "tcp" and pool.get("interval") == 7,
+          f"after the restart {VIP6} keeps probe tcp every 7 s: {pool}")
 
 
 def main():
