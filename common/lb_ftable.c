@@ -197,6 +197,12 @@ lb_service_cmp(const void *a, const void *b)
 	return (int)x->port - (int)y->port;
 }
 
+bool
+lb_service_same_vip(const struct lb_service_cfg *a, const struct lb_service_cfg *b)
+{
+	return a->af == b->af && lb_addr_eq(&a->vip, &b->vip);
+}
+
 static int
 id_cmp_str(const void *a, const void *b)
 {

@@ -170,6 +170,12 @@ int lb_backend_cmp(const void *a, const void *b);
  */
 int lb_service_cmp(const void *a, const void *b);
 
+/*
+ * Whether a and b are services of one VIP (the same family and address):
+ * in canonical order a VIP's services are adjacent.
+ */
+bool lb_service_same_vip(const struct lb_service_cfg *a, const struct lb_service_cfg *b);
+
 /* Sort services and each service's backends into canonical order. */
 void lb_ftable_sort(struct lb_ftable *ft);
 

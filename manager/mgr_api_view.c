@@ -364,7 +364,7 @@ mgr_api_health_view(struct mgr_api *api, const struct mgr_driver_view *v, struct
 
 		/* One line per VIP (its services are adjacent, and flagged alike). */
 		if (!sc->withdrawn ||
-			(i > 0 && v->effective->services[i - 1].vip.a32[0] == sc->vip.a32[0]))
+			(i > 0 && lb_service_same_vip(&v->effective->services[i - 1], sc)))
 			continue;
 		lb_ftable_key(sc, &k);
 		mgr_health_service(api->deps.health, &k, now, &sv);

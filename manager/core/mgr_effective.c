@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb_addr.h"
 #include "lb_err.h"
 #include "lb_ftable.h"
 #include "lb_log.h"
@@ -377,10 +378,10 @@ withdraw_log(struct mgr_hsvc *const *svcs, uint32_t n, bool on)
 	}
 	if (on)
 		LB_WARN("WITHDRAW %s: every mux withdraws the VIP: %s",
-			lb_addr_str(&svcs[0]->hs_key.vip, k, sizeof(k)), line);
+			lb_addr_ntop(svcs[0]->hs_key.af, &svcs[0]->hs_key.vip, k, sizeof(k)), line);
 	else
-		LB_INFO("%s: announced again: %s", lb_addr_str(&svcs[0]->hs_key.vip, k, sizeof(k)),
-			line);
+		LB_INFO("%s: announced again: %s",
+			lb_addr_ntop(svcs[0]->hs_key.af, &svcs[0]->hs_key.vip, k, sizeof(k)), line);
 }
 
 static bool
@@ -443,10 +444,11 @@ wzones_log(struct mgr_hsvc *s, char wz[LB_WZONES][LB_ZONE_LEN], uint8_t n)
 	if (n != 0)
 		LB_WARN("WITHDRAW %s in zone%s %s: its healthy backends there are below "
 			"withdraw_below",
-			lb_addr_str(&s->hs_key.vip, k, sizeof(k)), n == 1 ? "" : "s", list);
+			lb_addr_ntop(s->hs_key.af, &s->hs_key.vip, k, sizeof(k)), n == 1 ? "" : "s",
+			list);
 	else
 		LB_INFO("%s: announced in every zone again",
-			lb_addr_str(&s->hs_key.vip, k, sizeof(k)));
+			lb_addr_ntop(s->hs_key.af, &s->hs_key.vip, k, sizeof(k)));
 }
 
 /* The VIP rule over the sorted effective table: each VIP's services are adjacent. */
@@ -463,8 +465,7 @@ withdraw_vips(struct mgr_health *h, struct lb_ftable *out, uint64_t now)
 		bool on, was = false, known = false;
 		uint8_t nwz;
 
-		for (hi = lo;
-			hi < n && out->services[hi].vip.a32[0] == out->services[lo].vip.a32[0];
+		for (hi = lo; hi < n && lb_service_same_vip(&out->services[hi], &out->services[lo]);
 			hi++) {
 			struct mgr_hsvc *s = svcs[hi] = mgr_hsvc_of(h, &out->services[hi]);
 

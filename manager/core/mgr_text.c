@@ -365,17 +365,17 @@ drain_changes(struct summ *s, const struct lb_ftable *from, const struct lb_ftab
 static void
 withdraw_changes(struct summ *s, const struct lb_ftable *from, const struct lb_ftable *to)
 {
-	char a[16];
+	char a[LB_ADDR_STRLEN];
 	uint32_t i, j;
 
 	for (i = 0; i < to->n_services; i++) {
 		const struct lb_service_cfg *n = &to->services[i];
 		bool was = false;
 
-		if (i > 0 && to->services[i - 1].vip.a32[0] == n->vip.a32[0])
+		if (i > 0 && lb_service_same_vip(&to->services[i - 1], n))
 			continue;
 		for (j = 0; j < from->n_services; j++)
-			if (from->services[j].vip.a32[0] == n->vip.a32[0]) {
+			if (lb_service_same_vip(&from->services[j], n)) {
 				was = from->services[j].withdrawn != 0;
 				break;
 			}
@@ -383,7 +383,7 @@ withdraw_changes(struct summ *s, const struct lb_ftable *from, const struct lb_f
 			continue; /* a new VIP, announced: "+vip" says it */
 		if (was != (n->withdrawn != 0))
 			item(s, "%s vip %s", n->withdrawn ? "withdraw" : "announce",
-				lb_addr_str(&n->vip, a, sizeof(a)));
+				lb_addr_ntop(n->af, &n->vip, a, sizeof(a)));
 	}
 }
 

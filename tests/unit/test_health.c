@@ -610,6 +610,53 @@ Test(health, withdraw_below_withdraws_the_vip_when_every_voter_is_below)
 	mgr_health_free(h);
 }
 
+/*
+ * Two IPv6 VIPs of one /32 (2001:db8::10 and ::20, port 80 each): a VIP is
+ * its whole address, so ::10 below its withdraw_below is withdrawn alone,
+ * and ::20, which sets none, stays announced. Unprobed (the backends are
+ * the IPv4 listeners): each counts its 3 registered backends healthy.
+ */
+Test(health, withdraw_below_judges_each_ipv6_vip_alone)
+{
+	struct mgr_health *h = health_new();
+	struct mgr_pool pl = *mgr_pool_defaults();
+	struct lb_ftable d, out = {0};
+	struct mgr_pools ps = {0};
+	struct lb_svc_key k;
+	uint64_t nx;
+	int i;
+
+	table(&d, 3, NULL);
+	second_port(&d);
+	for (i = 0; i < 2; i++) {
+		struct lb_service_cfg *s = &d.services[i];
+
+		memset(&s->vip, 0, sizeof(s->vip));
+		s->vip.a8[0] = 0x20, s->vip.a8[1] = 0x01, s->vip.a8[2] = 0x0d, s->vip.a8[3] = 0xb8;
+		s->vip.a8[15] = (uint8_t)(0x10 * (i + 1));
+		s->af = LB_AF_INET6;
+		s->port = 80;
+	}
+	lb_ftable_sort(&d);
+	cr_assert_eq(d.services[0].vip.a8[15], 0x10);
+	pl.pl_probe = LB_PROBE_NONE;
+	pl.pl_min_healthy = 0;
+	for (i = 0; i < 2; i++) {
+		lb_svc_key_make(&k, LB_AF_INET6, &d.services[i].vip, htons(80), LB_IPPROTO_TCP);
+		pl.pl_withdraw_below = i == 0 ? 4 : 0; /* ::10: 3 healthy is below 4 */
+		cr_assert_eq(mgr_pools_set(&ps, &k, &pl), 0);
+	}
+	first_rounds(h, &d, &ps);
+	cr_assert_eq(mgr_health_effective(h, &d, T0 + 1100, &out, &nx), 0);
+	cr_assert_eq(out.n_services, 2);
+	cr_expect_eq(out.services[0].withdrawn, 1, "2001:db8::10 is below: withdrawn");
+	cr_expect_eq(out.services[1].withdrawn, 0, "2001:db8::20 sets no rule: announced");
+	lb_ftable_free(&out);
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
 /* The effective table's per-zone withdrawal of service 0: its zones, space-separated. */
 static void
 wzones(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, int whole, const char *want)
