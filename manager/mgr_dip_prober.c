@@ -15,8 +15,8 @@
 #include "mgr_hrec.h"
 
 #define MGR_EPOLL_BATCH 256
-#define MGR_FD_RESERVE 256	/* descriptors kept for nng, SQLite and the rest */
-#define MGR_CAPPED_RECHECK_MS 5 /* every socket busy: look again this soon */
+#define MGR_FD_RESERVE 256 /* descriptors kept for nng, SQLite and the rest */
+#define MGR_DEFER_MS 50	   /* every socket busy: a start waits this long, then looks again */
 
 struct mgr_dip_prober {
 	int dp_epfd;
@@ -77,6 +77,13 @@ mgr_dip_prober_new(void)
 }
 
 void
+mgr_dip_prober_set_cap(struct mgr_dip_prober *p, uint32_t n)
+{
+	if (n >= 1 && n < p->dp_max_in_flight)
+		p->dp_max_in_flight = n;
+}
+
+void
 mgr_dip_prober_free(struct mgr_dip_prober *p)
 {
 	if (p == NULL)
@@ -131,7 +138,6 @@ mgr_dip_prober_tick(struct mgr_dip_prober *p, struct mgr_health *h, uint64_t now
 	struct mgr_hrec *r;
 	bool changed = false;
 
-	mgr_health_capped(h, 0);
 	while ((r = mgr_health_due(h, now)) != NULL) {
 		const struct mgr_pool *pl = &r->hr_svc->hs_pool;
 		uint16_t port = pl->pl_probe_port != 0 ? pl->pl_probe_port : r->hr_be.port;
@@ -147,9 +153,13 @@ mgr_dip_prober_tick(struct mgr_dip_prober *p, struct mgr_health *h, uint64_t now
 			continue;
 		}
 		if (p->dp_in_flight >= p->dp_max_in_flight) {
-			/* Every socket we allow is busy: the rest start late. */
-			mgr_health_capped(h, now + MGR_CAPPED_RECHECK_MS);
-			break;
+			/*
+			 * Every socket we allow is busy: this start waits. The
+			 * deadlines behind it in the heap (of the probes in
+			 * flight, which free sockets) still come.
+			 */
+			mgr_health_defer(h, r, now + MGR_DEFER_MS);
+			continue;
 		}
 		mgr_health_started(h, r, now);
 		pr = probe_of(r);

@@ -26,6 +26,12 @@ struct mgr_dip_prober;
 /* The epoll set and the descriptor cap. NULL on failure (errno). */
 struct mgr_dip_prober *mgr_dip_prober_new(void);
 
+/*
+ * At most n (>= 1) probes in flight: lower than the cap mgr_dip_prober_new()
+ * takes from RLIMIT_NOFILE (a test's way to reach it).
+ */
+void mgr_dip_prober_set_cap(struct mgr_dip_prober *p, uint32_t n);
+
 /* Free it after the mgr_health it probes for (whose records it releases). */
 void mgr_dip_prober_free(struct mgr_dip_prober *p);
 

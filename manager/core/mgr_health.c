@@ -625,8 +625,11 @@ mgr_health_due(const struct mgr_health *h, uint64_t now)
 void
 mgr_health_started(struct mgr_health *h, struct mgr_hrec *r, uint64_t now)
 {
-	late(h, now - r->hr_due);
-	r->hr_probe_due = r->hr_due;
+	uint64_t due = r->hr_deferred != 0 ? r->hr_deferred : r->hr_due;
+
+	late(h, now - due);
+	r->hr_probe_due = due;
+	r->hr_deferred = 0;
 	h->h_stats.ps_started++;
 }
 
@@ -638,9 +641,11 @@ mgr_health_pending(struct mgr_health *h, struct mgr_hrec *r, uint64_t now)
 }
 
 void
-mgr_health_capped(struct mgr_health *h, uint64_t until)
+mgr_health_defer(struct mgr_health *h, struct mgr_hrec *r, uint64_t until)
 {
-	h->h_capped_until = until;
+	if (r->hr_deferred == 0)
+		r->hr_deferred = r->hr_due;
+	schedule(h, r, until);
 }
 
 uint64_t
@@ -652,8 +657,6 @@ mgr_health_hold(const struct mgr_health *h, uint64_t now)
 uint64_t
 mgr_health_next_deadline(const struct mgr_health *h)
 {
-	if (h->h_capped_until != 0)
-		return h->h_capped_until;
 	return h->h_n_heap > 0 ? h->h_heap[0]->hr_due : UINT64_MAX;
 }
 

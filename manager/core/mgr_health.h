@@ -141,8 +141,13 @@ void mgr_health_pending(struct mgr_health *h, struct mgr_hrec *r, uint64_t now);
 bool mgr_health_verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_rc rc,
 	const char *why, uint64_t now);
 
-/* Every socket is busy: the prober looks again at `until` (0: not capped). */
-void mgr_health_capped(struct mgr_health *h, uint64_t until);
+/*
+ * Every socket is busy: r's start waits until `until`. Its place in the
+ * heap goes to the records behind it (the deadlines of the probes in
+ * flight, which free sockets); its lateness and phase still count from
+ * when it was due.
+ */
+void mgr_health_defer(struct mgr_health *h, struct mgr_hrec *r, uint64_t until);
 
 /*
  * Until when the next round should wait for the first probes of backends

@@ -93,6 +93,7 @@ struct mgr_hrec {
 	/* scheduling: the next probe, or the deadline of the one in flight */
 	uint64_t hr_due;
 	uint64_t hr_probe_due; /* when the probe in flight was due (lateness) */
+	uint64_t hr_deferred;  /* a start put off (every socket busy): when it was due; 0: none */
 	uint32_t hr_heap;      /* index in the heap, MGR_NO_HEAP when out */
 	bool hr_in_flight;     /* its probe runs: hr_due is the deadline */
 	/* the prober's state for r (mgr_dip_prober.c), NULL until it probes r */
@@ -129,9 +130,8 @@ struct mgr_health {
 	uint32_t h_n_heap, h_cap_heap;
 	struct mgr_dip_probe_stats h_stats;
 	bool h_nosock_logged;
-	uint64_t h_capped_until; /* every socket busy: look again then */
-	uint64_t h_hold_until;	 /* rounds wait for new backends' first probes until then */
-	uint32_t h_hold_n;	 /* records with hr_hold */
+	uint64_t h_hold_until; /* rounds wait for new backends' first probes until then */
+	uint32_t h_hold_n;     /* records with hr_hold */
 };
 
 /* The orders of the sorted arrays, for qsort (mgr_hrec.c). */

@@ -248,6 +248,68 @@ first_rounds(struct mgr_health *h, const struct lb_ftable *d, const struct mgr_p
 
 TestSuite(health, .init = setup, .fini = teardown);
 
+/*
+ * Every socket the prober may use is busy (a cap of 1): the probe of
+ * 127.0.88.0 hangs (its listener's accept queue is full, so its SYN gets
+ * no answer), and the start of 127.0.88.1, first in the heap, has to wait.
+ * The hung probe's deadline, behind that start, must still come and free
+ * the socket.
+ */
+Test(health, a_start_waiting_for_a_socket_lets_deadlines_through)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct mgr_health *h = health_new();
+	struct lb_ftable d, none = {0};
+	struct mgr_dip_probe_stats st;
+	struct lb_backend_cfg *b;
+	struct lb_svc_key k = key();
+	struct mgr_hview v;
+	struct mgr_pools ps;
+	struct pollfd pfd = {.fd = mgr_dip_prober_fd(prober), .events = POLLIN};
+	struct lb_addr a;
+	int hole, fill, i;
+
+	sa.sin_addr.s_addr = be_ip(0);
+	hole = socket(AF_INET, SOCK_STREAM, 0);
+	fill = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert(hole >= 0 && fill >= 0);
+	cr_assert_eq(
+		bind(hole, (struct sockaddr *)&sa, sizeof(sa)), 0, "bind: %s", strerror(errno));
+	cr_assert_eq(listen(hole, 0), 0);
+	cr_assert_eq(connect(fill, (struct sockaddr *)&sa, sizeof(sa)), 0, "the queue's one place");
+	table(&d, 1, NULL);
+	b = &d.services[0].backends[d.services[0].n_backends++];
+	*b = d.services[0].backends[0];
+	lb_addr_v4(&b->dip, be_ip(0));
+	b->id = 0;
+	lb_ftable_sort(&d); /* 127.0.88.0 first: its probe starts first */
+	pools(&ps, 0, 0, 0, 3);
+	mgr_dip_prober_set_cap(prober, 1);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+
+	/* 127.0.88.1 answers in these 100 ms if it started; 127.0.88.0 never does. */
+	for (i = 0; i < 10; i++) {
+		mgr_dip_prober_tick(prober, h, T0 + 10 + 10 * (uint64_t)i);
+		poll(&pfd, 1, 10);
+		mgr_dip_prober_io(prober, h, T0 + 10 + 10 * (uint64_t)i);
+	}
+	mgr_dip_prober_stats(prober, &st);
+	cr_assert_eq(st.ps_in_flight, 1, "127.0.88.0's probe hangs");
+	/* 127.0.88.1's next start is due before that probe's deadline, and waits. */
+	mgr_dip_prober_tick(prober, h, T0 + 2000);
+	lb_addr_v4(&a, be_ip(0));
+	mgr_health_backend(h, &k, &a, port, T0 + 2000, &v);
+	cr_assert(strstr(v.hv_last_failure, "timeout") != NULL,
+		"the hung probe's deadline came: 127.0.88.0's last failure \"%s\"",
+		v.hv_last_failure);
+
+	close(fill);
+	close(hole);
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
 Test(health, rise_and_fall)
 {
 	struct mgr_health *h = health_new();
