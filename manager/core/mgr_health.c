@@ -324,6 +324,8 @@ sync_backend(struct mgr_health *h, struct sync_ctx *c, struct mgr_hsvc *s,
 		r->hr_succ = r->hr_fail = 0;
 		fresh = true;
 	} else if (!probed && s->hs_was_probed) {
+		/* No first probe is coming: no round waits for it. */
+		unhold(h, r);
 		rec_close(h, r);
 		heap_remove(h, r);
 	} else if (probed && s->hs_pool_changed) {
@@ -352,6 +354,7 @@ sync_gone(struct mgr_health *h, struct sync_ctx *c, struct mgr_hrec *r,
 		rec_free(h, r);
 		return;
 	}
+	unhold(h, r);
 	rec_close(h, r);
 	heap_remove(h, r);
 	run = table_backend(committed, &r->hr_svc->hs_key, &r->hr_be.dip, r->hr_be.port);

@@ -310,6 +310,32 @@ Test(health, a_start_waiting_for_a_socket_lets_deadlines_through)
 	mgr_health_free(h);
 }
 
+/*
+ * A new backend holds the next round for its first probe; if its pool stops
+ * probing before that probe ends, no probe is coming and no round waits.
+ */
+Test(health, a_pool_unprobed_before_the_first_verdict_holds_no_round)
+{
+	struct mgr_health *h = health_new();
+	struct lb_ftable d, none = {0};
+	struct mgr_pool p = *mgr_pool_defaults();
+	struct lb_svc_key k = key();
+	struct mgr_pools ps, off = {0};
+
+	table(&d, 1, NULL);
+	pools(&ps, 0, 0, 0, 3);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	cr_assert_eq(mgr_health_hold(h, T0), T0 + 1000, "the first probe is awaited");
+	p.pl_probe = LB_PROBE_NONE;
+	cr_assert_eq(mgr_pools_set(&off, &k, &p), 0);
+	cr_assert_eq(mgr_health_sync(h, &d, &off, &d, false, T0 + 1), 0);
+	cr_assert_eq(mgr_health_hold(h, T0 + 1), 0, "unprobed: nothing to wait for");
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_pools_free(&off);
+	mgr_health_free(h);
+}
+
 Test(health, rise_and_fall)
 {
 	struct mgr_health *h = health_new();
