@@ -132,10 +132,11 @@ mgr_api_limit_del(struct mgr_api *api, const struct mgr_api_req *q)
 			       : !lb_limits_any(&q->v.desired->services[i].limits)) {
 		if (!c->mux)
 			mgr_key_str(&q->req->ctl.svc, k, sizeof(k));
-		mgr_api_refuse(q->rep, "%s has no %s rule", k,
+		mgr_api_refuse(q->rep, "%s has no %s%srule", k,
 			c->mux	       ? "mux_new_per_second"
 			: c->rule >= 0 ? lb_limit_kind_names[c->rule]
-				       : "");
+				       : "",
+			c->mux || c->rule >= 0 ? " " : "");
 		return;
 	}
 	if (lb_ftable_copy(&next, q->v.desired) != 0) {

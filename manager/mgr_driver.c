@@ -133,8 +133,8 @@ begin_round(struct mgr_driver *d, uint64_t now)
 			"smaller steps",
 			r->r_prepare_len, LB_MSG_MAX_BYTES);
 		outcome(d, now, "version %" PRIu64 " not started: %s", r->r_version, e);
-		round_clear(r);
 		mgr_driver_reject_pending(d, r->r_version, e, now);
+		round_clear(r);
 		return;
 	}
 	/* 1. Durable before anyone hears of it. */
