@@ -242,7 +242,9 @@ skip_ext(const uint8_t *p, uint32_t end, uint8_t *nh, uint32_t *off, bool first_
 		case LB_IPPROTO_FRAGMENT:
 			if (first_frag)
 				break;
-			return LB_DROP_IPV6_FRAGMENT;
+			/* Reassembly reads the whole header: one cut short is malformed. */
+			return end < *off + sizeof(struct lb_ipv6_frag_hdr) ? LB_DROP_IPV6_EXT
+									    : LB_DROP_IPV6_FRAGMENT;
 		default:
 			return 0;
 		}

@@ -290,6 +290,27 @@ Test(parse6, fragment_header_is_located)
 	cr_expect_eq(pkt.v6, 1);
 }
 
+/*
+ * A fragment header cut short (the datagram ends inside its 8 bytes) is
+ * malformed, not a fragment: reassembly would read the whole header.
+ */
+Test(parse6, a_cut_fragment_header_is_malformed)
+{
+	static const struct frame6_spec s = V6(UDP, .n_ext = 1, .ext = {EXT(FRAGMENT, .frag = 1)});
+	struct frame6 full, f;
+	struct lb_pkt pkt;
+	uint32_t k;
+
+	build(&full, &s);
+	for (k = 1; k < 8; k++) { /* 0: a payload length of 0, ip_len */
+		f = full;
+		f.len = full.l3 + 40 + k;
+		e_payload_plus(&f, 0);
+		cr_expect_eq(parse_exact(f.b, f.len, &pkt), LB_DROP_IPV6_EXT,
+			"%u bytes of the fragment header", k);
+	}
+}
+
 /* --- Truncation ----------------------------------------------------------- */
 
 /* clang-format off */
