@@ -27,7 +27,9 @@
  * withdrawn (announced everywhere, as ALB sends to every zone when all are
  * unhealthy). While a backend lighter than 10 ramps, its
  * pool's weights are multiplied by 10 so that it can start at a tenth; Maglev's table depends on
- * the ratios only, so the others keep their slots.
+ * the ratios only, so the others keep their slots. A pool with a weight
+ * over a tenth of the largest is not multiplied (its ratios would be
+ * clipped): the light backend starts at 1 instead.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -249,6 +251,7 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 	uint32_t lo = mgr_hrec_lower(h, &s->hs_key), hi = lo, i, n = 0, reg = 0, ok = 0, known = 0;
 	const struct mgr_pool *p = &s->hs_pool;
 	bool open, light = false;
+	uint32_t heaviest = 0;
 	uint64_t sum = 0;
 
 	while (hi < h->h_n_recs && h->h_recs[hi]->hr_svc == s)
@@ -258,6 +261,8 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 		struct mgr_hrec *r = h->h_recs[i];
 
 		r->hr_in_eff = false;
+		if (r->hr_be.weight > heaviest)
+			heaviest = r->hr_be.weight;
 		if (r->hr_dereg || r->hr_gone || r->hr_be.state != LB_BACKEND_ACTIVE)
 			continue;
 		reg++;
@@ -290,7 +295,10 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 		s->hs_fail_open_since = now;
 	s->hs_fail_open = open;
 	fail_open_log(s, open, known > 0);
-	s->hs_scale = !open && light ? MGR_SS_SCALE : 1;
+	/* x10 only where every weight still fits: clipped, the ratios would move. */
+	s->hs_scale = !open && light && heaviest <= LB_MAGLEV_MAX_WEIGHT / MGR_SS_SCALE
+			      ? MGR_SS_SCALE
+			      : 1;
 	s->hs_balance = sc->choice.balance;
 	s->hs_mitigate = sc->choice.mitigate != 0;
 	mgr_load_step(s, &h->h_recs[lo], hi - lo, now, next);

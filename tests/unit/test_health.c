@@ -509,6 +509,41 @@ Test(health, slow_start_ramps_in_ten_steps)
 	mgr_health_free(h);
 }
 
+/*
+ * Weights 20000 and 10000 cannot be multiplied by 10 (65535 at most): while
+ * a weight-5 backend ramps, they keep their 2:1, and it starts at 1.
+ */
+Test(health, slow_start_keeps_heavy_weights_apart)
+{
+	struct mgr_health *h = health_new();
+	struct lb_ftable d;
+	struct mgr_pools ps;
+	uint32_t w1, w2, w3;
+	uint64_t x;
+
+	up(2);
+	table(&d, 3, NULL);
+	d.services[0].backends[0].weight = 20000;
+	d.services[0].backends[1].weight = 10000;
+	d.services[0].backends[2].weight = 5;
+	pools(&ps, 1, 0, 30, 3);
+	first_rounds(h, &d, &ps);
+	cr_assert_eq(eff(h, &d, T0 + 1010, 1, NULL, NULL), LB_BACKEND_ACTIVE, "1 and 2 serve");
+	up(3);
+	drive(h, T0 + 2010);
+	drive(h, T0 + 3010); /* 3: unhealthy -> healthy after 2 successes: it ramps */
+	x = T0 + 3010;
+	cr_assert_eq(eff(h, &d, x, 3, &w3, NULL), LB_BACKEND_ACTIVE);
+	cr_assert_eq(eff(h, &d, x, 1, &w1, NULL), LB_BACKEND_ACTIVE);
+	cr_assert_eq(eff(h, &d, x, 2, &w2, NULL), LB_BACKEND_ACTIVE);
+	cr_assert(w1 == 20000 && w2 == 10000, "the heavy ones as given: %u, %u", w1, w2);
+	cr_assert_eq(w3, 1, "the light one starts at 1: %u", w3);
+
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
 /* The effective table at `now`, to serve as the committed one. */
 static void
 committed_at(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, struct lb_ftable *c)
