@@ -320,19 +320,18 @@ Test(health, a_pool_unprobed_before_the_first_verdict_holds_no_round)
 	struct lb_ftable d, none = {0};
 	struct mgr_pool p = *mgr_pool_defaults();
 	struct lb_svc_key k = key();
-	struct mgr_pools ps, off = {0};
+	struct mgr_pools ps;
 
 	table(&d, 1, NULL);
 	pools(&ps, 0, 0, 0, 3);
 	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
 	cr_assert_eq(mgr_health_hold(h, T0), T0 + 1000, "the first probe is awaited");
-	p.pl_probe = LB_PROBE_NONE;
-	cr_assert_eq(mgr_pools_set(&off, &k, &p), 0);
-	cr_assert_eq(mgr_health_sync(h, &d, &off, &d, false, T0 + 1), 0);
+	p.pl_probe = LB_PROBE_NONE; /* the same pool, probes off */
+	cr_assert_eq(mgr_pools_set(&ps, &k, &p), 0);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, T0 + 1), 0);
 	cr_assert_eq(mgr_health_hold(h, T0 + 1), 0, "unprobed: nothing to wait for");
 	lb_ftable_free(&d);
 	mgr_pools_free(&ps);
-	mgr_pools_free(&off);
 	mgr_health_free(h);
 }
 
