@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What test_health.c and test_withdraw.c share: backends that are real
+ * loopback listeners (127.0.88.i, one port), the prober that probes them,
+ * tables and pools of one service, and the manager's health driven on a
+ * test clock.
+ */
+#ifndef SLUICE_TEST_HEALTH_UTIL_H
+#define SLUICE_TEST_HEALTH_UTIL_H
+
+#include <stdint.h>
+
+#include "lb_codec.h"
+#include "lb_ftable.h"
+#include "lb_hdr.h"
+#include "mgr_dip_prober.h"
+#include "mgr_health.h"
+#include "mgr_pool.h"
+
+#define N_BE 3
+#define T0 1000000ull /* the test clock starts here (ms) */
+
+extern uint16_t port;		      /* every backend's */
+extern struct mgr_dip_prober *prober; /* the real probes, one per test */
+
+/* Backend i's address, 127.0.88.i. */
+lb_be32_t be_ip(int i);
+/* Backend i listens (healthy once probed), or stops listening. */
+void up(int i);
+void down(int i);
+
+/* Each test's start and end: a free port on 127.0.88.1 for every backend, a prober. */
+void setup(void);
+void teardown(void);
+
+/* Health whose records the test's prober probes. */
+struct mgr_health *health_new(void);
+
+/* One service, tcp 10.0.0.10:80, with backends 1..n (state[i], or active). */
+void table(struct lb_ftable *t, int n, const uint8_t *state);
+/* That service's key. */
+struct lb_svc_key key(void);
+/* Its pool: probes every 1 s (timeout 1 s, 2 to rise, 2 to fall) and these. */
+void pools(struct mgr_pools *ps, uint32_t min, uint32_t pct, uint32_t slow, uint32_t drain);
+
+/* Run every probe due by `now` to its end (real sockets, test time). */
+void drive(struct mgr_health *h, uint64_t now);
+
+/*
+ * d under ps as the first table h is given (nothing committed before),
+ * then the first two rounds of probes, at T0 + 10 and T0 + 1010: by then a
+ * backend that listens is healthy and one that does not is unhealthy.
+ */
+void first_rounds(struct mgr_health *h, const struct lb_ftable *d, const struct mgr_pools *ps);
+
+/* Backend i of the effective table: its state and weight; -1 when absent. */
+int eff(struct mgr_health *h, const struct lb_ftable *desired, uint64_t now, int i,
+	uint32_t *weight, uint64_t *next);
+/* Backend i's health: "healthy", "initial", "gone" or its last failure. */
+const char *health_of(struct mgr_health *h, int i, uint64_t now);
+
+#endif /* SLUICE_TEST_HEALTH_UTIL_H */

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * withdraw_below on a test clock (test_health_util.h): the VIP withdrawn
+ * when every service of it that sets the rule is below it, a VIP judged by
+ * its whole address, and per zone when a service keeps to its zone.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "test_health_util.h"
+
+TestSuite(withdraw, .init = setup, .fini = teardown);
+
+/* d's service 0 again on port 443 (the same backends): a VIP with two services. */
+static void
+second_port(struct lb_ftable *d)
+{
+	struct lb_service_cfg *s = realloc(d->services, 2 * sizeof(*s));
+
+	cr_assert_not_null(s);
+	d->services = s;
+	s[1] = s[0];
+	s[1].port = 443;
+	s[1].backends = calloc(s[0].n_backends, sizeof(*s[1].backends));
+	memcpy(s[1].backends, s[0].backends, s[0].n_backends * sizeof(*s[1].backends));
+	d->n_services = 2;
+	lb_ftable_sort(d);
+}
+
+static void
+set_withdraw(struct mgr_pools *ps, uint16_t p, uint32_t below)
+{
+	struct mgr_pool pl = *mgr_pool_defaults();
+	struct lb_svc_key k;
+
+	lb_svc_key_v4(&k, htonl(0x0a00000au), htons(p), LB_IPPROTO_TCP);
+	pl.pl_interval_s = 1;
+	pl.pl_timeout_s = 1;
+	pl.pl_healthy = 2;
+	pl.pl_unhealthy = 2;
+	pl.pl_min_healthy = 0;
+	pl.pl_withdraw_below = below;
+	cr_assert_eq(mgr_pools_set(ps, &k, &pl), 0);
+}
+
+/* The effective table's withdrawn flags: "80 443" as 0/1 each. */
+static void
+withdrawn(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, int w80, int w443)
+{
+	struct lb_ftable out = {0};
+	uint64_t nx;
+
+	cr_assert_eq(mgr_health_effective(h, d, now, &out, &nx), 0);
+	cr_assert_eq(out.n_services, 2);
+	cr_assert_eq(out.services[0].port, 80);
+	cr_expect_eq(out.services[0].withdrawn, w80, "port 80 withdrawn %d", w80);
+	cr_expect_eq(out.services[1].withdrawn, w443, "port 443 withdrawn %d", w443);
+	cr_expect_eq(out.n_drained, 1, "the drained muxes are the desired table's");
+	cr_expect(lb_ftable_drained(&out, "mux1"));
+	lb_ftable_free(&out);
+}
+
+Test(withdraw, withdraw_below_withdraws_the_vip_when_every_voter_is_below)
+{
+	struct mgr_health *h = health_new();
+	struct lb_ftable d;
+	struct lb_svc_key k = key();
+	struct mgr_sview sv;
+	struct mgr_pools ps = {0};
+	uint64_t t = T0 + 1100;
+
+	up(2); /* 1 and 2 healthy, 3 unhealthy */
+	table(&d, 3, NULL);
+	second_port(&d);
+	cr_assert_eq(lb_ftable_set_drained(&d, "mux1", true), 1);
+	set_withdraw(&ps, 80, 2);
+	first_rounds(h, &d, &ps);
+	withdrawn(h, &d, t, 0, 0); /* 2 healthy, not below 2 */
+
+	mgr_pools_free(&ps);
+	set_withdraw(&ps, 80, 3); /* 2 < 3; 443 sets none: it does not vote */
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, t), 0);
+	withdrawn(h, &d, t, 1, 1);
+	mgr_health_service(h, &k, t + 500, &sv);
+	cr_assert(sv.sv_below_withdraw && sv.sv_withdrawn && sv.sv_withdrawn_ms == 500,
+		"below %d withdrawn %d for %" PRIu64 " ms", sv.sv_below_withdraw, sv.sv_withdrawn,
+		sv.sv_withdrawn_ms);
+
+	set_withdraw(&ps, 443, 1); /* 443 votes and still serves: the VIP stays */
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, t + 1), 0);
+	withdrawn(h, &d, t + 1, 0, 0);
+	mgr_health_service(h, &k, t + 1, &sv);
+	cr_assert(sv.sv_below_withdraw && !sv.sv_withdrawn);
+
+	set_withdraw(&ps, 443, 3); /* both below */
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, t + 2), 0);
+	withdrawn(h, &d, t + 2, 1, 1);
+
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
+/*
+ * Two IPv6 VIPs of one /32 (2001:db8::10 and ::20, port 80 each): a VIP is
+ * its whole address, so ::10 below its withdraw_below is withdrawn alone,
+ * and ::20, which sets none, stays announced. Unprobed (the backends are
+ * the IPv4 listeners): each counts its 3 registered backends healthy.
+ */
+Test(withdraw, withdraw_below_judges_each_ipv6_vip_alone)
+{
+	struct mgr_health *h = health_new();
+	struct mgr_pool pl = *mgr_pool_defaults();
+	struct lb_ftable d, out = {0};
+	struct mgr_pools ps = {0};
+	struct lb_svc_key k;
+	uint64_t nx;
+	int i;
+
+	table(&d, 3, NULL);
+	second_port(&d);
+	for (i = 0; i < 2; i++) {
+		struct lb_service_cfg *s = &d.services[i];
+
+		memset(&s->vip, 0, sizeof(s->vip));
+		s->vip.a8[0] = 0x20, s->vip.a8[1] = 0x01, s->vip.a8[2] = 0x0d, s->vip.a8[3] = 0xb8;
+		s->vip.a8[15] = (uint8_t)(0x10 * (i + 1));
+		s->af = LB_AF_INET6;
+		s->port = 80;
+	}
+	lb_ftable_sort(&d);
+	cr_assert_eq(d.services[0].vip.a8[15], 0x10);
+	pl.pl_probe = LB_PROBE_NONE;
+	pl.pl_min_healthy = 0;
+	for (i = 0; i < 2; i++) {
+		lb_svc_key_make(&k, LB_AF_INET6, &d.services[i].vip, htons(80), LB_IPPROTO_TCP);
+		pl.pl_withdraw_below = i == 0 ? 4 : 0; /* ::10: 3 healthy is below 4 */
+		cr_assert_eq(mgr_pools_set(&ps, &k, &pl), 0);
+	}
+	first_rounds(h, &d, &ps);
+	cr_assert_eq(mgr_health_effective(h, &d, T0 + 1100, &out, &nx), 0);
+	cr_assert_eq(out.n_services, 2);
+	cr_expect_eq(out.services[0].withdrawn, 1, "2001:db8::10 is below: withdrawn");
+	cr_expect_eq(out.services[1].withdrawn, 0, "2001:db8::20 sets no rule: announced");
+	lb_ftable_free(&out);
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
+/* The effective table's per-zone withdrawal of service 0: its zones, space-separated. */
+static void
+wzones(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, int whole, const char *want)
+{
+	struct lb_ftable out = {0};
+	char got[LB_WZONES * LB_ZONE_LEN] = "";
+	uint64_t nx;
+	uint32_t i;
+
+	cr_assert_eq(mgr_health_effective(h, d, now, &out, &nx), 0);
+	for (i = 0; i < out.services[0].n_wzones; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i ? " " : "",
+			out.services[0].wzones[i]);
+	cr_expect_eq(out.services[0].withdrawn, whole, "withdrawn everywhere: %d, want %d",
+		out.services[0].withdrawn, whole);
+	cr_expect_str_eq(got, want, "withdrawn in zones \"%s\", want \"%s\"", got, want);
+	lb_ftable_free(&out);
+}
+
+Test(withdraw, withdraw_below_per_zone)
+{
+	struct mgr_health *h = health_new();
+	struct lb_ftable d;
+	struct mgr_pools ps = {0};
+	uint32_t i;
+
+	down(1);
+	up(3); /* zone a: 1 and 2, both unhealthy; zone b: 3, healthy */
+	table(&d, 3, NULL);
+	for (i = 0; i < 3; i++)
+		snprintf(d.services[0].backends[i].zone, LB_ZONE_LEN, "%s", i < 2 ? "a" : "b");
+	set_withdraw(&ps, 80, 1);
+	first_rounds(h, &d, &ps);
+	wzones(h, &d, T0 + 1100, 0, ""); /* cross_zone on: 1 healthy of 3, not below 1 */
+	d.services[0].choice.zonal = 1;
+	wzones(h, &d, T0 + 1100, 0, "a"); /* zone a has none healthy: its muxes withdraw */
+	{
+		struct lb_ftable out = {0};
+		char err[256];
+		uint64_t nx;
+
+		cr_assert_eq(mgr_health_effective(h, &d, T0 + 1100, &out, &nx), 0);
+		cr_assert_eq(lb_ftable_validate(&out, err, sizeof(err)), 0, "%s", err);
+		lb_ftable_free(&out);
+	}
+	down(3);
+	drive(h, T0 + 2010);
+	drive(h, T0 + 3010);		 /* no zone has a healthy backend */
+	wzones(h, &d, T0 + 3100, 0, ""); /* every zone below: announced everywhere */
+	d.services[0].choice.zonal = 0;
+	wzones(h, &d, T0 + 3100, 1, ""); /* over the pool: withdrawn from every mux */
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
