@@ -596,7 +596,9 @@ mgr_health_verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_
 		snprintf(r->hr_last_fail, sizeof(r->hr_last_fail), "%s", why);
 		r->hr_last_fail_ms = now;
 		if (r->hr_health != MGR_H_UNHEALTHY && r->hr_fail >= p->pl_unhealthy) {
-			changed = r->hr_health == MGR_H_HEALTHY;
+			/* From initial too: the table is the same, but its reasons and the pool's
+			 * verdicts (fail-open's log) are refreshed with it. */
+			changed = true;
 			set_health(h, r, MGR_H_UNHEALTHY, now);
 		}
 	}

@@ -135,8 +135,9 @@ void mgr_health_pending(struct mgr_health *h, struct mgr_hrec *r, uint64_t now);
 
 /*
  * r's probe ended (UP, DOWN or NOSOCK, with why): rise and fall, and its
- * next probe scheduled. Returns true when its health changed in a way the
- * effective table sees (healthy or not).
+ * next probe scheduled. Returns true when its health changed (healthy or
+ * not, or a new backend's first verdict): the effective table is made
+ * again, with its reasons.
  */
 bool mgr_health_verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_rc rc,
 	const char *why, uint64_t now);

@@ -116,6 +116,29 @@ Test(health, a_pool_unprobed_before_the_first_verdict_holds_no_round)
 	mgr_health_free(h);
 }
 
+/*
+ * A new backend that never answers goes from initial to unhealthy at its
+ * second failure: no traffic either way, but the effective table is made
+ * again (its reasons, the pool's fail-open verdict and its log).
+ */
+Test(health, a_new_backend_found_unhealthy_refreshes_the_table)
+{
+	struct mgr_health *h = health_new();
+	struct lb_ftable d, none = {0};
+	struct mgr_pools ps;
+
+	table(&d, 3, NULL); /* 3 never listens */
+	pools(&ps, 0, 0, 0, 3);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	drive(h, T0 + 10);
+	cr_assert_str_eq(health_of(h, 3, T0 + 10), "initial", "one failure of two");
+	cr_assert(drive_changed(h, T0 + 1010), "the second one is news");
+	cr_assert_str_neq(health_of(h, 3, T0 + 1010), "initial");
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
 Test(health, rise_and_fall)
 {
 	struct mgr_health *h = health_new();

@@ -148,22 +148,29 @@ pools(struct mgr_pools *ps, uint32_t min, uint32_t pct, uint32_t slow, uint32_t 
 }
 
 /* Run every probe due by `now` to its end (real sockets, test time). */
-void
-drive(struct mgr_health *h, uint64_t now)
+bool
+drive_changed(struct mgr_health *h, uint64_t now)
 {
 	struct mgr_dip_probe_stats st;
 	struct pollfd pfd = {.fd = mgr_dip_prober_fd(prober), .events = POLLIN};
+	bool changed = mgr_dip_prober_tick(prober, h, now);
 	int i;
 
-	mgr_dip_prober_tick(prober, h, now);
 	for (i = 0; i < 200; i++) {
 		mgr_dip_prober_stats(prober, &st);
 		if (st.ps_in_flight == 0)
-			return;
+			return changed;
 		poll(&pfd, 1, 10);
-		mgr_dip_prober_io(prober, h, now);
+		changed |= mgr_dip_prober_io(prober, h, now);
 	}
 	cr_assert_fail("probes still in flight after 2 s");
+	return changed;
+}
+
+void
+drive(struct mgr_health *h, uint64_t now)
+{
+	drive_changed(h, now);
 }
 
 /* Backend i of the effective table: its state and weight; -1 when absent. */

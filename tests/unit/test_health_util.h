@@ -8,6 +8,7 @@
 #ifndef SLUICE_TEST_HEALTH_UTIL_H
 #define SLUICE_TEST_HEALTH_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lb_codec.h"
@@ -45,6 +46,8 @@ void pools(struct mgr_pools *ps, uint32_t min, uint32_t pct, uint32_t slow, uint
 
 /* Run every probe due by `now` to its end (real sockets, test time). */
 void drive(struct mgr_health *h, uint64_t now);
+/* The same, true when the prober said some backend's health changed. */
+bool drive_changed(struct mgr_health *h, uint64_t now);
 
 /*
  * d under ps as the first table h is given (nothing committed before),
