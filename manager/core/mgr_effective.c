@@ -251,7 +251,7 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 	uint32_t lo = mgr_hrec_lower(h, &s->hs_key), hi = lo, i, n = 0, reg = 0, ok = 0, known = 0;
 	const struct mgr_pool *p = &s->hs_pool;
 	bool open, light = false;
-	uint32_t heaviest = 0;
+	uint32_t heaviest = 0, inferred = 0;
 	uint64_t sum = 0;
 
 	while (hi < h->h_n_recs && h->h_recs[hi]->hr_svc == s)
@@ -268,10 +268,13 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 		reg++;
 		ok += mgr_hrec_healthy(r);
 		known += r->hr_health != MGR_H_INITIAL || !mgr_hrec_probed(r);
+		inferred += r->hr_inferred && mgr_hrec_probed(r);
 		if (ramping(r, now) && r->hr_be.weight < MGR_SS_SCALE && r->hr_be.weight != 0)
 			light = true;
 	}
 	open = below_min(p, ok, reg);
+	if (inferred == 0)
+		s->hs_restart_withdrawn = false; /* every backend has spoken */
 	s->hs_zones_open = 0;
 	for (i = lo; i < hi; i++)
 		h->h_recs[i]->hr_zone_open = false;
@@ -470,7 +473,7 @@ withdraw_vips(struct mgr_health *h, struct lb_ftable *out, uint64_t now)
 
 	for (lo = 0; rc == 0 && lo < n; lo = hi) {
 		char wz[LB_WZONES][LB_ZONE_LEN];
-		bool on, was = false, known = false;
+		bool on, was = false, known = false, held = false;
 		uint8_t nwz;
 
 		for (hi = lo; hi < n && lb_service_same_vip(&out->services[hi], &out->services[lo]);
@@ -479,12 +482,13 @@ withdraw_vips(struct mgr_health *h, struct lb_ftable *out, uint64_t now)
 
 			withdraws[hi] = s != NULL && mgr_pool_withdraws(&s->hs_pool);
 			below[hi] = s != NULL && s->hs_below_withdraw;
+			held |= s != NULL && s->hs_restart_withdrawn;
 			if (s != NULL) {
 				was |= s->hs_withdrawn;
 				known = true;
 			}
 		}
-		on = mgr_withdraw_vip(&withdraws[lo], &below[lo], hi - lo);
+		on = mgr_withdraw_vip(&withdraws[lo], &below[lo], hi - lo) || held;
 		nwz = on ? 0 : vip_zones(&svcs[lo], &withdraws[lo], &below[lo], hi - lo, wz);
 		for (i = lo; i < hi && known; i++)
 			if (svcs[i] != NULL && svcs[i]->hs_zonal) {

@@ -199,6 +199,7 @@ health_from_committed(struct mgr_hrec *r, const struct lb_ftable *committed, uin
 		table_backend(committed, &r->hr_svc->hs_key, &r->hr_be.dip, r->hr_be.port);
 
 	r->hr_health_since = now;
+	r->hr_inferred = c != NULL;
 	if (c == NULL) {
 		r->hr_health = MGR_H_INITIAL;
 	} else if (c->state == LB_BACKEND_MAINT && r->hr_be.state != LB_BACKEND_MAINT) {
@@ -476,6 +477,11 @@ mgr_health_sync(struct mgr_health *h, const struct lb_ftable *desired,
 			s->hs_scale = 1;
 			s->hs_pool = *mgr_pools_get(pools, &k);
 		}
+		if (restart) {
+			int j = lb_ftable_find(committed, &k);
+
+			s->hs_restart_withdrawn = j >= 0 && committed->services[j].withdrawn;
+		}
 		s->hs_was_probed = s->hs_pool.pl_probe != LB_PROBE_NONE;
 		s->hs_pool_changed = !mgr_pool_equal(&s->hs_pool, mgr_pools_get(pools, &k));
 		s->hs_pool = *mgr_pools_get(pools, &k);
@@ -568,6 +574,8 @@ mgr_health_verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_
 
 	r->hr_in_flight = false;
 	unhold(h, r);
+	if (rc != MGR_DIP_NOSOCK)
+		r->hr_inferred = false;
 	if (rc == MGR_DIP_NOSOCK) {
 		h->h_stats.ps_nosock++;
 		if (!h->h_nosock_logged)

@@ -42,6 +42,12 @@ struct mgr_hsvc {
 	uint64_t hs_fail_open_since;
 	bool hs_below_withdraw; /* below its pool's withdraw threshold */
 	bool hs_withdrawn;	/* its VIP is withdrawn (every service of it alike) */
+	/*
+	 * Committed withdrawn when the manager started: withdrawn still until
+	 * each of its backends has a verdict (health taken from the committed
+	 * table cannot tell a pool that failed open from a healthy one).
+	 */
+	bool hs_restart_withdrawn;
 	uint64_t hs_withdrawn_since;
 	uint32_t hs_scale;	/* weights x10 while a light backend ramps */
 	uint64_t hs_sum_weight; /* of its active backends, for shares */
@@ -96,6 +102,7 @@ struct mgr_hrec {
 	uint64_t hr_deferred;  /* a start put off (every socket busy): when it was due; 0: none */
 	uint32_t hr_heap;      /* index in the heap, MGR_NO_HEAP when out */
 	bool hr_in_flight;     /* its probe runs: hr_due is the deadline */
+	bool hr_inferred;      /* health taken from the committed table: no verdict since */
 	/* the prober's state for r (mgr_dip_prober.c), NULL until it probes r */
 	struct mgr_dip_probe *hr_probe;
 	/* from the last effective table */

@@ -207,3 +207,49 @@ Test(withdraw, withdraw_below_per_zone)
 	mgr_pools_free(&ps);
 	mgr_health_free(h);
 }
+
+/*
+ * A restart after a pool failed open: the members run every backend active
+ * and the VIP withdrawn (1 of 3 healthy, min_healthy and withdraw_below 2).
+ * Health taken from that table would call all three healthy and announce the
+ * VIP: it stays withdrawn until each backend has a verdict, and then it is
+ * withdrawn by their verdicts.
+ */
+Test(withdraw, a_restart_keeps_a_vip_withdrawn_until_its_backends_speak)
+{
+	struct mgr_health *h = health_new();
+	struct mgr_pool pl = *mgr_pool_defaults();
+	struct lb_ftable d, c, out = {0};
+	struct lb_svc_key k = key();
+	struct mgr_pools ps = {0};
+	uint8_t a[LB_DIGEST_LEN], b[LB_DIGEST_LEN];
+	uint64_t next;
+
+	table(&d, 3, NULL); /* only 1 listens */
+	table(&c, 3, NULL);
+	c.services[0].withdrawn = 1;
+	pl.pl_interval_s = 1;
+	pl.pl_timeout_s = 1;
+	pl.pl_min_healthy = 2;
+	pl.pl_withdraw_below = 2;
+	cr_assert_eq(mgr_pools_set(&ps, &k, &pl), 0);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, &c, true, T0), 0);
+	cr_assert_eq(mgr_health_effective(h, &d, T0, &out, &next), 0);
+	lb_ftable_digest(&out, a);
+	lb_ftable_digest(&c, b);
+	cr_assert_eq(memcmp(a, b, LB_DIGEST_LEN), 0,
+		"the effective table is the committed one (withdrawn %d)",
+		out.services[0].withdrawn);
+	lb_ftable_free(&out);
+
+	drive(h, T0 + 10);
+	drive(h, T0 + 1010); /* 2 and 3 unhealthy: 1 of 3 */
+	cr_assert_eq(mgr_health_effective(h, &d, T0 + 1010, &out, &next), 0);
+	cr_assert_eq(out.services[0].withdrawn, 1, "withdrawn by the verdicts now");
+	lb_ftable_free(&out);
+
+	lb_ftable_free(&d);
+	lb_ftable_free(&c);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
