@@ -128,6 +128,7 @@ rec_close(struct mgr_health *h, struct mgr_hrec *r)
 	if (r->hr_probe != NULL && h->h_release != NULL)
 		h->h_release(h->h_release_ctx, r);
 	r->hr_in_flight = false;
+	r->hr_deferred = 0;
 }
 
 static void
@@ -431,7 +432,8 @@ stagger(struct mgr_health *h, struct sync_ctx *c, uint64_t now)
 						: (uint64_t)i * iv / c->n_fresh;
 
 		if (r->hr_in_flight)
-			continue; /* in flight: its result comes first */
+			continue;   /* in flight: its result comes first */
+		r->hr_deferred = 0; /* a fresh start: lateness and phase from here */
 		schedule(h, r, now + off);
 	}
 }
