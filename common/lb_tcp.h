@@ -19,14 +19,16 @@
 
 /*
  * If tcp (whose header, options included, is hdr_len bytes and readable)
- * carries an MSS option above clamp, lower it to clamp and fix the checksum.
- * Returns 1 if the segment changed.
+ * carries MSS options above clamp, lower each to clamp and fix the checksum.
+ * Every one: a sender may repeat the option, and a receiver may take any of
+ * them. Returns 1 if the segment changed.
  */
 static inline int
 lb_tcp_mss_clamp(struct lb_tcp_hdr *tcp, uint32_t hdr_len, uint16_t clamp)
 {
 	uint8_t *o = (uint8_t *)(tcp + 1);
 	uint8_t *end = (uint8_t *)tcp + hdr_len;
+	int changed = 0;
 
 	while (o < end) {
 		uint8_t kind = o[0];
@@ -46,20 +48,20 @@ lb_tcp_mss_clamp(struct lb_tcp_hdr *tcp, uint32_t hdr_len, uint16_t clamp)
 			lb_be16_t old, new = lb_cpu_to_be16(clamp);
 
 			memcpy(&old, o + 2, 2);
-			if (lb_be16_to_cpu(old) <= clamp)
-				return 0;
-			memcpy(o + 2, &new, 2);
-			/* At an odd offset the value straddles two checksum words. */
-			if ((o + 2 - (uint8_t *)tcp) & 1)
-				tcp->csum = lb_csum_update16(
-					tcp->csum, lb_bswap16(old), lb_bswap16(new));
-			else
-				tcp->csum = lb_csum_update16(tcp->csum, old, new);
-			return 1;
+			if (lb_be16_to_cpu(old) > clamp) {
+				memcpy(o + 2, &new, 2);
+				/* At an odd offset the value straddles two checksum words. */
+				if ((o + 2 - (uint8_t *)tcp) & 1)
+					tcp->csum = lb_csum_update16(
+						tcp->csum, lb_bswap16(old), lb_bswap16(new));
+				else
+					tcp->csum = lb_csum_update16(tcp->csum, old, new);
+				changed = 1;
+			}
 		}
 		o += len;
 	}
-	return 0;
+	return changed;
 }
 
 #endif /* LB_TCP_H */

@@ -12,7 +12,7 @@ import struct
 
 from scapy.utils import checksum as scapy_checksum
 
-from .tcp import mss_option
+from .tcp import mss_clamp_all
 
 ETH_IPV6 = 0x86DD
 PROTO_HOPOPTS, PROTO_ROUTING, PROTO_FRAGMENT, PROTO_DSTOPTS = 0, 43, 44, 60
@@ -162,14 +162,12 @@ def ipv6_reassemble(frames, l2=14):
 
 
 def tcp_mss_clamped6(data, clamp):
-    """The IPv6 datagram with its TCP MSS option lowered to clamp if above
-    (checksum redone), or unchanged; options walked as RFC 9293 lays them out."""
+    """The IPv6 datagram with every TCP MSS option above clamp lowered to it
+    (checksum redone), or unchanged."""
     ip = IPv6(data)
     d = bytearray(ip.data)
-    m = mss_option(d, ip.l4_off)
-    if m is None or m[1] <= clamp:
+    if not mss_clamp_all(d, ip.l4_off, clamp):
         return bytes(d)
-    d[m[0]:m[0] + 2] = struct.pack("!H", clamp)
     return l4_csum6_fixed(bytes(d))
 
 

@@ -44,7 +44,7 @@ from .checks import CheckFailed, Checks
 from .config import (DEFAULT_SEED, PROTO_NUM, AgentConfig, AgentVM, Backend,  # noqa: F401
                      MuxConfig, Service, pcap_port_mac)
 from .procs import rundir
-from .tcp import mss_option
+from .tcp import mss_clamp_all, mss_option
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -294,13 +294,11 @@ def tcp_mss(data):
 
 
 def tcp_mss_clamped(data, clamp):
-    """The datagram with an MSS option above clamp lowered to it (TCP
+    """The datagram with every MSS option above clamp lowered to it (TCP
     checksum redone), or unchanged."""
-    m = tcp_mss(data)
-    if m is None or m[1] <= clamp:
-        return bytes(data)
     d = bytearray(data)
-    d[m[0]:m[0] + 2] = struct.pack("!H", clamp)
+    if not mss_clamp_all(d, (data[0] & 0x0F) * 4, clamp):
+        return bytes(data)
     return l4_csum_fixed(bytes(d))
 
 

@@ -139,7 +139,9 @@ def rows():
             ("SYN Linux options (MSS 1460 first) to vm12, clamped", "10.1.0.12", "vm12",
              LINUX_SYN_OPTS, CLAMP),
             ("SYN timestamp then MSS 65535 to vm11, clamped", "10.1.0.11", "vm11",
-             [("Timestamp", (1, 2)), ("MSS", 65535)], CLAMP)]:
+             [("Timestamp", (1, 2)), ("MSS", 65535)], CLAMP),
+            ("SYN MSS 1300 then NOP + MSS 9000 (repeated) to vm12, the second clamped",
+             "10.1.0.12", "vm12", [("MSS", 1300), ("NOP", None), ("MSS", 9000)], CLAMP)]:
         t, p = syn(dip, opts)
         row("decap: " + desc, "uplink", tunnel(p, t=t), to_vm(vm, mss=mss))
 
@@ -361,6 +363,9 @@ def rows():
         reply("vm11", "10.1.0.11", 8080, [("MSS", 1460)]), dsr(VIP, 80, mss=CLAMP))
     row("DSR: SYN-ACK 10.1.0.11:8080 NOP+MSS 1460 (odd offset) -> VIP:80, clamped", "vm11",
         reply("vm11", "10.1.0.11", 8080, [("NOP", None), ("MSS", 1460)]),
+        dsr(VIP, 80, mss=CLAMP))
+    row("DSR: SYN-ACK 10.1.0.11:8080 MSS 9000 then MSS 1460 (repeated) -> VIP:80, both "
+        "clamped", "vm11", reply("vm11", "10.1.0.11", 8080, [("MSS", 9000), ("MSS", 1460)]),
         dsr(VIP, 80, mss=CLAMP))
     row("DSR: SYN-ACK 10.1.0.11:8080 MSS 1300 -> VIP:80", "vm11",
         reply("vm11", "10.1.0.11", 8080, [("MSS", 1300)]), dsr(VIP, 80))

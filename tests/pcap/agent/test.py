@@ -68,8 +68,8 @@ def expected_frame(cfg, port, frame, exp, got):
         # The whole outer payload: the inner datagram, as sent (or reassembled).
         d = exp["whole"] if exp.get("whole") is not None else f.ip.payload
         if exp["mss"] is not None:
-            d = sp.tcp_mss_clamped(d, exp["mss"])
-            assert sp.tcp_mss(d)[1] == exp["mss"], "test bug: nothing to clamp"
+            before, d = d, sp.tcp_mss_clamped(d, exp["mss"])
+            assert d != bytes(before), "test bug: nothing to clamp"
         if exp["quote_src"] is not None:
             d = sp.icmp_quote_edit(d, src=exp["quote_src"][0], sport=exp["quote_src"][1])
         vm = cfg.vm(exp["port"])
@@ -84,8 +84,8 @@ def expected_frame(cfg, port, frame, exp, got):
                 d = sp.icmp_quote_edit(d, dst=exp["quote_dst"][0], dport=exp["quote_dst"][1])
             d = sp.ip_edit(d, src=exp["src"], sport=exp["sport"])
             if exp["mss"] is not None:
-                d = sp.tcp_mss_clamped(d, exp["mss"])
-                assert sp.tcp_mss(d)[1] == exp["mss"], "test bug: nothing to clamp"
+                before, d = d, sp.tcp_mss_clamped(d, exp["mss"])
+                assert d != bytes(before), "test bug: nothing to clamp"
         return sp.eth_frame(cfg.next_hop_mac, cfg.port_mac("uplink"), sp.ETH_IPV4, d)
     if kind == "arp":
         a = sp.Arp(frame, f.l2)
