@@ -53,6 +53,31 @@ scaled(uint32_t w, uint32_t scale)
 	return v > LB_MAGLEV_MAX_WEIGHT ? LB_MAGLEV_MAX_WEIGHT : (uint32_t)v;
 }
 
+/*
+ * The weights of one service, from raw (load factors can take them past
+ * Maglev's largest): all divided by one number where one would not fit,
+ * since Maglev's table depends on the ratios only. Clipped, a 2:1 pool of
+ * heavy weights would run 1:1.
+ */
+static void
+fit_weights(struct lb_backend_cfg *be, const uint64_t *raw, uint32_t n)
+{
+	uint64_t most = 0, div;
+	uint32_t k;
+
+	for (k = 0; k < n; k++)
+		if (raw[k] > most)
+			most = raw[k];
+	div = (most + LB_MAGLEV_MAX_WEIGHT - 1) / LB_MAGLEV_MAX_WEIGHT;
+	if (div < 1)
+		div = 1;
+	for (k = 0; k < n; k++) {
+		uint64_t w = (raw[k] + div / 2) / div;
+
+		be[k].weight = raw[k] == 0 ? 0 : w < 1 ? 1 : (uint32_t)w;
+	}
+}
+
 static bool
 ramping(const struct mgr_hrec *r, uint64_t now)
 {
@@ -252,7 +277,7 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 	const struct mgr_pool *p = &s->hs_pool;
 	bool open, light = false;
 	uint32_t heaviest = 0, inferred = 0;
-	uint64_t sum = 0;
+	uint64_t sum = 0, *raw;
 
 	while (hi < h->h_n_recs && h->h_recs[hi]->hr_svc == s)
 		hi++;
@@ -308,8 +333,11 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 
 	*out = *sc;
 	out->backends = calloc(hi - lo + 1, sizeof(*out->backends));
-	if (out->backends == NULL)
+	raw = calloc(hi - lo + 1, sizeof(*raw));
+	if (out->backends == NULL || raw == NULL) {
+		free(raw);
 		return -LB_ENOMEM;
+	}
 	for (i = lo; i < hi; i++) {
 		struct mgr_hrec *r = h->h_recs[i];
 
@@ -324,6 +352,7 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 			continue;
 		}
 		decide(r, now, next, &out->backends[n]);
+		raw[n] = out->backends[n].weight;
 		/*
 		 * Load steers a healthy pool; a pool failing open sends to all as
 		 * they are. Every backend of a steered pool is scaled alike, so a
@@ -332,9 +361,9 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 		 */
 		if (mgr_load_steers(s) && !open && !r->hr_zone_open &&
 			(out->backends[n].state != LB_BACKEND_ACTIVE || r->hr_dereg)) {
-			out->backends[n].weight = scaled(out->backends[n].weight, MGR_LOAD_SCALE);
+			raw[n] = (uint64_t)out->backends[n].weight * MGR_LOAD_SCALE;
 		} else if (mgr_load_steers(s) && !open && !r->hr_zone_open) {
-			out->backends[n].weight = mgr_load_weight(r, out->backends[n].weight);
+			raw[n] = mgr_load_weight(r, out->backends[n].weight);
 			if (r->hr_mit != 0 && r->hr_mit < MGR_LOAD_ONE)
 				r->hr_cause = MGR_WHY_MITIGATED;
 			else if (r->hr_lc != 0 && r->hr_lc != MGR_LOAD_ONE &&
@@ -343,12 +372,20 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 		}
 		r->hr_in_eff = true;
 		r->hr_eff_state = out->backends[n].state;
-		r->hr_eff_weight = out->backends[n].weight;
-		if (r->hr_eff_state == LB_BACKEND_ACTIVE)
-			sum += r->hr_eff_weight;
 		n++;
 	}
 	out->n_backends = n;
+	fit_weights(out->backends, raw, n);
+	free(raw);
+	for (i = lo, n = 0; i < hi; i++) {
+		struct mgr_hrec *r = h->h_recs[i];
+
+		if (!r->hr_in_eff)
+			continue;
+		r->hr_eff_weight = out->backends[n++].weight;
+		if (r->hr_eff_state == LB_BACKEND_ACTIVE)
+			sum += r->hr_eff_weight;
+	}
 	s->hs_sum_weight = sum;
 	return 0;
 }

@@ -237,7 +237,7 @@ mgr_load_step(
 		*next = s->hs_load_next_ms;
 }
 
-uint32_t
+uint64_t
 mgr_load_weight(const struct mgr_hrec *r, uint32_t w)
 {
 	uint64_t lc = r->hr_lc ? r->hr_lc : MGR_LOAD_ONE,
@@ -248,5 +248,5 @@ mgr_load_weight(const struct mgr_hrec *r, uint32_t w)
 
 	if (w == 0)
 		return 0;
-	return v < 1 ? 1 : v > LB_MAGLEV_MAX_WEIGHT ? LB_MAGLEV_MAX_WEIGHT : (uint32_t)v;
+	return v < 1 ? 1 : v;
 }

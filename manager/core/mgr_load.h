@@ -72,7 +72,11 @@ void mgr_health_loads(struct mgr_health *h, struct mgr_be_load *v, uint32_t n, b
 void mgr_load_step(
 	struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n, uint64_t now, uint64_t *next);
 
-/* Weight w of record r (active) with its factors, in a steered pool. */
-uint32_t mgr_load_weight(const struct mgr_hrec *r, uint32_t w);
+/*
+ * Weight w of record r (active) with its factors, in a steered pool: at
+ * least 1, and not yet fitted under Maglev's largest weight (the caller
+ * divides the whole pool alike).
+ */
+uint64_t mgr_load_weight(const struct mgr_hrec *r, uint32_t w);
 
 #endif /* MGR_LOAD_H */

@@ -25,6 +25,7 @@
 
 #include <criterion/criterion.h>
 
+#include "lb_maglev.h"
 #include "test_health_util.h"
 
 TestSuite(health, .init = setup, .fini = teardown);
@@ -341,6 +342,42 @@ Test(health, slow_start_keeps_heavy_weights_apart)
 	cr_assert_eq(eff(h, &d, x, 2, &w2, NULL), LB_BACKEND_ACTIVE);
 	cr_assert(w1 == 20000 && w2 == 10000, "the heavy ones as given: %u, %u", w1, w2);
 	cr_assert_eq(w3, 1, "the light one starts at 1: %u", w3);
+
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+}
+
+/*
+ * A steered pool multiplies its weights by 8 and by the load factors: with
+ * 20000, 10000 and 5000 that passes 65535, and the pool is divided as one
+ * to keep its 4:2:1 (clipped, the two heavy ones ran alike).
+ */
+Test(health, steered_heavy_weights_keep_their_ratios)
+{
+	struct mgr_health *h = health_new();
+	struct lb_ftable d;
+	struct mgr_pools ps;
+	uint32_t w1, w2, w3;
+	uint64_t x = T0 + 1010;
+
+	up(1);
+	up(2);
+	up(3);
+	table(&d, 3, NULL);
+	d.services[0].choice.balance = LB_BALANCE_LEAST_CONNECTIONS;
+	d.services[0].backends[0].weight = 20000;
+	d.services[0].backends[1].weight = 10000;
+	d.services[0].backends[2].weight = 5000;
+	pools(&ps, 1, 0, 0, 3);
+	first_rounds(h, &d, &ps);
+	cr_assert_eq(eff(h, &d, x, 1, &w1, NULL), LB_BACKEND_ACTIVE);
+	cr_assert_eq(eff(h, &d, x, 2, &w2, NULL), LB_BACKEND_ACTIVE);
+	cr_assert_eq(eff(h, &d, x, 3, &w3, NULL), LB_BACKEND_ACTIVE);
+	cr_assert(w1 <= LB_MAGLEV_MAX_WEIGHT && w1 > LB_MAGLEV_MAX_WEIGHT / 2,
+		"the heaviest high: %u", w1);
+	cr_assert(llabs((long long)w1 - 2 * w2) <= 1 && llabs((long long)w2 - 2 * w3) <= 1,
+		"4:2:1 kept: %u, %u, %u", w1, w2, w3);
 
 	lb_ftable_free(&d);
 	mgr_pools_free(&ps);
