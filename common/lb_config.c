@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <ctype.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <libgen.h>
@@ -397,8 +398,6 @@ lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, u
 	struct lb_cfg_err *err)
 {
 	const char *s = NULL;
-	unsigned b[6];
-	char tail;
 	int rc, i;
 
 	rc = lb_cfg_get_string(group, name, required, NULL, &s, err);
@@ -406,13 +405,15 @@ lb_cfg_get_mac(const config_setting_t *group, const char *name, bool required, u
 		return rc;
 	if (s == NULL)
 		return 0;
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
-		    &tail) != 6 ||
-		strlen(s) != 17)
+	/* Two hex digits a byte, colons between, nothing else (scanf takes signs and spaces). */
+	for (i = 0; i < 17; i++)
+		if (i % 3 == 2 ? s[i] != ':' : !isxdigit((unsigned char)s[i]))
+			break;
+	if (i != 17 || s[17] != '\0')
 		return lb_cfg_error(err, member(group, name), NULL,
 			"\"%s\" is not a MAC address (aa:bb:cc:dd:ee:ff)", s);
 	for (i = 0; i < 6; i++)
-		out[i] = (uint8_t)b[i];
+		out[i] = (uint8_t)strtoul((char[3]){s[3 * i], s[3 * i + 1], '\0'}, NULL, 16);
 	return 0;
 }
 

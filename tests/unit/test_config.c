@@ -457,3 +457,41 @@ Test(config, worker_polling)
 		err.msg);
 	cr_expect_eq(get_poll("g = { idle_sleep_us = 100001; };", &busy, &idle, &err), -LB_ECONFIG);
 }
+
+/* lb_cfg_get_mac() on the string m of the group "g" = text. */
+static int
+get_mac(const char *text, uint8_t mac[6], struct lb_cfg_err *err)
+{
+	config_t cfg;
+	int rc;
+
+	config_init(&cfg);
+	cr_assert_eq(config_read_string(&cfg, text), CONFIG_TRUE, "%s", config_error_text(&cfg));
+	rc = lb_cfg_get_mac(config_lookup(&cfg, "g"), "m", true, mac, err);
+	config_destroy(&cfg);
+	return rc;
+}
+
+/* Six pairs of hex digits and colons, nothing else: scanf alone took signs and spaces. */
+Test(config, mac_text)
+{
+	static const char *const bad[] = {"-1:00:00:00:00:fe", "+2:00:00:00:00:fe",
+		" 2:00:00:00:00:fe", "02:00:00:00:00:f", "02:00:00:00:00:fe:", "02-00-00-00-00-fe",
+		"02:00:00:00:0x:fe", "0200:00:00:00:fe", ""};
+	struct lb_cfg_err err = {{0}};
+	uint8_t mac[6] = {0};
+	char text[80];
+	size_t i;
+
+	cr_assert_eq(get_mac("g = { m = \"02:aB:00:10:Ff:09\"; };", mac, &err), 0, "%s", err.msg);
+	cr_expect(mac[0] == 0x02 && mac[1] == 0xab && mac[2] == 0 && mac[3] == 0x10 &&
+			  mac[4] == 0xff && mac[5] == 0x09,
+		"parsed %02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+		mac[5]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "g = { m = \"%s\"; };", bad[i]);
+		cr_expect_eq(get_mac(text, mac, &err), -LB_ECONFIG, "\"%s\" accepted", bad[i]);
+		cr_expect(strstr(err.msg, "is not a MAC address") != NULL, "\"%s\": %s", bad[i],
+			err.msg);
+	}
+}
