@@ -125,6 +125,11 @@ mgr_api_limit_del(struct mgr_api *api, const struct mgr_api_req *q)
 	struct lb_ftable next;
 	int i = -1;
 
+	/* Named, the rule must be the cap's: "del mux max_connections" removes nothing. */
+	if (c->mux && c->rule >= 0 && c->rule != LB_LIM_RATE) {
+		mgr_api_refuse(q->rep, "rule: the mux-wide cap is a new_per_second rule");
+		return;
+	}
 	if (!c->mux && (i = mgr_api_find_svc(q->v.desired, q->req, q->rep)) < 0)
 		return;
 	if (c->mux	       ? q->v.desired->mux_rate.limit == 0

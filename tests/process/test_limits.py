@@ -8,7 +8,8 @@ with two real sluice-mux members, driven by sluicectl limit set|del|list.
     for what sluicectl itself can tell), and the committed version stays;
   - a rule's mode switches live at one version; history shows each change;
   - config export carries the rules and config apply brings them back;
-  - the mux-wide cap; limit del removes one rule, then all;
+  - the mux-wide cap; limit del removes one rule, then all (of the mux, only
+    its new_per_second rule);
   - the muxes in sync are told their share of the limits (SHARES), and told
     again when one leaves.
 """
@@ -127,6 +128,10 @@ def run(lab, check):
     r = lab.ctl("limit", "del", f"{VIP}:80")
     check(r.returncode == 1 and "has no" in r.stderr,
           f"deleting what is not there is refused: {r.stderr.strip()}")
+    r = lab.ctl("limit", "del", "mux", "max_connections")
+    check(r.returncode == 1 and "new_per_second rule" in r.stderr and
+          ("mux", "mux_new_per_second") in rules(lab),
+          f"limit del mux of another rule is refused, the cap kept: {r.stderr.strip()}")
     r = lab.ctl("limit", "del", "mux")
     check(r.returncode == 0 and not rules(lab), f"the mux-wide cap removed: {r.stderr.strip()}")
     st = lab.status()
