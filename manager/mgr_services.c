@@ -25,10 +25,13 @@ name_errors(char *msg, size_t len, const char *name)
 	snprintf(msg, len, "%s", tmp);
 }
 
-/* One `pools` entry: its service (which the file's flow_table must have) and options. */
+/*
+ * One `pools` entry: its service (which the file's flow_table must have,
+ * and no entry before, seen[0..n_seen)) and options; its key into *k.
+ */
 static int
-pool_entry(const config_setting_t *g, const struct lb_ftable *t, struct mgr_pools *pools,
-	struct lb_cfg_err *e)
+pool_entry(const config_setting_t *g, const struct lb_ftable *t, const struct lb_svc_key *seen,
+	uint32_t n_seen, struct lb_svc_key *out, struct mgr_pools *pools, struct lb_cfg_err *e)
 {
 	const char *fields[32], *proto = "tcp";
 	struct mgr_pool p = *mgr_pool_defaults();
@@ -62,10 +65,13 @@ pool_entry(const config_setting_t *g, const struct lb_ftable *t, struct mgr_pool
 	mgr_key_str(&k, ks, sizeof(ks));
 	if (lb_ftable_find(t, &k) < 0)
 		return lb_cfg_error(e, g, NULL, "no service %s in flow_table.services", ks);
-	if (mgr_pools_get(pools, &k) != mgr_pool_defaults())
-		return lb_cfg_error(e, g, NULL, "%s has a pool already", ks);
+	/* By key: an entry of defaults alone leaves no pool behind to find. */
+	for (i = 0; i < n_seen; i++)
+		if (memcmp(&seen[i], &k, sizeof(k)) == 0)
+			return lb_cfg_error(e, g, NULL, "%s has a pool already", ks);
 	if ((rc = mgr_pool_from_cfg(g, &p, e)) != 0)
 		return rc;
+	*out = k;
 	return mgr_pools_set(pools, &k, &p) != 0 ? -LB_ENOMEM : 0;
 }
 
@@ -75,16 +81,20 @@ pools_load(config_setting_t *root, const struct lb_ftable *t, struct mgr_pools *
 	struct lb_cfg_err *e)
 {
 	const config_setting_t *l;
+	struct lb_svc_key *seen;
 	int i, n, rc;
 
 	if ((rc = lb_cfg_get_list(root, "pools", false, NULL,
 		     "expected a list ( { vip = ...; port = ...; probe = ...; }, ... )", &l, &n,
 		     e)) != 0)
 		return rc;
-	for (i = 0; i < n; i++)
-		if ((rc = pool_entry(config_setting_get_elem(l, (unsigned)i), t, pools, e)) != 0)
-			return rc;
-	return 0;
+	if ((seen = calloc((size_t)n + 1, sizeof(*seen))) == NULL)
+		return -LB_ENOMEM;
+	for (i = 0, rc = 0; i < n && rc == 0; i++)
+		rc = pool_entry(config_setting_get_elem(l, (unsigned)i), t, seen, (uint32_t)i,
+			&seen[i], pools, e);
+	free(seen);
+	return rc;
 }
 
 int

@@ -29,7 +29,8 @@ MANAGER = ('manager = { url = "tls+tcp://127.0.0.1:7400"; id = "%s"; ca = "ca.pe
            'cert = "%s.pem"; key = "%s.key"; };')
 
 # (daemon, file, description, (old, new), field, message)
-# file: "standalone" (the flow table in the file) or "managed" (over TLS).
+# file: "standalone" (the flow table in the file) or "managed" (over TLS);
+# the manager's "services": its services file, named by its good file.
 # The mistake's line is the first line holding new (or old, when new is "").
 CASES = [
     ("mux", "standalone", "a syntax error", ('tunnel_address = "10.255.0.1";',
@@ -77,9 +78,14 @@ CASES = [
      "manager.database", "cannot create {dir}/in.pcap/db/manager.db: {dir}/in.pcap is not a folder"),
     ("manager", "manager", "a metrics address with a host name", ("127.0.0.1:9542", "localhost:9542"),
      "metrics.listen", '"localhost:9542": not a numeric IPv4 or [IPv6] address'),
-    ("manager", "manager", "a services file whose weight is out of range",
+    ("manager", "services", "a services file whose weight is out of range",
      ("port = 8080;", "port = 8080; weight = 70000;"),
      "flow_table.services[0].backends[0].weight", "70000 is out of range 0..65535"),
+    # The first entry is all defaults: it leaves no pool behind, yet it is one.
+    ("manager", "services", "a services file with two pools for one service",
+     ("flow_table = {", 'pools = ( { vip = "192.0.2.10"; port = 80; probe = "tcp"; }, '
+      '{ vip = "192.0.2.10"; port = 80; interval = 5; } ); flow_table = {'),
+     "pools[1]", "tcp 192.0.2.10:80 has a pool already"),
 ]
 
 
@@ -156,9 +162,10 @@ def main():
             check(rc == 0 and out == f"{path}: ok\n" and err == "",
                   f"{daemon} --check on a good {kind} file: {rc} {out.strip()} {err.strip()[:200]}")
         for daemon, kind, what, (old, new), field, msg in CASES:
-            path = good[(daemon, kind)]
-            if daemon == "manager" and "weight" in new:  # the mistake is in the services file
+            if kind == "services":
                 path = os.path.join(tmp, "services.cfg")
+            else:
+                path = good[(daemon, kind)]
             text = open(path).read()
             old, new = old.replace("{dir}", tmp), new.replace("{dir}", tmp)
             if old not in text:
