@@ -124,7 +124,12 @@ tick(struct mgr_elect *e, const struct mgr_elect_event *ev)
 		e->retry_ms = now + MGR_ELECT_RETRY_MS;
 		act(e, MGR_EA_CAMPAIGN, NULL);
 	}
-	if (e->state == MGR_EL_STANDBY && now >= e->next_read_ms) {
+	/*
+	 * A standby reads the key as a backstop to the watch; a leader too: a
+	 * key deleted and taken by another while this lease lives would
+	 * otherwise leave two managers that believe they lead.
+	 */
+	if ((e->state == MGR_EL_STANDBY || e->state == MGR_EL_LEADER) && now >= e->next_read_ms) {
 		e->next_read_ms = now + ttl_ms(e);
 		act(e, MGR_EA_READ, NULL);
 	}
@@ -172,6 +177,7 @@ mgr_elect_feed(struct mgr_elect *e, const struct mgr_elect_event *ev)
 		}
 		e->state = MGR_EL_LEADER;
 		e->term = ev->term;
+		e->next_read_ms = now + ttl_ms(e);
 		e->why[0] = '\0';
 		see_leader(e, ev->term, ev->info);
 		act(e, MGR_EA_ELECTED, NULL);
@@ -246,7 +252,7 @@ mgr_elect_next_ms(const struct mgr_elect *e)
 		return t;
 	if (e->state == MGR_EL_IDLE || e->state == MGR_EL_CAMPAIGN)
 		t = e->retry_ms;
-	if (e->state == MGR_EL_STANDBY && e->next_read_ms < t)
+	if ((e->state == MGR_EL_STANDBY || e->state == MGR_EL_LEADER) && e->next_read_ms < t)
 		t = e->next_read_ms;
 	if (e->lease != 0 && !e->keep_out && e->next_keep_ms < t)
 		t = e->next_keep_ms;

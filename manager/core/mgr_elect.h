@@ -20,7 +20,8 @@
  *    on this manager's own lease is reported as WON, not LOST.
  *  - The key goes (its holder's lease expired or was revoked): campaign.
  *  - A leader is deposed when its lease is gone (a keepalive says so), when
- *    the key belongs to another term, or when it cannot have been renewed
+ *    the key belongs to another term (it reads the key every ttl, as a
+ *    standby does), or when it cannot have been renewed
  *    in time: the last keepalive that succeeded was sent at t with a ttl,
  *    so the lease surely holds until t + ttl; without a newer one, the
  *    leader steps down at t + ttl - ttl/3, before etcd can let another in

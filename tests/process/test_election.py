@@ -14,6 +14,9 @@ term-guarded store write every 300 ms while it leads):
   - the leader frozen (SIGSTOP) until another has been elected and writes,
     then resumed: its first write with its old term is refused by etcd
     ("not the leader"), it steps down, and writes nothing afterwards;
+  - the leader key deleted while its holder's lease lives: it is taken
+    again (by a standby, or by the leader's new campaign), and the manager
+    that does not hold it leads no more (a leader reads its own key);
   - one etcd member killed: the electors go on (a leader writes);
   - SIGTERM: each elector exits 0, the leader's lease is revoked and its
     key goes with it.
@@ -25,7 +28,7 @@ import tempfile
 import time
 
 from sluicetest.checks import Checks
-from sluicetest.etcd import EtcdCluster
+from sluicetest.etcd import EtcdCluster, b64
 from sluicetest.procs import free_port, poll, required_args
 
 PREFIX = "/sluice/t"
@@ -162,6 +165,22 @@ def run(lab, check):
     check(lab.leads(l3) == t3, f"{l3} still leads at term {t3}")
     key = lab.get(PREFIX + "/leader")
     check(key is not None and key[1] == t3, f"the leader key is {l3}'s: {key}")
+
+    # the leader key deleted under a leader whose lease lives (an operator's
+    # etcdctl del): whoever takes it next, the other must not go on leading
+    lab.call("/v3/kv/deleterange", {"key": b64(PREFIX + "/leader")})
+    deleted = now_ms()
+    check(poll(lambda: lab.get(PREFIX + "/leader") is not None, 10),
+          "the leader key deleted: it is taken again")
+    key = lab.get(PREFIX + "/leader")
+    owner = next((i for i in (l2, l3) if key and f'"id":"{i}"' in key[0]), None)
+    other = next((i for i in (l2, l3) if i != owner), None)
+    check(owner is not None and poll(lambda: lab.leads(owner) == key[1], 10),
+          f"{owner} holds it and leads at its term: {key}")
+    check(poll(lambda: lab.leads(other) == 0, 3 * TTL),
+          f"{other} does not lead once the key is another's (it reads its key)")
+    check(poll(lambda: lab.wrote(owner, key[1], deleted), 5), f"{owner}'s writes hold")
+    l2, l3, t3 = other, owner, key[1]
 
     # one etcd member killed: the electors go on
     lab.kill("etcd0", signal.SIGKILL)

@@ -135,8 +135,8 @@ Test(elect, first_leader_keeps_its_lease)
 		{"answered again", KEPT(3400, 3300), {0}, MGR_EL_LEADER, 5, 0, NULL},
 		{"the key is ours: nothing changes", KEY_IS(3500, 5, "me"), {0}, MGR_EL_LEADER, 5,
 			5, NULL},
-		{"still leader long after the first lease", TICK(4300), {MGR_EA_KEEPALIVE},
-			MGR_EL_LEADER, 5, 0, NULL},
+		{"still leader long after the first lease; a ttl since the win: read the key",
+			TICK(4300), {MGR_EA_READ, MGR_EA_KEEPALIVE}, MGR_EL_LEADER, 5, 0, NULL},
 	};
 
 	RUN(steps);
@@ -207,7 +207,8 @@ Test(elect, a_late_answer_counts_from_when_it_was_sent)
 		{"fails", KEEP_FAILED(3100), {0}, MGR_EL_LEADER, 5, 0, NULL},
 		{"retried", TICK(3600), {MGR_EA_KEEPALIVE}, MGR_EL_LEADER, 5, 0, NULL},
 		{"fails", KEEP_FAILED(3700), {0}, MGR_EL_LEADER, 5, 0, NULL},
-		{"retried", TICK(4200), {MGR_EA_KEEPALIVE}, MGR_EL_LEADER, 5, 0, NULL},
+		{"retried; a ttl since the win: the key read too", TICK(4200),
+			{MGR_EA_READ, MGR_EA_KEEPALIVE}, MGR_EL_LEADER, 5, 0, NULL},
 		{"an old answer does not move the end back", KEPT(4210, 1500), {0}, MGR_EL_LEADER,
 			5, 0, NULL},
 		{"5000 - 750: deposed", TICK(4250), {MGR_EA_DEPOSED}, MGR_EL_IDLE, 0, 0, "in time"},
@@ -238,6 +239,29 @@ Test(elect, another_term_on_the_key_deposes)
 			12, "term 12 now, not 5"},
 		{"the key deleted: campaign again", KEY_GONE(1600),
 			{MGR_EA_LEADER, MGR_EA_CAMPAIGN}, MGR_EL_CAMPAIGN, 0, 0, NULL},
+	};
+
+	RUN(steps);
+}
+
+/*
+ * The key deleted and taken by a standby while this leader's lease lives:
+ * no watch event needed, the leader's own read finds the other term.
+ */
+Test(elect, leader_reads_its_key_and_finds_another_term)
+{
+	static const struct step steps[] = {
+		BECOME_LEADER,
+		{"keepalive", TICK(2000), {MGR_EA_KEEPALIVE}, MGR_EL_LEADER, 5, 0, NULL},
+		{"kept", KEPT(2010, 2000), {0}, MGR_EL_LEADER, 5, 0, NULL},
+		{"keepalive", TICK(3000), {MGR_EA_KEEPALIVE}, MGR_EL_LEADER, 5, 0, NULL},
+		{"kept", KEPT(3010, 3000), {0}, MGR_EL_LEADER, 5, 0, NULL},
+		{"before a ttl: no read", TICK(3999), {0}, MGR_EL_LEADER, 5, 0, NULL},
+		{"a ttl after the win: read the key, keep alive", TICK(4000),
+			{MGR_EA_READ, MGR_EA_KEEPALIVE}, MGR_EL_LEADER, 5, 0, NULL},
+		{"term 21 holds it: deposed, standby", KEY_IS(4010, 21, "m2"),
+			{MGR_EA_DEPOSED, MGR_EA_LEADER}, MGR_EL_STANDBY, 0, 21,
+			"term 21 now, not 5"},
 	};
 
 	RUN(steps);
