@@ -9,21 +9,30 @@
 #include "lb_log.h"
 #include "mgr_crash.h"
 
-void
-mgr_crash_at(const char *step)
+bool
+mgr_fault_at(const char *step)
 {
 	const char *at = getenv("SLUICE_TEST_CRASH_AT"), *once;
 	int fd;
 
 	if (at == NULL || strcmp(at, step) != 0)
-		return;
+		return false;
 	once = getenv("SLUICE_TEST_CRASH_ONCE");
 	if (once != NULL) {
 		fd = open(once, O_WRONLY | O_CREAT | O_EXCL, 0600);
 		if (fd < 0)
-			return; /* another manager died there already */
+			return false; /* another manager met it already */
 		close(fd);
 	}
+	LB_WARN("SLUICE_TEST_CRASH_AT=%s: the fault is here", step);
+	return true;
+}
+
+void
+mgr_crash_at(const char *step)
+{
+	if (!mgr_fault_at(step))
+		return;
 	LB_WARN("SLUICE_TEST_CRASH_AT=%s: killing this manager here", step);
 	raise(SIGKILL);
 }

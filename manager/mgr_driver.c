@@ -210,6 +210,12 @@ record_commit(struct mgr_driver *d, uint64_t version, uint64_t now)
 		mgr_crash_at("recorded");
 		return;
 	}
+	if (mgr_store_lost(d->store) != NULL) {
+		/* Recorded or not, nobody knows: no COMMIT, no ABORT; the loop stops leading. */
+		d->skip_commit_version = version;
+		LB_ERR("version %" PRIu64 ": %s", version, mgr_store_lost(d->store));
+		return;
+	}
 	snprintf(why, sizeof(why), "manager could not record the commit: %s",
 		r->r_active ? mgr_store_error(d->store) : "no round");
 	LB_ERR("version %" PRIu64 " aborted: %s", version, why);

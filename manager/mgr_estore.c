@@ -212,6 +212,7 @@ guard_failed(struct mgr_store *s, const char *op, json_t *ans)
 		free(v);
 	}
 	mgr_es_fail(s, op, msg);
+	snprintf(s->lost, sizeof(s->lost), "%s", s->err);
 }
 
 int

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "lb_err.h"
+#include "mgr_crash.h"
 #include "mgr_estore.h"
 #include "mgr_text.h"
 
@@ -212,6 +213,7 @@ mgr_es_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
 	json_t *ops = json_array(), *rec = NULL;
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	bool unanswered;
 	int rc;
 
 	snprintf(op, sizeof(op), "commit version %" PRIu64, version);
@@ -263,11 +265,22 @@ mgr_es_commit(struct mgr_store *s, int64_t round_id, uint64_t version,
 		json_array_append_new(ops, mgr_es_del_range(p, lo, hi));
 	}
 	rc = mgr_es_txn(s, op, json_pack("[o]", mgr_es_absent(p, vkey)), ops);
+	/* A test's: etcd took it, and neither its answer nor a read-back came. */
+	unanswered = rc == 0 && mgr_fault_at("unanswered");
+	if (unanswered)
+		rc = mgr_es_fail(s, op, "etcd did not answer (SLUICE_TEST_CRASH_AT=unanswered)");
 	free(buf);
+	if (rc == 0 || mgr_store_lost(s) != NULL)
+		return rc;
 	/* Timed out after etcd took it: the record is there, and it is ours. */
-	if (rc != 0 && strstr(s->err, "not the leader") == NULL &&
-		committed_anyway(s, version, digest))
-		rc = 0;
+	if (!unanswered && committed_anyway(s, version, digest))
+		return 0;
+	/*
+	 * Taken or not, etcd did not say: a later read could still find it, so
+	 * neither COMMIT nor ABORT is safe from here (mgr_store_lost()).
+	 */
+	snprintf(s->lost, sizeof(s->lost),
+		"%.400s; whether etcd recorded it is unknown, so the next leader decides", s->err);
 	return rc;
 }
 

@@ -114,6 +114,12 @@ mgr_ha_free(struct mgr_ha *h)
 uint64_t
 mgr_ha_tick(struct mgr_ha *h, uint64_t now)
 {
+	const char *lost = mgr_store_lost(h->store);
+
+	/* The store says so before the election does: another leads, or a commit's fate is unknown.
+	 */
+	if (lost != NULL && !h->deposed)
+		ha_deposed(h, lost);
 	if (now >= h->next_ms && !h->deposed)
 		h->next_ms = mgr_leader_step(h->leader, now, true);
 	return h->next_ms;

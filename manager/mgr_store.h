@@ -103,6 +103,17 @@ uint64_t mgr_store_term(const struct mgr_store *s);
  */
 int mgr_store_desired_stamp(struct mgr_store *s, uint64_t *stamp);
 
+/*
+ * etcd: why this manager may lead no more, or NULL. Set by a write the term
+ * guard refused (another manager leads), and by a commit record whose fate
+ * etcd did not tell (sent, unanswered, and not read back as ours): the
+ * round can be neither committed nor aborted by this manager without
+ * perhaps contradicting the store, so it stops as a deposed leader and the
+ * next leader's recovery reads what the store holds. SQLite: always NULL
+ * (a failed transaction is rolled back whole).
+ */
+const char *mgr_store_lost(const struct mgr_store *s);
+
 /* The last error, "database: <operation>: <sqlite message>". */
 const char *mgr_store_error(const struct mgr_store *s);
 

@@ -110,6 +110,12 @@ mgr_store_has_version(struct mgr_store *s, uint64_t version)
 	return s->ops->has_version(s, version);
 }
 
+const char *
+mgr_store_lost(const struct mgr_store *s)
+{
+	return s->lost[0] != '\0' ? s->lost : NULL;
+}
+
 int
 mgr_store_desired_stamp(struct mgr_store *s, uint64_t *stamp)
 {

@@ -64,6 +64,7 @@ struct mgr_store {
 	struct mgr_estore *es; /* etcd */
 	uint64_t term;	       /* etcd: every write is guarded by it (0: none may be made) */
 	char err[512];
+	char lost[512]; /* etcd: why this manager may lead no more ("": it may) */
 };
 
 extern const struct mgr_store_ops mgr_sqlite_ops;

@@ -17,7 +17,11 @@ two real sluice-mux members listing all three, over mutual TLS:
     manager/mgr_crash.h: after the PREPAREs were built, once every vote is
     in, once the commit record is durable): the next leader finishes or
     aborts the round, the change commits as exactly the next version on
-    every mux, the history has no gap.
+    every mux, the history has no gap;
+  - the commit record taken by etcd but its answer lost, with no read-back
+    (SLUICE_TEST_CRASH_AT=unanswered): the leader sends no ABORT for a
+    version etcd holds, exits deposed, and the next leader commits it;
+  - an IPv6 VIP's pool options come back with the managers.
 """
 import json
 import os
@@ -264,6 +268,37 @@ def run(lab, check):
               f"{w}")
         ok, tail = gapless(lab, m)
         check(ok and tail[-1] == v, f"{step}: the history has every version, no gap: {tail}")
+
+    # The commit record taken by etcd, but its answer lost and no read-back
+    # (SLUICE_TEST_CRASH_AT=unanswered): the leader cannot know whether the
+    # version exists, so it sends neither COMMIT nor ABORT and stops
+    # leading; the next leader finds the record and commits that version.
+    for m in MGRS:
+        lab.kill(m)
+    for m in MGRS:
+        lab.start_mgr(m, crash_at="unanswered")
+    check(lab.wait(lambda: all(lab.committed_at(m) == v for m in MGRS), "status", 20),
+          f"unanswered: three managers again, at version {v}")
+    lab.ctl_at(MGRS[0], "backend", "set", f"{VIP}:80", "10.1.1.11:8080", "--weight",
+               str(10 + v))
+    poll(lambda: any("SLUICE_TEST_CRASH_AT=unanswered" in lab.log(m) for m in MGRS), 10)
+    hit = [m for m in MGRS if "SLUICE_TEST_CRASH_AT=unanswered" in lab.log(m)]
+    check(len(hit) == 1 and poll(lambda: lab.procs[hit[0]].poll() == 3, 10),
+          f"unanswered: the leader ({hit}) met it and exited deposed (status 3)")
+    check(hit and f"version {v + 1} aborted" not in lab.log(hit[0]) and
+          f"whether etcd recorded it is unknown" in lab.log(hit[0]),
+          f"unanswered: no ABORT of version {v + 1}, whose record etcd holds")
+    v += 1
+    check(lab.wait(lambda: (lab.supervise() or True) and lab.muxes_at(prefixes, v),
+                   f"version {v} after unanswered", MUXES_FOLLOW_S),
+          f"unanswered: the next leader commits version {v} from the record; both muxes run "
+          f"it")
+    v2 = change_any(lab, 10 + v)
+    check(v2 == v + 1, f"unanswered: the next change is version {v + 1}: {v2}")
+    v = v2 or v + 1
+    m = next((m for m in MGRS if lab.running(m) and lab.terms(m)), MGRS[0])
+    ok, tail = gapless(lab, m)
+    check(ok and tail[-1] == v, f"unanswered: the history has every version, no gap: {tail}")
 
     # An IPv6 VIP's pool options are kept in etcd by the VIP's text, and
     # come back with the managers.
