@@ -319,17 +319,25 @@ feed_table(struct mux_route *r, uint64_t now)
 		pthread_mutex_unlock(&r->app->gen_lock);
 		return; /* next pass */
 	}
+	/* IPv4 VIPs only: an IPv6 one is routed to the muxes statically (docs/routing.md). */
 	for (i = 0; i < g->n_services; i++)
-		vips[n++] = g->services[i].key.vip.a32[0];
+		if (g->services[i].key.af == LB_AF_INET)
+			vips[n++] = g->services[i].key.vip.a32[0];
+	if (n < g->n_services && !r->told_v6)
+		LB_WARN("bgp: %u IPv6 services: their VIPs are not announced (BGP carries IPv4 "
+			"VIPs only); route them to the muxes statically",
+			g->n_services - n);
+	r->told_v6 = n < g->n_services;
 	r->last_gen = g;
 	r->last_version = g->version;
 	pthread_mutex_lock(&r->lock);
 	mux_announce_table(r->ann, g->version, g->n_services, vips, n, now);
 	for (i = 0; i < n; i++)
 		mux_announce_vip_hold(r->ann, vips[i], false, NULL);
-	for (i = 0; g->withdrawn != NULL && i < n; i++)
-		if (g->withdrawn[i])
-			mux_announce_vip_hold(r->ann, vips[i], true,
+	/* withdrawn[] is by service; only IPv4 services are ever flagged (mux_gen.c). */
+	for (i = 0; g->withdrawn != NULL && i < g->n_services; i++)
+		if (g->withdrawn[i] && g->services[i].key.af == LB_AF_INET)
+			mux_announce_vip_hold(r->ann, g->services[i].key.vip.a32[0], true,
 				g->withdrawn[i] == MUX_WITHDRAWN_ZONE
 					? "withdrawn by the manager in this mux's zone: its "
 					  "healthy backends there are below the pool's "

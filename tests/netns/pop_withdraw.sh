@@ -6,6 +6,8 @@
 # four backends, HTTP probes of /health.html) and 192.0.2.11 (two of the
 # same VMs, TCP probes). Both pools fail open never (min_healthy 0) and
 # withdraw below 1 healthy backend.
+#   0. An IPv6 VIP added: no mux announces it (BGP carries IPv4 VIPs), nor
+#      a made-up IPv4 /32 of its first four bytes.
 #   1. The rule: withdraw_below under min_healthy is refused naming both
 #      fields, the committed version untouched.
 #   2. /health.html disappears from every VM: all of 192.0.2.10's
@@ -49,6 +51,21 @@ check "the committed version is untouched ($v0 -> $(t_committed))" test "$(t_com
 both="10.255.0.1 10.255.0.2"
 check "the router routes $LAB_VIP through both muxes" lab_poll nexthops_of_are "$LAB_VIP" "$both"
 check "and $VIP2 through both" lab_poll nexthops_of_are "$VIP2" "$both"
+
+# An IPv6 VIP is not announced over BGP (IPv4 VIPs only): not as the IPv4
+# /32 of its first four bytes either (2001:db8:: is 32.1.13.184).
+check "vip add [2001:db8::10]:80" lab_ctl vip add "[2001:db8::10]:80"
+muxes_say_v6() {
+	grep -q "bgp: 1 IPv6 services: their VIPs are not announced" "$LAB_DIR/mux1.log" &&
+		grep -q "bgp: 1 IPv6 services: their VIPs are not announced" "$LAB_DIR/mux2.log"
+}
+check "each mux runs it, and says its VIP is not announced" lab_poll muxes_say_v6
+sleep 2 # announcements are made within a second of a new version
+check "the router has no route for 32.1.13.184 (got: $(nexthops_of 32.1.13.184))" \
+	nexthops_of_are 32.1.13.184 ""
+check "vip del [2001:db8::10]:80" lab_ctl vip del "[2001:db8::10]:80"
+check "the router still routes $LAB_VIP and $VIP2 through both muxes" \
+	bash -c "[ '$(nexthops_of "$LAB_VIP")' = '$both' ] && [ '$(nexthops_of "$VIP2")' = '$both' ]"
 all_healthy() { [ "$(lab_ctl --json vip list | jq "[.services[] | select(.vip == \"$LAB_VIP\") | .healthy] | .[0]")" = 4 ]; }
 check "the four backends of $LAB_VIP are healthy" lab_poll all_healthy
 
