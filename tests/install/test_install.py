@@ -10,9 +10,15 @@ folder, then what an operator gets there is used as they would use it.
   - every man page renders (man -l) and has no error for mandoc's lint;
   - every unit passes systemd-analyze verify, silently, once its paths
     point into the install folder (verify checks that the ExecStart=
-    binaries exist, and man finds the Documentation= pages on MANPATH).
+    binaries exist, and man finds the Documentation= pages on MANPATH);
+  - every folder a daemon writes by default (read from the sources: the
+    manager's database and ctl socket, a member's last known good file, a
+    mux's BIRD folder, DPDK's run folder) is writable under its unit's
+    ProtectSystem=strict, and made before the sandbox is (this machine
+    runs no systemd to start the units).
 """
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -41,6 +47,52 @@ def meson_dirs(build):
     return {k: os.path.join(o["prefix"], o[k]) for k in ("sbindir", "bindir", "mandir",
                                                           "datadir")} | {
         "prefix": o["prefix"], "unitdir": unitdir}
+
+
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def source_default(path, pattern):
+    """The folder of a default path a source file names (pattern's group 1)."""
+    with open(os.path.join(SRC, path)) as f:
+        m = re.search(pattern, f.read())
+    if m is None:
+        raise SystemExit(f"test bug: {pattern!r} not found in {path}")
+    return m.group(1)
+
+
+def written_folders():
+    """{unit: [(folder, what)]}: where each daemon writes by default."""
+    state = source_default("proto/lb_member.h", r'#define LB_MEMBER_STATE_DIR "([^"]+)"')
+    bird = source_default("mux/mux_route.c", r'"(/run/[^"%]+)/%s", prefix')
+    db = os.path.dirname(source_default("manager/mgr_config.h",
+                                        r'#define MGR_DEFAULT_DATABASE "([^"]+)"'))
+    ctl = os.path.dirname(source_default("manager/mgr_config.h",
+                                         r'#define MGR_DEFAULT_CTL "ipc://([^"]+)"'))
+    dpdk = ("/run/dpdk", "DPDK's run folder (/var/run/dpdk for root)")
+    return {"sluice-mux@.service": [dpdk, (state, "last known good table"),
+                                    (bird, "BIRD's folder")],
+            "sluice-agent@.service": [dpdk, (state, "last known good table")],
+            "sluice-manager.service": [(db, "database"), (ctl, "ctl socket")]}
+
+
+def unit_writes(text):
+    """The folders a unit makes writable, and those it makes before its
+    sandbox: {folder: made}."""
+    out = {}
+    for key, value in re.findall(r"^(\w+)=(.*)$", text, re.M):
+        if key == "ReadWritePaths":
+            for p in value.split():
+                out[p.lstrip("-")] = out.get(p.lstrip("-"), False)
+        elif key in ("StateDirectory", "RuntimeDirectory"):
+            base = "/var/lib" if key == "StateDirectory" else "/run"
+            for p in value.split():
+                out[f"{base}/{p}"] = True
+        elif key == "ExecStartPre" and value.startswith("+/bin/mkdir -p"):
+            for p in value.split()[2:]:
+                if p.startswith("/"):
+                    out[p] = True
+    return out
 
 
 def main():
@@ -106,6 +158,12 @@ def main():
                 out = (r.stdout + r.stderr).strip()
                 check(r.returncode == 0 and out == "",
                       f"systemd-analyze verify {u}: exit {r.returncode} {out[:400]}")
+                w = unit_writes(text)
+                for folder, what in written_folders()[u]:
+                    under = [p for p in w if folder == p or folder.startswith(p + "/")]
+                    check(any(w[p] for p in under),
+                          f"{u}: {folder} ({what}) is writable and made before start: "
+                          f"{sorted(w.items())}")
     raise SystemExit(check.report("install"))
 
 
