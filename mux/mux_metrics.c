@@ -189,7 +189,7 @@ mux_metrics_render(void *arg, FILE *out)
 #undef M
 	dp_prom_drops(&p, t.drops);
 	for (w = 0; w < app->n_workers; w++)
-		cap += app->workers[w].conn->entries;
+		cap += app->workers[w].conn->entries + app->workers[w].conn6->entries;
 	lb_prom_one(&p, "conn_table_entries", LB_PROM_GAUGE,
 		"Live entries of every worker's connection table.", mux_stats_conns(app));
 	lb_prom_one(&p, "conn_table_capacity", LB_PROM_GAUGE,

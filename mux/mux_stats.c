@@ -34,7 +34,7 @@ mux_stats_conns(const struct mux_app *app)
 	uint16_t w;
 
 	for (w = 0; w < app->n_workers; w++)
-		n += mux_conn_count(app->workers[w].conn);
+		n += mux_conn_count(app->workers[w].conn) + mux_conn6_count(app->workers[w].conn6);
 	return n;
 }
 

@@ -74,6 +74,10 @@ def main():
         by_vip = check_rules(case, run.stats, gen.EXPECT)
         case.eq((by_vip[gen.CONNS]["live"], by_vip[gen.CONNS]["held"]), (5, 5),
                 "CONNS: 5 live entries, the refused ones none")
+        held = sum(s["held"] for s in run.stats["services"])
+        case.check(held > 0 and run.stats["conn_live"] == held,
+                   "conn_live %d counts the IPv6 table's entries (the services hold %d)",
+                   run.stats["conn_live"], held)
 
 
 if __name__ == "__main__":
