@@ -67,8 +67,10 @@ warn_unreloadable(const struct mux_config *a, const struct mux_config *b)
 		      a->nd_for_vips == b->nd_for_vips && a->n_probers6 == b->n_probers6 &&
 		      memcmp(a->probers6, b->probers6, sizeof(a->probers6)) == 0 &&
 		      a->conn_entries6 == b->conn_entries6 &&
-		      a->idle_sleep_us == b->idle_sleep_us && a->rx_desc == b->rx_desc &&
-		      a->tx_desc == b->tx_desc &&
+		      a->conn_service_share == b->conn_service_share &&
+		      a->cap_services == b->cap_services && a->cap_backends == b->cap_backends &&
+		      strcmp(a->zone, b->zone) == 0 && a->idle_sleep_us == b->idle_sleep_us &&
+		      a->rx_desc == b->rx_desc && a->tx_desc == b->tx_desc &&
 		      memcmp(a->next_hop_mac, b->next_hop_mac, 6) == 0 &&
 		      a->conn_entries == b->conn_entries && a->tcp_timeout == b->tcp_timeout &&
 		      a->tcp_fin_timeout == b->tcp_fin_timeout &&

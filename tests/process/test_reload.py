@@ -2,7 +2,9 @@
 """SIGHUP makes a running sluice-mux apply its configuration file's new flow
 table: a backend added keeps the counters of the others (stable ids), the
 version goes up by one; a bad file or a changed hash seed is refused with
-the file, line and field, and the running table stays as it was.
+the file, line and field, and the running table stays as it was; a setting
+read at start only (a connection table's service share, a zone) changed
+with it is named as needing a restart.
 """
 import os
 import signal
@@ -16,11 +18,15 @@ from sluicetest.procs import Daemons, poll, required_args, rundir, telemetry, te
 
 
 
-def config(inp, out, prefix, backends, seed=TEST_SEED):
-    """The mux's file: one pcap port, the VIP with backends [(n, weight)]."""
+def config(inp, out, prefix, backends, seed=TEST_SEED, **settings):
+    """The mux's file: one pcap port, the VIP with backends [(n, weight)];
+    settings: more of MuxConfig's."""
     svc = Service("192.0.2.10", "tcp", 80, [Backend(f"10.1.0.{n}", 8080, f"10.0.1.{n}", w)
                                            for n, w in backends])
-    return MuxConfig([svc], hash_seed=seed).render(
+    m = MuxConfig([svc], hash_seed=seed)
+    for k, v in settings.items():
+        setattr(m, k, v)
+    return m.render(
         devargs=f"net_pcap0,rx_pcap={inp},tx_pcap={out}", file_prefix=prefix, port_name=None)
 
 
@@ -45,13 +51,14 @@ def main():
         daemons = Daemons(tmp)
         mux = daemons.start("mux", [args.mux, "-c", cfg], prefix=prefix)
 
-        def reload(backends, line, what, seed=TEST_SEED):
+        def reload(backends, line, what, seed=TEST_SEED, **settings):
             """The file with these backends, SIGHUP, until the log has line."""
             with open(cfg, "w") as f:
-                f.write(config(inp, out, prefix, backends, seed))
+                f.write(config(inp, out, prefix, backends, seed, **settings))
             mux.send_signal(signal.SIGHUP)
             wait_for(lambda: line in daemons.log("mux"), what)
 
+        v_end = 3
         try:
             wait_for(lambda: telemetry(prefix, "/sluice/stats")["rx_pkts"] == 300,
                      "the input to be read")
@@ -92,11 +99,22 @@ def main():
             reload([(1, 1)], "changing the seed needs a restart", "the seed refusal",
                    seed="f" * 32)
             check(telemetry(prefix, "/sluice/flow_table")["version"] == 3, "still version 3")
+
+            # Settings read at start only: the reload says they need a restart.
+            for what, settings in (("conn_table.service_share",
+                                    {"conn_table": {"service_share": 40}}),
+                                   ("mux.zone", {"zone": "az1"})):
+                n = daemons.log("mux").count("restart to apply")
+                reload([(1, 1), (3, 2), (4, 1)], "reloaded flow table", what, **settings)
+                check(wait_for(lambda: daemons.log("mux").count("restart to apply") > n,
+                               what + ": the restart warning", timeout=5),
+                      f"a reload with {what} changed says it needs a restart")
+            v_end = telemetry(prefix, "/sluice/flow_table")["version"]
         finally:
             status, log, left = daemons.end("mux")
         check(status == 0, f"exit status 0: {status}")
-        check("flow table version 3" in log and "10.1.0.4:8080" in log,
-              "the summary shows version 3 and the added backend")
+        check(f"flow table version {v_end}" in log and "10.1.0.4:8080" in log,
+              f"the summary shows version {v_end} and the added backend")
         check(not left, f"runtime folder {rundir(prefix)} removed")
     raise SystemExit(check.report("reload"))
 
