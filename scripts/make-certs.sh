@@ -14,6 +14,8 @@
 #
 # Run it again to add names: what exists is kept (a pair half there, or a
 # certificate the CA in DIR did not sign, is an error, never overwritten).
+# With ca.key kept offline (ca.pem alone in DIR), a run checks and keeps
+# what exists, and stops at the first NAME it would have to sign.
 # Keys are mode 0600. Files appear whole or not at all. See docs/cli.md.
 set -euo pipefail
 
@@ -70,7 +72,16 @@ serial() {
 	echo "0x$(openssl rand -hex 16)"
 }
 
-if have_pair "$dir/ca"; then
+# The CA: ca.pem alone is its key kept offline; ca.key alone is a mistake
+# to mend (never a reason for a new CA, which no certificate chains to).
+ca_key=yes
+if [[ -e $dir/ca.pem && ! -e $dir/ca.key ]]; then
+	ca_key=
+	echo "kept $dir/ca.pem (its key is not in $dir: only certificates that exist are checked)"
+elif [[ -e $dir/ca.key && ! -e $dir/ca.pem ]]; then
+	echo "make-certs: $dir/ca.key is there without $dir/ca.pem: put the CA's certificate back" >&2
+	exit 1
+elif have_pair "$dir/ca"; then
 	echo "kept $dir/ca.pem"
 else
 	new_key "$work/ca.key"
@@ -94,6 +105,10 @@ for name in "$@"; do
 		fi
 		echo "kept $base.pem"
 		continue
+	fi
+	if [[ -z $ca_key ]]; then
+		echo "make-certs: $name: signing needs $dir/ca.key, which is not there (kept offline?): bring it back for this run" >&2
+		exit 1
 	fi
 	new_key "$work/$name.key"
 	openssl req -new -key "$work/$name.key" -out "$work/$name.csr" -subj "/CN=$name"
