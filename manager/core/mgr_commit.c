@@ -61,6 +61,7 @@ fence(struct mgr_commit *c, int i, const char *why)
 		act(c, MGR_ACT_FENCE, i, c->committed, "%s: %s", m->id, why);
 	m->state = MGR_MEMBER_FENCED;
 	m->in_round = false;
+	m->gone = false;
 	m->behind_ms = 0;
 	snprintf(m->why, sizeof(m->why), "%s", why);
 	act(c, MGR_ACT_SEND_SNAPSHOT, i, c->committed, NULL);
@@ -84,8 +85,17 @@ end_round(struct mgr_commit *c)
 
 	c->inflight = 0;
 	for (i = 0; i < c->n_members; i++) {
-		c->members[i].vote = MGR_VOTE_NONE;
-		c->members[i].in_round = false;
+		struct mgr_member *m = &c->members[i];
+
+		m->vote = MGR_VOTE_NONE;
+		m->in_round = false;
+		/* Its vote counted, but it is no longer there to run the outcome. */
+		if (m->gone && m->state == MGR_MEMBER_IN_SYNC) {
+			m->state = MGR_MEMBER_FENCED;
+			snprintf(m->why, sizeof(m->why), "disconnected");
+			act(c, MGR_ACT_FENCE, (int)i, c->committed, "%s: %s", m->id, m->why);
+		}
+		m->gone = false;
 	}
 }
 
@@ -112,7 +122,7 @@ commit_round(struct mgr_commit *c)
 	c->committed = c->inflight;
 	memcpy(c->committed_digest, c->inflight_digest, LB_DIGEST_LEN);
 	for (i = 0; i < c->n_members; i++) {
-		if (c->members[i].in_round) {
+		if (c->members[i].in_round && !c->members[i].gone) {
 			c->members[i].applied = c->committed;
 			act(c, MGR_ACT_SEND_COMMIT, (int)i, c->committed, NULL);
 		}
@@ -305,8 +315,13 @@ mgr_commit_gone(struct mgr_commit *c, const char *member)
 	if (i < 0)
 		return;
 	m = &c->members[i];
-	if (m->state != MGR_MEMBER_IN_SYNC || m->in_round)
-		return; /* the round's deadline decides about one in flight */
+	if (m->state == MGR_MEMBER_IN_SYNC && m->in_round) {
+		/* The round's deadline decides about its vote; its end fences it. */
+		m->gone = true;
+		return;
+	}
+	if (m->state != MGR_MEMBER_IN_SYNC)
+		return;
 	m->state = MGR_MEMBER_FENCED;
 	snprintf(m->why, sizeof(m->why), "disconnected");
 	act(c, MGR_ACT_FENCE, i, c->committed, "%s: %s", m->id, m->why);

@@ -55,6 +55,7 @@ struct mgr_member {
 	uint64_t last_contact_ms;
 	enum mgr_vote vote;
 	bool in_round;	       /* was sent this round's PREPARE */
+	bool gone;	       /* its connection closed in its round: fenced at the round's end */
 	char why[LB_MSG_TEXT]; /* why it was fenced */
 };
 

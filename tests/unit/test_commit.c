@@ -632,6 +632,32 @@ Test(commit, a_member_gone_is_fenced_between_rounds)
 	RUN("gone", 2, steps);
 }
 
+/*
+ * A member that voted yes and then went: its vote counts, the round
+ * commits, and it is fenced at the round's end, not left in sync at a
+ * version it never ran for the next round to wait on.
+ */
+Test(commit, a_member_gone_after_its_yes_is_fenced_when_the_round_ends)
+{
+	static const struct step steps[] = {
+		{"a round", BEGIN(d1, 0), .counts = {{MGR_ACT_SEND_PREPARE, ANY, 2}}},
+		{"m1 votes yes", VOTE("m1", 1, d1, true, 10)},
+		{"m1's connection closes: nothing yet", GONE("m1"), .none = true,
+			.members = {{"m1", MGR_MEMBER_IN_SYNC}}},
+		{"m0's yes commits; m1 gets no COMMIT and is fenced", VOTE("m0", 1, d1, true, 20),
+			.counts = {{MGR_ACT_SEND_COMMIT, 0, 1}, {MGR_ACT_SEND_COMMIT, 1, 0},
+				{MGR_ACT_FENCE, 1, 1}},
+			.committed = IS(1),
+			.members = {{"m0", MGR_MEMBER_IN_SYNC, NULL, IS(1)},
+				{"m1", MGR_MEMBER_FENCED, "disconnected", IS(0)}}},
+		{"the next round is m0's alone", BEGIN(d2, 30),
+			.counts = {{MGR_ACT_SEND_PREPARE, 0, 1}, {MGR_ACT_SEND_PREPARE, 1, 0}}},
+		{"and commits on its yes", VOTE("m0", 2, d2, true, 40), .committed = IS(2)},
+	};
+
+	RUN("gone after yes", 2, steps);
+}
+
 /* The store refused the commit record: the decision is taken back. */
 Test(commit, an_undone_commit_is_taken_back)
 {
