@@ -66,7 +66,7 @@ const char ctl_usage_text[] =
 	"  --once                        stats: one sample, then exit (--json too)\n"
 	"  --burst N                     limit set: the bucket's depth (default LIMIT)\n"
 	"  --mode monitor|intercept      limit set: count only, or refuse (default monitor)\n"
-	"  --prefix N                    limit set per_source: the source prefix, 1..32\n"
+	"  --prefix N                    limit set per_source: the source prefix (IPv4 1..32, IPv6 1..128)\n"
 	"  --refuse drop|rst|icmp        limit set: what a refused client gets\n"
 	"\n"
 	"Pool options (vip add, vip set; docs/manager.md has the defaults):\n"

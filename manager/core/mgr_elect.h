@@ -24,7 +24,7 @@
  *    standby does), or when it cannot have been renewed
  *    in time: the last keepalive that succeeded was sent at t with a ttl,
  *    so the lease surely holds until t + ttl; without a newer one, the
- *    leader steps down at t + ttl - ttl/3, before etcd can let another in
+ *    leader steps down at t + ttl - max(ttl/4, 500 ms), before etcd can let another in
  *    (no two managers ever believe they lead, by the clock; the term guard
  *    makes it safe even if clocks lie).
  *  - A leader whose event loop has stopped turning (loop_alive false) lets
