@@ -48,7 +48,8 @@
 	X(REASSEMBLY_TOO_BIG, "reassembly_too_big") /* agent: whole datagram past one mbuf */      \
 	X(LIMIT, "limit_refused")		    /* mux: an admission rule refused it */        \
 	X(UNUSABLE, "backend_unusable")		    /* mux: reject policy, not answerable */       \
-	X(NO_CREDIT, "no_credit")		    /* mux: capped pool, no credit anywhere */
+	X(NO_CREDIT, "no_credit")		    /* mux: capped pool, no credit anywhere */     \
+	X(IP_SRCROUTE, "ip_source_route")	    /* IPv4 source route with hops left */
 
 enum lb_drop {
 	LB_DROP_NONE = 0,

@@ -159,6 +159,33 @@ parse_l4(const uint8_t *p, uint32_t end, struct lb_pkt *pkt)
 	return 0;
 }
 
+/*
+ * IPv4 options o[0..n) carry a loose or strict source route with an
+ * address still to visit (RFC 791 3.1: pointer within the option): the
+ * destination is not the last hop, as for IPv6's routing header with
+ * segments left. A route visited to its end is harmless. The walk stops at
+ * an option whose length is missing, too small or past the end.
+ */
+static bool
+source_routed(const uint8_t *o, uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < n && o[i] != LB_IPOPT_EOL) {
+		if (o[i] == LB_IPOPT_NOP) {
+			i++;
+			continue;
+		}
+		if (i + 2 > n || o[i + 1] < 2 || i + o[i + 1] > n)
+			return false;
+		if ((o[i] == LB_IPOPT_LSRR || o[i] == LB_IPOPT_SSRR) && o[i + 1] >= 3 &&
+			o[i + 2] <= o[i + 1])
+			return true;
+		i += o[i + 1];
+	}
+	return false;
+}
+
 static int
 parse_ipv4(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 {
@@ -184,6 +211,8 @@ parse_ipv4(const uint8_t *p, uint32_t len, struct lb_pkt *pkt)
 		return LB_DROP_IP_LEN;
 	if (lb_ipv4_hdr_csum(ip, ihl) != ip->csum)
 		return LB_DROP_IP_CSUM;
+	if (ihl > 20 && source_routed(p + off + 20, ihl - 20))
+		return LB_DROP_IP_SRCROUTE;
 	frag = lb_be16_to_cpu(ip->frag_off);
 	pkt->l3_len = (uint16_t)tot;
 	pkt->l4_off = (uint16_t)(off + ihl);

@@ -390,6 +390,18 @@ e_udp_len_past_ip(struct frame *f, int v)
 	ip_set_tot(f, 20 + 8 + 9);
 }
 
+void
+e_ip_option(struct frame *f, int v)
+{
+	uint8_t *o = f->b + f->l3 + 20 + ((uint32_t)v >> 16);
+
+	o[0] = (uint8_t)v;	  /* type */
+	o[1] = 7;		  /* one address */
+	o[2] = (uint8_t)(v >> 8); /* the pointer: 4 the address, 8 past it */
+	memcpy(o + 3, "\x0a\x09\x09\x09", 4);
+	ip_recsum(f);
+}
+
 /* The quote v bytes shorter, the outer datagram closed again around it. */
 void
 e_quote_shorten(struct frame *f, int v)

@@ -109,6 +109,12 @@ void e_bad_csum(struct frame *f, int v);
 void e_flip_hdr_byte(struct frame *f, int v);
 void e_udp_len_past_ip(struct frame *f, int v);
 void e_quote_shorten(struct frame *f, int v);
+/*
+ * A 7-byte route option among the header's NOP options: IP_OPT(type,
+ * pointer, NOPs before it); the checksum kept right (IHL 15 leaves room).
+ */
+void e_ip_option(struct frame *f, int v);
+#define IP_OPT(type, ptr, nops) EDIT(e_ip_option, (type) | (ptr) << 8 | (nops) << 16)
 
 /* clang-format off */
 /* client:5555 -> VIP:80, TCP SYN or UDP (l4_spec), and the tuple it parses to */
