@@ -99,7 +99,11 @@ static uint8_t *
 hold_recent(const struct mux_app *app, const struct mux_gen *old)
 {
 	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
-	uint64_t quarantine = (uint64_t)RTE_MAX(app->cfg.tcp_timeout, app->cfg.udp_timeout) * hz;
+	/* The longest an entry can outlive its last packet: a closing one's too. */
+	uint64_t quarantine =
+		(uint64_t)RTE_MAX(RTE_MAX(app->cfg.tcp_timeout, app->cfg.tcp_fin_timeout),
+			app->cfg.udp_timeout) *
+		hz;
 	uint8_t *hold = calloc((size_t)old->cap_backends + old->cap_services, 1);
 	uint32_t i;
 
