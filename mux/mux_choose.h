@@ -243,6 +243,7 @@ struct mux_choice {
 	uint32_t id;	  /* index in the generation */
 	bool hit;	  /* from the connection table */
 	bool was_closing; /* ... whose entry was closing */
+	bool credit;	  /* a credit of id was spent (mux_choice_void() gives it back) */
 };
 
 /*
@@ -258,6 +259,7 @@ mux_choose(struct mux_worker *w, const struct mux_gen *g, uint32_t svc, const st
 	const struct mux_service *s;
 
 	c->was_closing = false;
+	c->credit = false;
 	c->id = ce != NULL ? mux_conn_hit(g, svc, ce, pi, now, &c->was_closing) : UINT32_MAX;
 	c->hit = c->id != UINT32_MAX;
 	if (c->hit)
@@ -269,12 +271,25 @@ mux_choose(struct mux_worker *w, const struct mux_gen *g, uint32_t svc, const st
 		(g->backends[c->id].flags & MUX_BE_CAPPED) && pi->kind == LB_PKT_L4 &&
 		mux_new_conn(pi)) {
 		c->id = mux_capped(w, g, s, c->id, mux_affinity_hash(g, s, pi, p, fh));
+		c->credit = c->id < MUX_CHOICE_REJECT && (g->backends[c->id].flags & MUX_BE_CAPPED);
 		if (c->id == UINT32_MAX && s->on_unusable == LB_UNUSABLE_REJECT)
 			c->id = MUX_CHOICE_REJECT;
 		else if (c->id == UINT32_MAX)
 			c->id = MUX_CHOICE_NO_CREDIT;
 	}
 	return c->id < MUX_CHOICE_NO_CREDIT;
+}
+
+/*
+ * The packet of choice c goes no further (an admission rule refused it, or
+ * it was answered too big): a credit it spent goes back, so that a flood
+ * the rules refuse does not use up a capped backend's credits.
+ */
+static inline void
+mux_choice_void(struct mux_worker *w, const struct mux_gen *g, const struct mux_choice *c)
+{
+	if (unlikely(c->credit))
+		mux_credit_refund(mux_credit_lane(w->ctx->credit, w->idx, g->credit_slot[c->id]));
 }
 
 /* A packet mux_choose() found no backend for: rejected by policy, or dropped no_backend. */

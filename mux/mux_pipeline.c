@@ -99,12 +99,16 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	 */
 	if (unlikely(big || (be->flags & MUX_BE_HOST6)) &&
 		pi->l3_len + mux_encap_len(be) > w->ctx->mtu) {
-		if (mux_too_big(w, port, m, pi, mux_encap_len(be)))
+		if (mux_too_big(w, port, m, pi, mux_encap_len(be))) {
+			mux_choice_void(w, g, &c);
 			return;
+		}
 		frag = true;
 	}
-	if (!mux_admit(w, g, port, m, pi, svc, &c))
+	if (!mux_admit(w, g, port, m, pi, svc, &c)) {
+		mux_choice_void(w, g, &c);
 		return;
+	}
 	mux_count_choice(w, g, svc, pi, &c, bc);
 	if (pi->kind == LB_PKT_L4) {
 		uint32_t sid = g->services[svc].sid;

@@ -87,13 +87,17 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 	}
 	be = &g->backends[c.id];
 	if (pi->l3_len + mux_encap_len(be) > w->ctx->mtu) {
-		if (mux_too_big(w, port, m, pi, mux_encap_len(be)))
+		if (mux_too_big(w, port, m, pi, mux_encap_len(be))) {
+			mux_choice_void(w, g, &c);
 			return;
+		}
 		frag = true;
 	}
-	/* The mux-wide cap, as for IPv4 (an IPv6 service has no rules of its own). */
-	if (!mux_admit(w, g, port, m, pi, svc, &c))
+	/* The service's rules and the mux-wide cap, as for IPv4. */
+	if (!mux_admit(w, g, port, m, pi, svc, &c)) {
+		mux_choice_void(w, g, &c);
 		return;
+	}
 	mux_count_choice(w, g, svc, pi, &c, &bc);
 	if (pi->kind == LB_PKT_L4) {
 		uint32_t sid = g->services[svc].sid;

@@ -99,7 +99,9 @@ static unsigned sent; /* FUZZ_VERBOSE=1: what happened to each input, on stderr 
  *                "a" of the mux, its backend [2001:db8:1::12] in zone "b"
  *                (which must then get nothing)
  *   VAR_CREDITS  10.1.0.1 and 10.1.0.2 capped (10.0.0.1 rejects what no
- *                credit takes), [2001:db8:1::1] capped (redistributes)
+ *                credit takes), [2001:db8:1::1] capped (redistributes),
+ *                the IPv6 service's rules as VAR_LIMITS's with a share of
+ *                zero: what they refuse must give its credit back
  */
 static void
 rule(struct lb_limit_rule *r, uint32_t limit, uint8_t mode)
@@ -170,6 +172,7 @@ build_gen(enum variant v)
 		web[v][1].max_conns = 10;
 		web6[v][0].max_conns = 5;
 		sv[0].choice.on_unusable = LB_UNUSABLE_REJECT;
+		limits(&sv[2], LB_LIMIT_INTERCEPT, LB_REFUSE_RST);
 		break;
 	default:
 		break;
@@ -189,25 +192,29 @@ build_gen(enum variant v)
 
 /*
  * VAR_CREDITS with a channel: a fresh one, its slots bound to the
- * generation, and one grant of count credits for 10.1.0.1, as the agent's
- * first message would give them.
+ * generation, and one grant of count credits for 10.1.0.1 and for
+ * [2001:db8:1::1], as the agent's first message would give them.
  */
 static void
 credits_grant(uint32_t count)
 {
 	struct lb_credit_grant gr = {
-		.agent = "fuzz-agent", .incarnation = 1, .ttl_ms = 10000, .n = 1};
+		.agent = "fuzz-agent", .incarnation = 1, .ttl_ms = 10000, .n = 2};
 	static struct lb_credit_report rep;
 	char err[128];
+	uint32_t k;
 
 	ctx.credit = mux_credit_create(1, rte_get_tsc_hz(), (int)rte_socket_id());
 	FUZZ_CHECK(ctx.credit != NULL);
 	FUZZ_CHECK(mux_credit_bind(ctx.credit, gens[VAR_CREDITS], &fts[VAR_CREDITS], NULL, err,
 			   sizeof(err)) == 0);
 	gr.c[0].backend = fts[VAR_CREDITS].services[0].backends[0].id;
-	gr.c[0].grant = 1;
-	gr.c[0].count = count;
-	gr.c[0].granted = count;
+	gr.c[1].backend = fts[VAR_CREDITS].services[2].backends[0].id;
+	for (k = 0; k < gr.n; k++) {
+		gr.c[k].grant = 1;
+		gr.c[k].count = count;
+		gr.c[k].granted = count;
+	}
 	FUZZ_CHECK(mux_credit_take(ctx.credit, &gr, rte_rdtsc(), &rep) == 0);
 }
 
@@ -504,6 +511,18 @@ check_state(bool refused)
 
 		FUZZ_CHECK(l->used + l->expired + l->revoked <= l->received);
 	}
+	/* A connection its rules refused used no credit of a capped backend. */
+	for (i = 0; refused && i < gen->n_services; i++) {
+		const struct mux_service *sv = &gen->services[i];
+
+		if (gen->limits[i].rule[LB_LIM_CONNS].mode != LB_LIMIT_INTERCEPT)
+			continue;
+		for (k = sv->first_backend; k < sv->first_backend + sv->n_backends; k++)
+			if (gen->credit_slot[k] != MUX_CREDIT_NONE)
+				FUZZ_CHECK(
+					mux_credit_lane(ctx.credit, 0, gen->credit_slot[k])->used ==
+					0);
+	}
 }
 
 /* The admission state as a new worker has it: every bucket full again at its first use. */
@@ -544,9 +563,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mux_conn_reset(w->conn);
 	mux_conn6_reset(w->conn6);
 	/* 1 of a divisor of 1000 at index 999: a share of 0 of every limit of 1 or 2. */
-	zero_share = v == VAR_LIMITS && (ctl2 & 0x40);
+	zero_share = (v == VAR_LIMITS && (ctl2 & 0x40)) || v == VAR_CREDITS;
 	ctx.lim_share = zero_share ? (uint64_t)1000 << 32 | 999 : 0;
-	if (v == VAR_LIMITS)
+	if (v == VAR_LIMITS || v == VAR_CREDITS)
 		limits_reset();
 	mux_credit_free(ctx.credit);
 	ctx.credit = NULL;
