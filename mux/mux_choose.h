@@ -243,17 +243,19 @@ struct mux_choice {
 	uint32_t id;	  /* index in the generation */
 	bool hit;	  /* from the connection table */
 	bool was_closing; /* ... whose entry was closing */
-	bool credit;	  /* a credit of id was spent (mux_choice_void() gives it back) */
+	bool credit;	  /* a new connection to a capped id: mux_choose_credit() decides */
 };
 
 /*
  * The backend of packet pi (its frame at p) of service svc with flow hash
  * fh, ce being its connection-table entry or NULL. false: none, for
  * mux_no_choice() to answer: the service has no usable backend (dropped
- * no_backend), or its policy rejects (c->id MUX_CHOICE_REJECT).
+ * no_backend), or its policy rejects (c->id MUX_CHOICE_REJECT). A new
+ * connection to a capped backend spends nothing here: c->credit says
+ * mux_choose_credit() is to decide, once the admission rules let it in.
  */
 static inline bool
-mux_choose(struct mux_worker *w, const struct mux_gen *g, uint32_t svc, const struct mux_conn *ce,
+mux_choose(const struct mux_gen *g, uint32_t svc, const struct mux_conn *ce,
 	const struct lb_pkt *pi, const uint8_t *p, uint64_t fh, uint32_t now, struct mux_choice *c)
 {
 	const struct mux_service *s;
@@ -267,29 +269,33 @@ mux_choose(struct mux_worker *w, const struct mux_gen *g, uint32_t svc, const st
 	s = &g->services[svc];
 	c->id = mux_pick(g, s, pi, p, fh);
 	/* Capacity credits: only a connection's opening spends one (a SYN; UDP is never capped). */
-	if (unlikely(g->credit_slot != NULL) && c->id < MUX_CHOICE_REJECT &&
-		(g->backends[c->id].flags & MUX_BE_CAPPED) && pi->kind == LB_PKT_L4 &&
-		mux_new_conn(pi)) {
-		c->id = mux_capped(w, g, s, c->id, mux_affinity_hash(g, s, pi, p, fh));
-		c->credit = c->id < MUX_CHOICE_REJECT && (g->backends[c->id].flags & MUX_BE_CAPPED);
-		if (c->id == UINT32_MAX && s->on_unusable == LB_UNUSABLE_REJECT)
-			c->id = MUX_CHOICE_REJECT;
-		else if (c->id == UINT32_MAX)
-			c->id = MUX_CHOICE_NO_CREDIT;
-	}
+	c->credit = unlikely(g->credit_slot != NULL) && c->id < MUX_CHOICE_REJECT &&
+		    (g->backends[c->id].flags & MUX_BE_CAPPED) && pi->kind == LB_PKT_L4 &&
+		    mux_new_conn(pi);
 	return c->id < MUX_CHOICE_NO_CREDIT;
 }
 
 /*
- * The packet of choice c goes no further (an admission rule refused it, or
- * it was answered too big): a credit it spent goes back, so that a flood
- * the rules refuse does not use up a capped backend's credits.
+ * A new connection to a capped backend (c->credit), once the admission
+ * rules let it in: spend a credit of it, or move it (mux_capped()). Never
+ * before the rules: a SYN they refuse must not use up a backend's credits.
+ * false: none anywhere, c->id saying what the failure policy makes of it
+ * (mux_no_choice()).
  */
-static inline void
-mux_choice_void(struct mux_worker *w, const struct mux_gen *g, const struct mux_choice *c)
+static inline bool
+mux_choose_credit(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
+	const struct lb_pkt *pi, const uint8_t *p, uint64_t fh, struct mux_choice *c)
 {
-	if (unlikely(c->credit))
-		mux_credit_refund(mux_credit_lane(w->ctx->credit, w->idx, g->credit_slot[c->id]));
+	const struct mux_service *s = &g->services[svc];
+
+	if (likely(!c->credit))
+		return true;
+	c->id = mux_capped(w, g, s, c->id, mux_affinity_hash(g, s, pi, p, fh));
+	if (c->id == UINT32_MAX && s->on_unusable == LB_UNUSABLE_REJECT)
+		c->id = MUX_CHOICE_REJECT;
+	else if (c->id == UINT32_MAX)
+		c->id = MUX_CHOICE_NO_CREDIT;
+	return c->id < MUX_CHOICE_NO_CREDIT;
 }
 
 /* A packet mux_choose() found no backend for: rejected by policy, or dropped no_backend. */

@@ -173,21 +173,6 @@ mux_credit_spend(struct mux_credit_lane *l, uint64_t tsc)
 	return false;
 }
 
-/*
- * Give back the credit just spent from lane l: the connection went no
- * further (an admission rule refused it, or it was answered too big). The
- * worker's own lane, right after mux_credit_spend(): the head grant is the
- * one it came from.
- */
-static inline void
-mux_credit_refund(struct mux_credit_lane *l)
-{
-	if (l->taken == 0)
-		return;
-	__atomic_store_n(&l->taken, l->taken - 1, __ATOMIC_RELEASE);
-	l->used--;
-}
-
 /* Drop lane l's head grant if it is void or expired (the worker's sweep). */
 static inline void
 mux_credit_sweep(struct mux_credit_lane *l, uint64_t tsc)

@@ -182,6 +182,24 @@ mux_too_big(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struc
 }
 
 /*
+ * Packet pi encapsulated for backend be: does it fit the MTU? If not, the
+ * client is told or it is dropped (mux_too_big(); false: m is gone), or it
+ * goes as outer fragments (*frag).
+ */
+static inline bool
+mux_size_ok(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struct lb_pkt *pi,
+	const struct mux_backend *be, bool *frag)
+{
+	*frag = false;
+	if (likely(pi->l3_len + mux_encap_len(be) <= w->ctx->mtu))
+		return true;
+	if (mux_too_big(w, port, m, pi, mux_encap_len(be)))
+		return false;
+	*frag = true;
+	return true;
+}
+
+/*
  * The end of the forwarding path, the same for both families: packet pi
  * (of family v6) of service svc, rewritten for backend id, encapsulated
  * and queued (or sent as outer fragments: frag), and counted.

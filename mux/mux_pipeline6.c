@@ -81,22 +81,25 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 	pos = mux_conn6_lookup(w->conn6, &key, fh);
 	if (pos >= 0)
 		ce = mux_conn6_at(w->conn6, pos);
-	if (!mux_choose(w, g, svc, ce, pi, rte_pktmbuf_mtod(m, const uint8_t *), fh, now, &c)) {
+	if (!mux_choose(g, svc, ce, pi, rte_pktmbuf_mtod(m, const uint8_t *), fh, now, &c)) {
 		mux_no_choice(w, port, m, pi, &c);
 		return;
 	}
 	be = &g->backends[c.id];
-	if (pi->l3_len + mux_encap_len(be) > w->ctx->mtu) {
-		if (mux_too_big(w, port, m, pi, mux_encap_len(be))) {
-			mux_choice_void(w, g, &c);
+	if (!mux_size_ok(w, port, m, pi, be, &frag))
+		return;
+	/* The service's rules and the mux-wide cap, then a credit, as for IPv4. */
+	if (!mux_admit(w, g, port, m, pi, svc, &c))
+		return;
+	if (unlikely(c.credit)) {
+		if (!mux_choose_credit(
+			    w, g, svc, pi, rte_pktmbuf_mtod(m, const uint8_t *), fh, &c)) {
+			mux_no_choice(w, port, m, pi, &c);
 			return;
 		}
-		frag = true;
-	}
-	/* The service's rules and the mux-wide cap, as for IPv4. */
-	if (!mux_admit(w, g, port, m, pi, svc, &c)) {
-		mux_choice_void(w, g, &c);
-		return;
+		be = &g->backends[c.id];
+		if (!mux_size_ok(w, port, m, pi, be, &frag))
+			return;
 	}
 	mux_count_choice(w, g, svc, pi, &c, &bc);
 	if (pi->kind == LB_PKT_L4) {
