@@ -16,6 +16,7 @@
 #include "mux_worker.h"
 
 struct mux_route;
+struct mux_service;
 
 struct mux_app {
 	struct mux_config cfg;
@@ -68,6 +69,10 @@ void mux_stats_total(const struct mux_app *app, struct mux_counters *sum);
 
 /* Live connection-table entries over all workers. */
 uint64_t mux_stats_conns(const struct mux_app *app);
+
+/* Backend id of service sv: its DIP as text, of the service's family (LB_ADDR_STRLEN). */
+const char *mux_stats_dip(
+	const struct mux_gen *g, const struct mux_service *sv, uint32_t id, char *buf);
 
 /* Human-readable summary: totals, per service and backend, drops by reason. */
 void mux_stats_print(const struct mux_app *app, FILE *out);

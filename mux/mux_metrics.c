@@ -40,14 +40,17 @@ svc_labels(const struct mux_service *sv, char *buf, size_t len)
 		NULL);
 }
 
-/* ... and a backend's: the service's and backend="DIP:port". */
+/* ... and backend id's: the service's and backend="DIP:port" ("[DIP6]:port"). */
 static const char *
-be_labels(const char *svc, const struct mux_backend *be, char *buf, size_t len)
+be_labels(const char *svc, const struct mux_gen *g, const struct mux_service *sv, uint32_t id,
+	char *buf, size_t len)
 {
-	char dip[INET_ADDRSTRLEN], b[32];
+	char dip[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN + 10];
+	bool v6 = sv->key.af == LB_AF_INET6;
 
-	inet_ntop(AF_INET, &be->dip, dip, sizeof(dip));
-	snprintf(b, sizeof(b), "%s:%u", dip, lb_be16_to_cpu(be->port));
+	mux_stats_dip(g, sv, id, dip);
+	snprintf(b, sizeof(b), "%s%s%s:%u", v6 ? "[" : "", dip, v6 ? "]" : "",
+		lb_be16_to_cpu(g->backends[id].port));
 	return lb_prom_labels_add(buf, len, svc, "backend", b);
 }
 
@@ -80,10 +83,11 @@ flows(struct lb_prom *p, const struct mux_app *app, int backends, const char *na
 			continue;
 		}
 		for (i = 0; i < sv->n_backends; i++) {
-			const struct mux_backend *be = &g->backends[sv->first_backend + i];
+			uint32_t id = sv->first_backend + i;
 
-			mux_stats_flow(app, 1, be->sid, &fc);
-			lb_prom_sample(p, be_labels(sl, be, bl, sizeof(bl)), flow_field(&fc, f));
+			mux_stats_flow(app, 1, g->backends[id].sid, &fc);
+			lb_prom_sample(
+				p, be_labels(sl, g, sv, id, bl, sizeof(bl)), flow_field(&fc, f));
 		}
 	}
 }

@@ -86,9 +86,8 @@ vip_str(const struct mux_service *sv, char *buf)
 	return lb_addr_ntop(sv->key.af, &sv->key.vip, buf, LB_ADDR_STRLEN);
 }
 
-/* Backend id's DIP (of its service's family) and host PA, as text. */
-static const char *
-dip_str(const struct mux_gen *g, const struct mux_service *sv, uint32_t id, char *buf)
+const char *
+mux_stats_dip(const struct mux_gen *g, const struct mux_service *sv, uint32_t id, char *buf)
 {
 	struct lb_addr a;
 
@@ -158,8 +157,8 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 			fprintf(out,
 				"    backend %s via %s  packets %" PRIu64 " bytes %" PRIu64
 				" new %" PRIu64 "\n",
-				endpoint_str(
-					dip_str(g, sv, id, a), sv->key.af, be->port, e, sizeof(e)),
+				endpoint_str(mux_stats_dip(g, sv, id, a), sv->key.af, be->port, e,
+					sizeof(e)),
 				host_str(g, id, b), fc.pkts, fc.bytes, fc.new_conns);
 		}
 	}
@@ -203,7 +202,7 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 			fprintf(out,
 				"%s{\"dip\":\"%s\",\"port\":%u,\"host\":\"%s\",\"pkts\":%" PRIu64
 				",\"bytes\":%" PRIu64 ",\"new_conns\":%" PRIu64 "}",
-				i ? "," : "", dip_str(g, sv, id, a), lb_be16_to_cpu(be->port),
+				i ? "," : "", mux_stats_dip(g, sv, id, a), lb_be16_to_cpu(be->port),
 				host_str(g, id, b), fc.pkts, fc.bytes, fc.new_conns);
 		}
 		fprintf(out, "]");
@@ -375,7 +374,7 @@ tel_backends_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		if (c == NULL)
 			return -ENOMEM;
-		dip_str(g, &g->services[s], id, a);
+		mux_stats_dip(g, &g->services[s], id, a);
 		snprintf(key, sizeof(key), "%s_%u", tel_name(a), lb_be16_to_cpu(be->port));
 		rte_tel_data_add_dict_container(d, key, c, 0);
 	}

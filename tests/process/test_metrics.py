@@ -31,6 +31,10 @@ MUX_SERVICE = Service(VIP, "tcp", 80, [Backend("10.1.0.1", 8080, "10.0.1.1"),
                                        Backend("10.1.0.2", 8080, "10.0.1.2")],
                       limits={"new_per_second": {"limit": 100, "burst": 100}})
 MUX_RATE = {"limit": 1000000, "mode": "intercept"}
+# An IPv6 service whose two backends share a port: one series each.
+VIP6 = "2001:db8::10"
+MUX_SERVICE6 = Service(VIP6, "tcp", 80, [Backend("2001:db8:1::1", 8080, "10.0.1.1"),
+                                         Backend("2001:db8:1::2", 8080, "10.0.1.2")])
 PA, MUX, DIP, CLIENT = "10.0.1.1", "10.255.0.1", "10.1.0.11", "198.51.100.7"
 VM = AgentVM("vm11", DIP, "02:00:00:01:01:11")
 AGENT_SERVICE = Service(VIP, "tcp", 80, [Backend(DIP, 8080, PA)])
@@ -68,7 +72,7 @@ def test_mux(check, args, tmp):
     wrpcap(inp, pkts)
     prefix = test_prefix("met", "mux")
     with open(cfg, "w") as f:
-        f.write(MuxConfig([MUX_SERVICE], mux_rate=MUX_RATE).render(
+        f.write(MuxConfig([MUX_SERVICE, MUX_SERVICE6], mux_rate=MUX_RATE).render(
             devargs=f"net_pcap0,rx_pcap={inp},tx_pcap={out}", file_prefix=prefix,
             metrics="127.0.0.1:0"))
     daemons = Daemons(tmp)
@@ -95,6 +99,12 @@ def test_mux(check, args, tmp):
             check(s.value("sluice_backend_bytes_total", backend="10.1.0.1:8080", **svc) ==
                   40 * s.value("sluice_backend_packets_total", backend="10.1.0.1:8080", **svc),
                   "a backend's bytes: 40 per SYN (inner IP bytes)")
+            svc6 = dict(vip=VIP6, port=80, proto="tcp")
+            b6 = {b: s.value("sluice_backend_packets_total", backend=b, **svc6)
+                  for b in ("[2001:db8:1::1]:8080", "[2001:db8:1::2]:8080")}
+            check(b6 == {b: 0 for b in b6} and
+                  len(s.matching("sluice_backend_packets_total", **svc6)) == 2,
+                  f"the IPv6 backends: one series each, labelled [DIP]:port: {b6}")
             check(s.value("sluice_conn_table_entries") == 300 and
                   s.value("sluice_conn_table_capacity") >= 65536,
                   "connection tables: 300 entries of at least 65536")
