@@ -166,6 +166,13 @@ mux_announce_lkg(struct mux_announce *a, bool active, bool ok, const char *why)
 {
 	a->lkg_active = active;
 	a->lkg_ok = active && ok;
+	/*
+	 * Withdrawn for its last known good table (too old, or behind): the
+	 * last leader's in-sync word no longer holds. After a reconnect the
+	 * new leader's word decides, not the old one until it comes.
+	 */
+	if (active && !ok)
+		a->sync_known = false;
 	snprintf(a->lkg_why, sizeof(a->lkg_why), "%s", active && why ? why : "");
 }
 

@@ -304,6 +304,15 @@ Test(announce, lkg_that_says_withdraw_withholds_all)
 	verdict(a, 3000, true, MUX_ANN_NOT_IN_SYNC, 0);
 	cr_assert_str_eq(
 		a->why, "no manager: last known good v5 is 601 s old, past lkg_max_age 600 s");
+	/*
+	 * A leader welcomes it (the verdict goes) and sends its table: until
+	 * it says in sync, the old leader's word from before counts for nothing.
+	 */
+	mux_announce_lkg(a, false, true, NULL);
+	verdict(a, 3100, false, MUX_ANN_NOT_IN_SYNC, 0);
+	cr_assert_str_eq(a->why, "waiting for the manager's word that it is in sync");
+	mux_announce_sync(a, true, 5, NULL);
+	verdict(a, 3200, true, MUX_ANN_NONE, 2);
 	free(a);
 }
 
