@@ -244,7 +244,13 @@ judge(struct speaker *s, bool consistent, uint64_t now)
 
 	s->n_want = 0;
 	s->want_why[0] = '\0';
-	if (!consistent || s->in.heartbeat_ms == 0) {
+	/*
+	 * A read that found no consistent copy (the route thread preempted
+	 * mid-write) is judged by the last copy: its heartbeat ages like any,
+	 * and a writer stopped mid-write is stale after stale_ms as one
+	 * stopped between writes. Only with no copy ever is a torn page stale.
+	 */
+	if (s->in.heartbeat_ms == 0) {
 		/* A page never written, or torn by a writer that stopped mid-write. */
 		stale = !consistent;
 		snprintf(s->want_why, sizeof(s->want_why), "%s",
