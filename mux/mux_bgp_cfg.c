@@ -57,6 +57,16 @@ resolve_bird(
  * (lb_cfg_get_ipv4() already refuses 0.0.0.0 and 224/3, in its own words;
  * it lets loopback pass, which tests use for backends).
  */
+/* Does s hold a control character? */
+static bool
+has_control(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 static int
 unicast(uint32_t be)
 {
@@ -220,6 +230,13 @@ mux_bgp_cfg_load(const config_setting_t *root, uint32_t tunnel_addr, struct mux_
 			"an absolute path of at most %zu characters (the control socket's "
 			"path must fit 108 bytes)",
 			sizeof(cfg->run_dir) - 1);
+		goto fail;
+	}
+	/* It is written into BIRD's configuration between double quotes. */
+	if (strpbrk(run_dir, "\"\\") != NULL || has_control(run_dir)) {
+		rc = lb_cfg_error(err, config_setting_get_member(g, "run_dir"), NULL,
+			"a path without double quotes, backslashes or control characters (it "
+			"goes into BIRD's configuration)");
 		goto fail;
 	}
 	if ((rc = load_neighbors(g, cfg, err)) != 0)

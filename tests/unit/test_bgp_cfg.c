@@ -196,6 +196,11 @@ static const struct bad bads[] = {
 		"bgp.next_hop: \"0.0.0.0\" is the unspecified address"},
 	{GOOD_HEAD GOOD_NEIGHBORS "	run_dir = \"run/here\";\n};\n", 5,
 		"bgp.run_dir: an absolute path"},
+	/* It goes into bird.conf between quotes: no way out of them. */
+	{GOOD_HEAD GOOD_NEIGHBORS "	run_dir = \"/run/x\\\"; include \\\"/etc/y\";\n};\n", 5,
+		"bgp.run_dir: a path without double quotes"},
+	{GOOD_HEAD GOOD_NEIGHBORS "	run_dir = \"/run/x\\ny\";\n};\n", 5,
+		"bgp.run_dir: a path without double quotes"},
 	{GOOD_HEAD GOOD_NEIGHBORS "	colour = \"blue\";\n};\n", 5, "bgp.colour: unknown field"},
 	{"bgp = ( 1 );\n", 1, "bgp: expected a group"},
 };
