@@ -88,8 +88,13 @@ mgr_metrics_status(struct mgr_metrics *mt, int member, uint64_t version, uint64_
 
 			if (c->version <= m->reported)
 				break;
+			/*
+			 * A STATUS read in the loop pass that committed carries an
+			 * earlier now than the commit's own clock reading: zero.
+			 */
 			if (c->version <= version)
-				lb_hist_observe(&m->delay, (double)(now - c->ms) / 1000.0);
+				lb_hist_observe(&m->delay,
+					now > c->ms ? (double)(now - c->ms) / 1000.0 : 0.0);
 		}
 	}
 	/* The first report of a connection only says where it stands. */
@@ -255,7 +260,7 @@ probes(struct lb_prom *p, const struct mgr_metrics *mt)
 		mgr_dip_prober_latency(mt->deps.dip, false));
 
 	vip_family(p, mt, "vip_probes_sent_total", LB_PROM_COUNTER,
-		"VIP probes sent through each mux since it said hello.", 0);
+		"VIP probes sent through each mux since the manager started.", 0);
 	vip_family(p, mt, "vip_probes_answered_total", LB_PROM_COUNTER,
 		"VIP probes each mux answered (itself, with the version it runs).", 1);
 	vip_family(p, mt, "vip_probe_failed_intervals", LB_PROM_GAUGE,

@@ -23,6 +23,7 @@
 #include "mgr_vip_probe_int.h"
 
 #define VP_MAX_TARGETS 65535 /* the ICMP sequence number names the target */
+#define VP_SEND_BATCH 64      /* probes sent between two reads of the answers */
 #define VP_PKT_LEN                                                                                 \
 	(sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr) + sizeof(struct lb_vprobe))
 #define VP_PKT6_LEN                                                                                \
@@ -472,6 +473,8 @@ mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint6
 	if (v == NULL || v->vp_rx < 0)
 		return;
 	if (v->vp_judge_ms != 0 && now >= v->vp_judge_ms) {
+		/* What came in while the loop was busy is an answer, not a failure. */
+		mgr_vip_probe_io(v, env, now);
 		v->vp_judge_ms = 0;
 		note_committed(v, env, now);
 		judge(v, env, now);
@@ -526,8 +529,16 @@ mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint6
 	free(old);
 	v->vp_tg = tg;
 	v->vp_n = tg != NULL ? n : 0;
-	for (k = 0; k < v->vp_n; k++)
+	/*
+	 * The muxes answer within microseconds, and a raw socket's buffer
+	 * holds a few hundred answers: read them between batches, or the
+	 * last targets' answers are lost every interval.
+	 */
+	for (k = 0; k < v->vp_n; k++) {
 		send_probe(v, &v->vp_tg[k], (uint16_t)k, now);
+		if (k % VP_SEND_BATCH == VP_SEND_BATCH - 1)
+			mgr_vip_probe_io(v, env, now);
+	}
 	if (v->vp_n != 0)
 		v->vp_judge_ms = now + v->vp_interval_ms / 2;
 }

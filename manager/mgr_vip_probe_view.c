@@ -102,7 +102,7 @@ mgr_vip_probe_member(
 	const struct vp_member *vm;
 
 	if (v == NULL || v->vp_off[0] != '\0' || i < 0 || i >= MGR_MAX_MEMBERS ||
-		v->vp_mb[i].vm_addr == 0)
+		(v->vp_mb[i].vm_addr == 0 && lb_addr_is_zero(&v->vp_mb[i].vm_addr6)))
 		return false;
 	vm = &v->vp_mb[i];
 	*sent = vm->vm_sent;

@@ -9,6 +9,8 @@
 #   3. SIGCONT: it takes its snapshot, says hello at the committed version,
 #      is in sync again and answers its probes again.
 #   4. A commit after that reaches it (it takes part in rounds again).
+#   5. 400 more VIPs: every one answered each interval (the answers
+#      outnumber what a raw socket's buffer holds), the mux stays in sync.
 # Topology: scripts/netns-lab.sh.
 . "$(dirname "$0")/lib.sh"
 export LAB_MANAGED=1
@@ -75,6 +77,30 @@ check "the mux applies it (version $((v0 + 1)))" lab_poll applied_past "$v0"
 lab_poll answers_current
 check "and answers its probes with version $(t_committed)" answers_current
 lab_wait_vip
+
+# 5. Many VIPs: 400 more, each probed through the mux every interval. A raw
+#    socket's buffer holds a few hundred answers; the manager reads them
+#    between batches of sends, so every one counts and the mux stays in sync.
+N_MORE=400
+lab_ctl config export >"$LAB_DIR/services.cfg"
+t_py - "$LAB_DIR/services.cfg" "$N_MORE" "${LAB_VM_DIP[vm11]}" "$LAB_BE_PORT" \
+	"${LAB_HOST_PA[${LAB_VM_HOST[vm11]}]}" <<'PY'
+import sys
+path, n, dip, port, host = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+text = open(path).read()
+more = "".join('{ vip = "198.18.%d.%d"; protocol = "tcp"; port = 80; backends = ( '
+               '{ dip = "%s"; port = %s; host = "%s"; } ); },\n' % (1 + i // 200, 1 + i % 200,
+                                                                   dip, port, host)
+               for i in range(n))
+assert "services = (" in text
+open(path, "w").write(text.replace("services = (", "services = (\n" + more, 1))
+PY
+check "config apply: $N_MORE more VIPs" lab_ctl config apply "$LAB_DIR/services.cfg"
+probed_all() { [ "$(mux vip_probe.vips)" -gt "$N_MORE" ]; }
+check "the mux is probed for every VIP" lab_poll probed_all
+sleep $((INTERVAL_MS * (FAILURES + 2) / 1000))
+check "after $((FAILURES + 2)) intervals it is in sync, every VIP answered ($(mux state), $(mux vip_probe.failures) failures)" \
+	answers_current
 
 t_end
 t_check_clean
