@@ -191,7 +191,10 @@ mux_size_ok(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struc
 	const struct mux_backend *be, bool *frag)
 {
 	*frag = false;
-	if (likely(pi->l3_len + mux_encap_len(be) <= w->ctx->mtu))
+	/* The common case first: 20 bytes of outer header fit, and the PA is IPv4. */
+	if (likely(pi->l3_len + LB_ENCAP_LEN <= w->ctx->mtu && !(be->flags & MUX_BE_HOST6)))
+		return true;
+	if (pi->l3_len + mux_encap_len(be) <= w->ctx->mtu)
 		return true;
 	if (mux_too_big(w, port, m, pi, mux_encap_len(be)))
 		return false;
