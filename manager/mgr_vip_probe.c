@@ -23,7 +23,7 @@
 #include "mgr_vip_probe_int.h"
 
 #define VP_MAX_TARGETS 65535 /* the ICMP sequence number names the target */
-#define VP_SEND_BATCH 64      /* probes sent between two reads of the answers */
+#define VP_SEND_BATCH 64     /* probes sent between two reads of the answers */
 #define VP_PKT_LEN                                                                                 \
 	(sizeof(struct lb_ipv4_hdr) + sizeof(struct lb_icmp_hdr) + sizeof(struct lb_vprobe))
 #define VP_PKT6_LEN                                                                                \

@@ -49,7 +49,7 @@ struct mux_route {
 	struct mux_rp_speaker spk; /* the speaker's section, last consistent copy */
 	const struct mux_gen *last_gen;
 	uint64_t last_version;
-	bool told_v6; /* the IPv6 services not announced were logged */
+	bool told_v6;	       /* the IPv6 services not announced were logged */
 	uint64_t spk_seen_ms;  /* when the speaker's section last moved (this thread's time) */
 	uint64_t last_tick_ms; /* this thread's previous pass */
 	uint64_t loops[MUX_MAX_WORKERS];
