@@ -185,8 +185,13 @@ mgr_vip_probe_next_deadline(const struct mgr_vip_probe *v)
 {
 	if (v == NULL || v->vp_rx < 0)
 		return UINT64_MAX;
-	return v->vp_judge_ms != 0 && v->vp_judge_ms < v->vp_next_ms ? v->vp_judge_ms
-								     : v->vp_next_ms;
+	uint64_t t = v->vp_next_ms;
+
+	if (v->vp_judge_ms != 0 && v->vp_judge_ms < t)
+		t = v->vp_judge_ms;
+	if (v->vp_batch_ms != 0 && v->vp_batch_ms < t)
+		t = v->vp_batch_ms;
+	return t;
 }
 
 /*
@@ -462,6 +467,26 @@ judge(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
 	}
 }
 
+/*
+ * The interval's probes go out in batches spread over its first quarter,
+ * the answers read after each: a mux (its port's ring) and the manager's
+ * raw sockets (a few hundred answers) each take a batch at a time, not
+ * thousands at once.
+ */
+static void
+send_batches(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
+{
+	uint32_t end;
+
+	if (v->vp_batch_ms == 0 || now < v->vp_batch_ms)
+		return;
+	end = v->vp_sent_k + VP_SEND_BATCH < v->vp_n ? v->vp_sent_k + VP_SEND_BATCH : v->vp_n;
+	for (; v->vp_sent_k < end; v->vp_sent_k++)
+		send_probe(v, &v->vp_tg[v->vp_sent_k], (uint16_t)v->vp_sent_k, now);
+	mgr_vip_probe_io(v, env, now);
+	v->vp_batch_ms = v->vp_sent_k < v->vp_n ? now + v->vp_batch_gap_ms : 0;
+}
+
 void
 mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint64_t now)
 {
@@ -472,10 +497,12 @@ mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint6
 
 	if (v == NULL || v->vp_rx < 0)
 		return;
+	send_batches(v, env, now);
 	if (v->vp_judge_ms != 0 && now >= v->vp_judge_ms) {
 		/* What came in while the loop was busy is an answer, not a failure. */
 		mgr_vip_probe_io(v, env, now);
 		v->vp_judge_ms = 0;
+		v->vp_batch_ms = 0; /* a loop too slow to send them all: the rest wait */
 		note_committed(v, env, now);
 		judge(v, env, now);
 	}
@@ -531,14 +558,17 @@ mgr_vip_probe_tick(struct mgr_vip_probe *v, const struct mgr_vip_env *env, uint6
 	v->vp_n = tg != NULL ? n : 0;
 	/*
 	 * The muxes answer within microseconds, and a raw socket's buffer
-	 * holds a few hundred answers: read them between batches, or the
-	 * last targets' answers are lost every interval.
+	 * holds a few hundred answers: sent at once, the last targets'
+	 * answers were lost every interval. Batches, the answers read after
+	 * each (send_batches()), the first now.
 	 */
-	for (k = 0; k < v->vp_n; k++) {
-		send_probe(v, &v->vp_tg[k], (uint16_t)k, now);
-		if (k % VP_SEND_BATCH == VP_SEND_BATCH - 1)
-			mgr_vip_probe_io(v, env, now);
-	}
+	k = (v->vp_n + VP_SEND_BATCH - 1) / VP_SEND_BATCH;
+	v->vp_batch_gap_ms = k > 1 ? v->vp_interval_ms / 4 / (k - 1) : 0;
+	if (v->vp_batch_gap_ms == 0)
+		v->vp_batch_gap_ms = 1;
+	v->vp_sent_k = 0;
+	v->vp_batch_ms = v->vp_n != 0 ? now : 0;
+	send_batches(v, env, now);
 	if (v->vp_n != 0)
 		v->vp_judge_ms = now + v->vp_interval_ms / 2;
 }

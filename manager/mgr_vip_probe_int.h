@@ -66,6 +66,9 @@ struct mgr_vip_probe {
 	uint16_t vp_id;
 	uint64_t vp_next_ms;  /* the next probes go out */
 	uint64_t vp_judge_ms; /* what is still out fails (half an interval), 0: none out */
+	uint64_t vp_batch_ms; /* the interval's next batch goes out, 0: all are out */
+	uint32_t vp_batch_gap_ms;
+	uint32_t vp_sent_k; /* the interval's targets sent so far */
 	uint64_t vp_rand;
 	uint64_t vp_seen_version; /* committed version, and since when */
 	uint64_t vp_seen_ms;
