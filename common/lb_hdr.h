@@ -68,15 +68,16 @@ struct lb_arp_hdr {
 static_assert(sizeof(struct lb_arp_hdr) == 28, "ARP for IPv4 over Ethernet is 28 bytes");
 
 #define LB_IPV4_DF 0x4000
+#define LB_IPV4_MF 0x2000
+#define LB_IPV4_OFFMASK 0x1fff
+#define LB_IPV4_MIN_IHL 5
+#define LB_IPV4_ECN_MASK 0x03
+
 /* IPv4 option types (RFC 791 3.1) the parser looks at. */
 #define LB_IPOPT_EOL 0
 #define LB_IPOPT_NOP 1
 #define LB_IPOPT_LSRR 131
 #define LB_IPOPT_SSRR 137
-#define LB_IPV4_MF 0x2000
-#define LB_IPV4_OFFMASK 0x1fff
-#define LB_IPV4_MIN_IHL 5
-#define LB_IPV4_ECN_MASK 0x03
 
 struct lb_ipv4_hdr {
 	uint8_t ver_ihl;

@@ -116,8 +116,7 @@ mgr_ha_tick(struct mgr_ha *h, uint64_t now)
 {
 	const char *lost = mgr_store_lost(h->store);
 
-	/* The store says so before the election does: another leads, or a commit's fate is unknown.
-	 */
+	/* The store can tell first: another leads, or a commit's fate is unknown. */
 	if (lost != NULL && !h->deposed)
 		ha_deposed(h, lost);
 	if (now >= h->next_ms && !h->deposed)

@@ -27,7 +27,7 @@ name_errors(char *msg, size_t len, const char *name)
 
 /*
  * One `pools` entry: its service (which the file's flow_table must have,
- * and no entry before, seen[0..n_seen)) and options; its key into *k.
+ * and no entry before, seen[0..n_seen)) and options; its key into *out.
  */
 static int
 pool_entry(const config_setting_t *g, const struct lb_ftable *t, const struct lb_svc_key *seen,

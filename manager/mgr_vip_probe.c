@@ -183,10 +183,11 @@ mgr_vip_probe_fd6(const struct mgr_vip_probe *v)
 uint64_t
 mgr_vip_probe_next_deadline(const struct mgr_vip_probe *v)
 {
+	uint64_t t;
+
 	if (v == NULL || v->vp_rx < 0)
 		return UINT64_MAX;
-	uint64_t t = v->vp_next_ms;
-
+	t = v->vp_next_ms;
 	if (v->vp_judge_ms != 0 && v->vp_judge_ms < t)
 		t = v->vp_judge_ms;
 	if (v->vp_batch_ms != 0 && v->vp_batch_ms < t)

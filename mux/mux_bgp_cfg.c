@@ -52,11 +52,6 @@ resolve_bird(
 		"\"%s\" not found on PATH (%.100s): install bird2 or give its path", name, path);
 }
 
-/*
- * Unicast IPv4 a router can use: not 0/8, 127/8, multicast or broadcast
- * (lb_cfg_get_ipv4() already refuses 0.0.0.0 and 224/3, in its own words;
- * it lets loopback pass, which tests use for backends).
- */
 /* Does s hold a control character? */
 static bool
 has_control(const char *s)
@@ -67,6 +62,11 @@ has_control(const char *s)
 	return false;
 }
 
+/*
+ * Unicast IPv4 a router can use: not 0/8, 127/8, multicast or broadcast
+ * (lb_cfg_get_ipv4() already refuses 0.0.0.0 and 224/3, in its own words;
+ * it lets loopback pass, which tests use for backends).
+ */
 static int
 unicast(uint32_t be)
 {

@@ -276,11 +276,11 @@ mux_choose(const struct mux_gen *g, uint32_t svc, const struct mux_conn *ce,
 }
 
 /*
- * A new connection to a capped backend (c->credit), once the admission
- * rules let it in: spend a credit of it, or move it (mux_capped()). Never
- * before the rules: a SYN they refuse must not use up a backend's credits.
- * false: none anywhere, c->id saying what the failure policy makes of it
- * (mux_no_choice()).
+ * A new connection to a capped backend (the caller saw c->credit), once
+ * the admission rules let it in: spend a credit of it, or move it
+ * (mux_capped()). Never before the rules: a SYN they refuse must not use
+ * up a backend's credits. false: none anywhere, c->id saying what the
+ * failure policy makes of it (mux_no_choice()).
  */
 static inline bool
 mux_choose_credit(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
@@ -288,8 +288,6 @@ mux_choose_credit(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
 {
 	const struct mux_service *s = &g->services[svc];
 
-	if (likely(!c->credit))
-		return true;
 	c->id = mux_capped(w, g, s, c->id, mux_affinity_hash(g, s, pi, p, fh));
 	if (c->id == UINT32_MAX && s->on_unusable == LB_UNUSABLE_REJECT)
 		c->id = MUX_CHOICE_REJECT;

@@ -81,7 +81,7 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 	pos = mux_conn6_lookup(w->conn6, &key, fh);
 	if (pos >= 0)
 		ce = mux_conn6_at(w->conn6, pos);
-	if (!mux_choose(g, svc, ce, pi, rte_pktmbuf_mtod(m, const uint8_t *), fh, now, &c)) {
+	if (!mux_choose(g, svc, ce, pi, p, fh, now, &c)) {
 		mux_no_choice(w, port, m, pi, &c);
 		return;
 	}
@@ -92,8 +92,7 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 	if (!mux_admit(w, g, port, m, pi, svc, &c))
 		return;
 	if (unlikely(c.credit)) {
-		if (!mux_choose_credit(
-			    w, g, svc, pi, rte_pktmbuf_mtod(m, const uint8_t *), fh, &c)) {
+		if (!mux_choose_credit(w, g, svc, pi, p, fh, &c)) {
 			mux_no_choice(w, port, m, pi, &c);
 			return;
 		}
