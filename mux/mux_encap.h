@@ -203,6 +203,41 @@ mux_size_ok(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const struc
 }
 
 /*
+ * The decision for a packet to forward, one sequence for both families:
+ * its backend (mux_choose(), ce its connection-table entry or NULL),
+ * whether it fits once encapsulated, the admission rules, and only then a
+ * capped backend's credit (a SYN the rules refuse spends none). NULL: m
+ * is answered or dropped. Otherwise its backend, with c and *frag set.
+ */
+static inline const struct mux_backend *
+mux_decide(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte_mbuf *m,
+	const struct lb_pkt *pi, uint32_t svc, const struct mux_conn *ce, uint64_t fh, uint32_t now,
+	struct mux_choice *c, bool *frag)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (unlikely(!mux_choose(g, svc, ce, pi, p, fh, now, c))) {
+		mux_no_choice(w, port, m, pi, c);
+		return NULL;
+	}
+	/* Would not fit once encapsulated: the client is told, or it goes in fragments. */
+	if (!mux_size_ok(w, port, m, pi, &g->backends[c->id], frag))
+		return NULL;
+	if (!mux_admit(w, g, port, m, pi, svc, c))
+		return NULL;
+	if (unlikely(c->credit)) {
+		if (!mux_choose_credit(w, g, svc, pi, p, fh, c)) {
+			mux_no_choice(w, port, m, pi, c);
+			return NULL;
+		}
+		/* Moved to a backend whose outer header may be larger: rare. */
+		if (!mux_size_ok(w, port, m, pi, &g->backends[c->id], frag))
+			return NULL;
+	}
+	return &g->backends[c->id];
+}
+
+/*
  * The end of the forwarding path, the same for both families: packet pi
  * (of family v6) of service svc, rewritten for backend id, encapsulated
  * and queued (or sent as outer fragments: frag), and counted.
@@ -220,6 +255,9 @@ mux_send(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 		mux_drop(w, m, rc);
 		return;
 	}
+	/* Counted as forwarded only once on its way: fragmenting can fail (no_mbuf). */
+	if (unlikely(frag) && !mux_send_fragments(w, port, m, (be->flags & MUX_BE_HOST6) != 0))
+		return;
 	bc->fwd_pkts++;
 	bc->fwd_bytes += pi->l3_len;
 	if (pi->kind == LB_PKT_ICMP_ERR)
@@ -228,9 +266,7 @@ mux_send(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 	w->svc_cnt[ssid].bytes += pi->l3_len;
 	w->be_cnt[be->sid].pkts++;
 	w->be_cnt[be->sid].bytes += pi->l3_len;
-	if (unlikely(frag))
-		mux_send_fragments(w, port, m, (be->flags & MUX_BE_HOST6) != 0);
-	else
+	if (likely(!frag))
 		mux_enqueue(w, port, m);
 }
 

@@ -33,7 +33,7 @@
 /* 2 fragments carry what fits one 2 KiB mbuf at the smallest MTU (596); room for more. */
 #define MUX_MAX_FRAGS 8
 
-void
+bool
 mux_send_fragments(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, bool outer6)
 {
 	const struct mux_ctx *ctx = w->ctx;
@@ -56,16 +56,18 @@ mux_send_fragments(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, bool
 	rte_pktmbuf_free(m);
 	if (n <= 0) {
 		w->cnt.drops[n == -ENOMEM ? LB_DROP_NO_MBUF : LB_DROP_TOO_BIG]++;
-		return;
+		return false;
 	}
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *f = frags[i];
-		uint8_t *p = (uint8_t *)rte_pktmbuf_prepend(f, sizeof(eth));
-
-		if (p == NULL) {
-			mux_drop(w, f, LB_DROP_NO_HEADROOM);
-			continue;
+	/* All of them or none: the packet is counted once, as sent or as dropped. */
+	for (i = 0; i < n; i++)
+		if (rte_pktmbuf_headroom(frags[i]) < sizeof(eth)) {
+			rte_pktmbuf_free_bulk(frags, (unsigned)n);
+			w->cnt.drops[LB_DROP_NO_HEADROOM]++;
+			return false;
 		}
+	for (i = 0; i < n; i++) {
+		uint8_t *p = (uint8_t *)rte_pktmbuf_prepend(frags[i], sizeof(eth));
+
 		memcpy(p, &eth, sizeof(eth));
 		if (outer6) {
 			struct lb_ipv6_frag_hdr *fh =
@@ -80,7 +82,8 @@ mux_send_fragments(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, bool
 			ip->csum = lb_ipv4_hdr_csum(ip, (size_t)lb_ipv4_ihl(ip) * 4);
 		}
 		w->cnt.frag_out_pkts++;
-		mux_enqueue(w, port, f);
+		mux_enqueue(w, port, frags[i]);
 	}
 	w->cnt.frag_out++;
+	return true;
 }

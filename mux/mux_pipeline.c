@@ -80,36 +80,14 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	int32_t *pos, uint32_t now, struct mux_burst_cnt *bc)
 {
 	struct mux_conn *ce = *pos >= 0 ? mux_conn_at(w->conn, *pos) : NULL;
-	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	const struct mux_backend *be;
 	struct mux_choice c;
 	struct mux_conn rec;
 	bool frag;
 
-	if (unlikely(!mux_choose(g, svc, ce, pi, p, fh, now, &c))) {
-		mux_no_choice(w, port, m, pi, &c);
+	be = mux_decide(w, g, port, m, pi, svc, ce, fh, now, &c, &frag);
+	if (be == NULL)
 		return;
-	}
-	/*
-	 * Would not fit once encapsulated (the PA's family says how much the
-	 * outer header takes): tell the client, or fragment; never lose it
-	 * silently.
-	 */
-	be = &g->backends[c.id];
-	if (!mux_size_ok(w, port, m, pi, be, &frag))
-		return;
-	if (!mux_admit(w, g, port, m, pi, svc, &c))
-		return;
-	/* A capped backend's credit, only for what the rules let in. */
-	if (unlikely(c.credit)) {
-		if (!mux_choose_credit(w, g, svc, pi, p, fh, &c)) {
-			mux_no_choice(w, port, m, pi, &c);
-			return;
-		}
-		be = &g->backends[c.id];
-		if (!mux_size_ok(w, port, m, pi, be, &frag))
-			return; /* moved to a backend of a larger outer header: rare */
-	}
 	mux_count_choice(w, g, svc, pi, &c, bc);
 	if (pi->kind == LB_PKT_L4) {
 		uint32_t sid = g->services[svc].sid;

@@ -81,25 +81,9 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 	pos = mux_conn6_lookup(w->conn6, &key, fh);
 	if (pos >= 0)
 		ce = mux_conn6_at(w->conn6, pos);
-	if (!mux_choose(g, svc, ce, pi, p, fh, now, &c)) {
-		mux_no_choice(w, port, m, pi, &c);
+	be = mux_decide(w, g, port, m, pi, svc, ce, fh, now, &c, &frag);
+	if (be == NULL)
 		return;
-	}
-	be = &g->backends[c.id];
-	if (!mux_size_ok(w, port, m, pi, be, &frag))
-		return;
-	/* The service's rules and the mux-wide cap, then a credit, as for IPv4. */
-	if (!mux_admit(w, g, port, m, pi, svc, &c))
-		return;
-	if (unlikely(c.credit)) {
-		if (!mux_choose_credit(w, g, svc, pi, p, fh, &c)) {
-			mux_no_choice(w, port, m, pi, &c);
-			return;
-		}
-		be = &g->backends[c.id];
-		if (!mux_size_ok(w, port, m, pi, be, &frag))
-			return;
-	}
 	mux_count_choice(w, g, svc, pi, &c, &bc);
 	if (pi->kind == LB_PKT_L4) {
 		uint32_t sid = g->services[svc].sid;

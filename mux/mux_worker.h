@@ -187,8 +187,9 @@ void mux_packet6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, s
 /*
  * Send m, an encapsulated frame too long for the MTU, as fragments of its
  * outer datagram (mux_frag.c): outer6 says the outer header's family.
+ * false: none could be made, m is gone and counted as a drop.
  */
-void mux_send_fragments(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, bool outer6);
+bool mux_send_fragments(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, bool outer6);
 
 static inline void
 mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason)

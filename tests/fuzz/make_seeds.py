@@ -456,6 +456,8 @@ def main():
               / Raw(b"x" * 560))
     sets["mux_burst"]["tcp_df_600_mtu596"] = bytes([0x00, 0x02]) + mid
     sets["mux_burst"]["tcp_big_df_mtu2030"] = bytes([0x00, 0x0e]) + mux_frames()["tcp_big_df"]
+    # Bit 7 with the plain generation: no mbuf left to reference the outer fragments.
+    sets["mux_burst"]["tcp_big_nodf_no_mbuf"] = bytes([0x00, 0x80]) + mux_frames()["tcp_big_nodf"]
     # Its bits 4-7: the generations with admission rules (the whole share, a
     # share of zero), the choice beyond the five-tuple, capped backends (no
     # credit channel, a grant of 1, of 3); fuzz_mux_burst.c's enum variant.
