@@ -53,6 +53,9 @@ scaled(uint32_t w, uint32_t scale)
 	return v > LB_MAGLEV_MAX_WEIGHT ? LB_MAGLEV_MAX_WEIGHT : (uint32_t)v;
 }
 
+/* A raw weight that says: keep be's weight as it is (a drain rebuilt after a restart). */
+#define RAW_AS_RUN UINT64_MAX
+
 /*
  * The weights of one service, from raw (load factors can take them past
  * Maglev's largest): all divided by one number where one would not fit,
@@ -66,25 +69,19 @@ fit_weights(struct lb_backend_cfg *be, const uint64_t *raw, uint32_t n)
 	uint32_t k;
 
 	for (k = 0; k < n; k++)
-		if (raw[k] > most)
+		if (raw[k] > most && raw[k] != RAW_AS_RUN)
 			most = raw[k];
 	div = (most + LB_MAGLEV_MAX_WEIGHT - 1) / LB_MAGLEV_MAX_WEIGHT;
 	if (div < 1)
 		div = 1;
 	for (k = 0; k < n; k++) {
-		uint64_t w = (raw[k] + div / 2) / div;
+		uint64_t w;
 
+		if (raw[k] == RAW_AS_RUN)
+			continue;
+		w = (raw[k] + div / 2) / div;
 		be[k].weight = raw[k] == 0 ? 0 : w < 1 ? 1 : (uint32_t)w;
 	}
-}
-
-static bool
-ramping(const struct mgr_hrec *r, uint64_t now)
-{
-	const struct mgr_pool *p = &r->hr_svc->hs_pool;
-
-	return r->hr_ss_start != 0 && p->pl_slow_start_s != 0 &&
-	       now < r->hr_ss_start + (uint64_t)p->pl_slow_start_s * 1000;
 }
 
 /*
@@ -117,7 +114,7 @@ decide(struct mgr_hrec *r, uint64_t now, uint64_t *next, struct lb_backend_cfg *
 {
 	const struct mgr_hsvc *s = r->hr_svc;
 	const struct mgr_pool *p = &s->hs_pool;
-	uint32_t w = scaled(r->hr_be.weight, s->hs_scale);
+	uint32_t w = r->hr_as_run ? r->hr_be.weight : scaled(r->hr_be.weight, s->hs_scale);
 
 	*out = r->hr_be;
 	out->weight = w;
@@ -143,7 +140,7 @@ decide(struct mgr_hrec *r, uint64_t now, uint64_t *next, struct lb_backend_cfg *
 	r->hr_cause = MGR_WHY_HEALTHY;
 	if (r->hr_ss_start == 0)
 		return;
-	if (!ramping(r, now)) {
+	if (!mgr_hrec_ramping(r, now)) {
 		r->hr_ss_start = 0; /* over */
 		return;
 	}
@@ -294,7 +291,8 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 		ok += mgr_hrec_healthy(r);
 		known += r->hr_health != MGR_H_INITIAL || !mgr_hrec_probed(r);
 		inferred += r->hr_inferred && mgr_hrec_probed(r);
-		if (ramping(r, now) && r->hr_be.weight < MGR_SS_SCALE && r->hr_be.weight != 0)
+		if (mgr_hrec_ramping(r, now) && r->hr_be.weight < MGR_SS_SCALE &&
+			r->hr_be.weight != 0)
 			light = true;
 	}
 	open = below_min(p, ok, reg);
@@ -352,15 +350,19 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 			continue;
 		}
 		decide(r, now, next, &out->backends[n]);
-		raw[n] = out->backends[n].weight;
+		raw[n] = r->hr_as_run ? RAW_AS_RUN : out->backends[n].weight;
 		/*
 		 * Load steers a healthy pool; a pool failing open sends to all as
-		 * they are. Every backend of a steered pool is scaled alike, so a
-		 * backend's health alone moves no first choice (mux_gen.c's
-		 * first-choice table takes weights whatever the state).
+		 * they are, and a backend in slow start ramps as health makes it.
+		 * Every backend of a steered pool is scaled alike, so a backend's
+		 * health alone moves no first choice (mux_gen.c's first-choice
+		 * table takes weights whatever the state).
 		 */
-		if (mgr_load_steers(s) && !open && !r->hr_zone_open &&
-			(out->backends[n].state != LB_BACKEND_ACTIVE || r->hr_dereg)) {
+		if (r->hr_as_run) {
+			/* As it ran: the pool's scale then is in it already. */
+		} else if (mgr_load_steers(s) && !open && !r->hr_zone_open &&
+			   (out->backends[n].state != LB_BACKEND_ACTIVE || r->hr_dereg ||
+				   r->hr_cause == MGR_WHY_SLOW_START)) {
 			raw[n] = (uint64_t)out->backends[n].weight * MGR_LOAD_SCALE;
 		} else if (mgr_load_steers(s) && !open && !r->hr_zone_open) {
 			raw[n] = mgr_load_weight(r, out->backends[n].weight);

@@ -334,6 +334,7 @@ sync_backend(struct mgr_health *h, struct sync_ctx *c, struct mgr_hsvc *s,
 		fresh = true; /* a new interval applies from the next probe on */
 	}
 	r->hr_be = *b;
+	r->hr_as_run = false;
 	if (b->state == LB_BACKEND_ACTIVE && was != LB_BACKEND_ACTIVE)
 		maybe_slow_start(r, now);
 	if (fresh && !r->hr_in_flight)
@@ -403,7 +404,13 @@ sync_restart_drains(
 			if (b->state == LB_BACKEND_MAINT ||
 				mgr_hrec_find(h, &s->hs_key, &b->dip, b->port))
 				continue;
+			/*
+			 * b's weight is the one it ran with, already scaled (slow
+			 * start, load): kept as it is, never scaled again, or each
+			 * restart would multiply it (and make a version).
+			 */
 			r = rec_new(s, b);
+			r->hr_as_run = true;
 			r->hr_seen = true;
 			r->hr_dereg = true;
 			r->hr_health = MGR_H_HEALTHY;

@@ -103,6 +103,7 @@ struct mgr_hrec {
 	uint32_t hr_heap;      /* index in the heap, MGR_NO_HEAP when out */
 	bool hr_in_flight;     /* its probe runs: hr_due is the deadline */
 	bool hr_inferred;      /* health taken from the committed table: no verdict since */
+	bool hr_as_run;	       /* a drain rebuilt after a restart: hr_be.weight is as committed */
 	/* the prober's state for r (mgr_dip_prober.c), NULL until it probes r */
 	struct mgr_dip_probe *hr_probe;
 	/* from the last effective table */
@@ -165,6 +166,16 @@ static inline bool
 mgr_hrec_probed(const struct mgr_hrec *r)
 {
 	return r->hr_svc->hs_pool.pl_probe != LB_PROBE_NONE && !r->hr_dereg && !r->hr_gone;
+}
+
+/* In its pool's slow start at now (a ramp that ended is cleared when the table is next made). */
+static inline bool
+mgr_hrec_ramping(const struct mgr_hrec *r, uint64_t now)
+{
+	const struct mgr_pool *p = &r->hr_svc->hs_pool;
+
+	return r->hr_ss_start != 0 && p->pl_slow_start_s != 0 &&
+	       now < r->hr_ss_start + (uint64_t)p->pl_slow_start_s * 1000;
 }
 
 /* Healthy for the pool: passed its probes, or its pool does not probe. */

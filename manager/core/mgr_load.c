@@ -75,12 +75,13 @@ mgr_health_loads(struct mgr_health *h, struct mgr_be_load *v, uint32_t n, bool f
 	}
 }
 
-/* Counts the step judges by: active, reported, healthy, not leaving. */
+/* Counts the step judges by: active, reported, healthy, not leaving, not ramping. */
 static bool
-judged(const struct mgr_hrec *r)
+judged(const struct mgr_hrec *r, uint64_t now)
 {
 	return r->hr_load.known && !r->hr_dereg && !r->hr_gone &&
-	       r->hr_be.state == LB_BACKEND_ACTIVE && mgr_hrec_healthy(r);
+	       r->hr_be.state == LB_BACKEND_ACTIVE && mgr_hrec_healthy(r) &&
+	       !mgr_hrec_ramping(r, now);
 }
 
 static uint32_t
@@ -100,13 +101,13 @@ clamp_step(double target, uint32_t f, uint32_t lo, uint32_t hi)
 }
 
 static void
-least_connections(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n)
+least_connections(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n, uint64_t now)
 {
 	uint64_t act = 0, w = 0;
 	uint32_t i, m = 0;
 
 	for (i = 0; i < n; i++)
-		if (judged(recs[i])) {
+		if (judged(recs[i], now)) {
 			act += recs[i]->hr_load.active;
 			w += recs[i]->hr_be.weight ? recs[i]->hr_be.weight : 1;
 			m++;
@@ -118,7 +119,7 @@ least_connections(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n)
 		struct mgr_hrec *r = recs[i];
 		double own;
 
-		if (!judged(r))
+		if (!judged(r, now))
 			continue;
 		own = (double)r->hr_load.active / (r->hr_be.weight ? r->hr_be.weight : 1);
 		r->hr_lc = clamp_step(
@@ -156,7 +157,7 @@ median_without(const double *sorted, uint32_t m, double v)
 }
 
 static void
-mitigate(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n)
+mitigate(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n, uint64_t now)
 {
 	double *rates = calloc(n + 1, sizeof(*rates)), med;
 	uint32_t i, m = 0, judged_n = 0, held = 0;
@@ -171,7 +172,7 @@ mitigate(struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n)
 
 		r->hr_fail_rate = -1;
 		/* An agent restarted: its counters went back; this step says nothing. */
-		if (!judged(r) || !r->hr_load_step.known ||
+		if (!judged(r, now) || !r->hr_load_step.known ||
 			r->hr_load.opened < r->hr_load_step.opened ||
 			r->hr_load.failed < r->hr_load_step.failed)
 			continue;
@@ -214,24 +215,44 @@ void
 mgr_load_step(
 	struct mgr_hsvc *s, struct mgr_hrec *const *recs, uint32_t n, uint64_t now, uint64_t *next)
 {
+	bool lc = s->hs_balance == LB_BALANCE_LEAST_CONNECTIONS;
 	uint32_t i;
 
+	/*
+	 * A factor whose option is off is neutral: kept, it would hold a pool
+	 * that stopped steering (or steers by the other option) where its last
+	 * step left it, and come back if the option did.
+	 */
+	for (i = 0; i < n; i++) {
+		struct mgr_hrec *r = recs[i];
+
+		if (r->hr_lc == 0 || !lc)
+			r->hr_lc = MGR_LOAD_ONE;
+		if (r->hr_mit == 0 || !s->hs_mitigate)
+			r->hr_mit = MGR_LOAD_ONE;
+		/* A ramp starts from neutral and is not steered (mgr_effective.c). */
+		if (mgr_hrec_ramping(r, now))
+			r->hr_lc = MGR_LOAD_ONE;
+	}
 	if (!mgr_load_steers(s))
 		return;
 	if (now >= s->hs_load_next_ms) {
 		s->hs_load_next_ms = now + MGR_LOAD_STEP_MS;
-		for (i = 0; i < n; i++) {
-			if (recs[i]->hr_lc == 0)
-				recs[i]->hr_lc = MGR_LOAD_ONE;
-			if (recs[i]->hr_mit == 0)
-				recs[i]->hr_mit = MGR_LOAD_ONE;
-		}
-		if (s->hs_balance == LB_BALANCE_LEAST_CONNECTIONS)
-			least_connections(s, recs, n);
+		if (lc)
+			least_connections(s, recs, n, now);
 		if (s->hs_mitigate)
-			mitigate(s, recs, n);
-		for (i = 0; i < n; i++)
-			recs[i]->hr_load_step = recs[i]->hr_load;
+			mitigate(s, recs, n, now);
+		for (i = 0; i < n; i++) {
+			struct mgr_hrec *r = recs[i];
+
+			/*
+			 * A backend that fails its connections has few of them: least
+			 * connections would send it more than mitigation takes away.
+			 */
+			if (r->hr_mit < MGR_LOAD_ONE && r->hr_lc > MGR_LOAD_ONE)
+				r->hr_lc = MGR_LOAD_ONE;
+			r->hr_load_step = r->hr_load;
+		}
 	}
 	if (s->hs_load_next_ms < *next)
 		*next = s->hs_load_next_ms;

@@ -10,7 +10,8 @@
  *   fail-open: below the count or the percent every registered backend is active
  *   slow start: a tenth of the weight, ten steps, the pool's weights x10 meanwhile
  *   draining: a deleted backend drains for the delay then goes; admin drain stays
- *   restart: health taken from the committed table, nothing changes
+ *   restart: health taken from the committed table, nothing changes, a
+ *   drain rebuilt from it keeps its weight
  *   (withdraw_below: test_withdraw.c)
  */
 #include <arpa/inet.h>
@@ -450,6 +451,62 @@ Test(health, draining)
 	lb_ftable_free(&d3);
 	mgr_pools_free(&ps);
 	mgr_health_free(h);
+}
+
+/*
+ * A backend deleted from a steered pool drains; the manager restarts
+ * twice within the delay. The committed table's weight of it is already
+ * scaled (x MGR_LOAD_SCALE): rebuilt from it, the drain keeps it as it is
+ * rather than scaling it again at each restart (8, 64, 512 before).
+ */
+Test(health, a_drain_rebuilt_after_a_restart_keeps_its_weight)
+{
+	struct mgr_health *h = health_new(), *h2, *h3;
+	struct lb_ftable d, d2, c, c2, c3;
+	struct mgr_pools ps;
+	uint8_t a[LB_DIGEST_LEN], b[LB_DIGEST_LEN];
+	uint32_t w, w2, w3;
+	uint64_t y = T0 + 1010;
+
+	up(1);
+	up(2);
+	up(3);
+	table(&d, 3, NULL);
+	d.services[0].choice.balance = LB_BALANCE_LEAST_CONNECTIONS;
+	pools(&ps, 0, 0, 0, 300);
+	first_rounds(h, &d, &ps);
+	committed_at(h, &d, y, &c);
+	table(&d2, 2, NULL);
+	d2.services[0].choice.balance = LB_BALANCE_LEAST_CONNECTIONS;
+	cr_assert_eq(mgr_health_sync(h, &d2, &ps, &c, false, y), 0);
+	cr_assert_eq(eff(h, &d2, y, 3, &w, NULL), LB_BACKEND_DRAIN);
+	committed_at(h, &d2, y, &c2);
+
+	/* Restarted: health from c2, the drain rebuilt from it. */
+	h2 = health_new();
+	cr_assert_eq(mgr_health_sync(h2, &d2, &ps, &c2, true, y + 100), 0);
+	cr_assert_eq(eff(h2, &d2, y + 100, 3, &w2, NULL), LB_BACKEND_DRAIN);
+	cr_assert_eq(w2, w, "the drain's weight after a restart: %u, was %u", w2, w);
+	committed_at(h2, &d2, y + 100, &c3);
+	lb_ftable_digest(&c2, a);
+	lb_ftable_digest(&c3, b);
+	cr_assert_eq(memcmp(a, b, LB_DIGEST_LEN), 0, "a restart makes no version by itself");
+
+	/* And again: nothing multiplies. */
+	h3 = health_new();
+	cr_assert_eq(mgr_health_sync(h3, &d2, &ps, &c3, true, y + 200), 0);
+	cr_assert_eq(eff(h3, &d2, y + 200, 3, &w3, NULL), LB_BACKEND_DRAIN);
+	cr_assert_eq(w3, w, "after a second restart: %u, was %u", w3, w);
+
+	lb_ftable_free(&c);
+	lb_ftable_free(&c2);
+	lb_ftable_free(&c3);
+	lb_ftable_free(&d);
+	lb_ftable_free(&d2);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+	mgr_health_free(h2);
+	mgr_health_free(h3);
 }
 
 Test(health, a_restart_changes_nothing)

@@ -234,3 +234,84 @@ Test(load, half_the_pool_at_most)
 	cr_assert_leq(held, N / 2, "never more than half of the pool: %u", held);
 	cr_assert_lt(recs[0].hr_mit, MGR_LOAD_ONE);
 }
+
+/*
+ * An option switched off leaves its factor neutral, not where its last
+ * step left it (a backend stayed mitigated for good once mitigate was
+ * off, with its why still saying so).
+ */
+Test(load, a_factor_whose_option_is_off_is_neutral)
+{
+	uint64_t now = 1000;
+	uint32_t k;
+
+	pool(LB_BALANCE_LEAST_CONNECTIONS, true);
+	step(&now);
+	for (k = 0; k < 5; k++) {
+		traffic(10, 10, 0);
+		step(&now);
+	}
+	cr_assert_eq(recs[0].hr_mit, MGR_MIT_FLOOR);
+	svc.hs_mitigate = false;
+	step(&now);
+	cr_assert_eq(recs[0].hr_mit, MGR_LOAD_ONE, "mitigate off: its factor is 1");
+
+	recs[0].hr_load.active = 16;
+	step(&now);
+	cr_assert_eq(recs[0].hr_lc, MGR_LOAD_ONE / 2);
+	svc.hs_balance = LB_BALANCE_WEIGHTED;
+	svc.hs_mitigate = true; /* still steered, by mitigation alone */
+	step(&now);
+	cr_assert_eq(recs[0].hr_lc, MGR_LOAD_ONE, "least_connections off: its factor is 1");
+}
+
+/*
+ * A backend that refuses every connection holds none: least connections
+ * alone would give it x8 and undo mitigation's x1/8 (it got the most new
+ * flows of the pool). Mitigated, it gets no boost.
+ */
+Test(load, a_mitigated_backend_gets_no_least_connections_boost)
+{
+	uint64_t now = 1000;
+	uint32_t k;
+
+	pool(LB_BALANCE_LEAST_CONNECTIONS, true);
+	for (k = 1; k < N; k++)
+		recs[k].hr_load.active = 50;
+	step(&now);
+	for (k = 0; k < 6; k++) {
+		traffic(10, 10, 0);
+		step(&now);
+	}
+	cr_assert_eq(recs[0].hr_mit, MGR_MIT_FLOOR);
+	cr_assert_leq(recs[0].hr_lc, MGR_LOAD_ONE, "no boost: %u", recs[0].hr_lc);
+	cr_assert_lt(mgr_load_weight(&recs[0], 1), mgr_load_weight(&recs[1], 1),
+		"the failing backend below a busy, working one: %lu against %lu",
+		(unsigned long)mgr_load_weight(&recs[0], 1),
+		(unsigned long)mgr_load_weight(&recs[1], 1));
+}
+
+/*
+ * A backend in slow start ramps as health makes it: least connections
+ * neither judges it (its few connections are the ramp's doing) nor
+ * steers it, and takes it up once the ramp is over.
+ */
+Test(load, a_ramping_backend_is_not_steered)
+{
+	uint64_t now = 1000;
+	uint32_t k;
+
+	pool(LB_BALANCE_LEAST_CONNECTIONS, false);
+	svc.hs_pool.pl_slow_start_s = 60;
+	recs[3].hr_ss_start = now;
+	for (k = 0; k < 3; k++)
+		recs[k].hr_load.active = 50;
+	for (k = 0; k < 5; k++)
+		step(&now);
+	cr_assert_eq(recs[3].hr_lc, MGR_LOAD_ONE, "ramping: not steered");
+	for (k = 0; k < 3; k++)
+		cr_assert_eq(recs[k].hr_lc, MGR_LOAD_ONE, "the others, judged alone, alike");
+	now = recs[3].hr_ss_start + 60000;
+	step(&now);
+	cr_assert_gt(recs[3].hr_lc, MGR_LOAD_ONE, "the ramp over: least connections takes it up");
+}
