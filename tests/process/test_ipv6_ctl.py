@@ -20,11 +20,11 @@ with its PAs and DIPs.
   - the manager restarted reads the same tables and pools back from SQLite.
 """
 import os
-import socket
 import subprocess
 
 from sluicetest.config import TEST_SEED
 from sluicetest.manager import ManagerLab, manager_test_args, mux_version, run_in_lab
+from sluicetest.procs import free_port
 
 SVC6 = "[2001:db8::10]:80"
 SVC4 = "192.0.2.10:80"
@@ -52,12 +52,6 @@ class Lab(ManagerLab):
     def service(self, vip):
         return next((s for s in self.json_ctl("vip", "list")["services"] if s["vip"] == vip),
                     None)
-
-
-def free_port6():
-    with socket.socket(socket.AF_INET6) as s:
-        s.bind(("::1", 0))
-        return s.getsockname()[1]
 
 
 def main():
@@ -205,10 +199,10 @@ def run(lab, check):
           f"{msg.strip()}")
 
     # DIP probes over IPv6
-    port = free_port6()
+    port = free_port("::1")
     lab.start("www6", ["/usr/bin/python3", "-m", "http.server", "--bind", "::1", str(port)],
               cwd=lab.www)
-    dead = free_port6()
+    dead = free_port("::1")
     check(*committed(lab, "an IPv6 service probed by HTTP",
                      lab.ctl("vip", "add", "[::1]:80", "--probe", "http", "--path", "/",
                              "--interval", "1", "--probe-timeout", "1", "--healthy", "1",

@@ -67,11 +67,21 @@ def telemetry(where, cmd, timeout=5.0):
     return reply.get(cmd.split(",")[0])
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on just now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+_GIVEN = set()
+
+
+def free_port(host="127.0.0.1"):
+    """A TCP port on host that nothing listens on just now, and that
+    this process was not given before: the kernel picks bind(0)'s port at
+    random from about 14,000, so a test that asks for ten would otherwise
+    be given one twice in about 0.3 % of runs (two daemons on one port)."""
+    while True:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 def poll(pred, timeout=20, interval=0.05, alive=None):
