@@ -192,9 +192,16 @@ struct lb_tbucket {
 	uint64_t last; /* tick of the last refill */
 };
 
+/*
+ * A bucket with a rate holds at least one token: a burst shared out over
+ * many workers and muxes can leave a share of 0, and a bucket that holds
+ * none never gives one, whatever its rate.
+ */
 static inline void
 lb_tb_rate_set(struct lb_tb_rate *r, uint32_t rate, uint32_t burst, uint64_t hz)
 {
+	if (rate != 0 && burst == 0)
+		burst = 1;
 	r->rate = rate;
 	r->cost = hz;
 	r->cap = (uint64_t)burst * hz;

@@ -56,6 +56,29 @@ Test(tbucket, admits_burst_then_rate)
 	cr_assert_eq(n, 5 + 10 * 100, "admitted %d", n);
 }
 
+/*
+ * burst 1 shared by 8 (2 muxes x 4 workers) leaves seven shares of 0: a
+ * bucket with a rate still holds one token, or seven workers would refuse
+ * everything at any rate.
+ */
+Test(tbucket, a_share_of_no_burst_still_admits_at_its_rate)
+{
+	struct lb_tb_rate r;
+	struct lb_tbucket b;
+	int n = 0, t;
+
+	lb_tb_rate_set(&r, 125, 0, 1000); /* 125/s, a burst share of 0 */
+	lb_tb_init(&b, &r, 0);
+	cr_assert(lb_tb_take(&b, &r, 0), "one token at once");
+	cr_assert(!lb_tb_take(&b, &r, 0), "and only one");
+	for (t = 1; t <= 1000; t++)
+		n += lb_tb_take(&b, &r, (uint64_t)t);
+	cr_assert_eq(n, 125, "its rate over a second: %d", n);
+	lb_tb_rate_set(&r, 0, 0, 1000);
+	lb_tb_init(&b, &r, 0);
+	cr_assert(!lb_tb_take(&b, &r, 5000), "a share of no rate admits nothing");
+}
+
 Test(tbucket, random_schedule_matches_exact_model)
 {
 	uint64_t seed = 14, t = 0;
