@@ -14,6 +14,7 @@
 #include "dp_counters.h"
 #include "lb_codec.h"
 #include "lb_err.h"
+#include "lb_flow.h"
 #include "lb_parse.h"
 #include "mux_conn.h"
 #include "mux_gen.h"
@@ -113,14 +114,17 @@ judge(struct mux_worker *w, struct mux_lim_cnt *c, bool ok, uint8_t mode)
 
 /*
  * A packet's source prefix as the per-source table's key. IPv4: (sid + 1)
- * << 32 | the prefix, exact. IPv6: the prefix (default /64) folded into 64
- * bits with the service id, and the top bit set so that it never equals an
- * IPv4 key: two prefixes share a bucket only if their folds collide.
+ * << 32 | the prefix, exact. IPv6: the prefix (default /64) and the
+ * service id hashed into 64 bits under the generation's secret seed
+ * (SipHash), and the top bit set so that it never equals an IPv4 key. Two
+ * prefixes share a bucket only by chance: an unkeyed fold let a client
+ * compute an address whose bucket was its victim's.
  */
 static uint64_t
-src_key(uint32_t sid, const uint8_t *p, const struct lb_pkt *pi, uint8_t prefix)
+src_key(const struct mux_gen *g, uint32_t sid, const uint8_t *p, const struct lb_pkt *pi,
+	uint8_t prefix)
 {
-	uint64_t w[2], key;
+	uint64_t w[3];
 	uint32_t a;
 
 	if (!pi->v6) {
@@ -140,9 +144,8 @@ src_key(uint32_t sid, const uint8_t *p, const struct lb_pkt *pi, uint8_t prefix)
 	} else if (prefix < 128) {
 		w[1] &= ~0ull << (128 - prefix);
 	}
-	key = (w[0] ^ (w[1] * 0xc2b2ae3d27d4eb4fULL) ^ ((uint64_t)sid << 20)) *
-	      0x9e3779b97f4a7c15ULL;
-	return key | 1ull << 63;
+	w[2] = sid;
+	return lb_siphash13(&g->seed, w, sizeof(w)) | 1ull << 63;
 }
 
 /* The bucket of (service, source prefix): a newcomer in a taken slot starts full. */
@@ -178,7 +181,7 @@ mux_limit_check(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
 		lb_topk_add(&ls->top, pi->src);
 	if (r->rule[LB_LIM_SOURCE].limit != 0) {
 		struct lb_tbucket *b =
-			src_bucket(l, ls, src_key(s->sid, p, pi, r->source_prefix), now);
+			src_bucket(l, ls, src_key(g, s->sid, p, pi, r->source_prefix), now);
 
 		deny = judge(w, &ls->cnt[LB_LIM_SOURCE], lb_tb_take(b, &ls->src, now),
 			r->rule[LB_LIM_SOURCE].mode);

@@ -10,8 +10,10 @@ sees them; every backend behind an IPv4 PA (6in4).
     SRC    per_source 1/s, burst 2, the default /64, intercept, refuse
            icmp: 6 SYNs from six addresses of one /64 (2 pass), 2 from
            another /64 (both pass)
-    SRC128 per_source 1/s, burst 1, /128: 2 SYNs from each of 3 addresses
-           of one /64 (one each passes)
+    SRC128 per_source 1/s, burst 1, /128: one SYN from ATTACKER (passes),
+           then 2 SYNs from each of 3 addresses of one /64 (one each
+           passes): ATTACKER was made to share the first one's bucket
+           under the fold of stop 33 (its key has no secret since)
     MON    new_per_second 1/s, burst 3, monitor: 8 SYNs, all forwarded, 5
            would have been refused
 
@@ -25,6 +27,8 @@ from sluicetest.limits import services, train
 
 RATE, CONNS, SRC, SRC128, MON = ("2001:db8::50", "2001:db8::51", "2001:db8::52",
                                  "2001:db8::53", "2001:db8::54")
+# In another /64, with the interface id that solved the unkeyed fold for 2001:db8:c:5::1.
+ATTACKER = "2001:db8:ffff:1:37d2:31f7:7f87:d145"
 
 # the n-th service's backends: 2001:db8:5:n::1 on PA 10.0.60.n, 2001:db8:5:n::2 on 10.0.61.n
 SERVICES = services(
@@ -41,10 +45,10 @@ EXPECT = {
     RATE: ("new_per_second", (30, 10, 0, 20)),
     CONNS: ("max_connections", (12, 5, 0, 7)),
     SRC: ("per_source", (8, 4, 0, 4)),
-    SRC128: ("per_source", (6, 3, 0, 3)),
+    SRC128: ("per_source", (7, 4, 0, 3)),
     MON: ("new_per_second", (8, 3, 5, 0)),
 }
-FORWARDED = 10 + 5 + 4 + 3 + 8
+FORWARDED = 10 + 5 + 4 + 4 + 8
 RSTS, ICMPS, DROPS = 7, 4, 20 + 3
 
 
@@ -56,6 +60,7 @@ def frames():
                   last=b"hello") +
             train(6, "2001:db8:c:3::%x", SRC, 44000, passed=2, refused="icmp") +
             train(2, "2001:db8:c:4::%x", SRC, 44100) +
+            train(1, lambda i: ATTACKER, SRC128, 45100) +
             # three addresses, two SYNs each
             train(6, lambda i: "2001:db8:c:5::%x" % (i % 3 + 1), SRC128, 45000, passed=3,
                   refused="drop") +
