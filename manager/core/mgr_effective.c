@@ -132,6 +132,10 @@ decide(struct mgr_hrec *r, uint64_t now, uint64_t *next, struct lb_backend_cfg *
 		r->hr_cause = mgr_hrec_healthy(r) ? MGR_WHY_HEALTHY : MGR_WHY_FAIL_OPEN;
 		return;
 	}
+	if (!mgr_hrec_healthy(r) && s->hs_restart_hold && r->hr_ran_healthy) {
+		r->hr_cause = MGR_WHY_RESTART;
+		return;
+	}
 	if (!mgr_hrec_healthy(r)) {
 		out->state = LB_BACKEND_MAINT;
 		r->hr_cause = r->hr_health == MGR_H_INITIAL ? MGR_WHY_INITIAL : MGR_WHY_UNHEALTHY;
@@ -298,6 +302,7 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 	open = below_min(p, ok, reg);
 	if (inferred == 0)
 		s->hs_restart_withdrawn = false; /* every backend has spoken */
+	s->hs_restart_hold = inferred != 0;
 	s->hs_zones_open = 0;
 	for (i = lo; i < hi; i++)
 		h->h_recs[i]->hr_zone_open = false;
@@ -637,6 +642,12 @@ cause_text(const struct mgr_hrec *r, char *buf, size_t len)
 		return buf;
 	case MGR_WHY_SLOW_START:
 		return "slow start";
+	case MGR_WHY_RESTART:
+		snprintf(buf, len,
+			"unhealthy (%s), kept as it ran until every backend of the pool has a "
+			"verdict since the manager started",
+			r->hr_last_fail);
+		return buf;
 	case MGR_WHY_DEREG:
 		snprintf(buf, len, "deregistered: draining for %" PRIu32 " s",
 			s->hs_pool.pl_drain_delay_s);

@@ -210,6 +210,7 @@ health_from_committed(struct mgr_hrec *r, const struct lb_ftable *committed, uin
 		r->hr_last_fail_ms = now;
 	} else {
 		r->hr_health = MGR_H_HEALTHY;
+		r->hr_ran_healthy = true;
 	}
 }
 
@@ -490,6 +491,7 @@ mgr_health_sync(struct mgr_health *h, const struct lb_ftable *desired,
 			int j = lb_ftable_find(committed, &k);
 
 			s->hs_restart_withdrawn = j >= 0 && committed->services[j].withdrawn;
+			s->hs_restart_hold = true; /* until the table is made and says */
 		}
 		s->hs_was_probed = s->hs_pool.pl_probe != LB_PROBE_NONE;
 		s->hs_pool_changed = !mgr_pool_equal(&s->hs_pool, mgr_pools_get(pools, &k));
@@ -583,8 +585,11 @@ mgr_health_verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_
 
 	r->hr_in_flight = false;
 	unhold(h, r);
-	if (rc != MGR_DIP_NOSOCK)
+	if (rc != MGR_DIP_NOSOCK && r->hr_inferred) {
 		r->hr_inferred = false;
+		/* Its pool may wait for it: the table is made again to see. */
+		changed = r->hr_svc->hs_restart_hold || r->hr_svc->hs_restart_withdrawn;
+	}
 	if (rc == MGR_DIP_NOSOCK) {
 		h->h_stats.ps_nosock++;
 		if (!h->h_nosock_logged)

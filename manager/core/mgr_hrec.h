@@ -27,6 +27,7 @@ enum mgr_why {
 	MGR_WHY_GONE,
 	MGR_WHY_LOAD,	   /* least_connections steers its weight (mgr_load.c) */
 	MGR_WHY_MITIGATED, /* anomaly mitigation lowered it */
+	MGR_WHY_RESTART,   /* unhealthy, held as it ran until its pool has spoken */
 };
 
 struct mgr_hsvc {
@@ -48,6 +49,13 @@ struct mgr_hsvc {
 	 * table cannot tell a pool that failed open from a healthy one).
 	 */
 	bool hs_restart_withdrawn;
+	/*
+	 * Some backend has had no verdict since the manager started: one found
+	 * unhealthy meanwhile stays as it ran. A pool that failed open runs
+	 * every backend active, so the first verdicts would otherwise take its
+	 * backends out one by one until the last reopened it.
+	 */
+	bool hs_restart_hold;
 	uint64_t hs_withdrawn_since;
 	uint32_t hs_scale;	/* weights x10 while a light backend ramps */
 	uint64_t hs_sum_weight; /* of its active backends, for shares */
@@ -103,6 +111,7 @@ struct mgr_hrec {
 	uint32_t hr_heap;      /* index in the heap, MGR_NO_HEAP when out */
 	bool hr_in_flight;     /* its probe runs: hr_due is the deadline */
 	bool hr_inferred;      /* health taken from the committed table: no verdict since */
+	bool hr_ran_healthy;   /* ... and it ran in that table (hs_restart_hold) */
 	bool hr_as_run;	       /* a drain rebuilt after a restart: hr_be.weight is as committed */
 	/* the prober's state for r (mgr_dip_prober.c), NULL until it probes r */
 	struct mgr_dip_probe *hr_probe;
