@@ -49,7 +49,8 @@
 	X(LIMIT, "limit_refused")		    /* mux: an admission rule refused it */        \
 	X(UNUSABLE, "backend_unusable")		    /* mux: reject policy, not answerable */       \
 	X(NO_CREDIT, "no_credit")		    /* mux: capped pool, no credit anywhere */     \
-	X(IP_SRCROUTE, "ip_source_route")	    /* IPv4 source route with hops left */
+	X(IP_SRCROUTE, "ip_source_route")	    /* IPv4 source route with hops left */         \
+	X(ECN_NOT_ECT, "ecn_not_ect")		    /* agent: CE on a packet not ECN-capable */
 
 enum lb_drop {
 	LB_DROP_NONE = 0,

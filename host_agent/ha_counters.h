@@ -45,6 +45,9 @@
 		"fragments_received_total")                                                        \
 	X(reassembled, DP_SHOW, 0, "tunnel datagrams reassembled from those fragments",            \
 		"reassembled_total")                                                               \
+	X(ecn_ce, DP_SHOW, 0,                                                                      \
+		"tunnel packets whose outer CE mark was carried to the inner header",              \
+		"ecn_ce_total")                                                                    \
 	X(tx, DP_SHOW, 0, "packets the ports took", "transmitted_packets_total")                   \
 	X(idle_sleeps, DP_TEL, 0, "naps of the idle lcore", "idle_naps_total")                     \
 	X(idle_wakes, DP_TEL, 0, "naps a frame on an af_packet port ended (dp_wake.h)",            \

@@ -8,7 +8,9 @@
  * sound, and its inner packet (IPv4 behind protocol 4, IPv6 behind 41)
  * parses and is addressed to a DIP of a local VM. The outer header is
  * stripped by writing the VM's Ethernet header over its last 14 bytes: no
- * copy of the payload.
+ * copy of the payload. Its ECN field is not: a router between mux and
+ * host may have marked it CE, and the mark goes on to the inner header
+ * (RFC 6040 4.2, below).
  */
 /* rte_ip_frag_table_del_expired_entries() is still experimental in DPDK 22.11. */
 #define ALLOW_EXPERIMENTAL_API
@@ -122,6 +124,85 @@ tunnel_ours(const struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi
 	return lb_addr4_in(pi->src, w->muxes, w->n_muxes) ? 0 : LB_DROP_UNKNOWN_MUX;
 }
 
+/* The ECN field's codepoints (RFC 3168 5): the low two bits of the TOS or traffic class. */
+enum { ECN_NOT_ECT = 0, ECN_ECT1 = 1, ECN_ECT0 = 2, ECN_CE = 3, ECN_MASK = 3 };
+
+/* The ECN field of the IPv4 or IPv6 header at l3. */
+static inline uint8_t
+ecn_of(const uint8_t *l3, int v6)
+{
+	if (v6)
+		return (uint8_t)(lb_be32_to_cpu(((const struct lb_ipv6_hdr *)l3)->vtc_flow) >> 20) &
+		       ECN_MASK;
+	return ((const struct lb_ipv4_hdr *)l3)->tos & ECN_MASK;
+}
+
+/*
+ * Set the ECN field of the IPv4 or IPv6 header at l3 to ecn. IPv4's
+ * header checksum follows its first word, where the TOS is.
+ */
+static inline void
+ecn_set(uint8_t *l3, int v6, uint8_t ecn)
+{
+	if (v6) {
+		struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)l3;
+		uint32_t vtc = lb_be32_to_cpu(ip->vtc_flow);
+
+		ip->vtc_flow =
+			lb_cpu_to_be32((vtc & ~((uint32_t)ECN_MASK << 20)) | (uint32_t)ecn << 20);
+	} else {
+		struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)l3;
+		lb_be16_t old, new;
+
+		memcpy(&old, l3, 2);
+		ip->tos = (uint8_t)((ip->tos & ~ECN_MASK) | ecn);
+		memcpy(&new, l3, 2);
+		ip->csum = lb_csum_update16(ip->csum, old, new);
+	}
+}
+
+/*
+ * The inner header's ECN field on leaving the tunnel, given the outer's
+ * (RFC 6040 4.2, figure 4), or -1: drop it. The mux copied the inner field
+ * into the outer one, so what differs is a router's doing on the way:
+ * CE (congestion) goes on to an ECN-capable inner header; over a Not-ECT
+ * one, whose transport would not heed it, the packet is dropped, as that
+ * router would have dropped it. An outer ECT(1) over an inner ECT(0) gives
+ * ECT(1). The combinations the RFC calls currently unused (an outer ECT
+ * over an inner Not-ECT, an outer ECT(1) over an inner CE) leave the inner
+ * field as it is, as its table says; they are not logged (no logging on
+ * the fast path) nor counted.
+ */
+static inline int
+ecn_decap(uint8_t outer, uint8_t inner)
+{
+	if (outer == ECN_CE)
+		return inner == ECN_NOT_ECT ? -1 : ECN_CE;
+	if (outer == ECN_ECT1 && inner == ECN_ECT0)
+		return ECN_ECT1;
+	return inner;
+}
+
+/*
+ * The outer ECN field of a datagram reassembled from the fragments
+ * chained at m, each one's in its mbuf (reassemble()). The first
+ * fragment's header is the datagram's, but a router may have marked any
+ * of them, and reassembly must not lose the mark (RFC 3168 5.3): CE if
+ * one is CE, or -1 (drop) if another is also Not-ECT, where CE may not be
+ * set; otherwise 0, the first header's field stands.
+ */
+static int
+frag_ecn(const struct rte_mbuf *m)
+{
+	int ce = 0, not_ect = 0;
+
+	for (; m != NULL; m = m->next) {
+		ce |= m->hash.usr == ECN_CE;
+		not_ect |= m->hash.usr == ECN_NOT_ECT;
+	}
+	return ce ? (not_ect ? -1 : ECN_CE) : 0;
+}
+
 /*
  * An outer fragment. A router between mux and host may split a tunnel
  * packet the client let be fragmented (the mux copies DF into 4in4), and
@@ -143,7 +224,7 @@ reassemble(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *outer)
 	uint8_t *l3 = p + outer->l2_len;
 	struct rte_mbuf *whole;
 	uint8_t inner;
-	int rc = 0;
+	int rc = 0, ecn;
 
 	if (outer->v6) {
 		const struct lb_ipv6_frag_hdr *fh =
@@ -165,6 +246,12 @@ reassemble(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *outer)
 	/* Ethernet padding would land inside the reassembled datagram. */
 	dp_trim_to(m, frame);
 	m->l2_len = outer->l2_len;
+	/*
+	 * The library keeps the first fragment's header alone: each
+	 * fragment's ECN field rides in its own mbuf for frag_ecn() (hash.usr;
+	 * the agent never reads the RSS hash that shares its word).
+	 */
+	m->hash.usr = ecn_of(l3, outer->v6);
 	w->cnt.frags_in++;
 	if (outer->v6) {
 		m->l3_len = sizeof(struct lb_ipv6_hdr) + sizeof(struct lb_ipv6_frag_hdr);
@@ -178,15 +265,23 @@ reassemble(struct ha_worker *w, struct rte_mbuf *m, const struct lb_pkt *outer)
 	}
 	if (whole == NULL)
 		return NULL; /* held; or given up, in the death row */
+	/* Each fragment is still a segment of its own, until linearized. */
+	ecn = frag_ecn(whole);
+	if (ecn < 0) {
+		ha_drop(w, whole, LB_DROP_ECN_NOT_ECT);
+		return NULL;
+	}
 	if (whole->nb_segs != 1 && rte_pktmbuf_linearize(whole) != 0) {
 		ha_drop(w, whole, LB_DROP_REASSEMBLY_TOO_BIG);
 		return NULL;
 	}
 	/* The library leaves the IPv4 checksum for a TX offload we do not ask for. */
 	whole->ol_flags &= ~RTE_MBUF_F_TX_IP_CKSUM;
+	l3 = rte_pktmbuf_mtod_offset(whole, uint8_t *, whole->l2_len);
+	if (ecn == ECN_CE)
+		ecn_set(l3, outer->v6, ECN_CE);
 	if (!outer->v6) {
-		struct lb_ipv4_hdr *ip =
-			rte_pktmbuf_mtod_offset(whole, struct lb_ipv4_hdr *, whole->l2_len);
+		struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)l3;
 
 		ip->csum = 0;
 		ip->csum = lb_ipv4_hdr_csum(ip, whole->l3_len);
@@ -307,13 +402,34 @@ fix_inner(struct ha_worker *w, uint8_t *p, const struct lb_pkt *pi)
 	}
 }
 
+/*
+ * The inner header at l3 (IPv6 if v6) given what RFC 6040 makes of its
+ * ECN field and the outer one's, outer. 0, or -1: drop it (CE over
+ * Not-ECT). Only a CE set from the outer header is counted: the mux copied
+ * the inner field out, so that is congestion between mux and host.
+ */
+static int
+decap_ecn(struct ha_worker *w, uint8_t *l3, int v6, uint8_t outer)
+{
+	uint8_t inner = ecn_of(l3, v6);
+	int ecn = ecn_decap(outer, inner);
+
+	if (ecn < 0)
+		return -1;
+	if (ecn != inner) {
+		ecn_set(l3, v6, (uint8_t)ecn);
+		w->cnt.ecn_ce += ecn == ECN_CE;
+	}
+	return 0;
+}
+
 static void
 deliver(struct ha_worker *w, struct rte_mbuf *m)
 {
 	const uint8_t *p0 = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct lb_pkt outer, pi;
 	uint32_t len = m->data_len;
-	uint8_t *p;
+	uint8_t *p, ecn;
 	int rc, vm, inner6;
 
 	rc = lb_parse(p0, len, &outer);
@@ -337,6 +453,8 @@ deliver(struct ha_worker *w, struct rte_mbuf *m)
 		return;
 	}
 	inner6 = outer.proto == LB_IPPROTO_IPV6;
+	/* Read before the Ethernet header goes over the outer one. */
+	ecn = ecn_of(p0 + outer.l2_len, outer.v6);
 	dp_trim_to(m, outer.l2_len + outer.l3_len);
 	/* Drop the outer header; the Ethernet header goes over its tail. */
 	p = (uint8_t *)rte_pktmbuf_adj(m, (uint16_t)(outer.l4_off - sizeof(struct lb_eth_hdr)));
@@ -353,6 +471,11 @@ deliver(struct ha_worker *w, struct rte_mbuf *m)
 	vm = vm_of(w, p, &pi);
 	if (vm < 0) {
 		ha_drop(w, m, LB_DROP_NO_LOCAL_DIP);
+		return;
+	}
+	/* An outer Not-ECT leaves the inner field as it is. */
+	if (ecn != ECN_NOT_ECT && decap_ecn(w, p + pi.l2_len, inner6, ecn) != 0) {
+		ha_drop(w, m, LB_DROP_ECN_NOT_ECT);
 		return;
 	}
 	fix_inner(w, p, &pi);

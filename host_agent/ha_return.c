@@ -9,8 +9,9 @@
  * for its Ethernet header; other sources, and tunnels, are dropped. The
  * agent is the VM's gateway: it answers every ARP request that is not for
  * the VM's own address, and neighbor solicitations for gateway6; what else
- * an IPv6 VM says to its link (router solicitations, MLD reports, from its
- * link-local address or to a multicast group) stays on the link.
+ * an IPv6 VM says to its link (router solicitations, MLD reports: from its
+ * link-local address, to a link-local address or to a multicast group)
+ * stays on the link.
  */
 #include <string.h>
 
@@ -80,16 +81,25 @@ is_dip(const struct ha_vm *v, const uint8_t *a, int v6)
 		  : v->dip != 0 && memcmp(a, &v->dip, 4) == 0;
 }
 
+/* The IPv6 address at a is link-local (fe80::/10). */
+static inline int
+link_local(const uint8_t *a)
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
 /*
- * IPv6 that is the link's business and no one's beyond it: from a
- * link-local source (fe80::/10) or to a multicast group.
+ * IPv6 that is the link's business and no one's beyond it: from or to a
+ * link-local address (fe80::/10; RFC 4291 2.5.6: no router forwards
+ * either, whatever the other address is: a VM's packet from its global
+ * DIP6 to gateway6 fe80::1 is for its link), or to a multicast group.
  */
 static int
 link_scope(const uint8_t *p, const struct lb_pkt *pi)
 {
-	const uint8_t *s = ip_src(p, pi), *d = lb_pkt_ip_dst6(p, pi);
+	const uint8_t *d = lb_pkt_ip_dst6(p, pi);
 
-	return (s[0] == 0xfe && (s[1] & 0xc0) == 0x80) || d[0] == 0xff;
+	return link_local(ip_src(p, pi)) || link_local(d) || d[0] == 0xff;
 }
 
 static void

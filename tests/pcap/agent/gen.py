@@ -9,12 +9,13 @@
 Each row is (description, input port, frame, expectation). The expectation
 is a drop reason (nothing may come out anywhere) or one of:
 
-    to_vm(vm, mss=, quote_src=, whole=)
+    to_vm(vm, mss=, quote_src=, whole=, ecn=)
                                   decapsulated to vm: the inner datagram as
                                   sent (whole: as given, for the last of a
                                   datagram's outer fragments), but the MSS
                                   clamped / the ICMP quote's source set to
-                                  (dip, port)
+                                  (dip, port) / its ECN field set to ecn
+                                  (RFC 6040: from the outer header's)
     HELD                          an outer fragment the agent keeps for
                                   reassembly: nothing comes out for it
     dsr(src, sport=, mss=, quote_dst=)
@@ -72,10 +73,12 @@ def config():
                           probers=[PROBER])
 
 
-def to_vm(vm, mss=None, quote_src=None, whole=None):
+def to_vm(vm, mss=None, quote_src=None, whole=None, ecn=None):
     """whole: the inner datagram, when the row's frame holds only its last
-    outer fragment."""
-    return {"kind": "to_vm", "port": vm, "mss": mss, "quote_src": quote_src, "whole": whole}
+    outer fragment; ecn: the ECN field the inner header leaves with, when
+    not the one it was sent with."""
+    return {"kind": "to_vm", "port": vm, "mss": mss, "quote_src": quote_src, "whole": whole,
+            "ecn": ecn}
 
 
 def dsr(src, sport=None, mss=None, quote_dst=None):
@@ -93,6 +96,7 @@ def probe_in(vm):
 
 PASS = {"kind": "pass", "port": "uplink"}
 HELD = {"kind": "held"}  # an outer fragment, kept until its datagram is whole
+NOT_ECT, ECT1, ECT0, CE = 0, 1, 2, 3  # the ECN field (RFC 3168 5)
 PROBE_OUT = {"kind": "probe_out", "port": "uplink"}
 ECHO = {"kind": "echo", "port": "uplink"}
 
@@ -107,12 +111,13 @@ def rows():
     def vm_mac(name):
         return [v.mac for v in VMS if v.name == name][0]
 
-    def tunnel(inner, src=MUX, dst=PA, t=None, vlan=None, options=None, outer_fix=None):
-        """inner: a scapy IP packet or raw bytes; t: the tag (IP ids)."""
+    def tunnel(inner, src=MUX, dst=PA, t=None, vlan=None, options=None, outer_fix=None, tos=0):
+        """inner: a scapy IP packet or raw bytes; t: the tag (IP ids); tos:
+        the outer TOS."""
         e = Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0))
         if vlan is not None:
             e = e / Dot1Q(vlan=vlan)
-        o = IP(src=src, dst=dst, proto=4, id=t, ttl=63, flags="DF")
+        o = IP(src=src, dst=dst, proto=4, id=t, ttl=63, flags="DF", tos=tos)
         if options is not None:
             o.options = options
         b = bytearray(bytes(e / o / Raw(bytes(inner))))
@@ -281,6 +286,55 @@ def rows():
     row("plain TCP fragment to the PA (not a tunnel: never reassembled)", "uplink",
         bytes(Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) /
               fragment(p, fragsize=304)[1]), "fragment")
+
+    # -- 2c. ECN (RFC 6040 4.2): the mux copies the inner ECN field into the
+    # outer header; a router on the way may mark the outer one CE, and the
+    # agent carries the mark on to the inner header (its checksum updated)
+    # or, over a Not-ECT inner header, drops the packet. DSCP AF41 (0x88)
+    # in both headers, as the mux copies it, must stay.
+    def ecn_udp(ecn, dip="10.1.0.11", n=20):
+        t = next_tag()
+        return t, IP(src=CLIENT, dst=dip, id=t, ttl=57, tos=0x88 | ecn) / UDP(
+            sport=rnd.randint(1024, 65535), dport=5353) / payload(n)
+
+    for desc, outer, inner, exp in [
+            ("outer CE over inner ECT(0): the VM gets CE", CE, ECT0, to_vm("vm11", ecn=CE)),
+            ("outer CE over inner ECT(1): the VM gets CE", CE, ECT1, to_vm("vm11", ecn=CE)),
+            ("outer CE over inner CE: unchanged", CE, CE, to_vm("vm11")),
+            ("outer CE over inner Not-ECT: dropped", CE, NOT_ECT, "ecn_not_ect"),
+            ("outer ECT(0) over inner ECT(0): unchanged", ECT0, ECT0, to_vm("vm11")),
+            ("outer ECT(1) over inner ECT(0): the VM gets ECT(1)", ECT1, ECT0,
+             to_vm("vm11", ecn=ECT1)),
+            ("outer ECT(0) over inner Not-ECT (an unused combination): unchanged", ECT0,
+             NOT_ECT, to_vm("vm11"))]:
+        t, p = ecn_udp(inner)
+        row("decap ECN: " + desc, "uplink", tunnel(p, t=t, tos=0x88 | outer), exp)
+    t, p = syn("10.1.0.12", [("MSS", 1460)])
+    p.tos = ECT0
+    row("decap ECN: outer CE over a SYN ECT(0) to vm12: CE, and clamped", "uplink",
+        tunnel(p, t=t, tos=CE), to_vm("vm12", mss=CLAMP, ecn=CE))
+
+    # A fragment keeps its own outer ECN field, and reassembly must not
+    # lose a mark on any of them (RFC 3168 5.3), though DPDK keeps only the
+    # first fragment's header; CE with a Not-ECT fragment beside it may not
+    # be set, and the datagram is dropped.
+    def with_tos(frame, tos):
+        b = bytearray(frame)
+        b[15] = tos
+        return bytes(b[:14]) + sp.ip_csum_fixed(bytes(b[14:]))
+
+    t, p = ecn_udp(ECT0, dip="10.1.0.12", n=1000)
+    fr = tunnel_frags(p, t, 600)
+    assert len(fr) == 2
+    row("outer fragments, ECN: first of 2, ECT(0), held", "uplink", with_tos(fr[0], 0x8a), HELD)
+    row("outer fragments, ECN: last of 2, marked CE: the VM gets CE", "uplink",
+        with_tos(fr[1], 0x8b), to_vm("vm12", whole=bytes(p), ecn=CE))
+    t, p = ecn_udp(ECT0, dip="10.1.0.12", n=1000)
+    fr = tunnel_frags(p, t, 600)
+    row("outer fragments, ECN: first of 2, Not-ECT, held", "uplink", with_tos(fr[0], 0x88),
+        HELD)
+    row("outer fragments, ECN: last of 2, CE beside a Not-ECT one: dropped", "uplink",
+        with_tos(fr[1], 0x8b), "ecn_not_ect")
 
     # -- 3. What the uplink refuses.
     t, p = syn("10.1.0.11", [("MSS", 1460)])

@@ -4,7 +4,8 @@
 For every row of gen.py the expected output frame is built here from the
 input frame and the row's expectation alone: the outer header stripped, or
 the source rewritten to VIP:vport, the MSS lowered, an ICMP quote's address
-and port changed, all checksums recomputed by scapy. The agent's frame must
+and port changed, the inner ECN field set from the outer one, all checksums
+recomputed by scapy. The agent's frame must
 equal it byte for byte (a TCP/ICMP checksum of 0xffff may read 0x0000),
 come out on the expected port, and be the only frame of its row; dropped
 rows leave no frame anywhere and count under their reason. The JSON
@@ -72,6 +73,10 @@ def expected_frame(cfg, port, frame, exp, got):
             assert d != bytes(before), "test bug: nothing to clamp"
         if exp["quote_src"] is not None:
             d = sp.icmp_quote_edit(d, src=exp["quote_src"][0], sport=exp["quote_src"][1])
+        if exp.get("ecn") is not None:
+            d = bytearray(d)
+            d[1] = (d[1] & 0xFC) | exp["ecn"]
+            d = sp.ip_csum_fixed(bytes(d))
         vm = cfg.vm(exp["port"])
         return sp.eth_frame(vm.mac, cfg.port_mac(vm.name), sp.ETH_IPV4, d)
     if kind == "probe_in":
@@ -188,7 +193,7 @@ def one_run(case, rows, clamp):
     claimed = set()
     want = {k: 0 for k in ("decap", "dsr", "passthrough", "echo_replies", "arp_replies",
                            "mss_clamped", "icmp_translated", "probe_in", "probe_out",
-                           "frags_in", "reassembled")}
+                           "frags_in", "reassembled", "ecn_ce")}
     to_vm = {v.name: 0 for v in cfg.vms}
     drops = {}
     for desc, port, frame, exp in rows:
@@ -222,6 +227,7 @@ def one_run(case, rows, clamp):
                   "arp": "arp_replies", "probe_out": "probe_out"}[k]] += 1
         want["reassembled"] += exp.get("whole") is not None
         want["mss_clamped"] += exp.get("mss") is not None
+        want["ecn_ce"] += exp.get("ecn") == gen.CE  # an ECT inner header marked
         want["icmp_translated"] += exp.get("quote_src") is not None or \
             exp.get("quote_dst") is not None
     for k, v in by_key.items():

@@ -13,9 +13,12 @@ IPv6 flow label of an IPv6 packet (inner or plain), the IP id of an IPv4
 one, the echo id of a ping; neighbor solicitations come from a MAC of the
 row's own, and the advertisement goes back to it.
 
-    to_vm(vm, mss=, quote_src=, whole=)   decapsulated to vm, as sent but
-                                          the MSS clamped or the ICMPv6
+    to_vm(vm, mss=, quote_src=, whole=, ecn=)
+                                          decapsulated to vm, as sent but
+                                          the MSS clamped, the ICMPv6
                                           quote's source set to (dip, port)
+                                          or the ECN field set to ecn (RFC
+                                          6040: from the outer header's)
     HELD                                  an outer fragment kept for reassembly
     dsr(src, sport=, mss=, quote_dst=)    out the uplink as from VIP:vport
     PASS, PROBE_OUT                       out the uplink untouched
@@ -70,8 +73,9 @@ def config():
                           probers=[PROBER6], pa6=PA6, gateway6=GATEWAY6)
 
 
-def to_vm(vm, mss=None, quote_src=None, whole=None):
-    return {"kind": "to_vm", "port": vm, "mss": mss, "quote_src": quote_src, "whole": whole}
+def to_vm(vm, mss=None, quote_src=None, whole=None, ecn=None):
+    return {"kind": "to_vm", "port": vm, "mss": mss, "quote_src": quote_src, "whole": whole,
+            "ecn": ecn}
 
 
 def dsr(src, sport=None, mss=None, quote_dst=None):
@@ -89,6 +93,7 @@ def probe_in(vm):
 
 PASS = {"kind": "pass", "port": "uplink"}
 HELD = {"kind": "held"}
+NOT_ECT, ECT1, ECT0, CE = 0, 1, 2, 3  # the ECN field (RFC 3168 5)
 PROBE_OUT = {"kind": "probe_out", "port": "uplink"}
 ECHO = {"kind": "echo", "port": "uplink"}
 SYN_OPTS = [("MSS", 1460), ("SAckOK", b""), ("WScale", 7)]
@@ -101,11 +106,13 @@ def rows():
     def up(p):
         return Ether(src=ROUTER_MAC, dst=sp.pcap_port_mac(0)) / p
 
-    def t6(inner, src=MUX6, dst=PA6):
-        return up(IPv6(src=src, dst=dst, hlim=63, nh=41 if inner.version == 6 else 4) / inner)
+    def t6(inner, src=MUX6, dst=PA6, tc=0):
+        return up(IPv6(src=src, dst=dst, hlim=63, tc=tc, nh=41 if inner.version == 6 else 4) /
+                  inner)
 
-    def t4(inner, src=MUX, dst=PA):
-        return up(IP(src=src, dst=dst, proto=41 if inner.version == 6 else 4, ttl=63) / inner)
+    def t4(inner, src=MUX, dst=PA, tos=0):
+        return up(IP(src=src, dst=dst, proto=41 if inner.version == 6 else 4, ttl=63, tos=tos) /
+                  inner)
 
     def syn6(dip, t, dport=8080):
         return IPv6(src=CLIENT6, dst=dip, fl=t, hlim=60) / TCP(
@@ -171,6 +178,42 @@ def rows():
                                                                offset=cut // 8)
     row("6in6 outer fragment 2 of 2", "uplink", up(last / Raw(raw[cut:])),
         to_vm("vm61", whole=raw))
+    # -- ECN (RFC 6040 4.2): a CE mark a router put on the outer header (IPv6
+    # traffic class, IPv4 TOS) goes on to the inner one (traffic class, or
+    # TOS with its checksum updated); over a Not-ECT inner header the packet
+    # is dropped. DSCP AF41 (0x88), copied by the mux, stays.
+    def udp6(dip, t, ecn, n=30):
+        return IPv6(src=CLIENT6, dst=dip, fl=t, tc=0x88 | ecn) / UDP(sport=999, dport=5353) / \
+            body(n)
+
+    t = next_tag()
+    row("ECN: 6in6, outer CE over inner ECT(0): vm62 gets CE", "uplink",
+        t6(udp6("2001:db8:6::62", t, ECT0), tc=0x88 | CE), to_vm("vm62", ecn=CE))
+    t = next_tag()
+    row("ECN: 4in6, outer CE over inner ECT(1): vm61 gets CE, IPv4 checksum updated", "uplink",
+        t6(IP(src=CLIENT4, dst="10.1.0.61", id=t, ttl=60, tos=0x88 | ECT1) /
+           TCP(sport=40000 + t % 1000, dport=8080, flags="A") / body(20), tc=0x88 | CE),
+        to_vm("vm61", ecn=CE))
+    t = next_tag()
+    row("ECN: 6in4, outer CE over inner Not-ECT: dropped", "uplink",
+        t4(udp6("2001:db8:6::62", t, NOT_ECT), tos=0x88 | CE), "ecn_not_ect")
+    t = next_tag()
+    row("ECN: 6in6, outer CE over inner Not-ECT: dropped", "uplink",
+        t6(udp6("2001:db8:6::62", t, NOT_ECT), tc=0x88 | CE), "ecn_not_ect")
+    t = next_tag()
+    row("ECN: 6in6, outer ECT(0) over inner ECT(0): unchanged", "uplink",
+        t6(udp6("2001:db8:6::62", t, ECT0), tc=0x88 | ECT0), to_vm("vm62"))
+    t = next_tag()
+    row("ECN: 6in4, outer CE over inner ECT(0): vm62 gets CE", "uplink",
+        t4(udp6("2001:db8:6::62", t, ECT0), tos=0x88 | CE), to_vm("vm62", ecn=CE))
+    # Outer IPv6 fragments: the mark on the second is not lost (RFC 3168 5.3).
+    t = next_tag()
+    raw = bytes(udp6("2001:db8:6::62", t, ECT0, n=1300))
+    for i, (a, b, m, tc) in enumerate([(0, cut, 1, 0x88 | ECT0), (cut, None, 0, 0x88 | CE)]):
+        f = IPv6(src=MUX6, dst=PA6, nh=44, tc=tc) / IPv6ExtHdrFragment(
+            nh=41, id=0x778, m=m, offset=a // 8) / Raw(raw[a:b])
+        row("ECN: 6in6 outer fragment %d of 2, %s" % (i + 1, "ECT(0)" if m else "CE"), "uplink",
+            up(f), HELD if m else to_vm("vm62", whole=raw, ecn=CE))
     # -- ICMPv6 errors a router sends about VIP6 -> client, forwarded by a mux.
     t = next_tag()
     quote = IPv6(src=VIP6, dst=CLIENT6, hlim=50) / TCP(sport=80, dport=40100, flags="SA")
@@ -223,6 +266,14 @@ def rows():
             IPv6(src="fe80::61", dst="ff02::2", hlim=255) / ICMPv6ND_RS(), "vm_link_local")
     from_vm("vm61's MLDv2 report", "vm61",
             IPv6(src="fe80::61", dst="ff02::16", hlim=1) / ICMPv6MLReport2(), "vm_link_local")
+    t = next_tag()
+    from_vm("vm61's SYN from its DIP6 to its gateway6 fe80::1: kept on its link", "vm61",
+            IPv6(src="2001:db8:6::61", dst=GATEWAY6, fl=t) / TCP(sport=5001, dport=22, flags="S"),
+            "vm_link_local")
+    t = next_tag()
+    from_vm("vm62's UDP from its DIP6 to febf::9 (the top of fe80::/10): kept on its link",
+            "vm62", IPv6(src="2001:db8:6::62", dst="febf::9", fl=t) / UDP(sport=5, dport=6),
+            "vm_link_local")
     t = next_tag()
     from_vm("vm61's SYN-ACK from DIP6:8080: DSR as VIP6:80, MSS clamped", "vm61",
             IPv6(src="2001:db8:6::61", dst=CLIENT6, fl=t) /
