@@ -145,6 +145,17 @@ ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ft
 				snprintf(errbuf, len, "mapping table full");
 				return -1;
 			}
+			/*
+			 * One DIP behind one VIP:port on two ports: an ICMP error
+			 * quotes VIP:vport, which cannot tell them apart, and the
+			 * VM is told the last port (docs/architecture.md).
+			 */
+			if (rte_hash_lookup(m->by_vip_dip, &vk) >= 0)
+				LB_WARN("%s serves %s port %u on several ports: ICMP errors about "
+					"its flows quote port %u",
+					lb_addr_ntop(sc->af, &bc->dip, d, sizeof(d)),
+					lb_addr_ntop(sc->af, &sc->vip, a, sizeof(a)), sc->port,
+					bc->port);
 			if (rte_hash_add_key_data(m->by_vip_dip, &vk, (void *)(uintptr_t)m->n_lb) <
 				0) {
 				snprintf(errbuf, len, "mapping table full");

@@ -257,11 +257,23 @@ def one_run(case, rows, clamp):
     return want, drops, n_out
 
 
+def two_ports_one_dip(case):
+    """vm11 behind the TCP service on two ports: an ICMP error quotes
+    VIP:80, which cannot say which, and the agent says so at start."""
+    cfg = gen.config()
+    cfg.services = [sp.Service(gen.VIP, "tcp", 80, [sp.Backend("10.1.0.11", 8080, gen.PA),
+                                                    sp.Backend("10.1.0.11", 8081, gen.PA)])]
+    run = case.run_agent(cfg, {}, tag="two_ports")
+    case.check("10.1.0.11 serves 192.0.2.10 port 80 on several ports" in run.stderr,
+               "two ports of one DIP: the agent warns: %r", run.stderr.strip()[-400:])
+
+
 def main():
     rows = gen.rows()
     with sp.Case("agent") as case:
         want, drops, n_out = one_run(case, rows, gen.CLAMP)
         one_run(case, rows, 0)
+        two_ports_one_dip(case)
         print("agent: %d rows, %d frames out: %d decapsulated, %d DSR, %d passed through, "
               "%d ARP and %d echo replies, %d MSS clamped, %d ICMP quotes translated; "
               "%d dropped under %d reasons" % (
