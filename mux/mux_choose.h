@@ -310,16 +310,34 @@ mux_no_choice(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, const str
 }
 
 /*
+ * A TCP/UDP packet that missed the table and got no entry (its service's
+ * quota, or a full table: the counter *why): it and the flow's next
+ * packets go by Maglev alone and miss again. Only a packet that opens a
+ * connection (a SYN, or UDP, which cannot tell) counts as a new one, and
+ * as one more flow without an entry: false for the others.
+ */
+static inline bool
+mux_no_entry(const struct lb_pkt *pi, uint64_t *why)
+{
+	if (!mux_new_conn(pi))
+		return false;
+	(*why)++;
+	return true;
+}
+
+/*
  * Count the choice once the packet is on its way: a hit, or a new
- * connection (TCP and UDP only: errors follow flows, never start them).
+ * connection (TCP and UDP only: errors follow flows, never start them);
+ * made is false for a packet of a flow the table could not take, past
+ * its first (mux_no_entry()).
  */
 static inline void
 mux_count_choice(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
-	const struct lb_pkt *pi, const struct mux_choice *c, struct mux_burst_cnt *bc)
+	const struct lb_pkt *pi, const struct mux_choice *c, bool made, struct mux_burst_cnt *bc)
 {
 	if (c->hit) {
 		bc->conn_hit++;
-	} else if (pi->kind == LB_PKT_L4) {
+	} else if (pi->kind == LB_PKT_L4 && made) {
 		bc->conn_new++;
 		w->svc_cnt[g->services[svc].sid].new_conns++;
 		w->be_cnt[g->backends[c->id].sid].new_conns++;

@@ -88,7 +88,8 @@
 	X(credit_none, DP_SHOW, 0, ", none anywhere %" PRIu64 "\n",                                \
 		"new connections no backend had a credit for (failure policy applied)",            \
 		"credit_none_total")                                                               \
-	X(conn_new, DP_SHOW, 5, "  connections: new %" PRIu64, "connection-table entries made",    \
+	X(conn_new, DP_SHOW, 5, "  connections: new %" PRIu64,                                     \
+		"new connections: entries made, and opening packets of flows given none",          \
 		"new_connections_total")                                                           \
 	X(conn_hit, DP_SHOW, 0, ", hits %" PRIu64, "packets of a flow the table knew",             \
 		"conn_table_hits_total")                                                           \

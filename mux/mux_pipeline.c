@@ -83,12 +83,11 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 	const struct mux_backend *be;
 	struct mux_choice c;
 	struct mux_conn rec;
-	bool frag;
+	bool frag, made = true;
 
 	be = mux_decide(w, g, port, m, pi, svc, ce, fh, now, &c, &frag);
 	if (be == NULL)
 		return;
-	mux_count_choice(w, g, svc, pi, &c, bc);
 	if (pi->kind == LB_PKT_L4) {
 		uint32_t sid = g->services[svc].sid;
 		bool add = mux_conn_write(ce, w->conn->timeout, g, pi, &c, now, &rec);
@@ -99,14 +98,15 @@ forward(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rte
 			mux_conn_set_owner(w->conn, *pos, owner);
 		} else if (unlikely(w->conn->svc_held[sid] >= w->conn->quota)) {
 			/* The service holds its share of the table: Maglev alone. */
-			w->cnt.conn_quota++;
+			made = mux_no_entry(pi, &w->cnt.conn_quota);
 		} else {
 			/* Not in the table (nor added earlier in this burst): a new slot. */
 			*pos = mux_conn_add(w->conn, key, fh, rec, owner);
 			if (unlikely(*pos < 0))
-				w->cnt.conn_full++;
+				made = mux_no_entry(pi, &w->cnt.conn_full);
 		}
 	}
+	mux_count_choice(w, g, svc, pi, &c, made, bc);
 	rewrite_inner(rte_pktmbuf_mtod(m, uint8_t *), pi, be);
 	mux_send(w, g, port, m, pi, svc, c.id, fh, frag, false, bc);
 }

@@ -71,7 +71,7 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 	struct lb_flow_key key;
 	struct mux_choice c;
 	struct mux_conn rec;
-	bool frag = false;
+	bool frag = false, made = true;
 	uint64_t fh;
 	int32_t pos;
 
@@ -84,7 +84,6 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 	be = mux_decide(w, g, port, m, pi, svc, ce, fh, now, &c, &frag);
 	if (be == NULL)
 		return;
-	mux_count_choice(w, g, svc, pi, &c, &bc);
 	if (pi->kind == LB_PKT_L4) {
 		uint32_t sid = g->services[svc].sid;
 		bool add = mux_conn_write(ce, w->conn6->timeout, g, pi, &c, now, &rec);
@@ -94,10 +93,11 @@ forward6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, struct rt
 		if (!add)
 			mux_conn6_set_owner(w->conn6, pos, owner);
 		else if (unlikely(w->conn6->svc_held[sid] >= w->conn6->quota))
-			w->cnt.conn_quota++;
+			made = mux_no_entry(pi, &w->cnt.conn_quota);
 		else if (mux_conn6_add(w->conn6, &key, fh, rec, owner) < 0)
-			w->cnt.conn_full++;
+			made = mux_no_entry(pi, &w->cnt.conn_full);
 	}
+	mux_count_choice(w, g, svc, pi, &c, made, &bc);
 	rewrite_inner6(rte_pktmbuf_mtod(m, uint8_t *), pi, g->addr6[c.id].dip, be->port);
 	mux_send(w, g, port, m, pi, svc, c.id, fh, frag, true, &bc);
 	w->cnt.fwd_pkts += bc.fwd_pkts;

@@ -53,20 +53,24 @@ def rules_case(case):
 def quota_case(case):
     """One service floods (30 new flows against a quota of 10 entries): its
     flows beyond the quota are forwarded without an entry, and another
-    service still gets entries."""
+    service still gets entries. Each flood flow then sends an ACK: those
+    without an entry miss again, but they are not new flows."""
     rows = [sp.Frame(segment("100.70.0.%d" % (i + 1), gen.FREE, 47000 + i, "S")).raw
             for i in range(30)]
     rows += [segment("100.71.0.%d" % (i + 1), gen.RATE, 48000 + i, "S") for i in range(5)]
+    rows += [segment("100.70.0.%d" % (i + 1), gen.FREE, 47000 + i, "A") for i in range(30)]
     cfg = sp.MuxConfig(gen.SERVICES, conn_table={"entries": 1024, "service_share": 1})
     run = case.run(cfg, [rows], tag="quota")
-    case.eq(len(run.outputs[0]), 35, "quota: everything forwarded")
+    case.eq(len(run.outputs[0]), 65, "quota: everything forwarded")
     for out, inp in zip(run.outputs[0], rows):
         sp.check_encap(case, cfg, out, inp, "quota")
     case.eq(run.stats["conn_quota"], 20, "quota: flows past the service's 10 entries")
-    case.eq(run.stats["conn_new"], 35, "quota: all are new connections")
+    case.eq(run.stats["conn_new"], 35, "quota: all are new connections, counted once")
+    case.eq(run.stats["conn_hit"], 10, "quota: the ACKs of the flows with an entry hit")
     case.eq(run.stats["conn_live"], 15, "quota: 10 entries of the flood, 5 of the other")
     by_vip = {s["vip"]: s for s in run.stats["services"]}
     case.eq(by_vip[gen.FREE]["held"], 10, "quota: flooded service holds its quota")
+    case.eq(by_vip[gen.FREE]["new_conns"], 30, "quota: the flooded service's new connections")
     case.eq(by_vip[gen.RATE]["held"], 5, "quota: the other service got its entries")
     case.drops_exactly(run, {}, "quota")
 
