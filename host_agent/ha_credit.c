@@ -27,9 +27,11 @@ struct ha_credit {
 	struct ha_update *u;
 	struct lb_credit_cfg cfg;
 	nng_socket socks[LB_CREDIT_MUXES];
-	bool up[LB_CREDIT_MUXES]; /* its last exchange worked (logged on change) */
-	pthread_mutex_t lock;	  /* the books against telemetry's reads */
-	bool too_many;		  /* said once: more capped backends than the books hold */
+	bool up[LB_CREDIT_MUXES];   /* its last exchange worked (logged on change) */
+	int pipes[LB_CREDIT_MUXES]; /* live connections to it (nng's pipe events) */
+	uint64_t skipped;	    /* exchanges not tried: no connection to the mux */
+	pthread_mutex_t lock;	    /* the books against telemetry's reads */
+	bool too_many;		    /* said once: more capped backends than the books hold */
 	struct ha_grant g;
 	pthread_t thread;
 	volatile bool quit;
@@ -135,7 +137,16 @@ credit_main(void *arg)
 		read_caps(c);
 		pthread_mutex_unlock(&c->lock);
 		for (i = 0; i < c->cfg.n_muxes && !c->quit; i++) {
-			bool ok = exchange(c, i);
+			/*
+			 * A mux with no connection is not asked: req0 would wait
+			 * out the send timeout, and a few muxes down would stretch
+			 * the round past the grants' ttl for the ones up.
+			 */
+			bool linked = __atomic_load_n(&c->pipes[i], __ATOMIC_RELAXED) > 0;
+			bool ok = linked && exchange(c, i);
+
+			if (!linked)
+				__atomic_add_fetch(&c->skipped, 1, __ATOMIC_RELAXED);
 
 			if (ok != c->up[i])
 				LB_INFO("credits: %s %s", c->cfg.muxes[i].id,
@@ -192,6 +203,7 @@ tel_credits(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "reclaims", c->g.st.reclaims);
 	rte_tel_data_add_dict_u64(d, "reports", c->g.st.reports);
 	rte_tel_data_add_dict_u64(d, "reports_rejected", c->g.st.reports_rejected);
+	rte_tel_data_add_dict_u64(d, "skipped", __atomic_load_n(&c->skipped, __ATOMIC_RELAXED));
 	for (b = 0; b < c->g.n_be; b++) {
 		const struct ha_grant_be *e = &c->g.be[b];
 
@@ -231,7 +243,8 @@ ha_credit_start(struct ha_update *u, const struct lb_credit_cfg *cfg, char *err,
 	inc = lb_credit_incarnation();
 	ha_grant_init(&c->g, cfg->n_muxes, cfg->ttl_ms, inc, lb_now_ms());
 	for (i = 0; i < cfg->n_muxes; i++) {
-		if (lb_credit_open(&c->socks[i], cfg, &cfg->muxes[i], err, len) != 0) {
+		if (lb_credit_open(&c->socks[i], cfg, &cfg->muxes[i], &c->pipes[i], err, len) !=
+			0) {
 			while (i-- > 0)
 				nng_close(c->socks[i]);
 			free(c);

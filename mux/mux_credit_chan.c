@@ -125,7 +125,7 @@ mux_credit_chan_start(struct mux_credit *c, const struct lb_credit_cfg *cfg, con
 	snprintf(ch->id, sizeof(ch->id), "%s", id);
 	/* A new incarnation tells every agent that what it granted the last one is gone. */
 	ch->incarnation = lb_credit_incarnation();
-	if (lb_credit_open(&ch->sock, cfg, NULL, err, len) != 0) {
+	if (lb_credit_open(&ch->sock, cfg, NULL, NULL, err, len) != 0) {
 		free(ch);
 		return NULL;
 	}

@@ -161,9 +161,17 @@ lb_tls_config(nng_tls_config **out, bool server, const char *ca, const char *cer
 	return rc;
 }
 
+/* nng's pipe events of a socket whose live pipes are counted in *arg. */
+static void
+count_pipes(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	(void)p;
+	__atomic_add_fetch((int *)arg, ev == NNG_PIPE_EV_ADD_POST ? 1 : -1, __ATOMIC_RELAXED);
+}
+
 int
 lb_credit_open(nng_socket *s, const struct lb_credit_cfg *cfg, const struct lb_credit_peer *mux,
-	char *err, size_t len)
+	int *pipes, char *err, size_t len)
 {
 	const char *url = mux != NULL ? mux->url : cfg->listen;
 	bool tls = strncmp(url, "tls+tcp://", 10) == 0;
@@ -193,6 +201,14 @@ lb_credit_open(nng_socket *s, const struct lb_credit_cfg *cfg, const struct lb_c
 		nng_socket_set_ms(*s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 		nng_socket_set_ms(*s, NNG_OPT_RECONNMINT, 100);
 		nng_socket_set_ms(*s, NNG_OPT_RECONNMAXT, 1000);
+		if (pipes != NULL && ((rc = nng_pipe_notify(*s, NNG_PIPE_EV_ADD_POST, count_pipes,
+					       pipes)) != 0 ||
+					     (rc = nng_pipe_notify(*s, NNG_PIPE_EV_REM_POST,
+						      count_pipes, pipes)) != 0)) {
+			snprintf(err, len, "credits: pipe events: %s", nng_strerror(rc));
+			nng_close(*s);
+			return rc;
+		}
 		rc = nng_dialer_create(&d, *s, url);
 		if (rc == 0 && tc != NULL)
 			rc = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, tc);

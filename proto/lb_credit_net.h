@@ -71,10 +71,12 @@ int lb_tls_config(nng_tls_config **out, bool server, const char *ca, const char 
 /*
  * Open the socket of one end: a mux's rep0 listening on cfg->listen, or
  * an agent's req0 dialing url (non-blocking: nng redials by itself), with
- * TLS for tls+tcp://. 0, or an nng error with err set.
+ * TLS for tls+tcp://. pipes (NULL: not kept) counts the agent's live
+ * connections to that mux, from before the first dial. 0, or an nng error
+ * with err set.
  */
 int lb_credit_open(nng_socket *s, const struct lb_credit_cfg *cfg, const struct lb_credit_peer *mux,
-	char *err, size_t len);
+	int *pipes, char *err, size_t len);
 
 /*
  * Start an end's thread, run(arg), named sluice-credits. 0, or -1 with

@@ -19,6 +19,8 @@
 #      9091: its tracker finds them when they next send (they exchange a
 #      line) and takes back what it granted meanwhile; 20 new connections
 #      then leave vm11 at 10 + BOUND at most.
+#   5. mux2 is killed: agent1 no longer asks it (no connection, nothing to
+#      wait out), and goes on granting mux1 every round.
 # BOUND is the overshoot docs/performance.md measures and explains (SYNs in
 # flight between a mux's report and the agent's count): 2.
 . "$(dirname "$0")/pop_lib.sh"
@@ -193,4 +195,15 @@ j=$(agent_tel)
 echo "# agent1: $(jq -c '{granted, grants, reclaims, reports, reports_rejected}' <<<"$j")"
 check "agent1's reports from both muxes taken, none refused" \
 	jq -e '.reports > 10 and .reports_rejected == 0' <<<"$j"
+
+# 5. a mux gone: not asked, the other one served
+# (a round before its connections were up, just after its restart, skipped them)
+s0=$(jq .skipped <<<"$j")
+kill -KILL "$(lab_pid mux2)"
+lab_kill mux2
+skipping() { agent_tel | jq -e --argjson s "$s0" '.skipped >= $s + 5' >/dev/null; }
+check "agent1 skips mux2, which it has no connection to (from $s0)" lab_poll skipping
+r0=$(agent_tel | jq .reports)
+reports_on() { agent_tel | jq -e --argjson r "$r0" '.reports >= $r + 5' >/dev/null; }
+check "mux1's reports go on coming (from $r0)" lab_poll reports_on
 t_finish
