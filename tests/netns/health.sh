@@ -2,12 +2,14 @@
 # Health probes and target-group semantics with real backends: the lab
 # under sluice-manager, which probes every VM's http.server through its
 # host agent (agent.probers), 1 s apart, 2 results to change state.
-#   1. A backend whose server stops leaves the pool within interval x
-#      unhealthy threshold + one interval (3 s); no request goes to it.
-#   2. Restarted, it is back within interval x healthy threshold + one
-#      interval, and gets its share again.
+#   1. A backend whose server stops leaves the pool (expected: interval x
+#      unhealthy threshold + one interval, 3 s; the time is printed, the
+#      check's bound has 5 s more for a loaded machine); no request goes to it.
+#   2. Restarted, it is back (interval x healthy threshold + one interval,
+#      the same bound), and gets its share again.
 #   3. A flapping backend (its server stopped and started every 0.7 s for
-#      8 s) makes a bounded number of versions.
+#      8 s) makes a bounded number of versions: one change per two probes
+#      at most, over the time it flapped.
 #   4. backend del drains: a long download on that backend keeps flowing
 #      while new connections avoid it from the start; when the
 #      deregistration delay (6 s) runs out the backend is gone from the
@@ -19,6 +21,11 @@ t_init
 t_up 1 1 1 1
 
 INTERVAL=1
+# The bound of a state change's time: interval x (threshold + 1), the
+# expected figure, and 5 s more, for a loaded CI machine (the manager's
+# batch, the commit, sluicectl's polling under ASan): the checks below are
+# that it happens; the times are printed.
+BOUND_MS=$(((INTERVAL * (2 + 1) + 5) * 1000))
 check "the pool probes by HTTP every $INTERVAL s, thresholds 2 and 2, drain delay 6 s" \
 	lab_ctl vip set "$T_SVC" --probe http --path / --interval "$INTERVAL" --probe-timeout 1 \
 	--healthy 2 --unhealthy 2 --drain-delay 6
@@ -48,11 +55,12 @@ v0=$(t_committed)
 server_stop vm12
 t0=$(now_ms)
 out12() { [ "$(be "$dip12" state)" = maint ] && members_on; }
-lab_poll out12
+out_ok=0
+lab_poll out12 && out_ok=1
 took=$(($(now_ms) - t0))
-echo "# vm12 out of the pool after $took ms: $(be "$dip12" health), $(be "$dip12" last_failure)"
-check "vm12 leaves the pool within $((INTERVAL * 2 + INTERVAL)) s ($took ms), on every member" \
-	test "$took" -le $((INTERVAL * 3000))
+echo "# vm12 out of the pool after $took ms (expected about $((INTERVAL * 3000))): $(be "$dip12" health), $(be "$dip12" last_failure)"
+check "vm12 leaves the pool, on every member, within $BOUND_MS ms ($took ms)" \
+	bash -c "[ $out_ok = 1 ] && [ $took -le $BOUND_MS ]"
 check "it is unhealthy, the reason says why: $(be "$dip12" last_failure)" \
 	bash -c "[ '$(be "$dip12" health)' = unhealthy ] && [[ '$(be "$dip12" last_failure)' == *refused* ]]"
 check "one version took it out ($v0 -> $(t_committed))" test "$(t_committed)" -eq $((v0 + 1))
@@ -62,14 +70,17 @@ check "200 requests all answered, none by vm12" t_burst 200 1,0,1,1
 server_start vm12
 t0=$(now_ms)
 back12() { [ "$(be "$dip12" state)" = active ] && members_on; }
-lab_poll back12
+back_ok=0
+lab_poll back12 && back_ok=1
 took=$(($(now_ms) - t0))
-check "vm12 is back within $((INTERVAL * 2 + INTERVAL)) s ($took ms)" \
-	test "$took" -le $((INTERVAL * 3000))
+echo "# vm12 back in the pool after $took ms (expected about $((INTERVAL * 3000)))"
+check "vm12 is back, on every member, within $BOUND_MS ms ($took ms)" \
+	bash -c "[ $back_ok = 1 ] && [ $took -le $BOUND_MS ]"
 check "200 requests spread over all four again" t_burst 200 1,1,1,1
 
 # 3. flapping vm21: every state change needs 2 results in a row, 1 s apart
 v1=$(t_committed)
+t0=$(now_ms)
 end=$((SECONDS + 8))
 while [ "$SECONDS" -lt "$end" ]; do
 	server_stop vm21
@@ -78,9 +89,16 @@ while [ "$SECONDS" -lt "$end" ]; do
 	sleep 0.7
 done
 flaps=$(($(t_committed) - v1))
-echo "# 8 s of flapping: $flaps versions"
-# at most one change per 2 s (2 results at 1 s) each way: 8 s -> 4, +1 in flight
-check "flapping for 8 s makes at most 5 versions ($flaps)" test "$flaps" -le 5
+flapped=$(($(now_ms) - t0))
+# A change takes 2 results in a row, 1 interval apart, and the next one 2
+# more: at most one per 2 intervals over the time between the two readings
+# of the version (8 to 10 s; more when a server's start was slow), +1 in
+# flight. Without the thresholds (a change per result) it would be one per
+# interval.
+max_flaps=$((flapped / (2 * INTERVAL * 1000) + 1))
+echo "# $flapped ms of flapping: $flaps versions (at most $max_flaps)"
+check "flapping makes at most one version per 2 intervals, +1: $flaps in $flapped ms (<= $max_flaps)" \
+	test "$flaps" -le "$max_flaps"
 check "vm21 settles healthy once its server stays up" lab_poll all_healthy
 
 # 4. drain: a long download on a backend, then backend del
@@ -94,22 +112,29 @@ echo "# the download is served by $server ($dip)"
 got() { t_bytes "$LAB_DIR/big.bin.got"; }
 del_at=$(now_ms)
 check "backend del $dip" lab_ctl backend del "$T_SVC" "$dip:$LAB_BE_PORT"
+b1=$(got)
 check "it is draining (state drain, deregistered), time left: $(be "$dip" draining)" \
 	bash -c "[ '$(be "$dip" state)' = drain ] && [ '$(be "$dip" deregistered)' = True ]"
 weights=
 for v in "${LAB_VMS[@]}"; do weights+=$([ "$v" = "$server" ] && echo 0 || echo 1),; done
 check "new connections avoid it from the start: 100 requests, none to $server" \
 	t_burst 100 "${weights%,}"
-b1=$(got)
-lab_poll bash -c "[ \$(( \$(date +%s%3N) - $del_at )) -ge 5000 ]"
+# 4 MiB more than right after the del: 16 times the client's receive
+# buffer (256 KiB, scripts/netns-lab.sh), so it came over the path after the
+# del (a late start, curl's rate limit lets it catch up at full speed)
+flowing() { [ "$(got)" -ge $((b1 + 4 * 1024 * 1024)) ]; }
+flow_ok=0
+lab_poll flowing && flow_ok=1
 b2=$(got)
-check "the download keeps flowing while it drains ($b1 -> $b2 bytes by +5 s)" \
-	test "$b2" -gt $((b1 + 1024 * 1024))
+check "the download keeps flowing while it drains: $b1 -> $b2 bytes by +$(($(now_ms) - del_at)) ms (4 MiB more)" \
+	test "$flow_ok" = 1
 gone() { [ "$(be "$dip" state)" = - ]; }
-lab_poll gone
+gone_ok=0
+lab_poll gone && gone_ok=1
 took=$(($(now_ms) - del_at))
-check "the backend is gone when the delay ends (6 s): after $took ms" \
-	bash -c "[ $took -ge 6000 ] && [ $took -le 9000 ]"
+echo "# the backend left the table $took ms after the del (the delay: 6000 ms); $(got) bytes had come by then"
+check "the backend is gone when the delay ends (6 s), not before, within 5 s more: after $took ms" \
+	bash -c "[ $gone_ok = 1 ] && [ $took -ge 6000 ] && [ $took -le 11000 ]"
 dl_rc=$(t_download_rc big.bin)
 echo "# download: curl exit $dl_rc, $(cat "$LAB_DIR/big.bin.out"), $(got) of $size bytes"
 check "and the download ended with it, unfinished (curl exit $dl_rc)" \

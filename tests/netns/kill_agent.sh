@@ -24,16 +24,17 @@ healthy_all() { [ "$(t_states)" = "active active active active" ]; }
 check "all four backends active" lab_poll healthy_all
 
 # 1. changes stream while agent 1 dies
-(
-	i=0
+stream_changes() {
+	local i=0
 	while [ ! -e "$LAB_DIR/stream.stop" ]; do
 		i=$((i + 1))
 		lab_ctl backend set "$T_SVC" "${LAB_VM_DIP[vm22]}:$LAB_BE_PORT" --weight $((1 + i % 2)) \
 			>/dev/null 2>>"$LAB_DIR/stream.err" || echo "$i" >>"$LAB_DIR/stream.failed"
 	done
 	echo "$i" >"$LAB_DIR/stream.count"
-) &
-stream=$!
+}
+# t_bg, not `wait PID`: every sluicectl's threads take pids (docs/reliability.md, Found 23)
+t_bg "$LAB_DIR/stream.rc" stream_changes
 v0=$(t_committed)
 kill -KILL "$(lab_pid agent1)"
 lab_kill agent1
@@ -54,7 +55,8 @@ check "agent 1, restarted empty, is resynced: all three members on the committed
 	lab_poll all_on 3
 check "its backends pass their probes and come back" lab_poll healthy_all
 touch "$LAB_DIR/stream.stop"
-wait "$stream"
+stream_rc=$(t_rc "$LAB_DIR/stream.rc")
+check "the stream of changes ended when told (exit $stream_rc)" test "$stream_rc" -eq 0
 check "every change of the stream committed ($(cat "$LAB_DIR/stream.count") changes, $(wc -l <"$LAB_DIR/stream.failed" 2>/dev/null || echo 0) failed)" \
 	test ! -e "$LAB_DIR/stream.failed"
 check "all three members on the last version" lab_poll all_on 3

@@ -29,20 +29,22 @@ check "200 requests through the VIP all succeed, even spread" t_burst 200
 size=$((16 * 1024 * 1024))
 t_big_file "$size" big.bin
 t_download big.bin 1M 120
-(
-	# short connections all along, in bursts of 50, until the commits end;
-	# every one must succeed. Not their spread: vm22's weight flips under
-	# them, so no one set of weights is theirs to fit (a burst of 50 with
-	# 30 on vm22 once failed a chi-square against 1,1,1,1 in CI).
-	i=0
+# short connections all along, in bursts of 50, until the commits end;
+# every one must succeed. Not their spread: vm22's weight flips under
+# them, so no one set of weights is theirs to fit (a burst of 50 with
+# 30 on vm22 once failed a chi-square against 1,1,1,1 in CI).
+short_bursts() {
+	local i=0
 	while [ ! -e "$LAB_DIR/commits.done" ]; do
 		t_burst 50 "" --no-spread >"$LAB_DIR/burst.$i.out" 2>&1 ||
 			echo "burst $i failed" >>"$LAB_DIR/bursts.failed"
 		i=$((i + 1))
 	done
 	echo "$i" >"$LAB_DIR/bursts.count"
-) &
-bursts=$!
+}
+# t_bg, not `wait PID`: the 1000 sluicectl calls below take tens of
+# thousands of pids (docs/reliability.md, Found 23)
+t_bg "$LAB_DIR/bursts.rc" short_bursts
 # what the mux and agents counted, before and after: every packet forwarded
 counters() {
 	t_py -c 'import json, sys; from sluicetest.lab import snapshot
@@ -73,8 +75,9 @@ echo "# 1000 changes in $took s; committed version $v1"
 check "1000 changes each committed (none refused or aborted): $failed failed" test "$failed" -eq 0
 check "they are 1000 versions: $v0 -> $v1" test "$v1" -eq $((v0 + 1000))
 check "all three members run version $v1" lab_poll members_at "$v1"
-wait "$bursts"
-check "every short connection meanwhile succeeded ($(cat "$LAB_DIR/bursts.count") bursts of 50)" \
+bursts_rc=$(t_rc "$LAB_DIR/bursts.rc")
+check "the bursts ended with the commits (exit $bursts_rc)" test "$bursts_rc" -eq 0
+check "every short connection meanwhile succeeded ($(cat "$LAB_DIR/bursts.count" 2>/dev/null) bursts of 50)" \
 	test ! -e "$LAB_DIR/bursts.failed"
 [ -e "$LAB_DIR/bursts.failed" ] && head -3 "$LAB_DIR/bursts.failed"
 dl_rc=$(t_download_rc big.bin)
@@ -83,20 +86,22 @@ check "the download completes (curl exit $dl_rc: $(cat "$LAB_DIR/big.bin.out"))"
 check "every byte arrived intact (sha256)" t_intact big.bin
 
 # 3. kill -9 the manager in the middle of a stream of changes
-(
+stream_changes() {
+	local i
 	for i in $(seq 1 200); do
 		lab_ctl --no-wait backend set "$T_SVC" "${LAB_VM_DIP[vm21]}:$LAB_BE_PORT" \
 			--weight $((1 + i % 3)) >/dev/null 2>&1 ||
 			echo "$i" >>"$LAB_DIR/stream.unsent" # the manager is down: expected
 	done
-) &
-changes=$!
+}
+t_bg "$LAB_DIR/stream.rc" stream_changes
 # kill it once the stream is under way (some of it committed)
 streaming() { [ "$(t_committed)" -ge $((v1 + 3)) ]; }
 lab_poll streaming
 kill -KILL "$(lab_pid manager)"
 lab_kill manager
-wait "$changes"
+stream_rc=$(t_rc "$LAB_DIR/stream.rc")
+check "the stream of 200 changes ran to its end (exit $stream_rc)" test "$stream_rc" -eq 0
 echo "# $(wc -l <"$LAB_DIR/stream.unsent" 2>/dev/null || echo 0) of 200 changes found no manager"
 lab_manager_start
 v2=$(t_committed)

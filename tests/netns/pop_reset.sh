@@ -36,9 +36,11 @@ c1_0=$(pop_tel_field 1 /sluice/stats .conn_new)
 # Which mux carries each download: the router's ECMP choice, sniffed on its
 # bridge ports from the first SYN on (a download may end early: curl's rate
 # limit is an average, and one that fell behind catches up at full speed).
-pop_tool ports --vip "$LAB_VIP" --if rt-mux --if rt-mux2 --ms 30000 --enough "$N" \
-	--ports "$((PORT0 + 1))-$((PORT0 + N))" --ready "$LAB_DIR/sniffing" >"$LAB_DIR/ports.json" &
-SNIFF=$!
+# (t_bg, not `wait PID`: the downloads and sluicectl calls take pids,
+# docs/reliability.md, Found 23)
+t_bg "$LAB_DIR/sniff.rc" pop_tool ports --vip "$LAB_VIP" --if rt-mux --if rt-mux2 --ms 30000 \
+	--enough "$N" --ports "$((PORT0 + 1))-$((PORT0 + N))" --ready "$LAB_DIR/sniffing" \
+	>"$LAB_DIR/ports.json"
 check "the router's bridge ports are sniffed" lab_poll test -e "$LAB_DIR/sniffing"
 DL=()
 for ((k = 1; k <= N; k++)); do
@@ -58,7 +60,8 @@ check "all $N downloads are under way (128 KiB each)" lab_poll under_way
 # rate-limited client still reads, and one whose download ended early is in
 # TIME-WAIT.
 declare -A MUX_OF BE_OF
-wait "$SNIFF"
+sniff_rc=$(t_rc "$LAB_DIR/sniff.rc")
+check "the sniff of the bridge ports ended well (exit $sniff_rc)" test "$sniff_rc" -eq 0
 ports=$(cat "$LAB_DIR/ports.json")
 for p in $(jq -r '."rt-mux"[]' <<<"$ports"); do MUX_OF[$((p - PORT0))]=10.255.0.1; done
 for p in $(jq -r '."rt-mux2"[]' <<<"$ports"); do MUX_OF[$((p - PORT0))]=10.255.0.2; done

@@ -64,13 +64,14 @@ check "top of a service that does not exist fails" bash -c \
 # rates: 600 SYNs from a sixth source at 100 a second, in the background (a
 # source of its own: another run from 100.80.0.1 could reuse source ports
 # of its first, which are established flows, not new connections)
-syns 100.80.0.6 600 10000 &
-bg=$!
+# (t_bg, not `wait PID`: the sluicectl calls meanwhile take pids, Found 23)
+t_bg "$LAB_DIR/syns6.rc" syns 100.80.0.6 600 10000
 rate_of_6() { top_json | jq -r '.top[] | select(.src == "100.80.0.6") | .rate'; }
 rate_above() { test "$(rate_of_6 | cut -d. -f1)" -ge "$1"; }
 check "while it sends 100 a second, its rate shows (over 20 a second)" lab_poll rate_above 20
 echo "# rate of 100.80.0.6 while it sends: $(rate_of_6) per second"
-check "hping3 sent the 600" wait "$bg"
+syns6_rc=$(t_rc "$LAB_DIR/syns6.rc")
+check "hping3 sent the 600 (exit $syns6_rc)" test "$syns6_rc" -eq 0
 rate_zero() { test "$(rate_of_6)" = 0; }
 check "once it stops, its rate falls to 0" lab_poll rate_zero
 check "its count holds all it sent (600), the next four theirs" lab_poll counts_are \

@@ -18,14 +18,16 @@
 """
 import json
 import os
+import select
 import shutil
 import signal
+import socket
 import subprocess
-import time
+import threading
 
 from sluicetest.config import TEST_SEED
 from sluicetest.manager import ManagerLab, manager_test_args, mux_version, run_in_lab
-from sluicetest.procs import rundir
+from sluicetest.procs import rundir, telemetry
 
 VIP = "192.0.2.10"
 # what a mux restarted with a stale config starts with
@@ -33,6 +35,67 @@ STALE_TABLE = f"""flow_table = {{ hash_seed = "{TEST_SEED}"; services = (
 	{{ vip = "{VIP}"; port = 80; backends = (
 		{{ dip = "10.9.9.9"; port = 80; host = "10.0.9.1"; }} ); }} ); }};
 """
+
+
+class Relay:
+    """A TCP relay on loopback to port: what a member dials instead of the
+    manager, so a test sees its connections (neither a mux nor the manager
+    logs a TLS handshake refused). conns: one dict per connection, its bytes
+    each way and who ended it ("manager" or "member"), once it has ended."""
+
+    def __init__(self, port):
+        self.target = port
+        self.conns = []
+        self.lock = threading.Lock()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self.pump, args=(c,), daemon=True).start()
+
+    def pump(self, c):
+        rec = {"to_manager": 0, "to_member": 0, "ended_by": None}
+        with self.lock:
+            self.conns.append(rec)
+        try:
+            u = socket.create_connection(("127.0.0.1", self.target), timeout=5)
+        except OSError:
+            c.close()
+            rec["ended_by"] = "no manager"
+            return
+        while rec["ended_by"] is None:
+            r, _, _ = select.select([u, c], [], [], 1)
+            for s, to, key in ((u, c, "to_member"), (c, u, "to_manager")):
+                if s not in r:
+                    continue
+                try:
+                    data = s.recv(65536)
+                    if data:
+                        to.sendall(data)
+                except OSError:
+                    data = b""
+                if not data:
+                    rec["ended_by"] = "manager" if s is u else "member"
+                    break
+                rec[key] += len(data)
+        u.close()
+        c.close()
+
+    def ended(self):
+        with self.lock:
+            return [dict(r) for r in self.conns if r["ended_by"]]
+
+    def close(self):
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
 
 
 class Lab(ManagerLab):
@@ -111,12 +174,25 @@ def run(lab, check):
     check(lab.wait(lambda: lab.in_sync(["mux1", "mux2"], v), "muxes in sync"),
           f"both muxes in sync at version {v}")
 
-    # a member with a certificate from another CA is refused
-    p9 = lab.start_mux("mux9", pki=lab.rogue)
+    # a member with a certificate from another CA is refused. No log says
+    # so: it dials through a relay, which shows its connections reaching the
+    # manager and ending in the handshake, a redial after each (mux9 trusts
+    # its own CA only, so it turns down the manager's certificate as well)
+    relay = Relay(lab.port)
+    p9 = lab.start_mux("mux9", port=relay.port, pki=lab.rogue)
     lab.wait(lambda: mux_version(p9) == 0, "mux9 to run")
-    time.sleep(1.5)  # several reconnection attempts
+    tried = lab.wait(lambda: len(relay.ended()) >= 3, "mux9's connections to end")
+    ended = relay.ended()
+    print(f"# mux9's connections through the relay, ended: {len(ended)} "
+          f"(by {sorted(set(r['ended_by'] for r in ended))}), bytes to the manager "
+          f"{[r['to_manager'] for r in ended]}, back {[r['to_member'] for r in ended]}")
+    check(tried and all(r["to_manager"] > 0 and r["to_member"] > 0 for r in ended),
+          f"mux9 dials the manager, which answers, and each connection ends: {len(ended)}")
     check("mux9" not in lab.members(), "a mux with a foreign CA's certificate never registers")
+    check(telemetry(p9, "/sluice/stats")["manager_connected"] == 0,
+          "mux9's telemetry: not connected to the manager")
     lab.kill("mux9")
+    relay.close()
 
     # kill -9 a mux; restart it with a stale config: resynced from a snapshot
     lab.kill("mux2", signal.SIGKILL)
