@@ -480,22 +480,26 @@ class Cases:
                 "ctl-malformed:1000", "ctl-parallel:10000:8"]
         flood = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  text=True)
-        worst, n = 0.0, 0
+        took, failed = [], 0
         while flood.poll() is None:
             t0 = time.monotonic()
             r = lab.ctl("status")
-            dt = time.monotonic() - t0
-            worst = max(worst, dt if r.returncode == 0 else 99)
-            n += 1
+            took.append(time.monotonic() - t0)
+            failed += r.returncode != 0
             time.sleep(0.1)
         out = flood.stdout.read()
         flood.stdout.close()
         print("\n".join("  " + ln for ln in out.splitlines() if ln.startswith("ctl-")))
         self.check(flood.returncode == 0, f"{case}: rawpeer ran its flood")
-        # A loaded 2-core machine runs the flood, 8 clients and sluicectl.
-        self.check(n >= 1 and worst < 2.0,
-                   f"{case}: {n} sluicectl status during the flood, the slowest "
-                   f"{worst * 1000:.0f} ms")
+        # A loaded 2-core machine runs the flood, 8 clients and sluicectl (under
+        # ASan too): the point is that the operator is answered at all, and
+        # soon; before Found 1 one client held the only thread for minutes.
+        took.sort()
+        med = took[len(took) // 2] if took else 99
+        self.check(took and failed == 0 and med < 1.0 and took[-1] < 5.0,
+                   f"{case}: {len(took)} sluicectl status during the flood, {failed} failed, "
+                   f"the median {med * 1000:.0f} ms, the slowest "
+                   f"{(took[-1] if took else 99) * 1000:.0f} ms")
 
         def tally(what):
             m = re.search(what + r" requests=(\d+) ok=(\d+) failed=(\d+) malformed=(\d+) "
