@@ -49,15 +49,22 @@ server_start() {
 check "all four backends are healthy (probed through the agents)" lab_poll all_healthy
 check "all three members run the committed version" lab_poll members_on
 
+# Poll FN from now: POLL_OK 1 if it came true, TOOK the milliseconds it took.
+timed_poll() {
+	local t0
+	t0=$(now_ms)
+	POLL_OK=0
+	lab_poll "$1" && POLL_OK=1
+	TOOK=$(($(now_ms) - t0))
+}
+
 # 1. stop vm12's server
 dip12=${LAB_VM_DIP[vm12]}
 v0=$(t_committed)
 server_stop vm12
-t0=$(now_ms)
 out12() { [ "$(be "$dip12" state)" = maint ] && members_on; }
-out_ok=0
-lab_poll out12 && out_ok=1
-took=$(($(now_ms) - t0))
+timed_poll out12
+out_ok=$POLL_OK took=$TOOK
 echo "# vm12 out of the pool after $took ms (expected about $((INTERVAL * 3000))): $(be "$dip12" health), $(be "$dip12" last_failure)"
 check "vm12 leaves the pool, on every member, within $BOUND_MS ms ($took ms)" \
 	bash -c "[ $out_ok = 1 ] && [ $took -le $BOUND_MS ]"
@@ -68,11 +75,9 @@ check "200 requests all answered, none by vm12" t_burst 200 1,0,1,1
 
 # 2. start it again
 server_start vm12
-t0=$(now_ms)
 back12() { [ "$(be "$dip12" state)" = active ] && members_on; }
-back_ok=0
-lab_poll back12 && back_ok=1
-took=$(($(now_ms) - t0))
+timed_poll back12
+back_ok=$POLL_OK took=$TOOK
 echo "# vm12 back in the pool after $took ms (expected about $((INTERVAL * 3000)))"
 check "vm12 is back, on every member, within $BOUND_MS ms ($took ms)" \
 	bash -c "[ $back_ok = 1 ] && [ $took -le $BOUND_MS ]"

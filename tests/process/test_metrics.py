@@ -48,6 +48,31 @@ def served(check, daemons, name, what):
     return url
 
 
+def start_plane(tmp, name, binary, cfg, text, prefix):
+    """NAME (a mux or an agent) started from the configuration text, written to cfg."""
+    with open(cfg, "w") as f:
+        f.write(text)
+    daemons = Daemons(tmp)
+    daemons.start(name, [binary, "-c", cfg], prefix=prefix)
+    return daemons
+
+
+def settled_scrape(check, daemons, name, unsettled, what):
+    """NAME's endpoint (served()) and its scrape in which no counter is off
+    (unsettled(s) == []), checked with what it says, and common_checks()
+    on it; after the timeout, one more scrape, so that the checks after it
+    say what is off. (url, scrape), the scrape None if NAME stopped."""
+    url = served(check, daemons, name, f"the {name}")
+    s = scrape_until(url, lambda s: not unsettled(s), alive=lambda: daemons.running(name))
+    check(s, what)
+    if s is None and daemons.running(name):
+        s = scrape(url)
+        print(f"# not there: {unsettled(s)}")
+    if s:
+        common_checks(check, s, name)
+    return url, s
+
+
 def common_checks(check, s, what):
     """What every data plane's scrape must show."""
     check(s.content_type == "text/plain; version=0.0.4; charset=utf-8",
@@ -109,27 +134,20 @@ def test_mux(check, args, tmp):
     pkts += [client / IP(src="198.51.100.1", dst=VIP) / UDP(dport=53)] * 7
     wrpcap(inp, pkts)
     prefix = test_prefix("met", "mux")
-    with open(cfg, "w") as f:
-        f.write(MuxConfig([MUX_SERVICE, MUX_SERVICE6], mux_rate=MUX_RATE).render(
+    daemons = start_plane(tmp, "mux", args.mux, cfg, MuxConfig(
+        [MUX_SERVICE, MUX_SERVICE6], mux_rate=MUX_RATE).render(
             devargs=f"net_pcap0,rx_pcap={inp},tx_pcap={out}", file_prefix=prefix,
-            metrics="127.0.0.1:0"))
-    daemons = Daemons(tmp)
-    daemons.start("mux", [args.mux, "-c", cfg], prefix=prefix)
+            metrics="127.0.0.1:0"), prefix)
     try:
-        url = served(check, daemons, "mux", "the mux")
         # The mux counts a burst's packets received when it takes the burst,
         # the rest as it forwards them: a scrape in the middle of the last
         # burst sees 307 received and part of the rest (docs/reliability.md,
         # Found 18). Wait for every counter checked below, then check them
         # all on that scrape (or, after the timeout, on the last one).
-        s = scrape_until(url, lambda s: not mux_settled(s),
-                         alive=lambda: daemons.running("mux"))
-        check(s, "the mux's counters reach theirs: 307 received, 300 forwarded, 7 dropped ...")
-        if s is None and daemons.running("mux"):
-            s = scrape(url)  # the checks below say what is off
-            print(f"# not there: {mux_settled(s)}")
+        url, s = settled_scrape(check, daemons, "mux", mux_settled,
+                                "the mux's counters reach theirs: 307 received, 300 "
+                                "forwarded, 7 dropped ...")
         if s:
-            common_checks(check, s, "mux")
             check(s.value("sluice_forwarded_packets_total") == 300,
                   "sluice_forwarded_packets_total 300: %s", s.value("sluice_forwarded_packets_total"))
             check(s.value("sluice_drops_total", reason="no_service") == 7 and
@@ -195,23 +213,16 @@ def test_agent(check, args, tmp):
                    for i in range(5)])
     prefix = test_prefix("met", "agent")
     acfg = AgentConfig(PA, [MUX], [VM], [AGENT_SERVICE])
-    with open(cfg, "w") as f:
-        f.write(acfg.render({"uplink": f"net_pcap0,rx_pcap={up_in},tx_pcap={up_out}",
-                             "vm11": f"net_pcap1,rx_pcap={vm_in},tx_pcap={vm_out}"},
-                            file_prefix=prefix, metrics="127.0.0.1:0"))
-    daemons = Daemons(tmp)
-    daemons.start("agent", [args.agent, "-c", cfg], prefix=prefix)
+    daemons = start_plane(tmp, "agent", args.agent, cfg, acfg.render(
+        {"uplink": f"net_pcap0,rx_pcap={up_in},tx_pcap={up_out}",
+         "vm11": f"net_pcap1,rx_pcap={vm_in},tx_pcap={vm_out}"},
+        file_prefix=prefix, metrics="127.0.0.1:0"), prefix)
     try:
-        url = served(check, daemons, "agent", "the agent")
         # received counted before the packet is handled: wait for all of them
-        s = scrape_until(url, lambda s: not agent_settled(s),
-                         alive=lambda: daemons.running("agent"))
-        check(s, "the agent's counters reach theirs: 20 from the uplink, 5 from the VM ...")
-        if s is None and daemons.running("agent"):
-            s = scrape(url)  # the checks below say what is off
-            print(f"# not there: {agent_settled(s)}")
+        url, s = settled_scrape(check, daemons, "agent", agent_settled,
+                                "the agent's counters reach theirs: 20 from the uplink, 5 "
+                                "from the VM ...")
         if s:
-            common_checks(check, s, "agent")
             check(s.value("sluice_decapsulated_packets_total") == 20 and
                   s.value("sluice_dsr_packets_total") == 5,
                   "20 decapsulated, 5 DSR rewrites")

@@ -349,6 +349,18 @@ Test(health, slow_start_keeps_heavy_weights_apart)
 	mgr_health_free(h);
 }
 
+/* One service of n backends steered by least connections, all n listening. */
+static void
+steered_table(struct lb_ftable *d, int n)
+{
+	int i;
+
+	for (i = 1; i <= n; i++)
+		up(i);
+	table(d, n, NULL);
+	d->services[0].choice.balance = LB_BALANCE_LEAST_CONNECTIONS;
+}
+
 /*
  * A steered pool multiplies its weights by 8 and by the load factors: with
  * 20000, 10000 and 5000 that passes 65535, and the pool is divided as one
@@ -362,11 +374,7 @@ Test(health, steered_heavy_weights_keep_their_ratios)
 	uint32_t w1, w2, w3;
 	uint64_t x = T0 + 1010;
 
-	up(1);
-	up(2);
-	up(3);
-	table(&d, 3, NULL);
-	d.services[0].choice.balance = LB_BALANCE_LEAST_CONNECTIONS;
+	steered_table(&d, 3);
 	d.services[0].backends[0].weight = 20000;
 	d.services[0].backends[1].weight = 10000;
 	d.services[0].backends[2].weight = 5000;
@@ -468,16 +476,11 @@ Test(health, a_drain_rebuilt_after_a_restart_keeps_its_weight)
 	uint32_t w, w2, w3;
 	uint64_t y = T0 + 1010;
 
-	up(1);
-	up(2);
-	up(3);
-	table(&d, 3, NULL);
-	d.services[0].choice.balance = LB_BALANCE_LEAST_CONNECTIONS;
+	steered_table(&d, 3);
 	pools(&ps, 0, 0, 0, 300);
 	first_rounds(h, &d, &ps);
 	committed_at(h, &d, y, &c);
-	table(&d2, 2, NULL);
-	d2.services[0].choice.balance = LB_BALANCE_LEAST_CONNECTIONS;
+	steered_table(&d2, 2);
 	cr_assert_eq(mgr_health_sync(h, &d2, &ps, &c, false, y), 0);
 	cr_assert_eq(eff(h, &d2, y, 3, &w, NULL), LB_BACKEND_DRAIN);
 	committed_at(h, &d2, y, &c2);

@@ -255,6 +255,40 @@ Test(withdraw, a_restart_keeps_a_vip_withdrawn_until_its_backends_speak)
 }
 
 /*
+ * A manager restarted at T0 over three backends (1 down) that the members
+ * run all active, as a pool failing open runs them: one failure makes a
+ * backend unhealthy, one healthy backend keeps the pool from failing open.
+ */
+static struct mgr_health *
+restarted_over_all_active(struct lb_ftable *d, struct lb_ftable *c, struct mgr_pools *ps)
+{
+	struct mgr_health *h = health_new();
+	struct mgr_pool pl = *mgr_pool_defaults();
+	struct lb_svc_key k = key();
+
+	down(1);
+	table(d, 3, NULL);
+	table(c, 3, NULL);
+	pl.pl_interval_s = 1;
+	pl.pl_timeout_s = 1;
+	pl.pl_unhealthy = 1;
+	pl.pl_min_healthy = 1;
+	memset(ps, 0, sizeof(*ps));
+	cr_assert_eq(mgr_pools_set(ps, &k, &pl), 0);
+	cr_assert_eq(mgr_health_sync(h, d, ps, c, true, T0), 0);
+	return h;
+}
+
+static void
+restart_done(struct mgr_health *h, struct lb_ftable *d, struct lb_ftable *c, struct mgr_pools *ps)
+{
+	lb_ftable_free(d);
+	lb_ftable_free(c);
+	mgr_pools_free(ps);
+	mgr_health_free(h);
+}
+
+/*
  * Every backend down, the pool failing open: the members run all three
  * active. After a restart the first verdicts come one by one (first
  * probes 1 ms apart); each backend found unhealthy stays as it ran until
@@ -264,67 +298,40 @@ Test(withdraw, a_restart_keeps_a_vip_withdrawn_until_its_backends_speak)
  */
 Test(withdraw, a_restart_takes_no_backend_of_a_failed_open_pool_out_one_by_one)
 {
-	struct mgr_health *h = health_new();
-	struct mgr_pool pl = *mgr_pool_defaults();
 	struct lb_ftable d, c;
-	struct lb_svc_key k = key();
-	struct mgr_pools ps = {0};
-	uint32_t w;
-	int i;
+	struct mgr_pools ps;
+	struct mgr_health *h = restarted_over_all_active(&d, &c, &ps);
+	int i, b;
 
-	down(1);
-	table(&d, 3, NULL); /* none listens */
-	table(&c, 3, NULL); /* failing open: every backend active */
-	pl.pl_interval_s = 1;
-	pl.pl_timeout_s = 1;
-	pl.pl_unhealthy = 1;
-	pl.pl_min_healthy = 1;
-	cr_assert_eq(mgr_pools_set(&ps, &k, &pl), 0);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &c, true, T0), 0);
 	for (i = 0; i < 3; i++) {
-		bool changed = drive_changed(h, T0 + (uint64_t)i);
+		uint64_t t = T0 + (uint64_t)i;
 
-		cr_assert(changed, "a first verdict of a held pool makes the table again");
-		cr_assert_eq(eff(h, &d, T0 + (uint64_t)i, 1, &w, NULL), LB_BACKEND_ACTIVE,
-			"backend 1 at +%d ms", i);
-		cr_assert_eq(eff(h, &d, T0 + (uint64_t)i, 2, &w, NULL), LB_BACKEND_ACTIVE,
-			"backend 2 at +%d ms", i);
-		cr_assert_eq(eff(h, &d, T0 + (uint64_t)i, 3, &w, NULL), LB_BACKEND_ACTIVE,
-			"backend 3 at +%d ms", i);
+		cr_assert(drive_changed(h, t),
+			"a first verdict of a held pool makes the table again");
+		for (b = 1; b <= 3; b++)
+			cr_assert_eq(eff(h, &d, t, b, NULL, NULL), LB_BACKEND_ACTIVE,
+				"backend %d at +%d ms", b, i);
 	}
 	cr_assert_str_neq(health_of(h, 1, T0 + 2), "healthy", "each was found down");
-
-	lb_ftable_free(&d);
-	lb_ftable_free(&c);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
+	restart_done(h, &d, &c, &ps);
 }
 
 /*
- * The same restart with one backend alive: the hold ends when the last
+ * The same restart with backend 3 alive: the hold ends when the last
  * first verdict is in, and the dead ones then go to maint (the pool is
  * not below its minimum).
  */
 Test(withdraw, a_restart_hold_ends_with_the_last_first_verdict)
 {
-	struct mgr_health *h = health_new();
-	struct mgr_pool pl = *mgr_pool_defaults();
 	struct lb_ftable d, c;
+	struct mgr_pools ps;
+	struct mgr_health *h;
 	struct lb_svc_key k = key();
-	struct mgr_pools ps = {0};
 	struct mgr_hview v;
 	struct lb_addr a;
 
-	down(1);
 	up(3);
-	table(&d, 3, NULL);
-	table(&c, 3, NULL);
-	pl.pl_interval_s = 1;
-	pl.pl_timeout_s = 1;
-	pl.pl_unhealthy = 1;
-	pl.pl_min_healthy = 1;
-	cr_assert_eq(mgr_pools_set(&ps, &k, &pl), 0);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &c, true, T0), 0);
+	h = restarted_over_all_active(&d, &c, &ps);
 	drive(h, T0 + 1); /* 1 and 2 found down; 3 not yet probed */
 	cr_assert_eq(eff(h, &d, T0 + 1, 1, NULL, NULL), LB_BACKEND_ACTIVE, "held");
 	lb_addr_v4(&a, be_ip(2));
@@ -334,9 +341,5 @@ Test(withdraw, a_restart_hold_ends_with_the_last_first_verdict)
 	cr_assert_eq(eff(h, &d, T0 + 2, 1, NULL, NULL), LB_BACKEND_MAINT);
 	cr_assert_eq(eff(h, &d, T0 + 2, 2, NULL, NULL), LB_BACKEND_MAINT);
 	cr_assert_eq(eff(h, &d, T0 + 2, 3, NULL, NULL), LB_BACKEND_ACTIVE);
-
-	lb_ftable_free(&d);
-	lb_ftable_free(&c);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
+	restart_done(h, &d, &c, &ps);
 }
