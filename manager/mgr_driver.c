@@ -513,14 +513,26 @@ mgr_driver_vote(struct mgr_driver *d, int member, const struct lb_msg *v, uint64
 }
 
 void
-mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *c, uint32_t n, bool forget)
+mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *prev, uint32_t n_prev,
+	const struct lb_counter *c, uint32_t n)
 {
 	struct mgr_be_load *v = calloc(n / 3 + 1, sizeof(*v));
+	struct mgr_be_load *p = calloc(n_prev / 3 + 1, sizeof(*p));
+	struct mgr_be_load *gone = calloc(n_prev / 3 + 1, sizeof(*gone));
+	uint32_t nv, np;
 
-	if (v == NULL)
-		return;
-	mgr_health_loads(d->health, v, mgr_load_parse(c, n, v, n / 3 + 1), forget);
+	if (v != NULL && p != NULL && gone != NULL) {
+		nv = mgr_load_parse(c, n, v, n / 3 + 1);
+		np = mgr_load_parse(prev, n_prev, p, n_prev / 3 + 1);
+		mgr_load_sort(v, nv);
+		mgr_load_sort(p, np);
+		/* What the agent no longer reports first: unknown, not stale. */
+		mgr_health_loads(d->health, gone, mgr_load_dropped(p, np, v, nv, gone), true);
+		mgr_health_loads(d->health, v, nv, false);
+	}
 	free(v);
+	free(p);
+	free(gone);
 }
 
 void

@@ -97,10 +97,13 @@ int mgr_driver_hello(struct mgr_driver *d, const struct lb_msg *hello, uint64_t 
 void mgr_driver_vote(struct mgr_driver *d, int member, const struct lb_msg *vote, uint64_t now);
 
 /*
- * An agent's STATUS counters: the load of its backends (core/mgr_load.h);
- * forget: the agent is gone, and these were its last.
+ * An agent's STATUS counters c[0..n): the load of its backends
+ * (core/mgr_load.h); prev[0..n_prev) its STATUS before, whose backends c
+ * no longer names are unknown again. The agent gone: its last as prev,
+ * none as c.
  */
-void mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *c, uint32_t n, bool forget);
+void mgr_driver_loads(struct mgr_driver *d, const struct lb_counter *prev, uint32_t n_prev,
+	const struct lb_counter *c, uint32_t n);
 
 /* Member i's STATUS: the version it runs. */
 void mgr_driver_status(struct mgr_driver *d, int member, uint64_t applied, uint64_t now);

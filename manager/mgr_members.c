@@ -148,7 +148,7 @@ mgr_members_on_gone(struct mgr_members *mb, uint32_t pipe, uint64_t now)
 	/* Gone, it cannot vote: fenced now between rounds (mgr_commit_gone). */
 	mgr_driver_gone(mb->d, i);
 	if (p->mp_agent) /* its backends' load is no longer known */
-		mgr_driver_loads(mb->d, p->mp_counters, p->mp_n_counters, true);
+		mgr_driver_loads(mb->d, p->mp_counters, p->mp_n_counters, NULL, 0);
 	mgr_driver_run(mb->d, now);
 	if (mb->hooks.gone != NULL)
 		mb->hooks.gone(mb->hooks.ctx, i);
@@ -538,7 +538,8 @@ mgr_members_on_msg(struct mgr_members *mb, uint32_t pipe, const struct lb_msg *m
 		mgr_driver_status(mb->d, i, msg->version, now);
 		mgr_driver_run(mb->d, now);
 		if (p->mp_agent)
-			mgr_driver_loads(mb->d, msg->counters, msg->n_counters, false);
+			mgr_driver_loads(mb->d, p->mp_counters, p->mp_n_counters, msg->counters,
+				msg->n_counters);
 		p->mp_n_prev = p->mp_n_counters;
 		memcpy(p->mp_prev, p->mp_counters, p->mp_n_counters * sizeof(p->mp_counters[0]));
 		p->mp_prev_ms = p->mp_status_ms;

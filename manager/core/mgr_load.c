@@ -56,6 +56,18 @@ mgr_load_find(const struct mgr_be_load *v, uint32_t n, uint32_t id)
 	return n != 0 ? bsearch(&key, v, n, sizeof(*v), by_id) : NULL;
 }
 
+uint32_t
+mgr_load_dropped(const struct mgr_be_load *prev, uint32_t np, const struct mgr_be_load *cur,
+	uint32_t nc, struct mgr_be_load *out)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < np; i++)
+		if (mgr_load_find(cur, nc, prev[i].id) == NULL)
+			out[k++] = prev[i];
+	return k;
+}
+
 void
 mgr_health_loads(struct mgr_health *h, struct mgr_be_load *v, uint32_t n, bool forget)
 {

@@ -63,6 +63,14 @@ void mgr_load_sort(struct mgr_be_load *v, uint32_t n);
 const struct mgr_be_load *mgr_load_find(const struct mgr_be_load *v, uint32_t n, uint32_t id);
 
 /*
+ * The backends an agent reported in prev[0..np) and no longer does in
+ * cur[0..nc) (both sorted) into out (room for np): their load is unknown
+ * again (moved to another host, or no longer served here). Returns how many.
+ */
+uint32_t mgr_load_dropped(const struct mgr_be_load *prev, uint32_t np,
+	const struct mgr_be_load *cur, uint32_t nc, struct mgr_be_load *out);
+
+/*
  * Record the reports v[0..n) in the backends they name (sorts v); forget:
  * the agent that sent them is gone, its backends' load is unknown again.
  */

@@ -315,3 +315,34 @@ Test(load, a_ramping_backend_is_not_steered)
 	step(&now);
 	cr_assert_gt(recs[3].hr_lc, MGR_LOAD_ONE, "the ramp over: least connections takes it up");
 }
+
+/*
+ * A backend its agent stops reporting (moved to another host, or no
+ * longer served there) while the agent stays connected: its load is
+ * unknown from that STATUS on, not its last report kept for good (least
+ * connections went on steering it by a count frozen in time).
+ */
+Test(load, a_backend_no_longer_reported_is_unknown)
+{
+	struct mgr_health h = {0};
+	struct mgr_be_load prev[3] = {
+		{.id = 10, .active = 5}, {.id = 11, .active = 7}, {.id = 12, .active = 9}};
+	struct mgr_be_load cur[2] = {{.id = 10, .active = 6}, {.id = 12, .active = 8}};
+	struct mgr_be_load gone[3];
+	uint32_t n;
+
+	pool(LB_BALANCE_LEAST_CONNECTIONS, false);
+	h.h_recs = rp;
+	h.h_n_recs = N;
+	mgr_health_loads(&h, prev, 3, false);
+	cr_assert(recs[1].hr_load.known && recs[1].hr_load.active == 7);
+	n = mgr_load_dropped(prev, 3, cur, 2, gone);
+	cr_assert(n == 1 && gone[0].id == 11, "11 dropped: %u", n);
+	mgr_health_loads(&h, gone, n, true);
+	mgr_health_loads(&h, cur, 2, false);
+	cr_assert(!recs[1].hr_load.known, "no longer reported: unknown");
+	cr_assert(recs[0].hr_load.known && recs[0].hr_load.active == 6);
+	cr_assert(recs[2].hr_load.known && recs[2].hr_load.active == 8);
+	cr_assert_eq(mgr_load_dropped(cur, 2, cur, 2, gone), 0, "the same report drops none");
+	cr_assert_eq(mgr_load_dropped(prev, 3, NULL, 0, gone), 3, "the agent gone: all");
+}
