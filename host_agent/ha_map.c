@@ -79,6 +79,8 @@ make_hash(const char *name, uint32_t entries, uint32_t key_len)
 	return rte_hash_create(&hp);
 }
 
+static bool two_ports_said; /* ha_map_compile()'s warning, given once */
+
 int
 ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ftable *ft,
 	char *errbuf, size_t len)
@@ -148,9 +150,11 @@ ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ft
 			/*
 			 * One DIP behind one VIP:port on two ports: an ICMP error
 			 * quotes VIP:vport, which cannot tell them apart, and the
-			 * VM is told the last port (docs/architecture.md).
+			 * VM is told the last port (docs/architecture.md). Said
+			 * once: a managed agent compiles a map at every change.
 			 */
-			if (rte_hash_lookup(m->by_vip_dip, &vk) >= 0)
+			if (rte_hash_lookup(m->by_vip_dip, &vk) >= 0 &&
+				!__atomic_exchange_n(&two_ports_said, true, __ATOMIC_RELAXED))
 				LB_WARN("%s serves %s port %u on several ports: ICMP errors about "
 					"its flows quote port %u",
 					lb_addr_ntop(sc->af, &bc->dip, d, sizeof(d)),

@@ -161,12 +161,16 @@ lb_tls_config(nng_tls_config **out, bool server, const char *ca, const char *cer
 	return rc;
 }
 
-/* nng's pipe events of a socket whose live pipes are counted in *arg. */
+/*
+ * nng's pipe events of a socket whose live pipes are counted in *arg. A
+ * pipe that has had ADD_PRE always gets REM_POST, even when it is refused
+ * before ADD_POST (nng 1.5): counting from ADD_PRE keeps the two paired.
+ */
 static void
 count_pipes(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	(void)p;
-	__atomic_add_fetch((int *)arg, ev == NNG_PIPE_EV_ADD_POST ? 1 : -1, __ATOMIC_RELAXED);
+	__atomic_add_fetch((int *)arg, ev == NNG_PIPE_EV_ADD_PRE ? 1 : -1, __ATOMIC_RELAXED);
 }
 
 int
@@ -201,10 +205,10 @@ lb_credit_open(nng_socket *s, const struct lb_credit_cfg *cfg, const struct lb_c
 		nng_socket_set_ms(*s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 		nng_socket_set_ms(*s, NNG_OPT_RECONNMINT, 100);
 		nng_socket_set_ms(*s, NNG_OPT_RECONNMAXT, 1000);
-		if (pipes != NULL && ((rc = nng_pipe_notify(*s, NNG_PIPE_EV_ADD_POST, count_pipes,
-					       pipes)) != 0 ||
-					     (rc = nng_pipe_notify(*s, NNG_PIPE_EV_REM_POST,
-						      count_pipes, pipes)) != 0)) {
+		if (pipes != NULL &&
+			((rc = nng_pipe_notify(*s, NNG_PIPE_EV_ADD_PRE, count_pipes, pipes)) != 0 ||
+				(rc = nng_pipe_notify(
+					 *s, NNG_PIPE_EV_REM_POST, count_pipes, pipes)) != 0)) {
 			snprintf(err, len, "credits: pipe events: %s", nng_strerror(rc));
 			nng_close(*s);
 			return rc;

@@ -367,7 +367,7 @@ build_service(struct mgr_health *h, struct mgr_hsvc *s, const struct lb_service_
 			/* As it ran: the pool's scale then is in it already. */
 		} else if (mgr_load_steers(s) && !open && !r->hr_zone_open &&
 			   (out->backends[n].state != LB_BACKEND_ACTIVE || r->hr_dereg ||
-				   r->hr_cause == MGR_WHY_SLOW_START)) {
+				   mgr_hrec_ramping(r, now))) {
 			raw[n] = (uint64_t)out->backends[n].weight * MGR_LOAD_SCALE;
 		} else if (mgr_load_steers(s) && !open && !r->hr_zone_open) {
 			raw[n] = mgr_load_weight(r, out->backends[n].weight);

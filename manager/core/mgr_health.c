@@ -585,11 +585,6 @@ mgr_health_verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_
 
 	r->hr_in_flight = false;
 	unhold(h, r);
-	if (rc != MGR_DIP_NOSOCK && r->hr_inferred) {
-		r->hr_inferred = false;
-		/* Its pool may wait for it: the table is made again to see. */
-		changed = r->hr_svc->hs_restart_hold || r->hr_svc->hs_restart_withdrawn;
-	}
 	if (rc == MGR_DIP_NOSOCK) {
 		h->h_stats.ps_nosock++;
 		if (!h->h_nosock_logged)
@@ -623,6 +618,18 @@ mgr_health_verdict(struct mgr_health *h, struct mgr_hrec *r, enum mgr_dip_probe_
 			changed = true;
 			set_health(h, r, MGR_H_UNHEALTHY, now);
 		}
+	}
+	/*
+	 * A health taken from the committed table is settled once the probes
+	 * confirm it or overturn it, by the pool's thresholds: one failure of
+	 * a backend that needs two to fall says nothing yet. Its pool may wait
+	 * for it (hs_restart_hold, hs_restart_withdrawn): the table is made
+	 * again to see.
+	 */
+	if (r->hr_inferred &&
+		r->hr_health == (rc == MGR_DIP_UP ? MGR_H_HEALTHY : MGR_H_UNHEALTHY)) {
+		r->hr_inferred = false;
+		changed |= r->hr_svc->hs_restart_hold || r->hr_svc->hs_restart_withdrawn;
 	}
 	/* Keep the phase; one that fell behind by a whole interval starts again now. */
 	schedule(h, r, next > now ? next : now);

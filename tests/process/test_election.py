@@ -141,9 +141,10 @@ def run(lab, check):
     t2 = lab.leads(l2)
     took = lab.events(l2, "elected")[-1][0] - killed
     print(f"# failover: {l2} elected {took} ms after kill -9 of {l1} (lease_ttl {TTL} s)")
-    # The poll above bounds it (15 s); how fast is a figure, printed, not judged
-    # here: a loaded 2-core machine under ASan may take a lease and more.
-    check(took < 15000, f"within the poll's 15 s: {took} ms")
+    # How fast is a figure (printed); the bound only catches a failover that
+    # no longer follows the lease: a loaded 2-core machine under ASan may
+    # take a lease and more.
+    check(took < 4 * TTL * 1000 + 5000, f"within 4 leases and 5 s: {took} ms")
     check(t2 > t1, f"at a higher term: {t1} -> {t2}")
     check(poll(lambda: lab.wrote(l2, t2), 5), "its guarded writes hold")
 

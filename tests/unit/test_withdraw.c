@@ -242,7 +242,10 @@ Test(withdraw, a_restart_keeps_a_vip_withdrawn_until_its_backends_speak)
 		out.services[0].withdrawn);
 	lb_ftable_free(&out);
 
-	drive(h, T0 + 10);
+	drive(h, T0 + 10); /* one failure each of 2 and 3: not yet unhealthy */
+	cr_assert_eq(mgr_health_effective(h, &d, T0 + 10, &out, &next), 0);
+	cr_assert_eq(out.services[0].withdrawn, 1, "still withdrawn: nothing is settled yet");
+	lb_ftable_free(&out);
 	drive(h, T0 + 1010); /* 2 and 3 unhealthy: 1 of 3 */
 	cr_assert_eq(mgr_health_effective(h, &d, T0 + 1010, &out, &next), 0);
 	cr_assert_eq(out.services[0].withdrawn, 1, "withdrawn by the verdicts now");
@@ -256,11 +259,13 @@ Test(withdraw, a_restart_keeps_a_vip_withdrawn_until_its_backends_speak)
 
 /*
  * A manager restarted at T0 over three backends (1 down) that the members
- * run all active, as a pool failing open runs them: one failure makes a
- * backend unhealthy, one healthy backend keeps the pool from failing open.
+ * run all active, as a pool failing open runs them: `unhealthy` failures
+ * make a backend unhealthy, one healthy backend keeps the pool from
+ * failing open.
  */
 static struct mgr_health *
-restarted_over_all_active(struct lb_ftable *d, struct lb_ftable *c, struct mgr_pools *ps)
+restarted_over_all_active(
+	struct lb_ftable *d, struct lb_ftable *c, struct mgr_pools *ps, uint8_t unhealthy)
 {
 	struct mgr_health *h = health_new();
 	struct mgr_pool pl = *mgr_pool_defaults();
@@ -271,7 +276,7 @@ restarted_over_all_active(struct lb_ftable *d, struct lb_ftable *c, struct mgr_p
 	table(c, 3, NULL);
 	pl.pl_interval_s = 1;
 	pl.pl_timeout_s = 1;
-	pl.pl_unhealthy = 1;
+	pl.pl_unhealthy = unhealthy;
 	pl.pl_min_healthy = 1;
 	memset(ps, 0, sizeof(*ps));
 	cr_assert_eq(mgr_pools_set(ps, &k, &pl), 0);
@@ -290,38 +295,44 @@ restart_done(struct mgr_health *h, struct lb_ftable *d, struct lb_ftable *c, str
 
 /*
  * Every backend down, the pool failing open: the members run all three
- * active. After a restart the first verdicts come one by one (first
- * probes 1 ms apart); each backend found unhealthy stays as it ran until
- * the whole pool has spoken, rather than going to maint while the others
- * still count as healthy (maint, then two in maint, then all active
- * again: connections moved twice by a restart alone).
+ * active. After a restart the verdicts come one by one (first probes 1 ms
+ * apart, then every interval); each backend found unhealthy stays as it
+ * ran until the whole pool has settled, rather than going to maint while
+ * the others still count as healthy (maint, then two in maint, then all
+ * active again: connections moved twice by a restart alone). With 2
+ * failures to fall, a first failure settles nothing.
  */
 Test(withdraw, a_restart_takes_no_backend_of_a_failed_open_pool_out_one_by_one)
 {
-	struct lb_ftable d, c;
-	struct mgr_pools ps;
-	struct mgr_health *h = restarted_over_all_active(&d, &c, &ps);
-	int i, b;
+	uint8_t unhealthy;
 
-	for (i = 0; i < 3; i++) {
-		uint64_t t = T0 + (uint64_t)i;
+	for (unhealthy = 1; unhealthy <= 2; unhealthy++) {
+		struct lb_ftable d, c;
+		struct mgr_pools ps;
+		struct mgr_health *h = restarted_over_all_active(&d, &c, &ps, unhealthy);
+		int i, b;
 
-		cr_assert(drive_changed(h, t),
-			"a first verdict of a held pool makes the table again");
-		for (b = 1; b <= 3; b++)
-			cr_assert_eq(eff(h, &d, t, b, NULL, NULL), LB_BACKEND_ACTIVE,
-				"backend %d at +%d ms", b, i);
+		for (i = 0; i < 3 * unhealthy; i++) {
+			uint64_t t = T0 + (uint64_t)(i / 3) * 1000 + (uint64_t)(i % 3);
+
+			drive(h, t);
+			for (b = 1; b <= 3; b++)
+				cr_assert_eq(eff(h, &d, t, b, NULL, NULL), LB_BACKEND_ACTIVE,
+					"unhealthy=%u: backend %d at +%" PRIu64 " ms", unhealthy, b,
+					t - T0);
+		}
+		cr_assert_str_neq(health_of(h, 1, T0 + 2), "healthy", "each was found down");
+		restart_done(h, &d, &c, &ps);
 	}
-	cr_assert_str_neq(health_of(h, 1, T0 + 2), "healthy", "each was found down");
-	restart_done(h, &d, &c, &ps);
 }
 
 /*
- * The same restart with backend 3 alive: the hold ends when the last
- * first verdict is in, and the dead ones then go to maint (the pool is
- * not below its minimum).
+ * The same restart with backend 3 alive, 2 failures to fall: the hold
+ * ends when the last backend's health is settled (backend 2's second
+ * failure), and the dead ones then go to maint (the pool is not below
+ * its minimum).
  */
-Test(withdraw, a_restart_hold_ends_with_the_last_first_verdict)
+Test(withdraw, a_restart_hold_ends_when_the_pool_has_settled)
 {
 	struct lb_ftable d, c;
 	struct mgr_pools ps;
@@ -331,15 +342,17 @@ Test(withdraw, a_restart_hold_ends_with_the_last_first_verdict)
 	struct lb_addr a;
 
 	up(3);
-	h = restarted_over_all_active(&d, &c, &ps);
-	drive(h, T0 + 1); /* 1 and 2 found down; 3 not yet probed */
-	cr_assert_eq(eff(h, &d, T0 + 1, 1, NULL, NULL), LB_BACKEND_ACTIVE, "held");
-	lb_addr_v4(&a, be_ip(2));
-	mgr_health_backend(h, &k, &a, port, T0 + 1, &v);
+	h = restarted_over_all_active(&d, &c, &ps, 2);
+	drive(h, T0 + 2); /* one failure of 1 and of 2, 3 confirmed healthy */
+	cr_assert_eq(eff(h, &d, T0 + 2, 1, NULL, NULL), LB_BACKEND_ACTIVE);
+	drive(h, T0 + 1000); /* 1 unhealthy, settled; 2 not yet */
+	cr_assert_eq(eff(h, &d, T0 + 1000, 1, NULL, NULL), LB_BACKEND_ACTIVE, "held");
+	lb_addr_v4(&a, be_ip(1));
+	mgr_health_backend(h, &k, &a, port, T0 + 1000, &v);
 	cr_assert(strstr(v.hv_why, "kept as it ran") != NULL, "why: %s", v.hv_why);
-	cr_assert(drive_changed(h, T0 + 2), "3's first verdict ends the hold");
-	cr_assert_eq(eff(h, &d, T0 + 2, 1, NULL, NULL), LB_BACKEND_MAINT);
-	cr_assert_eq(eff(h, &d, T0 + 2, 2, NULL, NULL), LB_BACKEND_MAINT);
-	cr_assert_eq(eff(h, &d, T0 + 2, 3, NULL, NULL), LB_BACKEND_ACTIVE);
+	cr_assert(drive_changed(h, T0 + 1001), "2's second failure settles the pool");
+	cr_assert_eq(eff(h, &d, T0 + 1001, 1, NULL, NULL), LB_BACKEND_MAINT);
+	cr_assert_eq(eff(h, &d, T0 + 1001, 2, NULL, NULL), LB_BACKEND_MAINT);
+	cr_assert_eq(eff(h, &d, T0 + 1001, 3, NULL, NULL), LB_BACKEND_ACTIVE);
 	restart_done(h, &d, &c, &ps);
 }
