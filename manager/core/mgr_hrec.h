@@ -110,7 +110,7 @@ struct mgr_hrec {
 	uint64_t hr_deferred;  /* a start put off (every socket busy): when it was due; 0: none */
 	uint32_t hr_heap;      /* index in the heap, MGR_NO_HEAP when out */
 	bool hr_in_flight;     /* its probe runs: hr_due is the deadline */
-	bool hr_inferred;      /* health taken from the committed table: not yet settled by probes */
+	bool hr_inferred;      /* health from the committed table, not yet settled by probes */
 	bool hr_ran_healthy;   /* ... and it ran in that table (hs_restart_hold) */
 	bool hr_as_run;	       /* a drain rebuilt after a restart: hr_be.weight is as committed */
 	/* the prober's state for r (mgr_dip_prober.c), NULL until it probes r */
