@@ -179,7 +179,8 @@ ready(void *arg, char *buf, size_t len)
 	bool ok;
 
 	pthread_mutex_lock(&u->map_lock);
-	ok = !u->cfg->managed || dp_member_synced(&u->member);
+	/* As the mux's: a last known good table, with no manager, is ready too. */
+	ok = !u->cfg->managed || dp_member_synced(&u->member) || u->w->map->version != 0;
 	if (ok)
 		snprintf(buf, len, "serving version %llu: %u load-balanced endpoints",
 			(unsigned long long)u->w->map->version, u->w->map->n_lb);

@@ -134,7 +134,12 @@ reload(void *app)
 
 static volatile bool late_quit; /* the signals' flag while the mux tears down */
 
-/* Ready (systemd): forwarding the file's table, or in sync with the manager. */
+/*
+ * Ready (systemd): forwarding the file's table, in sync with the manager,
+ * or, with no manager, forwarding the last known good table (a version a
+ * manager committed; not ready, systemd would stop it after its start
+ * timeout, again and again for the whole outage).
+ */
 static bool
 ready(void *arg, char *buf, size_t len)
 {
@@ -142,7 +147,7 @@ ready(void *arg, char *buf, size_t len)
 	bool ok;
 
 	pthread_mutex_lock(&app->gen_lock);
-	ok = !app->cfg.managed || dp_member_synced(&app->member);
+	ok = !app->cfg.managed || dp_member_synced(&app->member) || app->ctx.gen->version != 0;
 	if (ok)
 		snprintf(buf, len, "forwarding version %" PRIu64 ": %u services, %u backends",
 			app->ctx.gen->version, app->ctx.gen->n_services, app->ctx.gen->n_backends);

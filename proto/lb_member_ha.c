@@ -20,20 +20,37 @@ lb_mbr_heard(struct lb_member *m, uint64_t version)
 		__atomic_store_n(&m->known_committed, version, __ATOMIC_RELEASE);
 }
 
+/*
+ * Write the running table to the state file. A failure leaves it stale
+ * (lkg_stale): its time must not say an older table is confirmed, so
+ * lb_mbr_confirm() tries the save again rather than touch it.
+ */
+static void
+lkg_write(struct lb_member *m)
+{
+	char err[LB_LKG_WHY + 512];
+	bool was = m->lkg_stale;
+
+	m->lkg_stale = lb_lkg_save(m->cfg.state_file, &m->applied, m->applied_version,
+			       m->applied_digest, m->fence.highest, err, sizeof(err)) != 0;
+	if (m->lkg_stale && !was)
+		LB_WARN("manager: last known good table not kept (tried again every %u s): %s",
+			TOUCH_MS / 1000, err);
+	else if (!m->lkg_stale && was)
+		LB_INFO("manager: last known good table kept again (version %" PRIu64 ")",
+			m->applied_version);
+	m->touched_ms = lb_now_ms();
+}
+
 /* The table now running came from a manager: keep it as the last known good. */
 void
 lb_mbr_lkg_save(struct lb_member *m)
 {
-	char err[LB_LKG_WHY + 512];
-
 	__atomic_store_n(&m->synced, 1, __ATOMIC_RELEASE);
 	lb_mbr_heard(m, m->applied_version);
 	if (m->cfg.state_file[0] == '\0' || m->applied_version == 0)
 		return;
-	if (lb_lkg_save(m->cfg.state_file, &m->applied, m->applied_version, m->applied_digest,
-		    m->fence.highest, err, sizeof(err)) != 0)
-		LB_WARN("manager: last known good table not kept: %s", err);
-	m->touched_ms = lb_now_ms();
+	lkg_write(m);
 }
 
 /*
@@ -49,6 +66,10 @@ lb_mbr_confirm(struct lb_member *m, uint64_t now)
 		return;
 	__atomic_store_n(&m->confirmed_ms, lb_mbr_wall_ms(), __ATOMIC_RELEASE);
 	if (m->cfg.state_file[0] != '\0' && now - m->touched_ms >= TOUCH_MS) {
+		if (m->lkg_stale) {
+			lkg_write(m);
+			return;
+		}
 		lb_lkg_touch(m->cfg.state_file);
 		m->touched_ms = now;
 	}

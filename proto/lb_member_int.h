@@ -101,6 +101,7 @@ struct lb_member {
 	bool lkg_done; /* the file was considered at the start */
 	int64_t confirmed_ms; /* atomic, Unix ms: a manager last confirmed the table */
 	uint64_t touched_ms;
+	bool lkg_stale; /* the file does not hold the running table: its save failed */
 };
 
 static inline int64_t

@@ -92,9 +92,10 @@ lb_mbr_send_status(struct lb_member *m)
 		msg->n_flows = m->ops->flows(
 			m->arg, m->flows, LB_MSG_MAX_FLOWS, m->flows_next, &msg->flows_total);
 		msg->flows = m->flows;
-		msg->flows_first = m->flows_next;
+		/* Where the window starts, as ops->flows took it: the table may have shrunk. */
+		msg->flows_first = msg->flows_total != 0 ? m->flows_next % msg->flows_total : 0;
 		m->flows_next = msg->flows_total != 0
-					? (m->flows_next + msg->n_flows) % msg->flows_total
+					? (msg->flows_first + msg->n_flows) % msg->flows_total
 					: 0;
 	}
 	send_msg(m, msg);

@@ -5,8 +5,9 @@
 # LAB_DIR/NAME.lkg (scripts/netns-lab.sh).
 #   1. Every manager down, the mux killed (-9) and restarted: after
 #      lkg_wait_ms with no manager it runs its last known good table (its
-#      telemetry: the version, lkg 1, lkg_announce 1) and 200 requests
-#      through the VIP all succeed and spread evenly.
+#      telemetry: the version, lkg 1, lkg_announce 1), tells systemd it is
+#      ready (READY=1 on its NOTIFY_SOCKET), and 200 requests through the
+#      VIP all succeed and spread evenly.
 #   2. The file corrupted (one byte of the table flipped), the mux
 #      restarted: the file is refused, logged with the reason, and the mux
 #      starts empty (version 0), waiting for a manager.
@@ -37,8 +38,30 @@ kill -KILL "$(lab_pid mux)"
 lab_kill mux
 rm -rf "/var/run/dpdk/${LAB_PREFIX[mux]}"
 t0=$SECONDS
-lab_mux_start
+# systemd's NOTIFY_SOCKET, as a Type=notify unit has it: what the mux says there
+notify=$LAB_DIR/mux.notify
+t_bg "$LAB_DIR/notify.rc" "$LAB_PY" -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(1)
+end = time.monotonic() + 60
+with open(sys.argv[2], "w") as out:
+    while time.monotonic() < end:
+        try:
+            m = s.recv(4096).decode()
+        except socket.timeout:
+            continue
+        out.write(m + "\n")
+        out.flush()
+        if "READY=1" in m.split("\n"):
+            break' "$notify" "$LAB_DIR/notify.log"
+lab_poll test -S "$notify"
+NOTIFY_SOCKET=$notify lab_mux_start
 check "with no manager the restarted mux runs version $v0 from its file" lab_poll mux_at "$v0"
+notify_rc=$(t_rc "$LAB_DIR/notify.rc")
+check "and tells systemd it is ready ($(grep -x 'STATUS=.*' "$LAB_DIR/notify.log"))" \
+	test "$notify_rc" = 0 -a -n "$(grep -x READY=1 "$LAB_DIR/notify.log")"
 echo "# the mux forwarded from its last known good table $((SECONDS - t0)) s after its start"
 check "its telemetry says it serves last known good (lkg 1)" test "$(mux_tel lkg)" = 1
 check "and that it announces meanwhile (lkg_announce 1: $(mux_tel lkg_why))" \
