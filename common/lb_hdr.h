@@ -71,7 +71,7 @@ static_assert(sizeof(struct lb_arp_hdr) == 28, "ARP for IPv4 over Ethernet is 28
 #define LB_IPV4_MF 0x2000
 #define LB_IPV4_OFFMASK 0x1fff
 #define LB_IPV4_MIN_IHL 5
-#define LB_IPV4_ECN_MASK 0x03
+#define LB_IP_ECN_MASK 0x03 /* the ECN field: the TOS's, or the traffic class's, low bits */
 
 /* IPv4 option types (RFC 791 3.1) the parser looks at. */
 #define LB_IPOPT_EOL 0
@@ -138,6 +138,15 @@ static inline uint32_t
 lb_ipv6_vtc(uint8_t tclass, uint32_t flow)
 {
 	return 6u << 28 | (uint32_t)tclass << 20 | (flow & 0xfffff);
+}
+
+/* DSCP and ECN of the IP header at l3: IPv4's TOS, or IPv6's traffic class (v6). */
+static inline uint8_t
+lb_ip_tclass(const uint8_t *l3, int v6)
+{
+	if (!v6)
+		return ((const struct lb_ipv4_hdr *)l3)->tos;
+	return (uint8_t)((l3[0] & 0x0f) << 4 | l3[1] >> 4);
 }
 
 #define LB_TCP_FIN 0x01

@@ -125,16 +125,13 @@ tunnel_ours(const struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi
 }
 
 /* The ECN field's codepoints (RFC 3168 5): the low two bits of the TOS or traffic class. */
-enum { ECN_NOT_ECT = 0, ECN_ECT1 = 1, ECN_ECT0 = 2, ECN_CE = 3, ECN_MASK = 3 };
+enum { ECN_NOT_ECT = 0, ECN_ECT1 = 1, ECN_ECT0 = 2, ECN_CE = 3 };
 
 /* The ECN field of the IPv4 or IPv6 header at l3. */
 static inline uint8_t
 ecn_of(const uint8_t *l3, int v6)
 {
-	if (v6)
-		return (uint8_t)(lb_be32_to_cpu(((const struct lb_ipv6_hdr *)l3)->vtc_flow) >> 20) &
-		       ECN_MASK;
-	return ((const struct lb_ipv4_hdr *)l3)->tos & ECN_MASK;
+	return lb_ip_tclass(l3, v6) & LB_IP_ECN_MASK;
 }
 
 /*
@@ -148,14 +145,14 @@ ecn_set(uint8_t *l3, int v6, uint8_t ecn)
 		struct lb_ipv6_hdr *ip = (struct lb_ipv6_hdr *)l3;
 		uint32_t vtc = lb_be32_to_cpu(ip->vtc_flow);
 
-		ip->vtc_flow =
-			lb_cpu_to_be32((vtc & ~((uint32_t)ECN_MASK << 20)) | (uint32_t)ecn << 20);
+		ip->vtc_flow = lb_cpu_to_be32(
+			(vtc & ~((uint32_t)LB_IP_ECN_MASK << 20)) | (uint32_t)ecn << 20);
 	} else {
 		struct lb_ipv4_hdr *ip = (struct lb_ipv4_hdr *)l3;
 		lb_be16_t old, new;
 
 		memcpy(&old, l3, 2);
-		ip->tos = (uint8_t)((ip->tos & ~ECN_MASK) | ecn);
+		ip->tos = (uint8_t)((ip->tos & ~LB_IP_ECN_MASK) | ecn);
 		memcpy(&new, l3, 2);
 		ip->csum = lb_csum_update16(ip->csum, old, new);
 	}

@@ -34,24 +34,13 @@ make_room(struct rte_mbuf *m, const struct lb_pkt *pi, uint32_t outer, const str
 	return p;
 }
 
-/* DSCP and ECN of the inner header: IPv4's TOS, IPv6's traffic class. */
-static uint8_t
-inner_tclass(const struct rte_mbuf *m, const struct lb_pkt *pi)
-{
-	const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, pi->l2_len);
-
-	if (!pi->v6)
-		return ((const struct lb_ipv4_hdr *)ip)->tos;
-	return (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
-}
-
 int
 mux_encap_other(struct mux_worker *w, const struct mux_gen *g, struct rte_mbuf *m,
 	const struct lb_pkt *pi, uint32_t id, uint16_t port, uint64_t fh)
 {
 	const struct mux_ctx *ctx = w->ctx;
 	const struct mux_backend *be = &g->backends[id];
-	uint8_t tc = inner_tclass(m, pi);
+	uint8_t tc = lb_ip_tclass(rte_pktmbuf_mtod_offset(m, const uint8_t *, pi->l2_len), pi->v6);
 	uint8_t *p;
 
 	if (be->flags & MUX_BE_HOST6) {
