@@ -8,8 +8,9 @@
  * Every packet not forwarded is freed with dp_drop() under a reason.
  *
  * All of it is static inline: these run per packet, and each daemon's
- * one-line wrappers (mux_drop, ha_enqueue ...) compile to what they were
- * when each had its own copy, with no call or indirection added.
+ * wrappers (mux_drop, ha_enqueue ...), made by DP_WORKER_TX below, compile
+ * to what they were when each had its own copy, with no call or
+ * indirection added.
  */
 #ifndef DP_TX_H
 #define DP_TX_H
@@ -74,5 +75,24 @@ dp_flush(struct dp_txbuf *tx, uint16_t n_ports, uint16_t txq, uint64_t *drops)
 	}
 	return total;
 }
+
+/*
+ * A daemon's per-packet output for its worker type W: prefix_drop(w, m,
+ * reason) frees m counted in w->cnt.drops[reason]; prefix_enqueue(w, port,
+ * m) adds m to w->tx[port], first flushing every port with the daemon's
+ * prefix_flush(w) when that buffer is full. The mux and the agent each
+ * declare theirs with one line, so that the two cannot drift apart.
+ */
+#define DP_WORKER_TX(prefix, W)                                                                    \
+	static inline void prefix##_drop(W *w, struct rte_mbuf *m, int reason)                     \
+	{                                                                                          \
+		dp_drop(w->cnt.drops, m, reason);                                                  \
+	}                                                                                          \
+	static inline void prefix##_enqueue(W *w, uint16_t port, struct rte_mbuf *m)               \
+	{                                                                                          \
+		if (unlikely(dp_txbuf_full(&w->tx[port])))                                         \
+			prefix##_flush(w);                                                         \
+		dp_txbuf_add(&w->tx[port], m);                                                     \
+	}
 
 #endif /* DP_TX_H */

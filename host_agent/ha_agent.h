@@ -183,19 +183,8 @@ void ha_echo(struct ha_worker *w, uint16_t port, const struct rte_ether_addr *ma
 
 void ha_flush(struct ha_worker *w);
 
-static inline void
-ha_drop(struct ha_worker *w, struct rte_mbuf *m, int reason)
-{
-	dp_drop(w->cnt.drops, m, reason);
-}
-
-static inline void
-ha_enqueue(struct ha_worker *w, uint16_t port, struct rte_mbuf *m)
-{
-	if (unlikely(dp_txbuf_full(&w->tx[port])))
-		ha_flush(w);
-	dp_txbuf_add(&w->tx[port], m);
-}
+/* ha_drop() and ha_enqueue(): dp_tx.h. */
+DP_WORKER_TX(ha, struct ha_worker)
 
 /*
  * Replace the frame's L2 header (l2_len bytes) with a plain Ethernet header

@@ -181,7 +181,7 @@ tel_key(char *k, size_t len, uint32_t id, const char *mux, const char *what)
  * used and had to turn away: "be_7_max", "be_7_mux1_outstanding" ...
  */
 static int
-tel_credits(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_credits(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
 {
 	static const char *const what[] = {"granted", "outstanding", "used", "denied"};
 	struct ha_credit *c;
@@ -189,8 +189,6 @@ tel_credits(const char *cmd, const char *params, struct rte_tel_data *d)
 	char k[RTE_TEL_MAX_STRING_LEN];
 	uint32_t b, m, f;
 
-	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
 	rte_tel_data_start_dict(d);
 	pthread_mutex_lock(&tel_lock);
 	if ((c = tel_c) == NULL) {

@@ -157,10 +157,8 @@ ha_stats_section(const struct ha_update *u)
 }
 
 static int
-tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_stats(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
 {
-	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
 	rte_tel_data_start_dict(d);
 #define T(name, show, ...) dp_tel_u64(d, show, #name, DP_RD(tel_w->cnt.name));
 	HA_COUNTERS(T)

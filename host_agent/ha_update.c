@@ -196,10 +196,9 @@ static struct ha_update *tel_upd;
 
 /* Telemetry runs in its own thread, not an RCU reader: hold the map. */
 static int
-tel_flow_table(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_flow_table(
+	const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
 {
-	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
 	pthread_mutex_lock(&tel_upd->map_lock);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "version", tel_upd->w->map->version);

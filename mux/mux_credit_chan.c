@@ -95,12 +95,10 @@ static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* /sluice/credits: requests answered and refused, then mux_credit_tel()'s. */
 static int
-tel_credits(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_credits(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
 {
 	uint64_t answered, refused;
 
-	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
 	rte_tel_data_start_dict(d);
 	pthread_mutex_lock(&tel_lock);
 	if (tel_ch != NULL) {

@@ -132,7 +132,7 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 	struct mux_counters t;
 	struct mux_flow_counters fc;
 	char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN], e[LB_ADDR_STRLEN + 10];
-	uint32_t s, i;
+	uint32_t s, id;
 
 	mux_stats_total(app, &t);
 	fprintf(out, "sluice-mux summary (flow table version %" PRIu64 ", %u workers)\n",
@@ -149,8 +149,7 @@ mux_stats_print(const struct mux_app *app, FILE *out)
 			"  service %s/%s  packets %" PRIu64 " bytes %" PRIu64 " new %" PRIu64 "\n",
 			endpoint_str(vip_str(sv, a), sv->key.af, sv->key.port, e, sizeof(e)),
 			proto_name(sv->key.proto), fc.pkts, fc.bytes, fc.new_conns);
-		for (i = 0; i < sv->n_backends; i++) {
-			uint32_t id = sv->first_backend + i;
+		for (id = sv->first_backend; id < sv->first_backend + sv->n_backends; id++) {
 			const struct mux_backend *be = &g->backends[id];
 
 			flow_total(app, 1, be->sid, &fc);
@@ -172,7 +171,7 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 	struct mux_counters t;
 	struct mux_flow_counters fc;
 	char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN];
-	uint32_t s, i;
+	uint32_t s, i, id;
 
 	mux_stats_total(app, &t);
 	fprintf(out, "\"version\":%" PRIu64 ",\"workers\":%u", g->version, app->n_workers);
@@ -194,16 +193,16 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 			",\"bytes\":%" PRIu64 ",\"new_conns\":%" PRIu64 ",\"backends\":[",
 			s ? "," : "", vip_str(sv, a), lb_be16_to_cpu(sv->key.port),
 			proto_name(sv->key.proto), fc.pkts, fc.bytes, fc.new_conns);
-		for (i = 0; i < sv->n_backends; i++) {
-			uint32_t id = sv->first_backend + i;
+		for (id = sv->first_backend; id < sv->first_backend + sv->n_backends; id++) {
 			const struct mux_backend *be = &g->backends[id];
 
 			flow_total(app, 1, be->sid, &fc);
 			fprintf(out,
 				"%s{\"dip\":\"%s\",\"port\":%u,\"host\":\"%s\",\"pkts\":%" PRIu64
 				",\"bytes\":%" PRIu64 ",\"new_conns\":%" PRIu64 "}",
-				i ? "," : "", mux_stats_dip(g, sv, id, a), lb_be16_to_cpu(be->port),
-				host_str(g, id, b), fc.pkts, fc.bytes, fc.new_conns);
+				id > sv->first_backend ? "," : "", mux_stats_dip(g, sv, id, a),
+				lb_be16_to_cpu(be->port), host_str(g, id, b), fc.pkts, fc.bytes,
+				fc.new_conns);
 		}
 		fprintf(out, "]");
 		mux_limit_json(out, app->workers, app->n_workers, g, s);
@@ -268,12 +267,11 @@ tel_lkg(struct rte_tel_data *d)
 }
 
 static int
-tel_stats_locked(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_stats_locked(
+	const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
 {
 	struct mux_counters t;
 
-	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
 	mux_stats_total(tel_app, &t);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "version", tel_app->ctx.gen->version);
@@ -290,12 +288,10 @@ tel_stats_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_drops(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
 {
 	struct mux_counters t;
 
-	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
 	mux_stats_total(tel_app, &t);
 	rte_tel_data_start_dict(d);
 	dp_drops_tel(d, t.drops, 0);
@@ -326,14 +322,13 @@ tel_flow_array(int backend, uint32_t sid, uint64_t x, uint64_t y)
 
 /* /sluice/services,PAGE: services PAGE*64 .. +63: [pkts, bytes, new_conns, backends, index]. */
 static int
-tel_services_locked(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_services_locked(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
 {
 	const struct mux_gen *g = tel_app->ctx.gen;
 	unsigned long page = params && *params ? strtoul(params, NULL, 10) : 0;
 	uint32_t s;
 	char a[LB_ADDR_STRLEN], key[72];
 
-	RTE_SET_USED(cmd);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "services", g->n_services);
 	rte_tel_data_add_dict_u64(d, "page", page);
@@ -353,14 +348,13 @@ tel_services_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 
 /* /sluice/backends,SERVICE_INDEX: a service's backends (first 64). */
 static int
-tel_backends_locked(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_backends_locked(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
 {
 	const struct mux_gen *g = tel_app->ctx.gen;
 	unsigned long s = params && *params ? strtoul(params, NULL, 10) : 0;
 	char a[LB_ADDR_STRLEN], key[72];
 	uint32_t i;
 
-	RTE_SET_USED(cmd);
 	if (s >= g->n_services)
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
@@ -382,12 +376,11 @@ tel_backends_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-tel_flow_table_locked(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_flow_table_locked(
+	const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
 {
 	const struct mux_gen *g = tel_app->ctx.gen;
 
-	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "version", g->version);
 	rte_tel_data_add_dict_u64(d, "services", g->n_services);

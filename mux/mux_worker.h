@@ -191,19 +191,8 @@ void mux_packet6(struct mux_worker *w, const struct mux_gen *g, uint16_t port, s
  */
 bool mux_send_fragments(struct mux_worker *w, uint16_t port, struct rte_mbuf *m, bool outer6);
 
-static inline void
-mux_drop(struct mux_worker *w, struct rte_mbuf *m, int reason)
-{
-	dp_drop(w->cnt.drops, m, reason);
-}
-
-static inline void
-mux_enqueue(struct mux_worker *w, uint16_t port, struct rte_mbuf *m)
-{
-	if (unlikely(dp_txbuf_full(&w->tx[port])))
-		mux_flush(w);
-	dp_txbuf_add(&w->tx[port], m);
-}
+/* mux_drop() and mux_enqueue(): dp_tx.h. */
+DP_WORKER_TX(mux, struct mux_worker)
 
 /* The outer IPv4 id of a non-DF packet (one worker alone: 0, 1, 2, ...). */
 static inline uint16_t
