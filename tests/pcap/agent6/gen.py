@@ -256,6 +256,12 @@ def rows():
                               dst=sp.pcap_port_mac(1 + ["vm61", "vm62"].index(name))) / p,
             expect)
 
+    def tagged(src, dst):
+        """The IP header of a row from a VM, carrying the next tag: the flow
+        label of IPv6, the id of IPv4 (by the family of src)."""
+        t = next_tag()
+        return IPv6(src=src, dst=dst, fl=t) if sp.v6.is_v6(src) else IP(src=src, dst=dst, id=t)
+
     row("vm61 solicits its gateway6", "vm61", ns("vm61", GATEWAY6, src="fe80::61"),
         na("vm61", GATEWAY6, True))
     row("vm62 solicits its gateway6 from its DIP6, no option", "vm62",
@@ -266,47 +272,36 @@ def rows():
             IPv6(src="fe80::61", dst="ff02::2", hlim=255) / ICMPv6ND_RS(), "vm_link_local")
     from_vm("vm61's MLDv2 report", "vm61",
             IPv6(src="fe80::61", dst="ff02::16", hlim=1) / ICMPv6MLReport2(), "vm_link_local")
-    t = next_tag()
     from_vm("vm61's SYN from its DIP6 to its gateway6 fe80::1: kept on its link", "vm61",
-            IPv6(src="2001:db8:6::61", dst=GATEWAY6, fl=t) / TCP(sport=5001, dport=22, flags="S"),
+            tagged("2001:db8:6::61", GATEWAY6) / TCP(sport=5001, dport=22, flags="S"),
             "vm_link_local")
-    t = next_tag()
     from_vm("vm62's UDP from its DIP6 to febf::9 (the top of fe80::/10): kept on its link",
-            "vm62", IPv6(src="2001:db8:6::62", dst="febf::9", fl=t) / UDP(sport=5, dport=6),
-            "vm_link_local")
-    t = next_tag()
+            "vm62", tagged("2001:db8:6::62", "febf::9") / UDP(sport=5, dport=6), "vm_link_local")
     from_vm("vm61's SYN-ACK from DIP6:8080: DSR as VIP6:80, MSS clamped", "vm61",
-            IPv6(src="2001:db8:6::61", dst=CLIENT6, fl=t) /
+            tagged("2001:db8:6::61", CLIENT6) /
             TCP(sport=8080, dport=40000, flags="SA", options=SYN_OPTS),
             dsr(VIP6, sport=80, mss=CLAMP6))
-    t = next_tag()
     from_vm("vm62's UDP reply from DIP6:5353: DSR as VIP6:53", "vm62",
-            IPv6(src="2001:db8:6::62", dst=CLIENT6, fl=t) / UDP(sport=5353, dport=999) /
-            body(40), dsr(VIP6, sport=53))
-    t = next_tag()
+            tagged("2001:db8:6::62", CLIENT6) / UDP(sport=5353, dport=999) / body(40),
+            dsr(VIP6, sport=53))
     from_vm("vm61's IPv4 SYN-ACK from 10.1.0.61:8080: DSR as VIP4:80 (its PA is IPv6)", "vm61",
-            IP(src="10.1.0.61", dst=CLIENT4, id=t) /
+            tagged("10.1.0.61", CLIENT4) /
             TCP(sport=8080, dport=40000, flags="SA", options=SYN_OPTS),
             dsr(VIP4, sport=80, mss=CLAMP))
-    t = next_tag()
     quote = IPv6(src=CLIENT6, dst="2001:db8:6::62", hlim=60) / UDP(sport=999, dport=5353)
     from_vm("vm62's port unreachable about client -> DIP6:5353", "vm62",
-            IPv6(src="2001:db8:6::62", dst=CLIENT6, fl=t) / ICMPv6DestUnreach(code=4) /
-            Raw(bytes(quote)), dsr(VIP6, quote_dst=(VIP6, 53)))
-    t = next_tag()
+            tagged("2001:db8:6::62", CLIENT6) / ICMPv6DestUnreach(code=4) / Raw(bytes(quote)),
+            dsr(VIP6, quote_dst=(VIP6, 53)))
     from_vm("vm61 sending from another address", "vm61",
-            IPv6(src="2001:db8:6::99", dst=CLIENT6, fl=t) / UDP(sport=5, dport=6), "spoofed_src")
-    t = next_tag()
+            tagged("2001:db8:6::99", CLIENT6) / UDP(sport=5, dport=6), "spoofed_src")
     from_vm("vm62 sending IPv4 (it has no IPv4 DIP)", "vm62",
-            IP(src="10.1.0.62", dst=CLIENT4, id=t) / UDP(sport=5, dport=6), "spoofed_src")
-    t = next_tag()
+            tagged("10.1.0.62", CLIENT4) / UDP(sport=5, dport=6), "spoofed_src")
     from_vm("vm61 answering the IPv6 prober", "vm61",
-            IPv6(src="2001:db8:6::61", dst=PROBER6, fl=t) /
-            TCP(sport=8080, dport=45000, flags="SA"), PROBE_OUT)
-    t = next_tag()
+            tagged("2001:db8:6::61", PROBER6) / TCP(sport=8080, dport=45000, flags="SA"),
+            PROBE_OUT)
     from_vm("vm61's own IPv6 traffic, from a port no service has", "vm61",
-            IPv6(src="2001:db8:6::61", dst="2001:db8:e::1", fl=t) /
-            TCP(sport=5000, dport=443, flags="S"), PASS)
+            tagged("2001:db8:6::61", "2001:db8:e::1") / TCP(sport=5000, dport=443, flags="S"),
+            PASS)
     return rs.out
 
 
