@@ -763,37 +763,44 @@ def _from_requester(fr, want):
     return mac_str(fr[6:12])
 
 
-def run_replies(case, cfg, rows, col, tag, checks, stats, reply_key=_to_requester,
+def run_replies(case, services, mux, option, rows, checks, stats, reply_key=_to_requester,
                 request_key=_from_requester):
     """The reply cases (arp_echo, nd_echo6): the frames of rows of (desc,
-    frame, ...) through one mux of cfg (tag: what sets this run apart, as
-    "option=value"); each row's column col names the reply it wants (a key
-    of checks) or the drop reason it is counted under. A reply goes to its
-    requester, matched by reply_key(reply) == request_key(request, want) (by
-    default the requester's MAC, unique per row); checks[kind](case, reply,
-    request, what) checks it and the counter stats[kind] counts that kind.
-    Returns the replies of each kind."""
-    run = case.run(cfg, [[r[1] for r in rows]], tag=tag.replace("=", "_"))
-    by_key = {}
-    for fr in run.outputs[0]:
-        by_key.setdefault(reply_key(fr), []).append(fr)
-    expect, n = {}, dict.fromkeys(checks, 0)
-    for r in rows:
-        desc, fr, want = r[0], r[1], r[col]
-        got = by_key.get(request_key(fr, want), [])
-        what = "%s: %s" % (tag, desc)
-        if want in checks:
-            if case.eq(len(got), 1, what + ": replies"):
-                checks[want](case, got[0], fr, what)
-            n[want] += 1
-        else:
-            case.eq(len(got), 0, what + ": replies")
-            expect[want] = expect.get(want, 0) + 1
-    case.eq(len(run.outputs[0]), sum(n.values()), tag + ": frames out")
-    for kind, counter in stats.items():
-        case.eq(run.stats[counter], n[kind], tag + ": " + counter)
-    case.drops_exactly(run, expect, tag)
-    return n
+    frame, expected with option unset, expected with it true) through a mux
+    of services and the settings mux (MuxConfig's), twice: its option
+    (arp_for_vips, nd_for_vips) unset, then true. A row's expectation names
+    the reply it wants (a key of checks) or the drop reason it is counted
+    under. A reply goes to its requester, matched by reply_key(reply) ==
+    request_key(request, want) (by default the requester's MAC, unique per
+    row); checks[kind](case, reply, request, what) checks it and the counter
+    stats[kind] counts that kind. Returns the replies of each kind, of each
+    run."""
+    counts = []
+    for col, value in ((2, None), (3, True)):
+        tag = "%s=%s" % (option, value)
+        cfg = MuxConfig(services, **mux, **{option: value})
+        run = case.run(cfg, [[r[1] for r in rows]], tag=tag.replace("=", "_"))
+        by_key = {}
+        for fr in run.outputs[0]:
+            by_key.setdefault(reply_key(fr), []).append(fr)
+        expect, n = {}, dict.fromkeys(checks, 0)
+        for r in rows:
+            desc, fr, want = r[0], r[1], r[col]
+            got = by_key.get(request_key(fr, want), [])
+            what = "%s: %s" % (tag, desc)
+            if want in checks:
+                if case.eq(len(got), 1, what + ": replies"):
+                    checks[want](case, got[0], fr, what)
+                n[want] += 1
+            else:
+                case.eq(len(got), 0, what + ": replies")
+                expect[want] = expect.get(want, 0) + 1
+        case.eq(len(run.outputs[0]), sum(n.values()), tag + ": frames out")
+        for kind, counter in stats.items():
+            case.eq(run.stats[counter], n[kind], tag + ": " + counter)
+        case.drops_exactly(run, expect, tag)
+        counts.append(n)
+    return counts
 
 
 def check_rst_tcp(case, tcp, orig, payload, what):

@@ -54,18 +54,12 @@ def check_echo(case, out, inp, what):
             what + ": ICMP checksum")
 
 
-def one_run(case, rows, arp_for_vips, col):
-    cfg = sp.MuxConfig(gen.SERVICES, tunnel_address=gen.TUNNEL, arp_for_vips=arp_for_vips)
-    return sp.run_replies(case, cfg, rows, col, "arp_for_vips=%s" % arp_for_vips,
-                          {"arp": check_arp, "echo": check_echo},
-                          {"arp": "arp_replies", "echo": "echo_replies"})
-
-
 def main():
     rows = gen.rows()
     with sp.Case("arp_echo") as case:
-        a = one_run(case, rows, None, 2)
-        b = one_run(case, rows, True, 3)
+        a, b = sp.run_replies(case, gen.SERVICES, {"tunnel_address": gen.TUNNEL}, "arp_for_vips",
+                              rows, {"arp": check_arp, "echo": check_echo},
+                              {"arp": "arp_replies", "echo": "echo_replies"})
         print("arp_echo: default: %d ARP replies, %d echo replies; arp_for_vips: %d ARP "
               "replies (VIPs too), %d echo replies" % (a["arp"], a["echo"], b["arp"], b["echo"]))
 

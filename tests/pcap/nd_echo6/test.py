@@ -80,18 +80,12 @@ def request_key(fr, want):
     return "dad" if dad else sp.mac_str(fr[6:12])
 
 
-def one_run(case, rows, nd_for_vips, col):
-    cfg = sp.MuxConfig(gen.SERVICES, tunnel_address6=gen.TUNNEL6, nd_for_vips=nd_for_vips)
-    return sp.run_replies(case, cfg, rows, 2 + col, "nd_for_vips=%s" % nd_for_vips,
-                          {"na": check_na, "echo": check_echo},
-                          {"na": "nd_replies", "echo": "echo_replies"}, reply_key, request_key)
-
-
 def main():
     rows = gen.rows()
     with sp.Case("nd_echo6") as case:
-        a = one_run(case, rows, None, 0)
-        b = one_run(case, rows, True, 1)
+        a, b = sp.run_replies(case, gen.SERVICES, {"tunnel_address6": gen.TUNNEL6}, "nd_for_vips",
+                              rows, {"na": check_na, "echo": check_echo},
+                              {"na": "nd_replies", "echo": "echo_replies"}, reply_key, request_key)
         print("nd_echo6: default: %d advertisements, %d echo replies; nd_for_vips: %d "
               "advertisements (VIPs too), %d echo replies" % (a["na"], a["echo"], b["na"],
                                                                b["echo"]))
