@@ -203,7 +203,7 @@ ag_worker(struct ag_env *e)
 	}
 	w->busy_poll = true;
 	w->now_ms = AG_NOW_MS;
-	w->track = ha_track_create();
+	w->track = ha_track_create(HA_TRACK_BACKENDS);
 	e->w = w;
 	return w->track == NULL ? -1 : 0;
 }
@@ -417,7 +417,7 @@ ag_scenario(struct ag_env *e, const struct ag_scenario *sc, double seconds, bool
 	memset(r, 0, sizeof(*r));
 	/* A tracker of its own, as an agent that just started. */
 	ha_track_free(e->w->track);
-	e->w->track = ha_track_create();
+	e->w->track = ha_track_create(HA_TRACK_BACKENDS);
 	if (e->w->track == NULL || rte_pktmbuf_alloc_bulk(e->pool, m, AG_BATCH_PKTS) != 0) {
 		fprintf(stderr, "sluice-bench: %s: no mbufs\n", sc->name);
 		return -1;

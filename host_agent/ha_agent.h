@@ -85,6 +85,8 @@ struct ha_map {
 	struct rte_hash *by_vip_dip;  /* (vip, vport, proto, dip) -> ha_lb index (ICMP quotes) */
 	uint32_t n_lb;
 	struct ha_lb *lb;
+	uint32_t n_ids;
+	uint32_t *ids; /* the backends' stable ids, ascending, each once (ha_map_has_id()) */
 };
 
 struct ha_worker {
@@ -146,6 +148,9 @@ void ha_map_free(struct ha_map *m);
  */
 const struct ha_lb *ha_map_by_dip(
 	const struct ha_map *m, uint8_t af, const void *dip, lb_be16_t dport, uint8_t proto);
+
+/* Does the map hold a backend of stable id id? */
+bool ha_map_has_id(const struct ha_map *m, uint32_t id);
 
 /* The ha_lb for (vip, vport, proto) served by dip, of family af, or NULL. */
 const struct ha_lb *ha_map_by_vip(const struct ha_map *m, uint8_t af, const void *vip,

@@ -10,6 +10,7 @@
  * one rte_hash per packet that needs it).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_hash.h>
@@ -80,6 +81,35 @@ make_hash(const char *name, uint32_t entries, uint32_t key_len)
 }
 
 static bool two_ports_said; /* ha_map_compile()'s warning, given once */
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* m->ids: the stable ids of m->lb[], sorted, each once (one backend can serve on two ports). */
+static int
+index_ids(struct ha_map *m, char *errbuf, size_t len)
+{
+	uint32_t i, n = 0;
+
+	m->ids = rte_malloc("ha_ids", sizeof(*m->ids) * (m->n_lb + 1), 0);
+	if (m->ids == NULL) {
+		snprintf(errbuf, len, "out of memory for the mapping tables");
+		return -1;
+	}
+	for (i = 0; i < m->n_lb; i++)
+		m->ids[i] = m->lb[i].be_id;
+	qsort(m->ids, m->n_lb, sizeof(*m->ids), cmp_u32);
+	for (i = 0; i < m->n_lb; i++)
+		if (n == 0 || m->ids[i] != m->ids[n - 1])
+			m->ids[n++] = m->ids[i];
+	m->n_ids = n;
+	return 0;
+}
 
 int
 ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ftable *ft,
@@ -168,7 +198,7 @@ ha_map_compile(struct ha_map *m, const struct ha_config *cfg, const struct lb_ft
 			m->n_lb++;
 		}
 	}
-	return 0;
+	return index_ids(m, errbuf, len);
 }
 
 int
@@ -183,7 +213,14 @@ ha_map_free(struct ha_map *m)
 	rte_hash_free(m->by_dip_port);
 	rte_hash_free(m->by_vip_dip);
 	rte_free(m->lb);
+	rte_free(m->ids);
 	memset(m, 0, sizeof(*m));
+}
+
+bool
+ha_map_has_id(const struct ha_map *m, uint32_t id)
+{
+	return m->n_ids != 0 && bsearch(&id, m->ids, m->n_ids, sizeof(*m->ids), cmp_u32) != NULL;
 }
 
 const struct ha_lb *

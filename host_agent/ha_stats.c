@@ -85,8 +85,11 @@ ha_stats_load_json(const struct ha_worker *w, FILE *out)
 	char a[LB_ADDR_STRLEN], b[LB_ADDR_STRLEN];
 	uint32_t i;
 
-	fprintf(out, ",\"conn_untracked\":%" PRIu64 ",\"conn_adopted\":%" PRIu64 ",\"backends\":[",
-		ha_track_untracked(w->track), ha_track_adopted(w->track));
+	fprintf(out,
+		",\"conn_untracked\":%" PRIu64 ",\"conn_adopted\":%" PRIu64
+		",\"backends_forgotten\":%" PRIu64 ",\"backends\":[",
+		ha_track_untracked(w->track), ha_track_adopted(w->track),
+		ha_track_forgotten(w->track));
 	for (i = 0; i < w->map->n_lb; i++) {
 		const struct ha_lb *lb = &w->map->lb[i];
 		const struct ha_be_load *l = ha_track_load(w->track, lb->be_id);

@@ -46,22 +46,33 @@ struct ha_track {
 	struct ha_conn *conn; /* [HA_TRACK_ENTRIES] by the key's position */
 	/*
 	 * Backend id -> its slot in be[]: added by the lcore at a backend's
-	 * first SYN, never removed (the manager never reuses an id), read
-	 * lock-free by the control thread. Room for HA_TRACK_BACKENDS backends
-	 * over the agent's life, whatever their ids.
+	 * first SYN, read lock-free by the control threads, deleted by the
+	 * lcore when it forgets the backend (forget_one()). A deleted key's
+	 * slot stays taken, its counters as they were, for HA_TRACK_GRACE_MS
+	 * (a reader that found it before the delete is done by then): only
+	 * then does the lcore zero it and free it for another backend.
 	 */
 	struct rte_hash *ids;
-	struct ha_be_load *be; /* [HA_TRACK_BACKENDS] by slot */
-	uint32_t sweep;	       /* next position the sweep looks at */
+	struct ha_be_load *be; /* [n_slots] by slot */
+	uint32_t n_slots;
+	uint32_t id_next; /* rte_hash_iterate()'s place in ids */
+	uint32_t id_ms;	  /* when forget_one() last looked */
+	struct ha_retired {
+		uint32_t slot;
+		uint32_t at_ms;
+	} * retired; /* [n_slots]: a FIFO of slots deleted, waiting out the grace */
+	uint32_t ret_head, ret_n;
+	uint32_t sweep; /* next position the sweep looks at */
 	uint64_t untracked;
 	uint64_t adopted;
+	uint64_t forgotten;
 	uint32_t adopt_from_ms; /* adopt() works from then (the first sweep) ... */
 	bool adopt_open;	/* ... set then, for HA_TRACK_IDLE_MS (adopting()) */
 	bool adopt_over;	/* ... and that time has passed, for good */
 };
 
 struct ha_track *
-ha_track_create(void)
+ha_track_create(uint32_t backends)
 {
 	static unsigned seq;
 	struct ha_track *t = rte_zmalloc("ha_track", sizeof(*t), 0);
@@ -80,13 +91,17 @@ ha_track_create(void)
 	t->h = rte_hash_create(&hp);
 	snprintf(name, sizeof(name), "ha_track_ids_%u",
 		__atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	hp.entries = HA_TRACK_BACKENDS;
+	/* Positions (slots) run from 0 to entries - 1; rte_hash wants 8 or more. */
+	hp.entries = backends;
 	hp.key_len = sizeof(uint32_t);
 	hp.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF;
 	t->ids = rte_hash_create(&hp);
+	t->n_slots = backends;
 	t->conn = rte_zmalloc("ha_conns", sizeof(*t->conn) * HA_TRACK_ENTRIES, 0);
-	t->be = rte_zmalloc("ha_be_load", sizeof(*t->be) * HA_TRACK_BACKENDS, 0);
-	if (t->h == NULL || t->ids == NULL || t->conn == NULL || t->be == NULL) {
+	t->be = rte_zmalloc("ha_be_load", sizeof(*t->be) * t->n_slots, 0);
+	t->retired = rte_zmalloc("ha_retired", sizeof(*t->retired) * t->n_slots, 0);
+	if (t->h == NULL || t->ids == NULL || t->conn == NULL || t->be == NULL ||
+		t->retired == NULL) {
 		ha_track_free(t);
 		return NULL;
 	}
@@ -102,6 +117,7 @@ ha_track_free(struct ha_track *t)
 	rte_hash_free(t->ids);
 	rte_free(t->conn);
 	rte_free(t->be);
+	rte_free(t->retired);
 	rte_free(t);
 }
 
@@ -285,6 +301,47 @@ ha_track_out(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
 	}
 }
 
+/*
+ * Every HA_TRACK_FORGET_MS: free the slots whose grace is over, then look
+ * at the next backend in ids. One the map no longer holds, with no
+ * connection open, is forgotten: deleted from ids, its slot freed after the
+ * grace. (A CLOSED entry still names its slot, but never counts in it
+ * again: a SYN that reuses the entry sets the slot anew.) rte_hash_iterate()
+ * may pass over many empty places: hence one key per call, and not every loop.
+ */
+static void
+forget_one(struct ha_track *t, const struct ha_map *map, uint32_t now)
+{
+	const void *key;
+	void *data;
+	int32_t slot;
+	uint32_t id;
+
+	if (now - t->id_ms < HA_TRACK_FORGET_MS)
+		return;
+	t->id_ms = now;
+	while (t->ret_n > 0 && now - t->retired[t->ret_head].at_ms >= HA_TRACK_GRACE_MS) {
+		slot = (int32_t)t->retired[t->ret_head].slot;
+		memset(&t->be[slot], 0, sizeof(t->be[slot]));
+		rte_hash_free_key_with_position(t->ids, slot);
+		t->ret_head = (t->ret_head + 1) % t->n_slots;
+		t->ret_n--;
+	}
+	slot = rte_hash_iterate(t->ids, &key, &data, &t->id_next);
+	if (slot < 0) {
+		t->id_next = 0; /* the end: from the start next time */
+		return;
+	}
+	memcpy(&id, key, sizeof(id));
+	if (t->be[slot].active != 0 || ha_map_has_id(map, id) || t->ret_n == t->n_slots ||
+		rte_hash_del_key(t->ids, &id) != slot)
+		return;
+	t->retired[(t->ret_head + t->ret_n) % t->n_slots] =
+		(struct ha_retired){.slot = (uint32_t)slot, .at_ms = now};
+	t->ret_n++;
+	t->forgotten++;
+}
+
 void
 ha_track_sweep(struct ha_worker *w)
 {
@@ -322,6 +379,7 @@ ha_track_sweep(struct ha_worker *w)
 			c->state = HA_CONN_FREE;
 		}
 	}
+	forget_one(t, w->map, now);
 }
 
 const struct ha_be_load *
@@ -346,4 +404,10 @@ uint64_t
 ha_track_adopted(const struct ha_track *t)
 {
 	return t != NULL ? DP_RD(t->adopted) : 0;
+}
+
+uint64_t
+ha_track_forgotten(const struct ha_track *t)
+{
+	return t != NULL ? DP_RD(t->forgotten) : 0;
 }

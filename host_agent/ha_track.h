@@ -19,6 +19,13 @@
  * open before the agent started) adds it as active: an agent that
  * restarts counts its connections again as soon as they send.
  *
+ * A backend's counters live while the agent's table holds it or any of
+ * its connections is open. Once neither (deleted, its last connection
+ * closed or expired), the lcore forgets it: its slot serves another
+ * backend HA_TRACK_GRACE_MS later, and a backend of that id coming back
+ * counts from zero. So the tracker holds HA_TRACK_BACKENDS backends at
+ * once, however many come and go over the agent's life.
+ *
  * refused + unanswered are the backend's connection failures. The lcore
  * alone writes; the control thread reads the words for STATUS and the
  * summaries (dp_counters.h's DP_RD). Only TCP: a UDP flow has no opening
@@ -32,11 +39,13 @@
 #include "lb_parse.h"
 
 #define HA_TRACK_ENTRIES 65536	/* connections tracked at once; more are counted untracked */
-#define HA_TRACK_BACKENDS 65536 /* backends counted over the agent's life (any ids) */
+#define HA_TRACK_BACKENDS 65536 /* backends counted at once (any ids) */
 #define HA_TRACK_SYN_MS 3000	/* a SYN this old without a SYN-ACK failed */
 #define HA_TRACK_IDLE_MS 300000 /* an established connection this idle ended */
 #define HA_TRACK_FIN_MS 10000	/* a closed one's entry is kept this long (late segments) */
 #define HA_TRACK_SWEEP 64	/* entries the lcore looks at per loop with traffic, or per nap */
+#define HA_TRACK_FORGET_MS 10	/* the lcore looks at one backend's slot this often */
+#define HA_TRACK_GRACE_MS 2000	/* a forgotten backend's slot is reused this much later */
 
 struct ha_be_load {
 	uint64_t active;
@@ -47,8 +56,11 @@ struct ha_be_load {
 
 struct ha_worker;
 
-/* The tracker, or NULL (out of memory: logged; the agent forwards untracked). */
-struct ha_track *ha_track_create(void);
+/*
+ * The tracker, counting at most backends backends at once (HA_TRACK_BACKENDS
+ * but in tests), or NULL (out of memory: the agent forwards untracked).
+ */
+struct ha_track *ha_track_create(uint32_t backends);
 void ha_track_free(struct ha_track *t);
 
 /*
@@ -58,7 +70,10 @@ void ha_track_free(struct ha_track *t);
 void ha_track_in(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi);
 /* A TCP segment a backend sends to its client (the reply path), parsed at p. */
 void ha_track_out(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi);
-/* Expire a slice of the table: unanswered SYNs, idle connections, closed entries. */
+/*
+ * Expire a slice of the table: unanswered SYNs, idle connections, closed
+ * entries; and, every HA_TRACK_FORGET_MS, look at one backend's slot.
+ */
 void ha_track_sweep(struct ha_worker *w);
 
 /* Backend id's load (all zero before its first SYN; NULL: no tracker). Any thread. */
@@ -67,5 +82,7 @@ const struct ha_be_load *ha_track_load(const struct ha_track *t, uint32_t id);
 uint64_t ha_track_untracked(const struct ha_track *t);
 /* Connections counted from a later segment: open before the agent started (ha_track.c). */
 uint64_t ha_track_adopted(const struct ha_track *t);
+/* Backends forgotten: out of the agent's table, no connection open (their slots freed). */
+uint64_t ha_track_forgotten(const struct ha_track *t);
 
 #endif /* HA_TRACK_H */

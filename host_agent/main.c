@@ -123,7 +123,7 @@ worker_setup(struct ha_worker *w, const struct ha_config *cfg, char *errbuf, siz
 		return -1;
 	}
 	/* Without room for the tracker the agent still forwards; its backends report no load. */
-	w->track = ha_track_create();
+	w->track = ha_track_create(HA_TRACK_BACKENDS);
 	if (w->track == NULL)
 		LB_WARN("no memory for connection tracking: backends will report no load");
 	map = calloc(1, sizeof(*map));

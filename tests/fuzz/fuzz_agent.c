@@ -187,7 +187,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_agent: reassembly table: %s\n", rte_strerror(rte_errno));
 		exit(1);
 	}
-	track = ha_track_create();
+	track = ha_track_create(HA_TRACK_BACKENDS);
 	if (track == NULL) {
 		fprintf(stderr, "fuzz_agent: tracker: out of memory\n");
 		exit(1);
