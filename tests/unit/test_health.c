@@ -41,13 +41,10 @@ TestSuite(health, .init = setup, .fini = teardown);
 Test(health, a_start_waiting_for_a_socket_lets_deadlines_through)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
-	struct mgr_health *h = health_new();
-	struct lb_ftable d, none = {0};
 	struct mgr_dip_probe_stats st;
 	struct lb_backend_cfg *b;
 	struct lb_svc_key k = key();
 	struct mgr_hview v;
-	struct mgr_pools ps;
 	struct pollfd pfd = {.fd = mgr_dip_prober_fd(prober), .events = POLLIN};
 	struct lb_addr a;
 	int hole, fill, i;
@@ -68,7 +65,7 @@ Test(health, a_start_waiting_for_a_socket_lets_deadlines_through)
 	lb_ftable_sort(&d); /* 127.0.88.0 first: its probe starts first */
 	pools(&ps, 0, 0, 0, 3);
 	mgr_dip_prober_set_cap(prober, 1);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	first_table(h, &d, &ps);
 
 	/* 127.0.88.1 answers in these 100 ms if it started; 127.0.88.0 never does. */
 	for (i = 0; i < 10; i++) {
@@ -88,9 +85,6 @@ Test(health, a_start_waiting_for_a_socket_lets_deadlines_through)
 
 	close(fill);
 	close(hole);
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /*
@@ -99,23 +93,17 @@ Test(health, a_start_waiting_for_a_socket_lets_deadlines_through)
  */
 Test(health, a_pool_unprobed_before_the_first_verdict_holds_no_round)
 {
-	struct mgr_health *h = health_new();
-	struct lb_ftable d, none = {0};
 	struct mgr_pool p = *mgr_pool_defaults();
 	struct lb_svc_key k = key();
-	struct mgr_pools ps;
 
 	table(&d, 1, NULL);
 	pools(&ps, 0, 0, 0, 3);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	first_table(h, &d, &ps);
 	cr_assert_eq(mgr_health_hold(h, T0), T0 + 1000, "the first probe is awaited");
 	p.pl_probe = LB_PROBE_NONE; /* the same pool, probes off */
 	cr_assert_eq(mgr_pools_set(&ps, &k, &p), 0);
 	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, T0 + 1), 0);
 	cr_assert_eq(mgr_health_hold(h, T0 + 1), 0, "unprobed: nothing to wait for");
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /*
@@ -125,33 +113,21 @@ Test(health, a_pool_unprobed_before_the_first_verdict_holds_no_round)
  */
 Test(health, a_new_backend_found_unhealthy_refreshes_the_table)
 {
-	struct mgr_health *h = health_new();
-	struct lb_ftable d, none = {0};
-	struct mgr_pools ps;
-
 	table(&d, 3, NULL); /* 3 never listens */
 	pools(&ps, 0, 0, 0, 3);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	first_table(h, &d, &ps);
 	drive(h, T0 + 10);
 	cr_assert_str_eq(health_of(h, 3, T0 + 10), "initial", "one failure of two");
 	cr_assert(drive_changed(h, T0 + 1010), "the second one is news");
 	cr_assert_str_neq(health_of(h, 3, T0 + 1010), "initial");
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 Test(health, rise_and_fall)
 {
-	struct mgr_health *h = health_new();
-	struct lb_ftable d, none = {0};
-	struct mgr_pools ps;
-
-	cr_assert_not_null(h);
 	up(2); /* 1 and 2 listen, 3 does not */
 	table(&d, 3, NULL);
 	pools(&ps, 0, 0, 0, 3); /* no fail-open: health alone decides */
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	first_table(h, &d, &ps);
 	cr_assert_eq(mgr_health_hold(h, T0), T0 + 1000, "a round waits for first probes");
 	cr_assert_eq(eff(h, &d, T0, 1, NULL, NULL), LB_BACKEND_MAINT, "initial: no traffic yet");
 	drive(h, T0 + 10); /* first probes, 1 ms apart */
@@ -178,24 +154,17 @@ Test(health, rise_and_fall)
 	drive(h, T0 + 5010);
 	cr_assert_str_eq(health_of(h, 2, T0 + 5010), "healthy");
 	cr_assert_eq(eff(h, &d, T0 + 5010, 2, NULL, NULL), LB_BACKEND_ACTIVE, "two do");
-
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 Test(health, fail_open_by_count_and_percent)
 {
-	struct mgr_health *h = health_new();
-	struct lb_ftable d, none = {0};
 	struct lb_svc_key k = key();
 	struct mgr_sview sv;
-	struct mgr_pools ps;
 
 	up(2);
 	table(&d, 3, NULL);
 	pools(&ps, 1, 0, 0, 3);
-	cr_assert_eq(mgr_health_sync(h, &d, &ps, &none, false, T0), 0);
+	first_table(h, &d, &ps);
 	cr_assert_eq(eff(h, &d, T0, 3, NULL, NULL), LB_BACKEND_ACTIVE,
 		"a new pool, none healthy yet (0 < 1): open");
 	drive(h, T0 + 10);
@@ -221,10 +190,6 @@ Test(health, fail_open_by_count_and_percent)
 	cr_assert_eq(eff(h, &d, T0 + 1300, 3, NULL, NULL), LB_BACKEND_MAINT, "closed again");
 	mgr_health_service(h, &k, T0 + 1300, &sv);
 	cr_assert(!sv.sv_fail_open);
-
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /*
@@ -234,18 +199,13 @@ Test(health, fail_open_by_count_and_percent)
  */
 Test(health, fail_open_per_zone)
 {
-	struct mgr_health *h = health_new();
-	struct lb_ftable d;
 	struct lb_svc_key k = key();
 	struct mgr_sview sv;
-	struct mgr_pools ps;
-	uint32_t i;
 
 	up(1);
 	up(3);
 	table(&d, 3, NULL);
-	for (i = 0; i < 3; i++)
-		snprintf(d.services[0].backends[i].zone, LB_ZONE_LEN, "%s", i < 2 ? "a" : "b");
+	zones_ab(&d);
 	pools(&ps, 2, 0, 0, 3);
 	first_rounds(h, &d, &ps); /* 1 (zone a) and 3 (zone b) healthy; 2 (zone a) not */
 	cr_assert_eq(eff(h, &d, T0 + 1010, 2, NULL, NULL), LB_BACKEND_MAINT,
@@ -267,16 +227,10 @@ Test(health, fail_open_per_zone)
 	drive(h, T0 + 5010); /* no zone has a healthy backend */
 	cr_assert_eq(eff(h, &d, T0 + 5010, 1, NULL, NULL), LB_BACKEND_ACTIVE,
 		"none healthy anywhere: the pool fails open");
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 Test(health, slow_start_ramps_in_ten_steps)
 {
-	struct mgr_health *h = health_new();
-	struct lb_ftable d;
-	struct mgr_pools ps;
 	uint64_t x, next;
 	uint32_t w, w1;
 	int k;
@@ -308,10 +262,6 @@ Test(health, slow_start_ramps_in_ten_steps)
 	cr_assert_eq(eff(h, &d, x + 30000, 1, &w1, NULL), LB_BACKEND_ACTIVE);
 	cr_assert(w == 1 && w1 == 1, "ramp over: back to the weights given (%u, %u)", w, w1);
 	cr_assert_eq(next, UINT64_MAX);
-
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /*
@@ -320,9 +270,6 @@ Test(health, slow_start_ramps_in_ten_steps)
  */
 Test(health, slow_start_keeps_heavy_weights_apart)
 {
-	struct mgr_health *h = health_new();
-	struct lb_ftable d;
-	struct mgr_pools ps;
 	uint32_t w1, w2, w3;
 	uint64_t x;
 
@@ -343,10 +290,6 @@ Test(health, slow_start_keeps_heavy_weights_apart)
 	cr_assert_eq(eff(h, &d, x, 2, &w2, NULL), LB_BACKEND_ACTIVE);
 	cr_assert(w1 == 20000 && w2 == 10000, "the heavy ones as given: %u, %u", w1, w2);
 	cr_assert_eq(w3, 1, "the light one starts at 1: %u", w3);
-
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /* One service of n backends steered by least connections, all n listening. */
@@ -368,9 +311,6 @@ steered_table(struct lb_ftable *d, int n)
  */
 Test(health, steered_heavy_weights_keep_their_ratios)
 {
-	struct mgr_health *h = health_new();
-	struct lb_ftable d;
-	struct mgr_pools ps;
 	uint32_t w1, w2, w3;
 	uint64_t x = T0 + 1010;
 
@@ -387,10 +327,6 @@ Test(health, steered_heavy_weights_keep_their_ratios)
 		"the heaviest high: %u", w1);
 	cr_assert(llabs((long long)w1 - 2 * w2) <= 1 && llabs((long long)w2 - 2 * w3) <= 1,
 		"4:2:1 kept: %u, %u, %u", w1, w2, w3);
-
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /* The effective table at `now`, to serve as the committed one. */
@@ -407,11 +343,9 @@ Test(health, draining)
 {
 	static const uint8_t drain2[N_BE + 1] = {
 		0, LB_BACKEND_ACTIVE, LB_BACKEND_DRAIN, LB_BACKEND_ACTIVE};
-	struct mgr_health *h = health_new();
-	struct lb_ftable d, d2, d3, c;
+	struct lb_ftable d2, d3, c;
 	struct lb_svc_key k = key();
 	struct lb_backend_cfg gone;
-	struct mgr_pools ps;
 	uint64_t y = T0 + 1010, next;
 	char buf[128];
 
@@ -454,11 +388,8 @@ Test(health, draining)
 	cr_assert_eq(eff(h, &d2, y + 10000, 2, NULL, NULL), -1, "its delay already ran");
 
 	lb_ftable_free(&c);
-	lb_ftable_free(&d);
 	lb_ftable_free(&d2);
 	lb_ftable_free(&d3);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /*
@@ -469,9 +400,8 @@ Test(health, draining)
  */
 Test(health, a_drain_rebuilt_after_a_restart_keeps_its_weight)
 {
-	struct mgr_health *h = health_new(), *h2, *h3;
-	struct lb_ftable d, d2, c, c2, c3;
-	struct mgr_pools ps;
+	struct mgr_health *h2, *h3;
+	struct lb_ftable d2, c, c2, c3;
 	uint8_t a[LB_DIGEST_LEN], b[LB_DIGEST_LEN];
 	uint32_t w, w2, w3;
 	uint64_t y = T0 + 1010;
@@ -504,10 +434,7 @@ Test(health, a_drain_rebuilt_after_a_restart_keeps_its_weight)
 	lb_ftable_free(&c);
 	lb_ftable_free(&c2);
 	lb_ftable_free(&c3);
-	lb_ftable_free(&d);
 	lb_ftable_free(&d2);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 	mgr_health_free(h2);
 	mgr_health_free(h3);
 }
@@ -516,9 +443,7 @@ Test(health, a_restart_changes_nothing)
 {
 	static const uint8_t maint3[N_BE + 1] = {
 		0, LB_BACKEND_ACTIVE, LB_BACKEND_ACTIVE, LB_BACKEND_MAINT};
-	struct mgr_health *h = health_new();
-	struct lb_ftable d, c;
-	struct mgr_pools ps;
+	struct lb_ftable c;
 	uint8_t a[LB_DIGEST_LEN], b[LB_DIGEST_LEN];
 	uint64_t next;
 	struct lb_ftable out = {0};
@@ -537,8 +462,5 @@ Test(health, a_restart_changes_nothing)
 	cr_assert_eq(memcmp(a, b, LB_DIGEST_LEN), 0, "the effective table is the committed one");
 
 	lb_ftable_free(&out);
-	lb_ftable_free(&d);
 	lb_ftable_free(&c);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }

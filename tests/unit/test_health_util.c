@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,6 +15,9 @@
 
 uint16_t port;
 struct mgr_dip_prober *prober;
+struct mgr_health *h;
+struct lb_ftable d;
+struct mgr_pools ps;
 static int lfd[N_BE + 1] = {-1, -1, -1, -1};
 
 lb_be32_t
@@ -54,7 +58,32 @@ down(int i)
 	lfd[i] = -1;
 }
 
-/* A free port on 127.0.88.1, used for every backend. */
+static void
+fixture_new(void)
+{
+	h = health_new();
+	cr_assert_not_null(h);
+	memset(&d, 0, sizeof(d));
+	memset(&ps, 0, sizeof(ps));
+}
+
+static void
+fixture_free(void)
+{
+	lb_ftable_free(&d);
+	mgr_pools_free(&ps);
+	mgr_health_free(h);
+	h = NULL;
+}
+
+void
+fixture_again(void)
+{
+	fixture_free();
+	fixture_new();
+}
+
+/* A free port on 127.0.88.1, used for every backend; a prober; the fixture. */
 void
 setup(void)
 {
@@ -71,6 +100,7 @@ setup(void)
 		lfd[i] = -1;
 	prober = mgr_dip_prober_new();
 	cr_assert_not_null(prober);
+	fixture_new();
 }
 
 void
@@ -80,7 +110,8 @@ teardown(void)
 
 	for (i = 1; i <= N_BE; i++)
 		down(i);
-	mgr_dip_prober_free(prober); /* each test freed its health first */
+	fixture_free();
+	mgr_dip_prober_free(prober); /* each test freed its other healths first */
 	prober = NULL;
 }
 
@@ -118,6 +149,15 @@ table(struct lb_ftable *t, int n, const uint8_t *state)
 		b->id = (uint32_t)i;
 	}
 	lb_ftable_sort(t);
+}
+
+void
+zones_ab(struct lb_ftable *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < 3; i++)
+		snprintf(t->services[0].backends[i].zone, LB_ZONE_LEN, "%s", i < 2 ? "a" : "b");
 }
 
 struct lb_svc_key
@@ -215,17 +255,23 @@ health_of(struct mgr_health *h, int i, uint64_t now)
 					      : v.hv_last_failure;
 }
 
-/*
- * d under ps as the first table h is given (nothing committed before),
- * then the first two rounds of probes, at T0 + 10 and T0 + 1010: by then a
- * backend that listens is healthy and one that does not is unhealthy.
- */
 void
-first_rounds(struct mgr_health *h, const struct lb_ftable *d, const struct mgr_pools *ps)
+first_table(struct mgr_health *h, const struct lb_ftable *d, const struct mgr_pools *ps)
 {
 	struct lb_ftable none = {0};
 
 	cr_assert_eq(mgr_health_sync(h, d, ps, &none, false, T0), 0);
+}
+
+/*
+ * d under ps as the first table h is given, then the first two rounds of
+ * probes, at T0 + 10 and T0 + 1010: by then a backend that listens is
+ * healthy and one that does not is unhealthy.
+ */
+void
+first_rounds(struct mgr_health *h, const struct lb_ftable *d, const struct mgr_pools *ps)
+{
+	first_table(h, d, ps);
 	drive(h, T0 + 10);
 	drive(h, T0 + 1010);
 }

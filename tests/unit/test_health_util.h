@@ -30,15 +30,31 @@ lb_be32_t be_ip(int i);
 void up(int i);
 void down(int i);
 
-/* Each test's start and end: a free port on 127.0.88.1 for every backend, a prober. */
+/*
+ * Each test's start and end: a free port on 127.0.88.1 for every backend, a
+ * prober, and the fixture below, which teardown frees.
+ */
 void setup(void);
 void teardown(void);
+
+/*
+ * The fixture: h, health whose records the test's prober probes; d, its
+ * desired table, and ps, its pools, both empty until the test fills them
+ * (table(), pools()).
+ */
+extern struct mgr_health *h;
+extern struct lb_ftable d;
+extern struct mgr_pools ps;
+/* The fixture freed and made again, for a test that starts over. */
+void fixture_again(void);
 
 /* Health whose records the test's prober probes. */
 struct mgr_health *health_new(void);
 
 /* One service, tcp 10.0.0.10:80, with backends 1..n (state[i], or active). */
 void table(struct lb_ftable *t, int n, const uint8_t *state);
+/* Its backends 1 and 2 in zone a, 3 in zone b. */
+void zones_ab(struct lb_ftable *t);
 /* That service's key. */
 struct lb_svc_key key(void);
 /* Its pool: probes every 1 s (timeout 1 s, 2 to rise, 2 to fall) and these. */
@@ -49,10 +65,12 @@ void drive(struct mgr_health *h, uint64_t now);
 /* The same, true when the prober said some backend's health changed. */
 bool drive_changed(struct mgr_health *h, uint64_t now);
 
+/* d under ps as the first table h is given at T0 (nothing committed before). */
+void first_table(struct mgr_health *h, const struct lb_ftable *d, const struct mgr_pools *ps);
 /*
- * d under ps as the first table h is given (nothing committed before),
- * then the first two rounds of probes, at T0 + 10 and T0 + 1010: by then a
- * backend that listens is healthy and one that does not is unhealthy.
+ * That first table, then the first two rounds of probes, at T0 + 10 and
+ * T0 + 1010: by then a backend that listens is healthy and one that does
+ * not is unhealthy.
  */
 void first_rounds(struct mgr_health *h, const struct lb_ftable *d, const struct mgr_pools *ps);
 

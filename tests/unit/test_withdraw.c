@@ -66,11 +66,8 @@ withdrawn(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, int w80
 
 Test(withdraw, withdraw_below_withdraws_the_vip_when_every_voter_is_below)
 {
-	struct mgr_health *h = health_new();
-	struct lb_ftable d;
 	struct lb_svc_key k = key();
 	struct mgr_sview sv;
-	struct mgr_pools ps = {0};
 	uint64_t t = T0 + 1100;
 
 	up(2); /* 1 and 2 healthy, 3 unhealthy */
@@ -99,10 +96,6 @@ Test(withdraw, withdraw_below_withdraws_the_vip_when_every_voter_is_below)
 	set_withdraw(&ps, 443, 3); /* both below */
 	cr_assert_eq(mgr_health_sync(h, &d, &ps, &d, false, t + 2), 0);
 	withdrawn(h, &d, t + 2, 1, 1);
-
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /*
@@ -113,10 +106,8 @@ Test(withdraw, withdraw_below_withdraws_the_vip_when_every_voter_is_below)
  */
 Test(withdraw, withdraw_below_judges_each_ipv6_vip_alone)
 {
-	struct mgr_health *h = health_new();
 	struct mgr_pool pl = *mgr_pool_defaults();
-	struct lb_ftable d, out = {0};
-	struct mgr_pools ps = {0};
+	struct lb_ftable out = {0};
 	struct lb_svc_key k;
 	uint64_t nx;
 	int i;
@@ -147,9 +138,6 @@ Test(withdraw, withdraw_below_judges_each_ipv6_vip_alone)
 	cr_expect_eq(out.services[0].withdrawn, 1, "2001:db8::10 is below: withdrawn");
 	cr_expect_eq(out.services[1].withdrawn, 0, "2001:db8::20 sets no rule: announced");
 	lb_ftable_free(&out);
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /* The effective table's per-zone withdrawal of service 0: its zones, space-separated. */
@@ -173,16 +161,10 @@ wzones(struct mgr_health *h, const struct lb_ftable *d, uint64_t now, int whole,
 
 Test(withdraw, withdraw_below_per_zone)
 {
-	struct mgr_health *h = health_new();
-	struct lb_ftable d;
-	struct mgr_pools ps = {0};
-	uint32_t i;
-
 	down(1);
 	up(3); /* zone a: 1 and 2, both unhealthy; zone b: 3, healthy */
 	table(&d, 3, NULL);
-	for (i = 0; i < 3; i++)
-		snprintf(d.services[0].backends[i].zone, LB_ZONE_LEN, "%s", i < 2 ? "a" : "b");
+	zones_ab(&d);
 	set_withdraw(&ps, 80, 1);
 	first_rounds(h, &d, &ps);
 	wzones(h, &d, T0 + 1100, 0, ""); /* cross_zone on: 1 healthy of 3, not below 1 */
@@ -203,9 +185,6 @@ Test(withdraw, withdraw_below_per_zone)
 	wzones(h, &d, T0 + 3100, 0, ""); /* every zone below: announced everywhere */
 	d.services[0].choice.zonal = 0;
 	wzones(h, &d, T0 + 3100, 1, ""); /* over the pool: withdrawn from every mux */
-	lb_ftable_free(&d);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /*
@@ -217,11 +196,9 @@ Test(withdraw, withdraw_below_per_zone)
  */
 Test(withdraw, a_restart_keeps_a_vip_withdrawn_until_its_backends_speak)
 {
-	struct mgr_health *h = health_new();
 	struct mgr_pool pl = *mgr_pool_defaults();
-	struct lb_ftable d, c, out = {0};
+	struct lb_ftable c, out = {0};
 	struct lb_svc_key k = key();
-	struct mgr_pools ps = {0};
 	uint8_t a[LB_DIGEST_LEN], b[LB_DIGEST_LEN];
 	uint64_t next;
 
@@ -251,46 +228,30 @@ Test(withdraw, a_restart_keeps_a_vip_withdrawn_until_its_backends_speak)
 	cr_assert_eq(out.services[0].withdrawn, 1, "withdrawn by the verdicts now");
 	lb_ftable_free(&out);
 
-	lb_ftable_free(&d);
 	lb_ftable_free(&c);
-	mgr_pools_free(&ps);
-	mgr_health_free(h);
 }
 
 /*
- * A manager restarted at T0 over three backends (1 down) that the members
- * run all active, as a pool failing open runs them: `unhealthy` failures
- * make a backend unhealthy, one healthy backend keeps the pool from
- * failing open.
+ * The fixture's manager restarted at T0 over three backends (1 down) that
+ * the members run all active (c), as a pool failing open runs them:
+ * `unhealthy` failures make a backend unhealthy, one healthy backend keeps
+ * the pool from failing open.
  */
-static struct mgr_health *
-restarted_over_all_active(
-	struct lb_ftable *d, struct lb_ftable *c, struct mgr_pools *ps, uint8_t unhealthy)
+static void
+restarted_over_all_active(struct lb_ftable *c, uint8_t unhealthy)
 {
-	struct mgr_health *h = health_new();
 	struct mgr_pool pl = *mgr_pool_defaults();
 	struct lb_svc_key k = key();
 
 	down(1);
-	table(d, 3, NULL);
+	table(&d, 3, NULL);
 	table(c, 3, NULL);
 	pl.pl_interval_s = 1;
 	pl.pl_timeout_s = 1;
 	pl.pl_unhealthy = unhealthy;
 	pl.pl_min_healthy = 1;
-	memset(ps, 0, sizeof(*ps));
-	cr_assert_eq(mgr_pools_set(ps, &k, &pl), 0);
-	cr_assert_eq(mgr_health_sync(h, d, ps, c, true, T0), 0);
-	return h;
-}
-
-static void
-restart_done(struct mgr_health *h, struct lb_ftable *d, struct lb_ftable *c, struct mgr_pools *ps)
-{
-	lb_ftable_free(d);
-	lb_ftable_free(c);
-	mgr_pools_free(ps);
-	mgr_health_free(h);
+	cr_assert_eq(mgr_pools_set(&ps, &k, &pl), 0);
+	cr_assert_eq(mgr_health_sync(h, &d, &ps, c, true, T0), 0);
 }
 
 /*
@@ -307,11 +268,10 @@ Test(withdraw, a_restart_takes_no_backend_of_a_failed_open_pool_out_one_by_one)
 	uint8_t unhealthy;
 
 	for (unhealthy = 1; unhealthy <= 2; unhealthy++) {
-		struct lb_ftable d, c;
-		struct mgr_pools ps;
-		struct mgr_health *h = restarted_over_all_active(&d, &c, &ps, unhealthy);
+		struct lb_ftable c;
 		int i, b;
 
+		restarted_over_all_active(&c, unhealthy);
 		for (i = 0; i < 3 * unhealthy; i++) {
 			uint64_t t = T0 + (uint64_t)(i / 3) * 1000 + (uint64_t)(i % 3);
 
@@ -322,7 +282,8 @@ Test(withdraw, a_restart_takes_no_backend_of_a_failed_open_pool_out_one_by_one)
 					t - T0);
 		}
 		cr_assert_str_neq(health_of(h, 1, T0 + 2), "healthy", "each was found down");
-		restart_done(h, &d, &c, &ps);
+		lb_ftable_free(&c);
+		fixture_again(); /* the next restart from scratch */
 	}
 }
 
@@ -334,15 +295,13 @@ Test(withdraw, a_restart_takes_no_backend_of_a_failed_open_pool_out_one_by_one)
  */
 Test(withdraw, a_restart_hold_ends_when_the_pool_has_settled)
 {
-	struct lb_ftable d, c;
-	struct mgr_pools ps;
-	struct mgr_health *h;
+	struct lb_ftable c;
 	struct lb_svc_key k = key();
 	struct mgr_hview v;
 	struct lb_addr a;
 
 	up(3);
-	h = restarted_over_all_active(&d, &c, &ps, 2);
+	restarted_over_all_active(&c, 2);
 	drive(h, T0 + 2); /* one failure of 1 and of 2, 3 confirmed healthy */
 	cr_assert_eq(eff(h, &d, T0 + 2, 1, NULL, NULL), LB_BACKEND_ACTIVE);
 	drive(h, T0 + 1000); /* 1 unhealthy, settled; 2 not yet */
@@ -354,5 +313,5 @@ Test(withdraw, a_restart_hold_ends_when_the_pool_has_settled)
 	cr_assert_eq(eff(h, &d, T0 + 1001, 1, NULL, NULL), LB_BACKEND_MAINT);
 	cr_assert_eq(eff(h, &d, T0 + 1001, 2, NULL, NULL), LB_BACKEND_MAINT);
 	cr_assert_eq(eff(h, &d, T0 + 1001, 3, NULL, NULL), LB_BACKEND_ACTIVE);
-	restart_done(h, &d, &c, &ps);
+	lb_ftable_free(&c);
 }
