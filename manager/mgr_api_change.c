@@ -54,7 +54,7 @@ change(struct mgr_api *api, const struct mgr_api_req *q, struct lb_ftable *next,
 		mgr_pools_equal(pools, q->v.pools)) {
 		lb_ftable_free(next);
 		mgr_pools_free(pools);
-		v = q->v.target_version;
+		v = mgr_driver_promise_unchanged(api->deps.driver);
 		if (strcmp(what, "no change") == 0)
 			mgr_buf_printf(&b, "no change: version %" PRIu64 " holds this table\n", v);
 		else
@@ -489,6 +489,11 @@ mgr_api_mux_drain(struct mgr_api *api, const struct mgr_api_req *q)
 			mgr_role_name(c->members[i].role));
 		return;
 	}
+	/* Undraining a mux no one knows is a typo, not a change (as limit del of none). */
+	if (!on && i < 0 && !lb_ftable_drained(q->v.desired, id)) {
+		mgr_api_refuse(q->rep, "mux undrain %s: no such mux is drained or a member", id);
+		return;
+	}
 	if (lb_ftable_copy(&next, q->v.desired) != 0) {
 		mgr_api_refuse(q->rep, "out of memory");
 		return;
@@ -509,10 +514,15 @@ mgr_api_mux_drain(struct mgr_api *api, const struct mgr_api_req *q)
 	change(api, q, &next, NULL, q->v.meta, what);
 }
 
-/* Every backend's host against the agents' PAs (be_fields_ok()'s rule for a file). */
+/*
+ * Every backend's host against the agents' PAs (be_fields_ok()'s rule for
+ * a file). t is c's table as loaded: services and backends in the file's
+ * order, so that a refusal names the line of the backend's host.
+ */
 static bool
-hosts_ok(struct mgr_api *api, const struct lb_ftable *t, struct lb_msg *rep)
+hosts_ok(struct mgr_api *api, const struct lb_ftable *t, const config_t *c, struct lb_msg *rep)
 {
+	const config_setting_t *svcs = config_lookup(c, "flow_table.services");
 	char k[MGR_SVC_STR], d[MGR_BE_STR], e[LB_MSG_TEXT];
 	uint32_t i, j;
 
@@ -520,17 +530,46 @@ hosts_ok(struct mgr_api *api, const struct lb_ftable *t, struct lb_msg *rep)
 		for (j = 0; j < t->services[i].n_backends; j++) {
 			const struct lb_service_cfg *sc = &t->services[i];
 			const struct lb_backend_cfg *be = &sc->backends[j];
+			const config_setting_t *bs = config_setting_get_elem(
+				config_setting_get_member(
+					config_setting_get_elem(svcs, i), "backends"),
+				j);
+			const config_setting_t *h = config_setting_get_member(bs, "host");
 
 			if (mgr_members_pa_check(api->deps.members, sc->af, &be->dip,
 				    be->host6 ? LB_AF_INET6 : LB_AF_INET, &be->host, e,
 				    sizeof(e)) == 0)
 				continue;
-			mgr_api_refuse(rep, "<apply>: service %s: backend %s: host %s",
+			mgr_api_refuse(rep,
+				"<apply>:%d: flow_table.services[%u].backends[%u].host: service "
+				"%s: backend %s: host %s",
+				config_setting_source_line(h != NULL ? h : bs), i, j,
 				mgr_svc_str(sc, k, sizeof(k)), mgr_be_str(sc->af, be, d, sizeof(d)),
 				e);
 			return false;
 		}
 	return true;
+}
+
+/*
+ * A file's hash_seed against the manager's own: as at start
+ * (mgr_driver_load.c), the two must agree, or the next restart would
+ * quietly put the manager's back and move every flow twice.
+ */
+static bool
+seed_ok(struct mgr_api *api, const struct lb_ftable *t, const config_t *c, struct lb_msg *rep)
+{
+	const struct mgr_config *cfg = api->deps.cfg;
+	const config_setting_t *s = config_lookup(c, "flow_table.hash_seed");
+
+	if (cfg == NULL || !cfg->mc_has_seed ||
+		(t->seed.k0 == cfg->mc_seed.k0 && t->seed.k1 == cfg->mc_seed.k1))
+		return true;
+	mgr_api_refuse(rep,
+		"<apply>:%d: flow_table.hash_seed: differs from manager.hash_seed in %s (leave it "
+		"out, or set the same)",
+		s != NULL ? config_setting_source_line(s) : 0, cfg->mc_path);
+	return false;
 }
 
 void
@@ -559,12 +598,13 @@ mgr_api_apply(struct mgr_api *api, const struct mgr_api_req *q)
 		mgr_api_refuse(q->rep, "%s", e);
 		return;
 	}
-	config_destroy(&c);
-	if (!hosts_ok(api, &next, q->rep)) {
+	if (!seed_ok(api, &next, &c, q->rep) || !hosts_ok(api, &next, &c, q->rep)) {
+		config_destroy(&c);
 		lb_ftable_free(&next);
 		mgr_pools_free(&pools);
 		return;
 	}
+	config_destroy(&c);
 	/* Drains are about muxes, not services: a services file keeps them. */
 	if (lb_ftable_copy_drained(&next, q->v.desired) != 0) {
 		lb_ftable_free(&next);

@@ -228,10 +228,14 @@ mgr_api_status(struct mgr_api *api, const struct mgr_api_req *q)
 		mgr_buf_printf(&j, ",\"round\":null");
 	}
 	if (v->pending && pending == 0) {
-		/* Accepted by the run before this one: its count is gone, the table is not. */
+		/*
+		 * No operator change waits: health or a timer moved the table
+		 * (during a round: it commits after it), or the changes were
+		 * accepted by the run before this one (their count is gone).
+		 */
 		mgr_buf_printf(&b,
-			"pending     changes from before the restart, will commit as version "
-			"%" PRIu64 "\n",
+			"pending     the table moved (health, timers or changes from before a "
+			"restart), will commit as version %" PRIu64 "\n",
 			v->target_version);
 		mgr_buf_printf(&j, ",\"pending\":{\"changes\":null,\"version\":%" PRIu64 "}",
 			v->target_version);

@@ -170,12 +170,21 @@ note_asker(struct mgr_driver *d, const char *asker)
 	snprintf(d->askers + n, sizeof(d->askers) - n, "%s%s", n ? ", " : "", asker);
 }
 
+/* The changes accepted so far are told they commit as version. */
+static void
+promise(struct mgr_driver *d, uint64_t version)
+{
+	struct mgr_promise *p = &d->promises[d->n_promises++ % MGR_PROMISES];
+
+	p->p_version = version;
+	p->p_seq = d->accepted_seq;
+}
+
 int
 mgr_driver_set_desired(struct mgr_driver *d, struct lb_ftable *next, struct mgr_pools *pools,
 	const struct mgr_meta *meta, const char *asker, uint64_t *version, char *err, size_t len,
 	uint64_t now)
 {
-	struct mgr_promise *p;
 	char e[LB_MSG_TEXT];
 
 	lb_ftable_sort(next);
@@ -225,10 +234,19 @@ mgr_driver_set_desired(struct mgr_driver *d, struct lb_ftable *next, struct mgr_
 		d->batch_deadline_ms = now + d->cfg->mc_batch_ms;
 	}
 	*version = mgr_driver_target_version(d);
-	p = &d->promises[d->n_promises++ % MGR_PROMISES];
-	p->p_version = *version;
-	p->p_seq = d->accepted_seq;
+	promise(d, *version);
 	return 0;
+}
+
+uint64_t
+mgr_driver_promise_unchanged(struct mgr_driver *d)
+{
+	uint64_t v = mgr_driver_target_version(d);
+
+	/* Committed: WAIT answers from the version alone, as it always did. */
+	if (v > d->commit->committed)
+		promise(d, v);
+	return v;
 }
 
 enum mgr_wait_state

@@ -145,6 +145,16 @@ int mgr_driver_set_desired(struct mgr_driver *d, struct lb_ftable *next, struct 
 	const struct mgr_meta *meta, const char *asker, uint64_t *version, char *err, size_t len,
 	uint64_t now);
 
+/*
+ * An operator's change that changes nothing: the desired table as it
+ * stands is what was asked for. Returns the version to tell (as
+ * mgr_driver_target_version()); one not committed yet is promised for
+ * the changes accepted so far, so that WAIT answers for it even when it
+ * is a version health's news will take (a round in flight, and the table
+ * moved since: committed + 2), or never comes.
+ */
+uint64_t mgr_driver_promise_unchanged(struct mgr_driver *d);
+
 /* Rebuild the effective table if health or a timer moved since it was built. */
 void mgr_driver_refresh(struct mgr_driver *d, uint64_t now);
 

@@ -609,6 +609,12 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 		case ':':
 			return ctl_usage_error(NULL, "%s: needs an argument", argv[optind - 1]);
 		default:
+			/* getopt_long() sets optopt for a known long option given a value. */
+			if (strncmp(argv[optind - 1], "--", 2) == 0)
+				return ctl_usage_error(NULL,
+					optopt != 0 ? "%s: this option takes no value"
+						    : "%s: unknown option",
+					argv[optind - 1]);
 			if (optopt != 0)
 				return ctl_usage_error(NULL, "-%c: unknown option", optopt);
 			return ctl_usage_error(NULL, "%s: unknown option", argv[optind - 1]);

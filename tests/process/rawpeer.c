@@ -352,7 +352,7 @@ run_step(struct rp *rp, char *step)
 			if (rp_unhex(argv[2], m->digest) != 0)
 				return 2;
 		} else {
-			/* Playing the manager: the last PREPARE's digest. */
+			/* The last PREPARE's digest, sent (the manager) or received (a member). */
 			memcpy(m->digest, rp->prep_digest, LB_DIGEST_LEN);
 		}
 		m->flag = !(argc > 3 && strcmp(argv[3], "no") == 0);

@@ -325,6 +325,9 @@ answer(struct rp *rp, const struct lb_msg *m)
 		prove(rp, m);
 		return;
 	}
+	/* A member's vote:VERSION step votes for what it was last prepared. */
+	if (m->type == LB_MSG_PREPARE)
+		memcpy(rp->prep_digest, m->digest, LB_DIGEST_LEN);
 	if (!rp->autovote || m->type != LB_MSG_PREPARE)
 		return;
 	v = calloc(1, sizeof(*v));

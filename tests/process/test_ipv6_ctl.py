@@ -15,6 +15,8 @@ with its PAs and DIPs.
   - export, apply of the export (no change), export again: the same text;
     an IPv6 services file applied makes the history's text; a file with an
     IPv6 DIP in an IPv4 service is refused naming file, line and field;
+  - a host refused in a file names its line; an undrain of an unknown mux
+    is refused, of a member not drained is no change;
   - DIP probes over IPv6: an HTTP server on [::1] is healthy, a port
     nothing listens on is unhealthy with "connection refused";
   - the manager restarted reads the same tables and pools back from SQLite.
@@ -142,6 +144,16 @@ def run(lab, check):
     refused(lab, check, ["backend", "add", SVC4, "10.1.1.20:8080", "--host", "10.99.0.6"], 1,
             ["10.99.0.6 is not a PA of agent host1", "10.99.0.5"],
             "a host that is not the DIP's agent's")
+    # the same in a file: the refusal names the host's line
+    wrong_host = os.path.join(lab.tmp, "wrong_host.cfg")
+    with open(wrong_host, "w") as f:
+        f.write('flow_table = {\n  services = (\n    { vip = "192.0.2.10"; port = 80;\n'
+                '      backends = (\n        { dip = "10.1.1.20"; port = 8080;\n'
+                '          host = "10.99.0.6"; } ); } );\n};\n')
+    refused(lab, check, ["config", "apply", wrong_host], 1,
+            ["<apply>:6: flow_table.services[0].backends[0].host",
+             "10.99.0.6 is not a PA of agent host1"],
+            "config apply of a host that is not the DIP's agent's names its line")
     check(*committed(lab, "the agent's own PA is taken (6in4)",
                      lab.ctl("backend", "add", SVC6, "[2001:db8:1::20]:8080", "--host",
                              "10.99.0.5")))
@@ -174,6 +186,13 @@ def run(lab, check):
                      lab.ctl("mux", "undrain", "mux9")))
     check(lab.committed() == v + 1, f"the undrain is a version of its own ({v} -> "
           f"{lab.committed()})")
+    refused(lab, check, ["mux", "undrain", "mux9"], 1,
+            ["mux undrain mux9: no such mux is drained or a member"],
+            "an undrain of an id neither drained nor a member (a typo) is refused")
+    r = lab.ctl("mux", "undrain", "mux1")
+    check(r.returncode == 0 and lab.committed() == v + 1,
+          f"an undrain of a member not drained is no change: {r.stdout.strip()} "
+          f"{r.stderr.strip()}")
 
     changed = e1.stdout.replace(
         'dip = "2001:db8:1::11"; port = 8080; weight = 2;',

@@ -159,6 +159,22 @@ def run(lab, check):
     check(r.returncode == 2 and "10.1.1.300" in r.stderr,
           f"a malformed address is a usage error, exit 2: {r.stderr.strip()}")
     check(lab.committed() == 4, "the committed version is still 4")
+    # a flag given a value is named (getopt gives such a flag's value as optopt)
+    for flag in ("--json=1", "--help=x"):
+        r = lab.ctl(flag, "status")
+        check(r.returncode == 2 and f"{flag}: this option takes no value" in r.stderr,
+              f"{flag} is a usage error that names it, exit 2: {r.stderr.strip()!r}")
+    # a file's seed against manager.hash_seed: a restart would put it back
+    other = os.path.join(lab.tmp, "other_seed.cfg")
+    with open(other, "w") as f:
+        f.write('flow_table = {\n  hash_seed = "ffeeddccbbaa99887766554433221100";\n'
+                f'  services = ( {{ vip = "{VIP}"; port = 80; backends = ( {{ '
+                'dip = "10.1.1.11"; port = 8080; host = "10.0.1.1"; } ); } );\n};\n')
+    r = lab.ctl("config", "apply", other)
+    check(r.returncode == 1 and "<apply>:2: flow_table.hash_seed: differs from "
+          "manager.hash_seed" in r.stderr and lab.committed() == 4,
+          f"config apply of another hash_seed is refused, naming its line: "
+          f"{r.stderr.strip()}")
 
     # a burst of changes is batched
     procs = [subprocess.Popen([lab.args.ctl, "--manager", lab.ctl_url, "backend", "add",
