@@ -328,13 +328,19 @@ dp_report(const struct dp_report *r, bool quiet, const char *json_path)
 }
 
 void
+dp_metrics_stop(struct dp_daemon *d)
+{
+	lb_metrics_stop(d->metrics);
+	d->metrics = NULL;
+}
+
+void
 dp_teardown(struct dp_daemon *d)
 {
 	uint16_t pid;
 
 	/* First: no render may read the counters once the workers' memory goes. */
-	lb_metrics_stop(d->metrics);
-	d->metrics = NULL;
+	dp_metrics_stop(d);
 	RTE_ETH_FOREACH_DEV(pid)
 	{
 		rte_eth_dev_stop(pid);

@@ -18,6 +18,7 @@
  *                        systemd's readiness (lb_notify.h)
  *   dp_member_destroy()  stop, join and free the member
  *   dp_report()          the summary and the JSON summary, by sections
+ *   dp_metrics_stop()    the endpoint stopped (before what it reads is freed)
  *   dp_teardown()        the endpoint stopped, every port stopped and
  *                        closed, EAL cleaned up, the runtime folder removed
  *
@@ -215,6 +216,13 @@ void dp_report_add(struct dp_report *r, struct dp_section s);
  * logged).
  */
 void dp_report(const struct dp_report *r, bool quiet, const char *json_path);
+
+/*
+ * Stop the metrics endpoint: once it returns, no render runs or will. A
+ * daemon calls it before it frees what its render reads (the mux's route
+ * and credits, the agent's tracker); dp_teardown() does it in any case.
+ */
+void dp_metrics_stop(struct dp_daemon *d);
 
 /*
  * Stop the metrics endpoint, stop and close every port, clean EAL up,

@@ -333,6 +333,8 @@ fail:
 	LB_ERR("%s", errbuf);
 	dp_member_destroy(&upd.member); /* its thread was never started */
 out:
+	/* No scrape from here: it reads the workers' counters and the tracker. */
+	dp_metrics_stop(&d);
 	/* Frees the fragments still waiting for the rest of their datagram. */
 	if (w.frag_tbl != NULL)
 		rte_ip_frag_table_destroy(w.frag_tbl);

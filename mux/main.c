@@ -316,6 +316,8 @@ out:
 	 * supervisor's second one) must not write into it once it is freed.
 	 */
 	lb_signals_install(&late_quit);
+	/* A scrape renders the route and the credits: no more of them first. */
+	dp_metrics_stop(&d);
 	mux_route_destroy(app.route);
 	mux_credit_free(app.ctx.credit); /* the workers and the channel are done with it */
 	dp_teardown(&d);

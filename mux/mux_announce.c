@@ -162,8 +162,12 @@ mux_announce_sync(struct mux_announce *a, bool in_sync, uint64_t version, const 
 }
 
 void
-mux_announce_lkg(struct mux_announce *a, bool active, bool ok, const char *why)
+mux_announce_lkg(struct mux_announce *a, bool active, bool ok, const char *why, uint64_t now_ms)
 {
+	if (!active && a->lkg_active && a->lkg_ok && !a->sync_known)
+		a->word_until_ms = now_ms + MUX_ANN_WORD_MS;
+	else if (active)
+		a->word_until_ms = 0;
 	a->lkg_active = active;
 	a->lkg_ok = active && ok;
 	/*
@@ -221,6 +225,10 @@ mux_wide(const struct mux_announce *a, uint64_t now_ms, char *why, size_t len)
 	} else if (a->cfg.managed && a->lkg_active && !a->sync_known) {
 		/* No leader heard since the start: the table it serves, announced. */
 		snprintf(why, len, "%.110s", a->lkg_why);
+		return MUX_ANN_NONE;
+	} else if (a->cfg.managed && !a->sync_known && now_ms < a->word_until_ms) {
+		/* Its word follows the WELCOME: no withdrawal for the moment between. */
+		snprintf(why, len, "a leader is back: announced as before until its word");
 		return MUX_ANN_NONE;
 	} else if (a->cfg.managed && !a->sync_known) {
 		snprintf(why, len, "waiting for the manager's word that it is in sync");

@@ -104,6 +104,7 @@ struct mux_announce {
 	bool lkg_active; /* no leader manages the mux: its last known good verdict counts */
 	bool lkg_ok;	 /* ... which says announce */
 	char lkg_why[MUX_ANN_TEXT];
+	uint64_t word_until_ms; /* a leader back: announced as before until its word, or then */
 	/* Verdict. */
 	enum mux_ann_reason reason; /* mux-wide; MUX_ANN_NONE: judged per VIP */
 	char why[MUX_ANN_TEXT];
@@ -149,9 +150,16 @@ void mux_announce_sync(struct mux_announce *a, bool in_sync, uint64_t version, c
 
 /*
  * The member's last known good verdict (dp_member_lkg_verdict): active
- * while no leader manages the mux, then whether to announce and why.
+ * while no leader manages the mux, then whether to announce and why, at
+ * now_ms. A leader's return ends it before the leader's word on sync
+ * comes (a SYNC after the WELCOME): a mux that announced its last known
+ * good table with no word yet keeps announcing until that word, for
+ * MUX_ANN_WORD_MS at most, rather than withdraw for the moment between.
  */
-void mux_announce_lkg(struct mux_announce *a, bool active, bool ok, const char *why);
+void mux_announce_lkg(
+	struct mux_announce *a, bool active, bool ok, const char *why, uint64_t now_ms);
+
+#define MUX_ANN_WORD_MS 2000
 
 /*
  * Withhold one VIP (held) or release it, with why (for example "withdrawn

@@ -245,6 +245,13 @@ mux_bgp_cfg_load(const config_setting_t *root, uint32_t tunnel_addr, struct mux_
 		cfg->router_id = cfg->local_address;
 	if (cfg->next_hop == 0)
 		cfg->next_hop = tunnel_addr;
+	/* BIRD would take 0.0.0.0 for the session's own address: the VIP sent to nothing. */
+	if (cfg->next_hop == 0) {
+		rc = lb_cfg_error(err, g, "next_hop",
+			"required when the mux has no tunnel_address (the routes' next hop is "
+			"where the VIPs' traffic must come: an IPv4 address of the mux)");
+		goto fail;
+	}
 	strcpy(cfg->run_dir, run_dir);
 	cfg->local_address_setting = config_setting_get_member(g, "local_address");
 	return 1;

@@ -32,23 +32,34 @@
 #define WITHDRAW_WAIT_MS 3000 /* the speaker confirms a withdrawal in ~100 ms */
 #define SPEAKER_STOP_MS 3000
 
-/* The file prefix EAL will use: the configuration's, or lb_eal_argv_build()'s default. */
-static void
+/*
+ * The file prefix EAL will use: the configuration's, or
+ * lb_eal_argv_build()'s default. false: it does not fit out, or is no
+ * plain file name (letters, digits, '.', '_', '-'): the run folder is
+ * named from it and written into bird.conf between quotes.
+ */
+static bool
 file_prefix(const char *const *args, int n, char *out, size_t len)
 {
+	const char *p = NULL;
 	int i;
 
-	for (i = 0; i < n; i++) {
-		if (strncmp(args[i], "--file-prefix=", 14) == 0) {
-			snprintf(out, len, "%s", args[i] + 14);
-			return;
-		}
-		if (strcmp(args[i], "--file-prefix") == 0 && i + 1 < n) {
-			snprintf(out, len, "%s", args[i + 1]);
-			return;
-		}
+	for (i = 0; i < n && p == NULL; i++) {
+		if (strncmp(args[i], "--file-prefix=", 14) == 0)
+			p = args[i] + 14;
+		else if (strcmp(args[i], "--file-prefix") == 0 && i + 1 < n)
+			p = args[i + 1];
 	}
-	snprintf(out, len, "sluice-mux-%d", (int)getpid());
+	if (p == NULL) {
+		snprintf(out, len, "sluice-mux-%d", (int)getpid());
+		return true;
+	}
+	if ((size_t)snprintf(out, len, "%s", p) >= len || p[0] == '\0' ||
+		strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+			strlen(p) ||
+		strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
+		return false;
+	return true;
 }
 
 static bool
@@ -221,7 +232,14 @@ mux_route_create(const struct mux_bgp_cfg *cfg, bool managed, const char *const 
 	if (cfg->run_dir[0] != '\0') {
 		snprintf(dir, sizeof(dir), "%s", cfg->run_dir);
 	} else {
-		file_prefix(eal_args, n_eal_args, prefix, sizeof(prefix));
+		if (!file_prefix(eal_args, n_eal_args, prefix, sizeof(prefix))) {
+			snprintf(err, len,
+				"bgp: the EAL file prefix is not a plain name of at most %zu "
+				"characters (letters, digits, '.', '_', '-'), from which to name "
+				"the run folder: set bgp.run_dir",
+				sizeof(prefix) - 1);
+			goto fail;
+		}
 		if ((size_t)snprintf(dir, sizeof(dir), "/run/sluice/%s", prefix) >= sizeof(dir)) {
 			snprintf(err, len, "bgp: /run/sluice/%s is too long: set bgp.run_dir",
 				prefix);
@@ -332,6 +350,18 @@ feed_table(struct mux_route *r, uint64_t now)
 	r->last_version = g->version;
 	pthread_mutex_lock(&r->lock);
 	mux_announce_table(r->ann, g->version, g->n_services, vips, n, now);
+	/* Said when it starts and when it ends, not at every version. */
+	if ((r->ann->n_dropped != 0) != r->told_dropped) {
+		if (r->ann->n_dropped != 0)
+			LB_WARN("bgp: %u IPv4 VIPs past the first %u (by address) are not "
+				"announced "
+				"(vips_dropped in /sluice/route; docs/routing.md, Limits)",
+				r->ann->n_dropped, MUX_ANN_MAX_VIPS);
+		else
+			LB_INFO("bgp: every IPv4 VIP is announced again (at most %u)",
+				MUX_ANN_MAX_VIPS);
+		r->told_dropped = r->ann->n_dropped != 0;
+	}
 	for (i = 0; i < n; i++)
 		mux_announce_vip_hold(r->ann, vips[i], false, NULL);
 	/* withdrawn[] is by service; only IPv4 services are ever flagged (mux_gen.c). */
@@ -361,7 +391,7 @@ feed_table(struct mux_route *r, uint64_t now)
  * its start, withholds everything anyway).
  */
 static void
-feed_lkg(struct mux_route *r)
+feed_lkg(struct mux_route *r, uint64_t now)
 {
 	char why[MUX_ANN_TEXT];
 	bool active, ok;
@@ -383,7 +413,7 @@ feed_lkg(struct mux_route *r)
 		else
 			LB_WARN("bgp: no manager: %s: withdrawing", why);
 	}
-	mux_announce_lkg(r->ann, active, ok, why);
+	mux_announce_lkg(r->ann, active, ok, why, now);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -539,7 +569,7 @@ tick(struct mux_route *r)
 	uint64_t prev;
 
 	feed_table(r, now);
-	feed_lkg(r);
+	feed_lkg(r, now);
 	pthread_mutex_lock(&r->lock);
 	moved = feed_workers(r, now);
 	up = feed_ports(r);

@@ -50,6 +50,7 @@ struct mux_route {
 	const struct mux_gen *last_gen;
 	uint64_t last_version;
 	bool told_v6;	       /* the IPv6 services not announced were logged */
+	bool told_dropped;     /* the VIPs past MUX_ANN_MAX_VIPS were logged */
 	uint64_t spk_seen_ms;  /* when the speaker's section last moved (this thread's time) */
 	uint64_t last_tick_ms; /* this thread's previous pass */
 	uint64_t loops[MUX_MAX_WORKERS];

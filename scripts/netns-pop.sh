@@ -316,13 +316,32 @@ pop_frr_start() {
 pop_tel() { "$LAB_PY" "$LAB_SRC/scripts/lab_tool.py" tel "${POP_PFX[$1]}" "$2"; }
 pop_mux_state() { pop_tel "$1" /sluice/route | jq -r .reason; }
 
+# The capabilities the data planes' systemd unit leaves them
+# (CapabilityBoundingSet= of deploy/systemd/sluice-dataplane@.service.in),
+# as setpriv's --bounding-set: "-all,+net_admin,...".
+pop_unit_caps() {
+	local c out=-all
+	for c in $(sed -n 's/^CapabilityBoundingSet=//p' \
+		"$LAB_SRC/deploy/systemd/sluice-dataplane@.service.in"); do
+		c=${c#CAP_}
+		out+=",+${c,,}"
+	done
+	echo "$out"
+}
+
 # Mux i (with CFG, default DIR/mux<i>.cfg); returns once its workers answer
-# ping on its tunnel address.
+# ping on its tunnel address. It runs with only the capabilities its
+# systemd unit grants (root as there, the rest dropped from the bounding
+# set), and so does the BIRD it starts: a unit that leaves out one they
+# need fails here, not in production (before stop 35, BIRD could not
+# listen on port 179 and no session came up).
 pop_mux_start() {
-	local i=$1 cfg=${2:-$LAB_DIR/mux$1.cfg}
+	local i=$1 cfg=${2:-$LAB_DIR/mux$1.cfg} caps
 	[ -x "$SLUICE_MUX" ] || { lab_log "no $SLUICE_MUX (scripts/build.sh)"; return 1; }
-	lab_spawn "mux$i" "${POP_NS[$i]}" "$SLUICE_MUX" -c "$cfg" \
-		--stats-json "$LAB_DIR/mux$i.json"
+	caps=$(pop_unit_caps)
+	[ "$caps" != -all ] || { lab_log "no CapabilityBoundingSet= in the unit"; return 1; }
+	lab_spawn "mux$i" "${POP_NS[$i]}" setpriv --bounding-set="$caps" --inh-caps=-all \
+		"$SLUICE_MUX" -c "$cfg" --stats-json "$LAB_DIR/mux$i.json"
 	lab_until_alive "mux$i" lab_ping "$LAB_NS_ROUTER" "${POP_TA[$i]}"
 }
 

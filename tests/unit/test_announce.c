@@ -284,12 +284,36 @@ Test(announce, lkg_announced_when_no_leader_was_ever_heard)
 	struct mux_announce *a = managed_serving(5, 1000);
 
 	/* announced from the file's table */
-	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 3 s)");
+	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 3 s)", 1000);
 	verdict(a, 1000, true, MUX_ANN_NONE, 2);
-	/* A leader welcomes it and says it is not in sync: its word decides. */
-	mux_announce_lkg(a, false, true, NULL);
+	/*
+	 * A leader welcomes it: until its word (the SYNC after the WELCOME),
+	 * the VIPs stay announced, not withdrawn for the moment between.
+	 */
+	mux_announce_lkg(a, false, true, NULL, 1500);
+	verdict(a, 1500, false, MUX_ANN_NONE, 2);
+	cr_assert_str_eq(a->why, "a leader is back: announced as before until its word");
+	/* It says not in sync: its word decides. */
 	mux_announce_sync(a, false, 6, "fenced: runs version 5, current is 6");
-	verdict(a, 2000, true, MUX_ANN_NOT_IN_SYNC, 0);
+	verdict(a, 1600, true, MUX_ANN_NOT_IN_SYNC, 0);
+	free(a);
+}
+
+/* A leader back whose word never comes: withdrawn MUX_ANN_WORD_MS later. */
+Test(announce, lkg_leader_back_without_a_word)
+{
+	struct mux_announce *a = managed_serving(5, 1000);
+
+	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 3 s)", 1000);
+	verdict(a, 1000, true, MUX_ANN_NONE, 2);
+	mux_announce_lkg(a, false, true, NULL, 1500);
+	mux_announce_workers(a, true, 0, 1500 + MUX_ANN_WORD_MS - 1); /* they still run */
+	verdict(a, 1500 + MUX_ANN_WORD_MS - 1, false, MUX_ANN_NONE, 2);
+	verdict(a, 1500 + MUX_ANN_WORD_MS, true, MUX_ANN_NOT_IN_SYNC, 0);
+	cr_assert_str_eq(a->why, "waiting for the manager's word that it is in sync");
+	/* Its word: in sync. */
+	mux_announce_sync(a, true, 5, "");
+	verdict(a, 1500 + MUX_ANN_WORD_MS + 1, true, MUX_ANN_NONE, 2);
 	free(a);
 }
 
@@ -298,9 +322,10 @@ Test(announce, lkg_that_says_withdraw_withholds_all)
 	struct mux_announce *a = managed_announcing(5, 1000);
 
 	/* The manager goes: the leader's in-sync word stands; then the table grows too old. */
-	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 1 s)");
+	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 1 s)", 1000);
 	verdict(a, 2000, false, MUX_ANN_NONE, 2);
-	mux_announce_lkg(a, true, false, "last known good v5 is 601 s old, past lkg_max_age 600 s");
+	mux_announce_lkg(
+		a, true, false, "last known good v5 is 601 s old, past lkg_max_age 600 s", 2000);
 	verdict(a, 3000, true, MUX_ANN_NOT_IN_SYNC, 0);
 	cr_assert_str_eq(
 		a->why, "no manager: last known good v5 is 601 s old, past lkg_max_age 600 s");
@@ -308,7 +333,7 @@ Test(announce, lkg_that_says_withdraw_withholds_all)
 	 * A leader welcomes it (the verdict goes) and sends its table: until
 	 * it says in sync, the old leader's word from before counts for nothing.
 	 */
-	mux_announce_lkg(a, false, true, NULL);
+	mux_announce_lkg(a, false, true, NULL, 2000);
 	verdict(a, 3100, false, MUX_ANN_NOT_IN_SYNC, 0);
 	cr_assert_str_eq(a->why, "waiting for the manager's word that it is in sync");
 	mux_announce_sync(a, true, 5, NULL);
@@ -322,7 +347,7 @@ Test(announce, lkg_keeps_the_last_leaders_not_in_sync)
 
 	/* Fenced by its VIP probes, then every manager goes: it stays withdrawn. */
 	mux_announce_sync(a, false, 5, "VIP probes fail: no answer for 192.0.2.10");
-	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 1 s)");
+	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 1 s)", 1000);
 	verdict(a, 1000, false, MUX_ANN_NOT_IN_SYNC, 0);
 	free(a);
 }
@@ -331,7 +356,7 @@ Test(announce, lkg_means_nothing_standalone)
 {
 	struct mux_announce *a = serving(2000);
 
-	mux_announce_lkg(a, true, false, "no table");
+	mux_announce_lkg(a, true, false, "no table", 2000);
 	verdict(a, 2100, false, MUX_ANN_NONE, 2);
 	free(a);
 }

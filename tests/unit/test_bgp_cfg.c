@@ -49,9 +49,13 @@ teardown(void)
 	cr_assert_eq(rmdir(dir), 0);
 }
 
-/* Load text (a whole file) as FILE; returns mux_bgp_cfg_load()'s result. */
+/*
+ * Load text (a whole file) as FILE for a mux of tunnel address tunnel (0:
+ * none, an IPv6 tunnel only); returns mux_bgp_cfg_load()'s result.
+ */
 static int
-load(const char *text, struct mux_bgp_cfg *c, struct lb_cfg_err *err, char *file, size_t flen)
+load_for(const char *text, uint32_t tunnel, struct mux_bgp_cfg *c, struct lb_cfg_err *err,
+	char *file, size_t flen)
 {
 	config_t cfg;
 	FILE *f;
@@ -63,9 +67,15 @@ load(const char *text, struct mux_bgp_cfg *c, struct lb_cfg_err *err, char *file
 	fputs(text, f);
 	fclose(f);
 	cr_assert_eq(lb_cfg_read_file(&cfg, file, err), 0, "%s", err->msg);
-	rc = mux_bgp_cfg_load(config_root_setting(&cfg), inet_addr("10.255.0.1"), c, err);
+	rc = mux_bgp_cfg_load(config_root_setting(&cfg), tunnel, c, err);
 	config_destroy(&cfg);
 	return rc;
+}
+
+static int
+load(const char *text, struct mux_bgp_cfg *c, struct lb_cfg_err *err, char *file, size_t flen)
+{
+	return load_for(text, inet_addr("10.255.0.1"), c, err, file, flen);
 }
 
 #define GOOD_HEAD                                                                                  \
@@ -204,6 +214,27 @@ static const struct bad bads[] = {
 	{GOOD_HEAD GOOD_NEIGHBORS "	colour = \"blue\";\n};\n", 5, "bgp.colour: unknown field"},
 	{"bgp = ( 1 );\n", 1, "bgp: expected a group"},
 };
+
+/* A mux with an IPv6 tunnel only: no address to default next_hop to, so it must be given. */
+Test(bgp_cfg, next_hop_without_tunnel_address, .init = setup, .fini = teardown)
+{
+	struct mux_bgp_cfg c;
+	struct lb_cfg_err err;
+	char file[128], want[256];
+
+	cr_assert_eq(load_for(GOOD_HEAD GOOD_NEIGHBORS "};\n", 0, &c, &err, file, sizeof(file)),
+		-LB_ECONFIG, "a next hop of 0.0.0.0 taken");
+	snprintf(want, sizeof(want),
+		"%s:1: bgp.next_hop: required when the mux has no "
+		"tunnel_address",
+		file);
+	cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "got \"%s\"", err.msg);
+	cr_expect_eq(c.n_neighbors, 0, "a refused group is left empty");
+	cr_assert_eq(load_for(GOOD_HEAD GOOD_NEIGHBORS "	next_hop = \"10.255.0.7\";\n};\n",
+			     0, &c, &err, file, sizeof(file)),
+		1, "%s", err.msg);
+	cr_assert_eq(c.next_hop, inet_addr("10.255.0.7"));
+}
 
 /* One table, one test (Criterion's parameters would point at this process's memory). */
 Test(bgp_cfg, refused, .init = setup, .fini = teardown)
