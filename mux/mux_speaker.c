@@ -14,7 +14,7 @@
 #include "lb_log.h"
 #include "mux_speaker.h"
 
-#define BIRD_CMD_MS 2000      /* BIRD answers in milliseconds; this is "stuck" */
+#define BIRD_CMD_MS 1500      /* BIRD answers in milliseconds; this is "stuck" */
 #define BIRD_CTL_WAIT_MS 5000 /* from its start until its control socket answers */
 #define BIRD_EXIT_WAIT_MS 200 /* a broken control socket: BIRD's exit, if it is dying */
 #define BIRD_BACKOFF_MIN_MS 500
@@ -477,8 +477,17 @@ mux_speaker_main(const struct mux_bgp_cfg *cfg, const struct mux_bird_paths *pat
 		/* Nothing to announce while the mux withdraws all: BIRD can wait. */
 		if (s->bird <= 0 && now >= s->restart_at_ms && !(ok && s->in.withdraw_all))
 			start_bird(s, now);
-		if (s->bird > 0 && s->ctl.fd < 0)
+		/*
+		 * Each step below can wait on a stalled BIRD (a command's
+		 * BIRD_CMD_MS, then BIRD_EXIT_WAIT_MS): published after each, so
+		 * that no gap between two publishes comes near the mux's
+		 * watchdog (hold_time - 500 ms: 2.5 s by default), which kills a
+		 * speaker that stops publishing for good.
+		 */
+		if (s->bird > 0 && s->ctl.fd < 0) {
 			connect_bird(s, now);
+			publish(s, lb_now_ms());
+		}
 		/*
 		 * A nap far longer than asked: we were stopped ourselves (the
 		 * whole group was, and the mux is resuming too). Give its route
@@ -487,8 +496,10 @@ mux_speaker_main(const struct mux_bgp_cfg *cfg, const struct mux_bird_paths *pat
 		if (overslept)
 			s->grace_until_ms = now + 1000;
 		judge(s, ok, now);
-		if (s->ctl.fd >= 0 && !same_set(s) && now >= s->retry_at_ms)
+		if (s->ctl.fd >= 0 && !same_set(s) && now >= s->retry_at_ms) {
 			apply(s, now);
+			publish(s, lb_now_ms());
+		}
 		if (s->ctl.fd >= 0) {
 			read_sessions(s, now);
 			if (s->ctl.fd >= 0 && s->bird > 0 && now - s->bird_started_ms > 30000)
