@@ -278,19 +278,28 @@ Test(announce, fenced_then_resynced)
 	free(a);
 }
 
-/* No leader since the start: the last known good table is announced (issue 16). */
-Test(announce, lkg_announced_when_no_leader_was_ever_heard)
+/*
+ * No leader since the start: the last known good table is announced (issue
+ * 16); at back_ms a leader welcomes the mux, whose word on sync is yet to
+ * come (the SYNC after the WELCOME).
+ */
+static struct mux_announce *
+lkg_leader_back(uint64_t back_ms)
 {
 	struct mux_announce *a = managed_serving(5, 1000);
 
-	/* announced from the file's table */
 	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 3 s)", 1000);
 	verdict(a, 1000, true, MUX_ANN_NONE, 2);
-	/*
-	 * A leader welcomes it: until its word (the SYNC after the WELCOME),
-	 * the VIPs stay announced, not withdrawn for the moment between.
+	mux_announce_lkg(a, false, true, NULL, back_ms);
+	return a;
+}
+
+Test(announce, lkg_announced_when_no_leader_was_ever_heard)
+{
+	struct mux_announce *a = lkg_leader_back(1500);
+
+	/* Until the leader's word, the VIPs stay announced: no withdrawal for the moment between.
 	 */
-	mux_announce_lkg(a, false, true, NULL, 1500);
 	verdict(a, 1500, false, MUX_ANN_NONE, 2);
 	cr_assert_str_eq(a->why, "a leader is back: announced as before until its word");
 	/* It says not in sync: its word decides. */
@@ -302,18 +311,16 @@ Test(announce, lkg_announced_when_no_leader_was_ever_heard)
 /* A leader back whose word never comes: withdrawn MUX_ANN_WORD_MS later. */
 Test(announce, lkg_leader_back_without_a_word)
 {
-	struct mux_announce *a = managed_serving(5, 1000);
+	struct mux_announce *a = lkg_leader_back(1500);
+	uint64_t end = 1500 + MUX_ANN_WORD_MS;
 
-	mux_announce_lkg(a, true, true, "serving last known good v5 (no manager for 3 s)", 1000);
-	verdict(a, 1000, true, MUX_ANN_NONE, 2);
-	mux_announce_lkg(a, false, true, NULL, 1500);
-	mux_announce_workers(a, true, 0, 1500 + MUX_ANN_WORD_MS - 1); /* they still run */
-	verdict(a, 1500 + MUX_ANN_WORD_MS - 1, false, MUX_ANN_NONE, 2);
-	verdict(a, 1500 + MUX_ANN_WORD_MS, true, MUX_ANN_NOT_IN_SYNC, 0);
+	mux_announce_workers(a, true, 0, end - 1); /* they still run */
+	verdict(a, end - 1, false, MUX_ANN_NONE, 2);
+	verdict(a, end, true, MUX_ANN_NOT_IN_SYNC, 0);
 	cr_assert_str_eq(a->why, "waiting for the manager's word that it is in sync");
 	/* Its word: in sync. */
 	mux_announce_sync(a, true, 5, "");
-	verdict(a, 1500 + MUX_ANN_WORD_MS + 1, true, MUX_ANN_NONE, 2);
+	verdict(a, end + 1, true, MUX_ANN_NONE, 2);
 	free(a);
 }
 
