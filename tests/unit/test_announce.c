@@ -298,8 +298,7 @@ Test(announce, lkg_announced_when_no_leader_was_ever_heard)
 {
 	struct mux_announce *a = lkg_leader_back(1500);
 
-	/* Until the leader's word, the VIPs stay announced: no withdrawal for the moment between.
-	 */
+	/* Announced until the leader's word: no withdrawal for the moment between. */
 	verdict(a, 1500, false, MUX_ANN_NONE, 2);
 	cr_assert_str_eq(a->why, "a leader is back: announced as before until its word");
 	/* It says not in sync: its word decides. */
