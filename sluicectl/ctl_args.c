@@ -196,6 +196,7 @@ ctl_parse_top(
 	char addr[LB_ADDR_STRLEN + 64], why[160];
 	size_t n = strlen(arg);
 	struct lb_addr vip;
+	bool bracketed;
 	uint8_t af;
 
 	if (arg[0] == '[' ? arg[n - 1] != ']'
@@ -203,7 +204,8 @@ ctl_parse_top(
 		return ctl_parse_svc(cmd, o, arg, ctl);
 	if (o->proto != NULL)
 		return ctl_usage_error(cmd, "--proto: a VIP alone is every service of it");
-	if (arg[0] == '[') {
+	bracketed = arg[0] == '[';
+	if (bracketed) {
 		arg++;
 		n -= 2;
 	}
@@ -213,6 +215,9 @@ ctl_parse_top(
 	addr[n] = '\0';
 	if (lb_addr_parse(addr, LB_ADDR_ANY, &vip, &af, why, sizeof(why)) != 0)
 		return ctl_usage_error(cmd, "vip \"%s\" %s", addr, why);
+	/* As everywhere else ([192.0.2.20]:80 is refused by ctl_parse_svc()). */
+	if (bracketed && af == LB_AF_INET)
+		return ctl_usage_error(cmd, "vip [%s]: brackets are for IPv6 addresses", addr);
 	lb_svc_key_make(&ctl->svc, af, &vip, 0, LB_IPPROTO_TCP);
 	ctl->has_svc = true;
 	return 0;

@@ -131,6 +131,8 @@ def run(lab, check):
             "an IPv6 address and port without brackets")
     refused(lab, check, ["vip", "add", "[192.0.2.20]:80"], 2, ["vip", "brackets are for IPv6"],
             "an IPv4 address in brackets")
+    refused(lab, check, ["top", "[192.0.2.20]"], 2, ["vip", "brackets are for IPv6"],
+            "an IPv4 VIP alone in brackets (top)")
     refused(lab, check, ["vip", "add", "[fe80::10]:80"], 2, ["vip", "link-local"],
             "a link-local VIP")
 
