@@ -169,5 +169,6 @@ mux_app_start(struct mux_app *app, struct rte_mempool *pool, bool exit_on_eof, u
 	app->svc_freed_at = calloc(app->ctx.gen->cap_services, sizeof(*app->svc_freed_at));
 	app->be_base = calloc(app->ctx.gen->cap_backends, sizeof(*app->be_base));
 	app->svc_base = calloc(app->ctx.gen->cap_services, sizeof(*app->svc_base));
+	app->lim_base = calloc(app->ctx.gen->cap_services, sizeof(*app->lim_base));
 	return 0;
 }

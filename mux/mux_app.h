@@ -30,6 +30,7 @@ struct mux_app {
 	/* Counters at the moment an id was (re)assigned: [cap_backends], [cap_services]. */
 	struct mux_flow_counters *be_base;
 	struct mux_flow_counters *svc_base;
+	struct mux_lim_base *lim_base; /* [cap_services]: ... its rules' counters (mux_limit.h) */
 	/*
 	 * The hash seed keys the connection tables: it may change only while
 	 * no generation with a service has run (a managed mux's version 0).

@@ -73,13 +73,14 @@ svc_shares(struct mux_worker *w, const struct mux_gen *g, uint32_t svc, struct m
 
 	/*
 	 * Another service under a sid that had one before (held while its
-	 * connections lived: mux_update.c's hold_recent()): its own counters
-	 * and talkers, its bucket full.
+	 * connections lived: mux_update.c's hold_recent()): its own talkers,
+	 * its bucket full. Its counters run on from the last service's, which
+	 * were taken as its base when the sid was given (mux_lim_base): a
+	 * worker that clears its share here, at the service's first check,
+	 * would make the sum of the workers' go back.
 	 */
-	if (fresh && ls->built != 0) {
-		memset(ls->cnt, 0, sizeof(ls->cnt));
+	if (fresh && ls->built != 0)
 		memset(&ls->top, 0, sizeof(ls->top));
-	}
 	ls->key = *key;
 	rate_set(w, &ls->rate, &r->rule[LB_LIM_RATE], div);
 	rate_set(w, &ls->src, &r->rule[LB_LIM_SOURCE], div);
@@ -212,9 +213,10 @@ mux_limit_check(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
 }
 
 void
-mux_limit_sum(
-	const struct mux_worker *ws, uint16_t n, uint32_t sid, int kind, struct mux_lim_cnt *out)
+mux_limit_sum(const struct mux_worker *ws, uint16_t n, const struct mux_lim_base *base,
+	uint32_t sid, int kind, struct mux_lim_cnt *out)
 {
+	const struct mux_lim_cnt *b = base != NULL && kind != LB_LIM_N ? &base[sid].k[kind] : NULL;
 	uint16_t i;
 
 	memset(out, 0, sizeof(*out));
@@ -226,6 +228,12 @@ mux_limit_sum(
 		out->passed += DP_RD(c->passed);
 		out->would_deny += DP_RD(c->would_deny);
 		out->denied += DP_RD(c->denied);
+	}
+	if (b != NULL) {
+		out->checked -= b->checked;
+		out->passed -= b->passed;
+		out->would_deny -= b->would_deny;
+		out->denied -= b->denied;
 	}
 }
 
@@ -286,8 +294,8 @@ top_json(FILE *out, const struct mux_worker *ws, uint16_t n, uint32_t sid)
 }
 
 void
-mux_limit_json(
-	FILE *out, const struct mux_worker *ws, uint16_t n, const struct mux_gen *g, uint32_t svc)
+mux_limit_json(FILE *out, const struct mux_worker *ws, uint16_t n, const struct mux_lim_base *base,
+	const struct mux_gen *g, uint32_t svc)
 {
 	const struct lb_svc_limits *r = &g->limits[svc];
 	uint32_t sid = g->services[svc].sid;
@@ -316,7 +324,7 @@ mux_limit_json(
 	for (k = 0; k < LB_LIM_N; k++) {
 		if (r->rule[k].limit == 0)
 			continue;
-		mux_limit_sum(ws, n, sid, k, &c);
+		mux_limit_sum(ws, n, base, sid, k, &c);
 		cnt_json(out, lb_limit_kind_names[k], &c, first);
 		first = false;
 	}
@@ -330,7 +338,7 @@ mux_limit_json_mux(FILE *out, const struct mux_worker *ws, uint16_t n, const str
 
 	if (g->mux_rate.limit == 0)
 		return;
-	mux_limit_sum(ws, n, 0, LB_LIM_N, &c);
+	mux_limit_sum(ws, n, NULL, 0, LB_LIM_N, &c);
 	fprintf(out, ",");
 	cnt_json(out, "mux_new_per_second", &c, true);
 }
@@ -342,8 +350,8 @@ status_put(struct lb_counter *out, uint32_t *n, uint32_t max, const char *name, 
 }
 
 uint32_t
-mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen *g,
-	struct lb_counter *out, uint32_t max)
+mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_lim_base *base,
+	const struct mux_gen *g, struct lb_counter *out, uint32_t max)
 {
 	char name[LB_LIMIT_COUNTER_LEN];
 	struct lb_topk_entry top[LB_TOP_REPORTED];
@@ -357,7 +365,7 @@ mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen 
 		for (k = 0; k < LB_LIM_N; k++) {
 			if (g->limits[s].rule[k].limit == 0)
 				continue;
-			mux_limit_sum(ws, nw, sv->sid, k, &c);
+			mux_limit_sum(ws, nw, base, sv->sid, k, &c);
 			for (i = 0; i < 4; i++) {
 				lb_limit_counter_name(name, sizeof(name), &sv->key.vip, sv->key.af,
 					lb_be16_to_cpu(sv->key.port), sv->key.proto, k, i);
@@ -366,7 +374,7 @@ mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen 
 		}
 	}
 	if (g->mux_rate.limit != 0) {
-		mux_limit_sum(ws, nw, 0, LB_LIM_N, &c);
+		mux_limit_sum(ws, nw, NULL, 0, LB_LIM_N, &c);
 		for (i = 0; i < 4; i++) {
 			lb_limit_counter_name(name, sizeof(name), NULL, 0, 0, 0, LB_LIM_N, i);
 			status_put(out, &n, max, name, (&c.checked)[i]);

@@ -92,16 +92,28 @@ void mux_limit_fini(struct mux_limits *l);
 int mux_limit_check(struct mux_worker *w, const struct mux_gen *g, uint32_t svc,
 	const struct lb_pkt *pi, const uint8_t *p);
 
-/* A rule's counters (kind, or LB_LIM_N: the mux-wide cap) summed over n workers. */
-void mux_limit_sum(
-	const struct mux_worker *ws, uint16_t n, uint32_t sid, int kind, struct mux_lim_cnt *out);
+/*
+ * A service's rules' counters as they stood when its sid was given to it
+ * (mux_update.c): a worker's counters of a sid run on from one service to
+ * the next, so that what is reported never goes back.
+ */
+struct mux_lim_base {
+	struct mux_lim_cnt k[LB_LIM_N];
+};
+
+/*
+ * A rule's counters (kind, or LB_LIM_N: the mux-wide cap) summed over n
+ * workers, less base[sid] (base: [cap_services], or NULL for the raw sums).
+ */
+void mux_limit_sum(const struct mux_worker *ws, uint16_t n, const struct mux_lim_base *base,
+	uint32_t sid, int kind, struct mux_lim_cnt *out);
 
 /*
  * JSON members (each with its leading comma) for service index svc: its
  * live and held entries, and its rules' counters; and the mux-wide cap's.
  */
-void mux_limit_json(
-	FILE *out, const struct mux_worker *ws, uint16_t n, const struct mux_gen *g, uint32_t svc);
+void mux_limit_json(FILE *out, const struct mux_worker *ws, uint16_t n,
+	const struct mux_lim_base *base, const struct mux_gen *g, uint32_t svc);
 void mux_limit_json_mux(
 	FILE *out, const struct mux_worker *ws, uint16_t n, const struct mux_gen *g);
 
@@ -110,7 +122,7 @@ void mux_limit_json_mux(
  * lb_limit_counter_name() says, into out (at most max). Returns how many.
  */
 struct lb_counter;
-uint32_t mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_gen *g,
-	struct lb_counter *out, uint32_t max);
+uint32_t mux_limit_status(const struct mux_worker *ws, uint16_t nw, const struct mux_lim_base *base,
+	const struct mux_gen *g, struct lb_counter *out, uint32_t max);
 
 #endif /* MUX_LIMIT_H */

@@ -137,8 +137,8 @@ limits(struct lb_prom *p, const struct mux_app *app)
 			for (k = 0; k < LB_LIM_N; k++) {
 				if (g->limits[s].rule[k].limit == 0)
 					continue;
-				mux_limit_sum(
-					app->workers, app->n_workers, g->services[s].sid, k, &c);
+				mux_limit_sum(app->workers, app->n_workers, app->lim_base,
+					g->services[s].sid, k, &c);
 				lb_prom_sample(p,
 					lb_prom_labels_add(
 						rl, sizeof(rl), sl, "rule", lb_limit_kind_names[k]),
@@ -149,7 +149,7 @@ limits(struct lb_prom *p, const struct mux_app *app)
 			continue;
 		snprintf(help, sizeof(help), "The mux-wide cap mux_new_per_second: %s.",
 			fam[f].help);
-		mux_limit_sum(app->workers, app->n_workers, 0, LB_LIM_N, &c);
+		mux_limit_sum(app->workers, app->n_workers, NULL, 0, LB_LIM_N, &c);
 		lb_prom_one(p, fam[f].mux, LB_PROM_COUNTER, help, lim_field(&c, (enum lim_field)f));
 	}
 }

@@ -205,7 +205,7 @@ mux_stats_json(const struct mux_app *app, FILE *out)
 				fc.new_conns);
 		}
 		fprintf(out, "]");
-		mux_limit_json(out, app->workers, app->n_workers, g, s);
+		mux_limit_json(out, app->workers, app->n_workers, app->lim_base, g, s);
 		fprintf(out, "}");
 	}
 	fprintf(out, "]");

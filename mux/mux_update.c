@@ -126,6 +126,7 @@ note_removed(struct mux_app *app, const struct mux_gen *old, const struct mux_ge
 {
 	uint64_t now = rte_rdtsc();
 	uint32_t i;
+	int r;
 
 	for (i = 0; i < ng->n_backends; i++) {
 		uint32_t sid = ng->backends[i].sid;
@@ -137,9 +138,14 @@ note_removed(struct mux_app *app, const struct mux_gen *old, const struct mux_ge
 		struct lb_svc_key k = ng->services[i].key;
 		int64_t o = mux_gen_lookup(old, &k);
 
-		if (app->svc_base != NULL && (o < 0 || o == MUX_GEN_VIP))
+		if (o >= 0 && o != MUX_GEN_VIP)
+			continue;
+		if (app->svc_base != NULL)
 			mux_stats_flow_raw(
 				app, 0, ng->services[i].sid, &app->svc_base[ng->services[i].sid]);
+		for (r = 0; app->lim_base != NULL && r < LB_LIM_N; r++)
+			mux_limit_sum(app->workers, app->n_workers, NULL, ng->services[i].sid, r,
+				&app->lim_base[ng->services[i].sid].k[r]);
 	}
 	for (i = 0; app->svc_freed_at != NULL && i < old->n_services; i++) {
 		struct lb_svc_key k = old->services[i].key;
@@ -378,7 +384,8 @@ member_counters(void *arg, struct lb_counter *out, uint32_t max)
 	dp_status_set(&st, MUX_STATUS_DROPS, "drops", dp_drops_total(t.drops));
 	dp_status_set(&st, MUX_STATUS_CONN_LIVE, "conn_live", mux_stats_conns(app));
 	n = dp_status_put(&st, out, max);
-	return n + mux_limit_status(app->workers, app->n_workers, app->ctx.gen, out + n, max - n);
+	return n + mux_limit_status(app->workers, app->n_workers, app->lim_base, app->ctx.gen,
+			   out + n, max - n);
 }
 
 /*

@@ -4,11 +4,14 @@ table: a backend added keeps the counters of the others (stable ids), the
 version goes up by one; a bad file or a changed hash seed is refused with
 the file, line and field, and the running table stays as it was; a setting
 read at start only (a connection table's service share, a zone) changed
-with it is named as needing a restart.
+with it is named as needing a restart. A second mux: a service given the
+stable id of one removed before starts its rule counters from zero.
 """
+import json
 import os
 import signal
 import tempfile
+import time
 
 from scapy.all import IP, TCP, Ether, wrpcap
 
@@ -28,6 +31,55 @@ def config(inp, out, prefix, backends, seed=TEST_SEED, **settings):
         setattr(m, k, v)
     return m.render(
         devargs=f"net_pcap0,rx_pcap={inp},tx_pcap={out}", file_prefix=prefix, port_name=None)
+
+
+def sid_reuse(args, check, tmp):
+    """A new service under the stable id of a removed one (given again once
+    the removed one's connections can no longer live): its rule counters
+    start from zero. Before Found 57 they showed the old service's counts,
+    then went back as each worker met the newcomer: a false reset, and a
+    false rate, to Prometheus."""
+    inp, out, cfg, js = (os.path.join(tmp, n) for n in ("in2.pcap", "out2.pcap", "mux2.cfg",
+                                                         "mux2.json"))
+    wrpcap(inp, [Ether(src="02:00:00:00:00:fe", dst="02:00:00:00:00:01") /
+                 IP(src=f"198.51.100.{i + 1}", dst="192.0.2.10") /
+                 TCP(sport=2000 + i, dport=80, flags="S") for i in range(50)])
+    rule = {"new_per_second": {"limit": 1000000}}
+    a, b, c = (Service(vip, "tcp", 80, [Backend("10.1.0.1", 8080, "10.0.1.1")],
+                       limits=lim)
+               for vip, lim in (("192.0.2.10", rule), ("192.0.2.20", rule), ("192.0.2.30", None)))
+    prefix = test_prefix("reload-sid")
+
+    def write(services):
+        with open(cfg, "w") as f:
+            f.write(MuxConfig(services, hash_seed=TEST_SEED,
+                              conn_table={"tcp_timeout": 1, "tcp_fin_timeout": 1,
+                                          "udp_timeout": 1}).render(
+                devargs=f"net_pcap0,rx_pcap={inp},tx_pcap={out}", file_prefix=prefix,
+                port_name=None))
+
+    def reload(services, version):
+        write(services)
+        mux.send_signal(signal.SIGHUP)
+        return poll(lambda: telemetry(prefix, "/sluice/flow_table")["version"] == version, 20)
+
+    daemons = Daemons(tmp)
+    write([a, c])
+    mux = daemons.start("mux2", [args.mux, "-c", cfg, "--stats-json", js], prefix=prefix)
+    try:
+        check(poll(lambda: telemetry(prefix, "/sluice/stats")["rx_pkts"] == 50, 20),
+              "the 50 SYNs to 192.0.2.10 are read")
+        check(reload([c], 2), "192.0.2.10 removed: version 2")
+        time.sleep(2)  # its id is held for the longest connection timeout, 1 s
+        check(reload([c, b], 3), "192.0.2.20 added: version 3")
+    finally:
+        status, log, _ = daemons.end("mux2")
+    check(status == 0, f"the second mux exits 0: {status}")
+    with open(js) as f:
+        svcs = {s["vip"]: s for s in json.load(f)["services"]}
+    got = svcs.get("192.0.2.20", {}).get("limits", {}).get("new_per_second")
+    check(got is not None and got["checked"] == 0 and got["passed"] == 0,
+          f"192.0.2.20's new_per_second counters start from zero: {got}")
 
 
 def main():
@@ -133,6 +185,7 @@ def main():
         check(f"flow table version {v_end}" in log and "10.1.0.4:8080" in log,
               f"the summary shows version {v_end} and the added backend")
         check(not left, f"runtime folder {rundir(prefix)} removed")
+        sid_reuse(args, check, tmp)
     raise SystemExit(check.report("reload"))
 
 
