@@ -61,6 +61,7 @@ on_metrics(nng_aio *aio)
 	char *body = NULL;
 	size_t len = 0;
 	FILE *out;
+	bool cut;
 
 	out = open_memstream(&body, &len);
 	if (out == NULL) {
@@ -71,9 +72,17 @@ on_metrics(nng_aio *aio)
 	if (!m->stopped)
 		m->render(m->arg, out);
 	pthread_mutex_unlock(&m->lock);
-	if (fclose(out) != 0) {
+	/* A write that failed (out of memory) left the text cut: no 200 for it. */
+	cut = ferror(out) != 0;
+	if (fclose(out) != 0 || cut) {
 		free(body);
 		reply(aio, 500, NULL, NULL, 0);
+		return;
+	}
+	/* Nothing to say (the manager's loop has not rendered in time): no 200 either. */
+	if (len == 0) {
+		free(body);
+		reply(aio, 503, NULL, NULL, 0);
 		return;
 	}
 	reply(aio, 200, LB_PROM_CONTENT_TYPE, body, len);

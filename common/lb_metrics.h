@@ -51,6 +51,11 @@ int lb_metrics_cfg_load(const config_setting_t *root, uint16_t default_port,
 struct lb_metrics;
 
 /* Write every metric family to out (lb_prom.h); called on nng's thread. */
+/*
+ * Write the text into out. A render that writes nothing is answered 503
+ * (Service Unavailable), one whose writes failed 500: Prometheus then
+ * records a failed scrape (up 0), never an empty or cut one.
+ */
 typedef void (*lb_metrics_render_fn)(void *arg, FILE *out);
 
 /*

@@ -134,6 +134,9 @@ load_ports(struct ha_config *cfg, const config_setting_t *root, struct lb_cfg_er
 		strcpy(vc->devargs, s);
 		strcpy(vc->name, name);
 		for (j = 0; j < i; j++) {
+			/* The name labels the VM's series: two alike would be one. */
+			if (strcmp(cfg->vms[j].name, vc->name) == 0)
+				return lb_cfg_error(err, v, "name", "same name as vms[%d]", j);
 			if (vc->dip != 0 && cfg->vms[j].dip == vc->dip)
 				return lb_cfg_error(err, v, "dip", "same DIP as vms[%d]", j);
 			if (vc->has_dip6 && cfg->vms[j].has_dip6 &&

@@ -19,11 +19,17 @@ vm_family(
 	struct lb_prom *p, const struct ha_update *u, const char *direction, const uint64_t *count)
 {
 	const struct ha_worker *w = u->w;
-	char l[160], dip[INET_ADDRSTRLEN];
+	char l[192], dip[INET6_ADDRSTRLEN];
 	uint16_t v;
 
 	for (v = 0; v < w->n_vms; v++) {
-		inet_ntop(AF_INET, &u->cfg->vms[v].dip, dip, sizeof(dip));
+		const struct ha_vm_cfg *vc = &u->cfg->vms[v];
+
+		/* Its IPv4 DIP, or its IPv6 one when it has none (not 0.0.0.0). */
+		if (vc->dip != 0 || !vc->has_dip6)
+			inet_ntop(AF_INET, &vc->dip, dip, sizeof(dip));
+		else
+			inet_ntop(AF_INET6, vc->dip6.a8, dip, sizeof(dip));
 		lb_prom_sample(p,
 			lb_prom_labels(l, sizeof(l), "vm", u->cfg->vms[v].name, "dip", dip,
 				"direction", direction, NULL),

@@ -408,15 +408,23 @@ serve(void *arg, FILE *out)
 	if (lb_now_ms() > mt->text_ms + MGR_METRICS_FRESH_MS) {
 		gen = mt->generation;
 		if (write(mt->efd, &one, sizeof(one)) == sizeof(one)) {
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += MGR_METRICS_WAIT_MS / 1000;
+			until = lb_deadline(CLOCK_MONOTONIC, MGR_METRICS_WAIT_MS);
 			while (mt->generation == gen &&
 				pthread_cond_timedwait(&mt->rendered, &mt->lock, &until) == 0)
 				;
 		}
 	}
-	if (mt->text != NULL)
+	/*
+	 * A loop that rendered nothing for the whole wait is stuck (an etcd
+	 * call, say): its last text would show a dead member connected, a
+	 * version long gone. Nothing is written, so the scrape fails (503).
+	 */
+	if (mt->text != NULL &&
+		lb_now_ms() - mt->text_ms <= MGR_METRICS_WAIT_MS + MGR_METRICS_FRESH_MS)
 		fwrite(mt->text, 1, mt->len, out);
+	else if (mt->text != NULL)
+		LB_WARN("metrics: no render in %" PRIu64 " ms: scrape refused (503)",
+			lb_now_ms() - mt->text_ms);
 	pthread_mutex_unlock(&mt->lock);
 }
 
@@ -425,6 +433,7 @@ mgr_metrics_new(const struct mgr_metrics_deps *deps, const struct lb_metrics_cfg
 	char *err, size_t len)
 {
 	struct mgr_metrics *mt = lb_zalloc(sizeof(*mt), "metrics", err, len);
+	pthread_condattr_t ca;
 	uint32_t i;
 
 	if (mt == NULL)
@@ -432,7 +441,11 @@ mgr_metrics_new(const struct mgr_metrics_deps *deps, const struct lb_metrics_cfg
 	mt->deps = *deps;
 	mt->efd = -1;
 	pthread_mutex_init(&mt->lock, NULL);
-	pthread_cond_init(&mt->rendered, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(
+		&ca, CLOCK_MONOTONIC); /* a clock step neither ends nor stretches a wait */
+	pthread_cond_init(&mt->rendered, &ca);
+	pthread_condattr_destroy(&ca);
 	for (i = 0; i < MGR_MAX_MEMBERS; i++)
 		lb_hist_init(&mt->m[i].delay, delay_le, sizeof(delay_le) / sizeof(delay_le[0]));
 	if (!cfg->enabled)

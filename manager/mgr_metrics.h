@@ -16,8 +16,10 @@
  * older than MGR_METRICS_FRESH_MS wakes the loop (an eventfd it polls:
  * mgr_metrics_fd()) and waits, at most MGR_METRICS_WAIT_MS, for the next
  * render, so what it gets is the state of a few milliseconds ago; several
- * scrapers at once share one render. It reads the subsystems like the
- * operator API and changes nothing.
+ * scrapers at once share one render. A loop that renders nothing in that
+ * time is stuck (a store call, say): the scrape fails with 503 rather than
+ * serve a text from before. It reads the subsystems like the operator API
+ * and changes nothing.
  */
 #ifndef MGR_METRICS_H
 #define MGR_METRICS_H

@@ -25,6 +25,7 @@ from sluicetest.procs import required_args, rundir, test_prefix
 
 SERVICE = Service("192.0.2.10", "tcp", 80, [Backend("10.1.0.11", 8080, "10.0.1.1")])
 VM = AgentVM("vm11", "10.1.0.11", "02:00:00:01:01:11")
+VM2 = AgentVM("vm12", "10.1.0.12", "02:00:00:01:01:12")
 MANAGER = ('manager = { url = "tls+tcp://127.0.0.1:7400"; id = "%s"; ca = "ca.pem"; '
            'cert = "%s.pem"; key = "%s.key"; };')
 
@@ -61,6 +62,8 @@ CASES = [
      "agent.pa", None),
     ("agent", "standalone", "a VM's rx_pcap file that is not there", ("vm.pcap", "gone.pcap"),
      "vms[0].devargs", "cannot read pcap file {dir}/gone.pcap"),
+    ("agent", "standalone", "two VMs of one name (it labels their metrics)",
+     ('name = "vm12"', 'name  = "vm11"'), "vms[1].name", "same name as vms[0]"),
     ("agent", "standalone", "an unknown field in metrics",
      ('listen = "127.0.0.1:9541";', 'listen = "127.0.0.1:9541"; path = "/m";'), "metrics.path",
      "unknown field"),
@@ -107,8 +110,10 @@ def files(tmp, certs):
         ("mux", "managed"): MuxConfig(None).render(
             devargs="net_af_packet0,iface=eth9", file_prefix=prefix) +
         MANAGER % ("mux1", "mux1", "mux1") + "\n",
-        ("agent", "standalone"): AgentConfig("10.0.1.1", ["10.255.0.1"], [VM], [SERVICE]).render(
-            {"uplink": f"net_pcap0,rx_pcap={tmp}/up.pcap", "vm11": f"net_pcap1,rx_pcap={tmp}/vm.pcap"},
+        ("agent", "standalone"): AgentConfig("10.0.1.1", ["10.255.0.1"], [VM, VM2],
+                                             [SERVICE]).render(
+            {"uplink": f"net_pcap0,rx_pcap={tmp}/up.pcap", "vm11": f"net_pcap1,rx_pcap={tmp}/vm.pcap",
+             "vm12": f"net_pcap2,rx_pcap={tmp}/vm.pcap"},
             file_prefix=prefix, metrics="127.0.0.1:9541"),
     }
     managed_agent = texts[("agent", "standalone")].split("flow_table = {")[0]
