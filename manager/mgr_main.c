@@ -561,6 +561,12 @@ main(int argc, char **argv)
 		}
 		LB_INFO("standing by as %s: campaigning on etcd (prefix %s, lease %u s)",
 			m->cfg.mc_id, m->cfg.mc_etcd_prefix, m->cfg.mc_lease_ttl_s);
+		/*
+		 * A standby is up and doing its job (answering with the leader's
+		 * URL, campaigning): ready for systemd, or its start would time
+		 * out, and the unit restart it, for as long as it stands by.
+		 */
+		lb_notify_ready("standing by: campaigning on etcd");
 		if (!stand_by(m, sig_fd)) {
 			rc = 0;
 			LB_INFO("stopped while standing by");

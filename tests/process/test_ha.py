@@ -2,7 +2,8 @@
 """Three sluice-managers on a three-member etcd cluster (store = "etcd"),
 two real sluice-mux members listing all three, over mutual TLS:
 
-  - one manager is elected; the others stand by; sluicectl works against
+  - one manager is elected; the others stand by (each says READY=1 to
+    systemd: standing by, or running); sluicectl works against
     any manager's address (a standby redirects it to the leader);
   - changes commit as versions both muxes run;
   - kill -9 of the leader: another is elected and commits the next change
@@ -34,6 +35,7 @@ from sluicetest.config import TEST_SEED
 from sluicetest.etcd import EtcdCluster
 from sluicetest.manager import ManagerLab, manager_test_args, mux_version, run_in_lab
 from sluicetest.procs import free_port, poll
+from sluicetest.systemd import Notify
 
 VIP = "192.0.2.10"
 VIP6 = "2001:db8::10"
@@ -52,6 +54,8 @@ class Lab(ManagerLab):
         self.mport = {m: free_port() for m in MGRS}
         self.murl = {m: f"tls+tcp://127.0.0.1:{self.mport[m]}" for m in MGRS}
         self.mctl = {m: f"ipc://{tmp}/{m}.ctl" for m in MGRS}
+        # each manager's systemd notifications, as its unit would get them
+        self.notify = {m: Notify(os.path.join(tmp, f"notify-{m}")) for m in MGRS}
 
     def write_cfg(self, m):
         eps = ", ".join(f'"{e}"' for e in self.etcd.client)
@@ -71,7 +75,7 @@ class Lab(ManagerLab):
     def start_mgr(self, m, crash_at=None):
         """Start manager m; crash_at: the round step where the first of
         the managers so started kills itself (mgr_crash.h)."""
-        env = dict(os.environ)
+        env = dict(os.environ, NOTIFY_SOCKET=self.notify[m].path)
         if crash_at is not None:
             env["SLUICE_TEST_CRASH_AT"] = crash_at
             env["SLUICE_TEST_CRASH_ONCE"] = os.path.join(self.tmp, "crashed-" + crash_at)
@@ -159,6 +163,12 @@ def run(lab, check):
     check(lab.wait(lambda: all(f"the leader is {leader}," in lab.log(m) for m in standbys),
                    "the standbys to name the leader", timeout=10),
           f"the other two stand by ({', '.join(standbys)}), naming {leader}")
+    # Ready for systemd, each: a standby that never said so was stopped at
+    # the unit's start timeout and restarted, for as long as it stood by.
+    ready = {m: [t for t in lab.notify[m].read() if "READY=1" in t.split("\n")] for m in MGRS}
+    check(all(any("STATUS=standing by" in t for t in ready[m]) for m in standbys) and
+          any("STATUS=running" in t for t in ready[leader]),
+          f"every manager says READY=1: the standbys standing by, the leader running: {ready}")
     prefixes = [lab.start_mux(x, urls=[lab.murl[m] for m in MGRS]) for x in MUXES]
 
     # sluicectl through a standby: redirected to the leader
