@@ -47,6 +47,16 @@ lb_notify_stopping(void)
 }
 
 void
+lb_notify_extend(unsigned long long ms, const char *status)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "EXTEND_TIMEOUT_USEC=%llu\nSTATUS=%s", ms * 1000ull,
+		status != NULL ? status : "");
+	notify(msg);
+}
+
+void
 lb_notify_status(const char *fmt, ...)
 {
 	char msg[512];

@@ -23,6 +23,12 @@ void lb_notify_reloading(void);
 /* STOPPING=1. */
 void lb_notify_stopping(void);
 
+/*
+ * EXTEND_TIMEOUT_USEC: the unit's current timeout (a stop's TimeoutStopSec
+ * while draining) runs at least ms more, with a STATUS= line.
+ */
+void lb_notify_extend(unsigned long long ms, const char *status);
+
 /* STATUS= line alone. */
 void lb_notify_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -83,6 +83,8 @@ mux_bird_conf(const struct mux_bgp_cfg *c, const struct mux_bird_paths *p, char 
 			"protocol bgp n%u {\n"
 			"\tdescription \"neighbors[%u]\";\n"
 			"\tlocal %s as %u;\n"
+			/* listen on local alone: other speakers on the host keep their 179 */
+			"\tstrict bind on;\n"
 			"\tneighbor %s as %u;\n"
 			"\thold time %u;\n"
 			"\tkeepalive time %u;\n"

@@ -23,6 +23,7 @@
 #include "lb_dpdk.h"
 #include "lb_err.h"
 #include "lb_log.h"
+#include "lb_notify.h"
 #include "mux_app.h"
 #include "mux_gen.h"
 #include "mux_route_int.h"
@@ -31,6 +32,8 @@
 #define ROUTE_TICK_MS 100
 #define WITHDRAW_WAIT_MS 3000 /* the speaker confirms a withdrawal in ~100 ms */
 #define SPEAKER_STOP_MS 3000
+/* The rest of a stop after the speaker's (workers, ports, EAL): told to systemd. */
+#define STOP_SLACK_MS 10000
 
 /*
  * The file prefix EAL will use: the configuration's, or
@@ -578,6 +581,13 @@ tick(struct mux_route *r)
 		r->phase = MUX_ROUTE_WITHDRAWING;
 		r->shutdown_ms = now;
 		LB_INFO("bgp: shutting down: withdrawing every route first");
+		/*
+		 * A unit's TimeoutStopSec (20 s) would SIGKILL a longer drain
+		 * half-way: systemd is told how long the whole stop may take.
+		 */
+		lb_notify_extend(WITHDRAW_WAIT_MS + r->cfg.drain_time * 1000ull + SPEAKER_STOP_MS +
+					 STOP_SLACK_MS,
+			"withdrawing every route, then draining");
 	}
 	mux_announce_eval(r->ann, now);
 	n = mux_announce_set(r->ann, vips, MUX_RP_MAX_VIPS);

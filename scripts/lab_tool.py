@@ -18,11 +18,17 @@ they spread over the backends. The code is the tests' harness
         the mux's and the agents' telemetry (direct server return at work).
   lab_tool.py snmp NS
         /proc/net/snmp of a namespace as JSON.
+  lab_tool.py notify SOCKET LOG [--until PREFIX] [--timeout S]
+        systemd's NOTIFY_SOCKET, as a Type=notify unit has it: binds SOCKET
+        and writes every message the daemon sends to LOG, one line each;
+        exits 0 once a line starts with PREFIX, 1 at the timeout (60 s).
 """
 import argparse
 import json
 import os
+import socket
 import sys
+import time
 
 # The lab runs from a checkout without meson, which sets PYTHONPATH for the
 # tests: find the harness beside this script.
@@ -57,7 +63,15 @@ def main():
     d.add_argument("--agents", required=True)
     n = sub.add_parser("snmp")
     n.add_argument("ns")
+    s = sub.add_parser("notify")
+    s.add_argument("socket")
+    s.add_argument("log")
+    s.add_argument("--until")
+    s.add_argument("--timeout", type=float, default=60)
     a = ap.parse_args()
+
+    if a.cmd == "notify":
+        return notify(a.socket, a.log, a.until, a.timeout)
 
     if a.cmd == "dsr":
         print(dsr_report(snapshot(a.client_ns, a.mux, a.agents.split(","))))
@@ -85,6 +99,25 @@ def main():
     if a.check and (failures or (p < SPREAD_P_MIN and not a.no_spread)):
         return 1
     return 0
+
+
+def notify(path, log, until, timeout):
+    """Take the daemon's sd_notify messages on path into log, line by line."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(path)
+    s.settimeout(0.5)
+    end = time.monotonic() + timeout
+    with open(log, "w") as out:
+        while time.monotonic() < end:
+            try:
+                lines = s.recv(4096).decode().split("\n")
+            except socket.timeout:
+                continue
+            out.write("".join(ln + "\n" for ln in lines))
+            out.flush()
+            if until is not None and any(ln.startswith(until) for ln in lines):
+                return 0
+    return 1
 
 
 if __name__ == "__main__":

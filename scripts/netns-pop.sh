@@ -330,17 +330,20 @@ pop_unit_caps() {
 }
 
 # Mux i (with CFG, default DIR/mux<i>.cfg); returns once its workers answer
-# ping on its tunnel address. It runs with only the capabilities its
+# ping on its tunnel address. A socket DIR/mux<i>.notify, when there, is its
+# NOTIFY_SOCKET (what it tells systemd). It runs with only the capabilities its
 # systemd unit grants (root as there, the rest dropped from the bounding
 # set), and so does the BIRD it starts: a unit that leaves out one they
 # need fails here, not in production (before stop 35, BIRD could not
 # listen on port 179 and no session came up).
 pop_mux_start() {
-	local i=$1 cfg=${2:-$LAB_DIR/mux$1.cfg} caps
+	local i=$1 cfg=${2:-$LAB_DIR/mux$1.cfg} caps notify=
 	[ -x "$SLUICE_MUX" ] || { lab_log "no $SLUICE_MUX (scripts/build.sh)"; return 1; }
+	[ -S "$LAB_DIR/mux$i.notify" ] && notify=$LAB_DIR/mux$i.notify
 	caps=$(pop_unit_caps)
 	[ "$caps" != -all ] || { lab_log "no CapabilityBoundingSet= in the unit"; return 1; }
-	lab_spawn "mux$i" "${POP_NS[$i]}" setpriv --bounding-set="$caps" --inh-caps=-all \
+	lab_spawn "mux$i" "${POP_NS[$i]}" env ${notify:+NOTIFY_SOCKET="$notify"} \
+		setpriv --bounding-set="$caps" --inh-caps=-all \
 		"$SLUICE_MUX" -c "$cfg" --stats-json "$LAB_DIR/mux$i.json"
 	lab_until_alive "mux$i" lab_ping "$LAB_NS_ROUTER" "${POP_TA[$i]}"
 }

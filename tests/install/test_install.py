@@ -3,7 +3,8 @@
 folder, then what an operator gets there is used as they would use it.
 
   - the daemons in sbin (sluicectl in bin), the systemd units, the example
-    configurations, the man pages are all there;
+    configurations, the man pages and the configuration folder the units
+    read (/etc/sluice) are all there;
   - every installed binary runs: --help, and --check on the installed
     examples passes (the manager's example names certificates: they are
     made beside a copy of it with scripts/make-certs.sh);
@@ -46,7 +47,8 @@ def meson_dirs(build):
     unitdir = o["systemdunitdir"] or os.path.join(o["prefix"], "lib/systemd/system")
     return {k: os.path.join(o["prefix"], o[k]) for k in ("sbindir", "bindir", "mandir",
                                                           "datadir")} | {
-        "prefix": o["prefix"], "unitdir": unitdir}
+        "prefix": o["prefix"], "unitdir": unitdir,
+        "confdir": os.path.join(o["prefix"], o["sysconfdir"], "sluice")}
 
 
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -108,6 +110,8 @@ def main():
             check(os.access(at(f"{d['sbindir']}/{b}"), os.X_OK), f"{d['sbindir']}/{b} installed")
         for b in PREFIX_BIN:
             check(os.access(at(f"{d['bindir']}/{b}"), os.X_OK), f"{d['bindir']}/{b} installed")
+        check(os.path.isdir(at(d["confdir"])),
+              f"{d['confdir']}, where the units read their files, is made")
         binary = {b: at(f"{d['sbindir']}/{b}") for b in PREFIX_SBIN}
         binary |= {b: at(f"{d['bindir']}/{b}") for b in PREFIX_BIN}
         for b, path in sorted(binary.items()):

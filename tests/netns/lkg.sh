@@ -40,22 +40,8 @@ rm -rf "/var/run/dpdk/${LAB_PREFIX[mux]}"
 t0=$SECONDS
 # systemd's NOTIFY_SOCKET, as a Type=notify unit has it: what the mux says there
 notify=$LAB_DIR/mux.notify
-t_bg "$LAB_DIR/notify.rc" "$LAB_PY" -c '
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-s.settimeout(1)
-end = time.monotonic() + 60
-with open(sys.argv[2], "w") as out:
-    while time.monotonic() < end:
-        try:
-            m = s.recv(4096).decode()
-        except socket.timeout:
-            continue
-        out.write(m + "\n")
-        out.flush()
-        if "READY=1" in m.split("\n"):
-            break' "$notify" "$LAB_DIR/notify.log"
+t_bg "$LAB_DIR/notify.rc" t_py "$LAB_SRC/scripts/lab_tool.py" notify "$notify" \
+	"$LAB_DIR/notify.log" --until READY=1
 lab_poll test -S "$notify"
 NOTIFY_SOCKET=$notify lab_mux_start
 check "with no manager the restarted mux runs version $v0 from its file" lab_poll mux_at "$v0"

@@ -16,6 +16,12 @@ pop_t_init
 # 8 s drain, with room for a loaded machine between the test's steps (a
 # download that had ended before the first counter read made it fail)
 DRAIN=8
+# mux 1's NOTIFY_SOCKET, as its unit would have it (pop_mux_start): its stop
+# must tell systemd how long it takes, or TimeoutStopSec (20 s) would kill
+# a longer drain half-way
+t_bg "$LAB_DIR/notify.rc" t_py "$LAB_SRC/scripts/lab_tool.py" notify "$LAB_DIR/mux1.notify" \
+	"$LAB_DIR/mux1.notify.log" --until EXTEND_TIMEOUT_USEC= --timeout 120
+lab_poll test -S "$LAB_DIR/mux1.notify"
 POP_DRAIN=$DRAIN pop_up_all 2
 echo "# PoP up in $((SECONDS - T_START)) s; router: $LAB_VIP via $(pop_nexthops)"
 
@@ -78,6 +84,10 @@ check "mux 1 drained for about drain_time ($((DRAIN * 1000 - 500))..$((DRAIN * 1
 	test "$drain_ms" -ge $((DRAIN * 1000 - 500)) -a "$drain_ms" -le $((DRAIN * 1000 + 1500))
 lab_kill mux1
 check "mux 1 exited 0" t_status_zero mux1
+notify_rc=$(t_rc "$LAB_DIR/notify.rc")
+ext=$(sed -n 's/^EXTEND_TIMEOUT_USEC=//p' "$LAB_DIR/mux1.notify.log" | head -1)
+check "at SIGTERM it told systemd its stop runs past drain_time (EXTEND_TIMEOUT_USEC=$ext)" \
+	test "$notify_rc" = 0 -a "${ext:-0}" -gt $((DRAIN * 1000000))
 check "its log: withdrawn, then drained" \
 	bash -c "grep -n 'bgp: withdrawn in\|bgp: drained' '$LAB_DIR/mux1.log' | cut -d: -f2- | tr '\n' '|' |
 		grep -q 'withdrawn in.*|.*drained'"

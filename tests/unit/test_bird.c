@@ -114,9 +114,10 @@ Test(bird, generated_config)
 	cr_expect(strstr(buf, "\n\tinclude \"/run/sluice/t/vips.conf\";\n") != NULL,
 		"include on its own line (BIRD 2.0.12 needs it)");
 	cr_expect(strstr(buf, "protocol bgp n0 {\n") != NULL);
-	cr_expect(strstr(buf,
-			  "\tlocal 10.255.0.101 as 65001;\n\tneighbor 10.255.0.254 as 65000;\n") !=
-		  NULL);
+	cr_expect(strstr(buf, "\tlocal 10.255.0.101 as 65001;\n\tstrict bind on;\n"
+			      "\tneighbor 10.255.0.254 as 65000;\n") != NULL,
+		"BIRD listens on local alone: a second mux (or speaker) on the host keeps its "
+		"port 179");
 	cr_expect(strstr(buf, "\tneighbor 10.255.0.253 as 4200000000;\n") != NULL);
 	cr_expect(strstr(buf, "\thold time 3;\n\tkeepalive time 1;\n") != NULL);
 	cr_expect(strstr(buf, "\t\tnext hop address 10.255.0.1;\n") != NULL,
