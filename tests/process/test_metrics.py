@@ -11,6 +11,11 @@ to lint in what they serve, and the endpoint stops with the daemon.
 
 Each daemon listens on 127.0.0.1 port 0 (any free port) and logs the URL;
 the test waits on the scraped counters, never on a timer.
+
+Every family a daemon serves is a row of its table in docs/operations.md
+("Metrics"), with that type and those labels. Not the reverse: a row may be
+of a family only some configuration serves (the mux's sluice_bgp_* need a
+bgp group, sluice_limit_mux_* a mux-wide cap).
 """
 import os
 import tempfile
@@ -21,9 +26,12 @@ from scapy.all import IP, TCP, UDP, Ether, wrpcap
 
 from sluicetest.checks import Checks
 from sluicetest.config import AgentConfig, AgentVM, Backend, MuxConfig, Service, pcap_port_mac
-from sluicetest.metrics import promtool_check, scrape, scrape_until, url_in_log
+from sluicetest.metrics import (documented_families, promtool_check, scrape, scrape_until,
+                                url_in_log)
 from sluicetest.procs import Daemons, poll, required_args, test_prefix
 
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                   "operations.md")
 VIP = "192.0.2.10"
 # A monitor rule (counts, refuses nothing) and a mux-wide cap that never
 # refuses: the forwarding below is what it is without them.
@@ -86,6 +94,22 @@ def common_checks(check, s, what):
           f"{what}: {len(counters)} counters, each named ..._total")
     check(s.value("sluice_flow_table_version") == 1 and s.value("sluice_managed") == 0,
           f"{what}: flow table version 1, standalone")
+    documented(check, s, what)
+
+
+def documented(check, s, what):
+    """Every family of scrape s is in the table of sluice-WHAT in
+    docs/operations.md, with the type and (when it has samples) the labels
+    the table gives it."""
+    doc = documented_families(DOC, f"sluice-{what}")
+    served = s.served()
+    missing = sorted(set(served) - set(doc))
+    check(not missing, f"{what}: every family served is in docs/operations.md's table of "
+          f"sluice-{what} ({len(served)} served); not there: {missing}")
+    unlike = [f"{n}: {t} {sorted(l or ())}, the doc's {doc[n][0]} {sorted(doc[n][1])}"
+              for n, (t, l) in sorted(served.items())
+              if n in doc and (t != doc[n][0] or (l is not None and l != doc[n][1]))]
+    check(not unlike, f"{what}: the table gives each family its type and labels: {unlike}")
 
 
 def mux_settled(s):

@@ -11,6 +11,12 @@ promtool's lint, and a Prometheus server a test starts.
 
 Sample names are the exposition's (sluice_x_total), not the parser's
 family names (which drop _total).
+
+documented_families() reads a daemon's table of docs/operations.md, so a
+test can check that a scrape serves nothing the table leaves out:
+
+    doc = documented_families(path, "sluice-mux")     # {name: (type, labels)}
+    set(s.served()) - set(doc)                          # set(): all listed
 """
 import json
 import os
@@ -39,10 +45,12 @@ class Scrape:
         self.content_type = content_type
         self.samples = {}
         self.families = {}
+        self.labels = {}
         for fam in text_string_to_metric_families(text):
             self.families[fam.name] = fam.type
             for s in fam.samples:
                 self.samples.setdefault(s.name, []).append((s.labels, s.value))
+                self.labels.setdefault(fam.name, set()).update(set(s.labels) - {"le"})
 
     def names(self):
         """Every sample name."""
@@ -54,6 +62,12 @@ class Scrape:
         e.g. a VIP's share while it had no new connections)."""
         fams = {n + "_total" if t == "counter" else n for n, t in self.families.items()}
         return self.names() | fams
+
+    def served(self):
+        """Every family as the exposition names it (a counter's ..._total)
+        -> (type, its samples' label names, None when it has no sample)."""
+        return {n + "_total" if t == "counter" else n: (t, self.labels.get(n))
+                for n, t in self.families.items()}
 
     def matching(self, name, **labels):
         return [v for l, v in self.samples.get(name, [])
@@ -67,6 +81,35 @@ class Scrape:
     def total(self, name, **labels):
         """The sum over the samples of name with these labels."""
         return sum(self.matching(name, **labels))
+
+
+def documented_families(path, daemon):
+    """The metric families the table of DAEMON ("sluice-mux") lists in
+    docs/operations.md (at path): the rows under "### DAEMON" in "## Metrics",
+    as {name: (type, set of label names)}. A row may name several families
+    of one type and labels; a name there that begins with "_" goes on from
+    the row's first name without its last word and _total: `sluice_limit_checks_total`,
+    `_denied_total` is sluice_limit_denied_total. {} if there is no such table."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    out, in_metrics, in_table = {}, False, False
+    for line in lines:
+        level = re.match(r"(#+) ", line)
+        if level:
+            if len(level.group(1)) <= 2:
+                in_metrics = line == "## Metrics"
+            in_table = in_metrics and line == f"### {daemon}"
+            continue
+        if not in_table or not line.startswith("| `"):
+            continue
+        # cells between unescaped |s: metric, type, labels, meaning
+        name_cell, typ, label_cell = (c.strip() for c in re.split(r"(?<!\\)\|", line)[1:4])
+        names = re.findall(r"`([a-z0-9_]+)`", name_cell)
+        stem = names[0].rsplit("_", 2)[0]
+        labels = set(re.findall(r"`([a-z0-9_]+)`", label_cell))
+        for n in names:
+            out[stem + n if n.startswith("_") else n] = (typ, labels)
+    return out
 
 
 def scrape(url, timeout=5):
