@@ -165,10 +165,22 @@ def run(lab, check):
           f"the other two stand by ({', '.join(standbys)}), naming {leader}")
     # Ready for systemd, each: a standby that never said so was stopped at
     # the unit's start timeout and restarted, for as long as it stood by.
-    ready = {m: [t for t in lab.notify[m].read() if "READY=1" in t.split("\n")] for m in MGRS}
-    check(all(any("STATUS=standing by" in t for t in ready[m]) for m in standbys) and
-          any("STATUS=running" in t for t in ready[leader]),
-          f"every manager says READY=1: the standbys standing by, the leader running: {ready}")
+    def ready():
+        return {m: [t for t in lab.notify[m].read() if "READY=1" in t.split("\n")]
+                for m in MGRS}
+
+    def all_ready():
+        r = ready()
+        return (all(any("STATUS=standing by" in t for t in r[m]) for m in standbys) and
+                any("STATUS=running" in t for t in r[leader]))
+
+    lab.wait(all_ready, timeout=10, quiet=True)
+    check(all_ready(), "every manager says READY=1: the standbys standing by, the leader "
+          f"running: {ready()}")
+    # Read no more: closed, a later sd_notify() is refused at once, where an
+    # unread socket's full queue (10 datagrams) would block the manager in it.
+    for n in lab.notify.values():
+        n.close()
     prefixes = [lab.start_mux(x, urls=[lab.murl[m] for m in MGRS]) for x in MUXES]
 
     # sluicectl through a standby: redirected to the leader
