@@ -47,7 +47,7 @@ struct ha_track {
 	/*
 	 * Backend id -> its slot in be[]: added by the lcore at a backend's
 	 * first SYN, read lock-free by the control threads, deleted by the
-	 * lcore when it forgets the backend (forget_one()). A deleted key's
+	 * lcore when it forgets the backend (forget_some()). A deleted key's
 	 * slot stays taken, its counters as they were, for HA_TRACK_GRACE_MS
 	 * (a reader that found it before the delete is done by then): only
 	 * then does the lcore zero it and free it for another backend.
@@ -55,8 +55,8 @@ struct ha_track {
 	struct rte_hash *ids;
 	struct ha_be_load *be; /* [n_slots] by slot */
 	uint32_t n_slots;
-	uint32_t id_next; /* rte_hash_iterate()'s place in ids */
-	uint32_t id_ms;	  /* when forget_one() last looked */
+	uint32_t id_next; /* the next slot forget_some() looks at */
+	uint32_t id_ms;	  /* when it last looked */
 	struct ha_retired {
 		uint32_t slot;
 		uint32_t at_ms;
@@ -303,19 +303,20 @@ ha_track_out(struct ha_worker *w, const uint8_t *p, const struct lb_pkt *pi)
 
 /*
  * Every HA_TRACK_FORGET_MS: free the slots whose grace is over, then look
- * at the next backend in ids. One the map no longer holds, with no
- * connection open, is forgotten: deleted from ids, its slot freed after the
- * grace. (A CLOSED entry still names its slot, but never counts in it
- * again: a SYN that reuses the entry sets the slot anew.) rte_hash_iterate()
- * may pass over many empty places: hence one key per call, and not every loop.
+ * at the next HA_TRACK_FORGET_SCAN slots. A backend the map no longer
+ * holds, with no connection open, is forgotten: deleted from ids, its slot
+ * freed after the grace. (A CLOSED entry still names its slot, but never
+ * counts in it again: a SYN that reuses the entry sets the slot anew.) By
+ * slot, a few at a time, rather than rte_hash_iterate(), which walks every
+ * empty place up to the next key: tens of microseconds on the lcore for a
+ * tracker of few backends.
  */
 static void
-forget_one(struct ha_track *t, const struct ha_map *map, uint32_t now)
+forget_some(struct ha_track *t, const struct ha_map *map, uint32_t now)
 {
-	const void *key;
-	void *data;
 	int32_t slot;
-	uint32_t id;
+	uint32_t id, i;
+	void *key;
 
 	if (now - t->id_ms < HA_TRACK_FORGET_MS)
 		return;
@@ -327,19 +328,21 @@ forget_one(struct ha_track *t, const struct ha_map *map, uint32_t now)
 		t->ret_head = (t->ret_head + 1) % t->n_slots;
 		t->ret_n--;
 	}
-	slot = rte_hash_iterate(t->ids, &key, &data, &t->id_next);
-	if (slot < 0) {
-		t->id_next = 0; /* the end: from the start next time */
-		return;
+	for (i = 0; i < HA_TRACK_FORGET_SCAN && i < t->n_slots; i++) {
+		slot = (int32_t)t->id_next;
+		t->id_next = (t->id_next + 1) % t->n_slots;
+		/* No key there (never used, deleted, or freed): nothing to forget. */
+		if (rte_hash_get_key_with_position(t->ids, slot, &key) != 0)
+			continue;
+		memcpy(&id, key, sizeof(id));
+		if (t->be[slot].active != 0 || ha_map_has_id(map, id) || t->ret_n == t->n_slots ||
+			rte_hash_del_key(t->ids, &id) != slot)
+			continue;
+		t->retired[(t->ret_head + t->ret_n) % t->n_slots] =
+			(struct ha_retired){.slot = (uint32_t)slot, .at_ms = now};
+		t->ret_n++;
+		t->forgotten++;
 	}
-	memcpy(&id, key, sizeof(id));
-	if (t->be[slot].active != 0 || ha_map_has_id(map, id) || t->ret_n == t->n_slots ||
-		rte_hash_del_key(t->ids, &id) != slot)
-		return;
-	t->retired[(t->ret_head + t->ret_n) % t->n_slots] =
-		(struct ha_retired){.slot = (uint32_t)slot, .at_ms = now};
-	t->ret_n++;
-	t->forgotten++;
 }
 
 void
@@ -379,7 +382,7 @@ ha_track_sweep(struct ha_worker *w)
 			c->state = HA_CONN_FREE;
 		}
 	}
-	forget_one(t, w->map, now);
+	forget_some(t, w->map, now);
 }
 
 const struct ha_be_load *

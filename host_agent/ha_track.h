@@ -44,7 +44,8 @@
 #define HA_TRACK_IDLE_MS 300000 /* an established connection this idle ended */
 #define HA_TRACK_FIN_MS 10000	/* a closed one's entry is kept this long (late segments) */
 #define HA_TRACK_SWEEP 64	/* entries the lcore looks at per loop with traffic, or per nap */
-#define HA_TRACK_FORGET_MS 10	/* the lcore looks at one backend's slot this often */
+#define HA_TRACK_FORGET_MS 10	/* the lcore looks at some backends' slots this often ... */
+#define HA_TRACK_FORGET_SCAN 64 /* ... this many: 65,536 in 10.24 s */
 #define HA_TRACK_GRACE_MS 2000	/* a forgotten backend's slot is reused this much later */
 
 struct ha_be_load {

@@ -489,8 +489,13 @@ mgr_api_mux_drain(struct mgr_api *api, const struct mgr_api_req *q)
 			mgr_role_name(c->members[i].role));
 		return;
 	}
-	/* Undraining a mux no one knows is a typo, not a change (as limit del of none). */
-	if (!on && i < 0 && !lb_ftable_drained(q->v.desired, id)) {
+	/*
+	 * Undraining a mux no one knows is a typo, not a change (as limit del
+	 * of none); one whose undrain is on its way (still drained in the
+	 * committed table) is no change.
+	 */
+	if (!on && i < 0 && !lb_ftable_drained(q->v.desired, id) &&
+		!lb_ftable_drained(q->v.committed, id)) {
 		mgr_api_refuse(q->rep, "mux undrain %s: no such mux is drained or a member", id);
 		return;
 	}

@@ -238,15 +238,41 @@ mgr_driver_set_desired(struct mgr_driver *d, struct lb_ftable *next, struct mgr_
 	return 0;
 }
 
+/* Does the round in flight carry the desired table as it stands (and its pools)? */
+static bool
+round_holds_desired(const struct mgr_driver *d)
+{
+	uint8_t dg[LB_DIGEST_LEN];
+
+	if (!d->round.r_active)
+		return false;
+	lb_ftable_digest(&d->round.r_desired, dg);
+	return mgr_same_digest(dg, d->desired_digest) &&
+	       mgr_pools_equal(&d->round.r_pools, &d->pools);
+}
+
 uint64_t
 mgr_driver_promise_unchanged(struct mgr_driver *d)
 {
 	uint64_t v = mgr_driver_target_version(d);
 
-	/* Committed: WAIT answers from the version alone, as it always did. */
-	if (v > d->commit->committed)
-		promise(d, v);
-	return v;
+	/*
+	 * Changes this run accepted wait: the table asked for is theirs, and
+	 * commits with them (even as a version health's news takes: committed
+	 * + 2 behind a round in flight).
+	 */
+	if (d->accepted_seq > d->committed_seq) {
+		if (v > d->commit->committed)
+			promise(d, v);
+		return v;
+	}
+	/*
+	 * None waits (they were committed, or thrown away by a "no", or came
+	 * before a restart, which keeps no count of them): the version answers
+	 * alone, as it always did; the round in flight's, if it carries the
+	 * table, rather than one health may take after it.
+	 */
+	return round_holds_desired(d) ? d->round.r_version : v;
 }
 
 enum mgr_wait_state

@@ -147,11 +147,12 @@ int mgr_driver_set_desired(struct mgr_driver *d, struct lb_ftable *next, struct 
 
 /*
  * An operator's change that changes nothing: the desired table as it
- * stands is what was asked for. Returns the version to tell (as
- * mgr_driver_target_version()); one not committed yet is promised for
- * the changes accepted so far, so that WAIT answers for it even when it
- * is a version health's news will take (a round in flight, and the table
- * moved since: committed + 2), or never comes.
+ * stands is what was asked for. Returns the version to tell. While changes
+ * this run accepted wait, it is mgr_driver_target_version(), promised for
+ * them, so that WAIT answers for it even when it is a version health's
+ * news will take (a round in flight, and the table moved since: committed
+ * + 2); otherwise the round in flight's version if it carries the table,
+ * else mgr_driver_target_version(), answered by the version alone.
  */
 uint64_t mgr_driver_promise_unchanged(struct mgr_driver *d);
 

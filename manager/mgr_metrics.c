@@ -392,7 +392,7 @@ mgr_metrics_tick(struct mgr_metrics *mt, uint64_t now)
 		return; /* nobody waits */
 	text = mgr_metrics_text(mt, now);
 	if (text != NULL)
-		publish(mt, text); /* out of memory: the scrape gets the last text */
+		publish(mt, text); /* out of memory: no new text; a scrape waits, then 503 */
 }
 
 /* nng's thread: a text a few milliseconds old, rendered by the loop. */

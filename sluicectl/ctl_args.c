@@ -25,6 +25,9 @@
 #include "lb_flow.h"
 #include "lb_hdr.h"
 
+/* The short options: -h, -f FILE (getopt's string, after its "-:"). */
+#define SHORT_OPTS "hf:"
+
 /* The pool options: their names, bits, and the ranges sluicectl checks itself. */
 static const struct ctl_pool_opt {
 	const char *name;
@@ -571,7 +574,7 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 	 * missing argument apart from an unknown option.
 	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-:hf:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-:" SHORT_OPTS, longopts, NULL)) != -1) {
 		if (c >= CTL_OPT_STR && c < CTL_OPT_STR + (int)CTL_N_STR_OPTS) {
 			const struct ctl_str_opt *so = &ctl_str_opts[c - CTL_OPT_STR];
 
@@ -614,12 +617,15 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 		case ':':
 			return ctl_usage_error(NULL, "%s: needs an argument", argv[optind - 1]);
 		default:
-			/* getopt_long() sets optopt for a known long option given a value. */
-			if (strncmp(argv[optind - 1], "--", 2) == 0)
-				return ctl_usage_error(NULL,
-					optopt != 0 ? "%s: this option takes no value"
-						    : "%s: unknown option",
-					argv[optind - 1]);
+			/*
+			 * getopt_long() sets optopt to a known long option's value
+			 * when it is given one (--json=1, --help=x): then, and for an
+			 * unknown long option (optopt 0), argv[optind - 1] is it. An
+			 * unknown short one may sit in a cluster (-Zq): its letter.
+			 */
+			if (optopt > 255 || (optopt != 0 && strchr(SHORT_OPTS, optopt) != NULL))
+				return ctl_usage_error(
+					NULL, "%s: this option takes no value", argv[optind - 1]);
 			if (optopt != 0)
 				return ctl_usage_error(NULL, "-%c: unknown option", optopt);
 			return ctl_usage_error(NULL, "%s: unknown option", argv[optind - 1]);

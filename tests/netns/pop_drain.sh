@@ -20,7 +20,7 @@ DRAIN=8
 # must tell systemd how long it takes, or TimeoutStopSec (20 s) would kill
 # a longer drain half-way
 t_bg "$LAB_DIR/notify.rc" t_py "$LAB_SRC/scripts/lab_tool.py" notify "$LAB_DIR/mux1.notify" \
-	"$LAB_DIR/mux1.notify.log" --until EXTEND_TIMEOUT_USEC= --timeout 120
+	"$LAB_DIR/mux1.notify.log" --until EXTEND_TIMEOUT_USEC= --timeout 900
 lab_poll test -S "$LAB_DIR/mux1.notify"
 POP_DRAIN=$DRAIN pop_up_all 2
 echo "# PoP up in $((SECONDS - T_START)) s; router: $LAB_VIP via $(pop_nexthops)"

@@ -164,6 +164,9 @@ def run(lab, check):
         r = lab.ctl(flag, "status")
         check(r.returncode == 2 and f"{flag}: this option takes no value" in r.stderr,
               f"{flag} is a usage error that names it, exit 2: {r.stderr.strip()!r}")
+    r = lab.ctl("--json", "-Zq", "status")
+    check(r.returncode == 2 and "-Z: unknown option" in r.stderr,
+          f"an unknown letter in a cluster is named by its letter: {r.stderr.strip()!r}")
     # a file's seed against manager.hash_seed: a restart would put it back
     other = os.path.join(lab.tmp, "other_seed.cfg")
     with open(other, "w") as f:

@@ -13,8 +13,14 @@ change was told N+2. `config apply` of the current export changes nothing:
 it is told N+2, and WAIT for N+2 answered "unknown" at once (exit 1). It
 must wait, and say committed once the round that carries the desired table
 commits (N+1); then peer1 votes for N+2 (the drain's end) too.
+
+Then a change accepted, its round held, and the manager killed: restarted,
+it has the change but no count of it, and a no-op is told "committed"
+only once the version that carries the change is.
 """
 import os
+import re
+import signal
 import subprocess
 import time
 
@@ -93,7 +99,45 @@ def run(lab, check):
           f"the delete commits as version {v + 1}: {out.strip()} {err.strip()}")
     check(lab.wait(lambda: lab.committed() == v + 2, f"version {v + 2}"),
           f"then the drain's end commits as version {v + 2}")
+    restarted(lab, check, ctl, v + 2)
     check(lab.kill("manager") == 0, "the manager exits 0 on SIGTERM")
+
+
+def restarted(lab, check, ctl, v):
+    """A change accepted, its round held by peer1, and the manager killed:
+    the restarted one has the change in its desired table, not committed,
+    and no count of it. A no-op then must not be told "committed" before
+    the version that carries the change is (it was, at once, by a first
+    version of the fix)."""
+    digest = lab.status()["committed"]["digest"]
+    lab.start("peer1b", [lab.args.rawpeer, "--ca", f"{lab.pki}/ca.pem", "--cert",
+                         f"{lab.pki}/peer1.pem", "--key", f"{lab.pki}/peer1.key",
+                         "--quiet-status", lab.url, f"hello:peer1:{v}:{digest}",
+                         "expect:WELCOME:5000", "expect:PREPARE:30000", "recv:30000"])
+    check(lab.wait(lambda: lab.members()["peer1"]["state"] == "in-sync", "peer1 again"),
+          f"peer1 says hello again at version {v}")
+    r = lab.ctl("backend", "add", f"{VIP}:80", "10.1.1.13:8080", "--host", "10.0.1.1",
+                "--no-wait")
+    check(r.returncode == 0 and lab.wait(
+        lambda: (lab.status().get("round") or {}).get("version") == v + 1, "round v+1"),
+        f"a backend added: round {v + 1} held by peer1 ({r.stdout.strip()})")
+    lab.kill("manager", signal.SIGKILL)
+    lab.kill("peer1b", signal.SIGKILL)
+    check(lab.start_manager(), "the manager restarted (kill -9) answers")
+    export = lab.ctl("config", "export")
+    path = os.path.join(lab.tmp, "services2.cfg")
+    with open(path, "w") as f:
+        f.write(export.stdout)
+    # Within the restart's grace (1 s) if the machine allows: no round yet.
+    r = subprocess.run(ctl + ["config", "apply", path], capture_output=True, text=True)
+    told = re.search(r"committed as version (\d+)", r.stdout)
+    now = lab.committed()
+    check(export.returncode == 0 and "10.1.1.13" in export.stdout and r.returncode == 0 and
+          told is not None and int(told.group(1)) <= now,
+          f"the export applied after the restart is no change, and told committed only once "
+          f"it is (committed now {now}): {r.stdout.strip()} {r.stderr.strip()}")
+    check(lab.wait(lambda: lab.committed() == v + 1, f"version {v + 1}"),
+          f"the change from before the restart commits as version {v + 1}")
 
 
 if __name__ == "__main__":
