@@ -33,7 +33,13 @@ struct speaker {
 	uint64_t restart_at_ms;
 	uint64_t backoff_ms;
 	struct mux_bird ctl;
-	uint64_t retry_at_ms;	 /* after a refused reconfiguration */
+	uint64_t retry_at_ms; /* after a refused reconfiguration */
+	/*
+	 * A configure whose outcome is unknown (no answer in time: BIRD may
+	 * still run it): what BIRD announces may be the new set, not out's,
+	 * so the set is given again even when it matches out.
+	 */
+	bool unsure;
 	uint64_t grace_until_ms; /* resumed from a stop: the heartbeat may lag */
 
 	struct mux_rp_mux in; /* the mux's section, last consistent copy */
@@ -86,6 +92,7 @@ forget_announced(struct speaker *s)
 {
 	s->out.withdraws += s->out.n_vips;
 	s->out.n_vips = 0;
+	s->unsure = false; /* a BIRD started again reads an empty routes file */
 }
 
 /* BIRD is gone (reaped): its routes and sessions with it; restart it later. */
@@ -282,7 +289,7 @@ judge(struct speaker *s, bool consistent, uint64_t now)
 static bool
 same_set(const struct speaker *s)
 {
-	return s->n_want == s->out.n_vips &&
+	return !s->unsure && s->n_want == s->out.n_vips &&
 	       memcmp(s->want, s->out.vips, sizeof(s->want[0]) * s->n_want) == 0;
 }
 
@@ -324,11 +331,14 @@ apply(struct speaker *s, uint64_t now)
 		s->out.n_vips = s->n_want;
 		memcpy(s->out.vips, s->want, sizeof(s->want[0]) * s->n_want);
 		memcpy(s->out.since_ms, since, sizeof(since[0]) * s->n_want);
+		s->unsure = false;
 		return;
 	}
 	if (code < 0 && bird_exited(s, now))
 		return;
 	if (code < 0) {
+		/* It may yet run the file written above: say it again, whatever comes next. */
+		s->unsure = true;
 		fail(s, "configure: %s", err);
 	} else {
 		const char *nl = strrchr(s->reply, '\n'), *l = s->reply;
